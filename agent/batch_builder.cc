@@ -1,0 +1,84 @@
+#include "agent/batch_builder.h"
+
+#include <utility>
+
+namespace meridian {
+
+BatchBuilder::BatchBuilder(std::string agent_id, uint64_t first_seq)
+    : agent_id_(std::move(agent_id)), next_seq_(first_seq) {
+  Reset();
+}
+
+void BatchBuilder::Reset() {
+  batch_.Clear();
+  string_index_.clear();
+  process_index_.assign(processes_.size(), -1);
+  track_index_.assign(tracks_.size(), -1);
+  String("");  // index 0 is always ""
+}
+
+int BatchBuilder::DeclareProcess(const ProcessDesc& process) {
+  processes_.push_back(process);
+  process_index_.push_back(-1);
+  return static_cast<int>(processes_.size()) - 1;
+}
+
+int BatchBuilder::DeclareTrack(int process, v1::TrackKind kind, int64_t id,
+                               std::string name) {
+  tracks_.push_back({process, kind, id, std::move(name)});
+  track_index_.push_back(-1);
+  return static_cast<int>(tracks_.size()) - 1;
+}
+
+uint32_t BatchBuilder::String(absl::string_view s) {
+  auto it = string_index_.find(s);
+  if (it != string_index_.end()) return it->second;
+  uint32_t index = batch_.strings_size();
+  batch_.add_strings(std::string(s));
+  string_index_.emplace(std::string(s), index);
+  return index;
+}
+
+uint32_t BatchBuilder::TrackIndex(int track) {
+  if (track_index_[track] >= 0) return track_index_[track];
+  const TrackDesc& desc = tracks_[track];
+  if (process_index_[desc.process] < 0) {
+    const ProcessDesc& p = processes_[desc.process];
+    v1::Process* out = batch_.add_processes();
+    out->set_job(String(p.job));
+    out->set_node(String(p.node));
+    out->set_rank(p.rank);
+    out->set_local_rank(p.local_rank);
+    out->set_pid(p.pid);
+    process_index_[desc.process] = batch_.processes_size() - 1;
+  }
+  v1::Track* out = batch_.add_tracks();
+  out->set_process(process_index_[desc.process]);
+  out->set_kind(desc.kind);
+  out->set_id(desc.id);
+  out->set_name(String(desc.name));
+  track_index_[track] = batch_.tracks_size() - 1;
+  return track_index_[track];
+}
+
+v1::Span* BatchBuilder::AddSpan(int track, v1::Category category,
+                                absl::string_view name, int64_t start_ns,
+                                int64_t dur_ns) {
+  v1::Span* span = batch_.add_spans();
+  span->set_track(TrackIndex(track));
+  span->set_category(category);
+  span->set_name(String(name));
+  span->set_start_ns(start_ns);
+  span->set_dur_ns(dur_ns);
+  return span;
+}
+
+v1::Batch BatchBuilder::Take() {
+  batch_.set_agent_id(agent_id_);
+  batch_.set_batch_seq(next_seq_++);
+  v1::Batch out = std::move(batch_);
+  Reset();
+  return out;
+}
+
+}  // namespace meridian

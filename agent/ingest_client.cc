@@ -1,0 +1,103 @@
+#include "agent/ingest_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace meridian {
+namespace {
+
+// The batches of one stream that were sent and not yet acknowledged.
+struct Window {
+  explicit Window(int limit) : limit(limit) {}
+  bool HasRoom() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return reader_done || static_cast<int>(in_flight.size()) < limit;
+  }
+  const int limit;
+  absl::Mutex mu;
+  std::deque<size_t> in_flight ABSL_GUARDED_BY(mu);  // in send order
+  bool reader_done ABSL_GUARDED_BY(mu) = false;
+};
+
+}  // namespace
+
+IngestClient::IngestClient(std::shared_ptr<grpc::Channel> channel)
+    : stub_(v1::Ingest::NewStub(channel)) {}
+
+absl::StatusOr<SendReport> IngestClient::SendAll(
+    const std::vector<v1::Batch>& batches, const SendOptions& options) {
+  SendReport report;
+  std::vector<bool> acked(batches.size(), false);
+  std::string last_error;
+  for (int attempt = 0; attempt < options.max_streams; ++attempt) {
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      if (!acked[i]) todo.push_back(i);
+    }
+    if (todo.empty()) return report;
+    if (attempt > 0) {
+      // Backoff between reconnects, not synchronisation: 50 ms, 100 ms, ...
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min(50 << (attempt - 1), 2000)));
+    }
+    ++report.streams;
+
+    grpc::ClientContext context;
+    auto stream = stub_->Stream(&context);
+    Window window(options.window);
+
+    std::thread reader([&] {
+      v1::Ack ack;
+      while (stream->Read(&ack)) {
+        absl::MutexLock lock(&window.mu);
+        if (window.in_flight.empty()) break;  // an ack for nothing
+        size_t i = window.in_flight.front();
+        window.in_flight.pop_front();
+        acked[i] = true;
+        switch (ack.result()) {
+          case v1::Ack::RESULT_STORED:
+            ++report.stored;
+            report.spans_stored += ack.spans_stored();
+            break;
+          case v1::Ack::RESULT_DUPLICATE:
+            ++report.duplicate;
+            break;
+          default:
+            ++report.rejected;
+            report.rejections.push_back(ack.error());
+        }
+      }
+      absl::MutexLock lock(&window.mu);
+      window.reader_done = true;
+    });
+
+    for (size_t i : todo) {
+      {
+        absl::MutexLock lock(&window.mu);
+        window.mu.Await(absl::Condition(&window, &Window::HasRoom));
+        if (window.reader_done) break;
+        window.in_flight.push_back(i);
+      }
+      if (!stream->Write(batches[i])) break;
+    }
+    stream->WritesDone();
+    reader.join();
+    grpc::Status status = stream->Finish();
+    if (!status.ok()) {
+      last_error = absl::StrCat(status.error_message(), " (code ",
+                                static_cast<int>(status.error_code()), ")");
+    }
+  }
+  if (std::all_of(acked.begin(), acked.end(), [](bool a) { return a; })) {
+    return report;
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "batches still unacknowledged after ", options.max_streams,
+      " streams; last error: ", last_error.empty() ? "none" : last_error));
+}
+
+}  // namespace meridian

@@ -1,0 +1,76 @@
+#include "agent/synthetic_job.h"
+
+#include "absl/strings/str_cat.h"
+#include "agent/batch_builder.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kUs = 1000;
+constexpr int64_t kMs = 1000 * kUs;
+
+}  // namespace
+
+int SyntheticNodeOf(const SyntheticJob& job, int rank) {
+  return static_cast<int>(static_cast<int64_t>(rank) * job.nodes / job.ranks);
+}
+
+std::string SyntheticAgentId(const SyntheticJob& job, int node) {
+  return absl::StrCat("synthetic/", job.job, "/node-", node);
+}
+
+std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node) {
+  BatchBuilder builder(SyntheticAgentId(job, node));
+  std::vector<v1::Batch> batches;
+  auto flush_if_full = [&] {
+    if (static_cast<int>(builder.spans()) >= job.spans_per_batch) {
+      batches.push_back(builder.Take());
+    }
+  };
+  int first_rank_on_node = -1;
+  for (int rank = 0; rank < job.ranks; ++rank) {
+    if (SyntheticNodeOf(job, rank) != node) continue;
+    if (first_rank_on_node < 0) first_rank_on_node = rank;
+    int process = builder.DeclareProcess(
+        {job.job, absl::StrCat("node-", node), rank, rank - first_rank_on_node,
+         10000 + rank});
+    int main = builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
+                                    20000 + rank, "main");
+    auto collective = [&](v1::Span* span, int64_t bytes, uint64_t seq) {
+      span->set_bytes(bytes);
+      span->set_comm(1);
+      span->set_comm_size(job.ranks);
+      span->set_seq(seq);
+    };
+    v1::Span* bcast = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Bcast",
+                                      job.t0_ns - kMs, 100 * kUs);
+    collective(bcast, 1000, 0);
+    bcast->set_peer(0);
+    flush_if_full();
+    for (int s = 0; s < job.steps; ++s) {
+      const int64_t t = job.t0_ns + s * 10 * kMs;
+      auto phase = [&](const char* name, int64_t start, int64_t dur) {
+        return builder.AddSpan(main, v1::CATEGORY_USER, name, start, dur);
+      };
+      phase("step", t, 9 * kMs)->set_step(s);
+      phase("forward", t, 3 * kMs)->set_step(s);
+      phase("backward", t + 3 * kMs, 4 * kMs)->set_step(s);
+      v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI,
+                                        "MPI_Allreduce", t + 7 * kMs,
+                                        20 * kUs + rank * kUs);
+      collective(small, 8, 2 * s + 1);
+      small->set_step(s);
+      v1::Span* large =
+          builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
+                          t + 7100 * kUs, kMs + rank * 10 * kUs);
+      collective(large, 4 << 20, 2 * s + 2);
+      large->set_step(s);
+      phase("optimizer", t + 8200 * kUs, 500 * kUs)->set_step(s);
+      flush_if_full();
+    }
+  }
+  if (builder.spans() > 0) batches.push_back(builder.Take());
+  return batches;
+}
+
+}  // namespace meridian

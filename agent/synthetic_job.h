@@ -1,0 +1,47 @@
+// SyntheticJob: a deterministic multi-rank training job, as agents would
+// send it, for the quickstart, tests and benchmarks before real capture.
+//
+// Every rank r (of `ranks`, spread over `nodes` in contiguous blocks) does:
+//   before step 0: MPI_Bcast of 1000 bytes from rank 0, 100 us, at t0 - 1 ms
+//   step s (s = 0..steps-1) at T = t0 + s * 10 ms, all on thread "main":
+//     user "step"          [T,          T + 9 ms)
+//     user "forward"       [T,          T + 3 ms)
+//     user "backward"      [T + 3 ms,   T + 7 ms)
+//     MPI_Allreduce 8 B    [T + 7 ms,   + 20 us + r * 1 us)     seq 2s + 1
+//     MPI_Allreduce 4 MiB  [T + 7.1 ms, + 1 ms + r * 10 us)     seq 2s + 2
+//     user "optimizer"     [T + 8.2 ms, T + 8.7 ms)
+// so rank r spends steps * (1020 us + r * 11 us) + 100 us in MPI, and every
+// rank's elapsed time is exactly steps * 10 ms. Collectives are on the
+// world communicator (comm 1, size `ranks`); the Bcast has seq 0.
+#ifndef MERIDIAN_AGENT_SYNTHETIC_JOB_H_
+#define MERIDIAN_AGENT_SYNTHETIC_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "meridian/v1/span.pb.h"
+
+namespace meridian {
+
+struct SyntheticJob {
+  std::string job = "synthetic";
+  int ranks = 4;
+  int nodes = 2;
+  int steps = 10;
+  int64_t t0_ns = 1700000000000000000;  // 2023-11-14T22:13:20Z
+  int spans_per_batch = 4096;
+};
+
+inline constexpr int kSyntheticSpansPerStep = 6;
+
+// The node a rank runs on, and that node's agent id.
+int SyntheticNodeOf(const SyntheticJob& job, int rank);
+std::string SyntheticAgentId(const SyntheticJob& job, int node);
+
+// The batches node `node`'s agent sends: batch_seq 1, 2, ...
+std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_SYNTHETIC_JOB_H_

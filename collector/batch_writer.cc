@@ -1,0 +1,72 @@
+#include "collector/batch_writer.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace meridian {
+
+BatchWriter::BatchWriter(std::unique_ptr<Store> store, size_t max_group_spans)
+    : store_(std::move(store)),
+      max_group_spans_(max_group_spans),
+      thread_([this] { Run(); }) {}
+
+BatchWriter::~BatchWriter() { Shutdown(); }
+
+void BatchWriter::Submit(std::shared_ptr<const v1::Batch> batch, Done done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      queue_.push_back({std::move(batch), std::move(done)});
+      return;
+    }
+  }
+  done(absl::UnavailableError("the collector is shutting down"));
+}
+
+void BatchWriter::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void BatchWriter::Run() {
+  std::vector<Item> group;
+  std::vector<const v1::Batch*> batches;
+  while (true) {
+    group.clear();
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](BatchWriter* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) {
+            return w->stopping_ || !w->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // stopping, and everything is committed
+      size_t spans = 0;
+      while (!queue_.empty() &&
+             (group.empty() ||
+              spans + queue_.front().batch->spans_size() <= max_group_spans_)) {
+        spans += queue_.front().batch->spans_size();
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    batches.clear();
+    for (const Item& item : group) batches.push_back(item.batch.get());
+    absl::StatusOr<std::vector<BatchWriteResult>> results =
+        store_->Write(batches);
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (results.ok()) {
+        group[i].done((*results)[i]);
+      } else {
+        group[i].done(results.status());
+      }
+    }
+  }
+}
+
+}  // namespace meridian

@@ -1,0 +1,63 @@
+// BatchWriter: the collector's single writer. Batches submitted from any
+// number of ingest streams are committed by one thread, as many as are
+// waiting in one transaction (group commit), so one fsync serves them all.
+//
+// Contract:
+//   - Submit() never blocks on the disk. `done` is called exactly once, on
+//     the writer thread, after the batch's transaction committed (with its
+//     BatchWriteResult) or failed (with the error; nothing of it was stored).
+//   - Batches are committed in the order they were submitted.
+//   - Shutdown() (also run by the destructor) commits everything submitted
+//     before it, then stops; Submit() after Shutdown() fails at once with
+//     UNAVAILABLE.
+//   - A failed transaction fails only the batches in it; the writer keeps
+//     serving later ones.
+#ifndef MERIDIAN_COLLECTOR_BATCH_WRITER_H_
+#define MERIDIAN_COLLECTOR_BATCH_WRITER_H_
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "collector/store.h"
+#include "meridian/v1/span.pb.h"
+
+namespace meridian {
+
+class BatchWriter {
+ public:
+  using Done = std::function<void(absl::StatusOr<BatchWriteResult>)>;
+
+  // At most `max_group_spans` spans go into one transaction (a single larger
+  // batch still goes alone).
+  explicit BatchWriter(std::unique_ptr<Store> store,
+                       size_t max_group_spans = 200000);
+  ~BatchWriter();
+  BatchWriter(const BatchWriter&) = delete;
+  BatchWriter& operator=(const BatchWriter&) = delete;
+
+  void Submit(std::shared_ptr<const v1::Batch> batch, Done done);
+  void Shutdown();
+
+ private:
+  struct Item {
+    std::shared_ptr<const v1::Batch> batch;
+    Done done;
+  };
+  void Run();
+
+  std::unique_ptr<Store> store_;
+  const size_t max_group_spans_;
+  absl::Mutex mu_;
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_COLLECTOR_BATCH_WRITER_H_

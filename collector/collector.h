@@ -1,0 +1,64 @@
+// Collector: the meridian-collector server, assembled: the Ingest, Clock and
+// Query services on one gRPC port, over one store file, with one
+// BatchWriter. The binary, the integration tests and the benchmark all start
+// it this way.
+//
+// Shutdown(): stops accepting calls, lets calls in flight finish for up to
+// `grace` (then cancels them), commits every batch already received, and
+// closes the store. Batches cancelled before their ack are resent by agents
+// and then acknowledged as duplicates or stored: nothing is lost.
+#ifndef MERIDIAN_COLLECTOR_COLLECTOR_H_
+#define MERIDIAN_COLLECTOR_COLLECTOR_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "collector/batch_writer.h"
+#include "collector/clock_service.h"
+#include "collector/ingest_service.h"
+#include "grpcpp/grpcpp.h"
+#include "query/query_service.h"
+
+namespace meridian {
+
+struct CollectorOptions {
+  std::string listen = "127.0.0.1:7070";  // port 0: pick a free port
+  std::string db_path = "meridian.db";
+  bool full_sync = true;
+  // Larger messages are refused by gRPC with RESOURCE_EXHAUSTED.
+  int max_message_bytes = 64 << 20;
+};
+
+class Collector {
+ public:
+  // Fails if the store cannot be opened or the address cannot be bound, with
+  // a message naming which.
+  static absl::StatusOr<std::unique_ptr<Collector>> Start(
+      const CollectorOptions& options);
+  ~Collector();
+
+  // HOST:PORT actually bound (the port resolved when 0 was asked for).
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  const IngestCounters& counters() const { return ingest_->counters(); }
+
+  void Shutdown(absl::Duration grace = absl::Seconds(5));
+
+ private:
+  Collector() = default;
+
+  std::unique_ptr<BatchWriter> writer_;
+  std::unique_ptr<IngestService> ingest_;
+  std::unique_ptr<ClockService> clock_;
+  std::unique_ptr<QueryService> query_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_COLLECTOR_COLLECTOR_H_

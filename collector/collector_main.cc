@@ -1,0 +1,80 @@
+// meridian-collector: receives agents' span streams, stores them in SQLite,
+// answers queries. See docs/cli.md.
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "collector/collector.h"
+#include "common/command_line.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+constexpr char kUsage[] = R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
+
+  --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
+                      port 0 picks a free port, printed at start)
+  --db PATH           the SQLite store, created if missing (default ./meridian.db)
+  --sync full|normal  full (default): an acknowledged batch survives power
+                      loss; normal: it survives a crash of the collector
+SIGTERM or SIGINT: finish what is in flight, commit it, and exit 0.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  auto line = meridian::CommandLine::Parse(args, 1, {"listen", "db", "sync"},
+                                           {"help"});
+  if (!line.ok() || line->Has("help") || !line->positional().empty()) {
+    if (!line.ok()) fprintf(stderr, "meridian-collector: %s\n", std::string(line.status().message()).c_str());
+    fputs(kUsage, line.ok() && line->Has("help") ? stdout : stderr);
+    return line.ok() && line->Has("help") ? 0 : 2;
+  }
+  meridian::CollectorOptions options;
+  options.listen = line->Get("listen", options.listen);
+  options.db_path = line->Get("db", options.db_path);
+  std::string sync = line->Get("sync", "full");
+  if (sync != "full" && sync != "normal") {
+    fprintf(stderr, "meridian-collector: --sync is full or normal, not \"%s\"\n",
+            sync.c_str());
+    return 2;
+  }
+  options.full_sync = sync == "full";
+
+  // Logs go to stderr; stdout carries only the "listening on" line.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-collector"));
+
+  // Signals are taken by sigwait below, never by a handler in another thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto collector = meridian::Collector::Start(options);
+  if (!collector.ok()) {
+    spdlog::error("{}", std::string(collector.status().message()));
+    return 1;
+  }
+  // Scripts and tests read this line to learn the port.
+  printf("meridian-collector listening on %s, store %s\n",
+         (*collector)->address().c_str(), options.db_path.c_str());
+  fflush(stdout);
+  spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
+               options.db_path, sync);
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("{}: finishing calls in flight, then exiting",
+               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*collector)->Shutdown();
+  const meridian::IngestCounters& c = (*collector)->counters();
+  spdlog::info("stopped: {} batches stored ({} spans), {} duplicate, {} rejected",
+               c.batches_stored.load(), c.spans_stored.load(),
+               c.batches_duplicate.load(), c.batches_rejected.load());
+  return 0;
+}

@@ -1,0 +1,123 @@
+#include "collector/ingest_service.h"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "collector/batch_validator.h"
+#include "spdlog/spdlog.h"
+
+namespace meridian {
+namespace {
+
+// One batch awaiting its ack.
+struct Pending {
+  v1::Ack ack;
+  bool ready = false;
+  absl::Status error;  // set if the batch's commit failed
+};
+
+// Shared with the writer's callbacks, which may run after Stream() returned.
+struct StreamState {
+  absl::Mutex mu;
+  std::deque<std::shared_ptr<Pending>> pending ABSL_GUARDED_BY(mu);
+  bool reading_done ABSL_GUARDED_BY(mu) = false;
+  absl::Status failure ABSL_GUARDED_BY(mu);
+
+  bool AckReady() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return (!pending.empty() && pending.front()->ready) ||
+           (reading_done && pending.empty());
+  }
+};
+
+}  // namespace
+
+grpc::Status IngestService::Stream(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) {
+  auto state = std::make_shared<StreamState>();
+  const std::string peer = context->peer();
+
+  // Writes acks in arrival order as they become ready.
+  std::thread acker([state, stream, context] {
+    bool client_gone = false;
+    while (true) {
+      std::shared_ptr<Pending> next;
+      {
+        absl::MutexLock lock(&state->mu);
+        state->mu.Await(absl::Condition(state.get(), &StreamState::AckReady));
+        if (state->pending.empty()) return;
+        next = state->pending.front();
+        state->pending.pop_front();
+        if (!next->error.ok()) {
+          state->failure = next->error;
+          context->TryCancel();  // unblocks the reader
+          return;
+        }
+      }
+      if (!client_gone && !stream->Write(next->ack)) client_gone = true;
+    }
+  });
+
+  while (true) {
+    auto batch = std::make_shared<v1::Batch>();
+    if (!stream->Read(batch.get())) break;
+    auto pending = std::make_shared<Pending>();
+    pending->ack.set_agent_id(batch->agent_id());
+    pending->ack.set_batch_seq(batch->batch_seq());
+    {
+      absl::MutexLock lock(&state->mu);
+      if (!state->failure.ok()) break;
+      state->pending.push_back(pending);
+    }
+    absl::Status valid = ValidateBatch(*batch);
+    if (!valid.ok()) {
+      counters_.batches_rejected++;
+      spdlog::warn("rejected a batch from {}: {}", peer, std::string(valid.message()));
+      absl::MutexLock lock(&state->mu);
+      pending->ack.set_result(v1::Ack::RESULT_REJECTED);
+      pending->ack.set_error(std::string(valid.message()));
+      pending->ready = true;
+      continue;
+    }
+    writer_->Submit(batch, [this, state, pending](
+                               absl::StatusOr<BatchWriteResult> result) {
+      if (result.ok()) {
+        if (result->duplicate) {
+          counters_.batches_duplicate++;
+        } else {
+          counters_.batches_stored++;
+          counters_.spans_stored += result->spans_stored;
+        }
+      } else {
+        spdlog::error("storing a batch failed: {}", std::string(result.status().message()));
+      }
+      absl::MutexLock lock(&state->mu);
+      if (result.ok()) {
+        pending->ack.set_result(result->duplicate ? v1::Ack::RESULT_DUPLICATE
+                                                  : v1::Ack::RESULT_STORED);
+        pending->ack.set_spans_stored(result->spans_stored);
+      } else {
+        pending->error = result.status();
+      }
+      pending->ready = true;
+    });
+  }
+  {
+    absl::MutexLock lock(&state->mu);
+    state->reading_done = true;
+  }
+  acker.join();
+  absl::MutexLock lock(&state->mu);
+  if (!state->failure.ok()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the collector could not store a batch (" +
+                            std::string(state->failure.message()) +
+                            "); resend the unacknowledged batches");
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace meridian

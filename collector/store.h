@@ -1,0 +1,194 @@
+// Store: Meridian's span store on an embedded SQLite file.
+//
+// Schema (docs/wire-and-store.md explains every column):
+//   strings(id, s)                       every distinct string, once
+//   jobs(id, name, epoch_ns, ...)        one row per job, with running totals
+//   processes(id, job, node, rank, ...)  traced processes
+//   tracks(id, process, kind, ext_id, name)
+//   ops(id, category, name)              (category, name) pairs: "operations"
+//   batches(agent, seq, ...)             every batch stored: exactly-once
+//   spans(job, start, track, k, op, dur, ...)  WITHOUT ROWID, clustered by
+//        (job, start, track, k): the table is its own time index, so a job's
+//        spans are read in time order with no secondary index. `start` is
+//        stored relative to the job's epoch_ns (lossless; smaller records);
+//        k tells apart spans with equal (job, start, track).
+//   clock_models(agent, batch_seq, ...)  clock models that batches carried
+//
+// Threading: a Store is a single SQLite connection, used by one thread at a
+// time (the collector's BatchWriter owns the writing one). Open() more Stores
+// on the same path for concurrent readers: SQLite's WAL mode lets readers
+// proceed while one writer commits.
+//
+// Durability: Write() returns only after COMMIT, with synchronous=FULL by
+// default, so an acknowledged batch survives a crash of the process or the
+// machine. On any error Write() rolls back the whole call: nothing of it is
+// stored and the store is unchanged.
+#ifndef MERIDIAN_COLLECTOR_STORE_H_
+#define MERIDIAN_COLLECTOR_STORE_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "meridian/v1/span.pb.h"
+
+namespace meridian {
+
+struct StoreOptions {
+  // synchronous=FULL (true) makes every commit durable against power loss;
+  // false (NORMAL) only against a crash of the process.
+  bool full_sync = true;
+  bool read_only = false;
+};
+
+// The outcome of one batch in Store::Write.
+struct BatchWriteResult {
+  bool duplicate = false;   // stored before; nothing was written now
+  int64_t spans_stored = 0;
+};
+
+struct JobInfo {
+  int64_t id = 0;
+  std::string name;
+  int64_t epoch_ns = 0;   // stored span starts are relative to this
+  int64_t min_start_ns = 0;
+  int64_t max_end_ns = 0;
+  int64_t max_dur_ns = 0;  // longest span: bounds time-range scans
+  int64_t spans = 0;
+  int32_t ranks = 0;
+  int32_t nodes = 0;
+};
+
+struct ProcessInfo {
+  int64_t id = 0;
+  std::string node;
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  int64_t pid = 0;
+};
+
+struct TrackInfo {
+  int64_t id = 0;
+  int64_t process_id = 0;
+  v1::TrackKind kind = v1::TRACK_KIND_THREAD;
+  int64_t ext_id = 0;
+  std::string name;
+};
+
+struct OpInfo {
+  int64_t id = 0;
+  v1::Category category = v1::CATEGORY_UNSPECIFIED;
+  std::string name;
+};
+
+// Everything but the spans of one job: small, loaded whole.
+struct JobCatalog {
+  JobInfo job;
+  std::vector<ProcessInfo> processes;  // ascending rank, then id
+  std::vector<TrackInfo> tracks;       // ascending process, kind, ext_id
+  std::vector<OpInfo> ops;             // ascending id
+};
+
+struct StoredArg {
+  std::string key;
+  enum class Type { kString, kInt, kReal } type = Type::kInt;
+  std::string str;
+  int64_t int_value = 0;
+  double real_value = 0;
+};
+
+// One span as read back. Times are absolute Unix-epoch ns (raw node clock).
+struct StoredSpan {
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t track_id = 0;
+  int64_t op_id = 0;
+  int64_t bytes = 0;
+  std::optional<int32_t> peer;
+  std::optional<int32_t> tag;
+  uint64_t comm = 0;
+  uint32_t comm_size = 0;
+  std::optional<uint64_t> seq;
+  std::optional<int64_t> step;
+  std::optional<int32_t> partition;
+  uint64_t correlation = 0;
+  v1::SpanKind kind = v1::SPAN_KIND_COMPLETE;
+  double value = 0;
+  std::vector<StoredArg> args;
+};
+
+// Which spans of a job Scan() returns: a time range on the stored starts
+// (ns since the job's epoch) and a step range. Other filters (ranks,
+// categories, names) are applied by the caller against the catalog.
+struct ScanRange {
+  std::optional<int64_t> from_ns;   // spans ending at or after
+  std::optional<int64_t> to_ns;     // spans starting before
+  std::optional<int64_t> first_step;
+  std::optional<int64_t> last_step;
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the store at `path`. Fails with a message that
+  // names the path if the file cannot be opened, is not a Meridian store, or
+  // has a schema version this build does not know.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                                     StoreOptions options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Stores the given valid batches (see ValidateBatch) in one transaction.
+  // Returns one result per batch, in order. A batch whose (agent_id,
+  // batch_seq) is already stored, or repeats an earlier one of this call, is
+  // reported as duplicate and not stored again.
+  absl::StatusOr<std::vector<BatchWriteResult>> Write(
+      absl::Span<const v1::Batch* const> batches);
+
+  absl::StatusOr<std::vector<JobInfo>> ListJobs();
+
+  // NOT_FOUND, naming the job and the jobs that exist, if there is no such job.
+  absl::StatusOr<JobCatalog> LoadCatalog(const std::string& job);
+
+  // Calls `visit` for each span of `job` in `range`, in ascending start time
+  // (ties: track id, then arrival). Stops early, returning OK, when `visit`
+  // returns false. Reads incrementally: memory does not grow with the job.
+  absl::Status Scan(const JobInfo& job, const ScanRange& range,
+                    const std::function<bool(const StoredSpan&)>& visit);
+
+  // Size of the database file plus its WAL, in bytes.
+  absl::StatusOr<int64_t> FileBytes();
+
+ private:
+  class Statement;
+  struct Caches;
+
+  Store(sqlite3* db, std::string path);
+  absl::Status Exec(const char* sql);
+  absl::Status Fail(const char* what) const;
+  absl::Status WriteOne(const v1::Batch& batch, BatchWriteResult* result);
+  absl::StatusOr<int64_t> InternString(const std::string& s);
+  absl::StatusOr<std::string> LookupString(int64_t id);
+  absl::StatusOr<Statement*> Prepare(const char* sql);
+
+  sqlite3* db_;
+  std::string path_;
+  std::unique_ptr<Caches> caches_;
+  std::vector<std::unique_ptr<Statement>> statements_;
+  absl::flat_hash_map<const char*, Statement*> statement_by_sql_;
+  absl::flat_hash_map<int64_t, std::string> string_by_id_;  // read cache
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_COLLECTOR_STORE_H_

@@ -1,0 +1,25 @@
+// Category names as users type them (`--category mpi,nccl`) and as they
+// appear in Chrome traces ("cat") and statistics.
+#ifndef MERIDIAN_QUERY_CATEGORY_H_
+#define MERIDIAN_QUERY_CATEGORY_H_
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "meridian/v1/span.pb.h"
+
+namespace meridian {
+
+// "mpi", "nccl", "cuda_kernel", "cuda_memcpy", "cuda_memset", "cuda_sync",
+// "cuda_runtime", "nvtx", "user"; "unknown" for anything else.
+absl::string_view CategoryName(v1::Category category);
+
+// The inverse; INVALID_ARGUMENT listing the known names otherwise.
+absl::StatusOr<v1::Category> ParseCategory(absl::string_view name);
+
+// MPI and NCCL: what statistics count as communication.
+bool IsCommunication(v1::Category category);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_CATEGORY_H_

@@ -1,0 +1,34 @@
+// The span-filter flags of `meridian export` and `meridian stats`, parsed
+// into a v1::SpanFilter:
+//   --ranks 0,2-5          ranks and inclusive ranges
+//   --category mpi,user    category names (query/category.h)
+//   --name GLOB            shell glob on span names (* ? [...])
+//   --from T / --to T      time since the job's first span: a number with a
+//                          unit ns, us, ms or s (bare numbers are seconds)
+//   --steps A:B            steps A..B inclusive; "A:" and ":B" are open, "N"
+//                          is one step
+// Each error is INVALID_ARGUMENT naming the flag and what it accepts.
+#ifndef MERIDIAN_QUERY_FILTER_FLAGS_H_
+#define MERIDIAN_QUERY_FILTER_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/command_line.h"
+#include "meridian/v1/query.pb.h"
+
+namespace meridian {
+
+inline const std::vector<std::string> kFilterFlags = {
+    "job", "ranks", "category", "name", "from", "to", "steps"};
+
+absl::StatusOr<std::vector<int32_t>> ParseRanks(absl::string_view text);
+absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text);
+absl::StatusOr<v1::SpanFilter> ParseFilter(const CommandLine& line);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_FILTER_FLAGS_H_

@@ -1,0 +1,40 @@
+// SpanSelection: the parts of a v1::SpanFilter that are decided per span
+// (ranks, categories, name glob), resolved once against a job's catalog into
+// sets of track and operation ids, so testing a span is two lookups.
+// Time and step ranges are pushed down into Store::Scan (ScanRangeOf).
+#ifndef MERIDIAN_QUERY_SPAN_SELECTION_H_
+#define MERIDIAN_QUERY_SPAN_SELECTION_H_
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "collector/store.h"
+#include "meridian/v1/query.pb.h"
+
+namespace meridian {
+
+class SpanSelection {
+ public:
+  // INVALID_ARGUMENT for a bad filter (a step range with first > last, a
+  // time range with from > to, an unknown category value).
+  static absl::StatusOr<SpanSelection> Make(const JobCatalog& catalog,
+                                            const v1::SpanFilter& filter);
+
+  bool Selects(const StoredSpan& span) const {
+    return tracks_.contains(span.track_id) && ops_.contains(span.op_id);
+  }
+  // Whether any span of this process can be selected (its rank is wanted).
+  bool SelectsProcess(int64_t process_id) const {
+    return processes_.contains(process_id);
+  }
+
+ private:
+  absl::flat_hash_set<int64_t> processes_;
+  absl::flat_hash_set<int64_t> tracks_;
+  absl::flat_hash_set<int64_t> ops_;
+};
+
+ScanRange ScanRangeOf(const v1::SpanFilter& filter);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_SPAN_SELECTION_H_
