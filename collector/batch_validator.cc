@@ -1,5 +1,6 @@
 #include "collector/batch_validator.h"
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -96,8 +97,15 @@ absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch,
     return check.Fail(absl::StrCat(where, ": bytes is ", span.bytes(),
                                    "; must be >= 0"));
   }
+  if (!std::isfinite(span.value())) {
+    return check.Fail(absl::StrCat(where, ": value is not a finite number"));
+  }
   for (int a = 0; a < span.args_size(); ++a) {
     const v1::Arg& arg = span.args(a);
+    if (arg.value_case() == v1::Arg::kReal && !std::isfinite(arg.real())) {
+      return check.Fail(absl::StrCat(where, ": arg ", a,
+                                     " is not a finite number"));
+    }
     if (!check.ValidString(arg.key()) || batch.strings(arg.key()).empty()) {
       return check.Fail(absl::StrCat(where, ": arg ", a,
                                      " has no valid key string"));

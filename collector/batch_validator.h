@@ -14,7 +14,7 @@
 //   - start_ns within [kMinTimestampNs, kMaxTimestampNs] (years 2000..2100 in
 //     Unix-epoch ns); 0 <= dur_ns <= kMaxDurationNs (30 days);
 //     start_ns + dur_ns <= kMaxTimestampNs; bytes >= 0.
-//   - enums hold known values.
+//   - enums hold known values; counter values and real args are finite.
 #ifndef MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
 #define MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
 

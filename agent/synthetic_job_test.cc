@@ -1,0 +1,32 @@
+#include "agent/synthetic_job.h"
+
+#include "collector/batch_validator.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+TEST(SyntheticJobTest, SplitsRanksOverNodesInValidBatches) {
+  SyntheticJob job;
+  job.ranks = 5;
+  job.nodes = 2;
+  job.steps = 7;
+  job.spans_per_batch = 10;
+  EXPECT_EQ(SyntheticNodeOf(job, 2), 0);
+  EXPECT_EQ(SyntheticNodeOf(job, 3), 1);
+  int spans = 0;
+  for (int node = 0; node < job.nodes; ++node) {
+    std::vector<v1::Batch> batches = SyntheticBatches(job, node);
+    uint64_t seq = 0;
+    for (const v1::Batch& batch : batches) {
+      EXPECT_TRUE(ValidateBatch(batch).ok()) << ValidateBatch(batch);
+      EXPECT_EQ(batch.batch_seq(), ++seq);
+      EXPECT_EQ(batch.agent_id(), SyntheticAgentId(job, node));
+      spans += batch.spans_size();
+    }
+  }
+  EXPECT_EQ(spans, job.ranks * (1 + kSyntheticSpansPerStep * job.steps));
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,120 @@
+#include "collector/batch_validator.h"
+
+#include <cmath>
+
+#include "agent/batch_builder.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kT = 1700000000000000000;
+
+v1::Batch ValidBatch() {
+  BatchBuilder builder("node-a");
+  int p = builder.DeclareProcess({"job", "host", 0, 0, 42});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 7, "main");
+  builder.AddSpan(t, v1::CATEGORY_MPI, "MPI_Send", kT, 100)->set_bytes(8);
+  builder.AddSpan(t, v1::CATEGORY_USER, "say \"hi\"\n'; DROP TABLE spans;--",
+                  kT + 200, 0);
+  return builder.Take();
+}
+
+std::string Message(const v1::Batch& batch) {
+  return std::string(ValidateBatch(batch).message());
+}
+
+TEST(BatchValidatorTest, AcceptsAWellFormedBatchWithAwkwardNames) {
+  EXPECT_TRUE(ValidateBatch(ValidBatch()).ok());
+}
+
+TEST(BatchValidatorTest, RejectsNegativeDuration) {
+  v1::Batch batch = ValidBatch();
+  batch.mutable_spans(0)->set_dur_ns(-5);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): dur_ns is "
+            "-5; durations must be >= 0");
+}
+
+TEST(BatchValidatorTest, RejectsAbsurdTimestamps) {
+  v1::Batch batch = ValidBatch();
+  batch.mutable_spans(1)->set_start_ns(12345);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 1 (\"say \\x22hi\\x22\\x0a'; "
+            "DROP TABLE spans;--\"): start_ns 12345 is not a Unix-epoch time "
+            "in nanoseconds between the years 2000 and 2100");
+  batch = ValidBatch();
+  batch.mutable_spans(0)->set_dur_ns(kMaxDurationNs + 1);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): dur_ns is "
+            "2592000000000001; durations must be at most 30 days "
+            "(2592000000000000 ns)");
+}
+
+TEST(BatchValidatorTest, RejectsIndexesOutOfRange) {
+  v1::Batch batch = ValidBatch();
+  batch.mutable_spans(0)->set_track(3);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): track index "
+            "3 is out of range; the batch has 1 tracks");
+  batch = ValidBatch();
+  batch.mutable_spans(0)->set_name(99);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0: name index 99 is out of "
+            "range; the batch has 6 strings");
+  batch = ValidBatch();
+  batch.mutable_tracks(0)->set_process(1);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": track 0: process index 1 is out of "
+            "range; the batch has 1 processes");
+}
+
+TEST(BatchValidatorTest, RejectsEmptyNamesAndUnknownEnums) {
+  v1::Batch batch = ValidBatch();
+  batch.mutable_spans(0)->set_name(0);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"\"): name is empty");
+  batch = ValidBatch();
+  batch.mutable_spans(0)->set_category(static_cast<v1::Category>(77));
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): category 77 "
+            "is not a known category");
+  batch = ValidBatch();
+  batch.mutable_processes(0)->set_job(0);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": process 0 has no job name");
+}
+
+TEST(BatchValidatorTest, RejectsBadIdentityAndStringTable) {
+  v1::Batch batch = ValidBatch();
+  batch.set_agent_id("");
+  EXPECT_EQ(Message(batch), "batch 1 from agent \"\": agent_id is empty");
+  batch = ValidBatch();
+  batch.set_batch_seq(0);
+  EXPECT_EQ(Message(batch),
+            "batch 0 from agent \"node-a\": batch_seq is 0; sequence numbers "
+            "start at 1");
+  batch = ValidBatch();
+  batch.set_strings(0, "x");
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": strings[0] must be the empty "
+            "string");
+}
+
+TEST(BatchValidatorTest, RejectsNonFiniteNumbers) {
+  v1::Batch batch = ValidBatch();
+  batch.mutable_spans(0)->set_value(NAN);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): value is "
+            "not a finite number");
+  batch = ValidBatch();
+  v1::Arg* arg = batch.mutable_spans(0)->add_args();
+  arg->set_key(1);
+  arg->set_real(INFINITY);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): arg 0 is "
+            "not a finite number");
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,121 @@
+#include "collector/batch_writer.h"
+
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "agent/batch_builder.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kT = 1700000000000000000;
+
+std::string TempPath(const std::string& name) {
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  return path;
+}
+
+std::vector<v1::Batch> AgentBatches(int agent, int count) {
+  BatchBuilder builder("agent-" + std::to_string(agent));
+  int p = builder.DeclareProcess({"job", "host", agent, 0, agent});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  std::vector<v1::Batch> batches;
+  for (int i = 0; i < count; ++i) {
+    builder.AddSpan(t, v1::CATEGORY_MPI, "MPI_Barrier", kT + i * 100, 50);
+    builder.AddSpan(t, v1::CATEGORY_USER, "step", kT + i * 100, 90);
+    batches.push_back(builder.Take());
+  }
+  return batches;
+}
+
+// Waits for a number of completions without sleeping.
+class Completions {
+ public:
+  void Done(absl::StatusOr<BatchWriteResult> result) {
+    absl::MutexLock lock(&mu_);
+    results_.push_back(std::move(result));
+  }
+  std::vector<absl::StatusOr<BatchWriteResult>> WaitFor(size_t n) {
+    absl::MutexLock lock(&mu_);
+    target_ = n;
+    mu_.Await(absl::Condition(this, &Completions::Reached));
+    return results_;
+  }
+
+ private:
+  bool Reached() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return results_.size() >= target_;
+  }
+  absl::Mutex mu_;
+  std::vector<absl::StatusOr<BatchWriteResult>> results_ ABSL_GUARDED_BY(mu_);
+  size_t target_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+TEST(BatchWriterTest, CommitsConcurrentSubmissionsExactlyOnce) {
+  std::string path = TempPath("writer.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  Completions completions;
+  {
+    BatchWriter writer(std::move(*store));
+    std::vector<std::thread> agents;
+    for (int agent = 0; agent < 4; ++agent) {
+      agents.emplace_back([&, agent] {
+        for (int pass = 0; pass < 2; ++pass) {  // the second pass resends
+          for (const v1::Batch& batch : AgentBatches(agent, 25)) {
+            writer.Submit(std::make_shared<v1::Batch>(batch),
+                          [&](absl::StatusOr<BatchWriteResult> r) {
+                            completions.Done(std::move(r));
+                          });
+          }
+        }
+      });
+    }
+    for (std::thread& t : agents) t.join();
+    auto results = completions.WaitFor(200);
+    int stored = 0, duplicate = 0;
+    for (const auto& r : results) {
+      ASSERT_TRUE(r.ok()) << r.status();
+      (r->duplicate ? duplicate : stored)++;
+    }
+    EXPECT_EQ(stored, 100);
+    EXPECT_EQ(duplicate, 100);
+  }
+  auto reader = Store::Open(path);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->LoadCatalog("job")->job.spans, 4 * 25 * 2);
+}
+
+TEST(BatchWriterTest, ShutdownCommitsWhatWasSubmittedAndRefusesMore) {
+  std::string path = TempPath("shutdown.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  Completions completions;
+  BatchWriter writer(std::move(*store));
+  for (const v1::Batch& batch : AgentBatches(0, 10)) {
+    writer.Submit(std::make_shared<v1::Batch>(batch),
+                  [&](absl::StatusOr<BatchWriteResult> r) {
+                    completions.Done(std::move(r));
+                  });
+  }
+  writer.Shutdown();
+  auto results = completions.WaitFor(10);
+  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  writer.Submit(std::make_shared<v1::Batch>(AgentBatches(1, 1)[0]),
+                [&](absl::StatusOr<BatchWriteResult> r) {
+                  completions.Done(std::move(r));
+                });
+  results = completions.WaitFor(11);
+  EXPECT_EQ(results.back().status().code(), absl::StatusCode::kUnavailable);
+  auto reader = Store::Open(path);
+  EXPECT_EQ((*reader)->LoadCatalog("job")->job.spans, 20);
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,301 @@
+#include "collector/store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "agent/batch_builder.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kT = 1700000000000000000;
+const char kAwkward[] = "say \"hi\"\n'; DROP TABLE spans;--";
+
+std::string TempPath(const std::string& name) {
+  std::string path = std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR")
+                                                       : "/tmp") +
+                     "/" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  return path;
+}
+
+// Two ranks, one batch each, on the same job.
+std::vector<v1::Batch> TwoBatches() {
+  BatchBuilder builder("agent-1");
+  int p0 = builder.DeclareProcess({"job-a", "host-0", 0, 0, 100});
+  int p1 = builder.DeclareProcess({"job-a", "host-1", 1, 0, 101});
+  int t0 = builder.DeclareTrack(p0, v1::TRACK_KIND_THREAD, 1, "main");
+  int t1 = builder.DeclareTrack(p1, v1::TRACK_KIND_GPU_STREAM, 7, "");
+  v1::Span* s = builder.AddSpan(t0, v1::CATEGORY_MPI, "MPI_Allreduce", kT + 50,
+                                1000);
+  s->set_bytes(8);
+  s->set_comm(0xfedcba9876543210ULL);
+  s->set_comm_size(2);
+  s->set_seq(3);
+  s->set_step(4);
+  s->set_peer(1);
+  s->set_tag(9);
+  s->set_partition(2);
+  s->set_correlation(77);
+  v1::Arg* arg = s->add_args();
+  arg->set_key(builder.String("note"));
+  arg->set_str(builder.String(kAwkward));
+  arg = s->add_args();
+  arg->set_key(builder.String("n"));
+  arg->set_int_(-3);
+  std::vector<v1::Batch> batches;
+  batches.push_back(builder.Take());
+  builder.AddSpan(t1, v1::CATEGORY_CUDA_KERNEL, kAwkward, kT, 10);
+  v1::Span* counter =
+      builder.AddSpan(t1, v1::CATEGORY_USER, "loss", kT + 2000, 0);
+  counter->set_kind(v1::SPAN_KIND_COUNTER);
+  counter->set_value(0.25);
+  batches.push_back(builder.Take());
+  return batches;
+}
+
+std::vector<StoredSpan> ScanAll(Store& store, const JobInfo& job,
+                                ScanRange range = {}) {
+  std::vector<StoredSpan> spans;
+  EXPECT_TRUE(store
+                  .Scan(job, range,
+                        [&](const StoredSpan& s) {
+                          spans.push_back(s);
+                          return true;
+                        })
+                  .ok());
+  return spans;
+}
+
+TEST(StoreTest, StoresAndReadsBackEveryField) {
+  std::string path = TempPath("fields.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  std::vector<v1::Batch> batches = TwoBatches();
+  auto results = (*store)->Write({&batches[0], &batches[1]});
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_FALSE((*results)[0].duplicate);
+  EXPECT_EQ((*results)[0].spans_stored, 1);
+  EXPECT_EQ((*results)[1].spans_stored, 2);
+
+  auto catalog = (*store)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->job.spans, 3);
+  EXPECT_EQ(catalog->job.ranks, 2);
+  EXPECT_EQ(catalog->job.nodes, 2);
+  EXPECT_EQ(catalog->job.min_start_ns, kT);
+  EXPECT_EQ(catalog->job.max_end_ns, kT + 2000);
+  EXPECT_EQ(catalog->job.max_dur_ns, 1000);
+  ASSERT_EQ(catalog->processes.size(), 2u);
+  EXPECT_EQ(catalog->processes[1].node, "host-1");
+  EXPECT_EQ(catalog->processes[1].pid, 101);
+  ASSERT_EQ(catalog->tracks.size(), 2u);
+  EXPECT_EQ(catalog->tracks[1].kind, v1::TRACK_KIND_GPU_STREAM);
+  EXPECT_EQ(catalog->tracks[1].ext_id, 7);
+
+  std::vector<StoredSpan> spans = ScanAll(**store, catalog->job);
+  ASSERT_EQ(spans.size(), 3u);
+  // Time order across batches: the kernel (kT) first.
+  EXPECT_EQ(spans[0].start_ns, kT);
+  EXPECT_EQ(catalog->ops[spans[0].op_id - 1].name, kAwkward);
+  const StoredSpan& mpi = spans[1];
+  EXPECT_EQ(mpi.start_ns, kT + 50);
+  EXPECT_EQ(mpi.dur_ns, 1000);
+  EXPECT_EQ(mpi.bytes, 8);
+  EXPECT_EQ(mpi.comm, 0xfedcba9876543210ULL);
+  EXPECT_EQ(mpi.comm_size, 2u);
+  EXPECT_EQ(mpi.seq, 3u);
+  EXPECT_EQ(mpi.step, 4);
+  EXPECT_EQ(mpi.peer, 1);
+  EXPECT_EQ(mpi.tag, 9);
+  EXPECT_EQ(mpi.partition, 2);
+  EXPECT_EQ(mpi.correlation, 77u);
+  ASSERT_EQ(mpi.args.size(), 2u);
+  EXPECT_EQ(mpi.args[0].key, "note");
+  EXPECT_EQ(mpi.args[0].str, kAwkward);
+  EXPECT_EQ(mpi.args[1].int_value, -3);
+  EXPECT_FALSE(spans[0].peer.has_value());
+  EXPECT_FALSE(spans[0].step.has_value());
+  EXPECT_EQ(spans[2].kind, v1::SPAN_KIND_COUNTER);
+  EXPECT_EQ(spans[2].value, 0.25);
+}
+
+TEST(StoreTest, StoresABatchOnceHoweverOftenItIsSent) {
+  std::string path = TempPath("dup.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<v1::Batch> batches = TwoBatches();
+  // Twice in one call, and again in a later one.
+  auto first = (*store)->Write({&batches[0], &batches[0]});
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE((*first)[0].duplicate);
+  EXPECT_TRUE((*first)[1].duplicate);
+  auto again = (*store)->Write({&batches[0], &batches[1]});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)[0].duplicate);
+  EXPECT_FALSE((*again)[1].duplicate);
+  auto jobs = (*store)->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].spans, 3);
+  EXPECT_EQ(ScanAll(**store, (*jobs)[0]).size(), 3u);
+}
+
+TEST(StoreTest, KeepsDistinctSpansWithTheSameStartOnOneTrack) {
+  std::string path = TempPath("ties.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "step", kT, 100);
+  builder.AddSpan(t, v1::CATEGORY_USER, "forward", kT, 40);
+  v1::Batch one = builder.Take();
+  builder.AddSpan(t, v1::CATEGORY_USER, "forward", kT, 40);  // identical
+  v1::Batch two = builder.Take();
+  ASSERT_TRUE((*store)->Write({&one}).ok());
+  ASSERT_TRUE((*store)->Write({&two}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  std::vector<StoredSpan> spans = ScanAll(**store, catalog->job);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].dur_ns, 100);  // arrival order among ties
+  EXPECT_EQ(spans[1].dur_ns, 40);
+  EXPECT_EQ(spans[2].dur_ns, 40);
+}
+
+TEST(StoreTest, ScansTimeAndStepRanges) {
+  std::string path = TempPath("range.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  for (int i = 0; i < 10; ++i) {
+    builder.AddSpan(t, v1::CATEGORY_USER, "step", kT + i * 1000, 1500)
+        ->set_step(i);
+  }
+  v1::Batch batch = builder.Take();
+  ASSERT_TRUE((*store)->Write({&batch}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  ScanRange range;
+  range.from_ns = 3200;  // step 2 ends at 3500: included
+  range.to_ns = 6000;    // step 6 starts at 6000: excluded
+  std::vector<StoredSpan> spans = ScanAll(**store, catalog->job, range);
+  ASSERT_EQ(spans.size(), 4u);
+  EXPECT_EQ(spans.front().step, 2);
+  EXPECT_EQ(spans.back().step, 5);
+  ScanRange steps;
+  steps.first_step = 8;
+  spans = ScanAll(**store, catalog->job, steps);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].step, 8);
+}
+
+TEST(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
+  std::string path = TempPath("reopen.db");
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<v1::Batch> batches = TwoBatches();
+  auto results = (*store)->Write({&batches[0], &batches[1]});
+  ASSERT_TRUE(results.ok());
+  EXPECT_TRUE((*results)[0].duplicate);
+  auto catalog = (*store)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.spans, 3);
+  EXPECT_EQ((*store)->LoadCatalog("job-b").status().message(),
+            "no job \"job-b\" in store " + path + "; jobs: job-a");
+}
+
+TEST(StoreTest, RefusesFilesThatAreNotMeridianStores) {
+  std::string path = TempPath("garbage.db");
+  {
+    std::ofstream file(path);
+    file << "this is not a database, just text that is long enough to fill "
+            "a header of a hundred bytes or so for SQLite to look at it....";
+  }
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find(path), absl::string_view::npos);
+}
+
+TEST(StoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
+  std::string path = TempPath("fail.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<v1::Batch> batches = TwoBatches();
+  ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+
+  // Fault injection: a trigger that fails the insert of one span, so the
+  // second batch of a group fails after the first was written.
+  BatchBuilder builder("agent-2");
+  int p = builder.DeclareProcess({"job-new", "host-9", 5, 0, 9});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "fine", kT, 10);
+  v1::Batch fine = builder.Take();
+  builder.AddSpan(t, v1::CATEGORY_USER, "poison", kT, 666);
+  v1::Batch poison = builder.Take();
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other,
+                         "CREATE TRIGGER fault BEFORE INSERT ON spans "
+                         "WHEN NEW.dur = 666 BEGIN "
+                         "SELECT RAISE(ABORT, 'injected fault'); END;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  auto failed = (*store)->Write({&fine, &batches[1], &poison});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(),
+            "storing a span failed in store " + path + ": injected fault");
+
+  // Nothing of the failed call is visible: no new job, no new spans.
+  auto jobs = (*store)->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].name, "job-a");
+  EXPECT_EQ((*jobs)[0].spans, 1);
+
+  // Once the fault is gone the same batches are stored, none as duplicate.
+  ASSERT_EQ(sqlite3_exec(other, "DROP TRIGGER fault;", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(other);
+  auto retried = (*store)->Write({&fine, &batches[1], &poison});
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  for (const BatchWriteResult& r : *retried) EXPECT_FALSE(r.duplicate);
+  auto catalog = (*store)->LoadCatalog("job-new");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->job.spans, 2);
+  EXPECT_EQ(catalog->processes[0].node, "host-9");
+  EXPECT_EQ((*store)->LoadCatalog("job-a")->job.spans, 3);
+}
+
+TEST(StoreTest, AReadOnlyStoreRefusesWritesNamingTheStore) {
+  std::string path = TempPath("readonly.db");
+  ASSERT_TRUE(Store::Open(path).ok());
+  StoreOptions read_only;
+  read_only.read_only = true;
+  auto reader = Store::Open(path, read_only);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  std::vector<v1::Batch> batches = TwoBatches();
+  auto failed = (*reader)->Write({&batches[0]});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find(path), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace meridian
