@@ -1,0 +1,370 @@
+// End to end, with real parts: the meridian-collector binary on a free
+// loopback port, concurrent agents streaming over gRPC, the SQLite file, and
+// the Query service the CLI uses.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/batch_builder.h"
+#include "agent/ingest_client.h"
+#include "agent/synthetic_job.h"
+#include "collector/store.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "meridian/v1/ingest.grpc.pb.h"
+#include "meridian/v1/query.grpc.pb.h"
+#include "tests/collector_process.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kUs = 1000;
+constexpr int64_t kMs = 1000 * kUs;
+
+// Channels of their own, so that a released channel closes its connection
+// (and the collector's shutdown need not wait for it).
+std::shared_ptr<grpc::Channel> Connect(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+std::string Runfile(const std::string& path) {
+  return std::string(getenv("TEST_SRCDIR")) + "/meridian/" + path;
+}
+
+class IntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_path_ = std::string(getenv("TEST_TMPDIR")) + "/integration.db";
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::remove((db_path_ + suffix).c_str());
+    }
+    auto collector = CollectorProcess::Start(
+        Runfile("collector/meridian-collector"), db_path_);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_.emplace(std::move(*collector));
+    channel_ = Connect(collector_->address());
+    query_ = v1::Query::NewStub(channel_);
+  }
+
+  // Sends the synthetic job from one concurrent agent per node; the agent
+  // of node `resender` sends every batch twice.
+  void SendSyntheticJob(const SyntheticJob& job, int resender) {
+    std::vector<std::thread> agents;
+    std::vector<SendReport> reports(job.nodes);
+    std::vector<absl::Status> errors(job.nodes);
+    for (int node = 0; node < job.nodes; ++node) {
+      agents.emplace_back([&, node] {
+        IngestClient client(Connect(collector_->address()));
+        std::vector<v1::Batch> batches = SyntheticBatches(job, node);
+        for (int pass = 0; pass < (node == resender ? 2 : 1); ++pass) {
+          auto report = client.SendAll(batches);
+          if (!report.ok()) {
+            errors[node] = report.status();
+            return;
+          }
+          reports[node].stored += report->stored;
+          reports[node].duplicate += report->duplicate;
+          reports[node].rejected += report->rejected;
+        }
+        EXPECT_EQ(reports[node].stored, static_cast<int64_t>(batches.size()));
+        EXPECT_EQ(reports[node].duplicate,
+                  node == resender ? static_cast<int64_t>(batches.size()) : 0);
+        EXPECT_EQ(reports[node].rejected, 0);
+      });
+    }
+    for (std::thread& agent : agents) agent.join();
+    for (const absl::Status& error : errors) ASSERT_TRUE(error.ok()) << error;
+  }
+
+  grpc::Status Export(const v1::SpanFilter& filter, std::string* json) {
+    grpc::ClientContext context;
+    v1::ExportRequest request;
+    *request.mutable_filter() = filter;
+    auto reader = query_->ExportTrace(&context, request);
+    v1::TraceChunk chunk;
+    json->clear();
+    while (reader->Read(&chunk)) *json += chunk.data();
+    return reader->Finish();
+  }
+
+  std::string db_path_;
+  std::optional<CollectorProcess> collector_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Query::Stub> query_;
+};
+
+SyntheticJob SixRanks() {
+  SyntheticJob job;
+  job.job = "six";
+  job.ranks = 6;
+  job.nodes = 3;
+  job.steps = 20;
+  job.spans_per_batch = 50;
+  return job;
+}
+
+TEST_F(IntegrationTest, ConcurrentAgentsResendsStatsAndExportAreExact) {
+  const SyntheticJob job = SixRanks();
+  SendSyntheticJob(job, /*resender=*/2);
+  const int64_t spans = job.ranks * (1 + kSyntheticSpansPerStep * job.steps);
+
+  {  // jobs
+    grpc::ClientContext context;
+    v1::ListJobsReply reply;
+    ASSERT_TRUE(query_->ListJobs(&context, {}, &reply).ok());
+    ASSERT_EQ(reply.jobs_size(), 1);
+    EXPECT_EQ(reply.jobs(0).job(), "six");
+    EXPECT_EQ(reply.jobs(0).ranks(), 6);
+    EXPECT_EQ(reply.jobs(0).nodes(), 3);
+    EXPECT_EQ(reply.jobs(0).spans(), spans);
+    EXPECT_EQ(reply.jobs(0).start_ns(), job.t0_ns - kMs);
+    EXPECT_EQ(reply.jobs(0).end_ns(), job.t0_ns + 199 * kMs);
+  }
+
+  {  // stats, against the generator's formula
+    grpc::ClientContext context;
+    v1::StatsRequest request;
+    request.mutable_filter()->set_job("six");
+    v1::StatsReply stats;
+    grpc::Status status = query_->GetStats(&context, request, &stats);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(stats.elapsed_ns(), 200 * kMs);
+    ASSERT_EQ(stats.ops_size(), 2);
+    const v1::OpStats& allreduce = stats.ops(0);
+    EXPECT_EQ(allreduce.name(), "MPI_Allreduce");
+    EXPECT_EQ(allreduce.calls(), 2 * 20 * 6);
+    EXPECT_EQ(allreduce.bytes(), 20 * 6 * (8 + (4 << 20)));
+    // sum over r of 20 * (20 us + r us + 1 ms + 10 r us), r = 0..5
+    EXPECT_EQ(allreduce.dur_ns(), 20 * (6 * 1020 * kUs + 15 * 11 * kUs));
+    ASSERT_EQ(allreduce.buckets_size(), 2);
+    EXPECT_EQ(allreduce.buckets(0).log2(), 3);
+    EXPECT_EQ(allreduce.buckets(0).calls(), 120);
+    EXPECT_EQ(allreduce.buckets(1).log2(), 22);
+    EXPECT_EQ(allreduce.buckets(1).bytes(), 120 * (4 << 20));
+    const v1::OpStats& bcast = stats.ops(1);
+    EXPECT_EQ(bcast.name(), "MPI_Bcast");
+    EXPECT_EQ(bcast.calls(), 6);
+    EXPECT_EQ(bcast.bytes(), 6000);
+    EXPECT_EQ(bcast.dur_ns(), 600 * kUs);
+    EXPECT_EQ(bcast.buckets(0).log2(), 9);
+    ASSERT_EQ(stats.ranks_size(), 6);
+    for (int r = 0; r < 6; ++r) {
+      EXPECT_EQ(stats.ranks(r).rank(), r);
+      EXPECT_EQ(stats.ranks(r).host(), "node-" + std::to_string(r / 2));
+      EXPECT_EQ(stats.ranks(r).calls(), 41);
+      EXPECT_EQ(stats.ranks(r).comm_ns(), 20 * (1020 + 11 * r) * kUs + 100 * kUs);
+      EXPECT_EQ(stats.ranks(r).elapsed_ns(), 200 * kMs);
+    }
+    EXPECT_EQ(stats.min_comm_rank(), 0);
+    EXPECT_EQ(stats.median_comm_rank(), 2);
+    EXPECT_EQ(stats.max_comm_rank(), 5);
+  }
+
+  {  // the whole merged trace
+    std::string json;
+    v1::SpanFilter filter;
+    filter.set_job("six");
+    ASSERT_TRUE(Export(filter, &json).ok());
+    google::protobuf::Struct trace;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &trace).ok())
+        << json.substr(0, 500);
+    const auto& events = trace.fields().at("traceEvents").list_value();
+    const int metadata = 6 * 2 + 6 * 2;  // per rank and per track: name, sort
+    ASSERT_EQ(events.values_size(), metadata + spans);
+    EXPECT_EQ(events.values(0).struct_value().fields().at("ph").string_value(),
+              "M");
+    double last_ts = -1;
+    int allreduces = 0;
+    std::vector<int> per_rank(6, 0);
+    for (int i = metadata; i < events.values_size(); ++i) {
+      const auto& e = events.values(i).struct_value().fields();
+      EXPECT_EQ(e.at("ph").string_value(), "X");
+      double ts = e.at("ts").number_value();
+      EXPECT_GE(ts, last_ts) << "event " << i << " is out of time order";
+      last_ts = ts;
+      if (e.at("name").string_value() == "MPI_Allreduce") ++allreduces;
+      ++per_rank[static_cast<int>(e.at("pid").number_value())];
+    }
+    EXPECT_EQ(allreduces, 240);
+    for (int count : per_rank) EXPECT_EQ(count, 121);
+    const auto& first = events.values(metadata).struct_value().fields();
+    EXPECT_EQ(first.at("name").string_value(), "MPI_Bcast");
+    EXPECT_EQ(first.at("ts").number_value(), 0);
+    EXPECT_EQ(first.at("dur").number_value(), 100);
+    EXPECT_EQ(trace.fields().at("otherData").struct_value().fields()
+                  .at("epoch_ns").number_value(),
+              static_cast<double>(job.t0_ns - kMs));
+  }
+
+  {  // filters: rank 3, steps 5..6, MPI only
+    std::string json;
+    v1::SpanFilter filter;
+    filter.set_job("six");
+    filter.add_ranks(3);
+    filter.set_first_step(5);
+    filter.set_last_step(6);
+    filter.add_categories(v1::CATEGORY_MPI);
+    ASSERT_TRUE(Export(filter, &json).ok());
+    google::protobuf::Struct trace;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &trace).ok());
+    const auto& events = trace.fields().at("traceEvents").list_value();
+    ASSERT_EQ(events.values_size(), 4 + 4);  // metadata of rank 3, 2 x 2 MPI
+    const auto& e = events.values(4).struct_value().fields();
+    EXPECT_EQ(e.at("pid").number_value(), 3);
+    // step 5 starts 51 ms after the job's first span; the 8-byte allreduce
+    // 7 ms later.
+    EXPECT_EQ(e.at("ts").number_value(), 58000);
+    EXPECT_EQ(e.at("dur").number_value(), 23);
+    EXPECT_EQ(e.at("args").struct_value().fields().at("seq").number_value(),
+              11);
+  }
+}
+
+TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
+  const SyntheticJob job = SixRanks();
+  SendSyntheticJob(job, /*resender=*/-1);
+
+  BatchBuilder builder("probe-agent");
+  int p = builder.DeclareProcess({"bad-input", "host", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "ok", job.t0_ns, 10);
+  v1::Batch good = builder.Take();
+  builder.AddSpan(t, v1::CATEGORY_USER, "negative", job.t0_ns, -1);
+  v1::Batch negative = builder.Take();
+  const std::string awkward = "\"quoted\"\nline'); DROP TABLE spans;--";
+  builder.AddSpan(t, v1::CATEGORY_USER, awkward, job.t0_ns + 5, 10);
+  v1::Batch sql = builder.Take();
+  builder.AddSpan(t, v1::CATEGORY_USER, "absurd", 42, 10);
+  v1::Batch absurd = builder.Take();
+  absurd.mutable_spans(0)->set_track(9);
+
+  auto ingest = v1::Ingest::NewStub(channel_);
+  std::vector<v1::Ack> acks;
+  {
+    grpc::ClientContext context;
+    auto stream = ingest->Stream(&context);
+    for (const v1::Batch* batch : {&good, &negative, &sql, &absurd}) {
+      ASSERT_TRUE(stream->Write(*batch));
+    }
+    stream->WritesDone();
+    v1::Ack ack;
+    while (stream->Read(&ack)) acks.push_back(ack);
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+  ASSERT_EQ(acks.size(), 4u);
+  EXPECT_EQ(acks[0].result(), v1::Ack::RESULT_STORED);
+  EXPECT_EQ(acks[1].result(), v1::Ack::RESULT_REJECTED);
+  EXPECT_EQ(acks[1].batch_seq(), 2u);
+  EXPECT_EQ(acks[1].error(),
+            "batch 2 from agent \"probe-agent\": span 0 (\"negative\"): dur_ns "
+            "is -1; durations must be >= 0");
+  EXPECT_EQ(acks[2].result(), v1::Ack::RESULT_STORED);
+  EXPECT_EQ(acks[3].result(), v1::Ack::RESULT_REJECTED);
+  EXPECT_EQ(acks[3].error(),
+            "batch 4 from agent \"probe-agent\": span 0 (\"absurd\"): track "
+            "index 9 is out of range; the batch has 1 tracks");
+
+  // An oversized message: refused by gRPC, the collector keeps serving.
+  {
+    v1::Batch huge = good;
+    huge.set_batch_seq(100);
+    huge.add_strings(std::string(65 << 20, 'x'));
+    grpc::ClientContext huge_context;
+    auto huge_stream = ingest->Stream(&huge_context);
+    huge_stream->Write(huge);
+    huge_stream->WritesDone();
+    v1::Ack none;
+    EXPECT_FALSE(huge_stream->Read(&none));
+    EXPECT_EQ(huge_stream->Finish().error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
+
+  // Bytes that are no protobuf at all.
+  {
+    grpc::GenericStub generic(channel_);
+    grpc::CompletionQueue cq;
+    grpc::ClientContext raw_context;
+    auto call = generic.PrepareCall(&raw_context, "/meridian.v1.Ingest/Stream",
+                                    &cq);
+    void* tag;
+    bool ok;
+    auto next = [&] { return cq.Next(&tag, &ok) && ok; };
+    call->StartCall(reinterpret_cast<void*>(1));
+    ASSERT_TRUE(next());
+    grpc::Slice slice(std::string("\xff\xff\xff\xff garbage", 12));
+    grpc::ByteBuffer garbage(&slice, 1);
+    call->Write(garbage, reinterpret_cast<void*>(2));
+    next();
+    call->WritesDone(reinterpret_cast<void*>(3));
+    next();
+    grpc::ByteBuffer reply;
+    call->Read(&reply, reinterpret_cast<void*>(4));
+    EXPECT_FALSE(next());  // no ack for garbage
+    grpc::Status status;
+    call->Finish(&status, reinterpret_cast<void*>(5));
+    cq.Next(&tag, &ok);
+      cq.Shutdown();
+    while (cq.Next(&tag, &ok)) {
+    }
+  }
+
+  // Unknown jobs and bad filters: clear errors.
+  {
+    grpc::ClientContext unknown_context;
+    v1::StatsRequest request;
+    request.mutable_filter()->set_job("nope");
+    v1::StatsReply reply;
+    grpc::Status status = query_->GetStats(&unknown_context, request, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(status.error_message(), "no job \"nope\" in store " + db_path_ +
+                                          "; jobs: bad-input, six");
+    grpc::ClientContext steps_context;
+    request.mutable_filter()->set_job("six");
+    request.mutable_filter()->set_first_step(5);
+    request.mutable_filter()->set_last_step(2);
+    status = query_->GetStats(&steps_context, request, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(status.error_message(),
+              "step range 5:2 is empty; write FIRST:LAST with FIRST <= LAST");
+  }
+
+  // The collector still serves; what was stored is intact; the awkward name
+  // comes back verbatim, escaped in the trace.
+  std::string json;
+  v1::SpanFilter filter;
+  filter.set_job("bad-input");
+  ASSERT_TRUE(Export(filter, &json).ok());
+  google::protobuf::Struct trace;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &trace).ok());
+  const auto& events = trace.fields().at("traceEvents").list_value();
+  ASSERT_EQ(events.values_size(), 4 + 2);
+  EXPECT_EQ(events.values(5).struct_value().fields().at("name").string_value(),
+            awkward);
+
+  // Connections closed first: the collector's shutdown waits (up to its
+  // grace period) for connected clients.
+  query_.reset();
+  ingest.reset();
+  channel_.reset();
+  ASSERT_EQ(WEXITSTATUS(collector_->Terminate()), 0);
+  auto store = Store::Open(db_path_);
+  ASSERT_TRUE(store.ok());
+  auto jobs = (*store)->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].name, "bad-input");
+  EXPECT_EQ((*jobs)[0].spans, 2);
+  EXPECT_EQ((*jobs)[1].spans, 6 * (1 + kSyntheticSpansPerStep * 20));
+}
+
+}  // namespace
+}  // namespace meridian
