@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, the Debian 12 packages Meridian builds and runs
+# with, skipping those already installed. Nothing else is downloaded: the
+# build itself is offline (see WORKSPACE).
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap bazel-rules-java g++ python3
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libspdlog-dev libsqlite3-dev libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "meridian: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q >&2
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
