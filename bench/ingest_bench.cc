@@ -1,0 +1,226 @@
+// ingest_bench: Meridian's ingest path measured against SQLite's own speed
+// on the same rows, in one run (the machines are shared and noisy: the ratio
+// is the figure to compare). See docs/PERFORMANCE.md.
+//
+//   e2e:    synthetic agents -> gRPC over loopback -> collector -> committed
+//           (every batch acknowledged), one concurrent stream per node
+//   sqlite: the same span rows, ids already resolved, inserted with one
+//           prepared statement into the same schema with the same
+//           synchronous setting, in transactions as large as the
+//           collector's largest group: the ceiling for the store
+//   size:   store file bytes per span, indexes included, after a checkpoint
+//   export: the whole job as a Chrome trace over the Query RPC
+// The last line printed is one JSON object with the figures.
+#include <sqlite3.h>
+
+#include <chrono>
+#include <map>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/ingest_client.h"
+#include "agent/synthetic_job.h"
+#include "collector/collector.h"
+#include "collector/store.h"
+#include "common/command_line.h"
+#include "meridian/v1/query.grpc.pb.h"
+
+namespace meridian {
+namespace {
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+void RemoveStore(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+}
+
+void Check(bool ok, const std::string& what) {
+  if (!ok) {
+    fprintf(stderr, "ingest_bench: %s\n", what.c_str());
+    exit(1);
+  }
+}
+
+// Bare SQLite: the rows the collector would write, ids and k resolved
+// before the clock starts.
+double SqliteSpansPerSecond(const std::vector<std::vector<v1::Batch>>& nodes,
+                            const std::string& path, int64_t spans) {
+  struct Row {
+    int64_t start, track, k, op, dur, bytes, comm, comm_size;
+    const v1::Span* span;
+  };
+  std::vector<Row> rows;
+  rows.reserve(spans);
+  const int64_t epoch = nodes[0][0].spans(0).start_ns();
+  std::map<std::pair<int64_t, int64_t>, int64_t> ties;  // (start, track)
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    for (const v1::Batch& batch : nodes[n]) {
+      for (const v1::Span& span : batch.spans()) {
+        const v1::Track& track = batch.tracks(span.track());
+        int64_t track_id =
+            n * 1000000 + batch.processes(track.process()).rank() * 10 + 1;
+        int64_t start = span.start_ns() - epoch;
+        int64_t k = ties[{start, track_id}]++;
+        rows.push_back({start, track_id, k, span.category() * 1000 + 1,
+                        span.dur_ns(), span.bytes(),
+                        static_cast<int64_t>(span.comm()), span.comm_size(),
+                        &span});
+      }
+    }
+  }
+  ties.clear();
+
+  RemoveStore(path);
+  Check(Store::Open(path).ok(), "cannot create " + path);  // the schema
+  sqlite3* db;
+  Check(sqlite3_open(path.c_str(), &db) == SQLITE_OK, "open");
+  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+               nullptr, nullptr, nullptr);
+  sqlite3_stmt* insert;
+  int rc = sqlite3_prepare_v2(
+      db,
+      "INSERT INTO spans(job, start, track, k, op, dur, bytes, peer, tag, "
+      "comm, comm_size, seq, step, partition, corr, kind, value, args) "
+      "VALUES(1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8, ?9, ?10, ?11, NULL, "
+      "0, 0, NULL, NULL)",
+      -1, &insert, nullptr);
+  Check(rc == SQLITE_OK, sqlite3_errmsg(db));
+  auto optional = [insert](int i, bool has, int64_t v) {
+    if (has) {
+      sqlite3_bind_int64(insert, i, v);
+    } else {
+      sqlite3_bind_null(insert, i);
+    }
+  };
+  auto start = std::chrono::steady_clock::now();
+  int64_t in_transaction = 0;
+  sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+  for (const Row& row : rows) {
+    sqlite3_bind_int64(insert, 1, row.start);
+    sqlite3_bind_int64(insert, 2, row.track);
+    sqlite3_bind_int64(insert, 3, row.k);
+    sqlite3_bind_int64(insert, 4, row.op);
+    sqlite3_bind_int64(insert, 5, row.dur);
+    sqlite3_bind_int64(insert, 6, row.bytes);
+    optional(7, row.span->has_peer(), row.span->peer());
+    sqlite3_bind_int64(insert, 8, row.comm);
+    sqlite3_bind_int64(insert, 9, row.comm_size);
+    optional(10, row.span->has_seq(), row.span->seq());
+    optional(11, row.span->has_step(), row.span->step());
+    if (sqlite3_step(insert) != SQLITE_DONE) Check(false, sqlite3_errmsg(db));
+    sqlite3_reset(insert);
+    if (++in_transaction == 200000) {  // BatchWriter's largest group
+      sqlite3_exec(db, "COMMIT; BEGIN", nullptr, nullptr, nullptr);
+      in_transaction = 0;
+    }
+  }
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  double seconds = Seconds(start);
+  sqlite3_finalize(insert);
+  sqlite3_close(db);
+  return spans / seconds;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  auto line = CommandLine::Parse(args, 1, {"spans", "dir"}, {});
+  Check(line.ok(), std::string(line.status().message()));
+  auto wanted = line->GetInt("spans", 1000000);
+  Check(wanted.ok(), std::string(wanted.status().message()));
+  const std::string dir = line->Get("dir", "/tmp");
+
+  SyntheticJob job;
+  job.job = "bench";
+  job.ranks = 16;
+  job.nodes = 4;
+  job.steps = static_cast<int>(*wanted / (job.ranks * kSyntheticSpansPerStep));
+  std::vector<std::vector<v1::Batch>> nodes;
+  int64_t spans = 0, batches = 0;
+  for (int node = 0; node < job.nodes; ++node) {
+    nodes.push_back(SyntheticBatches(job, node));
+    for (const v1::Batch& b : nodes.back()) spans += b.spans_size();
+    batches += nodes.back().size();
+  }
+  printf("%lld spans in %lld batches of up to %d, %d ranks on %d nodes\n",
+         static_cast<long long>(spans), static_cast<long long>(batches),
+         job.spans_per_batch, job.ranks, job.nodes);
+
+  const double sqlite_rate =
+      SqliteSpansPerSecond(nodes, dir + "/meridian-bench-sqlite.db", spans);
+  printf("sqlite: %.0f spans/s\n", sqlite_rate);
+
+  const std::string db = dir + "/meridian-bench-e2e.db";
+  RemoveStore(db);
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = db;
+  auto collector = Collector::Start(options);
+  Check(collector.ok(), std::string(collector.status().message()));
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> agents;
+  std::vector<bool> ok(job.nodes, false);
+  for (int node = 0; node < job.nodes; ++node) {
+    agents.emplace_back([&, node] {
+      IngestClient client(grpc::CreateChannel(
+          (*collector)->address(), grpc::InsecureChannelCredentials()));
+      auto report = client.SendAll(nodes[node]);
+      ok[node] = report.ok() && report->stored == int64_t(nodes[node].size());
+    });
+  }
+  for (std::thread& agent : agents) agent.join();
+  const double e2e_seconds = Seconds(start);
+  for (bool b : ok) Check(b, "an agent's batches were not all stored");
+  const double e2e_rate = spans / e2e_seconds;
+  printf("e2e: %.0f spans/s (%.2f s)\n", e2e_rate, e2e_seconds);
+
+  auto query = v1::Query::NewStub(grpc::CreateChannel(
+      (*collector)->address(), grpc::InsecureChannelCredentials()));
+  start = std::chrono::steady_clock::now();
+  int64_t export_bytes = 0;
+  {
+    grpc::ClientContext context;
+    v1::ExportRequest request;
+    request.mutable_filter()->set_job("bench");
+    auto reader = query->ExportTrace(&context, request);
+    v1::TraceChunk chunk;
+    while (reader->Read(&chunk)) export_bytes += chunk.data().size();
+    Check(reader->Finish().ok(), "export failed");
+  }
+  const double export_rate = spans / Seconds(start);
+  printf("export: %.0f spans/s, %.1f JSON bytes per span\n", export_rate,
+         double(export_bytes) / spans);
+  query.reset();
+  (*collector)->Shutdown();
+  collector->reset();
+
+  sqlite3* handle;
+  sqlite3_open(db.c_str(), &handle);
+  sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE);", nullptr, nullptr,
+               nullptr);
+  sqlite3_close(handle);
+  auto store = Store::Open(db);
+  Check(store.ok(), "reopen");
+  const double bytes_per_span = double(*(*store)->FileBytes()) / spans;
+  printf("store: %.1f bytes per span on disk, indexes included\n",
+         bytes_per_span);
+
+  printf("{\"spans\":%lld,\"e2e_spans_per_s\":%.0f,\"sqlite_spans_per_s\":%.0f,"
+         "\"ratio\":%.3f,\"bytes_per_span\":%.1f,\"export_spans_per_s\":%.0f}\n",
+         static_cast<long long>(spans), e2e_rate, sqlite_rate,
+         e2e_rate / sqlite_rate, bytes_per_span, export_rate);
+  RemoveStore(db);
+  RemoveStore(dir + "/meridian-bench-sqlite.db");
+  return 0;
+}
+
+}  // namespace
+}  // namespace meridian
+
+int main(int argc, char** argv) { return meridian::Main(argc, argv); }
