@@ -11,7 +11,8 @@
 
 namespace {
 
-constexpr char kUsage[] = R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
+constexpr char kUsage[] =
+    R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
 
 Sends a synthetic training job: N ranks (default 4) on M nodes (default 2),
@@ -62,8 +63,8 @@ int main(int argc, char** argv) {
   std::vector<std::thread> agents;
   for (int node = 0; node < job.nodes; ++node) {
     agents.emplace_back([&, node] {
-      meridian::IngestClient client(grpc::CreateChannel(
-          collector, grpc::InsecureChannelCredentials()));
+      meridian::IngestClient client(
+          grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
       std::vector<meridian::v1::Batch> batches =
           meridian::SyntheticBatches(job, node);
       for (int pass = 0; pass < (resend ? 2 : 1); ++pass) {
@@ -92,12 +93,13 @@ int main(int argc, char** argv) {
     total.rejected += reports[node].rejected;
     total.spans_stored += reports[node].spans_stored;
   }
-  printf("job %s: %d ranks on %d nodes, %d steps: %lld batches stored "
-         "(%lld spans), %lld duplicates, %lld rejected\n",
-         job.job.c_str(), job.ranks, job.nodes, job.steps,
-         static_cast<long long>(total.stored),
-         static_cast<long long>(total.spans_stored),
-         static_cast<long long>(total.duplicate),
-         static_cast<long long>(total.rejected));
+  printf(
+      "job %s: %d ranks on %d nodes, %d steps: %lld batches stored "
+      "(%lld spans), %lld duplicates, %lld rejected\n",
+      job.job.c_str(), job.ranks, job.nodes, job.steps,
+      static_cast<long long>(total.stored),
+      static_cast<long long>(total.spans_stored),
+      static_cast<long long>(total.duplicate),
+      static_cast<long long>(total.rejected));
   return total.rejected == 0 ? 0 : 1;
 }

@@ -31,9 +31,9 @@ std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node) {
   for (int rank = 0; rank < job.ranks; ++rank) {
     if (SyntheticNodeOf(job, rank) != node) continue;
     if (first_rank_on_node < 0) first_rank_on_node = rank;
-    int process = builder.DeclareProcess(
-        {job.job, absl::StrCat("node-", node), rank, rank - first_rank_on_node,
-         10000 + rank});
+    int process =
+        builder.DeclareProcess({job.job, absl::StrCat("node-", node), rank,
+                                rank - first_rank_on_node, 10000 + rank});
     int main = builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
                                     20000 + rank, "main");
     auto collective = [&](v1::Span* span, int64_t bytes, uint64_t seq) {
@@ -55,14 +55,12 @@ std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node) {
       phase("step", t, 9 * kMs)->set_step(s);
       phase("forward", t, 3 * kMs)->set_step(s);
       phase("backward", t + 3 * kMs, 4 * kMs)->set_step(s);
-      v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI,
-                                        "MPI_Allreduce", t + 7 * kMs,
-                                        20 * kUs + rank * kUs);
+      v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
+                                        t + 7 * kMs, 20 * kUs + rank * kUs);
       collective(small, 8, 2 * s + 1);
       small->set_step(s);
-      v1::Span* large =
-          builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
-                          t + 7100 * kUs, kMs + rank * 10 * kUs);
+      v1::Span* large = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
+                                        t + 7100 * kUs, kMs + rank * 10 * kUs);
       collective(large, 4 << 20, 2 * s + 2);
       large->set_step(s);
       phase("optimizer", t + 8200 * kUs, 500 * kUs)->set_step(s);

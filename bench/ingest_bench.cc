@@ -14,8 +14,8 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,8 +81,8 @@ double SqliteSpansPerSecond(const std::vector<std::vector<v1::Batch>>& nodes,
   Check(Store::Open(path).ok(), "cannot create " + path);  // the schema
   sqlite3* db;
   Check(sqlite3_open(path.c_str(), &db) == SQLITE_OK, "open");
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
-               nullptr, nullptr, nullptr);
+  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nullptr,
+               nullptr, nullptr);
   sqlite3_stmt* insert;
   int rc = sqlite3_prepare_v2(
       db,
@@ -211,10 +211,11 @@ int Main(int argc, char** argv) {
   printf("store: %.1f bytes per span on disk, indexes included\n",
          bytes_per_span);
 
-  printf("{\"spans\":%lld,\"e2e_spans_per_s\":%.0f,\"sqlite_spans_per_s\":%.0f,"
-         "\"ratio\":%.3f,\"bytes_per_span\":%.1f,\"export_spans_per_s\":%.0f}\n",
-         static_cast<long long>(spans), e2e_rate, sqlite_rate,
-         e2e_rate / sqlite_rate, bytes_per_span, export_rate);
+  printf(
+      "{\"spans\":%lld,\"e2e_spans_per_s\":%.0f,\"sqlite_spans_per_s\":%.0f,"
+      "\"ratio\":%.3f,\"bytes_per_span\":%.1f,\"export_spans_per_s\":%.0f}\n",
+      static_cast<long long>(spans), e2e_rate, sqlite_rate,
+      e2e_rate / sqlite_rate, bytes_per_span, export_rate);
   RemoveStore(db);
   RemoveStore(dir + "/meridian-bench-sqlite.db");
   return 0;

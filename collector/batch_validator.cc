@@ -14,10 +14,9 @@ class Checker {
   explicit Checker(const v1::Batch& batch) : batch_(batch) {}
 
   absl::Status Fail(const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat("batch ", batch_.batch_seq(),
-                                                   " from agent \"",
-                                                   Printable(batch_.agent_id()),
-                                                   "\": ", what));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch ", batch_.batch_seq(), " from agent \"",
+                     Printable(batch_.agent_id()), "\": ", what));
   }
 
   bool ValidString(uint32_t index) const {
@@ -29,8 +28,9 @@ class Checker {
     std::string out;
     for (char c : s.substr(0, 80)) {
       if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') {
-        absl::StrAppend(&out, "\\x", absl::Hex(static_cast<unsigned char>(c),
-                                               absl::kZeroPad2));
+        absl::StrAppend(
+            &out, "\\x",
+            absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
       } else {
         out.push_back(c);
       }
@@ -43,13 +43,12 @@ class Checker {
   const v1::Batch& batch_;
 };
 
-absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch,
-                          int i) {
+absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch, int i) {
   const v1::Span& span = batch.spans(i);
   std::string where = absl::StrCat("span ", i);
   if (check.ValidString(span.name())) {
-    absl::StrAppend(&where, " (\"", Checker::Printable(batch.strings(span.name())),
-                    "\")");
+    absl::StrAppend(&where, " (\"",
+                    Checker::Printable(batch.strings(span.name())), "\")");
   }
   if (span.track() >= static_cast<uint32_t>(batch.tracks_size())) {
     return check.Fail(absl::StrCat(where, ": track index ", span.track(),
@@ -94,8 +93,8 @@ absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch,
     return check.Fail(absl::StrCat(where, ": ends after the year 2100"));
   }
   if (span.bytes() < 0) {
-    return check.Fail(absl::StrCat(where, ": bytes is ", span.bytes(),
-                                   "; must be >= 0"));
+    return check.Fail(
+        absl::StrCat(where, ": bytes is ", span.bytes(), "; must be >= 0"));
   }
   if (!std::isfinite(span.value())) {
     return check.Fail(absl::StrCat(where, ": value is not a finite number"));
@@ -103,12 +102,12 @@ absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch,
   for (int a = 0; a < span.args_size(); ++a) {
     const v1::Arg& arg = span.args(a);
     if (arg.value_case() == v1::Arg::kReal && !std::isfinite(arg.real())) {
-      return check.Fail(absl::StrCat(where, ": arg ", a,
-                                     " is not a finite number"));
+      return check.Fail(
+          absl::StrCat(where, ": arg ", a, " is not a finite number"));
     }
     if (!check.ValidString(arg.key()) || batch.strings(arg.key()).empty()) {
-      return check.Fail(absl::StrCat(where, ": arg ", a,
-                                     " has no valid key string"));
+      return check.Fail(
+          absl::StrCat(where, ": arg ", a, " has no valid key string"));
     }
     if (arg.value_case() == v1::Arg::kStr && !check.ValidString(arg.str())) {
       return check.Fail(absl::StrCat(where, ": arg ", a, " value index ",
@@ -136,10 +135,9 @@ absl::Status ValidateBatch(const v1::Batch& batch) {
   }
   for (int i = 0; i < batch.strings_size(); ++i) {
     if (batch.strings(i).size() > kMaxStringBytes) {
-      return check.Fail(absl::StrCat("string ", i, " is ",
-                                     batch.strings(i).size(),
-                                     " bytes; at most ", kMaxStringBytes,
-                                     " are allowed"));
+      return check.Fail(
+          absl::StrCat("string ", i, " is ", batch.strings(i).size(),
+                       " bytes; at most ", kMaxStringBytes, " are allowed"));
     }
   }
   for (int i = 0; i < batch.processes_size(); ++i) {
@@ -156,7 +154,8 @@ absl::Status ValidateBatch(const v1::Batch& batch) {
     const v1::Track& t = batch.tracks(i);
     if (t.process() >= static_cast<uint32_t>(batch.processes_size())) {
       return check.Fail(absl::StrCat("track ", i, ": process index ",
-                                     t.process(), " is out of range; the batch has ",
+                                     t.process(),
+                                     " is out of range; the batch has ",
                                      batch.processes_size(), " processes"));
     }
     if (!check.ValidString(t.name())) {

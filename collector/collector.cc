@@ -31,9 +31,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   collector->server_ = builder.BuildAndStart();
   if (!collector->server_ || collector->port_ == 0) {
     collector->writer_->Shutdown();
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen,
-        " (in use, or not an address of this machine?)"));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen,
+                     " (in use, or not an address of this machine?)"));
   }
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   collector->address_ = absl::StrCat(host, ":", collector->port_);

@@ -13,7 +13,8 @@
 
 namespace {
 
-constexpr char kUsage[] = R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
+constexpr char kUsage[] =
+    R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
@@ -27,10 +28,12 @@ SIGTERM or SIGINT: finish what is in flight, commit it, and exit 0.
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
-  auto line = meridian::CommandLine::Parse(args, 1, {"listen", "db", "sync"},
-                                           {"help"});
+  auto line =
+      meridian::CommandLine::Parse(args, 1, {"listen", "db", "sync"}, {"help"});
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
-    if (!line.ok()) fprintf(stderr, "meridian-collector: %s\n", std::string(line.status().message()).c_str());
+    if (!line.ok())
+      fprintf(stderr, "meridian-collector: %s\n",
+              std::string(line.status().message()).c_str());
     fputs(kUsage, line.ok() && line->Has("help") ? stdout : stderr);
     return line.ok() && line->Has("help") ? 0 : 2;
   }
@@ -39,7 +42,8 @@ int main(int argc, char** argv) {
   options.db_path = line->Get("db", options.db_path);
   std::string sync = line->Get("sync", "full");
   if (sync != "full" && sync != "normal") {
-    fprintf(stderr, "meridian-collector: --sync is full or normal, not \"%s\"\n",
+    fprintf(stderr,
+            "meridian-collector: --sync is full or normal, not \"%s\"\n",
             sync.c_str());
     return 2;
   }
@@ -73,8 +77,9 @@ int main(int argc, char** argv) {
                signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   (*collector)->Shutdown();
   const meridian::IngestCounters& c = (*collector)->counters();
-  spdlog::info("stopped: {} batches stored ({} spans), {} duplicate, {} rejected",
-               c.batches_stored.load(), c.spans_stored.load(),
-               c.batches_duplicate.load(), c.batches_rejected.load());
+  spdlog::info(
+      "stopped: {} batches stored ({} spans), {} duplicate, {} rejected",
+      c.batches_stored.load(), c.spans_stored.load(),
+      c.batches_duplicate.load(), c.batches_rejected.load());
   return 0;
 }

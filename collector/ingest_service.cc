@@ -75,15 +75,16 @@ grpc::Status IngestService::Stream(
     absl::Status valid = ValidateBatch(*batch);
     if (!valid.ok()) {
       counters_.batches_rejected++;
-      spdlog::warn("rejected a batch from {}: {}", peer, std::string(valid.message()));
+      spdlog::warn("rejected a batch from {}: {}", peer,
+                   std::string(valid.message()));
       absl::MutexLock lock(&state->mu);
       pending->ack.set_result(v1::Ack::RESULT_REJECTED);
       pending->ack.set_error(std::string(valid.message()));
       pending->ready = true;
       continue;
     }
-    writer_->Submit(batch, [this, state, pending](
-                               absl::StatusOr<BatchWriteResult> result) {
+    writer_->Submit(batch, [this, state,
+                            pending](absl::StatusOr<BatchWriteResult> result) {
       if (result.ok()) {
         if (result->duplicate) {
           counters_.batches_duplicate++;
@@ -92,7 +93,8 @@ grpc::Status IngestService::Stream(
           counters_.spans_stored += result->spans_stored;
         }
       } else {
-        spdlog::error("storing a batch failed: {}", std::string(result.status().message()));
+        spdlog::error("storing a batch failed: {}",
+                      std::string(result.status().message()));
       }
       absl::MutexLock lock(&state->mu);
       if (result.ok()) {

@@ -117,7 +117,7 @@ class Store::Statement {
   absl::string_view Blob(int col) const {
     const void* p = sqlite3_column_blob(stmt_, col);
     return p ? absl::string_view(static_cast<const char*>(p),
-                                sqlite3_column_bytes(stmt_, col))
+                                 sqlite3_column_bytes(stmt_, col))
              : absl::string_view();
   }
 
@@ -150,8 +150,8 @@ Store::~Store() {
 }
 
 absl::Status Store::Fail(const char* what) const {
-  return absl::InternalError(absl::StrCat(what, " in store ", path_, ": ",
-                                          sqlite3_errmsg(db_)));
+  return absl::InternalError(
+      absl::StrCat(what, " in store ", path_, ": ", sqlite3_errmsg(db_)));
 }
 
 absl::Status Store::Exec(const char* sql) {
@@ -194,11 +194,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   // Waits rather than fails while another connection holds a lock briefly.
   sqlite3_busy_timeout(db, 10000);
   if (!options.read_only) {
-    absl::Status status = store->Exec(options.full_sync
-                                          ? "PRAGMA journal_mode=WAL;"
-                                            "PRAGMA synchronous=FULL;"
-                                          : "PRAGMA journal_mode=WAL;"
-                                            "PRAGMA synchronous=NORMAL;");
+    absl::Status status =
+        store->Exec(options.full_sync ? "PRAGMA journal_mode=WAL;"
+                                        "PRAGMA synchronous=FULL;"
+                                      : "PRAGMA journal_mode=WAL;"
+                                        "PRAGMA synchronous=NORMAL;");
     if (!status.ok()) {
       return absl::FailedPreconditionError(absl::StrCat(
           status.message(), " (is it a Meridian store, SQLite 3?)"));
@@ -213,10 +213,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       return status;
     }
   }
-  auto version = store->Prepare("SELECT value FROM meta WHERE key='schema_version'");
+  auto version =
+      store->Prepare("SELECT value FROM meta WHERE key='schema_version'");
   if (!version.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " is not a Meridian store: ", version.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " is not a Meridian store: ", version.status().message()));
   }
   int rc = (*version)->Step();
   int64_t found = rc == SQLITE_ROW ? (*version)->Int(0) : -1;
@@ -309,8 +310,8 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
   const v1::ClockModel& clock = batch.clock();
   if (clock.reference_ns() != 0 || clock.offset_ns() != 0 ||
       clock.drift_ppb() != 0 || clock.uncertainty_ns() != 0) {
-    auto insert = Prepare(
-        "INSERT INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    auto insert =
+        Prepare("INSERT INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     if (!insert.ok()) return insert.status();
     rc = (*insert)
              ->Bind(1, batch.agent_id())
@@ -601,10 +602,10 @@ absl::StatusOr<JobCatalog> Store::LoadCatalog(const std::string& job_name) {
   (*processes)->Bind(1, catalog.job.id);
   int rc;
   while ((rc = (*processes)->Step()) == SQLITE_ROW) {
-    catalog.processes.push_back(
-        {(*processes)->Int(0), (*processes)->Text(1),
-         static_cast<int32_t>((*processes)->Int(2)),
-         static_cast<int32_t>((*processes)->Int(3)), (*processes)->Int(4)});
+    catalog.processes.push_back({(*processes)->Int(0), (*processes)->Text(1),
+                                 static_cast<int32_t>((*processes)->Int(2)),
+                                 static_cast<int32_t>((*processes)->Int(3)),
+                                 (*processes)->Int(4)});
   }
   (*processes)->Reset();
   if (rc != SQLITE_DONE) return Fail("reading processes failed");
@@ -616,10 +617,9 @@ absl::StatusOr<JobCatalog> Store::LoadCatalog(const std::string& job_name) {
   if (!tracks.ok()) return tracks.status();
   (*tracks)->Bind(1, catalog.job.id);
   while ((rc = (*tracks)->Step()) == SQLITE_ROW) {
-    catalog.tracks.push_back(
-        {(*tracks)->Int(0), (*tracks)->Int(1),
-         static_cast<v1::TrackKind>((*tracks)->Int(2)), (*tracks)->Int(3),
-         (*tracks)->Text(4)});
+    catalog.tracks.push_back({(*tracks)->Int(0), (*tracks)->Int(1),
+                              static_cast<v1::TrackKind>((*tracks)->Int(2)),
+                              (*tracks)->Int(3), (*tracks)->Text(4)});
   }
   (*tracks)->Reset();
   if (rc != SQLITE_DONE) return Fail("reading tracks failed");
@@ -654,8 +654,10 @@ absl::Status Store::Scan(const JobInfo& job, const ScanRange& range,
   }
   if (range.to_ns) hi = base + *range.to_ns;
   const bool by_step = range.first_step || range.last_step;
-  int64_t first_step = range.first_step.value_or(std::numeric_limits<int64_t>::min());
-  int64_t last_step = range.last_step.value_or(std::numeric_limits<int64_t>::max());
+  int64_t first_step =
+      range.first_step.value_or(std::numeric_limits<int64_t>::min());
+  int64_t last_step =
+      range.last_step.value_or(std::numeric_limits<int64_t>::max());
 
   // A scan gets its own statement: it may run while the caller uses others.
   sqlite3_stmt* raw = nullptr;
@@ -679,18 +681,18 @@ absl::Status Store::Scan(const JobInfo& job, const ScanRange& range,
     span.track_id = stmt.Int(2);
     span.op_id = stmt.Int(3);
     span.bytes = stmt.Int(4);
-    span.peer = stmt.IsNull(5) ? std::nullopt
-                               : std::optional<int32_t>(stmt.Int(5));
-    span.tag = stmt.IsNull(6) ? std::nullopt
-                              : std::optional<int32_t>(stmt.Int(6));
+    span.peer =
+        stmt.IsNull(5) ? std::nullopt : std::optional<int32_t>(stmt.Int(5));
+    span.tag =
+        stmt.IsNull(6) ? std::nullopt : std::optional<int32_t>(stmt.Int(6));
     span.comm = static_cast<uint64_t>(stmt.Int(7));
     span.comm_size = static_cast<uint32_t>(stmt.Int(8));
-    span.seq = stmt.IsNull(9) ? std::nullopt
-                              : std::optional<uint64_t>(stmt.Int(9));
-    span.step = stmt.IsNull(10) ? std::nullopt
-                                : std::optional<int64_t>(stmt.Int(10));
-    span.partition = stmt.IsNull(11) ? std::nullopt
-                                     : std::optional<int32_t>(stmt.Int(11));
+    span.seq =
+        stmt.IsNull(9) ? std::nullopt : std::optional<uint64_t>(stmt.Int(9));
+    span.step =
+        stmt.IsNull(10) ? std::nullopt : std::optional<int64_t>(stmt.Int(10));
+    span.partition =
+        stmt.IsNull(11) ? std::nullopt : std::optional<int32_t>(stmt.Int(11));
     span.correlation = static_cast<uint64_t>(stmt.Int(12));
     span.kind = static_cast<v1::SpanKind>(stmt.Int(13));
     span.value = stmt.IsNull(14) ? 0 : stmt.Real(14);

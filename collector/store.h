@@ -53,14 +53,14 @@ struct StoreOptions {
 
 // The outcome of one batch in Store::Write.
 struct BatchWriteResult {
-  bool duplicate = false;   // stored before; nothing was written now
+  bool duplicate = false;  // stored before; nothing was written now
   int64_t spans_stored = 0;
 };
 
 struct JobInfo {
   int64_t id = 0;
   std::string name;
-  int64_t epoch_ns = 0;   // stored span starts are relative to this
+  int64_t epoch_ns = 0;  // stored span starts are relative to this
   int64_t min_start_ns = 0;
   int64_t max_end_ns = 0;
   int64_t max_dur_ns = 0;  // longest span: bounds time-range scans
@@ -131,8 +131,8 @@ struct StoredSpan {
 // (ns since the job's epoch) and a step range. Other filters (ranks,
 // categories, names) are applied by the caller against the catalog.
 struct ScanRange {
-  std::optional<int64_t> from_ns;   // spans ending at or after
-  std::optional<int64_t> to_ns;     // spans starting before
+  std::optional<int64_t> from_ns;  // spans ending at or after
+  std::optional<int64_t> to_ns;    // spans starting before
   std::optional<int64_t> first_step;
   std::optional<int64_t> last_step;
 };

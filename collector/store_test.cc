@@ -16,9 +16,9 @@ constexpr int64_t kT = 1700000000000000000;
 const char kAwkward[] = "say \"hi\"\n'; DROP TABLE spans;--";
 
 std::string TempPath(const std::string& name) {
-  std::string path = std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR")
-                                                       : "/tmp") +
-                     "/" + name;
+  std::string path =
+      std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") +
+      "/" + name;
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
   }
@@ -32,8 +32,8 @@ std::vector<v1::Batch> TwoBatches() {
   int p1 = builder.DeclareProcess({"job-a", "host-1", 1, 0, 101});
   int t0 = builder.DeclareTrack(p0, v1::TRACK_KIND_THREAD, 1, "main");
   int t1 = builder.DeclareTrack(p1, v1::TRACK_KIND_GPU_STREAM, 7, "");
-  v1::Span* s = builder.AddSpan(t0, v1::CATEGORY_MPI, "MPI_Allreduce", kT + 50,
-                                1000);
+  v1::Span* s =
+      builder.AddSpan(t0, v1::CATEGORY_MPI, "MPI_Allreduce", kT + 50, 1000);
   s->set_bytes(8);
   s->set_comm(0xfedcba9876543210ULL);
   s->set_comm_size(2);
@@ -270,9 +270,9 @@ TEST(StoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
   EXPECT_EQ((*jobs)[0].spans, 1);
 
   // Once the fault is gone the same batches are stored, none as duplicate.
-  ASSERT_EQ(sqlite3_exec(other, "DROP TRIGGER fault;", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(other, "DROP TRIGGER fault;", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(other);
   auto retried = (*store)->Write({&fine, &batches[1], &poison});
   ASSERT_TRUE(retried.ok()) << retried.status();

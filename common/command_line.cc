@@ -73,8 +73,8 @@ absl::StatusOr<int64_t> CommandLine::GetInt(const std::string& name,
   if (!Has(name)) return fallback;
   int64_t value;
   if (!absl::SimpleAtoi(Get(name), &value)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", name, " wants an integer, not \"", Get(name), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " wants an integer, not \"", Get(name), "\""));
   }
   return value;
 }

@@ -6,10 +6,9 @@ namespace meridian {
 namespace {
 
 TEST(CommandLineTest, ParsesValuesSwitchesRepeatsAndPositionals) {
-  auto line = CommandLine::Parse(
-      {"meridian", "export", "--job", "a", "--job=b", "-o", "--json", "x",
-       "--", "--not-a-flag"},
-      1, {"job"}, {"json"});
+  auto line = CommandLine::Parse({"meridian", "export", "--job", "a", "--job=b",
+                                  "-o", "--json", "x", "--", "--not-a-flag"},
+                                 1, {"job"}, {"json"});
   ASSERT_TRUE(line.ok()) << line.status();
   EXPECT_EQ(line->Get("job"), "b");
   EXPECT_EQ(line->GetAll("job"), (std::vector<std::string>{"a", "b"}));
@@ -24,10 +23,9 @@ TEST(CommandLineTest, RejectsUnknownFlagsAndMissingValues) {
   EXPECT_EQ(
       CommandLine::Parse({"x", "--job"}, 1, {"job"}, {}).status().message(),
       "--job needs a value");
-  EXPECT_EQ(CommandLine::Parse({"x", "--json=1"}, 1, {}, {"json"})
-                .status()
-                .message(),
-            "--json takes no value");
+  EXPECT_EQ(
+      CommandLine::Parse({"x", "--json=1"}, 1, {}, {"json"}).status().message(),
+      "--json takes no value");
 }
 
 TEST(CommandLineTest, GetIntNamesTheFlag) {

@@ -37,8 +37,8 @@ absl::StatusOr<v1::Category> ParseCategory(absl::string_view name) {
     if (entry.name == name) return entry.category;
     absl::StrAppend(&known, known.empty() ? "" : ", ", entry.name);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown category \"", name, "\"; categories are: ", known));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown category \"", name, "\"; categories are: ", known));
 }
 
 bool IsCommunication(v1::Category category) {

@@ -3,9 +3,8 @@
 #ifndef MERIDIAN_QUERY_CATEGORY_H_
 #define MERIDIAN_QUERY_CATEGORY_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {

@@ -47,9 +47,9 @@ void ChromeTraceWriter::Begin() {
     process_by_id[p.id] = &p;
     if (!selection_.SelectsProcess(p.id)) continue;
     int64_t pid = PidOf(p);
-    std::string name =
-        p.rank >= 0 ? absl::StrCat("rank ", p.rank, " (", p.node, ")")
-                    : absl::StrCat("pid ", p.pid, " (", p.node, ")");
+    std::string name = p.rank >= 0
+                           ? absl::StrCat("rank ", p.rank, " (", p.node, ")")
+                           : absl::StrCat("pid ", p.pid, " (", p.node, ")");
     absl::StrAppend(&buffer_, first_event_ ? "" : ",\n",
                     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
                     ",\"args\":{\"name\":");
@@ -130,7 +130,8 @@ void ChromeTraceWriter::Add(const StoredSpan& span) {
   if (span.tag) field("tag"), absl::StrAppend(&buffer_, *span.tag);
   if (span.comm != 0) {
     // 64-bit ids do not fit a JSON number's exact range: hex strings.
-    field("comm"), absl::StrAppend(&buffer_, "\"0x", absl::Hex(span.comm), "\"");
+    field("comm"),
+        absl::StrAppend(&buffer_, "\"0x", absl::Hex(span.comm), "\"");
     field("comm_size"), absl::StrAppend(&buffer_, span.comm_size);
   }
   if (span.seq) field("seq"), absl::StrAppend(&buffer_, *span.seq);

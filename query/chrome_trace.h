@@ -24,9 +24,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "collector/store.h"
 #include "query/span_selection.h"
 

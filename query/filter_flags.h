@@ -13,10 +13,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/command_line.h"
 #include "meridian/v1/query.pb.h"
 

@@ -18,9 +18,9 @@ TEST(FilterFlagsTest, ParsesEveryFilter) {
                         "--to", "2", "--steps", "3:5"});
   ASSERT_TRUE(filter.ok()) << filter.status();
   EXPECT_EQ(filter->job(), "j");
-  EXPECT_EQ(std::vector<int32_t>(filter->ranks().begin(),
-                                 filter->ranks().end()),
-            (std::vector<int32_t>{0, 2, 3, 4}));
+  EXPECT_EQ(
+      std::vector<int32_t>(filter->ranks().begin(), filter->ranks().end()),
+      (std::vector<int32_t>{0, 2, 3, 4}));
   ASSERT_EQ(filter->categories_size(), 2);
   EXPECT_EQ(filter->categories(0), v1::CATEGORY_MPI);
   EXPECT_EQ(filter->categories(1), v1::CATEGORY_USER);

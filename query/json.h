@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace meridian {

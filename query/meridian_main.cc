@@ -16,7 +16,8 @@
 
 namespace {
 
-constexpr char kUsage[] = R"(usage: meridian [--collector HOST:PORT] COMMAND [flags]
+constexpr char kUsage[] =
+    R"(usage: meridian [--collector HOST:PORT] COMMAND [flags]
 
 Commands:
   jobs                      the jobs stored: ranks, nodes, spans, time range
@@ -44,8 +45,7 @@ int RpcFailed(const char* what, const grpc::Status& status,
             "meridian-collector running there? (--collector HOST:PORT)\n",
             what, collector.c_str(), status.error_message().c_str());
   } else {
-    fprintf(stderr, "meridian: %s: %s\n", what,
-            status.error_message().c_str());
+    fprintf(stderr, "meridian: %s: %s\n", what, status.error_message().c_str());
   }
   return 1;
 }
@@ -113,9 +113,10 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
             partial.c_str(), output.c_str());
     return 1;
   }
-  printf("wrote %s (%lld bytes): the merged trace of job %s; open it in "
-         "https://ui.perfetto.dev or chrome://tracing\n",
-         output.c_str(), static_cast<long long>(bytes), filter.job().c_str());
+  printf(
+      "wrote %s (%lld bytes): the merged trace of job %s; open it in "
+      "https://ui.perfetto.dev or chrome://tracing\n",
+      output.c_str(), static_cast<long long>(bytes), filter.job().c_str());
   return 0;
 }
 
@@ -127,7 +128,8 @@ int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
   meridian::v1::StatsReply reply;
   grpc::Status status = stub.GetStats(&context, request, &reply);
   if (!status.ok()) return RpcFailed("stats", status, collector);
-  std::string out = json ? meridian::StatsJson(reply) : meridian::StatsText(reply);
+  std::string out =
+      json ? meridian::StatsJson(reply) : meridian::StatsText(reply);
   fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
@@ -164,7 +166,8 @@ int main(int argc, char** argv) {
     return Usage(absl::StrCat("unknown command \"", command, "\""));
   }
   if (!line->Has("job")) {
-    return Usage(absl::StrCat(command, " needs --job J (`meridian jobs` lists them)"));
+    return Usage(
+        absl::StrCat(command, " needs --job J (`meridian jobs` lists them)"));
   }
   auto filter = meridian::ParseFilter(*line);
   if (!filter.ok()) return Usage(std::string(filter.status().message()));

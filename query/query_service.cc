@@ -73,19 +73,18 @@ grpc::Status QueryService::ExportTrace(
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
   v1::TraceChunk chunk;
-  ChromeTraceWriter trace(query->catalog, *query->selection,
-                          [&](absl::string_view data) {
-                            chunk.set_data(data.data(), data.size());
-                            return !context->IsCancelled() &&
-                                   writer->Write(chunk);
-                          });
-  trace.Begin();
-  absl::Status status = query->store->Scan(
-      query->catalog.job, ScanRangeOf(request->filter()),
-      [&](const StoredSpan& span) {
-        if (query->selection->Selects(span)) trace.Add(span);
-        return trace.ok();
+  ChromeTraceWriter trace(
+      query->catalog, *query->selection, [&](absl::string_view data) {
+        chunk.set_data(data.data(), data.size());
+        return !context->IsCancelled() && writer->Write(chunk);
       });
+  trace.Begin();
+  absl::Status status =
+      query->store->Scan(query->catalog.job, ScanRangeOf(request->filter()),
+                         [&](const StoredSpan& span) {
+                           if (query->selection->Selects(span)) trace.Add(span);
+                           return trace.ok();
+                         });
   if (!status.ok()) return ToGrpc(status);
   if (!trace.End()) {
     return grpc::Status(grpc::StatusCode::CANCELLED,
@@ -100,12 +99,12 @@ grpc::Status QueryService::GetStats(grpc::ServerContext*,
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
   StatsBuilder stats(query->catalog, *query->selection);
-  absl::Status status = query->store->Scan(
-      query->catalog.job, ScanRangeOf(request->filter()),
-      [&](const StoredSpan& span) {
-        if (query->selection->Selects(span)) stats.Add(span);
-        return true;
-      });
+  absl::Status status =
+      query->store->Scan(query->catalog.job, ScanRangeOf(request->filter()),
+                         [&](const StoredSpan& span) {
+                           if (query->selection->Selects(span)) stats.Add(span);
+                           return true;
+                         });
   if (!status.ok()) return ToGrpc(status);
   *reply = stats.Finish();
   return grpc::Status::OK;

@@ -10,14 +10,15 @@ absl::StatusOr<SpanSelection> SpanSelection::Make(
     const JobCatalog& catalog, const v1::SpanFilter& filter) {
   if (filter.has_first_step() && filter.has_last_step() &&
       filter.first_step() > filter.last_step()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("step range ", filter.first_step(), ":",
-                     filter.last_step(), " is empty; write FIRST:LAST with "
-                     "FIRST <= LAST"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step range ", filter.first_step(), ":", filter.last_step(),
+        " is empty; write FIRST:LAST with "
+        "FIRST <= LAST"));
   }
   if (filter.has_from_ns() && filter.has_to_ns() &&
       filter.from_ns() > filter.to_ns()) {
-    return absl::InvalidArgumentError("time range is empty: --from is after --to");
+    return absl::InvalidArgumentError(
+        "time range is empty: --from is after --to");
   }
   absl::flat_hash_set<v1::Category> categories;
   for (int c : filter.categories()) {

@@ -44,7 +44,8 @@ void StatsBuilder::Add(const StoredSpan& span) {
 v1::StatsReply StatsBuilder::Finish() const {
   v1::StatsReply reply;
   reply.set_job(catalog_.job.name);
-  reply.set_elapsed_ns(last_end_ >= first_start_ ? last_end_ - first_start_ : 0);
+  reply.set_elapsed_ns(last_end_ >= first_start_ ? last_end_ - first_start_
+                                                 : 0);
 
   std::vector<std::pair<int64_t, Sums>> ops(op_sums_.begin(), op_sums_.end());
   std::sort(ops.begin(), ops.end(), [this](const auto& a, const auto& b) {
@@ -77,8 +78,9 @@ v1::StatsReply StatsBuilder::Finish() const {
     out->set_host(sums.host);
     out->set_calls(sums.calls);
     out->set_comm_ns(sums.comm_ns);
-    out->set_elapsed_ns(
-        sums.last_end >= sums.first_start ? sums.last_end - sums.first_start : 0);
+    out->set_elapsed_ns(sums.last_end >= sums.first_start
+                            ? sums.last_end - sums.first_start
+                            : 0);
     by_comm.push_back({sums.comm_ns, rank});
   }
   if (!by_comm.empty()) {
@@ -86,8 +88,9 @@ v1::StatsReply StatsBuilder::Finish() const {
     reply.set_min_comm_rank(by_comm.front().second);
     reply.set_median_comm_rank(by_comm[(by_comm.size() - 1) / 2].second);
     // The maximum: the highest time, the lowest rank among equals.
-    auto max = std::lower_bound(by_comm.begin(), by_comm.end(),
-                                std::make_pair(by_comm.back().first, INT32_MIN));
+    auto max =
+        std::lower_bound(by_comm.begin(), by_comm.end(),
+                         std::make_pair(by_comm.back().first, INT32_MIN));
     reply.set_max_comm_rank(max->second);
   }
   return reply;

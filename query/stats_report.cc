@@ -16,10 +16,10 @@ double AvgBytes(int64_t bytes, int64_t calls) {
 
 std::string BucketLabel(int log2) {
   if (log2 < 0) return "0";
-  return absl::StrCat("[", int64_t{1} << log2, ", ",
-                      log2 >= 62 ? std::string("2^63")
-                                 : absl::StrCat(int64_t{1} << (log2 + 1)),
-                      ")");
+  return absl::StrCat(
+      "[", int64_t{1} << log2, ", ",
+      log2 >= 62 ? std::string("2^63") : absl::StrCat(int64_t{1} << (log2 + 1)),
+      ")");
 }
 
 }  // namespace
@@ -38,13 +38,12 @@ std::string StatsText(const v1::StatsReply& stats) {
   }
   out += "\nMessage size distributions:\n";
   for (const v1::OpStats& op : stats.ops()) {
-    absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", op.name(),
-                          "#calls", "avg. bytes", "time(sec)");
+    absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", op.name(), "#calls",
+                          "avg. bytes", "time(sec)");
     for (const v1::SizeBucket& b : op.buckets()) {
-      absl::StrAppendFormat(&out, "  %-26s %12d %16.1f %12.6f\n",
-                            BucketLabel(b.log2()), b.calls(),
-                            AvgBytes(b.bytes(), b.calls()),
-                            Seconds(b.dur_ns()));
+      absl::StrAppendFormat(
+          &out, "  %-26s %12d %16.1f %12.6f\n", BucketLabel(b.log2()),
+          b.calls(), AvgBytes(b.bytes(), b.calls()), Seconds(b.dur_ns()));
     }
   }
   out += "\nCommunication per rank:\n";
@@ -100,8 +99,9 @@ std::string StatsJson(const v1::StatsReply& stats) {
     const v1::RankStats& r = stats.ranks(i);
     absl::StrAppend(&out, i ? "," : "", "{\"rank\":", r.rank(), ",\"host\":");
     AppendJsonString(&out, r.host());
-    absl::StrAppend(&out, ",\"calls\":", r.calls(), ",\"comm_ns\":",
-                    r.comm_ns(), ",\"elapsed_ns\":", r.elapsed_ns(), "}");
+    absl::StrAppend(&out, ",\"calls\":", r.calls(),
+                    ",\"comm_ns\":", r.comm_ns(),
+                    ",\"elapsed_ns\":", r.elapsed_ns(), "}");
   }
   absl::StrAppend(&out, "],\"min_comm_rank\":", stats.min_comm_rank(),
                   ",\"median_comm_rank\":", stats.median_comm_rank(),

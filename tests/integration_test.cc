@@ -161,7 +161,8 @@ TEST_F(IntegrationTest, ConcurrentAgentsResendsStatsAndExportAreExact) {
       EXPECT_EQ(stats.ranks(r).rank(), r);
       EXPECT_EQ(stats.ranks(r).host(), "node-" + std::to_string(r / 2));
       EXPECT_EQ(stats.ranks(r).calls(), 41);
-      EXPECT_EQ(stats.ranks(r).comm_ns(), 20 * (1020 + 11 * r) * kUs + 100 * kUs);
+      EXPECT_EQ(stats.ranks(r).comm_ns(),
+                20 * (1020 + 11 * r) * kUs + 100 * kUs);
       EXPECT_EQ(stats.ranks(r).elapsed_ns(), 200 * kMs);
     }
     EXPECT_EQ(stats.min_comm_rank(), 0);
@@ -200,8 +201,12 @@ TEST_F(IntegrationTest, ConcurrentAgentsResendsStatsAndExportAreExact) {
     EXPECT_EQ(first.at("name").string_value(), "MPI_Bcast");
     EXPECT_EQ(first.at("ts").number_value(), 0);
     EXPECT_EQ(first.at("dur").number_value(), 100);
-    EXPECT_EQ(trace.fields().at("otherData").struct_value().fields()
-                  .at("epoch_ns").number_value(),
+    EXPECT_EQ(trace.fields()
+                  .at("otherData")
+                  .struct_value()
+                  .fields()
+                  .at("epoch_ns")
+                  .number_value(),
               static_cast<double>(job.t0_ns - kMs));
   }
 
@@ -293,8 +298,8 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
     grpc::GenericStub generic(channel_);
     grpc::CompletionQueue cq;
     grpc::ClientContext raw_context;
-    auto call = generic.PrepareCall(&raw_context, "/meridian.v1.Ingest/Stream",
-                                    &cq);
+    auto call =
+        generic.PrepareCall(&raw_context, "/meridian.v1.Ingest/Stream", &cq);
     void* tag;
     bool ok;
     auto next = [&] { return cq.Next(&tag, &ok) && ok; };
@@ -312,7 +317,7 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
     grpc::Status status;
     call->Finish(&status, reinterpret_cast<void*>(5));
     cq.Next(&tag, &ok);
-      cq.Shutdown();
+    cq.Shutdown();
     while (cq.Next(&tag, &ok)) {
     }
   }
