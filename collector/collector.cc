@@ -23,6 +23,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
                            &collector->port_);
+  // gRPC shares ports (SO_REUSEPORT) by default: a second collector on the
+  // same port would silently take half the agents. Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(collector->ingest_.get());
@@ -30,7 +33,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   builder.RegisterService(collector->query_.get());
   collector->server_ = builder.BuildAndStart();
   if (!collector->server_ || collector->port_ == 0) {
-    collector->writer_->Shutdown();
+    collector->Shutdown();
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen,
                      " (in use, or not an address of this machine?)"));
@@ -45,9 +48,11 @@ Collector::~Collector() { Shutdown(); }
 void Collector::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    absl::ToChronoNanoseconds(grace));
-  server_->Wait();
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      absl::ToChronoNanoseconds(grace));
+    server_->Wait();
+  }
   writer_->Shutdown();
 }
 

@@ -271,6 +271,20 @@ absl::StatusOr<std::string> Store::LookupString(int64_t id) {
   return s;
 }
 
+absl::StatusOr<int64_t> Store::InsertReturningId(Statement* insert,
+                                                 const char* what,
+                                                 int64_t* second_column) {
+  if (insert->Step() != SQLITE_ROW) {
+    insert->Reset();
+    return Fail(what);
+  }
+  int64_t id = insert->Int(0);
+  if (second_column != nullptr) *second_column = insert->Int(1);
+  insert->Step();  // SQLITE_DONE: the statement has finished
+  insert->Reset();
+  return id;
+}
+
 absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
     absl::Span<const v1::Batch* const> batches) {
   std::vector<BatchWriteResult> results(batches.size());
@@ -360,13 +374,11 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
           .Bind(2, batch_min_start)
           .Bind(3, std::numeric_limits<int64_t>::max())
           .Bind(4, std::numeric_limits<int64_t>::min());
-      if ((*insert)->Step() != SQLITE_ROW) {
-        (*insert)->Reset();
-        return Fail("creating a job failed");
-      }
-      Caches::JobState state{(*insert)->Int(0), (*insert)->Int(1)};
-      (*insert)->Step();  // finishes the statement (SQLITE_DONE)
-      (*insert)->Reset();
+      Caches::JobState state;
+      auto id =
+          InsertReturningId(*insert, "creating a job failed", &state.epoch_ns);
+      if (!id.ok()) return id.status();
+      state.id = *id;
       job_it = caches_->jobs.emplace(job_name, state).first;
     }
     auto key = std::make_tuple(job_it->second.id, string_id[p.node()],
@@ -385,14 +397,9 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
           .Bind(3, std::get<2>(key))
           .Bind(4, std::get<3>(key))
           .Bind(5, std::get<4>(key));
-      if ((*insert)->Step() != SQLITE_ROW) {
-        (*insert)->Reset();
-        return Fail("storing a process failed");
-      }
-      int64_t id = (*insert)->Int(0);
-      (*insert)->Step();
-      (*insert)->Reset();
-      proc_it = caches_->processes.emplace(key, id).first;
+      auto id = InsertReturningId(*insert, "storing a process failed");
+      if (!id.ok()) return id.status();
+      proc_it = caches_->processes.emplace(key, *id).first;
     }
     process_ref[i] = {proc_it->second, job_it->second};
   }
@@ -415,14 +422,9 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
           .Bind(2, std::get<1>(key))
           .Bind(3, std::get<2>(key))
           .Bind(4, string_id[t.name()]);
-      if ((*insert)->Step() != SQLITE_ROW) {
-        (*insert)->Reset();
-        return Fail("storing a track failed");
-      }
-      int64_t id = (*insert)->Int(0);
-      (*insert)->Step();
-      (*insert)->Reset();
-      it = caches_->tracks.emplace(key, id).first;
+      auto id = InsertReturningId(*insert, "storing a track failed");
+      if (!id.ok()) return id.status();
+      it = caches_->tracks.emplace(key, *id).first;
     }
     track_id[i] = it->second;
   }
@@ -456,14 +458,9 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
           "ON CONFLICT DO UPDATE SET name=name RETURNING id");
       if (!insert.ok()) return insert.status();
       (*insert)->Bind(1, op_key.first).Bind(2, op_key.second);
-      if ((*insert)->Step() != SQLITE_ROW) {
-        (*insert)->Reset();
-        return Fail("storing an operation failed");
-      }
-      int64_t id = (*insert)->Int(0);
-      (*insert)->Step();
-      (*insert)->Reset();
-      op_it = caches_->ops.emplace(op_key, id).first;
+      auto id = InsertReturningId(*insert, "storing an operation failed");
+      if (!id.ok()) return id.status();
+      op_it = caches_->ops.emplace(op_key, *id).first;
     }
 
     args_blob.clear();

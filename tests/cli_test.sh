@@ -75,6 +75,15 @@ m export --job cli -o "$work/missing-dir/t.json" 2>"$work/err.txt"; rc=$?
 "$meridian_bin" --collector 127.0.0.1:1 jobs 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "unreachable collector: exit $rc"
 grep -qF 'cannot reach the collector at 127.0.0.1:1' "$work/err.txt" || fail "unreachable message"
+# A collector that cannot start says why and exits 1.
+"$collector_bin" --listen "$addr" --db "$work/other.db" 2>"$work/err.txt" </dev/null; rc=$?
+[ $rc -eq 1 ] || fail "port in use: exit $rc"
+grep -qF "cannot listen on $addr" "$work/err.txt" || fail "port in use message"
+"$collector_bin" --listen 127.0.0.1:0 --db "$work/no/such/dir/m.db" 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "bad store path: exit $rc"
+grep -qF "cannot open store $work/no/such/dir/m.db" "$work/err.txt" || fail "bad store message"
+"$collector_bin" --sync sometimes 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "bad --sync: exit $rc"
 set -e
 
 # SIGTERM: a clean exit, and the store is intact for the next collector.
