@@ -6,8 +6,6 @@
 #include <limits>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collector/args_blob.h"
@@ -543,6 +541,11 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
   }
   result->spans_stored = batch.spans_size();
   return absl::OkStatus();
+}
+
+absl::Status Store::BeginSnapshot() {
+  // A deferred transaction takes its snapshot at its first read.
+  return Exec("BEGIN; SELECT count(*) FROM meta;");
 }
 
 absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {

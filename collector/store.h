@@ -155,6 +155,12 @@ class Store {
   absl::StatusOr<std::vector<BatchWriteResult>> Write(
       absl::Span<const v1::Batch* const> batches);
 
+  // Starts a read transaction: from now until the Store is destroyed, every
+  // read sees the store as it is at this call, however much is committed
+  // meanwhile. A query calls it first, so that the catalog it loads knows
+  // every track and operation of the spans it then scans.
+  absl::Status BeginSnapshot();
+
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
 
   // NOT_FOUND, naming the job and the jobs that exist, if there is no such job.

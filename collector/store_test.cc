@@ -220,6 +220,31 @@ TEST(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
             "no job \"job-b\" in store " + path + "; jobs: job-a");
 }
 
+TEST(StoreTest, ASnapshotHidesWhatIsCommittedAfterIt) {
+  std::string path = TempPath("snapshot.db");
+  auto writer = Store::Open(path);
+  ASSERT_TRUE(writer.ok());
+  std::vector<v1::Batch> batches = TwoBatches();
+  ASSERT_TRUE((*writer)->Write({&batches[0]}).ok());
+
+  StoreOptions read_only;
+  read_only.read_only = true;
+  auto reader = Store::Open(path, read_only);
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE((*reader)->BeginSnapshot().ok());
+  auto catalog = (*reader)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok());
+  // A new track and new operations arrive after the catalog was loaded.
+  ASSERT_TRUE((*writer)->Write({&batches[1]}).ok());
+  std::vector<StoredSpan> spans = ScanAll(**reader, catalog->job);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].start_ns, kT + 50);
+  EXPECT_EQ(catalog->tracks.size(), 1u);
+  // A new reader sees everything.
+  auto later = Store::Open(path, read_only);
+  EXPECT_EQ((*later)->LoadCatalog("job-a")->job.spans, 3);
+}
+
 TEST(StoreTest, RefusesFilesThatAreNotMeridianStores) {
   std::string path = TempPath("garbage.db");
   {

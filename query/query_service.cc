@@ -35,6 +35,8 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
   auto store = Store::Open(db_path, options);
   if (!store.ok()) return store.status();
   query.store = std::move(*store);
+  absl::Status snapshot = query.store->BeginSnapshot();
+  if (!snapshot.ok()) return snapshot;
   auto catalog = query.store->LoadCatalog(filter.job());
   if (!catalog.ok()) return catalog.status();
   query.catalog = std::move(*catalog);
