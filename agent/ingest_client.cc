@@ -25,6 +25,41 @@ struct Window {
 
 }  // namespace
 
+void SendReport::Add(const SendReport& other) {
+  stored += other.stored;
+  duplicate += other.duplicate;
+  rejected += other.rejected;
+  spans_stored += other.spans_stored;
+  streams += other.streams;
+  rejections.insert(rejections.end(), other.rejections.begin(),
+                    other.rejections.end());
+}
+
+std::vector<absl::StatusOr<SendReport>> SendConcurrently(
+    const std::function<std::shared_ptr<grpc::Channel>()>& connect,
+    const std::vector<std::vector<v1::Batch>>& agents,
+    const std::vector<int>& passes) {
+  std::vector<absl::StatusOr<SendReport>> reports(agents.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < agents.size(); ++i) {
+    threads.emplace_back([&, i] {
+      IngestClient client(connect());
+      SendReport total;
+      for (int pass = 0; pass < (passes.empty() ? 1 : passes[i]); ++pass) {
+        auto report = client.SendAll(agents[i]);
+        if (!report.ok()) {
+          reports[i] = report.status();
+          return;
+        }
+        total.Add(*report);
+      }
+      reports[i] = std::move(total);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return reports;
+}
+
 IngestClient::IngestClient(std::shared_ptr<grpc::Channel> channel)
     : stub_(v1::Ingest::NewStub(channel)) {}
 

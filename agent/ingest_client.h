@@ -10,6 +10,7 @@
 #define MERIDIAN_AGENT_INGEST_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct SendReport {
   int64_t spans_stored = 0;
   int streams = 0;                      // streams opened (1 + reconnects)
   std::vector<std::string> rejections;  // the collector's reasons
+
+  // Adds `other`'s counts and reasons to this report.
+  void Add(const SendReport& other);
 };
 
 struct SendOptions {
@@ -44,6 +48,16 @@ class IngestClient {
  private:
   std::unique_ptr<v1::Ingest::Stub> stub_;
 };
+
+// Sends the batches of several agents at once, each on its own channel
+// (from `connect`) and stream, as the agents of several nodes do. Agent i
+// sends its batches passes[i] times (every pass after the first is a resend);
+// an empty `passes` means once each. Returns each agent's report (summed over
+// its passes) or its error, in agent order.
+std::vector<absl::StatusOr<SendReport>> SendConcurrently(
+    const std::function<std::shared_ptr<grpc::Channel>()>& connect,
+    const std::vector<std::vector<v1::Batch>>& agents,
+    const std::vector<int>& passes = {});
 
 }  // namespace meridian
 

@@ -2,7 +2,6 @@
 // a collector, one concurrent stream per node, as node agents would.
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agent/ingest_client.h"
@@ -58,40 +57,24 @@ int main(int argc, char** argv) {
   const std::string collector = line->Get("collector", "127.0.0.1:7070");
   const bool resend = line->Has("resend");
 
-  std::vector<meridian::SendReport> reports(job.nodes);
-  std::vector<std::string> errors(job.nodes);
-  std::vector<std::thread> agents;
+  std::vector<std::vector<meridian::v1::Batch>> batches_by_node;
   for (int node = 0; node < job.nodes; ++node) {
-    agents.emplace_back([&, node] {
-      meridian::IngestClient client(
-          grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
-      std::vector<meridian::v1::Batch> batches =
-          meridian::SyntheticBatches(job, node);
-      for (int pass = 0; pass < (resend ? 2 : 1); ++pass) {
-        auto report = client.SendAll(batches);
-        if (!report.ok()) {
-          errors[node] = std::string(report.status().message());
-          return;
-        }
-        reports[node].stored += report->stored;
-        reports[node].duplicate += report->duplicate;
-        reports[node].rejected += report->rejected;
-        reports[node].spans_stored += report->spans_stored;
-      }
-    });
+    batches_by_node.push_back(meridian::SyntheticBatches(job, node));
   }
-  for (std::thread& agent : agents) agent.join();
+  auto reports = meridian::SendConcurrently(
+      [&collector] {
+        return grpc::CreateChannel(collector,
+                                   grpc::InsecureChannelCredentials());
+      },
+      batches_by_node, std::vector<int>(job.nodes, resend ? 2 : 1));
   meridian::SendReport total;
   for (int node = 0; node < job.nodes; ++node) {
-    if (!errors[node].empty()) {
+    if (!reports[node].ok()) {
       fprintf(stderr, "meridian-synth: node-%d: %s\n", node,
-              errors[node].c_str());
+              std::string(reports[node].status().message()).c_str());
       return 1;
     }
-    total.stored += reports[node].stored;
-    total.duplicate += reports[node].duplicate;
-    total.rejected += reports[node].rejected;
-    total.spans_stored += reports[node].spans_stored;
+    total.Add(*reports[node]);
   }
   printf(
       "job %s: %d ranks on %d nodes, %d steps: %lld batches stored "

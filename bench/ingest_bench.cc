@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agent/ingest_client.h"
@@ -164,19 +163,18 @@ int Main(int argc, char** argv) {
   auto collector = Collector::Start(options);
   Check(collector.ok(), std::string(collector.status().message()));
   auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> agents;
-  std::vector<bool> ok(job.nodes, false);
-  for (int node = 0; node < job.nodes; ++node) {
-    agents.emplace_back([&, node] {
-      IngestClient client(grpc::CreateChannel(
-          (*collector)->address(), grpc::InsecureChannelCredentials()));
-      auto report = client.SendAll(nodes[node]);
-      ok[node] = report.ok() && report->stored == int64_t(nodes[node].size());
-    });
-  }
-  for (std::thread& agent : agents) agent.join();
+  auto reports = SendConcurrently(
+      [&] {
+        return grpc::CreateChannel((*collector)->address(),
+                                   grpc::InsecureChannelCredentials());
+      },
+      nodes);
   const double e2e_seconds = Seconds(start);
-  for (bool b : ok) Check(b, "an agent's batches were not all stored");
+  for (int node = 0; node < job.nodes; ++node) {
+    Check(reports[node].ok() &&
+              reports[node]->stored == int64_t(nodes[node].size()),
+          "an agent's batches were not all stored");
+  }
   const double e2e_rate = spans / e2e_seconds;
   printf("e2e: %.0f spans/s (%.2f s)\n", e2e_rate, e2e_seconds);
 

@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agent/batch_builder.h"
@@ -58,31 +57,21 @@ class IntegrationTest : public ::testing::Test {
   // Sends the synthetic job from one concurrent agent per node; the agent
   // of node `resender` sends every batch twice.
   void SendSyntheticJob(const SyntheticJob& job, int resender) {
-    std::vector<std::thread> agents;
-    std::vector<SendReport> reports(job.nodes);
-    std::vector<absl::Status> errors(job.nodes);
+    std::vector<std::vector<v1::Batch>> nodes;
+    std::vector<int> passes;
     for (int node = 0; node < job.nodes; ++node) {
-      agents.emplace_back([&, node] {
-        IngestClient client(Connect(collector_->address()));
-        std::vector<v1::Batch> batches = SyntheticBatches(job, node);
-        for (int pass = 0; pass < (node == resender ? 2 : 1); ++pass) {
-          auto report = client.SendAll(batches);
-          if (!report.ok()) {
-            errors[node] = report.status();
-            return;
-          }
-          reports[node].stored += report->stored;
-          reports[node].duplicate += report->duplicate;
-          reports[node].rejected += report->rejected;
-        }
-        EXPECT_EQ(reports[node].stored, static_cast<int64_t>(batches.size()));
-        EXPECT_EQ(reports[node].duplicate,
-                  node == resender ? static_cast<int64_t>(batches.size()) : 0);
-        EXPECT_EQ(reports[node].rejected, 0);
-      });
+      nodes.push_back(SyntheticBatches(job, node));
+      passes.push_back(node == resender ? 2 : 1);
     }
-    for (std::thread& agent : agents) agent.join();
-    for (const absl::Status& error : errors) ASSERT_TRUE(error.ok()) << error;
+    auto reports = SendConcurrently(
+        [this] { return Connect(collector_->address()); }, nodes, passes);
+    for (int node = 0; node < job.nodes; ++node) {
+      ASSERT_TRUE(reports[node].ok()) << reports[node].status();
+      const int64_t batches = nodes[node].size();
+      EXPECT_EQ(reports[node]->stored, batches);
+      EXPECT_EQ(reports[node]->duplicate, node == resender ? batches : 0);
+      EXPECT_EQ(reports[node]->rejected, 0);
+    }
   }
 
   grpc::Status Export(const v1::SpanFilter& filter, std::string* json) {
