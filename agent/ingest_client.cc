@@ -89,7 +89,10 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
       v1::Ack ack;
       while (stream->Read(&ack)) {
         absl::MutexLock lock(&window.mu);
-        if (window.in_flight.empty()) break;  // an ack for nothing
+        if (window.in_flight.empty()) {  // an ack for nothing: give up
+          context.TryCancel();           // this stream; unacked are resent
+          break;
+        }
         size_t i = window.in_flight.front();
         window.in_flight.pop_front();
         acked[i] = true;
