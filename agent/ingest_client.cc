@@ -107,6 +107,7 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
           default:
             ++report.rejected;
             report.rejections.push_back(ack.error());
+            report.rejected_batches.push_back(i);
         }
       }
       absl::MutexLock lock(&window.mu);

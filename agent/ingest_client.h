@@ -26,8 +26,9 @@ struct SendReport {
   int64_t duplicate = 0;
   int64_t rejected = 0;
   int64_t spans_stored = 0;
-  int streams = 0;                      // streams opened (1 + reconnects)
-  std::vector<std::string> rejections;  // the collector's reasons
+  int streams = 0;                       // streams opened (1 + reconnects)
+  std::vector<std::string> rejections;   // the collector's reasons
+  std::vector<size_t> rejected_batches;  // their indexes in the batches sent
 
   // Adds `other`'s counts and reasons to this report.
   void Add(const SendReport& other);

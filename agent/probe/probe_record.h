@@ -1,7 +1,9 @@
 // ProbeRecord: one event as the in-process probe records it, a fixed-size
 // plain struct written into shared memory (SpanRing) and turned into a
 // v1::Span by the node agent. Names are ids (interned once per process, never
-// per event); everything else is a number.
+// per event, see ProcessRegion); everything else is a number. Times are
+// CLOCK_MONOTONIC nanoseconds: the agent, on the same host, maps them to the
+// wall clock.
 //
 // Depends on nothing but the C++ standard library: it is compiled into
 // libmeridian_probe.so.
@@ -25,23 +27,25 @@ struct ProbeRecord {
 
   int64_t start_ns;
   int64_t dur_ns;
-  int64_t bytes;
+  int64_t bytes;  // for SPAN_KIND_COUNTER: the value's double bits
   uint64_t comm;
   uint64_t seq;
   int64_t step;
   uint64_t correlation;
-  uint32_t name;  // the process's string id
-  int32_t peer;   // world rank
+  uint32_t name;   // the process's string id
+  uint32_t queue;  // string id of a TRACK_KIND_QUEUE track; 0: the thread's
+  int32_t peer;    // world rank
   int32_t tag;
   uint32_t comm_size;
   int32_t partition;
   uint8_t category;  // v1::Category
   uint8_t kind;      // v1::SpanKind
   uint16_t flags;
+  uint32_t reserved;
 };
 
 static_assert(std::is_trivially_copyable_v<ProbeRecord>);
-static_assert(sizeof(ProbeRecord) == 80, "the shared-memory layout is ABI");
+static_assert(sizeof(ProbeRecord) == 88, "the shared-memory layout is ABI");
 
 }  // namespace meridian
 

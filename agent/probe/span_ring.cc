@@ -49,20 +49,32 @@ SpanRingReader::SpanRingReader(const void* memory, size_t bytes) {
   if (header_ == nullptr) return;
   records_ = reinterpret_cast<const ProbeRecord*>(header_ + 1);
   capacity_ = header_->capacity;
+  position_ = header_->tail.load(std::memory_order_acquire);
 }
 
-size_t SpanRingReader::Drain(ProbeRecord* out, size_t max) {
+size_t SpanRingReader::Read(ProbeRecord* out, size_t max) {
   const uint64_t tail = header_->tail.load(std::memory_order_relaxed);
   const uint64_t head = header_->head.load(std::memory_order_acquire);
-  // A producer that was corrupted cannot make us read past the ring.
-  uint64_t available = head - tail;
-  if (available > capacity_) available = capacity_;
+  // A corrupted producer cannot make us read past the ring or re-read slots
+  // it may already reuse.
+  if (position_ - tail > capacity_) position_ = tail;
+  uint64_t available = head - position_;
+  if (available > capacity_ - (position_ - tail)) {
+    available = capacity_ - (position_ - tail);
+  }
   size_t n = 0;
-  for (uint64_t i = tail; n < available && n < max; ++i) {
+  for (uint64_t i = position_; n < available && n < max; ++i) {
     out[n++] = records_[i & (capacity_ - 1)];
   }
-  header_->tail.store(tail + n, std::memory_order_release);
+  position_ += n;
   return n;
+}
+
+void SpanRingReader::SkipTo(uint64_t index) {
+  const uint64_t head = header_->head.load(std::memory_order_acquire);
+  if (index <= position_ || index > head) return;
+  position_ = index;
+  Commit();
 }
 
 }  // namespace meridian

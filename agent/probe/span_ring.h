@@ -92,12 +92,31 @@ class SpanRingWriter {
 class SpanRingReader {
  public:
   // As SpanRingWriter's constructor.
+  // The reader starts at the committed tail.
   SpanRingReader(const void* memory, size_t bytes);
   bool valid() const { return header_ != nullptr; }
 
   // Copies up to `max` unread records into `out`, oldest first, and frees
   // their slots. Returns how many were copied.
-  size_t Drain(ProbeRecord* out, size_t max);
+  size_t Drain(ProbeRecord* out, size_t max) {
+    const size_t n = Read(out, max);
+    Commit();
+    return n;
+  }
+
+  // Read copies like Drain but keeps the slots: the producer cannot reuse
+  // them until Commit(). The node agent commits only once what it read is
+  // safe on disk, so a reader that dies between Read and Commit loses
+  // nothing: the next reader starts again at the committed position.
+  size_t Read(ProbeRecord* out, size_t max);
+  void Commit() { header_->tail.store(position_, std::memory_order_release); }
+
+  // Index of the next record Read returns (records ever pushed before it).
+  uint64_t position() const { return position_; }
+  // Marks every record before `index` as read and committed (a reader that
+  // recovered them elsewhere); no effect if `index` is behind position() or
+  // ahead of what the producer published.
+  void SkipTo(uint64_t index);
 
   uint64_t dropped() const {
     return header_->dropped.load(std::memory_order_relaxed);
@@ -107,6 +126,7 @@ class SpanRingReader {
   RingHeader* header_ = nullptr;
   const ProbeRecord* records_ = nullptr;
   uint64_t capacity_ = 0;
+  uint64_t position_ = 0;  // next index to read; tail <= position_ <= head
 };
 
 }  // namespace meridian

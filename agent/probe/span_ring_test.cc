@@ -48,6 +48,49 @@ TEST(SpanRingTest, DeliversRecordsInOrder) {
   EXPECT_EQ(reader.Drain(out, 16), 0u);
 }
 
+// The agent's pattern: read, make it durable, then commit. A reader that
+// dies before committing leaves the records to the next reader.
+TEST(SpanRingTest, UncommittedReadsAreReadAgainByTheNextReader) {
+  Memory memory(4);
+  ASSERT_TRUE(InitSpanRing(memory.data, 4));
+  SpanRingWriter writer(memory.data, memory.bytes);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(writer.Push(Record(i)));
+  ProbeRecord out[4];
+  {
+    SpanRingReader reader(memory.data, memory.bytes);
+    ASSERT_EQ(reader.Read(out, 2), 2u);
+    reader.Commit();
+    ASSERT_EQ(reader.Read(out, 4), 2u);  // never committed
+    EXPECT_EQ(reader.position(), 4u);
+    EXPECT_TRUE(writer.Push(Record(4)));  // into a committed slot
+    EXPECT_TRUE(writer.Push(Record(5)));
+    EXPECT_FALSE(writer.Push(Record(6)));  // slots of 2 and 3 are still held
+  }
+  SpanRingReader next(memory.data, memory.bytes);
+  EXPECT_EQ(next.position(), 2u);
+  ASSERT_EQ(next.Read(out, 4), 4u);
+  EXPECT_EQ(out[0].start_ns, 2);
+  EXPECT_EQ(out[1].start_ns, 3);
+  EXPECT_EQ(out[3].start_ns, 5);
+}
+
+// After a restart the agent skips what its spool already holds.
+TEST(SpanRingTest, SkipToCommitsRecordsRecoveredElsewhere) {
+  Memory memory(8);
+  ASSERT_TRUE(InitSpanRing(memory.data, 8));
+  SpanRingWriter writer(memory.data, memory.bytes);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(writer.Push(Record(i)));
+  SpanRingReader reader(memory.data, memory.bytes);
+  reader.SkipTo(9);  // beyond what was pushed: ignored
+  EXPECT_EQ(reader.position(), 0u);
+  reader.SkipTo(3);
+  ProbeRecord out[8];
+  ASSERT_EQ(reader.Read(out, 8), 2u);
+  EXPECT_EQ(out[0].start_ns, 3);
+  reader.SkipTo(1);  // behind: ignored
+  EXPECT_EQ(reader.position(), 5u);
+}
+
 // The worked example of the header: capacity 4.
 TEST(SpanRingTest, AFullRingDropsAndCountsInsteadOfBlocking) {
   Memory memory(4);

@@ -1,0 +1,130 @@
+// meridian-agent: the node agent (one per node). See docs/agent.md.
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "agent/node_agent.h"
+#include "common/command_line.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: meridian-agent --collector HOST:PORT [--socket PATH] [--spool DIR]
+                      [--node NAME] [--spool-max-bytes N] [--drain-ms N]
+                      [--exit-when-idle]
+       meridian-agent --status [--socket PATH]
+
+Serves the traced processes of this node on a Unix socket, reads their
+records, spools them to disk and streams them to the collector.
+
+  --collector        the collector (default $MERIDIAN_COLLECTOR)
+  --socket           default $MERIDIAN_AGENT_SOCKET, else
+                     $XDG_RUNTIME_DIR/meridian/agent.sock, else
+                     /tmp/meridian-UID/agent.sock
+  --spool            batches not yet acknowledged (default $MERIDIAN_SPOOL,
+                     else the socket's directory + /spool)
+  --node             this node's name (default: the host name)
+  --spool-max-bytes  bound of the spool (default 1 GiB); beyond it new spans
+                     are dropped and counted
+  --drain-ms         how often rings are read (default 20)
+  --exit-when-idle   exit when the last client has gone and all is sent
+  --status           print the counters of the agent on the socket
+)";
+
+int Usage(const std::string& error) {
+  fprintf(stderr, "meridian-agent: %s\n\n%s", error.c_str(), kUsage);
+  return 2;
+}
+
+const char* Env(const char* name) {
+  const char* value = getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+int Status(const std::string& socket) {
+  int fd = meridian::ConnectAgent(socket.c_str());
+  if (fd < 0) {
+    fprintf(stderr, "meridian-agent: no agent answers on %s: %s\n",
+            socket.c_str(), strerror(errno));
+    return 1;
+  }
+  meridian::FlushRequest request;  // timeout 0: only the counters
+  meridian::FlushReply reply;
+  if (!meridian::SendMessage(fd, &request, sizeof(request), -1) ||
+      meridian::ReceiveMessage(fd, &reply, sizeof(reply), nullptr) !=
+          static_cast<long>(sizeof(reply))) {
+    fprintf(stderr, "meridian-agent: the agent on %s did not answer\n",
+            socket.c_str());
+    return 1;
+  }
+  const meridian::AgentCounters& c = reply.counters;
+  printf(
+      "collector %s\nspool %s\nprocesses %llu\nreceived %llu\nsent %llu\n"
+      "spooled %llu\ndropped %llu\nrejected %llu\n",
+      reply.collector, reply.spool, (unsigned long long)c.processes,
+      (unsigned long long)c.spans_received, (unsigned long long)c.spans_sent,
+      (unsigned long long)c.spans_spooled, (unsigned long long)c.spans_dropped,
+      (unsigned long long)c.spans_rejected);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-agent"));
+  std::vector<std::string> args(argv, argv + argc);
+  auto flags = meridian::CommandLine::Parse(
+      args, 1,
+      {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms"},
+      {"exit-when-idle", "status", "help"});
+  if (!flags.ok()) return Usage(std::string(flags.status().message()));
+  if (flags->Has("help")) {
+    printf("%s", kUsage);
+    return 0;
+  }
+  if (!flags->positional().empty()) {
+    return Usage("unexpected argument " + flags->positional()[0]);
+  }
+  meridian::NodeAgentOptions options;
+  options.socket = flags->Get("socket", meridian::DefaultAgentSocket());
+  if (flags->Has("status")) return Status(options.socket);
+  options.collector = flags->Get("collector", Env("MERIDIAN_COLLECTOR"));
+  if (options.collector.empty()) return Usage("--collector is required");
+  std::string default_spool = Env("MERIDIAN_SPOOL");
+  if (default_spool.empty()) {
+    const size_t slash = options.socket.rfind('/');
+    default_spool =
+        (slash == std::string::npos ? std::string(".")
+                                    : options.socket.substr(0, slash)) +
+        "/spool";
+  }
+  options.spool_dir = flags->Get("spool", default_spool);
+  options.node = flags->Get("node");
+  auto max_bytes = flags->GetInt("spool-max-bytes", 1LL << 30);
+  auto drain_ms = flags->GetInt("drain-ms", 20);
+  if (!max_bytes.ok()) return Usage(std::string(max_bytes.status().message()));
+  if (!drain_ms.ok()) return Usage(std::string(drain_ms.status().message()));
+  if (*max_bytes <= 0 || *drain_ms <= 0 || *drain_ms > 60000) {
+    return Usage("--spool-max-bytes and --drain-ms must be positive");
+  }
+  options.spool_max_bytes = *max_bytes;
+  options.drain_ms = static_cast<int>(*drain_ms);
+  options.exit_when_idle = flags->Has("exit-when-idle");
+  auto agent = meridian::NodeAgent::Start(options);
+  if (!agent.ok()) {
+    fprintf(stderr, "meridian-agent: %s\n",
+            std::string(agent.status().message()).c_str());
+    return agent.status().code() == absl::StatusCode::kAlreadyExists ? 3 : 1;
+  }
+  printf("meridian-agent %s serving %s for collector %s, spool %s\n",
+         (*agent)->agent_id().c_str(), options.socket.c_str(),
+         options.collector.c_str(), options.spool_dir.c_str());
+  fflush(stdout);
+  (*agent)->Run();
+  return 0;
+}

@@ -1,0 +1,427 @@
+#include "agent/node_agent.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "spdlog/spdlog.h"
+
+namespace meridian {
+namespace {
+
+int64_t Clock(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t NowMs() { return Clock(CLOCK_MONOTONIC) / 1000000; }
+
+absl::Status Errno(const std::string& what) {
+  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+std::string HostName() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(NodeAgentOptions options)
+    : options_(std::move(options)),
+      agent_id_(absl::StrCat(options_.node, "/agent-", getpid(), "-",
+                             Clock(CLOCK_REALTIME))),
+      builder_(agent_id_) {}
+
+absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
+    NodeAgentOptions options) {
+  if (options.node.empty()) options.node = HostName();
+  if (options.collector.empty()) {
+    return absl::InvalidArgumentError("no collector address (--collector)");
+  }
+  std::unique_ptr<NodeAgent> agent(new NodeAgent(std::move(options)));
+  // Signals become events of the loop; blocked before any thread starts so
+  // that every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  agent->signal_fd_ = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+  agent->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  agent->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (agent->signal_fd_ < 0 || agent->wake_fd_ < 0 || agent->epoll_fd_ < 0) {
+    return Errno("setting up the agent's event loop");
+  }
+  if (absl::Status s = agent->Listen(); !s.ok()) return s;
+  auto spool =
+      Spool::Open(agent->options_.spool_dir, agent->options_.spool_max_bytes);
+  if (!spool.ok()) return spool.status();
+  agent->spool_ = std::move(*spool);
+  for (const std::string& path : agent->spool_->corrupt_files()) {
+    spdlog::error("spool file {} is unreadable; kept as {}.corrupt", path,
+                  path);
+  }
+  int wake = agent->wake_fd_;
+  agent->sender_ = std::make_unique<BatchSender>(
+      grpc::CreateChannel(agent->options_.collector,
+                          grpc::InsecureChannelCredentials()),
+      agent->spool_.get(), [wake] {
+        uint64_t one = 1;
+        (void)!write(wake, &one, sizeof(one));
+      });
+  std::vector<Spool::Entry> recovered = agent->spool_->TakeRecovered();
+  if (!recovered.empty()) {
+    spdlog::info("resending {} batches found in the spool {}", recovered.size(),
+                 agent->spool_->dir());
+  }
+  for (Spool::Entry& entry : recovered) {
+    agent->sender_->Enqueue(entry.id, std::move(entry.batch));
+  }
+  for (int fd : {agent->listen_fd_, agent->wake_fd_, agent->signal_fd_}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    epoll_ctl(agent->epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+  }
+  return agent;
+}
+
+absl::Status NodeAgent::Listen() {
+  const std::string& path = options_.socket;
+  sockaddr_un address{};
+  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("socket path \"", path, "\" is empty or longer than ",
+                     sizeof(address.sun_path) - 1, " bytes"));
+  }
+  if (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    const std::string dir = path.substr(0, slash);
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Errno(absl::StrCat("creating ", dir));
+    }
+  }
+  const std::string lock_path = path + ".lock";
+  lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Errno(absl::StrCat("opening ", lock_path));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("another meridian-agent already serves ", path,
+                     " (it holds ", lock_path, ")"));
+  }
+  unlink(path.c_str());  // a socket file left by an agent that was killed
+  listen_fd_ =
+      socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  address.sun_family = AF_UNIX;
+  strcpy(address.sun_path, path.c_str());
+  if (listen_fd_ < 0 ||
+      bind(listen_fd_, reinterpret_cast<sockaddr*>(&address),
+           sizeof(address)) != 0 ||
+      listen(listen_fd_, 512) != 0) {
+    return Errno(absl::StrCat("listening on ", path));
+  }
+  return absl::OkStatus();
+}
+
+NodeAgent::~NodeAgent() {
+  sender_.reset();
+  for (auto& [fd, client] : clients_) close(fd);
+  for (int fd : {listen_fd_, epoll_fd_, wake_fd_, signal_fd_}) {
+    if (fd >= 0) close(fd);
+  }
+  if (listen_fd_ >= 0) unlink(options_.socket.c_str());
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
+
+void NodeAgent::Stop() {
+  uint64_t one = 1;
+  stopping_ = true;
+  (void)!write(wake_fd_, &one, sizeof(one));
+}
+
+void NodeAgent::Accept() {
+  for (;;) {
+    int fd =
+        accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    clients_[fd] = Client{fd, nullptr};
+    had_clients_ = true;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+  }
+}
+
+bool NodeAgent::Serve(Client* client) {
+  for (;;) {
+    alignas(8) char message[1024];
+    int fd = -1;
+    const long n = ReceiveMessage(client->fd, message, sizeof(message), &fd);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n <= 0) return false;
+    AgentMessage type;
+    memcpy(&type, message, sizeof(type));
+    if (type == AgentMessage::kProbeHello && n == sizeof(ProbeHello) &&
+        client->session == nullptr) {
+      ProbeHello hello;
+      memcpy(&hello, message, sizeof(hello));
+      auto session = ProbeSession::Open(hello, fd, options_.node);
+      if (!session.ok()) {
+        spdlog::warn("refused a process: {}",
+                     std::string(session.status().message()));
+        return false;
+      }
+      client->session = std::move(*session);
+      for (const auto& [key, end] : spool_->recovered_positions()) {
+        if (key.first == client->session->incarnation()) {
+          client->session->SkipTo(key.second, end);
+        }
+      }
+      ++counters_.processes;
+      spdlog::info("process {} (job \"{}\", rank {}) registered", hello.pid,
+                   client->session->job(), hello.rank);
+      continue;
+    }
+    if (fd >= 0) close(fd);
+    if (type == AgentMessage::kProbeIdentity && n == sizeof(ProbeIdentity) &&
+        client->session != nullptr) {
+      ProbeIdentity identity;
+      memcpy(&identity, message, sizeof(identity));
+      client->session->SetIdentity(identity.rank, identity.local_rank);
+    } else if (type == AgentMessage::kFlushRequest &&
+               n == sizeof(FlushRequest)) {
+      FlushRequest request;
+      memcpy(&request, message, sizeof(request));
+      flushes_.push_back(
+          {client->fd, NowMs() + static_cast<int64_t>(request.timeout_ms)});
+    } else if (type == AgentMessage::kTraceRequest &&
+               n == sizeof(TraceRequest)) {
+      TraceRequest request;
+      memcpy(&request, message, sizeof(request));
+      request.job[sizeof(request.job) - 1] = '\0';
+      TraceReply reply;
+      for (auto& [other_fd, other] : clients_) {
+        if (other.session != nullptr &&
+            (request.job[0] == '\0' || other.session->job() == request.job)) {
+          other.session->RequestTrace(request.steps, request.seconds);
+          ++reply.processes;
+        }
+      }
+      SendMessage(client->fd, &reply, sizeof(reply), -1);
+    } else {
+      spdlog::warn("closing a connection that sent an unknown message");
+      return false;
+    }
+  }
+}
+
+void NodeAgent::Close(int fd) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  if (it->second.session != nullptr) {
+    // The process exited (or crashed): everything it recorded is in its
+    // rings; take it all before letting the memory go.
+    Drain();
+    dropped_by_closed_sessions_ += it->second.session->dropped();
+    spdlog::info("process {} ended", it->second.session->pid());
+  }
+  for (size_t i = 0; i < flushes_.size();) {
+    if (flushes_[i].fd == fd) {
+      flushes_.erase(flushes_.begin() + i);
+    } else {
+      ++i;
+    }
+  }
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  close(fd);
+  clients_.erase(it);
+}
+
+void NodeAgent::Drain() {
+  // Bounded, so that a process recording faster than we read cannot keep
+  // the loop here.
+  for (int round = 0; round < 64; ++round) {
+    size_t read = 0;
+    const int64_t offset = Clock(CLOCK_REALTIME) - Clock(CLOCK_MONOTONIC);
+    for (auto& [fd, client] : clients_) {
+      ProbeSession* session = client.session.get();
+      if (session == nullptr) continue;
+      const size_t room = options_.max_batch_spans - builder_.spans();
+      const size_t n = session->Read(&builder_, offset, room);
+      if (n > 0) {
+        read += n;
+        in_batch_.push_back(session);
+      }
+      if (builder_.spans() >= options_.max_batch_spans) SpoolBatch();
+    }
+    if (read == 0) break;
+  }
+  SpoolBatch();
+}
+
+void NodeAgent::SpoolBatch() {
+  if (in_batch_.empty()) return;
+  positions_.clear();
+  std::sort(in_batch_.begin(), in_batch_.end());
+  in_batch_.erase(std::unique(in_batch_.begin(), in_batch_.end()),
+                  in_batch_.end());
+  for (ProbeSession* session : in_batch_) session->Positions(&positions_);
+  v1::Batch batch = builder_.Take();
+  const uint64_t spans = batch.spans_size();
+  if (spans > 0) {
+    auto id = spool_->Append(batch, positions_);
+    if (id.ok()) {
+      counters_.spans_received += spans;
+      for (ProbeSession* session : in_batch_) session->Commit();
+      sender_->Enqueue(*id, std::move(batch));
+    } else {
+      // Full spool (or disk error): the spans are dropped, counted, and the
+      // rings are released so the probes keep recording.
+      counters_.spans_dropped += spans;
+      spdlog::error("{}", std::string(id.status().message()));
+      for (ProbeSession* session : in_batch_) session->Commit();
+    }
+  } else {
+    for (ProbeSession* session : in_batch_) session->Commit();
+  }
+  in_batch_.clear();
+}
+
+AgentCounters NodeAgent::counters() const {
+  AgentCounters c = counters_;
+  const BatchSender::State sender = sender_->state();
+  c.spans_sent = sender.sent_spans;
+  c.spans_spooled = sender.queued_spans;
+  c.spans_rejected = sender.rejected_spans;
+  c.spans_dropped += dropped_by_closed_sessions_;
+  for (const auto& [fd, client] : clients_) {
+    if (client.session != nullptr) c.spans_dropped += client.session->dropped();
+  }
+  return c;
+}
+
+FlushReply NodeAgent::MakeReply(FlushReply::State state) const {
+  FlushReply reply;
+  reply.state = state;
+  reply.counters = counters();
+  CopyField(options_.collector.c_str(), reply.collector,
+            sizeof(reply.collector));
+  CopyField(spool_->dir().c_str(), reply.spool, sizeof(reply.spool));
+  return reply;
+}
+
+void NodeAgent::AnswerFlushes(bool final) {
+  if (flushes_.empty()) return;
+  const BatchSender::State sender = sender_->state();
+  const int64_t now = NowMs();
+  for (size_t i = 0; i < flushes_.size();) {
+    FlushReply::State state;
+    if (sender.queued_batches == 0) {
+      state = FlushReply::kDelivered;
+    } else if (sender.unreachable || final) {
+      state = FlushReply::kSpooled;
+    } else if (now >= flushes_[i].deadline_ms) {
+      state = FlushReply::kTimedOut;
+    } else {
+      ++i;
+      continue;
+    }
+    FlushReply reply = MakeReply(state);
+    SendMessage(flushes_[i].fd, &reply, sizeof(reply), -1);
+    flushes_.erase(flushes_.begin() + i);
+  }
+}
+
+AgentCounters NodeAgent::Run() {
+  int64_t next_drain = NowMs() + options_.drain_ms;
+  while (!stopping_) {
+    int64_t timeout = next_drain - NowMs();
+    for (const PendingFlush& f : flushes_) {
+      timeout = std::min(timeout, f.deadline_ms - NowMs());
+    }
+    epoll_event events[64];
+    const int n = epoll_wait(epoll_fd_, events, 64,
+                             static_cast<int>(std::max<int64_t>(timeout, 0)));
+    bool flush_requested = false;
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == listen_fd_) {
+        Accept();
+      } else if (fd == wake_fd_) {
+        uint64_t count;
+        (void)!read(wake_fd_, &count, sizeof(count));
+      } else if (fd == signal_fd_) {
+        signalfd_siginfo info;
+        while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+          spdlog::info("signal {}: stopping", info.ssi_signo);
+          stopping_ = true;
+        }
+      } else if (auto it = clients_.find(fd); it != clients_.end()) {
+        const size_t before = flushes_.size();
+        if (!Serve(&it->second)) Close(fd);
+        flush_requested |= flushes_.size() > before;
+      }
+    }
+    if (flush_requested) {
+      // A flush covers every process that connected before it was sent: take
+      // in the connections and messages still queued, then read every ring.
+      Accept();
+      std::vector<int> fds;
+      for (const auto& [fd, client] : clients_) fds.push_back(fd);
+      for (int fd : fds) {
+        auto it = clients_.find(fd);
+        if (it != clients_.end() && !Serve(&it->second)) Close(fd);
+      }
+      Drain();
+      next_drain = NowMs() + options_.drain_ms;
+    }
+    if (NowMs() >= next_drain) {
+      Drain();
+      next_drain = NowMs() + options_.drain_ms;
+    }
+    AnswerFlushes(false);
+    if (options_.exit_when_idle && had_clients_ && clients_.empty()) {
+      const BatchSender::State sender = sender_->state();
+      if (sender.queued_batches == 0 || sender.unreachable) break;
+    }
+  }
+  Drain();
+  // Give the sender a moment to deliver what is left; the spool keeps it
+  // otherwise.
+  const int64_t deadline = NowMs() + 2000;
+  while (NowMs() < deadline) {
+    const BatchSender::State sender = sender_->state();
+    if (sender.queued_batches == 0 || sender.unreachable) break;
+    epoll_event event;
+    epoll_wait(epoll_fd_, &event, 1, 100);
+    uint64_t count;
+    (void)!read(wake_fd_, &count, sizeof(count));
+  }
+  AnswerFlushes(true);
+  AgentCounters c = counters();
+  spdlog::info(
+      "agent stopped: {} processes, {} spans received, {} sent, {} spooled, "
+      "{} dropped, {} rejected",
+      c.processes, c.spans_received, c.spans_sent, c.spans_spooled,
+      c.spans_dropped, c.spans_rejected);
+  return c;
+}
+
+}  // namespace meridian

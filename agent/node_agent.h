@@ -1,0 +1,112 @@
+// NodeAgent: meridian-agent, one per node. Stages, in the order a span
+// passes them:
+//
+//   socket    accepts probe registrations (ProbeHello + memfd) and control
+//             requests (flush, trace) on a Unix socket
+//   drain     every `drain_ms`, reads every process's rings into batches
+//             (ProbeSession), and at once when a process exits
+//   spool     writes each batch to disk (Spool) and only then releases the
+//             ring slots: nothing read is ever only in memory
+//   send      delivers spooled batches to the collector and deletes them
+//             when acknowledged (BatchSender)
+//
+// One agent per socket: Start takes an exclusive lock on SOCKET.lock, so a
+// second agent for the same socket fails with ALREADY_EXISTS and a stale
+// socket file left by a killed agent is replaced.
+//
+// Counters (processes, spans received, sent, spooled, dropped, rejected)
+// are answered to flush requests (`meridian run`, `meridian-agent --status`)
+// and logged when the agent stops.
+#ifndef MERIDIAN_AGENT_NODE_AGENT_H_
+#define MERIDIAN_AGENT_NODE_AGENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/batch_builder.h"
+#include "agent/batch_sender.h"
+#include "agent/probe/agent_protocol.h"
+#include "agent/probe_session.h"
+#include "agent/spool.h"
+
+namespace meridian {
+
+struct NodeAgentOptions {
+  std::string collector;  // HOST:PORT
+  std::string socket;
+  std::string spool_dir;
+  std::string node;  // host name by default
+  uint64_t spool_max_bytes = 1ULL << 30;
+  int drain_ms = 20;
+  size_t max_batch_spans = 16384;
+  // Exit once every client has gone and nothing is left to send (or the
+  // collector is unreachable: the spool keeps it). For agents `meridian run`
+  // starts for itself.
+  bool exit_when_idle = false;
+};
+
+class NodeAgent {
+ public:
+  static absl::StatusOr<std::unique_ptr<NodeAgent>> Start(
+      NodeAgentOptions options);
+  ~NodeAgent();
+
+  // Serves until Stop() (or SIGTERM/SIGINT, or idle when exit_when_idle),
+  // then drains every ring into the spool. Returns the final counters.
+  AgentCounters Run();
+  // Thread-safe and async-signal-safe.
+  void Stop();
+
+  AgentCounters counters() const;
+  const std::string& agent_id() const { return agent_id_; }
+
+ private:
+  struct Client {
+    int fd;
+    std::unique_ptr<ProbeSession> session;  // a traced process, or null
+  };
+  struct PendingFlush {
+    int fd;
+    int64_t deadline_ms;
+  };
+
+  explicit NodeAgent(NodeAgentOptions options);
+  absl::Status Listen();
+  void Accept();
+  // False when the client is gone.
+  bool Serve(Client* client);
+  void Close(int fd);
+  // Reads every session's rings into batches and spools them.
+  void Drain();
+  void SpoolBatch();
+  void AnswerFlushes(bool final);
+  FlushReply MakeReply(FlushReply::State state) const;
+
+  NodeAgentOptions options_;
+  std::string agent_id_;
+  int lock_fd_ = -1;
+  int listen_fd_ = -1;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: Stop() and sender progress
+  int signal_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  bool had_clients_ = false;
+  std::map<int, Client> clients_;
+  std::vector<PendingFlush> flushes_;
+  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<BatchSender> sender_;
+  BatchBuilder builder_;
+  std::vector<RingPosition> positions_;  // of the batch being built
+  std::vector<ProbeSession*> in_batch_;  // sessions read into it
+  AgentCounters counters_;
+  uint64_t dropped_by_closed_sessions_ = 0;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_NODE_AGENT_H_

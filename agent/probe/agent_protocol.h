@@ -1,0 +1,114 @@
+// The messages between a node agent and the processes on its node, over
+// the agent's Unix socket (SOCK_SEQPACKET: one message per send, and the
+// agent sees a process's exit as the end of its connection).
+//
+//   probe -> agent   ProbeHello + the region's memfd (SCM_RIGHTS), once per
+//                    connection; ProbeIdentity when MPI_Init learns the rank.
+//   client -> agent  FlushRequest (`meridian run` after its command exits);
+//                    the agent answers FlushReply. A zero timeout only asks
+//                    for the counters (`meridian-agent --status`).
+//   client -> agent  TraceRequest (`meridian trace`): record a step window.
+//
+// Plain structs of fixed size: the probe side uses no allocation.
+#ifndef MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_
+#define MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace meridian {
+
+constexpr uint32_t kAgentProtocolVersion = 1;
+
+enum class AgentMessage : uint32_t {
+  kProbeHello = 1,
+  kProbeIdentity = 2,
+  kFlushRequest = 3,
+  kFlushReply = 4,
+  kTraceRequest = 5,
+  kTraceReply = 6,
+};
+
+struct ProbeHello {
+  AgentMessage type = AgentMessage::kProbeHello;
+  uint32_t version = kAgentProtocolVersion;
+  int64_t pid = 0;
+  int32_t rank = -1;  // -1: not known yet (a ProbeIdentity follows)
+  int32_t local_rank = -1;
+  uint64_t region_bytes = 0;
+  char job[256] = {};
+};
+
+struct ProbeIdentity {
+  AgentMessage type = AgentMessage::kProbeIdentity;
+  int32_t rank = -1;
+  int32_t local_rank = -1;
+  uint32_t reserved = 0;
+};
+
+struct FlushRequest {
+  AgentMessage type = AgentMessage::kFlushRequest;
+  uint32_t timeout_ms = 0;
+};
+
+// The agent's counters since it started.
+struct AgentCounters {
+  uint64_t processes = 0;       // registrations accepted
+  uint64_t spans_received = 0;  // records read from rings
+  uint64_t spans_sent = 0;      // acknowledged by the collector
+  uint64_t spans_spooled = 0;   // on disk, not yet acknowledged
+  uint64_t spans_dropped = 0;  // rings full, threads without a ring, spool full
+  uint64_t spans_rejected = 0;  // the collector refused their batch
+};
+
+struct FlushReply {
+  enum State : uint32_t {
+    kDelivered = 0,  // everything read so far is acknowledged
+    kSpooled = 1,    // the collector is unreachable: the rest is on disk
+    kTimedOut = 2,   // still sending when the timeout ran out (on disk)
+  };
+  AgentMessage type = AgentMessage::kFlushReply;
+  State state = kDelivered;
+  AgentCounters counters;
+  char collector[128] = {};
+  char spool[256] = {};
+};
+
+// Ask the processes of `job` on this node to record steps
+// [first_step, first_step + steps) from the next step on, or every event for
+// `seconds` seconds.
+struct TraceRequest {
+  AgentMessage type = AgentMessage::kTraceRequest;
+  uint32_t steps = 0;
+  uint32_t seconds = 0;
+  uint32_t reserved = 0;
+  char job[256] = {};
+};
+
+struct TraceReply {
+  AgentMessage type = AgentMessage::kTraceReply;
+  uint32_t processes = 0;  // how many processes were told
+};
+
+// The agent's socket: $MERIDIAN_AGENT_SOCKET, else
+// $XDG_RUNTIME_DIR/meridian/agent.sock, else /tmp/meridian-UID/agent.sock.
+std::string DefaultAgentSocket();
+
+// Copies `s` into a fixed field, truncating, always NUL-terminated.
+void CopyField(const char* s, char* field, size_t size);
+
+// Connects a SOCK_SEQPACKET socket to `path`; returns the fd or -1 (errno).
+int ConnectAgent(const char* path);
+
+// Sends one message, with `fd` attached if fd >= 0. False on error.
+bool SendMessage(int socket, const void* message, size_t bytes, int fd);
+
+// Receives one message of at most `max` bytes into `message`; if `fd` is
+// not null, stores an attached descriptor there (or -1). Returns the bytes
+// received, 0 at the end of the connection, -1 on error.
+long ReceiveMessage(int socket, void* message, size_t max, int* fd);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_

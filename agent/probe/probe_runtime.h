@@ -1,0 +1,101 @@
+// The probe's process-wide state inside a traced program: the shared
+// ProcessRegion, each thread's ring, the names table, the registration with
+// the node agent, the current training step and the tracing window.
+//
+// Recording an event (Emit) is a thread-local load, a few stores into this
+// thread's ring and one release store: no system call, lock or allocation.
+// Only the first event of a thread (it claims a ring) and the first use of a
+// name (it is interned) take a lock.
+//
+// The probe is enabled when MERIDIAN_AGENT_SOCKET is set as the program
+// starts (`meridian run` sets it); otherwise every entry point returns at
+// once. The region and the agent connection are made at the first event, so
+// processes that record nothing (mpirun itself, shells) never register.
+// A background thread watches the agent connection and, if the agent goes
+// away, reconnects and hands the same region to the next agent: records
+// wait in the rings meanwhile (a full ring counts drops, never blocks).
+//
+// Tracing window: MERIDIAN_START_STEP / MERIDIAN_END_STEP (inclusive)
+// record only those steps; MERIDIAN_TRACE=on-demand records nothing until
+// `meridian trace` asks for steps or seconds. Without either, everything is
+// recorded.
+#ifndef MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
+#define MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
+
+#include <time.h>
+
+#include <cstdint>
+
+#include "agent/probe/probe_record.h"
+#include "agent/probe/span_ring.h"
+
+namespace meridian {
+namespace probe {
+
+// Set once, before main, from the environment.
+extern bool g_enabled;
+// True when no window limits recording: Recording() is then one load.
+extern bool g_record_always;
+
+extern thread_local SpanRingWriter* tls_writer;
+
+inline int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+bool RecordingInWindow();
+// Whether an event happening now is recorded.
+inline bool Recording() {
+  return g_enabled && (g_record_always || RecordingInWindow());
+}
+
+// This thread's writer, claiming a ring (and creating the region) first if
+// needed; nullptr if none is left or the region could not be made.
+SpanRingWriter* ClaimRing();
+
+// Pushes `record` into this thread's ring.
+inline void Emit(const ProbeRecord& record) {
+  SpanRingWriter* writer = tls_writer;
+  if (__builtin_expect(writer == nullptr, 0)) {
+    writer = ClaimRing();
+    if (writer == nullptr) return;
+  }
+  writer->Push(record);
+}
+
+// The id of `name` in this process's string area (0 if it is full or the
+// region could not be made). Takes a lock only the first time a name is
+// seen.
+uint32_t Intern(const char* name);
+
+// Interned ids of fixed names (MPI functions), cached in `slot`
+// (0 <= slot < kNameSlots): after the first call, one load.
+constexpr int kNameSlots = 256;
+extern uint32_t g_name_cache[kNameSlots];
+uint32_t InternSlow(int slot, const char* name);
+inline uint32_t CachedName(int slot, const char* name) {
+  uint32_t id = __atomic_load_n(&g_name_cache[slot], __ATOMIC_RELAXED);
+  return id != 0 ? id : InternSlow(slot, name);
+}
+
+// The current training step: set by meridian_step_begin, -1 before any.
+// InStep() is false between step_end and the next step_begin.
+int64_t CurrentStep();
+bool InStep();
+// Fills step/kHasStep of `record` if a step is current.
+void StampStep(ProbeRecord* record);
+
+// MPI_Init learned this process's world rank (used when the launcher's
+// environment did not say).
+void SetWorldRank(int rank);
+
+// Step API (meridian_step_begin/end); see include/meridian/probe.h.
+void StepBegin(int64_t step);
+void StepEnd();
+
+}  // namespace probe
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_

@@ -1,0 +1,216 @@
+#include "agent/probe_session.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace meridian {
+namespace {
+
+constexpr size_t kChunk = 512;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
+    const ProbeHello& hello, int memfd, const std::string& node) {
+  struct stat st;
+  if (memfd < 0 || fstat(memfd, &st) != 0) {
+    if (memfd >= 0) close(memfd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("process ", hello.pid, " sent no shared memory"));
+  }
+  const uint64_t bytes = hello.region_bytes;
+  if (bytes < sizeof(ProcessRegionHeader) ||
+      static_cast<uint64_t>(st.st_size) < bytes) {
+    close(memfd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("process ", hello.pid, " declared ", bytes,
+                     " bytes of shared memory but sent ", st.st_size));
+  }
+  void* memory =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  close(memfd);
+  if (memory == MAP_FAILED) {
+    return absl::InternalError(absl::StrCat("mapping the memory of process ",
+                                            hello.pid, ": ", strerror(errno)));
+  }
+  ProcessRegionHeader* header = CheckProcessRegion(memory, bytes);
+  if (header == nullptr) {
+    munmap(memory, bytes);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "process ", hello.pid,
+        " sent memory that is not a Meridian probe region of version ",
+        ProcessRegionHeader::kVersion));
+  }
+  ProcessDesc process;
+  process.job = std::string(hello.job, strnlen(hello.job, sizeof(hello.job)));
+  process.node = node;
+  process.rank = hello.rank;
+  process.local_rank = hello.local_rank;
+  process.pid = hello.pid;
+  return std::unique_ptr<ProbeSession>(
+      new ProbeSession(header, bytes, std::move(process)));
+}
+
+ProbeSession::ProbeSession(ProcessRegionHeader* header, uint64_t bytes,
+                           ProcessDesc process)
+    : header_(header), bytes_(bytes), process_(std::move(process)) {
+  readers_.resize(ProcessRegionHeader::kMaxRings);
+}
+
+ProbeSession::~ProbeSession() { munmap(header_, bytes_); }
+
+void ProbeSession::SetIdentity(int32_t rank, int32_t local_rank) {
+  if (rank == process_.rank && local_rank == process_.local_rank) return;
+  process_.rank = rank;
+  if (local_rank >= 0) process_.local_rank = local_rank;
+  builder_ = nullptr;  // declare the process anew
+}
+
+void ProbeSession::OpenReadyRings() {
+  for (uint32_t i = 0; i < ProcessRegionHeader::kMaxRings; ++i) {
+    if (readers_[i] != nullptr ||
+        header_->slots[i].ready.load(std::memory_order_acquire) == 0) {
+      continue;
+    }
+    auto reader = std::make_unique<SpanRingReader>(
+        RingMemory(header_, i), SpanRingBytes(header_->ring_capacity));
+    if (!reader->valid()) continue;
+    if (auto it = skip_.find(i); it != skip_.end()) {
+      reader->SkipTo(it->second);
+      skip_.erase(it);
+    }
+    readers_[i] = std::move(reader);
+  }
+}
+
+void ProbeSession::SkipTo(uint32_t ring, uint64_t end) {
+  if (ring >= ProcessRegionHeader::kMaxRings) return;
+  if (readers_[ring] != nullptr) {
+    readers_[ring]->SkipTo(end);
+  } else {
+    skip_[ring] = end;
+  }
+}
+
+int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring,
+                           uint32_t queue) {
+  if (builder_ != builder) {
+    builder_ = builder;
+    process_handle_ = builder->DeclareProcess(process_);
+    tracks_.clear();
+  }
+  auto [it, inserted] = tracks_.try_emplace({ring, queue}, -1);
+  if (!inserted) return it->second;
+  if (queue != 0) {
+    const char* data;
+    uint32_t length;
+    std::string name = StringAt(header_, queue, &data, &length)
+                           ? std::string(data, length)
+                           : absl::StrCat("queue ", queue);
+    it->second = builder->DeclareTrack(process_handle_, v1::TRACK_KIND_QUEUE,
+                                       queue, std::move(name));
+  } else {
+    const int32_t tid = header_->slots[ring].tid;
+    it->second = builder->DeclareTrack(
+        process_handle_, v1::TRACK_KIND_THREAD, tid,
+        tid == process_.pid ? std::string("main")
+                            : absl::StrCat("thread ", tid));
+  }
+  return it->second;
+}
+
+size_t ProbeSession::Read(BatchBuilder* builder,
+                          int64_t wall_minus_monotonic_ns, size_t max_records) {
+  OpenReadyRings();
+  ProbeRecord records[kChunk];
+  size_t total = 0;
+  for (uint32_t ring = 0; ring < readers_.size() && total < max_records;
+       ++ring) {
+    SpanRingReader* reader = readers_[ring].get();
+    if (reader == nullptr) continue;
+    while (total < max_records) {
+      const size_t want = std::min(kChunk, max_records - total);
+      const size_t n = reader->Read(records, want);
+      total += n;
+      for (size_t i = 0; i < n; ++i) {
+        const ProbeRecord& r = records[i];
+        const char* name;
+        uint32_t length;
+        if (r.category < v1::CATEGORY_MPI || r.category > v1::CATEGORY_USER ||
+            r.kind > v1::SPAN_KIND_COUNTER || r.dur_ns < 0 ||
+            !StringAt(header_, r.name, &name, &length)) {
+          ++invalid_;
+          continue;
+        }
+        v1::Span* span =
+            builder->AddSpan(TrackFor(builder, ring, r.queue),
+                             static_cast<v1::Category>(r.category),
+                             absl::string_view(name, length),
+                             r.start_ns + wall_minus_monotonic_ns, r.dur_ns);
+        span->set_kind(static_cast<v1::SpanKind>(r.kind));
+        if (r.kind == v1::SPAN_KIND_COUNTER) {
+          double value;
+          memcpy(&value, &r.bytes, sizeof(value));
+          span->set_value(value);
+        } else {
+          span->set_bytes(r.bytes);
+        }
+        span->set_comm(r.comm);
+        span->set_comm_size(r.comm_size);
+        span->set_correlation(r.correlation);
+        if (r.flags & ProbeRecord::kHasPeer) span->set_peer(r.peer);
+        if (r.flags & ProbeRecord::kHasTag) span->set_tag(r.tag);
+        if (r.flags & ProbeRecord::kHasSeq) span->set_seq(r.seq);
+        if (r.flags & ProbeRecord::kHasStep) span->set_step(r.step);
+        if (r.flags & ProbeRecord::kHasPartition) {
+          span->set_partition(r.partition);
+        }
+      }
+      if (n < want) break;
+    }
+  }
+  return total;
+}
+
+void ProbeSession::Commit() {
+  for (auto& reader : readers_) {
+    if (reader != nullptr) reader->Commit();
+  }
+}
+
+void ProbeSession::Positions(std::vector<RingPosition>* out) const {
+  for (uint32_t i = 0; i < readers_.size(); ++i) {
+    if (readers_[i] != nullptr) {
+      out->push_back({header_->incarnation, i, readers_[i]->position()});
+    }
+  }
+}
+
+uint64_t ProbeSession::dropped() const {
+  uint64_t total = header_->events_without_ring.load(std::memory_order_relaxed);
+  for (const auto& reader : readers_) {
+    if (reader != nullptr) total += reader->dropped();
+  }
+  return total;
+}
+
+void ProbeSession::RequestTrace(uint32_t steps, uint32_t seconds) {
+  if (seconds > 0) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    header_->record_until_ns.store(
+        ts.tv_sec * 1000000000LL + ts.tv_nsec + seconds * 1000000000LL,
+        std::memory_order_relaxed);
+  }
+  if (steps > 0) {
+    header_->trace_steps.store(steps, std::memory_order_relaxed);
+    header_->trace_generation.fetch_add(1, std::memory_order_release);
+  }
+}
+
+}  // namespace meridian

@@ -1,0 +1,98 @@
+// ProbeSession: the node agent's view of one traced process: its shared
+// ProcessRegion (mapped from the memfd the probe handed over), a reader per
+// thread ring, and its identity (job, rank, local rank, pid).
+//
+// Read() turns the records published since the last call into spans of a
+// BatchBuilder; Commit() then releases their ring slots. The agent commits
+// only after the batch holding them is in the spool, so an agent killed in
+// between leaves them in the rings for its successor, which skips exactly
+// what the spool already holds (SkipTo, from the spool's ring positions).
+//
+// Times: records carry CLOCK_MONOTONIC; Read adds `wall_minus_monotonic_ns`
+// (the agent measures it when it reads) to put spans on the wall clock.
+// Not thread-safe: the agent's loop owns its sessions.
+#ifndef MERIDIAN_AGENT_PROBE_SESSION_H_
+#define MERIDIAN_AGENT_PROBE_SESSION_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/batch_builder.h"
+#include "agent/probe/agent_protocol.h"
+#include "agent/probe/process_region.h"
+#include "agent/probe/span_ring.h"
+
+namespace meridian {
+
+// Where a ring's reader stood after a read: the spool keeps these so that
+// a restarted agent resumes after them.
+struct RingPosition {
+  uint64_t incarnation;
+  uint32_t ring;
+  uint64_t end;  // records before this index are in the spool
+};
+
+class ProbeSession {
+ public:
+  // Maps `memfd` (the probe's region, `hello.region_bytes` long) and checks
+  // it; INVALID_ARGUMENT naming what is wrong otherwise. Takes ownership of
+  // `memfd` (closed once mapped).
+  static absl::StatusOr<std::unique_ptr<ProbeSession>> Open(
+      const ProbeHello& hello, int memfd, const std::string& node);
+  ~ProbeSession();
+
+  void SetIdentity(int32_t rank, int32_t local_rank);
+
+  // Reads up to `max_records` published records into `builder`; returns how
+  // many were read. Records that cannot be turned into spans (a corrupt
+  // name or category) are skipped and counted in invalid_records().
+  size_t Read(BatchBuilder* builder, int64_t wall_minus_monotonic_ns,
+              size_t max_records);
+  // Releases what Read returned so far.
+  void Commit();
+  // The positions Read reached, one per ring that has a reader.
+  void Positions(std::vector<RingPosition>* out) const;
+  // Resume ring `ring` after `end` (what a previous agent spooled).
+  void SkipTo(uint32_t ring, uint64_t end);
+
+  // Records the probe could not record: full rings and threads beyond the
+  // ring limit. Cumulative.
+  uint64_t dropped() const;
+  uint64_t invalid_records() const { return invalid_; }
+
+  // Asks the process to record the next `steps` steps, or everything for
+  // `seconds` seconds (see ProcessRegionHeader).
+  void RequestTrace(uint32_t steps, uint32_t seconds);
+
+  const std::string& job() const { return process_.job; }
+  int64_t pid() const { return process_.pid; }
+  uint64_t incarnation() const { return header_->incarnation; }
+
+ private:
+  ProbeSession(ProcessRegionHeader* header, uint64_t bytes,
+               ProcessDesc process);
+  // Makes readers for rings that became ready.
+  void OpenReadyRings();
+  int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue);
+
+  ProcessRegionHeader* header_;
+  uint64_t bytes_;
+  ProcessDesc process_;
+  std::vector<std::unique_ptr<SpanRingReader>> readers_;  // by ring index
+  std::map<uint32_t, uint64_t> skip_;  // ring -> resume index, before ready
+  uint64_t invalid_ = 0;
+
+  // Handles in the BatchBuilder last used; redeclared when the builder or
+  // the identity changes.
+  const BatchBuilder* builder_ = nullptr;
+  int process_handle_ = -1;
+  std::map<std::pair<uint32_t, uint32_t>, int> tracks_;  // (ring, queue)
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_SESSION_H_

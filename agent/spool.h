@@ -1,0 +1,84 @@
+// Spool: the node agent's write-ahead store of batches on local disk.
+//
+// Every batch the agent builds is written here before its records are
+// released from the probes' rings, and removed only when the collector has
+// acknowledged it. So a batch survives the collector being down, and the
+// agent being killed: the next agent (same directory) resends what it finds
+// and, from the ring positions stored with each batch, skips the records
+// that are already in the spool. Resending is safe because the collector
+// stores each (agent_id, batch_seq) once.
+//
+// One file per batch, `<id>.batch` with id increasing, written to a
+// temporary name, flushed (fdatasync) and renamed, so a file is either whole
+// or absent. File: "MSPL", version, ring positions, then the v1::Batch.
+// The spool holds at most `max_bytes`; Append beyond that is
+// RESOURCE_EXHAUSTED (the agent counts the spans as dropped). Files that
+// cannot be read at Open are renamed `<name>.corrupt` and reported.
+//
+// Append and Remove may be called from different threads.
+#ifndef MERIDIAN_AGENT_SPOOL_H_
+#define MERIDIAN_AGENT_SPOOL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/probe_session.h"
+#include "meridian/v1/span.pb.h"
+
+namespace meridian {
+
+class Spool {
+ public:
+  struct Entry {
+    uint64_t id;
+    v1::Batch batch;
+  };
+
+  // Creates `dir` if needed and loads what an earlier agent left.
+  static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
+                                                     uint64_t max_bytes);
+
+  // Writes `batch` with the ring positions it covers; returns its id.
+  absl::StatusOr<uint64_t> Append(const v1::Batch& batch,
+                                  const std::vector<RingPosition>& positions);
+  absl::Status Remove(uint64_t id);
+
+  // The batches found at Open, oldest first (moved out: call once).
+  std::vector<Entry> TakeRecovered();
+  // For each (incarnation, ring), the furthest position a recovered file
+  // covers.
+  const std::map<std::pair<uint64_t, uint32_t>, uint64_t>& recovered_positions()
+      const {
+    return positions_;
+  }
+  // Files found unreadable at Open (renamed *.corrupt).
+  const std::vector<std::string>& corrupt_files() const { return corrupt_; }
+
+  uint64_t bytes() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  Spool(std::string dir, uint64_t max_bytes)
+      : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+  std::string PathOf(uint64_t id) const;
+
+  const std::string dir_;
+  const uint64_t max_bytes_;
+  mutable absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, uint64_t> sizes_ ABSL_GUARDED_BY(mu_);  // id -> bytes
+  std::vector<Entry> recovered_;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> positions_;
+  std::vector<std::string> corrupt_;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_SPOOL_H_
