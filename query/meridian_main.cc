@@ -1,6 +1,7 @@
 // meridian: the command-line client of a Meridian collector. See docs/cli.md.
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/run_command.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/query.grpc.pb.h"
@@ -23,6 +25,11 @@ Commands:
   jobs                      the jobs stored: ranks, nodes, spans, time range
   export --job J -o FILE    one merged Chrome trace (chrome://tracing, Perfetto)
   stats --job J [--json]    mpitrace-style communication statistics
+  run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
+                            run CMD traced (works around or inside mpirun)
+  trace --job J --steps N | --seconds S
+                            make the job's processes on this node record the
+                            next N steps (or S seconds); see --on-demand
 
 Filters (export and stats):
   --ranks 0,2-5  --category mpi,nccl,cuda_kernel,...,user  --name GLOB
@@ -142,22 +149,51 @@ int main(int argc, char** argv) {
     if (arg == "-o") arg = "--output";
   }
   std::vector<std::string> value_flags = meridian::kFilterFlags;
-  value_flags.insert(value_flags.end(), {"collector", "output"});
-  auto line =
-      meridian::CommandLine::Parse(args, 1, value_flags, {"json", "help"});
+  value_flags.insert(value_flags.end(),
+                     {"collector", "output", "seconds", "flush-timeout"});
+  auto line = meridian::CommandLine::Parse(args, 1, value_flags,
+                                           {"json", "help", "on-demand"});
   if (!line.ok()) return Usage(std::string(line.status().message()));
   if (line->Has("help")) {
     fputs(kUsage, stdout);
     return 0;
+  }
+  const char* env = getenv("MERIDIAN_COLLECTOR");
+  const std::string collector =
+      line->Get("collector", env && *env ? env : "127.0.0.1:7070");
+  if (!line->positional().empty() && line->positional()[0] == "run") {
+    if (std::find(args.begin(), args.end(), "--") == args.end()) {
+      return Usage("run needs -- before the command: meridian run -- CMD...");
+    }
+    auto timeout = line->GetInt("flush-timeout", 60);
+    if (!timeout.ok() || *timeout < 0 || *timeout > 86400) {
+      return Usage("--flush-timeout must be seconds (0 to 86400)");
+    }
+    meridian::RunOptions run;
+    run.collector = collector;
+    run.job = line->Get("job");
+    run.on_demand = line->Has("on-demand");
+    run.flush_timeout_ms = static_cast<int>(*timeout * 1000);
+    run.command.assign(line->positional().begin() + 1,
+                       line->positional().end());
+    return meridian::RunTraced(run);
   }
   if (line->positional().size() != 1) {
     return Usage(line->positional().empty() ? "no command given"
                                             : "give one command");
   }
   const std::string command = line->positional()[0];
-  const char* env = getenv("MERIDIAN_COLLECTOR");
-  const std::string collector =
-      line->Get("collector", env && *env ? env : "127.0.0.1:7070");
+  if (command == "trace") {
+    auto steps = line->GetInt("steps", 0);
+    auto seconds = line->GetInt("seconds", 0);
+    if (!line->Has("job")) return Usage("trace needs --job J");
+    if (!steps.ok() || !seconds.ok() || *steps < 0 || *seconds < 0 ||
+        *steps > 1000000 || *seconds > 86400 || (*steps > 0) == (*seconds > 0)) {
+      return Usage("trace needs one of --steps N or --seconds S (positive)");
+    }
+    return meridian::RequestTrace(line->Get("job"), static_cast<int>(*steps),
+                                  static_cast<int>(*seconds));
+  }
   auto stub = meridian::v1::Query::NewStub(
       grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
 
