@@ -18,6 +18,7 @@ constexpr char kUsage[] =
                       [--node NAME] [--spool-max-bytes N] [--drain-ms N]
                       [--exit-when-idle]
        meridian-agent --status [--socket PATH]
+       meridian-agent --flush [--timeout S] [--socket PATH]
 
 Serves the traced processes of this node on a Unix socket, reads their
 records, spools them to disk and streams them to the collector.
@@ -34,6 +35,8 @@ records, spools them to disk and streams them to the collector.
   --drain-ms         how often rings are read (default 20)
   --exit-when-idle   exit when the last client has gone and all is sent
   --status           print the counters of the agent on the socket
+  --flush            read every ring now and wait (default 60 s) until all is
+                     acknowledged; exit 0 if it is, 1 if spooled or timed out
 )";
 
 int Usage(const std::string& error) {
@@ -46,7 +49,7 @@ const char* Env(const char* name) {
   return value == nullptr ? "" : value;
 }
 
-int Status(const std::string& socket) {
+int Status(const std::string& socket, int timeout_ms) {
   int fd = meridian::ConnectAgent(socket.c_str());
   if (fd < 0) {
     fprintf(stderr, "meridian-agent: no agent answers on %s: %s\n",
@@ -54,6 +57,8 @@ int Status(const std::string& socket) {
     return 1;
   }
   meridian::FlushRequest request;  // timeout 0: only the counters
+  request.timeout_ms = timeout_ms;
+  request.wait_for_collector = 1;
   meridian::FlushReply reply;
   if (!meridian::SendMessage(fd, &request, sizeof(request), -1) ||
       meridian::ReceiveMessage(fd, &reply, sizeof(reply), nullptr) !=
@@ -63,14 +68,20 @@ int Status(const std::string& socket) {
     return 1;
   }
   const meridian::AgentCounters& c = reply.counters;
+  const char* state =
+      reply.state == meridian::FlushReply::kDelivered ? "delivered"
+      : reply.state == meridian::FlushReply::kSpooled ? "spooled"
+                                                      : "sending";
   printf(
-      "collector %s\nspool %s\nprocesses %llu\nreceived %llu\nsent %llu\n"
+      "state %s\ncollector %s\nspool %s\nprocesses %llu\nreceived %llu\nsent "
+      "%llu\n"
       "spooled %llu\ndropped %llu\nrejected %llu\n",
-      reply.collector, reply.spool, (unsigned long long)c.processes,
+      state, reply.collector, reply.spool, (unsigned long long)c.processes,
       (unsigned long long)c.spans_received, (unsigned long long)c.spans_sent,
       (unsigned long long)c.spans_spooled, (unsigned long long)c.spans_dropped,
       (unsigned long long)c.spans_rejected);
-  return 0;
+  return timeout_ms == 0 || reply.state == meridian::FlushReply::kDelivered ? 0
+                                                                            : 1;
 }
 
 }  // namespace
@@ -80,8 +91,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   auto flags = meridian::CommandLine::Parse(
       args, 1,
-      {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms"},
-      {"exit-when-idle", "status", "help"});
+      {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
+       "timeout"},
+      {"exit-when-idle", "status", "flush", "help"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
     printf("%s", kUsage);
@@ -92,7 +104,14 @@ int main(int argc, char** argv) {
   }
   meridian::NodeAgentOptions options;
   options.socket = flags->Get("socket", meridian::DefaultAgentSocket());
-  if (flags->Has("status")) return Status(options.socket);
+  if (flags->Has("status")) return Status(options.socket, 0);
+  if (flags->Has("flush")) {
+    auto timeout = flags->GetInt("timeout", 60);
+    if (!timeout.ok() || *timeout <= 0 || *timeout > 86400) {
+      return Usage("--timeout must be seconds (1 to 86400)");
+    }
+    return Status(options.socket, static_cast<int>(*timeout * 1000));
+  }
   options.collector = flags->Get("collector", Env("MERIDIAN_COLLECTOR"));
   if (options.collector.empty()) return Usage("--collector is required");
   std::string default_spool = Env("MERIDIAN_SPOOL");

@@ -209,8 +209,9 @@ bool NodeAgent::Serve(Client* client) {
                n == sizeof(FlushRequest)) {
       FlushRequest request;
       memcpy(&request, message, sizeof(request));
-      flushes_.push_back(
-          {client->fd, NowMs() + static_cast<int64_t>(request.timeout_ms)});
+      flushes_.push_back({client->fd,
+                          NowMs() + static_cast<int64_t>(request.timeout_ms),
+                          request.wait_for_collector != 0});
     } else if (type == AgentMessage::kTraceRequest &&
                n == sizeof(TraceRequest)) {
       TraceRequest request;
@@ -335,7 +336,8 @@ void NodeAgent::AnswerFlushes(bool final) {
     FlushReply::State state;
     if (sender.queued_batches == 0) {
       state = FlushReply::kDelivered;
-    } else if (sender.unreachable || final) {
+    } else if (final ||
+               (sender.unreachable && !flushes_[i].wait_for_collector)) {
       state = FlushReply::kSpooled;
     } else if (now >= flushes_[i].deadline_ms) {
       state = FlushReply::kTimedOut;

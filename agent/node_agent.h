@@ -73,6 +73,7 @@ class NodeAgent {
   struct PendingFlush {
     int fd;
     int64_t deadline_ms;
+    bool wait_for_collector;
   };
 
   explicit NodeAgent(NodeAgentOptions options);

@@ -279,8 +279,8 @@ int RunTraced(const RunOptions& options) {
     fprintf(stderr,
             "meridian run: job %s: still sending to %s after %d ms; the rest "
             "is spooled in %s (%s)\n",
-            job.c_str(), reply.collector, options.flush_timeout_ms,
-            reply.spool, Summary(reply).c_str());
+            job.c_str(), reply.collector, options.flush_timeout_ms, reply.spool,
+            Summary(reply).c_str());
   }
   close(agent);
   return exit_status;

@@ -22,7 +22,7 @@ struct RunOptions {
   std::string collector;  // for an agent started here
   std::string job;        // default: launcher's job id, else generated
   std::vector<std::string> command;
-  bool on_demand = false;      // MERIDIAN_TRACE=on-demand
+  bool on_demand = false;  // MERIDIAN_TRACE=on-demand
   int flush_timeout_ms = 60000;
 };
 

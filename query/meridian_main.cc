@@ -188,7 +188,8 @@ int main(int argc, char** argv) {
     auto seconds = line->GetInt("seconds", 0);
     if (!line->Has("job")) return Usage("trace needs --job J");
     if (!steps.ok() || !seconds.ok() || *steps < 0 || *seconds < 0 ||
-        *steps > 1000000 || *seconds > 86400 || (*steps > 0) == (*seconds > 0)) {
+        *steps > 1000000 || *seconds > 86400 ||
+        (*steps > 0) == (*seconds > 0)) {
       return Usage("trace needs one of --steps N or --seconds S (positive)");
     }
     return meridian::RequestTrace(line->Get("job"), static_cast<int>(*steps),

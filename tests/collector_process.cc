@@ -11,7 +11,8 @@
 namespace meridian {
 
 absl::StatusOr<CollectorProcess> CollectorProcess::Start(
-    const std::string& binary, const std::string& db_path) {
+    const std::string& binary, const std::string& db_path,
+    const std::string& listen) {
   int out[2];
   if (pipe(out) != 0) return absl::InternalError("pipe failed");
   pid_t pid = fork();
@@ -20,7 +21,7 @@ absl::StatusOr<CollectorProcess> CollectorProcess::Start(
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execl(binary.c_str(), binary.c_str(), "--listen", "127.0.0.1:0", "--db",
+    execl(binary.c_str(), binary.c_str(), "--listen", listen.c_str(), "--db",
           db_path.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -17,8 +17,10 @@ namespace meridian {
 
 class CollectorProcess {
  public:
-  static absl::StatusOr<CollectorProcess> Start(const std::string& binary,
-                                                const std::string& db_path);
+  // `listen` is HOST:PORT; port 0 picks a free one.
+  static absl::StatusOr<CollectorProcess> Start(
+      const std::string& binary, const std::string& db_path,
+      const std::string& listen = "127.0.0.1:0");
   CollectorProcess(CollectorProcess&& other) noexcept;
   ~CollectorProcess();
 

@@ -50,6 +50,10 @@ struct ProbeIdentity {
 struct FlushRequest {
   AgentMessage type = AgentMessage::kFlushRequest;
   uint32_t timeout_ms = 0;
+  // 0: answer kSpooled as soon as the collector is found unreachable.
+  // 1: keep waiting for it until the timeout (`meridian-agent --flush`).
+  uint32_t wait_for_collector = 0;
+  uint32_t reserved = 0;
 };
 
 // The agent's counters since it started.

@@ -229,6 +229,15 @@ __attribute__((constructor)) void LoadProbe() {
   g_enabled = true;
 }
 
+// At exit, a process that is not connected (its agent restarting) tries
+// once more, so that an agent which is up gets the region before the
+// process's memory goes away.
+__attribute__((destructor)) void UnloadProbe() {
+  if (!g_enabled) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_region != nullptr && g_socket < 0) ConnectLocked();
+}
+
 }  // namespace
 
 bool RecordingInWindow() {

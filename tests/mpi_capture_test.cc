@@ -1,0 +1,456 @@
+// MPI capture end to end, with real parts: a real collector, a real
+// meridian-agent, `meridian run` and Open MPI's mpirun with 4 ranks running
+// tests/mpi_known.cc, and the Python binding. What the collector stored is
+// read back from its SQLite file and compared exactly.
+//
+// Synchronization is by blocking reads (the collector's and agent's ready
+// lines, FIFOs the MPI program opens, the agent's flush answer), never by
+// sleeping.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "collector/store.h"
+#include "gtest/gtest.h"
+#include "tests/collector_process.h"
+
+namespace meridian {
+namespace {
+
+std::string Runfile(const std::string& path) {
+  char* cwd = getcwd(nullptr, 0);
+  std::string full = absl::StrCat(cwd, "/", path);
+  free(cwd);
+  return full;
+}
+
+// A child process with its stdout (and stderr) on a pipe.
+struct Child {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+
+  std::string ReadLine() {
+    char line[1024];
+    return fgets(line, sizeof(line), out) ? line : "";
+  }
+  std::string ReadAll() {
+    std::string all;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), out)) > 0)
+      all.append(buffer, n);
+    return all;
+  }
+  // The exit code, or 128 + signal.
+  int Wait() {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (out) fclose(out);
+    out = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+Child Spawn(const std::vector<std::string>& argv,
+            const std::map<std::string, std::string>& env,
+            bool merge_stderr = true) {
+  int pipe_fds[2];
+  EXPECT_EQ(pipe(pipe_fds), 0);
+  Child child;
+  child.pid = fork();
+  if (child.pid == 0) {
+    dup2(pipe_fds[1], 1);
+    if (merge_stderr) dup2(pipe_fds[1], 2);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    for (const auto& [name, value] : env)
+      setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  child.out = fdopen(pipe_fds[0], "r");
+  return child;
+}
+
+// One stored span, with its process and track resolved.
+struct Row {
+  int rank;
+  std::string name;
+  v1::Category category;
+  v1::SpanKind kind;
+  std::string track;
+  v1::TrackKind track_kind;
+  StoredSpan span;
+};
+
+std::vector<Row> ReadJob(const std::string& db, const std::string& job) {
+  auto store = Store::Open(db, StoreOptions{});
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return {};
+  auto catalog = (*store)->LoadCatalog(job);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  if (!catalog.ok()) return {};
+  std::map<int64_t, int> rank_of_process;
+  for (const ProcessInfo& p : catalog->processes)
+    rank_of_process[p.id] = p.rank;
+  std::map<int64_t, const TrackInfo*> tracks;
+  for (const TrackInfo& t : catalog->tracks) tracks[t.id] = &t;
+  std::map<int64_t, const OpInfo*> ops;
+  for (const OpInfo& o : catalog->ops) ops[o.id] = &o;
+  std::vector<Row> rows;
+  absl::Status scan =
+      (*store)->Scan(catalog->job, ScanRange{}, [&](const StoredSpan& span) {
+        const TrackInfo* track = tracks[span.track_id];
+        const OpInfo* op = ops[span.op_id];
+        rows.push_back({rank_of_process[track->process_id], op->name,
+                        op->category, span.kind, track->name, track->kind,
+                        span});
+        return true;
+      });
+  EXPECT_TRUE(scan.ok()) << scan;
+  return rows;
+}
+
+std::vector<Row> Select(const std::vector<Row>& rows, int rank,
+                        const std::string& name) {
+  std::vector<Row> out;
+  for (const Row& r : rows) {
+    if (r.rank == rank && r.name == name) out.push_back(r);
+  }
+  return out;
+}
+
+class MpiCaptureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/meridian-test-XXXXXX";
+    dir_ = mkdtemp(dir_template);
+    socket_ = dir_ + "/agent.sock";
+    db_ = dir_ + "/store.db";
+    env_ = {
+        {"MERIDIAN_AGENT_SOCKET", socket_},
+        {"MERIDIAN_PROBE_LIB", Runfile("agent/probe/libmeridian_probe.so")},
+        {"MERIDIAN_AGENT_BIN", Runfile("agent/meridian-agent")},
+        {"TMPDIR", "/tmp"},  // Open MPI's session sockets need a short path
+        {"PYTHONPATH", Runfile("agent/probe/python")},
+    };
+  }
+  void TearDown() override {
+    std::string command = "rm -rf " + dir_;
+    (void)!system(command.c_str());
+  }
+
+  void StartCollector(const std::string& listen = "127.0.0.1:0") {
+    auto collector = CollectorProcess::Start(
+        Runfile("collector/meridian-collector"), db_, listen);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_.emplace(std::move(*collector));
+    address_ = collector_->address();
+  }
+
+  // Starts meridian-agent on socket_; returns once it serves.
+  Child StartAgent() {
+    Child agent =
+        Spawn({Runfile("agent/meridian-agent"), "--collector", address_,
+               "--socket", socket_, "--spool", dir_ + "/spool"},
+              env_, /*merge_stderr=*/false);
+    EXPECT_TRUE(absl::StartsWith(agent.ReadLine(), "meridian-agent "));
+    return agent;
+  }
+
+  std::vector<std::string> Mpirun(std::vector<std::string> program) {
+    std::vector<std::string> argv = {"mpirun",
+                                     "--allow-run-as-root",
+                                     "--oversubscribe",
+                                     "--timeout",
+                                     "120",
+                                     "-np",
+                                     "4"};
+    argv.insert(argv.end(), program.begin(), program.end());
+    return argv;
+  }
+
+  std::vector<std::string> MeridianRun(const std::string& job,
+                                       std::vector<std::string> command) {
+    std::vector<std::string> argv = {Runfile("query/meridian"),
+                                     "--collector",
+                                     address_,
+                                     "run",
+                                     "--job",
+                                     job,
+                                     "--"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+  }
+
+  int Flush() {
+    Child flush = Spawn({Runfile("agent/meridian-agent"), "--flush",
+                         "--timeout", "60", "--socket", socket_},
+                        env_);
+    const std::string out = flush.ReadAll();
+    const int code = flush.Wait();
+    EXPECT_TRUE(absl::StrContains(out, "state delivered")) << out;
+    return code;
+  }
+
+  std::string dir_, socket_, db_, address_;
+  std::map<std::string, std::string> env_;
+  std::optional<CollectorProcess> collector_;
+};
+
+// What every rank of mpi_known's known sequence recorded.
+void ExpectKnownSequence(const std::vector<Row>& rows) {
+  // Per rank: Init, Send, Recv, Isend, Irecv, Waitall, 6 Allreduce,
+  // Comm_split, Bcast, Comm_dup, Barrier, Alltoallv, Gatherv, Iallreduce,
+  // Wait, Finalize (21 MPI) + step, forward, checkpoint, loss (4 user).
+  ASSERT_EQ(rows.size(), 4u * 25);
+  std::map<uint64_t, std::set<int>> members_of_comm;
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    for (const char* name :
+         {"MPI_Init", "MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv",
+          "MPI_Waitall", "MPI_Comm_split", "MPI_Bcast", "MPI_Comm_dup",
+          "MPI_Barrier", "MPI_Alltoallv", "MPI_Gatherv", "MPI_Iallreduce",
+          "MPI_Wait", "MPI_Finalize", "step", "forward", "checkpoint",
+          "loss"}) {
+      EXPECT_EQ(Select(rows, rank, name).size(), 1u) << name;
+    }
+    const Row send = Select(rows, rank, "MPI_Send")[0];
+    EXPECT_EQ(send.span.bytes, 40);
+    EXPECT_EQ(send.span.peer, (rank + 1) % 4);
+    EXPECT_EQ(send.span.tag, 7);
+    EXPECT_EQ(send.span.comm, 1u);
+    EXPECT_EQ(send.span.comm_size, 4u);
+    EXPECT_FALSE(send.span.seq.has_value());
+    const Row recv = Select(rows, rank, "MPI_Recv")[0];  // MPI_ANY_SOURCE
+    EXPECT_EQ(recv.span.bytes, 40);
+    EXPECT_EQ(recv.span.peer, (rank + 3) % 4);
+    EXPECT_EQ(recv.span.tag, 7);
+    for (const char* name : {"MPI_Isend", "MPI_Irecv"}) {
+      const Row r = Select(rows, rank, name)[0];
+      EXPECT_EQ(r.span.bytes, 24) << name;
+      EXPECT_EQ(r.span.peer, (rank + 2) % 4) << name;
+      EXPECT_EQ(r.span.tag, 9) << name;
+      // From issue to completion in the Waitall.
+      const Row waitall = Select(rows, rank, "MPI_Waitall")[0];
+      EXPECT_LE(r.span.start_ns + r.span.dur_ns,
+                waitall.span.start_ns + waitall.span.dur_ns)
+          << name;
+      EXPECT_GE(r.span.start_ns + r.span.dur_ns, waitall.span.start_ns) << name;
+    }
+    // World collectives in order: 5 Allreduce, Alltoallv, Gatherv,
+    // Iallreduce.
+    std::vector<Row> world_allreduce;
+    for (const Row& r : Select(rows, rank, "MPI_Allreduce")) {
+      if (r.span.comm == 1) world_allreduce.push_back(r);
+    }
+    ASSERT_EQ(world_allreduce.size(), 5u);
+    for (uint64_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(world_allreduce[i].span.seq, i);
+      EXPECT_EQ(world_allreduce[i].span.bytes, 8);
+      EXPECT_EQ(world_allreduce[i].span.step, 0);
+    }
+    const Row alltoallv = Select(rows, rank, "MPI_Alltoallv")[0];
+    EXPECT_EQ(alltoallv.span.seq, 5u);
+    EXPECT_EQ(alltoallv.span.bytes, 40);  // (1 + 2 + 3 + 4) ints
+    const Row gatherv = Select(rows, rank, "MPI_Gatherv")[0];
+    EXPECT_EQ(gatherv.span.seq, 6u);
+    EXPECT_EQ(gatherv.span.bytes, rank == 0 ? 40 : 4 * (rank + 1));
+    EXPECT_EQ(gatherv.span.peer, 0);
+    const Row iallreduce = Select(rows, rank, "MPI_Iallreduce")[0];
+    EXPECT_EQ(iallreduce.span.seq, 7u);
+    EXPECT_EQ(iallreduce.span.bytes, 8);
+    EXPECT_FALSE(Select(rows, rank, "MPI_Gatherv")[0].span.step.has_value());
+
+    // The split: two communicators of 2, one Allreduce (seq 0) and one Bcast
+    // (seq 1, root = the group's rank 0 = world rank 0 or 1).
+    std::vector<Row> half;
+    for (const Row& r : Select(rows, rank, "MPI_Allreduce")) {
+      if (r.span.comm != 1) half.push_back(r);
+    }
+    ASSERT_EQ(half.size(), 1u);
+    EXPECT_EQ(half[0].span.comm_size, 2u);
+    EXPECT_EQ(half[0].span.seq, 0u);
+    EXPECT_EQ(half[0].span.bytes, 4);
+    const Row bcast = Select(rows, rank, "MPI_Bcast")[0];
+    EXPECT_EQ(bcast.span.comm, half[0].span.comm);
+    EXPECT_EQ(bcast.span.seq, 1u);
+    EXPECT_EQ(bcast.span.peer, rank % 2);
+    members_of_comm[half[0].span.comm].insert(rank);
+    const Row barrier = Select(rows, rank, "MPI_Barrier")[0];
+    EXPECT_EQ(barrier.span.comm_size, 4u);
+    EXPECT_NE(barrier.span.comm, 1u);
+    EXPECT_EQ(barrier.span.seq, 0u);
+    members_of_comm[barrier.span.comm].insert(rank);
+
+    const Row step = Select(rows, rank, "step")[0];
+    EXPECT_EQ(step.category, v1::CATEGORY_USER);
+    EXPECT_EQ(step.span.step, 0);
+    const Row forward = Select(rows, rank, "forward")[0];
+    EXPECT_GE(forward.span.start_ns, step.span.start_ns);
+    EXPECT_EQ(Select(rows, rank, "checkpoint")[0].kind, v1::SPAN_KIND_INSTANT);
+    const Row loss = Select(rows, rank, "loss")[0];
+    EXPECT_EQ(loss.kind, v1::SPAN_KIND_COUNTER);
+    EXPECT_EQ(loss.span.value, 0.25 * rank);
+    EXPECT_EQ(step.track, "main");
+  }
+  // Ids equal across members: {0, 2}, {1, 3} and the dup of all four.
+  std::set<std::set<int>> groups;
+  for (const auto& [comm, members] : members_of_comm) groups.insert(members);
+  EXPECT_EQ(groups, (std::set<std::set<int>>{{0, 2}, {1, 3}, {0, 1, 2, 3}}));
+  EXPECT_EQ(members_of_comm.size(), 3u);
+}
+
+TEST_F(MpiCaptureTest, EveryCallOfEveryRankArrivesExactly) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run =
+      Spawn(MeridianRun("known", Mpirun({Runfile("tests/mpi_known")})), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out,
+                                "meridian run: job known: every span "
+                                "delivered"))
+      << out;
+  ExpectKnownSequence(ReadJob(db_, "known"));
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
+  StartCollector();
+  std::vector<std::string> inner = {
+      Runfile("query/meridian"), "--collector", address_, "run", "--",
+      Runfile("tests/mpi_known")};
+  Child run = Spawn(Mpirun(inner), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  // No agent was running: one was started and has exited since.
+  const size_t at = out.find("meridian run: job ompi-");
+  ASSERT_NE(at, std::string::npos) << out;
+  const size_t begin = at + strlen("meridian run: job ");
+  const std::string job = out.substr(begin, out.find(':', begin) - begin);
+  ExpectKnownSequence(ReadJob(db_, job));
+}
+
+TEST_F(MpiCaptureTest, PythonBindingRecordsStepsPhasesQueuesAndCounters) {
+  StartCollector();
+  env_["MERIDIAN_RANK"] = "3";
+  Child run = Spawn(
+      MeridianRun("py", {"python3", Runfile("tests/probe_binding_test.py")}),
+      env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  const std::vector<Row> rows = ReadJob(db_, "py");
+  ASSERT_EQ(rows.size(), 15u);  // 3 steps x (step, forward, queue, mark, loss)
+  for (int s = 0; s < 3; ++s) {
+    std::vector<const Row*> of_step;
+    for (const Row& r : rows) {
+      EXPECT_EQ(r.rank, 3);
+      if (r.span.step == s) of_step.push_back(&r);
+    }
+    ASSERT_EQ(of_step.size(), 5u);
+  }
+  for (const Row& r : Select(rows, 3, "NEGOTIATE_ALLREDUCE")) {
+    EXPECT_EQ(r.track, "grad.fc1");
+    EXPECT_EQ(r.track_kind, v1::TRACK_KIND_QUEUE);
+    EXPECT_EQ(r.span.dur_ns, 1000);
+    EXPECT_EQ(r.span.bytes, 4096);
+    EXPECT_EQ(r.span.partition, 2);
+  }
+  const std::vector<Row> loss = Select(rows, 3, "loss");
+  ASSERT_EQ(loss.size(), 3u);
+  EXPECT_EQ(loss[2].span.value, 3.0);
+  EXPECT_EQ(Select(rows, 3, "mark")[0].kind, v1::SPAN_KIND_INSTANT);
+  EXPECT_EQ(Select(rows, 3, "forward").size(), 3u);
+}
+
+TEST_F(MpiCaptureTest, WhatAKilledRankRecordedArrives) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(
+      MeridianRun("killed", Mpirun({Runfile("tests/mpi_known"), "--kill-rank",
+                                    "2", "--instants", "1000"})),
+      env_);
+  const std::string out = run.ReadAll();
+  EXPECT_NE(run.Wait(), 0) << out;  // mpirun reports the killed rank
+  const std::vector<Row> rows = ReadJob(db_, "killed");
+  EXPECT_EQ(Select(rows, 2, "before-kill").size(), 1000u);
+  EXPECT_EQ(Select(rows, 2, "MPI_Init").size(), 1u);
+  kill(agent.pid, SIGTERM);
+  agent.Wait();
+}
+
+TEST_F(MpiCaptureTest, AnAgentKilledMidJobLosesNothingAndDuplicatesNothing) {
+  StartCollector();
+  ASSERT_EQ(mkfifo((dir_ + "/ready").c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo((dir_ + "/go").c_str(), 0600), 0);
+  Child first = StartAgent();
+  Child run = Spawn(
+      MeridianRun("restart", Mpirun({Runfile("tests/mpi_known"), "--pause",
+                                     dir_, "--instants", "5000"})),
+      env_);
+  // Every rank has recorded phase A and rank 0 waits for us.
+  FILE* ready = fopen((dir_ + "/ready").c_str(), "r");
+  char line[16];
+  ASSERT_NE(fgets(line, sizeof(line), ready), nullptr);
+  fclose(ready);
+  kill(first.pid, SIGKILL);
+  first.Wait();
+  Child second = StartAgent();  // same socket and spool
+  FILE* go = fopen((dir_ + "/go").c_str(), "w");
+  fputs("go\n", go);
+  fclose(go);
+  const std::string out = run.ReadAll();
+  EXPECT_EQ(run.Wait(), 0) << out;
+  EXPECT_EQ(Flush(), 0);
+  const std::vector<Row> rows = ReadJob(db_, "restart");
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    EXPECT_EQ(Select(rows, rank, "phase-a").size(), 5000u);
+    EXPECT_EQ(Select(rows, rank, "phase-b").size(), 5000u);
+    EXPECT_EQ(Select(rows, rank, "MPI_Barrier").size(), 2u);
+  }
+  EXPECT_EQ(rows.size(), 4u * (10000 + 4));  // + Init, 2 Barrier, Finalize
+  kill(second.pid, SIGTERM);
+  second.Wait();
+}
+
+TEST_F(MpiCaptureTest, CollectorDownDuringTheJobGetsEverythingOnceWhenBack) {
+  StartCollector();
+  const std::string address = address_;
+  ASSERT_EQ(collector_->Terminate(), 0);
+  collector_.reset();
+  Child agent = StartAgent();
+  Child run =
+      Spawn(MeridianRun("offline", Mpirun({Runfile("tests/mpi_known")})), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "unreachable; spans spooled in")) << out;
+  StartCollector(address);  // the same address and store
+  EXPECT_EQ(Flush(), 0);
+  ExpectKnownSequence(ReadJob(db_, "offline"));
+  kill(agent.pid, SIGTERM);
+  agent.Wait();
+}
+
+}  // namespace
+}  // namespace meridian
