@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -141,9 +142,15 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         const ProbeRecord& r = records[i];
         const char* name;
         uint32_t length;
-        if (r.category < v1::CATEGORY_MPI || r.category > v1::CATEGORY_USER ||
-            r.kind > v1::SPAN_KIND_COUNTER || r.dur_ns < 0 ||
-            !StringAt(header_, r.name, &name, &length)) {
+        double value = 0;
+        if (r.kind == v1::SPAN_KIND_COUNTER) {
+          memcpy(&value, &r.bytes, sizeof(value));
+        }
+        // What the collector would refuse is dropped here, one record at a
+        // time, rather than costing the whole batch it would travel in.
+        if (!std::isfinite(value) || r.category < v1::CATEGORY_MPI ||
+            r.category > v1::CATEGORY_USER || r.kind > v1::SPAN_KIND_COUNTER ||
+            r.dur_ns < 0 || !StringAt(header_, r.name, &name, &length)) {
           ++invalid_;
           continue;
         }
@@ -154,8 +161,6 @@ size_t ProbeSession::Read(BatchBuilder* builder,
                              r.start_ns + wall_minus_monotonic_ns, r.dur_ns);
         span->set_kind(static_cast<v1::SpanKind>(r.kind));
         if (r.kind == v1::SPAN_KIND_COUNTER) {
-          double value;
-          memcpy(&value, &r.bytes, sizeof(value));
           span->set_value(value);
         } else {
           span->set_bytes(r.bytes);

@@ -49,7 +49,8 @@ class ProbeSession {
 
   // Reads up to `max_records` published records into `builder`; returns how
   // many were read. Records that cannot be turned into spans (a corrupt
-  // name or category) are skipped and counted in invalid_records().
+  // name or category, a counter that is not a finite number) are skipped
+  // and counted in invalid_records().
   size_t Read(BatchBuilder* builder, int64_t wall_minus_monotonic_ns,
               size_t max_records);
   // Releases what Read returned so far.

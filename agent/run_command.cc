@@ -268,8 +268,16 @@ int RunTraced(const RunOptions& options) {
             "confirmed delivery; a restarted agent resends from its spool\n",
             job.c_str(), socket.c_str());
   } else if (reply.state == FlushReply::kDelivered) {
-    fprintf(stderr, "meridian run: job %s: every span delivered to %s (%s)\n",
+    fprintf(stderr,
+            "meridian run: job %s: every span acknowledged by %s (%s)\n",
             job.c_str(), reply.collector, Summary(reply).c_str());
+    if (reply.counters.spans_rejected > 0) {
+      fprintf(stderr,
+              "meridian run: the collector rejected %llu spans; the agent's "
+              "log (%s/agent.log if meridian run started it) says why\n",
+              static_cast<unsigned long long>(reply.counters.spans_rejected),
+              Dir(socket).c_str());
+    }
   } else if (reply.state == FlushReply::kSpooled) {
     fprintf(stderr,
             "meridian run: job %s: collector %s unreachable; spans spooled "

@@ -3,7 +3,9 @@
 # line with the figures (docs/PERFORMANCE.md records them).
 #
 #   ./bench/run.sh ingest [--spans N] [--dir DIR]
-#   ./bench/run.sh ring       (the probe's cost per recorded event)
+#   ./bench/run.sh ring       (the shared-memory ring's cost per record)
+#   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
+#                              a traced 4-rank 8-byte MPI_Allreduce loop)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -18,9 +20,16 @@ case "${1:-}" in
     bazel build //bench:ring_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/bench/ring_bench"
     ;;
+  probe)
+    ./deploy/dependencies.sh
+    bazel build //bench:probe_bench //collector:meridian-collector \
+      //agent:meridian-agent //query:meridian \
+      //agent/probe:libmeridian_probe.so >&2
+    exec ./bench/probe_bench.sh
+    ;;
   *)
-    sed -n '2,6p' "$0" >&2
-    echo "benchmarks: ingest, ring" >&2
+    sed -n '2,8p' "$0" >&2
+    echo "benchmarks: ingest, ring, probe" >&2
     exit 2
     ;;
 esac

@@ -11,8 +11,9 @@ fi
 prefix=$1
 cd "$(dirname "$0")/.."
 ./deploy/dependencies.sh
-programs=(//collector:meridian-collector //query:meridian //agent:meridian-synth)
-bazel build "${programs[@]}" >&2
+programs=(//collector:meridian-collector //query:meridian //agent:meridian-agent
+  //agent:meridian-synth)
+bazel build "${programs[@]}" //agent/probe:libmeridian_probe.so >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 mkdir -p "$prefix/bin" "$prefix/lib"
 for target in "${programs[@]}"; do
@@ -20,5 +21,12 @@ for target in "${programs[@]}"; do
   install -m 0755 "$bin/${path%%:*}/${path##*:}" "$prefix/bin/"
   echo "installed $prefix/bin/${path##*:}"
 done
-# Shared libraries (the in-process probe) arrive with agent capture; until
-# then PREFIX/lib is created empty.
+# The probe (`meridian run` finds it at PREFIX/lib), its C header and the
+# Python binding.
+install -m 0755 "$bin/agent/probe/libmeridian_probe.so" "$prefix/lib/"
+echo "installed $prefix/lib/libmeridian_probe.so"
+mkdir -p "$prefix/include/meridian" "$prefix/lib/python3/dist-packages"
+install -m 0644 agent/probe/include/meridian/probe.h "$prefix/include/meridian/"
+install -m 0644 agent/probe/python/meridian_probe.py \
+  "$prefix/lib/python3/dist-packages/"
+echo "installed $prefix/include/meridian/probe.h and meridian_probe.py"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Meridian in one command: installs what is missing, builds, starts a
-# collector on an embedded SQLite file, sends it a 4-rank job on 2 nodes (a
-# synthetic job for now), prints the jobs and the job's statistics, writes
-# the merged Chrome trace, and stops the collector, unless --keep-running.
+# collector on an embedded SQLite file, runs a real job traced (the example
+# data-parallel MPI program, examples/data_parallel.cc, on 4 ranks under
+# mpirun and `meridian run`, which starts a node agent for it), prints the
+# jobs and the job's statistics, writes the merged Chrome trace, and stops
+# the collector, unless --keep-running.
 #
 #   ./deploy/quickstart.sh [--keep-running] [--dir DIR]
 set -euo pipefail
@@ -22,7 +24,9 @@ done
 
 ./deploy/dependencies.sh
 echo "== building" >&2
-bazel build //collector:meridian-collector //query:meridian //agent:meridian-synth >&2
+bazel build //collector:meridian-collector //query:meridian \
+  //agent:meridian-agent //agent/probe:libmeridian_probe.so \
+  //examples:data_parallel >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 
 mkdir -p "$dir"
@@ -51,7 +55,15 @@ address=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
 echo "== collector listening on $address, store $db" >&2
 
 meridian=("$bin/query/meridian" --collector "$address")
-"$bin/agent/meridian-synth" --collector "$address" --job quickstart --ranks 4 --nodes 2 --steps 20
+# The agent gets its own socket here, so the quickstart never meets an agent
+# that serves something else; it exits once the job is delivered.
+export MERIDIAN_AGENT_SOCKET="$dir/agent.sock"
+# Open MPI keeps its session sockets under TMPDIR, which must be short.
+export TMPDIR=/tmp
+echo "== meridian run -- mpirun -np 4 examples/data_parallel" >&2
+"${meridian[@]}" run --job quickstart -- \
+  mpirun --oversubscribe $([ "$(id -u)" -eq 0 ] && echo --allow-run-as-root) \
+  -np 4 "$bin/examples/data_parallel" --steps 20
 echo
 "${meridian[@]}" jobs
 echo

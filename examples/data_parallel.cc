@@ -10,7 +10,7 @@
 // libmeridian_probe.so.
 #include <mpi.h>
 
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
 
     MERIDIAN_CALL(meridian_phase_begin, "backward");
     for (int i = layers - 1; i >= 0; --i) {
+      std::fill(grads[i].begin(), grads[i].end(), 0.01f * (rank + 1));
       Compute(grads[i], work);
       uint64_t start = meridian_now_ns ? meridian_now_ns() : 0;
       MPI_Allreduce(MPI_IN_PLACE, grads[i].data(),
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
     }
     MERIDIAN_CALL(meridian_phase_end);
 
-    MERIDIAN_CALL(meridian_counter, "loss", std::log1p(loss));
+    MERIDIAN_CALL(meridian_counter, "loss", loss / (1024.0 * (1 << layers)));
     MERIDIAN_CALL(meridian_step_end);
   }
   if (rank == 0) {

@@ -328,7 +328,7 @@ TEST_F(MpiCaptureTest, EveryCallOfEveryRankArrivesExactly) {
   ASSERT_EQ(run.Wait(), 0) << out;
   EXPECT_TRUE(absl::StrContains(out,
                                 "meridian run: job known: every span "
-                                "delivered"))
+                                "acknowledged"))
       << out;
   ExpectKnownSequence(ReadJob(db_, "known"));
   kill(agent.pid, SIGTERM);

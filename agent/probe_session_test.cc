@@ -1,0 +1,145 @@
+#include "agent/probe_session.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+// A probe's region in a memfd, as the probe makes it.
+struct FakeProbe {
+  FakeProbe() {
+    geometry.ring_capacity = 16;
+    geometry.strings_capacity = 256;
+    bytes = ProcessRegionBytes(geometry);
+    fd = memfd_create("test-probe", MFD_CLOEXEC);
+    EXPECT_EQ(ftruncate(fd, bytes), 0);
+    memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    EXPECT_TRUE(InitProcessRegion(memory, geometry, 1234));
+    header = static_cast<ProcessRegionHeader*>(memory);
+  }
+  ~FakeProbe() { munmap(memory, bytes); }
+  SpanRingWriter Ring(uint32_t index, int32_t tid) {
+    InitSpanRing(RingMemory(header, index), geometry.ring_capacity);
+    header->slots[index].tid = tid;
+    header->slots[index].ready.store(1);
+    return SpanRingWriter(RingMemory(header, index),
+                          SpanRingBytes(geometry.ring_capacity));
+  }
+  ProbeHello Hello() const {
+    ProbeHello hello;
+    hello.pid = 77;
+    hello.rank = 3;
+    hello.region_bytes = bytes;
+    strcpy(hello.job, "job-a");
+    return hello;
+  }
+  ProcessRegionGeometry geometry;
+  uint64_t bytes;
+  int fd;
+  void* memory;
+  ProcessRegionHeader* header;
+};
+
+ProbeRecord Record(uint32_t name, int64_t start) {
+  ProbeRecord r{};
+  r.start_ns = start;
+  r.dur_ns = 10;
+  r.name = name;
+  r.category = v1::CATEGORY_MPI;
+  return r;
+}
+
+TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
+  FakeProbe probe;
+  const uint32_t allreduce = AppendString(probe.header, "MPI_Allreduce", 13);
+  const uint32_t loss = AppendString(probe.header, "loss", 4);
+  SpanRingWriter main = probe.Ring(0, 77);
+  ProbeRecord a = Record(allreduce, 1000);
+  a.bytes = 8;
+  a.seq = 4;
+  a.peer = 2;
+  a.flags = ProbeRecord::kHasSeq | ProbeRecord::kHasPeer;
+  main.Push(a);
+  main.Push(Record(999, 1100));  // a name that was never published
+  ProbeRecord nan = Record(loss, 1200);
+  nan.kind = v1::SPAN_KIND_COUNTER;
+  nan.category = v1::CATEGORY_USER;
+  const double bad = std::numeric_limits<double>::quiet_NaN();
+  memcpy(&nan.bytes, &bad, sizeof(bad));
+  main.Push(nan);
+  ProbeRecord good = nan;
+  const double half = 0.5;
+  memcpy(&good.bytes, &half, sizeof(half));
+  main.Push(good);
+
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
+  ASSERT_TRUE(session.ok()) << session.status();
+  BatchBuilder builder("agent");
+  ASSERT_EQ((*session)->Read(&builder, 5000, 100), 4u);
+  EXPECT_EQ((*session)->invalid_records(), 2u);
+  v1::Batch batch = builder.Take();
+  ASSERT_EQ(batch.spans_size(), 2);
+  EXPECT_EQ(batch.strings(batch.spans(0).name()), "MPI_Allreduce");
+  EXPECT_EQ(batch.spans(0).start_ns(), 6000);  // + wall minus monotonic
+  EXPECT_EQ(batch.spans(0).bytes(), 8);
+  EXPECT_EQ(batch.spans(0).seq(), 4u);
+  EXPECT_EQ(batch.spans(0).peer(), 2);
+  EXPECT_FALSE(batch.spans(0).has_tag());
+  EXPECT_EQ(batch.spans(1).value(), 0.5);
+  ASSERT_EQ(batch.processes_size(), 1);
+  EXPECT_EQ(batch.strings(batch.processes(0).job()), "job-a");
+  EXPECT_EQ(batch.processes(0).rank(), 3);
+  EXPECT_EQ(batch.strings(batch.tracks(0).name()), "main");
+
+  std::vector<RingPosition> positions;
+  (*session)->Positions(&positions);
+  ASSERT_EQ(positions.size(), 1u);
+  EXPECT_EQ(positions[0].incarnation, 1234u);
+  EXPECT_EQ(positions[0].end, 4u);
+}
+
+TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "MPI_Send", 8);
+  SpanRingWriter ring = probe.Ring(5, 80);
+  for (int i = 0; i < 6; ++i) ring.Push(Record(name, 100 + i));
+  BatchBuilder builder("agent");
+  {
+    auto first = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+    ASSERT_EQ((*first)->Read(&builder, 0, 2), 2u);
+    (*first)->Commit();
+    ASSERT_EQ((*first)->Read(&builder, 0, 2), 2u);  // never committed
+  }
+  builder.Take();
+  auto second = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  (*second)->SkipTo(5, 3);  // the spool holds records 0..2
+  ASSERT_EQ((*second)->Read(&builder, 0, 100), 3u);
+  v1::Batch batch = builder.Take();
+  EXPECT_EQ(batch.spans(0).start_ns(), 103);
+  EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");
+}
+
+TEST(ProbeSessionTest, RefusesMemoryThatIsNotARegion) {
+  FakeProbe probe;
+  ProbeHello hello = probe.Hello();
+  hello.region_bytes = probe.bytes * 2;  // more than was sent
+  auto too_big = ProbeSession::Open(hello, dup(probe.fd), "n");
+  EXPECT_EQ(too_big.status().code(), absl::StatusCode::kInvalidArgument);
+  probe.header->magic = 0;
+  auto corrupt = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  EXPECT_EQ(corrupt.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(corrupt.status().message().find("not a Meridian probe region"),
+            std::string::npos);
+  auto none = ProbeSession::Open(probe.Hello(), -1, "n");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace meridian

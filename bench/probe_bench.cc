@@ -1,0 +1,95 @@
+// The probe's cost, measured inside one traced MPI job so that traced and
+// untraced calls see the same machine at the same moment: batches of
+// MPI_X (through the probe's wrapper, recorded) alternate with batches of
+// PMPI_X (the same MPI function without the wrapper, what an untraced
+// program calls), and the medians are compared. Run by
+// `./bench/run.sh probe` under `meridian run`.
+//
+//   probe_bench --event       1 rank: 8-byte MPI_Allreduce on MPI_COMM_SELF;
+//                             prints the median extra ns per recorded call
+//   probe_bench --allreduce   N ranks: 8-byte MPI_Allreduce on
+//                             MPI_COMM_WORLD; prints the median batch times
+//   probe_bench --allreduce --untraced-only
+//                             only PMPI batches: for comparing separate runs
+#include <mpi.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool Has(int argc, char** argv, const char* flag) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], flag) == 0) return true;
+  }
+  return false;
+}
+
+// ns per call of `batch` 8-byte allreduces on `comm`, wrapped or raw.
+double Batch(MPI_Comm comm, int batch, bool wrapped) {
+  double value = 1.0, sum;
+  const double start = Now();
+  for (int i = 0; i < batch; ++i) {
+    if (wrapped) {
+      MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    } else {
+      PMPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    }
+  }
+  return (Now() - start) / batch;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool event = Has(argc, argv, "--event");
+  const bool untraced_only = Has(argc, argv, "--untraced-only");
+  MPI_Comm comm = event ? MPI_COMM_SELF : MPI_COMM_WORLD;
+  const int batch = event ? 10000 : 2000;
+  const int rounds = event ? 101 : 41;
+  Batch(comm, batch, false);  // warm up
+  if (!untraced_only) Batch(comm, batch, true);
+  std::vector<double> traced, untraced, extra;
+  for (int r = 0; r < rounds; ++r) {
+    // Every rank runs the same kind of batch at the same time.
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double raw = Batch(comm, batch, false);
+    untraced.push_back(raw);
+    if (untraced_only) continue;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double wrapped = Batch(comm, batch, true);
+    traced.push_back(wrapped);
+    extra.push_back(wrapped - raw);
+  }
+  if (rank == 0) {
+    if (untraced_only) {
+      printf("{\"untraced_ns\": %.1f}\n", Median(untraced));
+    } else {
+      printf(
+          "{\"ranks\": %d, \"calls\": %d, \"untraced_ns\": %.1f, "
+          "\"traced_ns\": %.1f, \"extra_ns\": %.1f}\n",
+          size, batch * rounds, Median(untraced), Median(traced),
+          Median(extra));
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ./bench/run.sh probe: the probe's cost per recorded MPI call, and the
+# slowdown of a 4-rank loop of 8-byte MPI_Allreduce traced against
+# untraced. A real collector and agent run on a temporary directory; the
+# jobs run under `meridian run` and mpirun. See bench/probe_bench.cc for the
+# method; prints the figures, then one JSON line.
+set -euo pipefail
+bin="$(bazel info bazel-bin 2>/dev/null)"
+work="$(mktemp -d /tmp/meridian-bench-XXXXXX)"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+mpirun=(mpirun --allow-run-as-root --oversubscribe)
+export TMPDIR=/tmp MERIDIAN_AGENT_SOCKET="$work/agent.sock"
+
+coproc collector { "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
+  --db "$work/bench.db" 2>"$work/collector.log"; }
+read -r line <&"${collector[0]}"
+address="${line#*listening on }"
+address="${address%%,*}"
+coproc agent { "$bin/agent/meridian-agent" --collector "$address" \
+  --socket "$MERIDIAN_AGENT_SOCKET" --spool "$work/spool" 2>"$work/agent.log"; }
+read -r line <&"${agent[0]}"
+
+traced() {  # JOB ARGS...: the JSON line of a traced probe_bench run
+  local job=$1
+  shift
+  "$bin/query/meridian" --collector "$address" run --job "$job" -- \
+    "${mpirun[@]}" "$@" 2>>"$work/run.log" | tail -1
+}
+
+event=$(traced bench-event -np 1 "$bin/bench/probe_bench" --event)
+echo "per recorded call (1 rank, MPI_COMM_SELF): $event" >&2
+interleaved=$(traced bench-allreduce -np 4 "$bin/bench/probe_bench" --allreduce)
+echo "4 ranks, interleaved in one job: $interleaved" >&2
+separate=()
+for i in 1 2 3; do
+  u=$("${mpirun[@]}" -np 4 "$bin/bench/probe_bench" --allreduce --untraced-only | tail -1)
+  t=$(traced "bench-separate-$i" -np 4 "$bin/bench/probe_bench" --allreduce)
+  echo "4 ranks, separate jobs, pair $i: untraced $u traced $t" >&2
+  separate+=("$u" "$t")
+done
+status=$("$bin/agent/meridian-agent" --status)
+echo "$status" | sed 's/^/agent: /' >&2
+
+python3 - "$event" "$interleaved" "${separate[@]}" "$status" <<'PY'
+import json, statistics, sys
+event = json.loads(sys.argv[1])
+inter = json.loads(sys.argv[2])
+pairs = [json.loads(a) for a in sys.argv[3:9]]
+status = dict(l.split(" ", 1) for l in sys.argv[9].splitlines())
+untraced = statistics.median(p["untraced_ns"] for p in pairs[0::2])
+traced = statistics.median(p["traced_ns"] for p in pairs[1::2])
+print(json.dumps({
+    "probe_event_ns_median": event["extra_ns"],
+    "allreduce_untraced_ns": inter["untraced_ns"],
+    "allreduce_traced_ns": inter["traced_ns"],
+    "allreduce_slowdown_interleaved": round(inter["traced_ns"] / inter["untraced_ns"] - 1, 4),
+    "allreduce_slowdown_separate_jobs": round(traced / untraced - 1, 4),
+    "spans_received": int(status["received"]),
+    "spans_dropped": int(status["dropped"]),
+}))
+PY
