@@ -261,11 +261,12 @@ void NodeAgent::Drain() {
   for (int round = 0; round < 64; ++round) {
     size_t read = 0;
     const int64_t offset = Clock(CLOCK_REALTIME) - Clock(CLOCK_MONOTONIC);
+    ticks_.Update();
     for (auto& [fd, client] : clients_) {
       ProbeSession* session = client.session.get();
       if (session == nullptr) continue;
       const size_t room = options_.max_batch_spans - builder_.spans();
-      const size_t n = session->Read(&builder_, offset, room);
+      const size_t n = session->Read(&builder_, offset, ticks_, room);
       if (n > 0) {
         read += n;
         in_batch_.push_back(session);

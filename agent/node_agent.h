@@ -33,6 +33,7 @@
 #include "agent/probe/agent_protocol.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
+#include "agent/tick_clock.h"
 
 namespace meridian {
 
@@ -104,6 +105,7 @@ class NodeAgent {
   BatchBuilder builder_;
   std::vector<RingPosition> positions_;  // of the batch being built
   std::vector<ProbeSession*> in_batch_;  // sessions read into it
+  TickClock ticks_;
   AgentCounters counters_;
   uint64_t dropped_by_closed_sessions_ = 0;
 };

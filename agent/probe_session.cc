@@ -126,7 +126,8 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring,
 }
 
 size_t ProbeSession::Read(BatchBuilder* builder,
-                          int64_t wall_minus_monotonic_ns, size_t max_records) {
+                          int64_t wall_minus_monotonic_ns,
+                          const TickClock& ticks, size_t max_records) {
   OpenReadyRings();
   ProbeRecord records[kChunk];
   size_t total = 0;
@@ -154,11 +155,21 @@ size_t ProbeSession::Read(BatchBuilder* builder,
           ++invalid_;
           continue;
         }
-        v1::Span* span =
-            builder->AddSpan(TrackFor(builder, ring, r.queue),
-                             static_cast<v1::Category>(r.category),
-                             absl::string_view(name, length),
-                             r.start_ns + wall_minus_monotonic_ns, r.dur_ns);
+        const bool in_ticks = (r.flags & ProbeRecord::kTicks) != 0;
+        const int64_t start =
+            in_ticks ? ticks.ToMonotonicNs(static_cast<uint64_t>(r.start_ns))
+                     : r.start_ns;
+        // Both ends are mapped, so that spans ending at the same tick end
+        // at the same ns (rounding start and length apart could not).
+        const int64_t dur =
+            in_ticks ? ticks.ToMonotonicNs(static_cast<uint64_t>(r.start_ns) +
+                                           static_cast<uint64_t>(r.dur_ns)) -
+                           start
+                     : r.dur_ns;
+        v1::Span* span = builder->AddSpan(TrackFor(builder, ring, r.queue),
+                                          static_cast<v1::Category>(r.category),
+                                          absl::string_view(name, length),
+                                          start + wall_minus_monotonic_ns, dur);
         span->set_kind(static_cast<v1::SpanKind>(r.kind));
         if (r.kind == v1::SPAN_KIND_COUNTER) {
           span->set_value(value);

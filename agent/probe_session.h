@@ -8,8 +8,9 @@
 // between leaves them in the rings for its successor, which skips exactly
 // what the spool already holds (SkipTo, from the spool's ring positions).
 //
-// Times: records carry CLOCK_MONOTONIC; Read adds `wall_minus_monotonic_ns`
-// (the agent measures it when it reads) to put spans on the wall clock.
+// Times: records carry CLOCK_MONOTONIC ns or counter ticks (kTicks, mapped
+// by `ticks`); Read adds `wall_minus_monotonic_ns` (the agent measures it
+// when it reads) to put spans on the wall clock.
 // Not thread-safe: the agent's loop owns its sessions.
 #ifndef MERIDIAN_AGENT_PROBE_SESSION_H_
 #define MERIDIAN_AGENT_PROBE_SESSION_H_
@@ -25,6 +26,7 @@
 #include "agent/probe/agent_protocol.h"
 #include "agent/probe/process_region.h"
 #include "agent/probe/span_ring.h"
+#include "agent/tick_clock.h"
 
 namespace meridian {
 
@@ -52,7 +54,7 @@ class ProbeSession {
   // name or category, a counter that is not a finite number) are skipped
   // and counted in invalid_records().
   size_t Read(BatchBuilder* builder, int64_t wall_minus_monotonic_ns,
-              size_t max_records);
+              const TickClock& ticks, size_t max_records);
   // Releases what Read returned so far.
   void Commit();
   // The positions Read reached, one per ring that has a reader.

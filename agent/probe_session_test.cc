@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "gtest/gtest.h"
 
@@ -56,8 +57,17 @@ ProbeRecord Record(uint32_t name, int64_t start) {
   return r;
 }
 
+// Ticks of 2 ns: tick 0 is 100 ns, tick 1000 is 2100 ns.
+TickClock FakeTicks() {
+  auto next = std::make_shared<int>(0);
+  return TickClock([next] {
+    return (*next)++ == 0 ? ClockPair{0, 100} : ClockPair{1000, 2100};
+  });
+}
+
 TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   FakeProbe probe;
+  TickClock ticks = FakeTicks();
   const uint32_t allreduce = AppendString(probe.header, "MPI_Allreduce", 13);
   const uint32_t loss = AppendString(probe.header, "loss", 4);
   SpanRingWriter main = probe.Ring(0, 77);
@@ -78,14 +88,19 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   const double half = 0.5;
   memcpy(&good.bytes, &half, sizeof(half));
   main.Push(good);
+  ProbeRecord timed = Record(allreduce, 1500);  // in ticks
+  timed.flags = ProbeRecord::kTicks;
+  main.Push(timed);
 
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, 5000, 100), 4u);
+  ASSERT_EQ((*session)->Read(&builder, 5000, ticks, 100), 5u);
   EXPECT_EQ((*session)->invalid_records(), 2u);
   v1::Batch batch = builder.Take();
-  ASSERT_EQ(batch.spans_size(), 2);
+  ASSERT_EQ(batch.spans_size(), 3);
+  EXPECT_EQ(batch.spans(2).start_ns(), 2100 + 500 * 2 + 5000);
+  EXPECT_EQ(batch.spans(2).dur_ns(), 20);
   EXPECT_EQ(batch.strings(batch.spans(0).name()), "MPI_Allreduce");
   EXPECT_EQ(batch.spans(0).start_ns(), 6000);  // + wall minus monotonic
   EXPECT_EQ(batch.spans(0).bytes(), 8);
@@ -102,25 +117,26 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   (*session)->Positions(&positions);
   ASSERT_EQ(positions.size(), 1u);
   EXPECT_EQ(positions[0].incarnation, 1234u);
-  EXPECT_EQ(positions[0].end, 4u);
+  EXPECT_EQ(positions[0].end, 5u);
 }
 
 TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   FakeProbe probe;
+  TickClock ticks = FakeTicks();
   const uint32_t name = AppendString(probe.header, "MPI_Send", 8);
   SpanRingWriter ring = probe.Ring(5, 80);
   for (int i = 0; i < 6; ++i) ring.Push(Record(name, 100 + i));
   BatchBuilder builder("agent");
   {
     auto first = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
-    ASSERT_EQ((*first)->Read(&builder, 0, 2), 2u);
+    ASSERT_EQ((*first)->Read(&builder, 0, ticks, 2), 2u);
     (*first)->Commit();
-    ASSERT_EQ((*first)->Read(&builder, 0, 2), 2u);  // never committed
+    ASSERT_EQ((*first)->Read(&builder, 0, ticks, 2), 2u);  // never committed
   }
   builder.Take();
   auto second = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
   (*second)->SkipTo(5, 3);  // the spool holds records 0..2
-  ASSERT_EQ((*second)->Read(&builder, 0, 100), 3u);
+  ASSERT_EQ((*second)->Read(&builder, 0, ticks, 100), 3u);
   v1::Batch batch = builder.Take();
   EXPECT_EQ(batch.spans(0).start_ns(), 103);
   EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");

@@ -41,19 +41,22 @@ constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
 #define MERIDIAN_MPI_OPS(X)                                                    \
   X(Init)                                                                      \
   X(Init_thread)                                                               \
-  X(Finalize) X(Send) X(Ssend) X(Rsend) X(Bsend) X(Recv) X(Sendrecv) X(        \
-      Sendrecv_replace) X(Isend) X(Issend) X(Irsend) X(Ibsend) X(Irecv)        \
-      X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Barrier) X(Bcast) X(Reduce)  \
-          X(Allreduce) X(Allgather) X(Allgatherv) X(Alltoall) X(Alltoallv) X(  \
-              Gather) X(Gatherv) X(Scatter) X(Scatterv) X(Reduce_scatter)      \
-              X(Reduce_scatter_block) X(Scan) X(Exscan) X(Ibarrier) X(Ibcast)  \
-                  X(Ireduce) X(Iallreduce) X(Iallgather) X(Iallgatherv)        \
-                      X(Ialltoall) X(Ialltoallv) X(Igather) X(Igatherv)        \
-                          X(Iscatter) X(Iscatterv) X(Ireduce_scatter)          \
-                              X(Ireduce_scatter_block) X(Iscan) X(Iexscan)     \
-                                  X(Comm_dup) X(Comm_split) X(Comm_split_type) \
-                                      X(Comm_create) X(Comm_create_group)      \
-                                          X(Cart_create) X(Comm_free)
+  X(Finalize)                                                                  \
+  X(Send)                                                                      \
+  X(Ssend) X(Rsend) X(Bsend) X(Recv) X(Sendrecv) X(Sendrecv_replace) X(Isend)  \
+      X(Issend) X(Irsend) X(Ibsend) X(Irecv) X(Wait) X(Waitall) X(Waitany) X(  \
+          Waitsome) X(Barrier) X(Bcast) X(Reduce) X(Allreduce) X(Allgather)    \
+          X(Allgatherv) X(Alltoall) X(Alltoallv) X(Gather) X(Gatherv)          \
+              X(Scatter) X(Scatterv) X(Reduce_scatter) X(Reduce_scatter_block) \
+                  X(Scan) X(Exscan) X(Ibarrier) X(Ibcast) X(Ireduce)           \
+                      X(Iallreduce) X(Iallgather) X(Iallgatherv) X(Ialltoall)  \
+                          X(Ialltoallv) X(Igather) X(Igatherv) X(Iscatter)     \
+                              X(Iscatterv) X(Ireduce_scatter)                  \
+                                  X(Ireduce_scatter_block) X(Iscan) X(Iexscan) \
+                                      X(Comm_dup) X(Comm_split)                \
+                                          X(Comm_split_type) X(Comm_create)    \
+                                              X(Comm_create_group)             \
+                                                  X(Cart_create) X(Comm_free)
 
 enum Op {
 #define MERIDIAN_ENUM(name) k##name,
@@ -191,6 +194,7 @@ ProbeRecord Base(Op op, int64_t start, int64_t end, const CommInfo* comm) {
   r.dur_ns = end - start;
   r.name = OpName(op);
   r.category = kCategoryMpi;
+  r.flags = probe::TimeFlags();
   if (comm != nullptr) {
     r.comm = comm->id;
     r.comm_size = comm->size;
@@ -318,7 +322,7 @@ int CommSize(MPI_Comm comm) {
 }
 
 void AfterInit(int64_t start, Op op) {
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   if (!probe::g_enabled) return;
   {
     std::lock_guard<std::mutex> lock(g_comm_mutex);
@@ -338,9 +342,9 @@ void AfterInit(int64_t start, Op op) {
   if (!probe::g_enabled) return call;                                   \
   CommInfo* info = Comm(comm);                                          \
   const uint64_t seq = NextSeq(info);                                   \
-  const int64_t start = probe::NowNs();                                 \
+  const int64_t start = probe::Now();                                   \
   const int rc = call;                                                  \
-  const int64_t end = probe::NowNs();                                   \
+  const int64_t end = probe::Now();                                     \
   if (probe::Recording()) {                                             \
     probe::Emit(                                                        \
         CollectiveRecord(op, start, end, info, seq, bytes_expr, root)); \
@@ -352,7 +356,7 @@ void AfterInit(int64_t start, Op op) {
   if (!probe::g_enabled) return call;                                      \
   CommInfo* info = Comm(comm);                                             \
   const uint64_t seq = NextSeq(info);                                      \
-  const int64_t start = probe::NowNs();                                    \
+  const int64_t start = probe::Now();                                      \
   const int rc = call;                                                     \
   if (rc == MPI_SUCCESS && probe::Recording()) {                           \
     Issue(request,                                                         \
@@ -366,24 +370,24 @@ extern "C" {
 // ---- Init and Finalize ------------------------------------------------------
 
 int MPI_Init(int* argc, char*** argv) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) AfterInit(start, kInit);
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) AfterInit(start, kInit_thread);
   return rc;
 }
 
 int MPI_Finalize(void) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Finalize();
   if (probe::Recording()) {
-    probe::Emit(Base(kFinalize, start, probe::NowNs(), nullptr));
+    probe::Emit(Base(kFinalize, start, probe::Now(), nullptr));
   }
   return rc;
 }
@@ -396,9 +400,9 @@ int MPI_Finalize(void) {
                  int tag, MPI_Comm comm) {                                \
     if (!probe::g_enabled)                                                \
       return PMPI_##Name(buf, count, type, dest, tag, comm);              \
-    const int64_t start = probe::NowNs();                                 \
+    const int64_t start = probe::Now();                                   \
     const int rc = PMPI_##Name(buf, count, type, dest, tag, comm);        \
-    RecordPointToPoint(op, start, probe::NowNs(), comm, dest, tag,        \
+    RecordPointToPoint(op, start, probe::Now(), comm, dest, tag,          \
                        TypeBytes(count, type));                           \
     return rc;                                                            \
   }
@@ -415,9 +419,9 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
   }
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Recv(buf, count, type, source, tag, comm, s);
-  RecordPointToPoint(kRecv, start, probe::NowNs(), comm,
+  RecordPointToPoint(kRecv, start, probe::Now(), comm,
                      source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
                      tag == MPI_ANY_TAG ? s->MPI_TAG : tag,
                      TypeBytes(count, type));
@@ -429,13 +433,13 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  int dest, int sendtag, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                  MPI_Status* status) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc =
       PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                     recvcount, recvtype, source, recvtag, comm, status);
   if (probe::g_enabled) {
     RecordPointToPoint(
-        kSendrecv, start, probe::NowNs(), comm, dest, sendtag,
+        kSendrecv, start, probe::Now(), comm, dest, sendtag,
         TypeBytes(sendcount, sendtype) + TypeBytes(recvcount, recvtype));
   }
   return rc;
@@ -444,11 +448,11 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
                          int sendtag, int source, int recvtag, MPI_Comm comm,
                          MPI_Status* status) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
                                        recvtag, comm, status);
   if (probe::g_enabled) {
-    RecordPointToPoint(kSendrecv_replace, start, probe::NowNs(), comm, dest,
+    RecordPointToPoint(kSendrecv_replace, start, probe::Now(), comm, dest,
                        sendtag, 2 * TypeBytes(count, type));
   }
   return rc;
@@ -460,7 +464,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
 #define MERIDIAN_ISEND(Name, op)                                            \
   int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
                  int tag, MPI_Comm comm, MPI_Request* request) {            \
-    const int64_t start = probe::NowNs();                                   \
+    const int64_t start = probe::Now();                                     \
     const int rc = PMPI_##Name(buf, count, type, dest, tag, comm, request); \
     if (rc == MPI_SUCCESS && probe::Recording()) {                          \
       CommInfo* info = Comm(comm);                                          \
@@ -480,7 +484,7 @@ MERIDIAN_ISEND(Ibsend, kIbsend)
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
               MPI_Comm comm, MPI_Request* request) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
   if (rc == MPI_SUCCESS && probe::Recording()) {
     CommInfo* info = Comm(comm);
@@ -501,9 +505,9 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
       (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Wait(request, s);
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   Complete(key, end, s);
   if (probe::Recording()) probe::Emit(Base(kWait, start, end, nullptr));
   return rc;
@@ -516,7 +520,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int rc = PMPI_Test(request, flag, s);
-  if (*flag) Complete(key, probe::NowNs(), s);
+  if (*flag) Complete(key, probe::Now(), s);
   return rc;
 }
 
@@ -530,9 +534,9 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (s == MPI_STATUSES_IGNORE && scratch != nullptr && count <= kScratch) {
     s = scratch->statuses;
   }
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Waitall(count, requests, s);
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   for (int i = 0; i < saved; ++i) {
     Complete(scratch->keys[i], end, s == MPI_STATUSES_IGNORE ? nullptr : &s[i]);
   }
@@ -551,7 +555,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
   }
   const int rc = PMPI_Testall(count, requests, flag, s);
   if (*flag) {
-    const int64_t end = probe::NowNs();
+    const int64_t end = probe::Now();
     for (int i = 0; i < saved; ++i) {
       Complete(scratch->keys[i], end,
                s == MPI_STATUSES_IGNORE ? nullptr : &s[i]);
@@ -567,9 +571,9 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
   const int saved = SaveKeys(scratch, count, requests);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Waitany(count, requests, index, s);
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   if (*index != MPI_UNDEFINED && *index < saved) {
     Complete(scratch->keys[*index], end, s);
   }
@@ -588,7 +592,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int rc = PMPI_Testany(count, requests, index, flag, s);
   if (*flag && *index != MPI_UNDEFINED && *index < saved) {
-    Complete(scratch->keys[*index], probe::NowNs(), s);
+    Complete(scratch->keys[*index], probe::Now(), s);
   }
   return rc;
 }
@@ -604,9 +608,9 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
   if (s == MPI_STATUSES_IGNORE && scratch != nullptr && incount <= kScratch) {
     s = scratch->statuses;
   }
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Waitsome(incount, requests, outcount, indices, s);
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; ++i) {
     if (indices[i] < saved) {
       Complete(scratch->keys[indices[i]], end,
@@ -629,7 +633,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
     s = scratch->statuses;
   }
   const int rc = PMPI_Testsome(incount, requests, outcount, indices, s);
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; ++i) {
     if (indices[i] < saved) {
       Complete(scratch->keys[indices[i]], end,
@@ -945,9 +949,9 @@ int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
 
 #define MERIDIAN_COMM_CREATE(op, parent, out, salt, call)   \
   if (!probe::g_enabled) return call;                       \
-  const int64_t start = probe::NowNs();                     \
+  const int64_t start = probe::Now();                       \
   const int rc = call;                                      \
-  const int64_t end = probe::NowNs();                       \
+  const int64_t end = probe::Now();                         \
   if (rc == MPI_SUCCESS) RegisterChild(parent, *out, salt); \
   if (probe::Recording()) {                                 \
     probe::Emit(Base(op, start, end, Comm(parent)));        \
@@ -988,10 +992,10 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
 // the tag.
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                           MPI_Comm* newcomm) {
-  const int64_t start = probe::NowNs();
+  const int64_t start = probe::Now();
   const int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
   if (!probe::g_enabled) return rc;
-  const int64_t end = probe::NowNs();
+  const int64_t end = probe::Now();
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     std::lock_guard<std::mutex> lock(g_comm_mutex);
     const int size = CommSize(*newcomm);

@@ -21,12 +21,15 @@ struct OpenPhase {
 thread_local OpenPhase tls_phases[kMaxDepth];
 thread_local int tls_depth = 0;
 
-ProbeRecord UserRecord(uint32_t name, int64_t start_ns, int64_t dur_ns) {
+// `start` and `dur` in probe::Now() units, or in ns if `in_ns`.
+ProbeRecord UserRecord(uint32_t name, int64_t start, int64_t dur,
+                       bool in_ns = false) {
   ProbeRecord record{};
-  record.start_ns = start_ns;
-  record.dur_ns = dur_ns;
+  record.start_ns = start;
+  record.dur_ns = dur;
   record.name = name;
   record.category = kCategoryUser;
+  record.flags = in_ns ? 0 : probe::TimeFlags();
   probe::StampStep(&record);
   return record;
 }
@@ -48,7 +51,7 @@ void meridian_phase_begin(const char* name) {
   // Beyond kMaxDepth the begin is counted so that its end pairs up, but
   // not recorded.
   if (tls_depth < kMaxDepth) {
-    tls_phases[tls_depth] = {probe::NowNs(), probe::Intern(name)};
+    tls_phases[tls_depth] = {probe::Now(), probe::Intern(name)};
   }
   ++tls_depth;
 }
@@ -59,7 +62,7 @@ void meridian_phase_end(void) {
   if (tls_depth >= kMaxDepth || !probe::Recording()) return;
   const OpenPhase& phase = tls_phases[tls_depth];
   probe::Emit(
-      UserRecord(phase.name, phase.start_ns, probe::NowNs() - phase.start_ns));
+      UserRecord(phase.name, phase.start_ns, probe::Now() - phase.start_ns));
 }
 
 void meridian_queue_phase(const char* queue, const char* phase,
@@ -68,7 +71,7 @@ void meridian_queue_phase(const char* queue, const char* phase,
   if (!probe::Recording() || end_ns < start_ns) return;
   ProbeRecord record =
       UserRecord(probe::Intern(phase), static_cast<int64_t>(start_ns),
-                 static_cast<int64_t>(end_ns - start_ns));
+                 static_cast<int64_t>(end_ns - start_ns), /*in_ns=*/true);
   record.queue = queue == nullptr ? 0 : probe::Intern(queue);
   record.bytes = bytes;
   if (partition >= 0) {
@@ -80,14 +83,14 @@ void meridian_queue_phase(const char* queue, const char* phase,
 
 void meridian_instant(const char* name) {
   if (!probe::Recording()) return;
-  ProbeRecord record = UserRecord(probe::Intern(name), probe::NowNs(), 0);
+  ProbeRecord record = UserRecord(probe::Intern(name), probe::Now(), 0);
   record.kind = kKindInstant;
   probe::Emit(record);
 }
 
 void meridian_counter(const char* name, double value) {
   if (!probe::Recording()) return;
-  ProbeRecord record = UserRecord(probe::Intern(name), probe::NowNs(), 0);
+  ProbeRecord record = UserRecord(probe::Intern(name), probe::Now(), 0);
   record.kind = kKindCounter;
   static_assert(sizeof(value) == sizeof(record.bytes));
   std::memcpy(&record.bytes, &value, sizeof(value));

@@ -2,8 +2,8 @@
 // plain struct written into shared memory (SpanRing) and turned into a
 // v1::Span by the node agent. Names are ids (interned once per process, never
 // per event, see ProcessRegion); everything else is a number. Times are
-// CLOCK_MONOTONIC nanoseconds: the agent, on the same host, maps them to the
-// wall clock.
+// CLOCK_MONOTONIC nanoseconds, or time-stamp-counter ticks when kTicks is
+// set: the agent, on the same host, maps them to the wall clock.
 //
 // Depends on nothing but the C++ standard library: it is compiled into
 // libmeridian_probe.so.
@@ -23,6 +23,9 @@ struct ProbeRecord {
     kHasSeq = 1 << 2,
     kHasStep = 1 << 3,
     kHasPartition = 1 << 4,
+    // start_ns and dur_ns are in time-stamp-counter ticks, not ns (the
+    // agent converts them; see agent/tick_clock.h).
+    kTicks = 1 << 5,
   };
 
   int64_t start_ns;

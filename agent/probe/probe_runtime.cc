@@ -1,5 +1,8 @@
 #include "agent/probe/probe_runtime.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -19,6 +22,7 @@ namespace meridian {
 namespace probe {
 
 bool g_enabled = false;
+bool g_ticks = false;
 bool g_record_always = true;
 thread_local SpanRingWriter* tls_writer = nullptr;
 uint32_t g_name_cache[kNameSlots];
@@ -204,6 +208,21 @@ void ForkChild() {
   g_mutex.unlock();
 }
 
+// Whether the CPU's time-stamp counter runs at a constant rate in every
+// power state and on every core (CPUID 0x80000007, EDX bit 8).
+bool InvariantTsc() {
+#if defined(__x86_64__)
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0x80000000, &eax, &ebx, &ecx, &edx) || eax < 0x80000007) {
+    return false;
+  }
+  __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx);
+  return (edx & (1u << 8)) != 0;
+#else
+  return false;
+#endif
+}
+
 __attribute__((constructor)) void LoadProbe() {
   const char* socket = getenv("MERIDIAN_AGENT_SOCKET");
   if (socket == nullptr || *socket == '\0') return;
@@ -225,6 +244,8 @@ __attribute__((constructor)) void LoadProbe() {
   const char* mode = getenv("MERIDIAN_TRACE");
   const bool on_demand = mode != nullptr && strcmp(mode, "on-demand") == 0;
   g_record_always = g_env_first_step < 0 && !on_demand;
+  const char* clock = getenv("MERIDIAN_CLOCK");
+  g_ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g_enabled = true;
 }
@@ -276,6 +297,13 @@ SpanRingWriter* ClaimRing() {
     return nullptr;
   }
   void* memory = RingMemory(g_region, index);
+  // Fault the ring's pages in now, once, rather than one page fault every
+  // 46 records the first time round.
+  const size_t ring_bytes = SpanRingBytes(g_region->ring_capacity);
+  if (madvise(memory, ring_bytes, 23 /* MADV_POPULATE_WRITE */) != 0) {
+    volatile char* page = static_cast<volatile char*>(memory);
+    for (size_t at = 0; at < ring_bytes; at += 4096) page[at] = 0;
+  }
   InitSpanRing(memory, g_region->ring_capacity);
   SpanRingWriter* writer = new (std::nothrow)
       SpanRingWriter(memory, SpanRingBytes(g_region->ring_capacity));
@@ -351,7 +379,7 @@ void StepBegin(int64_t step) {
   if (!g_enabled) return;
   g_step.store(step, std::memory_order_relaxed);
   g_in_step.store(true, std::memory_order_relaxed);
-  g_step_start_ns.store(NowNs(), std::memory_order_relaxed);
+  g_step_start_ns.store(Now(), std::memory_order_relaxed);
   ProcessRegionHeader* region = g_region;
   if (region == nullptr && !g_record_always) {
     // On-demand tracing needs the agent to know this process already.
@@ -373,13 +401,14 @@ void StepBegin(int64_t step) {
 
 void StepEnd() {
   if (!g_enabled || !g_in_step.load(std::memory_order_relaxed)) return;
-  const int64_t end = NowNs();
+  const int64_t end = Now();
   if (Recording()) {
     ProbeRecord record{};
     record.start_ns = g_step_start_ns.load(std::memory_order_relaxed);
     record.dur_ns = end - record.start_ns;
     record.name = CachedName(0, "step");
     record.category = 9;  // v1::CATEGORY_USER
+    record.flags = TimeFlags();
     StampStep(&record);
     Emit(record);
   }
