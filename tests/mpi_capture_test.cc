@@ -383,6 +383,64 @@ TEST_F(MpiCaptureTest, PythonBindingRecordsStepsPhasesQueuesAndCounters) {
   EXPECT_EQ(Select(rows, 3, "forward").size(), 3u);
 }
 
+// The steps a record belongs to, one entry per record.
+std::multiset<int64_t> Steps(const std::vector<Row>& rows) {
+  std::multiset<int64_t> steps;
+  for (const Row& r : rows) steps.insert(r.span.step.value_or(-100));
+  return steps;
+}
+
+TEST_F(MpiCaptureTest, AStepWindowFromTheEnvironmentRecordsOnlyThoseSteps) {
+  StartCollector();
+  env_["MERIDIAN_START_STEP"] = "1";
+  env_["MERIDIAN_END_STEP"] = "1";
+  Child run =
+      Spawn(MeridianRun("window",
+                        {"python3", Runfile("tests/probe_binding_test.py")}),
+            env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_EQ(Steps(ReadJob(db_, "window")),
+            (std::multiset<int64_t>{1, 1, 1, 1, 1}));
+}
+
+TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
+  StartCollector();
+  Child agent = StartAgent();
+  ASSERT_EQ(mkfifo((dir_ + "/ready").c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo((dir_ + "/go").c_str(), 0600), 0);
+  env_["MERIDIAN_TEST_FIFOS"] = dir_;
+  std::vector<std::string> argv = MeridianRun(
+      "demand", {"python3", Runfile("tests/probe_binding_test.py")});
+  argv.insert(argv.begin() + 4, "--on-demand");  // after "run"
+  Child run = Spawn(argv, env_);
+  FILE* ready = fopen((dir_ + "/ready").c_str(), "r");
+  char line[16];
+  ASSERT_NE(fgets(line, sizeof(line), ready), nullptr);
+  fclose(ready);
+  Child trace = Spawn(
+      {Runfile("query/meridian"), "trace", "--job", "demand", "--steps", "2"},
+      env_);
+  const std::string said = trace.ReadAll();
+  ASSERT_EQ(trace.Wait(), 0) << said;
+  EXPECT_TRUE(absl::StrContains(said, "1 processes of job demand")) << said;
+  FILE* go = fopen((dir_ + "/go").c_str(), "w");
+  fputs("go\n", go);
+  fclose(go);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  // Nothing before the request (step -1), steps 0 and 1, not step 2.
+  EXPECT_EQ(Steps(ReadJob(db_, "demand")),
+            (std::multiset<int64_t>{0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+  Child unknown = Spawn(
+      {Runfile("query/meridian"), "trace", "--job", "nope", "--steps", "2"},
+      env_);
+  unknown.ReadAll();
+  EXPECT_EQ(unknown.Wait(), 1);
+  kill(agent.pid, SIGTERM);
+  agent.Wait();
+}
+
 TEST_F(MpiCaptureTest, WhatAKilledRankRecordedArrives) {
   StartCollector();
   Child agent = StartAgent();

@@ -1,8 +1,21 @@
 """Records through the Python binding; tests/mpi_capture_test.cc runs it under
-`meridian run` and checks what the collector stored."""
+`meridian run` and checks what the collector stored.
+
+With MERIDIAN_TEST_FIFOS=DIR it first writes a line to the FIFO DIR/ready and
+reads one from DIR/go (the test sends `meridian trace` in between)."""
+import os
+
 import meridian_probe as mp
 
 assert mp.enabled(), "run me under meridian run"
+fifos = os.environ.get("MERIDIAN_TEST_FIFOS")
+if fifos:
+    mp.step_begin(-1)  # registers this process with the agent
+    mp.step_end()
+    with open(os.path.join(fifos, "ready"), "w") as ready:
+        ready.write("ready\n")
+    with open(os.path.join(fifos, "go")) as go:
+        go.readline()
 for s in range(3):
     with mp.step(s):
         with mp.phase("forward"):
