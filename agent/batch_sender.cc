@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "spdlog/spdlog.h"
 
 namespace meridian {
 namespace {
@@ -43,8 +44,10 @@ BatchSender::State BatchSender::state() const {
 void BatchSender::Loop() {
   int backoff_ms = 100;
   for (;;) {
-    std::vector<v1::Batch> round;
-    std::vector<uint64_t> ids;
+    // The round is moved out of the queue (no copy of the batches) and put
+    // back in front if it fails.
+    std::deque<Queued> round;
+    std::vector<v1::Batch> batches;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -52,40 +55,48 @@ void BatchSender::Loop() {
       };
       mu_.Await(absl::Condition(&ready));
       if (stop_) return;
-      for (size_t i = 0; i < queue_.size() && i < kRound; ++i) {
-        round.push_back(queue_[i].batch);
-        ids.push_back(queue_[i].id);
+      while (!queue_.empty() && batches.size() < kRound) {
+        batches.push_back(std::move(queue_.front().batch));
+        round.push_back({queue_.front().id, {}});
+        queue_.pop_front();
       }
     }
     SendOptions options;
     options.max_streams = 1;
-    absl::StatusOr<SendReport> report = client_.SendAll(round, options);
+    absl::StatusOr<SendReport> report = client_.SendAll(batches, options);
+    bool was_unreachable;
     {
       absl::MutexLock lock(&mu_);
+      was_unreachable = state_.unreachable;
       if (report.ok()) {
-        for (size_t i = 0; i < round.size(); ++i) queue_.pop_front();
-        uint64_t spans = 0;
-        for (const v1::Batch& b : round) spans += b.spans_size();
-        state_.queued_batches -= round.size();
-        state_.queued_spans -= spans;
-        uint64_t rejected = 0;
+        uint64_t spans = 0, rejected = 0;
+        for (const v1::Batch& b : batches) spans += b.spans_size();
         for (size_t i : report->rejected_batches) {
-          rejected += round[i].spans_size();
+          rejected += batches[i].spans_size();
         }
+        state_.queued_batches -= batches.size();
+        state_.queued_spans -= spans;
         state_.sent_spans += spans - rejected;
         state_.rejected_spans += rejected;
-        if (!report->rejections.empty()) {
-          state_.last_error = report->rejections.back();
-        }
         state_.unreachable = false;
         backoff_ms = 100;
       } else {
+        for (size_t i = batches.size(); i-- > 0;) {
+          round[i].batch = std::move(batches[i]);
+          queue_.push_front(std::move(round[i]));
+        }
         state_.unreachable = true;
-        state_.last_error = std::string(report.status().message());
       }
     }
     if (report.ok()) {
-      for (uint64_t id : ids) spool_->Remove(id).IgnoreError();
+      for (const std::string& why : report->rejections) {
+        spdlog::error("the collector rejected a batch: {}", why);
+      }
+      if (was_unreachable) spdlog::info("the collector is reachable again");
+      for (const Queued& sent : round) spool_->Remove(sent.id).IgnoreError();
+    } else if (!was_unreachable) {
+      spdlog::warn("cannot deliver to the collector ({}); spooling",
+                   std::string(report.status().message()));
     }
     on_progress_();
     if (!report.ok()) {

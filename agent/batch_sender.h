@@ -5,8 +5,9 @@
 // one Ingest stream (IngestClient); a round that fails leaves its batches
 // queued and marks the collector unreachable until a later round succeeds,
 // after a backoff of 100 ms doubling to 2 s. A batch the collector rejects
-// is removed too (resending cannot help) and counted. `on_progress` is
-// called after every round, so the agent can answer waiting flushes.
+// is removed too (resending cannot help), counted and logged with the
+// collector's reason. `on_progress` is called after every round, so the
+// agent can answer waiting flushes.
 #ifndef MERIDIAN_AGENT_BATCH_SENDER_H_
 #define MERIDIAN_AGENT_BATCH_SENDER_H_
 
@@ -31,7 +32,6 @@ class BatchSender {
     uint64_t sent_spans = 0;  // acknowledged (stored or duplicate)
     uint64_t rejected_spans = 0;
     bool unreachable = false;  // the last round failed
-    std::string last_error;
   };
 
   BatchSender(std::shared_ptr<grpc::Channel> channel, Spool* spool,

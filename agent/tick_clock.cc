@@ -63,8 +63,4 @@ int64_t TickClock::ToMonotonicNs(uint64_t ticks) const {
   return latest_.monotonic_ns + std::llround(delta * ns_per_tick_);
 }
 
-int64_t TickClock::DurationNs(int64_t ticks) const {
-  return std::llround(static_cast<double>(ticks) * ns_per_tick_);
-}
-
 }  // namespace meridian

@@ -35,7 +35,6 @@ class TickClock {
 
   void Update();
   int64_t ToMonotonicNs(uint64_t ticks) const;
-  int64_t DurationNs(int64_t ticks) const;
   double ns_per_tick() const { return ns_per_tick_; }
 
   // A pair read now from the real counter and CLOCK_MONOTONIC.

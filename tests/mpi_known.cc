@@ -35,7 +35,7 @@ void Instants(const char* name, int n) {
 }
 
 void KnownSequence(int rank) {
-  const int right = (rank + 1) % 4, left = (rank + 3) % 4;
+  const int right = (rank + 1) % 4;
   const int across = (rank + 2) % 4;
   int ints[10] = {};
   MPI_Status status;
@@ -47,7 +47,6 @@ void KnownSequence(int rank) {
              MPI_STATUS_IGNORE);
     MPI_Send(ints, 10, MPI_INT, right, 7, MPI_COMM_WORLD);
   }
-  (void)left;
 
   double out[3] = {}, in[3];
   MPI_Request requests[2];

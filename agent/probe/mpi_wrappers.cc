@@ -43,20 +43,22 @@ constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
   X(Init_thread)                                                               \
   X(Finalize)                                                                  \
   X(Send)                                                                      \
-  X(Ssend) X(Rsend) X(Bsend) X(Recv) X(Sendrecv) X(Sendrecv_replace) X(Isend)  \
-      X(Issend) X(Irsend) X(Ibsend) X(Irecv) X(Wait) X(Waitall) X(Waitany) X(  \
-          Waitsome) X(Barrier) X(Bcast) X(Reduce) X(Allreduce) X(Allgather)    \
-          X(Allgatherv) X(Alltoall) X(Alltoallv) X(Gather) X(Gatherv)          \
-              X(Scatter) X(Scatterv) X(Reduce_scatter) X(Reduce_scatter_block) \
-                  X(Scan) X(Exscan) X(Ibarrier) X(Ibcast) X(Ireduce)           \
-                      X(Iallreduce) X(Iallgather) X(Iallgatherv) X(Ialltoall)  \
-                          X(Ialltoallv) X(Igather) X(Igatherv) X(Iscatter)     \
-                              X(Iscatterv) X(Ireduce_scatter)                  \
-                                  X(Ireduce_scatter_block) X(Iscan) X(Iexscan) \
-                                      X(Comm_dup) X(Comm_split)                \
-                                          X(Comm_split_type) X(Comm_create)    \
-                                              X(Comm_create_group)             \
-                                                  X(Cart_create) X(Comm_free)
+  X(Ssend)                                                                     \
+  X(Rsend)                                                                     \
+  X(Bsend)                                                                     \
+  X(Recv) X(Sendrecv) X(Sendrecv_replace) X(Isend) X(Issend) X(Irsend) X(      \
+      Ibsend) X(Irecv) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Barrier)    \
+      X(Bcast) X(Reduce) X(Allreduce) X(Allgather) X(Allgatherv) X(Alltoall)   \
+          X(Alltoallv) X(Gather) X(Gatherv) X(Scatter) X(Scatterv)             \
+              X(Reduce_scatter) X(Reduce_scatter_block) X(Scan) X(Exscan)      \
+                  X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce) X(Iallgather) \
+                      X(Iallgatherv) X(Ialltoall) X(Ialltoallv) X(Igather)     \
+                          X(Igatherv) X(Iscatter) X(Iscatterv)                 \
+                              X(Ireduce_scatter) X(Ireduce_scatter_block)      \
+                                  X(Iscan) X(Iexscan) X(Comm_dup)              \
+                                      X(Comm_split) X(Comm_split_type)         \
+                                          X(Comm_create) X(Comm_create_group)  \
+                                              X(Cart_create) X(Comm_free)
 
 enum Op {
 #define MERIDIAN_ENUM(name) k##name,
@@ -74,7 +76,7 @@ static_assert(16 + kOpCount <= probe::kNameSlots);
 
 uint32_t OpName(Op op) { return probe::CachedName(16 + op, kOpNames[op]); }
 
-// ---- Communicators --------------------------------------------------------
+// ---- Communicators ----------------------------------------------------------
 
 struct CommInfo {
   uint64_t id;
@@ -172,7 +174,7 @@ void RegisterChild(MPI_Comm parent, MPI_Comm child, uint64_t salt) {
   Register(child, Mix(Mix(parent_id, ordinal, salt), first, size), false);
 }
 
-// ---- Records --------------------------------------------------------------
+// ---- Records ----------------------------------------------------------------
 
 int64_t TypeBytes(int64_t count, MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL || count <= 0) return 0;
@@ -215,7 +217,7 @@ void SetTag(ProbeRecord* r, int tag) {
   r->flags |= ProbeRecord::kHasTag;
 }
 
-// ---- Requests -------------------------------------------------------------
+// ---- Requests ---------------------------------------------------------------
 
 // A non-blocking call waiting for its completion. `world` translates the
 // source of a wildcard receive when it completes.
@@ -254,42 +256,91 @@ void Complete(uint64_t key, int64_t end, const MPI_Status* status) {
   probe::Emit(r);
 }
 
-// Per-thread scratch for the request arrays of Waitall & co: allocated once
-// per thread, on its first multi-request completion.
-constexpr int kScratch = 1024;
-struct Scratch {
-  uint64_t keys[kScratch];
-  MPI_Status statuses[kScratch];
-};
-thread_local Scratch* tls_scratch = nullptr;
-
-Scratch* GetScratch() {
-  if (tls_scratch == nullptr) tls_scratch = new (std::nothrow) Scratch;
-  return tls_scratch;
-}
-
-// Remembers the handles before an array completion call overwrites them.
-// Returns how many were saved (at most kScratch).
-int SaveKeys(Scratch* s, int count, const MPI_Request requests[]) {
-  if (s == nullptr || requests == nullptr) return 0;
-  const int n = count < kScratch ? count : kScratch;
-  for (int i = 0; i < n; ++i) {
-    s->keys[i] = requests[i] == MPI_REQUEST_NULL ? 0 : Key(requests[i]);
+// The requests of an array completion call (Waitall & co), saved before
+// the call overwrites them, and the statuses to pass it: the caller's, or
+// ours when the caller ignores them and the count fits, so that wildcard
+// receives still learn their source. The scratch memory is allocated once
+// per thread, on its first such call; beyond kScratch requests the rest are
+// not matched.
+class SavedRequests {
+ public:
+  SavedRequests(int count, const MPI_Request requests[], MPI_Status* statuses) {
+    if (tls_scratch == nullptr) tls_scratch = new (std::nothrow) Scratch;
+    scratch_ = tls_scratch;
+    statuses_ = statuses;
+    if (scratch_ == nullptr || requests == nullptr) return;
+    saved_ = count < kScratch ? count : kScratch;
+    for (int i = 0; i < saved_; ++i) {
+      scratch_->keys[i] =
+          requests[i] == MPI_REQUEST_NULL ? 0 : Key(requests[i]);
+    }
+    if (statuses_ == MPI_STATUSES_IGNORE && count <= kScratch) {
+      statuses_ = scratch_->statuses;
+    }
   }
-  return n;
-}
+
+  MPI_Status* statuses() const { return statuses_; }
+
+  // Request `index` completed at `end`; its status is `status`.
+  void Complete(int index, int64_t end, const MPI_Status* status) const {
+    if (index != MPI_UNDEFINED && index >= 0 && index < saved_) {
+      ::Complete(scratch_->keys[index], end, status);
+    }
+  }
+  // Every request completed (Waitall, Testall).
+  void CompleteAll(int64_t end) const {
+    for (int i = 0; i < saved_; ++i) Complete(i, end, StatusAt(i));
+  }
+  // The `outcount` requests in `indices` completed (Waitsome, Testsome).
+  void CompleteSome(int outcount, const int indices[], int64_t end) const {
+    for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; ++i) {
+      Complete(indices[i], end, StatusAt(i));
+    }
+  }
+
+ private:
+  static constexpr int kScratch = 1024;
+  struct Scratch {
+    uint64_t keys[kScratch];
+    MPI_Status statuses[kScratch];
+  };
+  static thread_local Scratch* tls_scratch;
+
+  const MPI_Status* StatusAt(int i) const {
+    return statuses_ == MPI_STATUSES_IGNORE ? nullptr : &statuses_[i];
+  }
+
+  Scratch* scratch_ = nullptr;
+  int saved_ = 0;
+  MPI_Status* statuses_;
+};
+thread_local SavedRequests::Scratch* SavedRequests::tls_scratch = nullptr;
 
 // ---- Call helpers -----------------------------------------------------------
 
-void RecordPointToPoint(Op op, int64_t start, int64_t end, MPI_Comm comm,
-                        int peer, int tag, int64_t bytes) {
-  if (!probe::Recording()) return;
-  CommInfo* info = Comm(comm);
+ProbeRecord PointToPointRecord(Op op, int64_t start, int64_t end,
+                               const CommInfo* info, int peer, int tag,
+                               int64_t bytes) {
   ProbeRecord r = Base(op, start, end, info);
   r.bytes = bytes;
   SetPeer(&r, WorldRankOf(info, peer));
   SetTag(&r, tag);
-  probe::Emit(r);
+  return r;
+}
+
+// A blocking point-to-point call that ran from `start` to now.
+void RecordPointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
+                        int64_t bytes) {
+  const int64_t end = probe::Now();
+  probe::Emit(PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes));
+}
+
+// A non-blocking one issued at `start`: recorded when it completes.
+void IssuePointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
+                       int64_t bytes, MPI_Request* request) {
+  const CommInfo* info = Comm(comm);
+  Issue(request, PointToPointRecord(op, start, start, info, peer, tag, bytes),
+        info, peer == MPI_ANY_SOURCE, tag == MPI_ANY_TAG);
 }
 
 // The next instance number of a collective on `info` (always counted).
@@ -392,19 +443,19 @@ int MPI_Finalize(void) {
   return rc;
 }
 
-// ---- Blocking point-to-point
-// --------------------------------------------------
+// ---- Blocking point-to-point ------------------------------------------------
 
-#define MERIDIAN_SEND(Name, op)                                           \
-  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest, \
-                 int tag, MPI_Comm comm) {                                \
-    if (!probe::g_enabled)                                                \
-      return PMPI_##Name(buf, count, type, dest, tag, comm);              \
-    const int64_t start = probe::Now();                                   \
-    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm);        \
-    RecordPointToPoint(op, start, probe::Now(), comm, dest, tag,          \
-                       TypeBytes(count, type));                           \
-    return rc;                                                            \
+// Point-to-point calls outside the tracing window go straight to PMPI:
+// no clock read, no lookup.
+#define MERIDIAN_SEND(Name, op)                                             \
+  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
+                 int tag, MPI_Comm comm) {                                  \
+    if (!probe::Recording())                                                \
+      return PMPI_##Name(buf, count, type, dest, tag, comm);                \
+    const int64_t start = probe::Now();                                     \
+    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm);          \
+    RecordPointToPoint(op, start, comm, dest, tag, TypeBytes(count, type)); \
+    return rc;                                                              \
   }
 MERIDIAN_SEND(Send, kSend)
 MERIDIAN_SEND(Ssend, kSsend)
@@ -414,17 +465,16 @@ MERIDIAN_SEND(Bsend, kBsend)
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
              MPI_Comm comm, MPI_Status* status) {
-  if (!probe::g_enabled) {
+  if (!probe::Recording()) {
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
   const int rc = PMPI_Recv(buf, count, type, source, tag, comm, s);
-  RecordPointToPoint(kRecv, start, probe::Now(), comm,
-                     source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
-                     tag == MPI_ANY_TAG ? s->MPI_TAG : tag,
-                     TypeBytes(count, type));
+  RecordPointToPoint(
+      kRecv, start, comm, source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+      tag == MPI_ANY_TAG ? s->MPI_TAG : tag, TypeBytes(count, type));
   return rc;
 }
 
@@ -433,46 +483,47 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  int dest, int sendtag, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                  MPI_Status* status) {
+  if (!probe::Recording()) {
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                         recvcount, recvtype, source, recvtag, comm, status);
+  }
   const int64_t start = probe::Now();
   const int rc =
       PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                     recvcount, recvtype, source, recvtag, comm, status);
-  if (probe::g_enabled) {
-    RecordPointToPoint(
-        kSendrecv, start, probe::Now(), comm, dest, sendtag,
-        TypeBytes(sendcount, sendtype) + TypeBytes(recvcount, recvtype));
-  }
+  RecordPointToPoint(
+      kSendrecv, start, comm, dest, sendtag,
+      TypeBytes(sendcount, sendtype) + TypeBytes(recvcount, recvtype));
   return rc;
 }
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
                          int sendtag, int source, int recvtag, MPI_Comm comm,
                          MPI_Status* status) {
+  if (!probe::Recording()) {
+    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
+                                 recvtag, comm, status);
+  }
   const int64_t start = probe::Now();
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
                                        recvtag, comm, status);
-  if (probe::g_enabled) {
-    RecordPointToPoint(kSendrecv_replace, start, probe::Now(), comm, dest,
-                       sendtag, 2 * TypeBytes(count, type));
-  }
+  RecordPointToPoint(kSendrecv_replace, start, comm, dest, sendtag,
+                     2 * TypeBytes(count, type));
   return rc;
 }
 
-// ---- Non-blocking point-to-point
-// ----------------------------------------------
+// ---- Non-blocking point-to-point --------------------------------------------
 
 #define MERIDIAN_ISEND(Name, op)                                            \
   int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
                  int tag, MPI_Comm comm, MPI_Request* request) {            \
+    if (!probe::Recording())                                                \
+      return PMPI_##Name(buf, count, type, dest, tag, comm, request);       \
     const int64_t start = probe::Now();                                     \
     const int rc = PMPI_##Name(buf, count, type, dest, tag, comm, request); \
-    if (rc == MPI_SUCCESS && probe::Recording()) {                          \
-      CommInfo* info = Comm(comm);                                          \
-      ProbeRecord r = Base(op, start, start, info);                         \
-      r.bytes = TypeBytes(count, type);                                     \
-      SetPeer(&r, WorldRankOf(info, dest));                                 \
-      SetTag(&r, tag);                                                      \
-      Issue(request, r, info, false, false);                                \
+    if (rc == MPI_SUCCESS) {                                                \
+      IssuePointToPoint(op, start, comm, dest, tag, TypeBytes(count, type), \
+                        request);                                           \
     }                                                                       \
     return rc;                                                              \
   }
@@ -484,15 +535,14 @@ MERIDIAN_ISEND(Ibsend, kIbsend)
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
               MPI_Comm comm, MPI_Request* request) {
+  if (!probe::Recording()) {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  }
   const int64_t start = probe::Now();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
-  if (rc == MPI_SUCCESS && probe::Recording()) {
-    CommInfo* info = Comm(comm);
-    ProbeRecord r = Base(kIrecv, start, start, info);
-    r.bytes = TypeBytes(count, type);
-    SetPeer(&r, WorldRankOf(info, source));
-    SetTag(&r, tag);
-    Issue(request, r, info, source == MPI_ANY_SOURCE, tag == MPI_ANY_TAG);
+  if (rc == MPI_SUCCESS) {
+    IssuePointToPoint(kIrecv, start, comm, source, tag, TypeBytes(count, type),
+                      request);
   }
   return rc;
 }
@@ -524,22 +574,13 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   return rc;
 }
 
-// Waitall and Testall complete every request (Testall only if flag).
-// Statuses are ours when the caller ignores them and the count fits.
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!probe::g_enabled) return PMPI_Waitall(count, requests, statuses);
-  Scratch* scratch = GetScratch();
-  const int saved = SaveKeys(scratch, count, requests);
-  MPI_Status* s = statuses;
-  if (s == MPI_STATUSES_IGNORE && scratch != nullptr && count <= kScratch) {
-    s = scratch->statuses;
-  }
+  const SavedRequests saved(count, requests, statuses);
   const int64_t start = probe::Now();
-  const int rc = PMPI_Waitall(count, requests, s);
+  const int rc = PMPI_Waitall(count, requests, saved.statuses());
   const int64_t end = probe::Now();
-  for (int i = 0; i < saved; ++i) {
-    Complete(scratch->keys[i], end, s == MPI_STATUSES_IGNORE ? nullptr : &s[i]);
-  }
+  saved.CompleteAll(end);
   if (probe::Recording()) probe::Emit(Base(kWaitall, start, end, nullptr));
   return rc;
 }
@@ -547,36 +588,22 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 int MPI_Testall(int count, MPI_Request requests[], int* flag,
                 MPI_Status statuses[]) {
   if (!probe::g_enabled) return PMPI_Testall(count, requests, flag, statuses);
-  Scratch* scratch = GetScratch();
-  const int saved = SaveKeys(scratch, count, requests);
-  MPI_Status* s = statuses;
-  if (s == MPI_STATUSES_IGNORE && scratch != nullptr && count <= kScratch) {
-    s = scratch->statuses;
-  }
-  const int rc = PMPI_Testall(count, requests, flag, s);
-  if (*flag) {
-    const int64_t end = probe::Now();
-    for (int i = 0; i < saved; ++i) {
-      Complete(scratch->keys[i], end,
-               s == MPI_STATUSES_IGNORE ? nullptr : &s[i]);
-    }
-  }
+  const SavedRequests saved(count, requests, statuses);
+  const int rc = PMPI_Testall(count, requests, flag, saved.statuses());
+  if (*flag) saved.CompleteAll(probe::Now());
   return rc;
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index,
                 MPI_Status* status) {
   if (!probe::g_enabled) return PMPI_Waitany(count, requests, index, status);
-  Scratch* scratch = GetScratch();
-  const int saved = SaveKeys(scratch, count, requests);
+  const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
   const int rc = PMPI_Waitany(count, requests, index, s);
   const int64_t end = probe::Now();
-  if (*index != MPI_UNDEFINED && *index < saved) {
-    Complete(scratch->keys[*index], end, s);
-  }
+  saved.Complete(*index, end, s);
   if (probe::Recording()) probe::Emit(Base(kWaitany, start, end, nullptr));
   return rc;
 }
@@ -586,14 +613,11 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
   if (!probe::g_enabled) {
     return PMPI_Testany(count, requests, index, flag, status);
   }
-  Scratch* scratch = GetScratch();
-  const int saved = SaveKeys(scratch, count, requests);
+  const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int rc = PMPI_Testany(count, requests, index, flag, s);
-  if (*flag && *index != MPI_UNDEFINED && *index < saved) {
-    Complete(scratch->keys[*index], probe::Now(), s);
-  }
+  if (*flag) saved.Complete(*index, probe::Now(), s);
   return rc;
 }
 
@@ -602,21 +626,12 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
   if (!probe::g_enabled) {
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   }
-  Scratch* scratch = GetScratch();
-  const int saved = SaveKeys(scratch, incount, requests);
-  MPI_Status* s = statuses;
-  if (s == MPI_STATUSES_IGNORE && scratch != nullptr && incount <= kScratch) {
-    s = scratch->statuses;
-  }
+  const SavedRequests saved(incount, requests, statuses);
   const int64_t start = probe::Now();
-  const int rc = PMPI_Waitsome(incount, requests, outcount, indices, s);
+  const int rc =
+      PMPI_Waitsome(incount, requests, outcount, indices, saved.statuses());
   const int64_t end = probe::Now();
-  for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; ++i) {
-    if (indices[i] < saved) {
-      Complete(scratch->keys[indices[i]], end,
-               s == MPI_STATUSES_IGNORE ? nullptr : &s[i]);
-    }
-  }
+  saved.CompleteSome(*outcount, indices, end);
   if (probe::Recording()) probe::Emit(Base(kWaitsome, start, end, nullptr));
   return rc;
 }
@@ -626,25 +641,14 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
   if (!probe::g_enabled) {
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   }
-  Scratch* scratch = GetScratch();
-  const int saved = SaveKeys(scratch, incount, requests);
-  MPI_Status* s = statuses;
-  if (s == MPI_STATUSES_IGNORE && scratch != nullptr && incount <= kScratch) {
-    s = scratch->statuses;
-  }
-  const int rc = PMPI_Testsome(incount, requests, outcount, indices, s);
-  const int64_t end = probe::Now();
-  for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; ++i) {
-    if (indices[i] < saved) {
-      Complete(scratch->keys[indices[i]], end,
-               s == MPI_STATUSES_IGNORE ? nullptr : &s[i]);
-    }
-  }
+  const SavedRequests saved(incount, requests, statuses);
+  const int rc =
+      PMPI_Testsome(incount, requests, outcount, indices, saved.statuses());
+  saved.CompleteSome(*outcount, indices, probe::Now());
   return rc;
 }
 
-// ---- Blocking collectives
-// -----------------------------------------------------
+// ---- Blocking collectives ---------------------------------------------------
 
 int MPI_Barrier(MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(kBarrier, comm, 0, -1, PMPI_Barrier(comm))
@@ -787,8 +791,7 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                       PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm))
 }
 
-// ---- Non-blocking collectives
-// ---------------------------------------------------
+// ---- Non-blocking collectives -----------------------------------------------
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(kIbarrier, comm, 0, -1, request,
@@ -944,8 +947,7 @@ int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
       PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, request))
 }
 
-// ---- Communicators
-// -------------------------------------------------------------
+// ---- Communicators ----------------------------------------------------------
 
 #define MERIDIAN_COMM_CREATE(op, parent, out, salt, call)   \
   if (!probe::g_enabled) return call;                       \

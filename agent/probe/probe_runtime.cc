@@ -361,18 +361,16 @@ void StampStep(ProbeRecord* record) {
 void SetWorldRank(int rank) {
   if (!g_enabled) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_hello.rank == rank) {
-    EnsureRegionLocked();
-    return;
-  }
+  const bool changed = g_hello.rank != rank;
+  const bool registered = g_region != nullptr;
   g_hello.rank = rank;
-  if (!EnsureRegionLocked()) return;
-  if (g_socket >= 0) {
-    ProbeIdentity identity;
-    identity.rank = g_hello.rank;
-    identity.local_rank = g_hello.local_rank;
-    SendMessage(g_socket, &identity, sizeof(identity), -1);
-  }
+  // A region made now is announced with the new rank in its hello; one the
+  // agent already knows gets the rank in an identity message.
+  if (!EnsureRegionLocked() || !changed || !registered || g_socket < 0) return;
+  ProbeIdentity identity;
+  identity.rank = g_hello.rank;
+  identity.local_rank = g_hello.local_rank;
+  SendMessage(g_socket, &identity, sizeof(identity), -1);
 }
 
 void StepBegin(int64_t step) {
