@@ -8,7 +8,7 @@ packages=(
   bazel-bootstrap bazel-rules-java g++ python3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev libgtest-dev libgmock-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin gfortran
 )
 
 missing=()

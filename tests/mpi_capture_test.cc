@@ -335,6 +335,74 @@ TEST_F(MpiCaptureTest, EveryCallOfEveryRankArrivesExactly) {
   EXPECT_EQ(agent.Wait(), 0);
 }
 
+// Open MPI's Fortran bindings call PMPI_* directly: these records come from
+// the probe's Fortran symbols (mpi_isend_ with mpif.h, mpi_isend_f08_ with
+// mpi_f08). tests/mpi_known_fortran.F90 checks its own results, so a wrong
+// handle or sentinel conversion fails the job.
+TEST_F(MpiCaptureTest, FortranCallsAreRecordedLikeCCalls) {
+  StartCollector();
+  Child agent = StartAgent();
+  for (const std::string binding : {"mpifh", "f08"}) {
+    SCOPED_TRACE(binding);
+    const std::string job = "fortran-" + binding;
+    Child run =
+        Spawn(MeridianRun(job, Mpirun({Runfile("tests/mpi_known_" + binding)})),
+              env_);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+    const std::vector<Row> rows = ReadJob(db_, job);
+    ASSERT_EQ(rows.size(), 4u * 11);
+    std::map<uint64_t, std::set<int>> members_of_comm;
+    for (int rank = 0; rank < 4; ++rank) {
+      SCOPED_TRACE(absl::StrCat("rank ", rank));
+      for (const char* name :
+           {"MPI_Init", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Allreduce",
+            "MPI_Bcast", "MPI_Comm_split", "MPI_Iallreduce", "MPI_Waitall",
+            "MPI_Barrier", "MPI_Finalize"}) {
+        EXPECT_EQ(Select(rows, rank, name).size(), 1u) << name;
+      }
+      const Row isend = Select(rows, rank, "MPI_Isend")[0];
+      EXPECT_EQ(isend.span.bytes, 20);
+      EXPECT_EQ(isend.span.peer, (rank + 1) % 4);
+      EXPECT_EQ(isend.span.tag, 7);
+      EXPECT_EQ(isend.span.comm, 1u);
+      const Row wait = Select(rows, rank, "MPI_Wait")[0];
+      EXPECT_LE(isend.span.start_ns + isend.span.dur_ns,
+                wait.span.start_ns + wait.span.dur_ns);
+      EXPECT_GE(isend.span.start_ns + isend.span.dur_ns, wait.span.start_ns);
+      const Row recv = Select(rows, rank, "MPI_Recv")[0];
+      EXPECT_EQ(recv.span.bytes, 20);
+      EXPECT_EQ(recv.span.peer, (rank + 3) % 4);  // MPI_ANY_SOURCE resolved
+      EXPECT_EQ(recv.span.tag, 7);
+      const Row allreduce = Select(rows, rank, "MPI_Allreduce")[0];
+      EXPECT_EQ(allreduce.span.bytes, 16);
+      EXPECT_EQ(allreduce.span.seq, 0u);
+      EXPECT_EQ(allreduce.span.comm_size, 4u);
+      const Row bcast = Select(rows, rank, "MPI_Bcast")[0];
+      EXPECT_EQ(bcast.span.bytes, 12);
+      EXPECT_EQ(bcast.span.seq, 1u);
+      EXPECT_EQ(bcast.span.peer, 1);
+      const Row iallreduce = Select(rows, rank, "MPI_Iallreduce")[0];
+      EXPECT_EQ(iallreduce.span.bytes, 4);
+      EXPECT_EQ(iallreduce.span.seq, 0u);
+      EXPECT_EQ(iallreduce.span.comm_size, 2u);
+      const Row waitall = Select(rows, rank, "MPI_Waitall")[0];
+      EXPECT_LE(iallreduce.span.start_ns + iallreduce.span.dur_ns,
+                waitall.span.start_ns + waitall.span.dur_ns);
+      const Row barrier = Select(rows, rank, "MPI_Barrier")[0];
+      EXPECT_EQ(barrier.span.comm, iallreduce.span.comm);
+      EXPECT_EQ(barrier.span.seq, 1u);
+      members_of_comm[barrier.span.comm].insert(rank);
+    }
+    EXPECT_EQ(members_of_comm.size(), 2u);
+    std::set<std::set<int>> groups;
+    for (const auto& [comm, members] : members_of_comm) groups.insert(members);
+    EXPECT_EQ(groups, (std::set<std::set<int>>{{0, 2}, {1, 3}}));
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
 TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
   StartCollector();
   std::vector<std::string> inner = {
