@@ -11,12 +11,12 @@ trap 'kill $(jobs -p) 2>/dev/null || true; cat "$work"/*.log >&2; rm -rf "$work"
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
 export TMPDIR=/tmp MERIDIAN_AGENT_SOCKET="$work/agent.sock"
 
-coproc collector { "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
+coproc collector { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
   --db "$work/bench.db" 2>"$work/collector.log"; }
 read -r line <&"${collector[0]}"
 address="${line#*listening on }"
 address="${address%%,*}"
-coproc agent { "$bin/agent/meridian-agent" --collector "$address" \
+coproc agent { exec "$bin/agent/meridian-agent" --collector "$address" \
   --socket "$MERIDIAN_AGENT_SOCKET" --spool "$work/spool" 2>"$work/agent.log"; }
 read -r line <&"${agent[0]}"
 
@@ -54,14 +54,22 @@ for i in 1 2 3; do
 done
 status=$("$bin/agent/meridian-agent" --status)
 echo "$status" | sed 's/^/agent: /' >&2
+cpu_ns() {  # PID: user + system CPU time so far, ns
+  awk -v tck="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1e9 / tck }' "/proc/$1/stat"
+}
+agent_cpu=$(cpu_ns "$agent_PID")
+collector_cpu=$(cpu_ns "$collector_PID")
+echo "CPU time: agent $agent_cpu ns, collector $collector_cpu ns" >&2
 
-python3 - "$event" "$interleaved" "$probe_only" "${separate[@]}" "$status" <<'PY'
+python3 - "$event" "$interleaved" "$probe_only" "${separate[@]}" "$status" \
+  "$agent_cpu" "$collector_cpu" <<'PY'
 import json, statistics, sys
 event = json.loads(sys.argv[1])
 inter = json.loads(sys.argv[2])
 probe_only = json.loads(sys.argv[3])
 pairs = [json.loads(a) for a in sys.argv[4:10]]
 status = dict(l.split(" ", 1) for l in sys.argv[10].splitlines())
+agent_cpu, collector_cpu = int(sys.argv[11]), int(sys.argv[12])
 untraced = statistics.median(p["untraced_ns"] for p in pairs[0::2])
 traced = statistics.median(p["traced_ns"] for p in pairs[1::2])
 print(json.dumps({
@@ -72,6 +80,10 @@ print(json.dumps({
     "allreduce_slowdown_interleaved": round(inter["ratio"] - 1, 4),
     "allreduce_slowdown_separate_jobs": round(traced / untraced - 1, 4),
     "spans_received": int(status["received"]),
+    # What the pipeline costs per span, in CPU time of the main agent (it
+    # received every span but the probe-only job's) and of the collector.
+    "agent_cpu_ns_per_span": round(agent_cpu / int(status["received"])),
+    "collector_cpu_ns_per_span": round(collector_cpu / int(status["received"])),
     "spans_dropped": int(status["dropped"]),
 }))
 PY

