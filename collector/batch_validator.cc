@@ -1,6 +1,7 @@
 #include "collector/batch_validator.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -119,6 +120,12 @@ absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch, int i) {
 
 }  // namespace
 
+bool HasClockModel(const v1::Batch& batch) {
+  const v1::ClockModel& c = batch.clock();
+  return c.reference_ns() != 0 || c.offset_ns() != 0 || c.drift_ppb() != 0 ||
+         c.uncertainty_ns() != 0 || c.node() != 0;
+}
+
 absl::Status ValidateBatch(const v1::Batch& batch) {
   Checker check(batch);
   if (batch.agent_id().empty()) return check.Fail("agent_id is empty");
@@ -171,6 +178,30 @@ absl::Status ValidateBatch(const v1::Batch& batch) {
   for (int i = 0; i < batch.spans_size(); ++i) {
     absl::Status status = ValidateSpan(check, batch, i);
     if (!status.ok()) return status;
+  }
+  const v1::ClockModel& clock = batch.clock();
+  if (HasClockModel(batch)) {
+    if (!check.ValidString(clock.node()) ||
+        batch.strings(clock.node()).empty()) {
+      return check.Fail(absl::StrCat(
+          "clock: node index ", clock.node(),
+          " does not name a node; a clock model says whose clock it is"));
+    }
+    if (clock.reference_ns() < kMinTimestampNs ||
+        clock.reference_ns() > kMaxTimestampNs) {
+      return check.Fail(absl::StrCat("clock: reference_ns ",
+                                     clock.reference_ns(),
+                                     " is outside years 2000..2100"));
+    }
+    if (clock.uncertainty_ns() < 0) {
+      return check.Fail(absl::StrCat("clock: uncertainty_ns ",
+                                     clock.uncertainty_ns(), " is negative"));
+    }
+    if (std::abs(clock.drift_ppb()) > kMaxDriftPpb) {
+      return check.Fail(absl::StrCat("clock: drift_ppb ", clock.drift_ppb(),
+                                     " is beyond +-", kMaxDriftPpb,
+                                     " (1000 ppm)"));
+    }
   }
   return absl::OkStatus();
 }

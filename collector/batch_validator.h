@@ -15,6 +15,9 @@
 //     Unix-epoch ns); 0 <= dur_ns <= kMaxDurationNs (30 days);
 //     start_ns + dur_ns <= kMaxTimestampNs; bytes >= 0.
 //   - enums hold known values; counter values and real args are finite.
+//   - a clock model, if any field is set, names its node (a non-empty
+//     string), has reference_ns within the timestamp range, uncertainty_ns
+//     >= 0 and |drift_ppb| <= kMaxDriftPpb.
 #ifndef MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
 #define MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
 
@@ -30,8 +33,12 @@ inline constexpr int64_t kMaxTimestampNs = 4102444800LL * 1000000000LL;
 inline constexpr int64_t kMaxDurationNs = 30LL * 24 * 3600 * 1000000000LL;
 inline constexpr size_t kMaxStringBytes = 64 * 1024;
 inline constexpr size_t kMaxAgentIdBytes = 256;
+inline constexpr int64_t kMaxDriftPpb = 1000000;
 
 absl::Status ValidateBatch(const v1::Batch& batch);
+
+// Whether the batch carries a clock model (any of its fields set).
+bool HasClockModel(const v1::Batch& batch);
 
 }  // namespace meridian
 

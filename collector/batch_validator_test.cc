@@ -116,5 +116,35 @@ TEST(BatchValidatorTest, RejectsNonFiniteNumbers) {
             "not a finite number");
 }
 
+TEST(BatchValidatorTest, AcceptsAClockModelAndRejectsOneWithoutANode) {
+  v1::Batch batch = ValidBatch();
+  v1::ClockModel* clock = batch.mutable_clock();
+  clock->set_reference_ns(kT);
+  clock->set_offset_ns(-1200);
+  clock->set_drift_ppb(3000);
+  clock->set_uncertainty_ns(15);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": clock: node index 0 does not "
+            "name a node; a clock model says whose clock it is");
+  for (int i = 0; i < batch.strings_size(); ++i) {
+    if (batch.strings(i) == "host") clock->set_node(i);
+  }
+  EXPECT_TRUE(ValidateBatch(batch).ok());
+  clock->set_uncertainty_ns(-1);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": clock: uncertainty_ns -1 is "
+            "negative");
+  clock->set_uncertainty_ns(15);
+  clock->set_drift_ppb(-2000000);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": clock: drift_ppb -2000000 is "
+            "beyond +-1000000 (1000 ppm)");
+  clock->set_drift_ppb(0);
+  clock->set_reference_ns(5);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": clock: reference_ns 5 is "
+            "outside years 2000..2100");
+}
+
 }  // namespace
 }  // namespace meridian

@@ -9,11 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collector/args_blob.h"
+#include "collector/batch_validator.h"
 
 namespace meridian {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// Version 2: clock models are kept per node, by (node, reference_ns).
+constexpr int kSchemaVersion = 2;
 
 // Everything is created in one transaction, so a store is either complete or
 // absent. Comments on every column: docs/wire-and-store.md.
@@ -39,9 +41,10 @@ CREATE TABLE IF NOT EXISTS batches(
   agent TEXT NOT NULL, seq INTEGER NOT NULL, spans INTEGER NOT NULL,
   stored_at_ns INTEGER NOT NULL, PRIMARY KEY(agent, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS clock_models(
-  agent TEXT NOT NULL, batch_seq INTEGER NOT NULL, reference_ns INTEGER NOT NULL,
+  node INTEGER NOT NULL, reference_ns INTEGER NOT NULL,
   offset_ns INTEGER NOT NULL, drift_ppb INTEGER NOT NULL,
-  uncertainty_ns INTEGER NOT NULL, PRIMARY KEY(agent, batch_seq)) WITHOUT ROWID;
+  uncertainty_ns INTEGER NOT NULL, agent TEXT NOT NULL,
+  PRIMARY KEY(node, reference_ns)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spans(
   job INTEGER NOT NULL, start INTEGER NOT NULL, track INTEGER NOT NULL,
   k INTEGER NOT NULL, op INTEGER NOT NULL, dur INTEGER NOT NULL,
@@ -201,6 +204,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       return absl::FailedPreconditionError(absl::StrCat(
           status.message(), " (is it a Meridian store, SQLite 3?)"));
     }
+    status = store->MigrateFromVersion1();
+    if (!status.ok()) return status;
     std::string create =
         absl::StrCat("BEGIN IMMEDIATE;", kSchema,
                      "INSERT OR IGNORE INTO meta VALUES('schema_version', ",
@@ -226,6 +231,26 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                      "; this Meridian reads version ", kSchemaVersion));
   }
   return store;
+}
+
+// Version 1 kept clock models per batch, without their node, so they
+// cannot be applied: the table is replaced; nothing else changed.
+absl::Status Store::MigrateFromVersion1() {
+  sqlite3_stmt* stmt = nullptr;
+  int64_t version = 0;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT value FROM meta WHERE key='schema_version'",
+                         -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    version = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);  // no meta table yet: a new store
+  if (version != 1) return absl::OkStatus();
+  absl::Status status = Exec(
+      "BEGIN IMMEDIATE;DROP TABLE IF EXISTS clock_models;"
+      "UPDATE meta SET value=2 WHERE key='schema_version';COMMIT;");
+  if (!status.ok()) Exec("ROLLBACK;").IgnoreError();
+  return status;
 }
 
 absl::StatusOr<int64_t> Store::InternString(const std::string& s) {
@@ -319,19 +344,22 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
     return absl::OkStatus();
   }
 
+  // A node sends the same model with every batch until it fits a new one:
+  // stored once per (node, reference_ns).
   const v1::ClockModel& clock = batch.clock();
-  if (clock.reference_ns() != 0 || clock.offset_ns() != 0 ||
-      clock.drift_ppb() != 0 || clock.uncertainty_ns() != 0) {
-    auto insert =
-        Prepare("INSERT INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (HasClockModel(batch)) {
+    auto node = InternString(batch.strings(clock.node()));
+    if (!node.ok()) return node.status();
+    auto insert = Prepare(
+        "INSERT OR IGNORE INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     if (!insert.ok()) return insert.status();
     rc = (*insert)
-             ->Bind(1, batch.agent_id())
-             .Bind(2, static_cast<int64_t>(batch.batch_seq()))
-             .Bind(3, clock.reference_ns())
-             .Bind(4, clock.offset_ns())
-             .Bind(5, clock.drift_ppb())
-             .Bind(6, clock.uncertainty_ns())
+             ->Bind(1, *node)
+             .Bind(2, clock.reference_ns())
+             .Bind(3, clock.offset_ns())
+             .Bind(4, clock.drift_ppb())
+             .Bind(5, clock.uncertainty_ns())
+             .Bind(6, batch.agent_id())
              .Step();
     (*insert)->Reset();
     if (rc != SQLITE_DONE) return Fail("storing a clock model failed");
@@ -739,6 +767,25 @@ absl::StatusOr<int64_t> Store::FileBytes() {
     if (stat(file.c_str(), &st) == 0) total += st.st_size;
   }
   return total;
+}
+
+absl::StatusOr<std::vector<NodeClockModel>> Store::LoadClockModels(
+    const std::string& node) {
+  auto select = Prepare(
+      "SELECT c.reference_ns, c.offset_ns, c.drift_ppb, c.uncertainty_ns "
+      "FROM clock_models c JOIN strings s ON s.id=c.node WHERE s.s=?1 "
+      "ORDER BY c.reference_ns");
+  if (!select.ok()) return select.status();
+  (*select)->Bind(1, node);
+  std::vector<NodeClockModel> models;
+  int rc;
+  while ((rc = (*select)->Step()) == SQLITE_ROW) {
+    models.push_back({(*select)->Int(0), (*select)->Int(1), (*select)->Int(2),
+                      (*select)->Int(3)});
+  }
+  (*select)->Reset();
+  if (rc != SQLITE_DONE) return Fail("reading clock models failed");
+  return models;
 }
 
 }  // namespace meridian

@@ -12,7 +12,8 @@
 //        spans are read in time order with no secondary index. `start` is
 //        stored relative to the job's epoch_ns (lossless; smaller records);
 //        k tells apart spans with equal (job, start, track).
-//   clock_models(agent, batch_seq, ...)  clock models that batches carried
+//   clock_models(node, reference_ns, offset_ns, drift_ppb, uncertainty_ns,
+//        agent)  every clock model a node's batches carried, once each
 //
 // Threading: a Store is a single SQLite connection, used by one thread at a
 // time (the collector's BatchWriter owns the writing one). Open() more Stores
@@ -127,6 +128,15 @@ struct StoredSpan {
   std::vector<StoredArg> args;
 };
 
+// A node's clock model as stored (see v1::ClockModel): the collector's time
+// for node time t is t - (offset_ns + drift_ppb * (t - reference_ns) / 1e9).
+struct NodeClockModel {
+  int64_t reference_ns = 0;
+  int64_t offset_ns = 0;
+  int64_t drift_ppb = 0;
+  int64_t uncertainty_ns = 0;
+};
+
 // Which spans of a job Scan() returns: a time range on the stored starts
 // (ns since the job's epoch) and a step range. Other filters (ranks,
 // categories, names) are applied by the caller against the catalog.
@@ -172,6 +182,11 @@ class Store {
   absl::Status Scan(const JobInfo& job, const ScanRange& range,
                     const std::function<bool(const StoredSpan&)>& visit);
 
+  // Every clock model stored for `node`, by ascending reference_ns; empty if
+  // none.
+  absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
+      const std::string& node);
+
   // Size of the database file plus its WAL, in bytes.
   absl::StatusOr<int64_t> FileBytes();
 
@@ -182,6 +197,7 @@ class Store {
   Store(sqlite3* db, std::string path);
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
+  absl::Status MigrateFromVersion1();
   absl::Status WriteOne(const v1::Batch& batch, BatchWriteResult* result);
   absl::StatusOr<int64_t> InternString(const std::string& s);
   absl::StatusOr<std::string> LookupString(int64_t id);

@@ -322,5 +322,95 @@ TEST(StoreTest, AReadOnlyStoreRefusesWritesNamingTheStore) {
   EXPECT_NE(failed.status().message().find(path), absl::string_view::npos);
 }
 
+// A batch of agent `agent` carrying clock model (reference, offset) of
+// `node`.
+v1::Batch ClockBatch(const std::string& agent, uint64_t seq,
+                     const std::string& node, int64_t reference,
+                     int64_t offset) {
+  BatchBuilder builder(agent, seq);
+  int p = builder.DeclareProcess({"job-c", node, 0, 0, 7});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "step", reference, 10);
+  const uint32_t node_index = builder.String(node);
+  v1::Batch batch = builder.Take();
+  v1::ClockModel* clock = batch.mutable_clock();
+  clock->set_node(node_index);
+  clock->set_reference_ns(reference);
+  clock->set_offset_ns(offset);
+  clock->set_drift_ppb(-250);
+  clock->set_uncertainty_ns(40);
+  return batch;
+}
+
+TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
+  auto store = Store::Open(TempPath("clocks.db"));
+  ASSERT_TRUE(store.ok());
+  // Node a sends model 2 before model 1 and model 2 twice (two batches);
+  // node b one model.
+  std::vector<v1::Batch> batches = {
+      ClockBatch("agent-a", 1, "a", kT + 2000, -700),
+      ClockBatch("agent-a", 2, "a", kT + 2000, -700),
+      ClockBatch("agent-a", 3, "a", kT + 1000, -500),
+      ClockBatch("agent-b", 1, "b", kT + 1500, 900)};
+  ASSERT_TRUE((*store)
+                  ->Write({&batches[0], &batches[1], &batches[2], &batches[3]})
+                  .ok());
+  auto a = (*store)->LoadClockModels("a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->size(), 2u);
+  EXPECT_EQ((*a)[0].reference_ns, kT + 1000);
+  EXPECT_EQ((*a)[0].offset_ns, -500);
+  EXPECT_EQ((*a)[0].drift_ppb, -250);
+  EXPECT_EQ((*a)[0].uncertainty_ns, 40);
+  EXPECT_EQ((*a)[1].reference_ns, kT + 2000);
+  EXPECT_EQ((*a)[1].offset_ns, -700);
+  auto b = (*store)->LoadClockModels("b");
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(b->size(), 1u);
+  EXPECT_EQ((*b)[0].offset_ns, 900);
+  auto none = (*store)->LoadClockModels("c");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(StoreTest, UpgradesAVersion1StoreKeepingItsSpans) {
+  const std::string path = TempPath("v1.db");
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
+  }
+  // Make it a version 1 store: its clock_models table had no node.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE clock_models;"
+                         "CREATE TABLE clock_models(agent TEXT NOT NULL, "
+                         "batch_seq INTEGER NOT NULL, reference_ns INTEGER, "
+                         "offset_ns INTEGER, drift_ppb INTEGER, "
+                         "uncertainty_ns INTEGER, PRIMARY KEY(agent, "
+                         "batch_seq)) WITHOUT ROWID;"
+                         "UPDATE meta SET value=1 WHERE key='schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  StoreOptions read_only;
+  read_only.read_only = true;
+  EXPECT_EQ(Store::Open(path, read_only).status().message(),
+            path + " has store schema version 1; this Meridian reads "
+                   "version 2");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto catalog = (*store)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.spans, 3);
+  v1::Batch clock = ClockBatch("agent-a", 1, "a", kT, 5);
+  ASSERT_TRUE((*store)->Write({&clock}).ok());
+  auto models = (*store)->LoadClockModels("a");
+  ASSERT_TRUE(models.ok()) << models.status();
+  EXPECT_EQ(models->size(), 1u);
+}
+
 }  // namespace
 }  // namespace meridian
