@@ -1,0 +1,50 @@
+#include "query/clock_timeline.h"
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kT = 1700000000000000000;
+constexpr int64_t kSecond = 1000000000;
+
+TEST(ClockTimelineTest, WithoutModelsTimesAreRaw) {
+  ClockTimeline timeline;
+  EXPECT_FALSE(timeline.known());
+  EXPECT_EQ(timeline.ToCollector(kT), kT);
+  EXPECT_EQ(timeline.UncertaintyAt(kT), 0);
+}
+
+TEST(ClockTimelineTest, OneModelAppliesItsOffsetAndDriftEverywhere) {
+  // Node clock 2 ms ahead at kT, gaining 50 ppm.
+  ClockTimeline timeline({{kT, 2000000, 50000, 300}});
+  EXPECT_EQ(timeline.OffsetAt(kT), 2000000);
+  EXPECT_EQ(timeline.OffsetAt(kT + 10 * kSecond), 2000000 + 500000);
+  EXPECT_EQ(timeline.OffsetAt(kT - 2 * kSecond), 2000000 - 100000);
+  EXPECT_EQ(timeline.ToCollector(kT + 10 * kSecond),
+            kT + 10 * kSecond - 2500000);
+  EXPECT_EQ(timeline.UncertaintyAt(kT + 10 * kSecond), 300);
+}
+
+TEST(ClockTimelineTest, BlendsTwoModelsLinearlyBetweenTheirReferences) {
+  // Model 0 (drift 0) says 1000 ns everywhere; model 1 says 3000 ns at
+  // kT + 4 s with drift 100 ppb, i.e. 2600 ns at kT.
+  ClockTimeline timeline(
+      {{kT, 1000, 0, 100}, {kT + 4 * kSecond, 3000, 100, 500}});
+  EXPECT_EQ(timeline.OffsetAt(kT), 1000);
+  EXPECT_EQ(timeline.OffsetAt(kT + 4 * kSecond), 3000);
+  // At kT + 1 s: w = 1/4; model 0: 1000, model 1: 3000 - 300 = 2700.
+  EXPECT_EQ(timeline.OffsetAt(kT + kSecond), 1425);
+  EXPECT_EQ(timeline.UncertaintyAt(kT + kSecond), 200);
+  // After the last model, it alone applies.
+  EXPECT_EQ(timeline.OffsetAt(kT + 14 * kSecond), 4000);
+}
+
+TEST(ClockTimelineTest, KeepsTheFirstOfModelsWithEqualReferences) {
+  ClockTimeline timeline({{kT, 10, 0, 0}, {kT, 99, 0, 0}});
+  EXPECT_EQ(timeline.models().size(), 1u);
+  EXPECT_EQ(timeline.OffsetAt(kT), 10);
+}
+
+}  // namespace
+}  // namespace meridian
