@@ -1,0 +1,117 @@
+// CausalRefiner: corrects what round-trip probes cannot see (asymmetric
+// network delay, load) from the order MPI itself imposes, one correction
+// per node, from the spans of a job as they are read.
+//
+// Causality (times on the collector's clock, after the probe models):
+//   - a collective whose every result depends on every rank's input
+//     (Barrier, Allreduce, Allgather(v), Alltoall(v), Reduce_scatter(_block)
+//     and their I- forms) cannot end on any rank before the last rank
+//     entered it;
+//   - Reduce and Gather(v) cannot end at the root before every rank
+//     entered; Bcast and Scatter(v) cannot end at a rank before the root
+//     entered;
+//   - a receive cannot complete before its send started (sends and
+//     receives are matched per (communicator, source, destination, tag) in
+//     order, as MPI's non-overtaking rule matches them).
+// Instances of a collective are the spans with equal (comm, seq).
+//
+// Each such constraint "E, on node b, ends no earlier than S, on node a,
+// starts" bounds the corrections x: x_a - x_b <= end(E) - start(S). The
+// refiner keeps the tightest bound per node pair, adds the probe models'
+// bounds |x_n| <= uncertainty_n, and solves the system of difference
+// constraints (Floyd-Warshall over the nodes, O(nodes^3)): the feasible
+// range of each x_n follows from shortest paths. Nodes are then fixed one
+// at a time, the narrowest range first, at the middle of their range, which
+// keeps the rest feasible. If the probe bounds contradict causality they
+// are widened (x4, up to 8 times); if causality contradicts itself (a cycle
+// of bounds with negative sum), nothing is corrected.
+//
+// Constraints between spans of one node cannot be corrected by a per-node
+// offset; they are counted as violations before and after alike.
+#ifndef MERIDIAN_QUERY_CAUSAL_REFINER_H_
+#define MERIDIAN_QUERY_CAUSAL_REFINER_H_
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
+
+namespace meridian {
+
+struct CausalSpan {
+  enum class Kind {
+    kAllToAll,  // every end after every start
+    kRootIn,    // the root's end after every start (Reduce, Gather)
+    kRootOut,   // every end after the root's start (Bcast, Scatter)
+    kSend,
+    kRecv,
+  };
+  Kind kind = Kind::kAllToAll;
+  int node = 0;       // index of the span's node, 0 <= node < nodes
+  int32_t rank = -1;  // world rank of its process
+  uint64_t comm = 0;
+  uint64_t seq = 0;   // collectives
+  int32_t peer = -1;  // root (rooted collectives), destination or source
+  int32_t tag = 0;    // point-to-point
+  int64_t start = 0;  // collector-clock ns
+  int64_t end = 0;
+};
+
+// How an MPI operation constrains time; false if it does not (or is not
+// an MPI operation the refiner knows).
+bool CausalKindOf(const std::string& mpi_name, CausalSpan::Kind* kind);
+
+struct Refinement {
+  std::vector<int64_t> correction_ns;  // per node: add to its times
+  int64_t constraints = 0;             // constraints checked
+  int64_t violations_before = 0;       // with the probe models alone
+  int64_t violations_after = 0;        // with the corrections too
+  bool refined = false;                // false: no correction (see note)
+  std::string note;  // why not, or how far the probe bounds widened
+};
+
+class CausalRefiner {
+ public:
+  explicit CausalRefiner(int nodes);
+
+  void Add(const CausalSpan& span);
+
+  // `uncertainty_ns[n]`: the probe model's bound for node n.
+  Refinement Solve(absl::Span<const int64_t> uncertainty_ns);
+
+ private:
+  struct Member {
+    int node;
+    int32_t rank;
+    int64_t start;
+    int64_t end;
+  };
+  struct Instance {
+    CausalSpan::Kind kind;
+    int32_t root;
+    std::vector<Member> members;
+  };
+  using P2pKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
+
+  // Calls visit(starts, ends) for each group of constraints: every member
+  // of `ends` ends no earlier than every member of `starts` starts.
+  template <typename Visit>
+  void ForEachGroup(Visit visit) const;
+  // The violated constraints with corrections x; *constraints: how many.
+  int64_t CountViolations(absl::Span<const int64_t> x,
+                          int64_t* constraints) const;
+  // The tightest bound per node pair, into bound_.
+  void CollectBounds();
+
+  int nodes_;
+  std::vector<int64_t> bound_;  // nodes x nodes: x_a - x_b <= bound_[a*n+b]
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, Instance> collectives_;
+  absl::flat_hash_map<P2pKey, std::vector<Member>> sends_, recvs_;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_CAUSAL_REFINER_H_

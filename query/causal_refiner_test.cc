@@ -1,0 +1,137 @@
+#include "query/causal_refiner.h"
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+using Kind = CausalSpan::Kind;
+
+CausalSpan Collective(Kind kind, int node, int rank, uint64_t seq,
+                      int64_t start, int64_t end, int root = -1) {
+  CausalSpan s;
+  s.kind = kind;
+  s.node = node;
+  s.rank = rank;
+  s.comm = 1;
+  s.seq = seq;
+  s.peer = root;
+  s.start = start;
+  s.end = end;
+  return s;
+}
+
+CausalSpan PointToPoint(Kind kind, int node, int rank, int peer, int64_t start,
+                        int64_t end) {
+  CausalSpan s;
+  s.kind = kind;
+  s.node = node;
+  s.rank = rank;
+  s.comm = 1;
+  s.peer = peer;
+  s.tag = 5;
+  s.start = start;
+  s.end = end;
+  return s;
+}
+
+TEST(CausalRefinerTest, ClassifiesMpiOperations) {
+  Kind kind;
+  ASSERT_TRUE(CausalKindOf("MPI_Iallreduce", &kind));
+  EXPECT_EQ(kind, Kind::kAllToAll);
+  ASSERT_TRUE(CausalKindOf("MPI_Gatherv", &kind));
+  EXPECT_EQ(kind, Kind::kRootIn);
+  ASSERT_TRUE(CausalKindOf("MPI_Bcast", &kind));
+  EXPECT_EQ(kind, Kind::kRootOut);
+  ASSERT_TRUE(CausalKindOf("MPI_Irecv", &kind));
+  EXPECT_EQ(kind, Kind::kRecv);
+  EXPECT_FALSE(CausalKindOf("MPI_Scan", &kind));
+  EXPECT_FALSE(CausalKindOf("forward", &kind));
+}
+
+// Two barriers on two nodes. The second says x1 - x0 <= -50 (rank 0 ended
+// at 1100, before rank 1 entered at 1150) and x0 - x1 <= 160; the first
+// says x1 - x0 <= 50 and x0 - x1 <= 420. So x1 - x0 is in [-160, -50].
+TEST(CausalRefinerTest, BarriersBoundTheNodesOffsetsAndRemoveViolations) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 0, 100, 500));
+  refiner.Add(Collective(Kind::kAllToAll, 1, 1, 0, 450, 520));
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 1, 1000, 1100));
+  refiner.Add(Collective(Kind::kAllToAll, 1, 1, 1, 1150, 1160));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined) << r.note;
+  EXPECT_EQ(r.constraints, 4);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  // Both ranges are 1950 wide: node 0 is fixed first, at the middle of
+  // [-950, 1000]; then node 1 at the middle of [25 - 160, 25 - 50].
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{25, -80}));
+  EXPECT_EQ(r.note, "");
+}
+
+TEST(CausalRefinerTest, MatchesSendsToReceivesAndRootsToMembers) {
+  CausalRefiner refiner(2);
+  // Rank 1's receive "ends" at 90, before rank 0's send started at 100:
+  // x0 - x1 <= -10. Then rank 1 sends back, received by rank 0.
+  refiner.Add(PointToPoint(Kind::kSend, 0, 0, 1, 100, 110));
+  refiner.Add(PointToPoint(Kind::kRecv, 1, 1, 0, 50, 90));
+  refiner.Add(PointToPoint(Kind::kSend, 1, 1, 0, 200, 210));
+  refiner.Add(PointToPoint(Kind::kRecv, 0, 0, 1, 150, 300));
+  // Reduce to root 0: the root ends (700) after rank 1 entered (600), so
+  // x1 - x0 <= 100; rank 1 ending at 610 says nothing.
+  refiner.Add(Collective(Kind::kRootIn, 0, 0, 0, 500, 700, 0));
+  refiner.Add(Collective(Kind::kRootIn, 1, 1, 0, 600, 610, 0));
+  // A send nobody received: no constraint.
+  refiner.Add(PointToPoint(Kind::kSend, 0, 0, 1, 900, 910));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.constraints, 3);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_LE(r.correction_ns[0] - r.correction_ns[1], -10);
+  EXPECT_LE(r.correction_ns[1] - r.correction_ns[0], 100);
+}
+
+TEST(CausalRefinerTest, WidensProbeBoundsThatContradictCausality) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 0, 1000, 1100));
+  refiner.Add(Collective(Kind::kAllToAll, 1, 1, 0, 1150, 1160));
+  // x1 - x0 <= -50 cannot hold with |x| <= 10; with |x| <= 40 it can.
+  const Refinement r = refiner.Solve({10, 10});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.note, "the probe bounds contradicted causality; widened 4x");
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_LE(r.correction_ns[1] - r.correction_ns[0], -50);
+}
+
+TEST(CausalRefinerTest, CorrectsNothingWhenCausalityContradictsItself) {
+  CausalRefiner refiner(2);
+  // Send 0 -> 1 says x0 - x1 <= -10; a Bcast from root 1 that rank 0 left
+  // before the root entered says x1 - x0 <= -50.
+  refiner.Add(PointToPoint(Kind::kSend, 0, 0, 1, 100, 110));
+  refiner.Add(PointToPoint(Kind::kRecv, 1, 1, 0, 50, 90));
+  refiner.Add(Collective(Kind::kRootOut, 1, 1, 0, 500, 510, 1));
+  refiner.Add(Collective(Kind::kRootOut, 0, 0, 0, 400, 450, 1));
+  const Refinement r = refiner.Solve({1000, 1000});
+  EXPECT_FALSE(r.refined);
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(r.violations_before, 2);
+  EXPECT_EQ(r.violations_after, 2);
+  EXPECT_EQ(r.note,
+            "the causal constraints contradict each other (a cycle of bounds "
+            "with a negative sum): no correction");
+}
+
+TEST(CausalRefinerTest, ViolationsWithinOneNodeStayCounted) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 0, 100, 150));
+  refiner.Add(Collective(Kind::kAllToAll, 0, 1, 0, 200, 250));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 1);
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 0}));
+}
+
+}  // namespace
+}  // namespace meridian
