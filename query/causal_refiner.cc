@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace meridian {
 namespace {
@@ -108,7 +109,7 @@ CausalRefiner::CausalRefiner(int nodes)
 void CausalRefiner::Add(const CausalSpan& span) {
   using Kind = CausalSpan::Kind;
   if (span.node < 0 || span.node >= nodes_) return;
-  const Member member{span.node, span.rank, span.start, span.end};
+  const Member member{span.node, span.rank, span.start, span.end, span.id};
   switch (span.kind) {
     case Kind::kSend:
       sends_[{span.comm, span.rank, span.peer, span.tag}].push_back(member);
@@ -161,20 +162,35 @@ void CausalRefiner::ForEachGroup(Visit visit) const {
   }
 }
 
-int64_t CausalRefiner::CountViolations(absl::Span<const int64_t> x,
-                                       int64_t* constraints) const {
+int64_t CausalRefiner::CountViolations(
+    absl::Span<const int64_t> x, int64_t* constraints,
+    std::vector<Refinement::Adjustment>* adjustments) const {
   int64_t violations = 0;
   *constraints = 0;
+  absl::flat_hash_map<uint64_t, int64_t> shifts;
   ForEachGroup(
       [&](absl::Span<const Member> starts, absl::Span<const Member> ends) {
         int64_t latest = std::numeric_limits<int64_t>::min();
-        for (const Member& s : starts)
+        for (const Member& s : starts) {
           latest = std::max(latest, s.start + x[s.node]);
+        }
         for (const Member& e : ends) {
           ++*constraints;
-          if (e.end + x[e.node] < latest) ++violations;
+          const int64_t end = e.end + x[e.node];
+          if (end >= latest) continue;
+          ++violations;
+          if (adjustments != nullptr) {
+            int64_t& shift = shifts[e.id];
+            shift = std::max(shift, latest - end);
+          }
         }
       });
+  if (adjustments != nullptr) {
+    for (const auto& [id, shift] : shifts) adjustments->push_back({id, shift});
+    std::sort(adjustments->begin(), adjustments->end(),
+              [](const Refinement::Adjustment& a,
+                 const Refinement::Adjustment& b) { return a.id < b.id; });
+  }
   return violations;
 }
 
@@ -210,6 +226,52 @@ void CausalRefiner::CollectBounds() {
       });
 }
 
+bool CausalRefiner::TrySolve(absl::Span<const int64_t> uncertainty_ns,
+                             int64_t slack, int widen,
+                             std::vector<int64_t>* x) const {
+  // Vertex 0 is the collector's clock (x = 0); vertex n + 1 is node n.
+  const int v = nodes_ + 1;
+  std::vector<int64_t> d(static_cast<size_t>(v) * v, kInfinity);
+  for (int i = 0; i < v; ++i) d[i * v + i] = 0;
+  for (int a = 0; a < nodes_; ++a) {
+    for (int b = 0; b < nodes_; ++b) {
+      // x_a <= x_b + w: edge b -> a.
+      const int64_t w = bound_[static_cast<size_t>(a) * nodes_ + b];
+      if (w < kInfinity) {
+        int64_t& e = d[(b + 1) * v + (a + 1)];
+        e = std::min(e, w + slack);
+      }
+    }
+    const int64_t u = std::max<int64_t>(uncertainty_ns[a], 0) << (2 * widen);
+    d[0 * v + (a + 1)] = std::min(d[0 * v + (a + 1)], u);  // x_a <= u
+    d[(a + 1) * v + 0] = std::min(d[(a + 1) * v + 0], u);  // -x_a <= u
+  }
+  if (!AllShortestPaths(&d, v)) return false;
+  if (x == nullptr) return true;
+  x->assign(nodes_, 0);
+  std::vector<bool> fixed(nodes_, false);
+  for (int round = 0; round < nodes_; ++round) {
+    int pick = -1;
+    int64_t narrowest = kInfinity;
+    for (int n = 0; n < nodes_; ++n) {
+      if (fixed[n]) continue;
+      const int64_t width = Sum(d[0 * v + (n + 1)], d[(n + 1) * v + 0]);
+      if (pick < 0 || width < narrowest) {
+        pick = n;
+        narrowest = width;
+      }
+    }
+    const int64_t hi = d[0 * v + (pick + 1)];
+    const int64_t lo = -d[(pick + 1) * v + 0];
+    const int64_t value = lo + (hi - lo) / 2;
+    fixed[pick] = true;
+    (*x)[pick] = value;
+    AddEdge(&d, v, 0, pick + 1, value);
+    AddEdge(&d, v, pick + 1, 0, -value);
+  }
+  return true;
+}
+
 Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
   Refinement result;
   const std::vector<int64_t> zero(nodes_, 0);
@@ -218,60 +280,50 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
   result.violations_after = result.violations_before;
   CollectBounds();
 
-  // Vertex 0 is the collector's clock (x = 0); vertex n + 1 is node n.
-  const int v = nodes_ + 1;
-  for (int widen = 0; widen <= 8; ++widen) {
-    std::vector<int64_t> d(static_cast<size_t>(v) * v, kInfinity);
-    for (int i = 0; i < v; ++i) d[i * v + i] = 0;
-    for (int a = 0; a < nodes_; ++a) {
-      for (int b = 0; b < nodes_; ++b) {
-        // x_a <= x_b + w: edge b -> a.
-        const int64_t w = bound_[static_cast<size_t>(a) * nodes_ + b];
-        int64_t& e = d[(b + 1) * v + (a + 1)];
-        e = std::min(e, w);
-      }
-      const int64_t u = std::max<int64_t>(uncertainty_ns[a], 0) << (2 * widen);
-      d[0 * v + (a + 1)] = std::min(d[0 * v + (a + 1)], u);  // x_a <= u
-      d[(a + 1) * v + 0] = std::min(d[(a + 1) * v + 0], u);  // -x_a <= u
+  constexpr int kMaxWiden = 8;
+  int64_t slack = 0;
+  if (!TrySolve(uncertainty_ns, 0, kMaxWiden, nullptr)) {
+    // Causality contradicts itself under one offset per node: the nodes'
+    // errors vary during the job by more than the constraints' margins.
+    // Find the least slack that makes the bounds consistent.
+    int64_t lo = 0, hi = 1;
+    while (hi < kInfinity / 4 &&
+           !TrySolve(uncertainty_ns, hi, kMaxWiden, nullptr)) {
+      hi *= 2;
     }
-    if (!AllShortestPaths(&d, v)) continue;
-    std::vector<bool> fixed(nodes_, false);
-    for (int round = 0; round < nodes_; ++round) {
-      int pick = -1;
-      int64_t narrowest = kInfinity;
-      for (int n = 0; n < nodes_; ++n) {
-        if (fixed[n]) continue;
-        const int64_t width =
-            Sum(d[0 * v + (n + 1)], d[(n + 1) * v + 0]);  // hi - lo
-        if (pick < 0 || width < narrowest) {
-          pick = n;
-          narrowest = width;
-        }
-      }
-      const int64_t hi = d[0 * v + (pick + 1)];
-      const int64_t lo = -d[(pick + 1) * v + 0];
-      const int64_t value = lo + (hi - lo) / 2;
-      fixed[pick] = true;
-      result.correction_ns[pick] = value;
-      AddEdge(&d, v, 0, pick + 1, value);
-      AddEdge(&d, v, pick + 1, 0, -value);
+    if (hi >= kInfinity / 4) {
+      result.note = "the causal constraints cannot be met: no correction";
+      return result;
     }
+    while (lo + 1 < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (TrySolve(uncertainty_ns, mid, kMaxWiden, nullptr) ? hi : lo) = mid;
+    }
+    slack = hi;
+  }
+  for (int widen = 0; widen <= kMaxWiden; ++widen) {
+    std::vector<int64_t> x;
+    if (!TrySolve(uncertainty_ns, slack, widen, &x)) continue;
+    result.correction_ns = std::move(x);
     result.refined = true;
-    if (widen > 0) {
-      result.note = absl::StrCat(
-          "the probe bounds contradicted causality; "
-          "widened ",
-          1 << (2 * widen), "x");
+    std::vector<std::string> notes;
+    if (slack > 0) {
+      notes.push_back(absl::StrCat(
+          "the causal constraints contradict each other by up to ", slack,
+          " ns (each node's error varies during the job): relaxed by that"));
     }
+    if (widen > 0) {
+      notes.push_back(
+          absl::StrCat("the probe bounds contradicted causality; widened ",
+                       int64_t{1} << (2 * widen), "x"));
+    }
+    result.note = absl::StrJoin(notes, "; ");
     int64_t constraints;
-    result.violations_after =
-        CountViolations(result.correction_ns, &constraints);
+    result.violations_after = CountViolations(
+        result.correction_ns, &constraints, &result.adjustments);
     return result;
   }
-  result.note =
-      "the causal constraints contradict each other (a cycle of bounds with "
-      "a negative sum): no correction";
-  return result;
+  return result;  // not reached: the widest bounds were feasible
 }
 
 }  // namespace meridian

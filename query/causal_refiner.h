@@ -23,8 +23,12 @@
 // range of each x_n follows from shortest paths. Nodes are then fixed one
 // at a time, the narrowest range first, at the middle of their range, which
 // keeps the rest feasible. If the probe bounds contradict causality they
-// are widened (x4, up to 8 times); if causality contradicts itself (a cycle
-// of bounds with negative sum), nothing is corrected.
+// are widened (x4, up to 8 times). If causality contradicts itself (a cycle
+// of bounds with a negative sum: the nodes' errors vary during the job by
+// more than the constraints' margins, which one offset per node cannot
+// follow), every bound is loosened by the least slack that makes them
+// consistent (found by bisection), and the violations that remain are
+// counted.
 //
 // Constraints between spans of one node cannot be corrected by a per-node
 // offset; they are counted as violations before and after alike.
@@ -58,6 +62,7 @@ struct CausalSpan {
   int32_t tag = 0;    // point-to-point
   int64_t start = 0;  // collector-clock ns
   int64_t end = 0;
+  uint64_t id = 0;  // the caller's name for the span (see adjustments)
 };
 
 // How an MPI operation constrains time; false if it does not (or is not
@@ -70,7 +75,17 @@ struct Refinement {
   int64_t violations_before = 0;       // with the probe models alone
   int64_t violations_after = 0;        // with the corrections too
   bool refined = false;                // false: no correction (see note)
-  std::string note;  // why not, or how far the probe bounds widened
+  std::string note;                    // why not, or what was relaxed
+  // The violations left after the corrections, as the least move that
+  // clears each: span `id`'s end is later by `end_shift_ns` (ends only move
+  // later, so clearing one never breaks another). An export applies them,
+  // so that it shows no violation (Scalasca's controlled logical clock
+  // moves events forward the same way). Ascending id.
+  struct Adjustment {
+    uint64_t id;
+    int64_t end_shift_ns;
+  };
+  std::vector<Adjustment> adjustments;
 };
 
 class CausalRefiner {
@@ -88,6 +103,7 @@ class CausalRefiner {
     int32_t rank;
     int64_t start;
     int64_t end;
+    uint64_t id;
   };
   struct Instance {
     CausalSpan::Kind kind;
@@ -101,10 +117,16 @@ class CausalRefiner {
   template <typename Visit>
   void ForEachGroup(Visit visit) const;
   // The violated constraints with corrections x; *constraints: how many.
-  int64_t CountViolations(absl::Span<const int64_t> x,
-                          int64_t* constraints) const;
+  // With `adjustments`, also the least end shifts that clear them.
+  int64_t CountViolations(
+      absl::Span<const int64_t> x, int64_t* constraints,
+      std::vector<Refinement::Adjustment>* adjustments = nullptr) const;
   // The tightest bound per node pair, into bound_.
   void CollectBounds();
+  // Whether the bounds, each loosened by `slack`, and the probe bounds,
+  // widened 4^widen times, can all hold; if so and x is set, a solution.
+  bool TrySolve(absl::Span<const int64_t> uncertainty_ns, int64_t slack,
+                int widen, std::vector<int64_t>* x) const;
 
   int nodes_;
   std::vector<int64_t> bound_;  // nodes x nodes: x_a - x_b <= bound_[a*n+b]

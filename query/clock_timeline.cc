@@ -41,9 +41,9 @@ int64_t ClockTimeline::OffsetAt(int64_t t) const {
   if (models_.empty()) return 0;
   double w;
   const size_t k = Locate(t, &w);
-  double offset = Predict(models_[k], t);
-  if (w > 0) offset = (1 - w) * offset + w * Predict(models_[k + 1], t);
-  return std::llround(offset);
+  if (w <= 0) return std::llround(Predict(models_[k], t));
+  return std::llround((1 - w) * static_cast<double>(models_[k].offset_ns) +
+                      w * static_cast<double>(models_[k + 1].offset_ns));
 }
 
 int64_t ClockTimeline::UncertaintyAt(int64_t t) const {

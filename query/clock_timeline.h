@@ -5,11 +5,13 @@
 // A model k (fitted at reference_ns r_k) predicts the offset (node clock
 // minus collector clock) at node time t as
 //   M_k(t) = offset_k + drift_ppb_k * (t - r_k) / 1e9.
-// Between two models the prediction is blended linearly,
-//   OffsetAt(t) = (1 - w) M_k(t) + w M_{k+1}(t),  w = (t - r_k) / (r_{k+1} -
-//   r_k),
-// so it is continuous and equals each model at its own reference; before
-// the first model and after the last, that model is extended. With no model
+// A model is most accurate at its own reference, where its probes were
+// taken, so between two references the offset is interpolated linearly
+// between the two models' offsets there,
+//   OffsetAt(t) = (1 - w) offset_k + w offset_{k+1},  w = (t - r_k) / (r_{k+1}
+//   - r_k),
+// which is continuous and exact for a clock of constant drift; before the
+// first reference and after the last, that model is extended. With no model
 // the offset is 0 (raw time). The uncertainty is blended the same way.
 #ifndef MERIDIAN_QUERY_CLOCK_TIMELINE_H_
 #define MERIDIAN_QUERY_CLOCK_TIMELINE_H_

@@ -26,17 +26,19 @@ TEST(ClockTimelineTest, OneModelAppliesItsOffsetAndDriftEverywhere) {
   EXPECT_EQ(timeline.UncertaintyAt(kT + 10 * kSecond), 300);
 }
 
-TEST(ClockTimelineTest, BlendsTwoModelsLinearlyBetweenTheirReferences) {
-  // Model 0 (drift 0) says 1000 ns everywhere; model 1 says 3000 ns at
-  // kT + 4 s with drift 100 ppb, i.e. 2600 ns at kT.
+TEST(ClockTimelineTest, InterpolatesBetweenTheModelsReferences) {
+  // Model 0 says 1000 ns at kT (and knows no drift); model 1 says 3000 ns at
+  // kT + 4 s, with drift 100 ppb.
   ClockTimeline timeline(
       {{kT, 1000, 0, 100}, {kT + 4 * kSecond, 3000, 100, 500}});
   EXPECT_EQ(timeline.OffsetAt(kT), 1000);
   EXPECT_EQ(timeline.OffsetAt(kT + 4 * kSecond), 3000);
-  // At kT + 1 s: w = 1/4; model 0: 1000, model 1: 3000 - 300 = 2700.
-  EXPECT_EQ(timeline.OffsetAt(kT + kSecond), 1425);
+  // At kT + 1 s, a quarter of the way: 1000 + 2000 / 4.
+  EXPECT_EQ(timeline.OffsetAt(kT + kSecond), 1500);
   EXPECT_EQ(timeline.UncertaintyAt(kT + kSecond), 200);
-  // After the last model, it alone applies.
+  // Before the first reference model 0 applies; after the last, model 1
+  // with its drift: 3000 + 100 ppb x 10 s.
+  EXPECT_EQ(timeline.OffsetAt(kT - kSecond), 1000);
   EXPECT_EQ(timeline.OffsetAt(kT + 14 * kSecond), 4000);
 }
 
