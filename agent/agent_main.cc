@@ -1,5 +1,6 @@
 // meridian-agent: the node agent (one per node). See docs/agent.md.
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +17,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-agent --collector HOST:PORT [--socket PATH] [--spool DIR]
                       [--node NAME] [--spool-max-bytes N] [--drain-ms N]
-                      [--exit-when-idle]
+                      [--exit-when-idle] [--clock-sync-ms N]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
@@ -34,6 +35,11 @@ records, spools them to disk and streams them to the collector.
                      are dropped and counted
   --drain-ms         how often rings are read (default 20)
   --exit-when-idle   exit when the last client has gone and all is sent
+  --clock-sync-ms    how often the clock is measured against the
+                     collector's (default 2000; docs/clocks.md)
+  --clock-offset-ns, --clock-drift-ppm
+                     test options: skew this agent's clock by an offset and
+                     a drift, to check that the collector corrects them
   --status           print the counters of the agent on the socket
   --flush            read every ring now and wait (default 60 s) until all is
                      acknowledged; exit 0 if it is, 1 if spooled or timed out
@@ -92,7 +98,7 @@ int main(int argc, char** argv) {
   auto flags = meridian::CommandLine::Parse(
       args, 1,
       {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
-       "timeout"},
+       "timeout", "clock-sync-ms", "clock-offset-ns", "clock-drift-ppm"},
       {"exit-when-idle", "status", "flush", "help"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -134,6 +140,22 @@ int main(int argc, char** argv) {
   options.spool_max_bytes = *max_bytes;
   options.drain_ms = static_cast<int>(*drain_ms);
   options.exit_when_idle = flags->Has("exit-when-idle");
+  auto sync_ms = flags->GetInt("clock-sync-ms", 2000);
+  auto skew_ns = flags->GetInt("clock-offset-ns", 0);
+  if (!sync_ms.ok() || *sync_ms <= 0 || *sync_ms > 3600000) {
+    return Usage("--clock-sync-ms must be milliseconds (1 to 3600000)");
+  }
+  if (!skew_ns.ok() || std::llabs(*skew_ns) > 3600LL * 1000000000) {
+    return Usage("--clock-offset-ns must be ns within +-1 hour");
+  }
+  char* end = nullptr;
+  const std::string drift = flags->Get("clock-drift-ppm", "0");
+  const double drift_ppm = strtod(drift.c_str(), &end);
+  if (end == drift.c_str() || *end != '\0' || !(std::fabs(drift_ppm) <= 1000)) {
+    return Usage("--clock-drift-ppm must be a number within +-1000");
+  }
+  options.clock_sync_ms = static_cast<int>(*sync_ms);
+  options.clock_skew = {*skew_ns, drift_ppm, meridian::WallNs()};
   auto agent = meridian::NodeAgent::Start(options);
   if (!agent.ok()) {
     fprintf(stderr, "meridian-agent: %s\n",

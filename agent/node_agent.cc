@@ -79,10 +79,12 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
                   path);
   }
   int wake = agent->wake_fd_;
-  agent->sender_ = std::make_unique<BatchSender>(
-      grpc::CreateChannel(agent->options_.collector,
-                          grpc::InsecureChannelCredentials()),
-      agent->spool_.get(), [wake] {
+  auto channel = grpc::CreateChannel(agent->options_.collector,
+                                     grpc::InsecureChannelCredentials());
+  agent->clock_sync_ = std::make_unique<ClockSync>(
+      channel, agent->options_.clock_skew, agent->options_.clock_sync_ms);
+  agent->sender_ =
+      std::make_unique<BatchSender>(channel, agent->spool_.get(), [wake] {
         uint64_t one = 1;
         (void)!write(wake, &one, sizeof(one));
       });
@@ -260,7 +262,8 @@ void NodeAgent::Drain() {
   // the loop here.
   for (int round = 0; round < 64; ++round) {
     size_t read = 0;
-    const int64_t offset = Clock(CLOCK_REALTIME) - Clock(CLOCK_MONOTONIC);
+    // Monotonic ns to the node's clock (ClockSync), as of now.
+    const int64_t offset = clock_sync_->Now() - Clock(CLOCK_MONOTONIC);
     ticks_.Update();
     for (auto& [fd, client] : clients_) {
       ProbeSession* session = client.session.get();
@@ -285,7 +288,13 @@ void NodeAgent::SpoolBatch() {
   in_batch_.erase(std::unique(in_batch_.begin(), in_batch_.end()),
                   in_batch_.end());
   for (ProbeSession* session : in_batch_) session->Positions(&positions_);
+  const uint32_t node = builder_.String(options_.node);
   v1::Batch batch = builder_.Take();
+  v1::ClockModel clock = clock_sync_->Model();
+  if (clock.reference_ns() != 0) {
+    clock.set_node(node);
+    *batch.mutable_clock() = clock;
+  }
   const uint64_t spans = batch.spans_size();
   if (spans > 0) {
     auto id = spool_->Append(batch, positions_);

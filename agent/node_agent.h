@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "agent/batch_builder.h"
 #include "agent/batch_sender.h"
+#include "agent/clock_sync.h"
 #include "agent/probe/agent_protocol.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
@@ -45,6 +46,10 @@ struct NodeAgentOptions {
   uint64_t spool_max_bytes = 1ULL << 30;
   int drain_ms = 20;
   size_t max_batch_spans = 16384;
+  // This node's clock against the collector's: a burst of probes every
+  // clock_sync_ms. The skew is a test option (ClockSync).
+  int clock_sync_ms = 2000;
+  ClockSkew clock_skew;
   // Exit once every client has gone and nothing is left to send (or the
   // collector is unreachable: the spool keeps it). For agents `meridian run`
   // starts for itself.
@@ -102,6 +107,7 @@ class NodeAgent {
   std::vector<PendingFlush> flushes_;
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<BatchSender> sender_;
+  std::unique_ptr<ClockSync> clock_sync_;
   BatchBuilder builder_;
   std::vector<RingPosition> positions_;  // of the batch being built
   std::vector<ProbeSession*> in_batch_;  // sessions read into it

@@ -263,7 +263,7 @@ bool CausalRefiner::TrySolve(absl::Span<const int64_t> uncertainty_ns,
     }
     const int64_t hi = d[0 * v + (pick + 1)];
     const int64_t lo = -d[(pick + 1) * v + 0];
-    const int64_t value = lo + (hi - lo) / 2;
+    const int64_t value = std::clamp<int64_t>(0, lo, hi);
     fixed[pick] = true;
     (*x)[pick] = value;
     AddEdge(&d, v, 0, pick + 1, value);

@@ -21,7 +21,10 @@
 // bounds |x_n| <= uncertainty_n, and solves the system of difference
 // constraints (Floyd-Warshall over the nodes, O(nodes^3)): the feasible
 // range of each x_n follows from shortest paths. Nodes are then fixed one
-// at a time, the narrowest range first, at the middle of their range, which
+// at a time, the narrowest range first (the best-synchronised node), at the
+// point of their range closest to 0: the probe models are trusted as far as
+// causality allows, a node moves only as far as causality requires, and
+// fixing a node at a point of its range
 // keeps the rest feasible. If the probe bounds contradict causality they
 // are widened (x4, up to 8 times). If causality contradicts itself (a cycle
 // of bounds with a negative sum: the nodes' errors vary during the job by

@@ -63,9 +63,9 @@ TEST(CausalRefinerTest, BarriersBoundTheNodesOffsetsAndRemoveViolations) {
   EXPECT_EQ(r.constraints, 4);
   EXPECT_EQ(r.violations_before, 1);
   EXPECT_EQ(r.violations_after, 0);
-  // Both ranges are 1950 wide: node 0 is fixed first, at the middle of
-  // [-950, 1000]; then node 1 at the middle of [25 - 160, 25 - 50].
-  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{25, -80}));
+  // Both ranges are 1950 wide: node 0 is fixed first, at the point of
+  // [-950, 1000] closest to 0; then node 1 in [0 - 160, 0 - 50].
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, -50}));
   EXPECT_EQ(r.note, "");
 }
 
@@ -119,10 +119,11 @@ TEST(CausalRefinerTest, RelaxesCausalityThatContradictsItselfByTheLeastSlack) {
   refiner.Add(member);
   const Refinement r = refiner.Solve({1000, 1000});
   ASSERT_TRUE(r.refined);
-  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{10, -10}));
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, -20}));
   EXPECT_EQ(r.violations_before, 2);
   EXPECT_EQ(r.violations_after, 2);  // each by 30 ns instead of 10 and 50
-  // Moving the receive's end and rank 0's Bcast end 30 ns later clears them.
+  // Moving the receive's end and rank 0's Bcast end 30 ns later clears
+  // them.
   ASSERT_EQ(r.adjustments.size(), 2u);
   EXPECT_EQ(r.adjustments[0].id, 2u);
   EXPECT_EQ(r.adjustments[0].end_shift_ns, 30);

@@ -87,7 +87,8 @@ void ChromeTraceWriter::Begin() {
   Flush();
 }
 
-void ChromeTraceWriter::Add(const StoredSpan& span) {
+void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
+                            int64_t dur_ns) {
   if (stopped_) return;
   const TrackRef& track = track_ref_[span.track_id];
   const OpInfo* op = op_[span.op_id];
@@ -108,10 +109,10 @@ void ChromeTraceWriter::Add(const StoredSpan& span) {
   AppendJsonString(&buffer_, op->name);
   absl::StrAppend(&buffer_, ",\"pid\":", track.pid, ",\"tid\":", track.tid,
                   ",\"ts\":");
-  AppendMicros(&buffer_, span.start_ns - catalog_.job.min_start_ns);
+  AppendMicros(&buffer_, start_ns - catalog_.job.min_start_ns);
   if (span.kind == v1::SPAN_KIND_COMPLETE) {
     buffer_.append(",\"dur\":");
-    AppendMicros(&buffer_, span.dur_ns);
+    AppendMicros(&buffer_, dur_ns);
   }
   buffer_.append(",\"args\":{");
   bool first = true;

@@ -40,7 +40,10 @@ class ChromeTraceWriter {
                     Sink sink, size_t chunk_bytes = 64 * 1024);
 
   void Begin();
-  void Add(const StoredSpan& span);
+  void Add(const StoredSpan& span) { Add(span, span.start_ns, span.dur_ns); }
+  // The span at `start_ns` for `dur_ns` (its times on the job's merged
+  // axis, JobClocks) instead of its stored times.
+  void Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns);
   // Writes the closing part and flushes. Returns false if the sink stopped.
   bool End();
 

@@ -13,6 +13,7 @@
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "query/clocks_report.h"
 #include "query/filter_flags.h"
 #include "query/stats_report.h"
 
@@ -25,11 +26,16 @@ Commands:
   jobs                      the jobs stored: ranks, nodes, spans, time range
   export --job J -o FILE    one merged Chrome trace (chrome://tracing, Perfetto)
   stats --job J [--json]    mpitrace-style communication statistics
+  clocks --job J [--json]   each node's clock offset, drift, uncertainty and
+                            causal correction; violations before and after
   run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
                             run CMD traced (works around or inside mpirun)
   trace --job J --steps N | --seconds S
                             make the job's processes on this node record the
                             next N steps (or S seconds); see --on-demand
+
+export shows every node on the collector's clock (docs/clocks.md);
+--raw-clock shows the nodes' raw timestamps instead.
 
 Filters (export and stats):
   --ranks 0,2-5  --category mpi,nccl,cuda_kernel,...,user  --name GLOB
@@ -88,7 +94,8 @@ int Jobs(meridian::v1::Query::Stub& stub, const std::string& collector) {
 }
 
 int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
-           const meridian::v1::SpanFilter& filter, const std::string& output) {
+           const meridian::v1::SpanFilter& filter, const std::string& output,
+           bool raw_clock) {
   if (output.empty()) return Usage("export needs -o FILE");
   // Written beside the target and renamed at the end: never a partial file.
   const std::string partial = output + ".partial";
@@ -100,6 +107,7 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
   grpc::ClientContext context;
   meridian::v1::ExportRequest request;
   *request.mutable_filter() = filter;
+  request.set_raw_clock(raw_clock);
   auto reader = stub.ExportTrace(&context, request);
   meridian::v1::TraceChunk chunk;
   int64_t bytes = 0;
@@ -127,6 +135,20 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
+int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const std::string& job, bool json) {
+  grpc::ClientContext context;
+  meridian::v1::ClocksRequest request;
+  request.set_job(job);
+  meridian::v1::ClocksReply reply;
+  grpc::Status status = stub.GetClocks(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("clocks", status, collector);
+  std::string out =
+      json ? meridian::ClocksJson(reply) : meridian::ClocksText(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
           const meridian::v1::SpanFilter& filter, bool json) {
   grpc::ClientContext context;
@@ -151,8 +173,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> value_flags = meridian::kFilterFlags;
   value_flags.insert(value_flags.end(),
                      {"collector", "output", "seconds", "flush-timeout"});
-  auto line = meridian::CommandLine::Parse(args, 1, value_flags,
-                                           {"json", "help", "on-demand"});
+  auto line = meridian::CommandLine::Parse(
+      args, 1, value_flags, {"json", "help", "on-demand", "raw-clock"});
   if (!line.ok()) return Usage(std::string(line.status().message()));
   if (line->Has("help")) {
     fputs(kUsage, stdout);
@@ -199,6 +221,12 @@ int main(int argc, char** argv) {
       grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
 
   if (command == "jobs") return Jobs(*stub, collector);
+  if (command == "clocks") {
+    if (!line->Has("job")) {
+      return Usage("clocks needs --job J (`meridian jobs` lists them)");
+    }
+    return Clocks(*stub, collector, line->Get("job"), line->Has("json"));
+  }
   if (command != "export" && command != "stats") {
     return Usage(absl::StrCat("unknown command \"", command, "\""));
   }
@@ -209,7 +237,8 @@ int main(int argc, char** argv) {
   auto filter = meridian::ParseFilter(*line);
   if (!filter.ok()) return Usage(std::string(filter.status().message()));
   if (command == "export") {
-    return Export(*stub, collector, *filter, line->Get("output"));
+    return Export(*stub, collector, *filter, line->Get("output"),
+                  line->Has("raw-clock"));
   }
   return Stats(*stub, collector, *filter, line->Has("json"));
 }

@@ -1,9 +1,11 @@
 #include "query/query_service.h"
 
 #include <memory>
+#include <optional>
 
 #include "collector/store.h"
 #include "query/chrome_trace.h"
+#include "query/job_clocks.h"
 #include "query/span_selection.h"
 #include "query/stats.h"
 
@@ -74,24 +76,52 @@ grpc::Status QueryService::ExportTrace(
     grpc::ServerWriter<v1::TraceChunk>* writer) {
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
+  // Times on the collector's clock (JobClocks) unless raw ones are asked
+  // for; the trace's origin is then the earliest corrected time.
+  std::optional<JobClocks> clocks;
+  JobCatalog shown = query->catalog;
+  if (!request->raw_clock()) {
+    auto loaded = JobClocks::Load(*query->store, query->catalog);
+    if (!loaded.ok()) return ToGrpc(loaded.status());
+    clocks.emplace(std::move(*loaded));
+    shown.job.min_start_ns = clocks->epoch_ns();
+  }
   v1::TraceChunk chunk;
   ChromeTraceWriter trace(
-      query->catalog, *query->selection, [&](absl::string_view data) {
+      shown, *query->selection, [&](absl::string_view data) {
         chunk.set_data(data.data(), data.size());
         return !context->IsCancelled() && writer->Write(chunk);
       });
   trace.Begin();
-  absl::Status status =
-      query->store->Scan(query->catalog.job, ScanRangeOf(request->filter()),
-                         [&](const StoredSpan& span) {
-                           if (query->selection->Selects(span)) trace.Add(span);
-                           return trace.ok();
-                         });
+  absl::Status status = query->store->Scan(
+      query->catalog.job, ScanRangeOf(request->filter()),
+      [&](const StoredSpan& span) {
+        if (!query->selection->Selects(span)) return true;
+        if (clocks) {
+          trace.Add(span, clocks->Start(span), clocks->Duration(span));
+        } else {
+          trace.Add(span);
+        }
+        return trace.ok();
+      });
   if (!status.ok()) return ToGrpc(status);
   if (!trace.End()) {
     return grpc::Status(grpc::StatusCode::CANCELLED,
                         "the client stopped reading the trace");
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetClocks(grpc::ServerContext*,
+                                     const v1::ClocksRequest* request,
+                                     v1::ClocksReply* reply) {
+  v1::SpanFilter filter;
+  filter.set_job(request->job());
+  auto query = OpenJob(db_path_, filter);
+  if (!query.ok()) return ToGrpc(query.status());
+  auto clocks = JobClocks::Load(*query->store, query->catalog);
+  if (!clocks.ok()) return ToGrpc(clocks.status());
+  *reply = clocks->Report();
   return grpc::Status::OK;
 }
 

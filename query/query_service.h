@@ -26,6 +26,9 @@ class QueryService final : public v1::Query::Service {
   grpc::Status GetStats(grpc::ServerContext* context,
                         const v1::StatsRequest* request,
                         v1::StatsReply* reply) override;
+  grpc::Status GetClocks(grpc::ServerContext* context,
+                         const v1::ClocksRequest* request,
+                         v1::ClocksReply* reply) override;
 
  private:
   std::string db_path_;

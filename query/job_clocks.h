@@ -1,0 +1,64 @@
+// JobClocks: how a query puts a job's timestamps on one time axis, the
+// collector's clock. For a span of node n at raw node time t:
+//   shown(t) = ClockTimeline_n.ToCollector(t) + correction_n
+// where the timeline comes from the node's stored clock models and the
+// correction from the CausalRefiner run over the job's MPI spans (one scan
+// of the store, when the query loads the job). Spans whose end still breaks
+// causality after that have their end moved later (EndShift). Raw
+// timestamps stay in the store unchanged: a better model or refinement
+// applies to old jobs too.
+#ifndef MERIDIAN_QUERY_JOB_CLOCKS_H_
+#define MERIDIAN_QUERY_JOB_CLOCKS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "collector/store.h"
+#include "meridian/v1/query.pb.h"
+#include "query/causal_refiner.h"
+#include "query/clock_timeline.h"
+
+namespace meridian {
+
+class JobClocks {
+ public:
+  // Loads the models of the job's nodes and, if `refine`, scans its spans
+  // for the refinement. A node without models keeps its raw clock, and its
+  // refinement is bounded by +-1 s instead of a model's uncertainty.
+  static absl::StatusOr<JobClocks> Load(Store& store, const JobCatalog& catalog,
+                                        bool refine = true);
+
+  // The time on the collector's axis of a span's raw start, and its
+  // duration there (with any end shift).
+  int64_t Start(const StoredSpan& span) const;
+  int64_t Duration(const StoredSpan& span) const;
+  // No span starts earlier on the collector's axis: the export's origin.
+  int64_t epoch_ns() const { return epoch_ns_; }
+
+  // What `meridian clocks` shows.
+  v1::ClocksReply Report() const;
+
+ private:
+  struct Node {
+    std::string name;
+    std::vector<int32_t> ranks;
+    ClockTimeline timeline;
+    int64_t correction_ns = 0;
+  };
+  const Node& NodeOf(int64_t track_id) const;
+  static uint64_t SpanId(const StoredSpan& span);
+
+  int64_t job_middle_ns_ = 0;
+  std::vector<Node> nodes_;
+  absl::flat_hash_map<int64_t, int> node_of_track_;
+  absl::flat_hash_map<uint64_t, int64_t> end_shift_;
+  Refinement refinement_;
+  int64_t epoch_ns_ = 0;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_JOB_CLOCKS_H_
