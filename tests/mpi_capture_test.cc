@@ -24,6 +24,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "collector/store.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/collector_process.h"
 
@@ -401,6 +403,139 @@ TEST_F(MpiCaptureTest, FortranCallsAreRecordedLikeCCalls) {
   }
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
+}
+
+// In a Chrome trace: how many (collective instance, rank) pairs end before
+// the instance's last rank entered, for the collectives every rank's result
+// depends on (Allreduce, Barrier, Alltoallv, Iallreduce), and how many
+// instances there are.
+int CollectiveViolations(const std::string& path, int* instances) {
+  std::string json;
+  {
+    FILE* f = fopen(path.c_str(), "rb");
+    EXPECT_NE(f, nullptr) << path;
+    if (f == nullptr) return -1;
+    char buffer[65536];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
+      json.append(buffer, n);
+    fclose(f);
+  }
+  google::protobuf::Struct trace;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &trace).ok());
+  std::map<std::pair<std::string, double>,
+           std::vector<std::pair<double, double>>>
+      members;  // (comm, seq) -> (ts, end)
+  for (const auto& v : trace.fields().at("traceEvents").list_value().values()) {
+    const auto& e = v.struct_value().fields();
+    const std::string name = e.at("name").string_value();
+    if (name != "MPI_Allreduce" && name != "MPI_Barrier" &&
+        name != "MPI_Alltoallv" && name != "MPI_Iallreduce") {
+      continue;
+    }
+    const auto& args = e.at("args").struct_value().fields();
+    const double ts = e.at("ts").number_value();
+    members[{args.at("comm").string_value(), args.at("seq").number_value()}]
+        .push_back({ts, ts + e.at("dur").number_value()});
+  }
+  int violations = 0;
+  for (const auto& [key, spans] : members) {
+    double last_start = 0;
+    for (const auto& [start, end] : spans)
+      last_start = std::max(last_start, start);
+    for (const auto& [start, end] : spans) violations += end < last_start;
+  }
+  *instances = static_cast<int>(members.size());
+  return violations;
+}
+
+// Two agents on this machine with opposite skews (+20 ms, +50 ppm and
+// -20 ms, -50 ppm) serve one 4-rank job, ranks 0-1 and 2-3: raw, the merged
+// trace has collectives ending before their last rank entered; on the
+// collector's clock it has none.
+TEST_F(MpiCaptureTest, TwoSkewedAgentsMergeIntoOneTimelineWithoutViolations) {
+  StartCollector();
+  std::vector<Child> agents;
+  const std::vector<std::vector<std::string>> skews = {
+      {"node-a", "20000000", "50"}, {"node-b", "-20000000", "-50"}};
+  for (const auto& skew : skews) {
+    agents.push_back(
+        Spawn({Runfile("agent/meridian-agent"), "--collector", address_,
+               "--socket", dir_ + "/" + skew[0] + ".sock", "--spool",
+               dir_ + "/" + skew[0], "--node", skew[0], "--clock-offset-ns",
+               skew[1], "--clock-drift-ppm", skew[2], "--clock-sync-ms", "100"},
+              env_, /*merge_stderr=*/false));
+    ASSERT_TRUE(absl::StartsWith(agents.back().ReadLine(), "meridian-agent "));
+  }
+  // mpirun's MPMD form: each half of the ranks reaches its own agent.
+  std::vector<std::string> argv = {"mpirun", "--allow-run-as-root",
+                                   "--oversubscribe", "--timeout", "120"};
+  for (const auto& skew : skews) {
+    if (argv.size() > 5) argv.push_back(":");
+    for (const std::string& a :
+         {std::string("-np"), std::string("2"), std::string("env"),
+          "MERIDIAN_AGENT_SOCKET=" + dir_ + "/" + skew[0] + ".sock",
+          Runfile("query/meridian"), std::string("--collector"), address_,
+          std::string("run"), std::string("--job"), std::string("skewed"),
+          std::string("--"), Runfile("tests/mpi_known")}) {
+      argv.push_back(a);
+    }
+  }
+  Child run = Spawn(argv, env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  ExpectKnownSequence(ReadJob(db_, "skewed"));
+
+  Child clocks = Spawn({Runfile("query/meridian"), "--collector", address_,
+                        "clocks", "--job", "skewed", "--json"},
+                       env_, /*merge_stderr=*/false);
+  const std::string json = clocks.ReadAll();
+  ASSERT_EQ(clocks.Wait(), 0) << json;
+  google::protobuf::Struct report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &report).ok())
+      << json;
+  const auto& nodes = report.fields().at("nodes").list_value().values();
+  ASSERT_EQ(nodes.size(), 2) << json;
+  for (int i = 0; i < 2; ++i) {
+    const auto& node = nodes[i].struct_value().fields();
+    EXPECT_EQ(node.at("node").string_value(), skews[i][0]);
+    const auto& ranks = node.at("ranks").list_value().values();
+    ASSERT_EQ(ranks.size(), 2);
+    EXPECT_EQ(ranks[0].number_value(), 2 * i);
+    EXPECT_EQ(ranks[1].number_value(), 2 * i + 1);
+    EXPECT_GE(node.at("models").number_value(), 1);
+    // The skew, found within a millisecond (loopback probes, 20 ms skews).
+    const double skew_ns = std::stod(skews[i][1]);
+    EXPECT_NEAR(node.at("offset_ns").number_value(), skew_ns, 1e6) << json;
+  }
+  EXPECT_EQ(report.fields().at("violations_after").number_value(), 0) << json;
+
+  int instances = 0, raw_instances = 0;
+  for (const char* flag : {"--raw-clock", ""}) {
+    std::vector<std::string> export_argv = {Runfile("query/meridian"),
+                                            "--collector",
+                                            address_,
+                                            "export",
+                                            "--job",
+                                            "skewed",
+                                            "-o",
+                                            dir_ + "/trace" + flag + ".json"};
+    if (*flag) export_argv.push_back(flag);
+    Child exported = Spawn(export_argv, env_);
+    const std::string said = exported.ReadAll();
+    ASSERT_EQ(exported.Wait(), 0) << said;
+  }
+  EXPECT_GT(
+      CollectiveViolations(dir_ + "/trace--raw-clock.json", &raw_instances), 0);
+  EXPECT_EQ(CollectiveViolations(dir_ + "/trace.json", &instances), 0);
+  // 5 Allreduce, Alltoallv and Iallreduce on the world, 1 Allreduce on each
+  // half, the Barrier on the dup.
+  EXPECT_EQ(instances, 10);
+  EXPECT_EQ(raw_instances, 10);
+  for (Child& agent : agents) {
+    kill(agent.pid, SIGTERM);
+    EXPECT_EQ(agent.Wait(), 0);
+  }
 }
 
 TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
