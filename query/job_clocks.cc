@@ -55,6 +55,11 @@ absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
     rank_of_track[t.id] = rank_of_process[t.process_id];
   }
 
+  // Each node's earliest raw start (from the refinement's scan; without it,
+  // the job's earliest).
+  std::vector<int64_t> first_start(
+      clocks.nodes_.size(),
+      refine ? std::numeric_limits<int64_t>::max() : catalog.job.min_start_ns);
   if (refine && !clocks.nodes_.empty()) {
     absl::flat_hash_map<int64_t, CausalSpan::Kind> kind_of_op;
     for (const OpInfo& op : catalog.ops) {
@@ -66,6 +71,8 @@ absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
     CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
     absl::Status scan =
         store.Scan(catalog.job, ScanRange{}, [&](const StoredSpan& span) {
+          int64_t& first = first_start[clocks.node_of_track_[span.track_id]];
+          first = std::min(first, span.start_ns);
           auto kind = kind_of_op.find(span.op_id);
           if (kind == kind_of_op.end()) return true;
           CausalSpan c;
@@ -99,15 +106,19 @@ absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
     }
   }
 
-  // Each node's conversion only grows with t, so none of its spans shows
-  // before its image of the job's first raw start.
+  // Each node's conversion only grows with t, so the earliest shown start
+  // is the earliest of the nodes' images of their earliest raw starts.
   clocks.epoch_ns_ = std::numeric_limits<int64_t>::max();
-  for (const Node& node : clocks.nodes_) {
-    clocks.epoch_ns_ = std::min(
-        clocks.epoch_ns_, node.timeline.ToCollector(catalog.job.min_start_ns) +
-                              node.correction_ns);
+  for (size_t n = 0; n < clocks.nodes_.size(); ++n) {
+    if (first_start[n] == std::numeric_limits<int64_t>::max()) continue;
+    const Node& node = clocks.nodes_[n];
+    clocks.epoch_ns_ =
+        std::min(clocks.epoch_ns_, node.timeline.ToCollector(first_start[n]) +
+                                       node.correction_ns);
   }
-  if (clocks.nodes_.empty()) clocks.epoch_ns_ = catalog.job.min_start_ns;
+  if (clocks.epoch_ns_ == std::numeric_limits<int64_t>::max()) {
+    clocks.epoch_ns_ = catalog.job.min_start_ns;
+  }
   return clocks;
 }
 

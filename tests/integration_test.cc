@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -358,6 +359,102 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
   EXPECT_EQ((*jobs)[0].name, "bad-input");
   EXPECT_EQ((*jobs)[0].spans, 2);
   EXPECT_EQ((*jobs)[1].spans, 6 * (1 + kSyntheticSpansPerStep * 20));
+}
+
+// Two nodes whose clocks are 1 ms ahead and 2 ms behind the collector's,
+// as their clock models say: raw, rank 1 leaves a barrier 2.8 ms before
+// rank 0 enters it; on the collector's clock the trace is the true one.
+TEST_F(IntegrationTest, ClockModelsPutEveryNodeOnTheCollectorsClock) {
+  constexpr int64_t kT = 1700000000000000000;
+  const int64_t offsets[] = {1 * kMs, -2 * kMs};
+  std::vector<v1::Batch> batches;
+  for (int node = 0; node < 2; ++node) {
+    const std::string name = node == 0 ? "a" : "b";
+    BatchBuilder builder("agent-" + name);
+    const int p = builder.DeclareProcess({"clocked", name, node, 0, 10 + node});
+    const int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+    const int64_t offset = offsets[node];
+    if (node == 0) {
+      builder.AddSpan(t, v1::CATEGORY_USER, "step", kT + offset, 400 * kUs);
+    }
+    // True times: rank 0 in the barrier from 100 to 300 us, rank 1 from 250.
+    const int64_t enter = node == 0 ? 100 * kUs : 250 * kUs;
+    v1::Span* barrier = builder.AddSpan(t, v1::CATEGORY_MPI, "MPI_Barrier",
+                                        kT + enter + offset, 300 * kUs - enter);
+    barrier->set_comm(1);
+    barrier->set_comm_size(2);
+    barrier->set_seq(0);
+    const uint32_t node_index = builder.String(name);
+    batches.push_back(builder.Take());
+    v1::ClockModel* clock = batches.back().mutable_clock();
+    clock->set_node(node_index);
+    clock->set_reference_ns(kT);
+    clock->set_offset_ns(offset);
+    clock->set_uncertainty_ns(5 * kUs);
+  }
+  IngestClient ingest(channel_);
+  auto sent = ingest.SendAll(batches);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->stored, 2);
+
+  // (name, rank) -> (ts, dur) in us, of the exported trace.
+  using Events =
+      std::map<std::pair<std::string, int>, std::pair<double, double>>;
+  auto events = [&](bool raw) {
+    grpc::ClientContext context;
+    v1::ExportRequest request;
+    request.mutable_filter()->set_job("clocked");
+    request.set_raw_clock(raw);
+    auto reader = query_->ExportTrace(&context, request);
+    v1::TraceChunk chunk;
+    std::string json;
+    while (reader->Read(&chunk)) json += chunk.data();
+    EXPECT_TRUE(reader->Finish().ok());
+    google::protobuf::Struct trace;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &trace).ok());
+    Events out;
+    for (const auto& v :
+         trace.fields().at("traceEvents").list_value().values()) {
+      const auto& e = v.struct_value().fields();
+      if (e.at("ph").string_value() == "M") continue;
+      out[{e.at("name").string_value(),
+           static_cast<int>(e.at("pid").number_value())}] = {
+          e.at("ts").number_value(), e.at("dur").number_value()};
+    }
+    return out;
+  };
+  EXPECT_EQ(events(false), (Events{{{"step", 0}, {0, 400}},
+                                   {{"MPI_Barrier", 0}, {100, 200}},
+                                   {{"MPI_Barrier", 1}, {250, 50}}}));
+  // Raw: rank 1's times are 3 ms earlier than rank 0's.
+  EXPECT_EQ(events(true), (Events{{{"step", 0}, {2750, 400}},
+                                  {{"MPI_Barrier", 0}, {2850, 200}},
+                                  {{"MPI_Barrier", 1}, {0, 50}}}));
+
+  grpc::ClientContext context;
+  v1::ClocksRequest request;
+  request.set_job("clocked");
+  v1::ClocksReply clocks;
+  ASSERT_TRUE(query_->GetClocks(&context, request, &clocks).ok());
+  ASSERT_EQ(clocks.nodes_size(), 2);
+  EXPECT_EQ(clocks.nodes(0).node(), "a");
+  EXPECT_EQ(clocks.nodes(0).offset_ns(), 1 * kMs);
+  EXPECT_EQ(clocks.nodes(1).node(), "b");
+  EXPECT_EQ(clocks.nodes(1).offset_ns(), -2 * kMs);
+  EXPECT_EQ(clocks.nodes(1).models(), 1);
+  EXPECT_EQ(clocks.nodes(1).uncertainty_ns(), 5 * kUs);
+  EXPECT_EQ(clocks.nodes(1).correction_ns(), 0);
+  EXPECT_EQ(clocks.constraints(), 2);
+  EXPECT_EQ(clocks.violations_before(), 0);
+  EXPECT_EQ(clocks.violations_after(), 0);
+  EXPECT_TRUE(clocks.refined());
+
+  grpc::ClientContext unknown_context;
+  request.set_job("nope");
+  grpc::Status status = query_->GetClocks(&unknown_context, request, &clocks);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(status.error_message(),
+            "no job \"nope\" in store " + db_path_ + "; jobs: clocked");
 }
 
 }  // namespace
