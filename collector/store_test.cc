@@ -398,8 +398,9 @@ TEST(StoreTest, UpgradesAVersion1StoreKeepingItsSpans) {
   StoreOptions read_only;
   read_only.read_only = true;
   EXPECT_EQ(Store::Open(path, read_only).status().message(),
-            path + " has store schema version 1; this Meridian reads "
-                   "version 2");
+            path +
+                " has store schema version 1; this Meridian reads "
+                "version 2");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   auto catalog = (*store)->LoadCatalog("job-a");

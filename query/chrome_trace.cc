@@ -29,6 +29,7 @@ ChromeTraceWriter::ChromeTraceWriter(const JobCatalog& catalog,
                                      const SpanSelection& selection, Sink sink,
                                      size_t chunk_bytes)
     : catalog_(catalog),
+      origin_ns_(catalog.job.min_start_ns),
       selection_(selection),
       sink_(std::move(sink)),
       chunk_bytes_(chunk_bytes) {
@@ -109,7 +110,7 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
   AppendJsonString(&buffer_, op->name);
   absl::StrAppend(&buffer_, ",\"pid\":", track.pid, ",\"tid\":", track.tid,
                   ",\"ts\":");
-  AppendMicros(&buffer_, start_ns - catalog_.job.min_start_ns);
+  AppendMicros(&buffer_, start_ns - origin_ns_);
   if (span.kind == v1::SPAN_KIND_COMPLETE) {
     buffer_.append(",\"dur\":");
     AppendMicros(&buffer_, dur_ns);
@@ -167,7 +168,7 @@ bool ChromeTraceWriter::End() {
   absl::StrAppend(&buffer_, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{",
                   "\"job\":");
   AppendJsonString(&buffer_, catalog_.job.name);
-  absl::StrAppend(&buffer_, ",\"epoch_ns\":", catalog_.job.min_start_ns,
+  absl::StrAppend(&buffer_, ",\"epoch_ns\":", origin_ns_,
                   ",\"generator\":\"meridian\"}}\n");
   Flush();
   return !stopped_;

@@ -39,6 +39,10 @@ class ChromeTraceWriter {
   ChromeTraceWriter(const JobCatalog& catalog, const SpanSelection& selection,
                     Sink sink, size_t chunk_bytes = 64 * 1024);
 
+  // The instant shown as time 0 (otherData.epoch_ns): the job's earliest
+  // stored start unless set, before Begin, to another (JobClocks::epoch_ns).
+  void set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_ns; }
+
   void Begin();
   void Add(const StoredSpan& span) { Add(span, span.start_ns, span.dur_ns); }
   // The span at `start_ns` for `dur_ns` (its times on the job's merged
@@ -59,6 +63,7 @@ class ChromeTraceWriter {
   void Flush();
 
   const JobCatalog& catalog_;
+  int64_t origin_ns_;
   const SpanSelection& selection_;
   Sink sink_;
   const size_t chunk_bytes_;

@@ -27,8 +27,7 @@ uint64_t JobClocks::SpanId(const StoredSpan& span) {
 }
 
 absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
-                                          const JobCatalog& catalog,
-                                          bool refine) {
+                                          const JobCatalog& catalog) {
   JobClocks clocks;
   clocks.job_middle_ns_ =
       catalog.job.min_start_ns +
@@ -55,12 +54,10 @@ absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
     rank_of_track[t.id] = rank_of_process[t.process_id];
   }
 
-  // Each node's earliest raw start (from the refinement's scan; without it,
-  // the job's earliest).
-  std::vector<int64_t> first_start(
-      clocks.nodes_.size(),
-      refine ? std::numeric_limits<int64_t>::max() : catalog.job.min_start_ns);
-  if (refine && !clocks.nodes_.empty()) {
+  // Each node's earliest raw start, from the refinement's scan.
+  std::vector<int64_t> first_start(clocks.nodes_.size(),
+                                   std::numeric_limits<int64_t>::max());
+  if (!clocks.nodes_.empty()) {
     absl::flat_hash_map<int64_t, CausalSpan::Kind> kind_of_op;
     for (const OpInfo& op : catalog.ops) {
       CausalSpan::Kind kind;
@@ -71,13 +68,13 @@ absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
     CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
     absl::Status scan =
         store.Scan(catalog.job, ScanRange{}, [&](const StoredSpan& span) {
-          int64_t& first = first_start[clocks.node_of_track_[span.track_id]];
-          first = std::min(first, span.start_ns);
+          const int node = clocks.node_of_track_[span.track_id];
+          first_start[node] = std::min(first_start[node], span.start_ns);
           auto kind = kind_of_op.find(span.op_id);
           if (kind == kind_of_op.end()) return true;
           CausalSpan c;
           c.kind = kind->second;
-          c.node = clocks.node_of_track_[span.track_id];
+          c.node = node;
           c.rank = rank_of_track[span.track_id];
           c.comm = span.comm;
           c.seq = span.seq.value_or(0);
@@ -127,20 +124,15 @@ const JobClocks::Node& JobClocks::NodeOf(int64_t track_id) const {
   return nodes_[it == node_of_track_.end() ? 0 : it->second];
 }
 
-int64_t JobClocks::Start(const StoredSpan& span) const {
+JobClocks::Interval JobClocks::Place(const StoredSpan& span) const {
   const Node& node = NodeOf(span.track_id);
-  return node.timeline.ToCollector(span.start_ns) + node.correction_ns;
-}
-
-int64_t JobClocks::Duration(const StoredSpan& span) const {
-  const Node& node = NodeOf(span.track_id);
-  int64_t dur = node.timeline.ToCollector(span.start_ns + span.dur_ns) -
-                node.timeline.ToCollector(span.start_ns);
+  const int64_t start = node.timeline.ToCollector(span.start_ns);
+  int64_t dur = node.timeline.ToCollector(span.start_ns + span.dur_ns) - start;
   if (!end_shift_.empty()) {
     auto it = end_shift_.find(SpanId(span));
     if (it != end_shift_.end()) dur += it->second;
   }
-  return std::max<int64_t>(dur, 0);
+  return {start + node.correction_ns, std::max<int64_t>(dur, 0)};
 }
 
 v1::ClocksReply JobClocks::Report() const {

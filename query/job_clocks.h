@@ -25,16 +25,19 @@ namespace meridian {
 
 class JobClocks {
  public:
-  // Loads the models of the job's nodes and, if `refine`, scans its spans
-  // for the refinement. A node without models keeps its raw clock, and its
+  // Loads the models of the job's nodes and scans its spans for the
+  // refinement. A node without models keeps its raw clock, and its
   // refinement is bounded by +-1 s instead of a model's uncertainty.
-  static absl::StatusOr<JobClocks> Load(Store& store, const JobCatalog& catalog,
-                                        bool refine = true);
+  static absl::StatusOr<JobClocks> Load(Store& store,
+                                        const JobCatalog& catalog);
 
-  // The time on the collector's axis of a span's raw start, and its
-  // duration there (with any end shift).
-  int64_t Start(const StoredSpan& span) const;
-  int64_t Duration(const StoredSpan& span) const;
+  // A span's start on the collector's axis, and its duration there (with
+  // any end shift).
+  struct Interval {
+    int64_t start_ns;
+    int64_t dur_ns;
+  };
+  Interval Place(const StoredSpan& span) const;
   // No span starts earlier on the collector's axis: the export's origin.
   int64_t epoch_ns() const { return epoch_ns_; }
 

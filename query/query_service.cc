@@ -79,26 +79,26 @@ grpc::Status QueryService::ExportTrace(
   // Times on the collector's clock (JobClocks) unless raw ones are asked
   // for; the trace's origin is then the earliest corrected time.
   std::optional<JobClocks> clocks;
-  JobCatalog shown = query->catalog;
   if (!request->raw_clock()) {
     auto loaded = JobClocks::Load(*query->store, query->catalog);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     clocks.emplace(std::move(*loaded));
-    shown.job.min_start_ns = clocks->epoch_ns();
   }
   v1::TraceChunk chunk;
   ChromeTraceWriter trace(
-      shown, *query->selection, [&](absl::string_view data) {
+      query->catalog, *query->selection, [&](absl::string_view data) {
         chunk.set_data(data.data(), data.size());
         return !context->IsCancelled() && writer->Write(chunk);
       });
+  if (clocks) trace.set_origin_ns(clocks->epoch_ns());
   trace.Begin();
   absl::Status status = query->store->Scan(
       query->catalog.job, ScanRangeOf(request->filter()),
       [&](const StoredSpan& span) {
         if (!query->selection->Selects(span)) return true;
         if (clocks) {
-          trace.Add(span, clocks->Start(span), clocks->Duration(span));
+          const JobClocks::Interval shown = clocks->Place(span);
+          trace.Add(span, shown.start_ns, shown.dur_ns);
         } else {
           trace.Add(span);
         }

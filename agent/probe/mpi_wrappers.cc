@@ -46,11 +46,12 @@ constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
   X(Ssend)                                                                     \
   X(Rsend)                                                                     \
   X(Bsend)                                                                     \
-  X(Recv) X(Sendrecv) X(Sendrecv_replace) X(Isend) X(Issend) X(Irsend) X(      \
-      Ibsend) X(Irecv) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Barrier)    \
-      X(Bcast) X(Reduce) X(Allreduce) X(Allgather) X(Allgatherv) X(Alltoall)   \
-          X(Alltoallv) X(Gather) X(Gatherv) X(Scatter) X(Scatterv)             \
-              X(Reduce_scatter) X(Reduce_scatter_block) X(Scan) X(Exscan)      \
+  X(Recv)                                                                      \
+  X(Sendrecv) X(Sendrecv_replace) X(Isend) X(Issend) X(Irsend) X(Ibsend)       \
+      X(Irecv) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Barrier) X(Bcast)   \
+          X(Reduce) X(Allreduce) X(Allgather) X(Allgatherv) X(Alltoall)        \
+              X(Alltoallv) X(Gather) X(Gatherv) X(Scatter) X(Scatterv) X(      \
+                  Reduce_scatter) X(Reduce_scatter_block) X(Scan) X(Exscan)    \
                   X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce) X(Iallgather) \
                       X(Iallgatherv) X(Ialltoall) X(Ialltoallv) X(Igather)     \
                           X(Igatherv) X(Iscatter) X(Iscatterv)                 \
