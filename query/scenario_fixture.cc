@@ -1,0 +1,49 @@
+#include "query/scenario_fixture.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "agent/scenario_job.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+
+std::unique_ptr<ScenarioFixture> ScenarioFixture::Load(
+    const std::string& scenario) {
+  auto fixture = std::make_unique<ScenarioFixture>();
+  const std::string path =
+      std::string(getenv("TEST_TMPDIR")) + "/" + scenario + ".db";
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  StoreOptions options;
+  options.full_sync = false;
+  auto store = Store::Open(path, options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return nullptr;
+  fixture->store = std::move(*store);
+  for (const auto& node : ScenarioBatches(scenario, scenario)) {
+    std::vector<const v1::Batch*> batches;
+    for (const v1::Batch& b : node) batches.push_back(&b);
+    auto written = fixture->store->Write(batches);
+    EXPECT_TRUE(written.ok()) << written.status();
+    if (!written.ok()) return nullptr;
+  }
+  auto catalog = fixture->store->LoadCatalog(scenario);
+  EXPECT_TRUE(catalog.ok()) << catalog.status();
+  if (!catalog.ok()) return nullptr;
+  fixture->catalog = std::move(*catalog);
+  auto clocks = JobClocks::Load(*fixture->store, fixture->catalog);
+  EXPECT_TRUE(clocks.ok()) << clocks.status();
+  if (!clocks.ok()) return nullptr;
+  fixture->clocks.emplace(std::move(*clocks));
+  auto spans =
+      JobSpans::Load(*fixture->store, fixture->catalog, *fixture->clocks);
+  EXPECT_TRUE(spans.ok()) << spans.status();
+  if (!spans.ok()) return nullptr;
+  fixture->spans.emplace(std::move(*spans));
+  fixture->graph.emplace(*fixture->spans);
+  return fixture;
+}
+
+}  // namespace meridian

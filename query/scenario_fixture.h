@@ -1,0 +1,34 @@
+// ScenarioFixture (tests): a scenario job (agent/scenario_job.h) written to
+// a real SQLite store under TEST_TMPDIR and loaded back the way the query
+// service loads a job: catalog, JobClocks, JobSpans, DependencyGraph.
+#ifndef MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
+#define MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "collector/store.h"
+#include "query/dependency_graph.h"
+#include "query/job_clocks.h"
+#include "query/job_spans.h"
+
+namespace meridian {
+
+struct ScenarioFixture {
+  // Fails the calling test (gtest ASSERT) on any error.
+  static std::unique_ptr<ScenarioFixture> Load(const std::string& scenario);
+
+  std::unique_ptr<Store> store;
+  JobCatalog catalog;
+  std::optional<JobClocks> clocks;
+  std::optional<JobSpans> spans;
+  std::optional<DependencyGraph> graph;
+};
+
+inline constexpr int64_t kUs = 1000;
+inline constexpr int64_t kMs = 1000 * kUs;
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
