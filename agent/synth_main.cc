@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "agent/ingest_client.h"
+#include "agent/scenario_job.h"
 #include "agent/synthetic_job.h"
 #include "common/command_line.h"
 
@@ -13,10 +14,15 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
+       meridian-synth [--collector HOST:PORT] --scenario NAME [--job ID]
 
 Sends a synthetic training job: N ranks (default 4) on M nodes (default 2),
 S steps (default 10), each node's agent on its own stream. --resend sends
 every batch a second time; the collector must store each once.
+
+--scenario sends instead a small job whose analyses have known answers
+(agent/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
+late-every-other-step or p2p-chain. The job id defaults to the name.
 )";
 
 int Fail(const std::string& message) {
@@ -28,13 +34,35 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
-  auto line = meridian::CommandLine::Parse(
-      args, 1,
-      {"collector", "job", "ranks", "nodes", "steps", "spans-per-batch"},
-      {"resend", "help"});
+  auto line =
+      meridian::CommandLine::Parse(args, 1,
+                                   {"collector", "job", "ranks", "nodes",
+                                    "steps", "spans-per-batch", "scenario"},
+                                   {"resend", "help"});
   if (!line.ok()) return Fail(std::string(line.status().message()));
   if (line->Has("help")) {
     fputs(kUsage, stdout);
+    return 0;
+  }
+  const std::string collector = line->Get("collector", "127.0.0.1:7070");
+  auto connect = [&collector] {
+    return grpc::CreateChannel(collector, grpc::InsecureChannelCredentials());
+  };
+  if (line->Has("scenario")) {
+    const std::string scenario = line->Get("scenario");
+    absl::Status known = meridian::CheckScenario(scenario);
+    if (!known.ok()) return Fail(std::string(known.message()));
+    const std::string job = line->Get("job", scenario);
+    auto nodes = meridian::ScenarioBatches(scenario, job);
+    auto reports = meridian::SendConcurrently(
+        connect, nodes, std::vector<int>(nodes.size(), 1));
+    for (const auto& report : reports) {
+      if (!report.ok()) return Fail(std::string(report.status().message()));
+      if (report->rejected > 0) return Fail("the collector rejected a batch");
+    }
+    printf("job %s: scenario %s sent (%d ranks on %d nodes)\n", job.c_str(),
+           scenario.c_str(), meridian::kScenarioRanks,
+           meridian::kScenarioNodes);
     return 0;
   }
   meridian::SyntheticJob job;
@@ -54,7 +82,6 @@ int main(int argc, char** argv) {
       job.steps < 0 || job.spans_per_batch < 1) {
     return Fail("need ranks >= nodes >= 1, steps >= 0, spans-per-batch >= 1");
   }
-  const std::string collector = line->Get("collector", "127.0.0.1:7070");
   const bool resend = line->Has("resend");
 
   std::vector<std::vector<meridian::v1::Batch>> batches_by_node;
@@ -62,11 +89,7 @@ int main(int argc, char** argv) {
     batches_by_node.push_back(meridian::SyntheticBatches(job, node));
   }
   auto reports = meridian::SendConcurrently(
-      [&collector] {
-        return grpc::CreateChannel(collector,
-                                   grpc::InsecureChannelCredentials());
-      },
-      batches_by_node, std::vector<int>(job.nodes, resend ? 2 : 1));
+      connect, batches_by_node, std::vector<int>(job.nodes, resend ? 2 : 1));
   meridian::SendReport total;
   for (int node = 0; node < job.nodes; ++node) {
     if (!reports[node].ok()) {

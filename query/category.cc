@@ -45,4 +45,17 @@ bool IsCommunication(v1::Category category) {
   return category == v1::CATEGORY_MPI || category == v1::CATEGORY_NCCL;
 }
 
+absl::string_view TimeClassName(v1::TimeClass time_class) {
+  switch (time_class) {
+    case v1::TIME_CLASS_COMPUTE:
+      return "compute";
+    case v1::TIME_CLASS_COMMUNICATION:
+      return "communication";
+    case v1::TIME_CLASS_WAITING:
+      return "waiting";
+    default:
+      return "untraced";
+  }
+}
+
 }  // namespace meridian

@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "meridian/v1/query.pb.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {
@@ -18,6 +19,9 @@ absl::StatusOr<v1::Category> ParseCategory(absl::string_view name);
 
 // MPI and NCCL: what statistics count as communication.
 bool IsCommunication(v1::Category category);
+
+// "compute", "communication", "waiting", "untraced" (critical path).
+absl::string_view TimeClassName(v1::TimeClass time_class);
 
 }  // namespace meridian
 

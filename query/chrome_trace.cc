@@ -164,6 +164,40 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
   if (buffer_.size() >= chunk_bytes_) Flush();
 }
 
+void ChromeTraceWriter::AddCriticalPath(const v1::CriticalPathReply& path) {
+  absl::StrAppend(
+      &buffer_, first_event_ ? "" : ",\n",
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", kCriticalPathPid,
+      ",\"args\":{\"name\":\"critical path\"}},\n"
+      "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":",
+      kCriticalPathPid,
+      ",\"args\":{\"sort_index\":-1}},\n"
+      "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":",
+      kCriticalPathPid, ",\"tid\":1,\"args\":{\"name\":\"critical path\"}}");
+  first_event_ = false;
+  for (const v1::PathSegment& s : path.segments()) {
+    buffer_.append(",\n{\"ph\":\"X\",\"cat\":\"critical_path\",\"name\":");
+    AppendJsonString(&buffer_,
+                     absl::StrCat("rank ", s.rank(), ": ",
+                                  s.name().empty() ? "(untraced)" : s.name()));
+    absl::StrAppend(&buffer_, ",\"pid\":", kCriticalPathPid,
+                    ",\"tid\":1,\"ts\":");
+    AppendMicros(&buffer_, s.start_ns() - origin_ns_);
+    buffer_.append(",\"dur\":");
+    AppendMicros(&buffer_, s.dur_ns());
+    absl::StrAppend(&buffer_, ",\"args\":{\"rank\":", s.rank(), ",\"class\":\"",
+                    TimeClassName(s.time_class()), "\"");
+    if (s.category() != v1::CATEGORY_UNSPECIFIED) {
+      absl::StrAppend(&buffer_, ",\"category\":\"", CategoryName(s.category()),
+                      "\"");
+    }
+    if (s.has_peer()) absl::StrAppend(&buffer_, ",\"peer\":", s.peer());
+    buffer_.append("}}");
+    ++events_;
+    if (buffer_.size() >= chunk_bytes_) Flush();
+  }
+}
+
 bool ChromeTraceWriter::End() {
   absl::StrAppend(&buffer_, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{",
                   "\"job\":");

@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "collector/store.h"
+#include "meridian/v1/query.pb.h"
 #include "query/span_selection.h"
 
 namespace meridian {
@@ -48,6 +49,13 @@ class ChromeTraceWriter {
   // The span at `start_ns` for `dur_ns` (its times on the job's merged
   // axis, JobClocks) instead of its stored times.
   void Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns);
+  // Shows a critical path as a process of its own, "critical path" (pid
+  // kCriticalPathPid, sorted above the ranks): one "X" event per segment,
+  // named "rank R: NAME", cat "critical_path", args rank, class, category
+  // and peer. Between Begin and End.
+  void AddCriticalPath(const v1::CriticalPathReply& path);
+  static constexpr int64_t kCriticalPathPid = 999999;
+
   // Writes the closing part and flushes. Returns false if the sink stopped.
   bool End();
 

@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/run_command.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "query/analysis_report.h"
 #include "query/clocks_report.h"
 #include "query/filter_flags.h"
 #include "query/stats_report.h"
@@ -28,6 +30,20 @@ Commands:
   stats --job J [--json]    mpitrace-style communication statistics
   clocks --job J [--json]   each node's clock offset, drift, uncertainty and
                             causal correction; violations before and after
+  critical-path --job J [--step N] [--json]
+                            what bounds the step (or job) time: the longest
+                            path across ranks, with its breakdown
+  stragglers --job J [--head N] [--json]
+                            arrival skew per collective (most skewed N,
+                            default 20); the ranks others waited for most
+  steps --job J [--json]    iteration time per step and rank; compute,
+                            communication and their overlap
+  compare --job A --job B | --job A --ranks R1,R2
+          [--sort time|count|bytes|name] [--head N] [--json]
+                            per operation: count, time and bytes, B - A
+  graph --job J --step N -o FILE [--format dot|graphml]
+                            the step's dependency graph (format from the
+                            file name's .dot or .graphml, else dot)
   run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
                             run CMD traced (works around or inside mpirun)
   trace --job J --steps N | --seconds S
@@ -35,7 +51,9 @@ Commands:
                             next N steps (or S seconds); see --on-demand
 
 export shows every node on the collector's clock (docs/clocks.md);
---raw-clock shows the nodes' raw timestamps instead.
+--raw-clock shows the nodes' raw timestamps instead. export --critical-path
+adds a "critical path" track: of step N with --steps N, else of the job.
+The analyses are explained in docs/analysis.md.
 
 Filters (export and stats):
   --ranks 0,2-5  --category mpi,nccl,cuda_kernel,...,user  --name GLOB
@@ -93,22 +111,21 @@ int Jobs(meridian::v1::Query::Stub& stub, const std::string& collector) {
   return 0;
 }
 
-int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
-           const meridian::v1::SpanFilter& filter, const std::string& output,
-           bool raw_clock) {
-  if (output.empty()) return Usage("export needs -o FILE");
-  // Written beside the target and renamed at the end: never a partial file.
+// Writes a streamed reply to `output`, beside it first and renamed at the
+// end: never a partial file. Returns the bytes written, or -1 after saying
+// why not.
+template <typename Reader>
+int64_t WriteStream(const char* what, Reader& reader,
+                    grpc::ClientContext& context, const std::string& output,
+                    const std::string& collector) {
   const std::string partial = output + ".partial";
   std::ofstream file(partial, std::ios::binary | std::ios::trunc);
   if (!file) {
-    fprintf(stderr, "meridian: export: cannot write %s\n", partial.c_str());
-    return 1;
+    fprintf(stderr, "meridian: %s: cannot write %s\n", what, partial.c_str());
+    context.TryCancel();
+    reader->Finish();
+    return -1;
   }
-  grpc::ClientContext context;
-  meridian::v1::ExportRequest request;
-  *request.mutable_filter() = filter;
-  request.set_raw_clock(raw_clock);
-  auto reader = stub.ExportTrace(&context, request);
   meridian::v1::TraceChunk chunk;
   int64_t bytes = 0;
   while (reader->Read(&chunk)) {
@@ -119,15 +136,35 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
   file.close();
   if (!status.ok() || !file) {
     std::remove(partial.c_str());
-    if (!status.ok()) return RpcFailed("export", status, collector);
-    fprintf(stderr, "meridian: export: writing %s failed\n", partial.c_str());
-    return 1;
+    if (!status.ok()) {
+      RpcFailed(what, status, collector);
+    } else {
+      fprintf(stderr, "meridian: %s: writing %s failed\n", what,
+              partial.c_str());
+    }
+    return -1;
   }
   if (std::rename(partial.c_str(), output.c_str()) != 0) {
-    fprintf(stderr, "meridian: export: cannot rename %s to %s\n",
+    fprintf(stderr, "meridian: %s: cannot rename %s to %s\n", what,
             partial.c_str(), output.c_str());
-    return 1;
+    return -1;
   }
+  return bytes;
+}
+
+int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const meridian::v1::SpanFilter& filter, const std::string& output,
+           bool raw_clock, bool critical_path) {
+  if (output.empty()) return Usage("export needs -o FILE");
+  grpc::ClientContext context;
+  meridian::v1::ExportRequest request;
+  *request.mutable_filter() = filter;
+  request.set_raw_clock(raw_clock);
+  request.set_critical_path(critical_path);
+  auto reader = stub.ExportTrace(&context, request);
+  const int64_t bytes =
+      WriteStream("export", reader, context, output, collector);
+  if (bytes < 0) return 1;
   printf(
       "wrote %s (%lld bytes): the merged trace of job %s; open it in "
       "https://ui.perfetto.dev or chrome://tracing\n",
@@ -163,6 +200,126 @@ int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
+int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
+                 const meridian::CommandLine& line) {
+  grpc::ClientContext context;
+  meridian::v1::CriticalPathRequest request;
+  request.set_job(line.Get("job"));
+  if (line.Has("step")) {
+    auto step = line.GetInt("step", 0);
+    if (!step.ok()) return Usage(std::string(step.status().message()));
+    request.set_step(*step);
+  }
+  meridian::v1::CriticalPathReply reply;
+  grpc::Status status = stub.GetCriticalPath(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("critical-path", status, collector);
+  std::string out = line.Has("json") ? meridian::CriticalPathJson(reply)
+                                     : meridian::CriticalPathText(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int Stragglers(meridian::v1::Query::Stub& stub, const std::string& collector,
+               const meridian::CommandLine& line) {
+  auto head = line.GetInt("head", 20);
+  if (!head.ok() || *head < 0 || *head > INT32_MAX) {
+    return Usage("--head must be a count >= 0 (0: all)");
+  }
+  grpc::ClientContext context;
+  meridian::v1::StragglersRequest request;
+  request.set_job(line.Get("job"));
+  request.set_head(static_cast<int32_t>(*head));
+  meridian::v1::StragglersReply reply;
+  grpc::Status status = stub.GetStragglers(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("stragglers", status, collector);
+  std::string out = line.Has("json") ? meridian::StragglersJson(reply)
+                                     : meridian::StragglersText(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int Steps(meridian::v1::Query::Stub& stub, const std::string& collector,
+          const meridian::CommandLine& line) {
+  grpc::ClientContext context;
+  meridian::v1::StepsRequest request;
+  request.set_job(line.Get("job"));
+  meridian::v1::StepsReply reply;
+  grpc::Status status = stub.GetSteps(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("steps", status, collector);
+  std::string out = line.Has("json") ? meridian::StepsJson(reply)
+                                     : meridian::StepsText(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int Compare(meridian::v1::Query::Stub& stub, const std::string& collector,
+            const meridian::CommandLine& line) {
+  const std::vector<std::string> jobs = line.GetAll("job");
+  meridian::v1::CompareRequest request;
+  if (jobs.size() == 2 && !line.Has("ranks")) {
+    request.set_job_a(jobs[0]);
+    request.set_job_b(jobs[1]);
+  } else if (jobs.size() == 1 && line.Has("ranks")) {
+    auto ranks = meridian::ParseRanks(line.Get("ranks"));
+    if (!ranks.ok()) return Usage(std::string(ranks.status().message()));
+    if (ranks->size() != 2) {
+      return Usage("compare --ranks takes two ranks: --ranks R1,R2");
+    }
+    request.set_job_a(jobs[0]);
+    *request.mutable_ranks() = {ranks->begin(), ranks->end()};
+  } else {
+    return Usage("compare needs --job A --job B, or --job A --ranks R1,R2");
+  }
+  auto head = line.GetInt("head", 0);
+  if (!head.ok() || *head < 0 || *head > INT32_MAX) {
+    return Usage("--head must be a count >= 0 (0: all)");
+  }
+  request.set_head(static_cast<int32_t>(*head));
+  request.set_sort(line.Get("sort", "time"));
+  grpc::ClientContext context;
+  meridian::v1::CompareReply reply;
+  grpc::Status status = stub.Compare(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("compare", status, collector);
+  std::string out = line.Has("json") ? meridian::CompareJson(reply)
+                                     : meridian::CompareText(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
+          const meridian::CommandLine& line) {
+  const std::string output = line.Get("output");
+  if (output.empty()) return Usage("graph needs -o FILE");
+  if (!line.Has("step")) return Usage("graph needs --step N");
+  auto step = line.GetInt("step", 0);
+  if (!step.ok()) return Usage(std::string(step.status().message()));
+  std::string format = line.Get("format");
+  if (format.empty()) {
+    const bool graphml =
+        absl::EndsWith(output, ".graphml") || absl::EndsWith(output, ".xml");
+    format = graphml ? "graphml" : "dot";
+  }
+  if (format != "dot" && format != "graphml") {
+    return Usage("--format must be dot or graphml");
+  }
+  grpc::ClientContext context;
+  meridian::v1::GraphRequest request;
+  request.set_job(line.Get("job"));
+  request.set_step(*step);
+  request.set_format(format == "graphml" ? meridian::v1::GRAPH_FORMAT_GRAPHML
+                                         : meridian::v1::GRAPH_FORMAT_DOT);
+  auto reader = stub.ExportGraph(&context, request);
+  const int64_t bytes =
+      WriteStream("graph", reader, context, output, collector);
+  if (bytes < 0) return 1;
+  printf(
+      "wrote %s (%lld bytes): the dependency graph of job %s, step %lld, "
+      "as %s\n",
+      output.c_str(), static_cast<long long>(bytes), request.job().c_str(),
+      static_cast<long long>(*step), format == "graphml" ? "GraphML" : "DOT");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,9 +329,11 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> value_flags = meridian::kFilterFlags;
   value_flags.insert(value_flags.end(),
-                     {"collector", "output", "seconds", "flush-timeout"});
+                     {"collector", "output", "seconds", "flush-timeout", "step",
+                      "head", "sort", "format"});
   auto line = meridian::CommandLine::Parse(
-      args, 1, value_flags, {"json", "help", "on-demand", "raw-clock"});
+      args, 1, value_flags,
+      {"json", "help", "on-demand", "raw-clock", "critical-path"});
   if (!line.ok()) return Usage(std::string(line.status().message()));
   if (line->Has("help")) {
     fputs(kUsage, stdout);
@@ -227,6 +386,22 @@ int main(int argc, char** argv) {
     }
     return Clocks(*stub, collector, line->Get("job"), line->Has("json"));
   }
+  using Analysis = int (*)(meridian::v1::Query::Stub&, const std::string&,
+                           const meridian::CommandLine&);
+  const std::pair<const char*, Analysis> analyses[] = {
+      {"critical-path", CriticalPath},
+      {"stragglers", Stragglers},
+      {"steps", Steps},
+      {"compare", Compare},
+      {"graph", Graph}};
+  for (const auto& [name, run] : analyses) {
+    if (command != name) continue;
+    if (!line->Has("job")) {
+      return Usage(
+          absl::StrCat(name, " needs --job J (`meridian jobs` lists them)"));
+    }
+    return run(*stub, collector, *line);
+  }
   if (command != "export" && command != "stats") {
     return Usage(absl::StrCat("unknown command \"", command, "\""));
   }
@@ -238,7 +413,7 @@ int main(int argc, char** argv) {
   if (!filter.ok()) return Usage(std::string(filter.status().message()));
   if (command == "export") {
     return Export(*stub, collector, *filter, line->Get("output"),
-                  line->Has("raw-clock"));
+                  line->Has("raw-clock"), line->Has("critical-path"));
   }
   return Stats(*stub, collector, *filter, line->Has("json"));
 }

@@ -3,11 +3,20 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "collector/store.h"
 #include "query/chrome_trace.h"
+#include "query/critical_path.h"
+#include "query/dependency_graph.h"
+#include "query/graph_writer.h"
 #include "query/job_clocks.h"
+#include "query/job_spans.h"
+#include "query/op_compare.h"
 #include "query/span_selection.h"
 #include "query/stats.h"
+#include "query/step_breakdown.h"
+#include "query/stragglers.h"
 
 namespace meridian {
 namespace {
@@ -48,6 +57,71 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
   return query;
 }
 
+// A job loaded for the analyses: its spans on the collector's clock and
+// their dependency graph. Not movable: the spans refer to the catalog.
+struct JobAnalysis {
+  JobQuery query;
+  std::optional<JobClocks> clocks;
+  std::optional<JobSpans> spans;
+  std::optional<DependencyGraph> graph;
+};
+
+absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
+    const std::string& db_path, const std::string& job) {
+  v1::SpanFilter filter;
+  filter.set_job(job);
+  auto query = OpenJob(db_path, filter);
+  if (!query.ok()) return query.status();
+  auto analysis = std::make_unique<JobAnalysis>();
+  analysis->query = std::move(*query);
+  auto clocks =
+      JobClocks::Load(*analysis->query.store, analysis->query.catalog);
+  if (!clocks.ok()) return clocks.status();
+  analysis->clocks.emplace(std::move(*clocks));
+  auto spans = JobSpans::Load(*analysis->query.store, analysis->query.catalog,
+                              *analysis->clocks);
+  if (!spans.ok()) return spans.status();
+  analysis->spans.emplace(std::move(*spans));
+  analysis->graph.emplace(*analysis->spans);
+  return analysis;
+}
+
+// The path over one step (NOT_FOUND naming it if no span has it), or over
+// the whole job.
+absl::StatusOr<v1::CriticalPathReply> PathOf(const JobAnalysis& analysis,
+                                             std::optional<int64_t> step) {
+  TimeWindow window = JobWindow(*analysis.spans);
+  if (step) {
+    auto step_window = StepWindow(*analysis.spans, *step);
+    if (!step_window) {
+      return absl::NotFoundError(
+          absl::StrCat("job ", analysis.query.catalog.job.name,
+                       " has no span tagged with step ", *step,
+                       "; `meridian steps` lists its steps"));
+    }
+    window = *step_window;
+  }
+  v1::CriticalPathReply path = CriticalPath(*analysis.graph, window);
+  path.set_job(analysis.query.catalog.job.name);
+  if (step) path.set_step(*step);
+  return path;
+}
+
+// Writes `data` as a stream of chunks of at most 64 KiB.
+grpc::Status WriteChunks(grpc::ServerContext* context, const std::string& data,
+                         grpc::ServerWriter<v1::TraceChunk>* writer) {
+  constexpr size_t kChunk = 64 * 1024;
+  v1::TraceChunk chunk;
+  for (size_t at = 0; at < data.size(); at += kChunk) {
+    chunk.set_data(data.substr(at, kChunk));
+    if (context->IsCancelled() || !writer->Write(chunk)) {
+      return grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the client stopped reading");
+    }
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 grpc::Status QueryService::ListJobs(grpc::ServerContext*,
@@ -84,6 +158,21 @@ grpc::Status QueryService::ExportTrace(
     if (!loaded.ok()) return ToGrpc(loaded.status());
     clocks.emplace(std::move(*loaded));
   }
+  // The critical path of the one step asked for, else of the whole job.
+  std::optional<v1::CriticalPathReply> path;
+  if (request->critical_path() && !request->raw_clock()) {
+    auto analysis = LoadAnalysis(db_path_, request->filter().job());
+    if (!analysis.ok()) return ToGrpc(analysis.status());
+    const v1::SpanFilter& f = request->filter();
+    std::optional<int64_t> step;
+    if (f.has_first_step() && f.has_last_step() &&
+        f.first_step() == f.last_step()) {
+      step = f.first_step();
+    }
+    auto found = PathOf(**analysis, step);
+    if (!found.ok()) return ToGrpc(found.status());
+    path = std::move(*found);
+  }
   v1::TraceChunk chunk;
   ChromeTraceWriter trace(
       query->catalog, *query->selection, [&](absl::string_view data) {
@@ -92,6 +181,7 @@ grpc::Status QueryService::ExportTrace(
       });
   if (clocks) trace.set_origin_ns(clocks->epoch_ns());
   trace.Begin();
+  if (path) trace.AddCriticalPath(*path);
   absl::Status status = query->store->Scan(
       query->catalog.job, ScanRangeOf(request->filter()),
       [&](const StoredSpan& span) {
@@ -140,6 +230,128 @@ grpc::Status QueryService::GetStats(grpc::ServerContext*,
   if (!status.ok()) return ToGrpc(status);
   *reply = stats.Finish();
   return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetCriticalPath(
+    grpc::ServerContext*, const v1::CriticalPathRequest* request,
+    v1::CriticalPathReply* reply) {
+  auto analysis = LoadAnalysis(db_path_, request->job());
+  if (!analysis.ok()) return ToGrpc(analysis.status());
+  auto path = PathOf(**analysis, request->has_step()
+                                     ? std::optional<int64_t>(request->step())
+                                     : std::nullopt);
+  if (!path.ok()) return ToGrpc(path.status());
+  *reply = std::move(*path);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetStragglers(grpc::ServerContext*,
+                                         const v1::StragglersRequest* request,
+                                         v1::StragglersReply* reply) {
+  if (request->head() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "head must be >= 0 (0 lists every instance)");
+  }
+  auto analysis = LoadAnalysis(db_path_, request->job());
+  if (!analysis.ok()) return ToGrpc(analysis.status());
+  *reply = Stragglers(*(*analysis)->graph, request->head());
+  reply->set_job(request->job());
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::GetSteps(grpc::ServerContext*,
+                                    const v1::StepsRequest* request,
+                                    v1::StepsReply* reply) {
+  auto analysis = LoadAnalysis(db_path_, request->job());
+  if (!analysis.ok()) return ToGrpc(analysis.status());
+  *reply = StepBreakdown(*(*analysis)->graph);
+  reply->set_job(request->job());
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::Compare(grpc::ServerContext*,
+                                   const v1::CompareRequest* request,
+                                   v1::CompareReply* reply) {
+  const bool two_jobs = !request->job_b().empty();
+  if (request->head() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "head must be >= 0 (0 lists every operation)");
+  }
+  if (!two_jobs && request->ranks_size() != 2) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        "compare needs two jobs (--job A --job B) or two ranks of one job "
+        "(--job A --ranks R1,R2)");
+  }
+  // Side i: a job, restricted to some ranks.
+  struct Side {
+    std::string job;
+    std::vector<int32_t> ranks;
+  };
+  std::vector<Side> sides;
+  if (two_jobs) {
+    std::vector<int32_t> ranks(request->ranks().begin(),
+                               request->ranks().end());
+    sides = {{request->job_a(), ranks}, {request->job_b(), ranks}};
+  } else {
+    sides = {{request->job_a(), {request->ranks(0)}},
+             {request->job_a(), {request->ranks(1)}}};
+  }
+  std::vector<std::unique_ptr<OpTotalsBuilder>> totals;
+  for (const Side& side : sides) {
+    v1::SpanFilter filter;
+    filter.set_job(side.job);
+    auto query = OpenJob(db_path_, filter);
+    if (!query.ok()) return ToGrpc(query.status());
+    for (int32_t rank : side.ranks) {
+      bool found = false;
+      for (const ProcessInfo& p : query->catalog.processes) {
+        found = found || p.rank == rank;
+      }
+      if (!found) {
+        return grpc::Status(
+            grpc::StatusCode::NOT_FOUND,
+            absl::StrCat("job ", side.job, " has no rank ", rank, " (it has ",
+                         query->catalog.job.ranks, " ranks)"));
+      }
+    }
+    *filter.mutable_ranks() = {side.ranks.begin(), side.ranks.end()};
+    auto selection = SpanSelection::Make(query->catalog, filter);
+    if (!selection.ok()) return ToGrpc(selection.status());
+    totals.push_back(std::make_unique<OpTotalsBuilder>(query->catalog));
+    OpTotalsBuilder& builder = *totals.back();
+    absl::Status status = query->store->Scan(query->catalog.job, ScanRange{},
+                                             [&](const StoredSpan& span) {
+                                               if (selection->Selects(span))
+                                                 builder.Add(span);
+                                               return true;
+                                             });
+    if (!status.ok()) return ToGrpc(status);
+  }
+  auto compared =
+      CompareOps(*totals[0], *totals[1], request->sort(), request->head());
+  if (!compared.ok()) return ToGrpc(compared.status());
+  *reply = std::move(*compared);
+  for (int i = 0; i < 2; ++i) {
+    std::string name = absl::StrCat("job ", sides[i].job);
+    if (!sides[i].ranks.empty()) {
+      absl::StrAppend(&name, sides[i].ranks.size() == 1 ? " rank " : " ranks ",
+                      absl::StrJoin(sides[i].ranks, ","));
+    }
+    i == 0 ? reply->set_a(name) : reply->set_b(name);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ExportGraph(
+    grpc::ServerContext* context, const v1::GraphRequest* request,
+    grpc::ServerWriter<v1::TraceChunk>* writer) {
+  auto analysis = LoadAnalysis(db_path_, request->job());
+  if (!analysis.ok()) return ToGrpc(analysis.status());
+  auto graph =
+      StepGraph(*(*analysis)->graph, request->step(), request->format());
+  if (!graph.ok()) return ToGrpc(graph.status());
+  return WriteChunks(context, *graph, writer);
 }
 
 }  // namespace meridian

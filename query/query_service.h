@@ -2,8 +2,11 @@
 //
 // Each call opens its own read connection to the store file, so queries run
 // concurrently with ingest (SQLite WAL) and with each other, and see every
-// batch committed before they started. Errors: NOT_FOUND for an unknown job,
-// INVALID_ARGUMENT for a bad filter, each with a message saying what to fix.
+// batch committed before they started. The analyses (critical path,
+// stragglers, steps, graph) hold the job's spans in memory while they run
+// (JobSpans: about 100 bytes a span with the graph, docs/PERFORMANCE.md).
+// Errors: NOT_FOUND for an unknown job, INVALID_ARGUMENT for a bad filter, each
+// with a message saying what to fix.
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
 #define MERIDIAN_QUERY_QUERY_SERVICE_H_
 
@@ -29,6 +32,21 @@ class QueryService final : public v1::Query::Service {
   grpc::Status GetClocks(grpc::ServerContext* context,
                          const v1::ClocksRequest* request,
                          v1::ClocksReply* reply) override;
+  grpc::Status GetCriticalPath(grpc::ServerContext* context,
+                               const v1::CriticalPathRequest* request,
+                               v1::CriticalPathReply* reply) override;
+  grpc::Status GetStragglers(grpc::ServerContext* context,
+                             const v1::StragglersRequest* request,
+                             v1::StragglersReply* reply) override;
+  grpc::Status GetSteps(grpc::ServerContext* context,
+                        const v1::StepsRequest* request,
+                        v1::StepsReply* reply) override;
+  grpc::Status Compare(grpc::ServerContext* context,
+                       const v1::CompareRequest* request,
+                       v1::CompareReply* reply) override;
+  grpc::Status ExportGraph(grpc::ServerContext* context,
+                           const v1::GraphRequest* request,
+                           grpc::ServerWriter<v1::TraceChunk>* writer) override;
 
  private:
   std::string db_path_;
