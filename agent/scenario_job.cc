@@ -16,8 +16,8 @@ constexpr int64_t kMs = 1000 * kUs;
 // Adds spans for one rank: Span(thread, category, name, start, end).
 class RankWriter {
  public:
-  RankWriter(BatchBuilder& builder, int process, int rank)
-      : builder_(builder), process_(process), rank_(rank) {}
+  RankWriter(BatchBuilder& builder, int process, int rank, int64_t offset)
+      : builder_(builder), process_(process), rank_(rank), offset_(offset) {}
 
   v1::Span* Span(const std::string& thread, v1::Category category,
                  const char* name, int64_t start, int64_t end, int64_t step) {
@@ -30,8 +30,8 @@ class RankWriter {
                                    process_, v1::TRACK_KIND_THREAD, id, thread))
               .first;
     }
-    v1::Span* span = builder_.AddSpan(it->second, category, name,
-                                      kScenarioT0 + start, end - start);
+    v1::Span* span = builder_.AddSpan(
+        it->second, category, name, kScenarioT0 + offset_ + start, end - start);
     span->set_step(step);
     return span;
   }
@@ -51,6 +51,7 @@ class RankWriter {
   BatchBuilder& builder_;
   int process_;
   int rank_;
+  int64_t offset_;
   std::map<std::string, int> tracks_;
 };
 
@@ -152,21 +153,32 @@ absl::Status CheckScenario(const std::string& scenario) {
 }
 
 std::vector<std::vector<v1::Batch>> ScenarioBatches(const std::string& scenario,
-                                                    const std::string& job) {
+                                                    const std::string& job,
+                                                    int64_t node1_offset_ns) {
   std::vector<std::vector<v1::Batch>> nodes;
   auto it = Scenarios().find(scenario);
   if (it == Scenarios().end()) return nodes;
   for (int node = 0; node < kScenarioNodes; ++node) {
     BatchBuilder builder(absl::StrCat("scenario/", job, "/node-", node));
+    const int64_t offset = node == 1 ? node1_offset_ns : 0;
     const int per_node = kScenarioRanks / kScenarioNodes;
     for (int rank = node * per_node; rank < (node + 1) * per_node; ++rank) {
       const int process =
           builder.DeclareProcess({job, absl::StrCat("node-", node), rank,
                                   rank - node * per_node, 10000 + rank});
-      RankWriter writer(builder, process, rank);
+      RankWriter writer(builder, process, rank, offset);
       it->second(writer);
     }
-    nodes.push_back({builder.Take()});
+    const uint32_t node_name = builder.String(absl::StrCat("node-", node));
+    v1::Batch batch = builder.Take();
+    if (node1_offset_ns != 0) {
+      v1::ClockModel* clock = batch.mutable_clock();
+      clock->set_node(node_name);
+      clock->set_reference_ns(kScenarioT0 + offset);
+      clock->set_offset_ns(offset);
+      clock->set_uncertainty_ns(kUs);
+    }
+    nodes.push_back({std::move(batch)});
   }
   return nodes;
 }

@@ -41,9 +41,13 @@ inline constexpr int kScenarioNodes = 2;
 absl::Status CheckScenario(const std::string& scenario);
 std::vector<std::string> ScenarioNames();
 
-// The batches of each node's agent (one per node), for job id `job`.
-std::vector<std::vector<v1::Batch>> ScenarioBatches(const std::string& scenario,
-                                                    const std::string& job);
+// The batches of each node's agent (one per node), for job id `job`. With
+// `node1_offset_ns`, node-1's clock reads that much ahead of node-0's: its
+// raw timestamps are shifted, and each node's batch carries the clock
+// model (uncertainty 1 us) that undoes it.
+std::vector<std::vector<v1::Batch>> ScenarioBatches(
+    const std::string& scenario, const std::string& job,
+    int64_t node1_offset_ns = 0);
 
 }  // namespace meridian
 

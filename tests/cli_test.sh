@@ -58,8 +58,125 @@ assert [(e["name"], e["pid"], e["ts"], e["dur"]) for e in spans] == [
     ("MPI_Allreduce", 1, 18000.0, 21.0), ("MPI_Allreduce", 1, 18100.0, 1010.0)], spans
 PY
 
+# The analyses, on scenario jobs whose answers are known exactly
+# (agent/scenario_job.h, docs/analysis.md).
+"$synth_bin" --collector "$addr" --scenario slow-rank >"$work/synth.txt"
+expect_line "$work/synth.txt" "job slow-rank: scenario slow-rank sent (4 ranks on 2 nodes)"
+"$synth_bin" --collector "$addr" --scenario p2p-chain --job chain >/dev/null
+
+m critical-path --job slow-rank --step 1 >"$work/cp.txt"
+expect_line "$work/cp.txt" "Critical path of job slow-rank, step 1: 5.100 ms"
+expect_line "$work/cp.txt" \
+  "     0.000      5.000     2  compute        user          forward [main]"
+expect_line "$work/cp.txt" \
+  "     5.000      0.100     0  communication  mpi           MPI_Allreduce [main]"
+expect_line "$work/cp.txt" \
+  "Breakdown: compute 5.000 ms (98.0%), communication 0.100 ms (2.0%), waiting 0.000 ms (0.0%), untraced 0.000 ms (0.0%)"
+expect_line "$work/cp.txt" "Explained: 100.0% of the step is in traced spans."
+
+m critical-path --job chain --json >"$work/cp.json"
+python3 - "$work/cp.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert "step" not in p and p["dur_ns"] == 4150000, p
+assert [(s["rank"], s["class"], s["name"], s["dur_ns"]) for s in p["segments"]] == [
+    (0, "compute", "compute", 1000000), (1, "communication", "MPI_Recv", 50000),
+    (1, "compute", "compute", 1000000), (2, "communication", "MPI_Recv", 50000),
+    (2, "compute", "compute", 1000000), (3, "communication", "MPI_Recv", 50000),
+    (3, "compute", "compute", 1000000)], p["segments"]
+assert [s.get("peer") for s in p["segments"]] == [None, 0, None, 1, None, 2, None]
+assert (p["compute_ns"], p["communication_ns"], p["untraced_ns"]) == (4000000, 150000, 0)
+assert p["ranks"] == [{"rank": 1, "dur_ns": 1050000}, {"rank": 2, "dur_ns": 1050000},
+                      {"rank": 3, "dur_ns": 1050000}, {"rank": 0, "dur_ns": 1000000}], p["ranks"]
+PY
+
+m stragglers --job slow-rank --head 2 >"$work/st.txt"
+expect_line "$work/st.txt" "Stragglers of job slow-rank: 8 collective instances, 0 matched messages."
+expect_line "$work/st.txt" "     2       24.000       24.000        0.000        4        0.000"
+expect_line "$work/st.txt" "Most skewed collective instances (2 of 8, ms):"
+m stragglers --job chain --json >"$work/st.json"
+python3 - "$work/st.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert (s["instances"], s["messages"], s["collectives"]) == (0, 3, []), s
+assert [(r["rank"], r["wait_ns"], r["late_sender_wait_ns"], r["waited_ns"]) for r in s["ranks"]] == [
+    (2, 3100000, 3100000, 2050000), (1, 2050000, 2050000, 1000000),
+    (0, 1000000, 1000000, 0), (3, 0, 0, 3100000)], s["ranks"]
+PY
+
+m steps --job slow-rank >"$work/steps.txt"
+expect_line "$work/steps.txt" "       2      5.100     20.000        0      3.500      2.600      1.000"
+expect_line "$work/steps.txt" "       2      2      5.100      5.000      1.100      1.000"
+m steps --job chain --json >"$work/steps.json"
+python3 - "$work/steps.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["steps"]
+assert len(s) == 1 and s[0]["dur_ns"] == 4150000 and s[0]["slowest_rank"] == 3, s
+assert [(r["rank"], r["dur_ns"], r["compute_ns"], r["communication_ns"], r["overlap_ns"])
+        for r in s[0]["ranks"]] == [(0, 1050000, 1000000, 50000, 0),
+                                    (1, 2100000, 1000000, 1100000, 0),
+                                    (2, 3150000, 1000000, 2150000, 0),
+                                    (3, 4150000, 1000000, 3150000, 0)], s
+PY
+
+m compare --job chain --ranks 0,3 >"$work/cmp.txt"
+expect_line "$work/cmp.txt" "A: job chain rank 0"
+expect_line "$work/cmp.txt" \
+  "MPI_Recv                     mpi                  0         1        +1        0.000        3.150       +3.150       +1048576"
+m compare --job slow-rank --job chain --sort count --head 1 --json >"$work/cmp.json"
+python3 - "$work/cmp.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert (c["a"], c["b"], c["ops_total"], len(c["ops"])) == ("job slow-rank", "job chain", 6, 1), c
+op = c["ops"][0]
+assert (op["name"], op["a"]["count"], op["b"]["count"], op["diff"]["count"]) == (
+    "MPI_Allreduce", 32, 0, -32), op
+PY
+
+m graph --job chain --step 0 -o "$work/g.graphml" >"$work/graph.txt"
+grep -qF "the dependency graph of job chain, step 0, as GraphML" "$work/graph.txt" || fail "graph line"
+python3 - "$work/g.graphml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+g = ET.parse(sys.argv[1]).getroot().find("g:graph", ns)
+assert len(g.findall("g:node", ns)) == 10 and len(g.findall("g:edge", ns)) == 9
+PY
+
+m export --job slow-rank --steps 1 --critical-path -o "$work/cp-trace.json" >/dev/null
+python3 - "$work/cp-trace.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+path = [(e["name"], e["ts"], e["dur"], e["args"]["class"])
+        for e in events if e["ph"] == "X" and e["cat"] == "critical_path"]
+assert path == [("rank 2: forward", 10000.0, 5000.0, "compute"),
+                ("rank 0: MPI_Allreduce", 15000.0, 100.0, "communication")], path
+PY
+
 # Errors: clear messages, the right exit codes, no partial files.
 set +e
+m critical-path --job slow-rank --step 9 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "unknown step: exit $rc"
+grep -qF 'job slow-rank has no span tagged with step 9; `meridian steps` lists its steps' \
+  "$work/err.txt" || fail "unknown step message"
+m steps --job nope 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "steps of an unknown job: exit $rc"
+grep -qF 'no job "nope" in store' "$work/err.txt" || fail "steps unknown job message"
+m compare --job chain --ranks 0,7 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "compare unknown rank: exit $rc"
+grep -qF 'job chain has no rank 7 (it has 4 ranks)' "$work/err.txt" || fail "unknown rank message"
+m compare --job chain 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "compare one side: exit $rc"
+grep -qF 'compare needs --job A --job B, or --job A --ranks R1,R2' "$work/err.txt" || fail "compare usage"
+m compare --job chain --ranks 0,1 --sort speed 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "bad sort: exit $rc"
+grep -qF 'unknown sort "speed": use time, count, bytes or name' "$work/err.txt" || fail "sort message"
+m graph --job chain --step 4 -o "$work/g2.dot" 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "graph of a missing step: exit $rc"
+[ ! -e "$work/g2.dot" ] && [ ! -e "$work/g2.dot.partial" ] || fail "graph left files behind"
+m graph --job chain -o "$work/g2.dot" 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "graph without a step: exit $rc"
+m stragglers --job chain --head -1 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "negative head: exit $rc"
 m stats --job nope 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "unknown job: exit $rc"
 grep -qF 'no job "nope" in store' "$work/err.txt" || fail "unknown job message"
@@ -89,6 +206,6 @@ set -e
 # SIGTERM: a clean exit, and the store is intact for the next collector.
 kill -TERM "$pid"
 wait "$pid" || fail "collector exit status $?"
-grep -qF "stopped: 1 batches stored (26 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
+grep -qF "stopped: 5 batches stored (100 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
   fail "collector's last log line"
 echo "cli_test: all checks passed"

@@ -10,6 +10,7 @@
 
 #include "agent/batch_builder.h"
 #include "agent/ingest_client.h"
+#include "agent/scenario_job.h"
 #include "agent/synthetic_job.h"
 #include "collector/store.h"
 #include "google/protobuf/struct.pb.h"
@@ -455,6 +456,130 @@ TEST_F(IntegrationTest, ClockModelsPutEveryNodeOnTheCollectorsClock) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(status.error_message(),
             "no job \"nope\" in store " + db_path_ + "; jobs: clocked");
+}
+
+TEST_F(IntegrationTest, AnalysesOverRpcUseTheCollectorsClock) {
+  // Node 1 (ranks 2 and 3) reads 4 ms behind: on raw clocks its slow rank
+  // 2 would seem to arrive first. Its clock model undoes that.
+  for (const auto& node : ScenarioBatches("slow-rank", "skewed", -4 * kMs)) {
+    IngestClient ingest(Connect(collector_->address()));
+    auto sent = ingest.SendAll(node);
+    ASSERT_TRUE(sent.ok()) << sent.status();
+    ASSERT_EQ(sent->stored, 1);
+  }
+  {
+    grpc::ClientContext context;
+    v1::CriticalPathRequest request;
+    request.set_job("skewed");
+    request.set_step(2);
+    v1::CriticalPathReply path;
+    grpc::Status status = query_->GetCriticalPath(&context, request, &path);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(path.job(), "skewed");
+    EXPECT_EQ(path.step(), 2);
+    EXPECT_EQ(path.start_ns(), kScenarioT0 + 20 * kMs);
+    EXPECT_EQ(path.dur_ns(), 5100 * kUs);
+    ASSERT_EQ(path.segments_size(), 2);
+    EXPECT_EQ(path.segments(0).rank(), 2);
+    EXPECT_EQ(path.segments(0).name(), "forward");
+    EXPECT_EQ(path.segments(0).start_ns(), kScenarioT0 + 20 * kMs);
+    EXPECT_EQ(path.segments(0).dur_ns(), 5 * kMs);
+    EXPECT_EQ(path.segments(1).rank(), 0);
+    EXPECT_EQ(path.segments(1).name(), "MPI_Allreduce");
+    EXPECT_EQ(path.segments(1).dur_ns(), 100 * kUs);
+  }
+  {
+    grpc::ClientContext context;
+    v1::StragglersRequest request;
+    request.set_job("skewed");
+    request.set_head(1);
+    v1::StragglersReply reply;
+    ASSERT_TRUE(query_->GetStragglers(&context, request, &reply).ok());
+    ASSERT_EQ(reply.collectives_size(), 1);
+    EXPECT_EQ(reply.collectives(0).skew_ns(), 2 * kMs);
+    EXPECT_EQ(reply.collectives(0).last_rank(), 2);
+    ASSERT_EQ(reply.ranks_size(), 4);
+    EXPECT_EQ(reply.ranks(0).rank(), 2);
+    EXPECT_EQ(reply.ranks(0).wait_ns(), 24 * kMs);
+  }
+  {
+    grpc::ClientContext context;
+    v1::StepsRequest request;
+    request.set_job("skewed");
+    v1::StepsReply reply;
+    ASSERT_TRUE(query_->GetSteps(&context, request, &reply).ok());
+    ASSERT_EQ(reply.steps_size(), 4);
+    EXPECT_EQ(reply.steps(3).start_ns(), kScenarioT0 + 30 * kMs);
+    EXPECT_EQ(reply.steps(3).dur_ns(), 5100 * kUs);
+    EXPECT_EQ(reply.steps(3).overlap_ns(), kMs);
+  }
+  {
+    grpc::ClientContext context;
+    v1::GraphRequest request;
+    request.set_job("skewed");
+    request.set_step(0);
+    request.set_format(v1::GRAPH_FORMAT_GRAPHML);
+    auto reader = query_->ExportGraph(&context, request);
+    v1::TraceChunk chunk;
+    std::string graphml;
+    while (reader->Read(&chunk)) graphml += chunk.data();
+    ASSERT_TRUE(reader->Finish().ok());
+    EXPECT_NE(graphml.find("<graphml"), std::string::npos);
+  }
+
+  // Bad requests: a clear error each, and the service and the store go on.
+  auto code_of = [](const grpc::Status& s) { return s.error_code(); };
+  {
+    grpc::ClientContext context;
+    v1::CriticalPathRequest request;
+    request.set_job("nope");
+    v1::CriticalPathReply reply;
+    grpc::Status s = query_->GetCriticalPath(&context, request, &reply);
+    EXPECT_EQ(code_of(s), grpc::StatusCode::NOT_FOUND);
+    EXPECT_NE(s.error_message().find("no job \"nope\""), std::string::npos)
+        << s.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    v1::StragglersRequest request;
+    request.set_job("skewed");
+    request.set_head(-1);
+    v1::StragglersReply reply;
+    EXPECT_EQ(code_of(query_->GetStragglers(&context, request, &reply)),
+              grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    grpc::ClientContext context;
+    v1::CompareRequest request;
+    request.set_job_a("skewed");
+    request.add_ranks(1);
+    v1::CompareReply reply;
+    grpc::Status s = query_->Compare(&context, request, &reply);
+    EXPECT_EQ(code_of(s), grpc::StatusCode::INVALID_ARGUMENT);
+  }
+  {
+    grpc::ClientContext context;
+    v1::CompareRequest request;
+    request.set_job_a("skewed");
+    request.add_ranks(0);
+    request.add_ranks(2);
+    v1::CompareReply reply;
+    ASSERT_TRUE(query_->Compare(&context, request, &reply).ok());
+    EXPECT_EQ(reply.a(), "job skewed rank 0");
+    // Equal |diff| (8 ms): by category, then name; "step" differs by 0.
+    ASSERT_EQ(reply.ops_size(), 3);
+    EXPECT_EQ(reply.ops(0).name(), "MPI_Allreduce");
+    EXPECT_EQ(reply.ops(0).diff().dur_ns(), -8 * kMs);
+    EXPECT_EQ(reply.ops(1).name(), "forward");
+    EXPECT_EQ(reply.ops(1).diff().dur_ns(), 8 * kMs);
+    EXPECT_EQ(reply.ops(2).name(), "step");
+    EXPECT_EQ(reply.ops(2).diff().dur_ns(), 0);
+  }
+  grpc::ClientContext context;
+  v1::ListJobsReply jobs;
+  ASSERT_TRUE(query_->ListJobs(&context, {}, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 1);
+  EXPECT_EQ(jobs.jobs(0).spans(), 64);
 }
 
 }  // namespace
