@@ -3,6 +3,8 @@
 # line with the figures (docs/PERFORMANCE.md records them).
 #
 #   ./bench/run.sh ingest [--spans N] [--dir DIR]
+#   ./bench/run.sh analysis [--spans N] [--dir DIR]
+#                             (critical path etc. against reading the spans)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -14,6 +16,12 @@ case "${1:-}" in
     ./deploy/dependencies.sh
     bazel build //bench:ingest_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/bench/ingest_bench" "$@"
+    ;;
+  analysis)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //bench:analysis_bench >&2
+    exec "$(bazel info bazel-bin 2>/dev/null)/bench/analysis_bench" "$@"
     ;;
   ring)
     ./deploy/dependencies.sh
@@ -28,8 +36,8 @@ case "${1:-}" in
     exec ./bench/probe_bench.sh
     ;;
   *)
-    sed -n '2,8p' "$0" >&2
-    echo "benchmarks: ingest, ring, probe" >&2
+    sed -n '2,10p' "$0" >&2
+    echo "benchmarks: ingest, analysis, ring, probe" >&2
     exit 2
     ;;
 esac

@@ -69,7 +69,11 @@ echo
 echo
 "${meridian[@]}" stats --job quickstart
 echo
-"${meridian[@]}" export --job quickstart -o "$trace" >&2
+"${meridian[@]}" critical-path --job quickstart --step 10
+echo
+"${meridian[@]}" stragglers --job quickstart --head 5
+echo
+"${meridian[@]}" export --job quickstart --critical-path -o "$trace" >&2
 python3 -c 'import json,sys; n=len(json.load(open(sys.argv[1]))["traceEvents"]); print(f"{n} trace events, valid JSON")' "$trace" >&2
 
 if [ "$keep_running" -eq 1 ]; then

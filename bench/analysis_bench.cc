@@ -1,0 +1,170 @@
+// analysis_bench: the analyses over a large job, timed against reading the
+// same spans from the store, in one run (the machines are shared and noisy:
+// the ratios are the figures to compare). See docs/PERFORMANCE.md.
+//
+//   read      Store::Scan of every span of the job (the floor any query
+//             pays)
+//   clocks    JobClocks::Load: clock models and the causal refinement (a
+//             scan of its own)
+//   load      JobSpans::Load: the spans placed on the collector's clock,
+//             sorted by track (a scan of its own)
+//   graph     DependencyGraph: pieces, collectives, messages
+//   path      CriticalPath over the whole job
+//   also      stragglers and steps over the whole job
+//   memory    JobSpans + DependencyGraph bytes per span
+// The job is the synthetic one (agent/synthetic_job.h), written straight
+// into a store file first. The last line printed is one JSON object.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "agent/synthetic_job.h"
+#include "collector/store.h"
+#include "common/command_line.h"
+#include "query/critical_path.h"
+#include "query/dependency_graph.h"
+#include "query/job_clocks.h"
+#include "query/job_spans.h"
+#include "query/step_breakdown.h"
+#include "query/stragglers.h"
+
+namespace meridian {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+void Check(const absl::Status& status, const char* what) {
+  if (!status.ok()) {
+    fprintf(stderr, "analysis_bench: %s: %s\n", what,
+            std::string(status.message()).c_str());
+    exit(1);
+  }
+}
+
+int Run(int argc, char** argv) {
+  auto line = CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
+                                 {"spans", "dir"}, {});
+  Check(line.status(), "flags");
+  auto wanted = line->GetInt("spans", 1000000);
+  Check(wanted.status(), "--spans");
+  const std::string dir = line->Get("dir", "/tmp");
+  const std::string path = dir + "/meridian-analysis-bench.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+
+  SyntheticJob job;
+  job.job = "bench";
+  job.ranks = 16;
+  job.nodes = 2;
+  job.steps = static_cast<int>(*wanted / (job.ranks * kSyntheticSpansPerStep));
+  {
+    StoreOptions options;
+    options.full_sync = false;
+    auto store = Store::Open(path, options);
+    Check(store.status(), "open");
+    for (int node = 0; node < job.nodes; ++node) {
+      std::vector<v1::Batch> batches = SyntheticBatches(job, node);
+      std::vector<const v1::Batch*> pointers;
+      for (const v1::Batch& b : batches) pointers.push_back(&b);
+      Check((*store)->Write(pointers).status(), "write");
+    }
+  }
+
+  StoreOptions read_only;
+  read_only.read_only = true;
+  auto opened = Store::Open(path, read_only);
+  Check(opened.status(), "reopen");
+  Store& store = **opened;
+  Check(store.BeginSnapshot(), "snapshot");
+  auto catalog = store.LoadCatalog("bench");
+  Check(catalog.status(), "catalog");
+  const int64_t spans = catalog->job.spans;
+
+  Clock::time_point t = Clock::now();
+  int64_t read = 0;
+  Check(store.Scan(catalog->job, ScanRange{},
+                   [&read](const StoredSpan&) {
+                     ++read;
+                     return true;
+                   }),
+        "scan");
+  const double read_s = Seconds(t);
+
+  t = Clock::now();
+  auto clocks = JobClocks::Load(store, *catalog);
+  Check(clocks.status(), "clocks");
+  const double clocks_s = Seconds(t);
+
+  t = Clock::now();
+  auto loaded = JobSpans::Load(store, *catalog, *clocks);
+  Check(loaded.status(), "load");
+  const double load_s = Seconds(t);
+
+  t = Clock::now();
+  DependencyGraph graph(*loaded);
+  const double graph_s = Seconds(t);
+
+  t = Clock::now();
+  v1::CriticalPathReply path_reply = CriticalPath(graph, JobWindow(*loaded));
+  const double path_s = Seconds(t);
+
+  t = Clock::now();
+  v1::StragglersReply stragglers = Stragglers(graph, 20);
+  const double stragglers_s = Seconds(t);
+  t = Clock::now();
+  v1::StepsReply steps = StepBreakdown(graph);
+  const double steps_s = Seconds(t);
+
+  const double bytes_per_span =
+      static_cast<double>(loaded->MemoryBytes() + graph.MemoryBytes()) /
+      static_cast<double>(spans);
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  const double analysis_s = graph_s + path_s;
+  printf("job: %lld spans (%d ranks, %d steps), read back %lld\n",
+         static_cast<long long>(spans), job.ranks, job.steps,
+         static_cast<long long>(read));
+  printf("read (Store::Scan):          %8.3f s  %6.0f ns/span\n", read_s,
+         1e9 * read_s / spans);
+  printf("clocks (JobClocks::Load):    %8.3f s\n", clocks_s);
+  printf("load (JobSpans::Load):       %8.3f s\n", load_s);
+  printf("graph (DependencyGraph):     %8.3f s\n", graph_s);
+  printf("critical path (whole job):   %8.3f s  %d segments\n", path_s,
+         path_reply.segments_size());
+  printf(
+      "stragglers / steps:          %8.3f s / %.3f s  (%lld instances, "
+      "%d steps)\n",
+      stragglers_s, steps_s, static_cast<long long>(stragglers.instances()),
+      steps.steps_size());
+  printf("analysis (graph + path) / read: %.2f\n", analysis_s / read_s);
+  printf("critical-path query (clocks + load + graph + path) / read: %.2f\n",
+         (clocks_s + load_s + analysis_s) / read_s);
+  printf("memory: %.1f bytes/span (JobSpans %zu + graph), max RSS %.0f MB\n",
+         bytes_per_span, sizeof(JobSpan), usage.ru_maxrss / 1024.0);
+  printf(
+      "{\"spans\":%lld,\"read_s\":%.3f,\"clocks_s\":%.3f,\"load_s\":%.3f,"
+      "\"graph_s\":%.3f,\"path_s\":%.3f,\"stragglers_s\":%.3f,"
+      "\"steps_s\":%.3f,\"analysis_over_read\":%.3f,"
+      "\"query_over_read\":%.3f,\"bytes_per_span\":%.1f,\"max_rss_mb\":%.0f}\n",
+      static_cast<long long>(spans), read_s, clocks_s, load_s, graph_s, path_s,
+      stragglers_s, steps_s, analysis_s / read_s,
+      (clocks_s + load_s + analysis_s) / read_s, bytes_per_span,
+      usage.ru_maxrss / 1024.0);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace meridian
+
+int main(int argc, char** argv) { return meridian::Run(argc, argv); }
