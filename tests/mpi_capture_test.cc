@@ -337,6 +337,69 @@ TEST_F(MpiCaptureTest, EveryCallOfEveryRankArrivesExactly) {
   EXPECT_EQ(agent.Wait(), 0);
 }
 
+// A real straggler: rank 2 sleeps 40 ms in "forward" before the first
+// MPI_Allreduce. The analyses must name it, whatever else the 2-core
+// machine's scheduling adds.
+TEST_F(MpiCaptureTest, AnalysesFindARealLateRank) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(
+      MeridianRun("late", Mpirun({Runfile("tests/mpi_known"), "--late-rank",
+                                  "2", "--late-ms", "40"})),
+      env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  ExpectKnownSequence(ReadJob(db_, "late"));
+  auto query = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {Runfile("query/meridian"), "--collector",
+                                     address_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Child child = Spawn(argv, env_);
+    const std::string json = child.ReadAll();
+    EXPECT_EQ(child.Wait(), 0) << json;
+    google::protobuf::Struct parsed;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok())
+        << json;
+    return parsed;
+  };
+  constexpr double kMs = 1e6;
+  const auto stragglers =
+      query({"stragglers", "--job", "late", "--json"}).fields();
+  const auto& ranks = stragglers.at("ranks").list_value().values();
+  ASSERT_EQ(ranks.size(), 4);
+  const auto& late = ranks[0].struct_value().fields();
+  EXPECT_EQ(late.at("rank").number_value(), 2);
+  // Three ranks waited about 40 ms each for it at the first Allreduce.
+  EXPECT_GE(late.at("wait_ns").number_value(), 3 * 30 * kMs);
+  const auto& worst =
+      stragglers.at("collectives").list_value().values()[0].struct_value();
+  EXPECT_EQ(worst.fields().at("last_rank").number_value(), 2);
+  EXPECT_GE(worst.fields().at("skew_ns").number_value(), 30 * kMs);
+
+  const auto path =
+      query({"critical-path", "--job", "late", "--step", "0", "--json"})
+          .fields();
+  EXPECT_EQ(path.at("ranks")
+                .list_value()
+                .values()[0]
+                .struct_value()
+                .fields()
+                .at("rank")
+                .number_value(),
+            2);
+  double forward_on_rank_2 = 0;
+  for (const auto& v : path.at("segments").list_value().values()) {
+    const auto& s = v.struct_value().fields();
+    if (s.at("rank").number_value() == 2 &&
+        s.at("name").string_value() == "forward") {
+      forward_on_rank_2 += s.at("dur_ns").number_value();
+    }
+  }
+  EXPECT_GE(forward_on_rank_2, 40 * kMs);
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
 // Open MPI's Fortran bindings call PMPI_* directly: these records come from
 // the probe's Fortran symbols (mpi_isend_ with mpif.h, mpi_isend_f08_ with
 // mpi_f08). tests/mpi_known_fortran.F90 checks its own results, so a wrong

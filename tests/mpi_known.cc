@@ -2,6 +2,9 @@
 // whose records the test knows exactly (run on 4 ranks).
 //
 //   mpi_known                          the known sequence (see the test)
+//   mpi_known --late-rank R --late-ms M
+//       the known sequence, rank R sleeping M ms in "forward" before the
+//       first MPI_Allreduce: a straggler whose lateness is known
 //   mpi_known --kill-rank R --instants N
 //       rank R records N instants "before-kill" and SIGKILLs itself
 //   mpi_known --pause DIR --instants N
@@ -34,7 +37,7 @@ void Instants(const char* name, int n) {
   for (int i = 0; i < n; ++i) MERIDIAN_CALL(meridian_instant, name);
 }
 
-void KnownSequence(int rank) {
+void KnownSequence(int rank, int late_rank, int late_ms) {
   const int right = (rank + 1) % 4;
   const int across = (rank + 2) % 4;
   int ints[10] = {};
@@ -56,6 +59,7 @@ void KnownSequence(int rank) {
 
   MERIDIAN_CALL(meridian_step_begin, 0);
   MERIDIAN_CALL(meridian_phase_begin, "forward");
+  if (rank == late_rank) usleep(late_ms * 1000);
   double value = rank;
   for (int i = 0; i < 5; ++i) {
     MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -129,7 +133,10 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     Instants("phase-b", n);
   } else {
-    KnownSequence(rank);
+    const char* late_rank = Flag(argc, argv, "--late-rank");
+    const char* late_ms = Flag(argc, argv, "--late-ms");
+    KnownSequence(rank, late_rank ? atoi(late_rank) : -1,
+                  late_ms ? atoi(late_ms) : 0);
   }
   MPI_Finalize();
   return 0;
