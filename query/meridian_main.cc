@@ -172,37 +172,43 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
-int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
-           const std::string& job, bool json) {
+// Calls a unary Query RPC and prints its reply as text, or as JSON.
+template <typename Request, typename Reply>
+int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
+                 grpc::Status (meridian::v1::Query::Stub::*rpc)(
+                     grpc::ClientContext*, const Request&, Reply*),
+                 const Request& request, const std::string& collector,
+                 bool json, std::string (*as_json)(const Reply&),
+                 std::string (*as_text)(const Reply&)) {
   grpc::ClientContext context;
-  meridian::v1::ClocksRequest request;
-  request.set_job(job);
-  meridian::v1::ClocksReply reply;
-  grpc::Status status = stub.GetClocks(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("clocks", status, collector);
-  std::string out =
-      json ? meridian::ClocksJson(reply) : meridian::ClocksText(reply);
+  Reply reply;
+  grpc::Status status = (stub.*rpc)(&context, request, &reply);
+  if (!status.ok()) return RpcFailed(what, status, collector);
+  const std::string out = json ? as_json(reply) : as_text(reply);
   fwrite(out.data(), 1, out.size(), stdout);
   return 0;
+}
+
+int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const std::string& job, bool json) {
+  meridian::v1::ClocksRequest request;
+  request.set_job(job);
+  return CallAndPrint("clocks", stub, &meridian::v1::Query::Stub::GetClocks,
+                      request, collector, json, meridian::ClocksJson,
+                      meridian::ClocksText);
 }
 
 int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
           const meridian::v1::SpanFilter& filter, bool json) {
-  grpc::ClientContext context;
   meridian::v1::StatsRequest request;
   *request.mutable_filter() = filter;
-  meridian::v1::StatsReply reply;
-  grpc::Status status = stub.GetStats(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("stats", status, collector);
-  std::string out =
-      json ? meridian::StatsJson(reply) : meridian::StatsText(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  return CallAndPrint("stats", stub, &meridian::v1::Query::Stub::GetStats,
+                      request, collector, json, meridian::StatsJson,
+                      meridian::StatsText);
 }
 
 int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
                  const meridian::CommandLine& line) {
-  grpc::ClientContext context;
   meridian::v1::CriticalPathRequest request;
   request.set_job(line.Get("job"));
   if (line.Has("step")) {
@@ -210,13 +216,10 @@ int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
     if (!step.ok()) return Usage(std::string(step.status().message()));
     request.set_step(*step);
   }
-  meridian::v1::CriticalPathReply reply;
-  grpc::Status status = stub.GetCriticalPath(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("critical-path", status, collector);
-  std::string out = line.Has("json") ? meridian::CriticalPathJson(reply)
-                                     : meridian::CriticalPathText(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  return CallAndPrint("critical-path", stub,
+                      &meridian::v1::Query::Stub::GetCriticalPath, request,
+                      collector, line.Has("json"), meridian::CriticalPathJson,
+                      meridian::CriticalPathText);
 }
 
 int Stragglers(meridian::v1::Query::Stub& stub, const std::string& collector,
@@ -225,31 +228,22 @@ int Stragglers(meridian::v1::Query::Stub& stub, const std::string& collector,
   if (!head.ok() || *head < 0 || *head > INT32_MAX) {
     return Usage("--head must be a count >= 0 (0: all)");
   }
-  grpc::ClientContext context;
   meridian::v1::StragglersRequest request;
   request.set_job(line.Get("job"));
   request.set_head(static_cast<int32_t>(*head));
-  meridian::v1::StragglersReply reply;
-  grpc::Status status = stub.GetStragglers(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("stragglers", status, collector);
-  std::string out = line.Has("json") ? meridian::StragglersJson(reply)
-                                     : meridian::StragglersText(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  return CallAndPrint("stragglers", stub,
+                      &meridian::v1::Query::Stub::GetStragglers, request,
+                      collector, line.Has("json"), meridian::StragglersJson,
+                      meridian::StragglersText);
 }
 
 int Steps(meridian::v1::Query::Stub& stub, const std::string& collector,
           const meridian::CommandLine& line) {
-  grpc::ClientContext context;
   meridian::v1::StepsRequest request;
   request.set_job(line.Get("job"));
-  meridian::v1::StepsReply reply;
-  grpc::Status status = stub.GetSteps(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("steps", status, collector);
-  std::string out = line.Has("json") ? meridian::StepsJson(reply)
-                                     : meridian::StepsText(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  return CallAndPrint("steps", stub, &meridian::v1::Query::Stub::GetSteps,
+                      request, collector, line.Has("json"), meridian::StepsJson,
+                      meridian::StepsText);
 }
 
 int Compare(meridian::v1::Query::Stub& stub, const std::string& collector,
@@ -276,14 +270,9 @@ int Compare(meridian::v1::Query::Stub& stub, const std::string& collector,
   }
   request.set_head(static_cast<int32_t>(*head));
   request.set_sort(line.Get("sort", "time"));
-  grpc::ClientContext context;
-  meridian::v1::CompareReply reply;
-  grpc::Status status = stub.Compare(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("compare", status, collector);
-  std::string out = line.Has("json") ? meridian::CompareJson(reply)
-                                     : meridian::CompareText(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
+  return CallAndPrint("compare", stub, &meridian::v1::Query::Stub::Compare,
+                      request, collector, line.Has("json"),
+                      meridian::CompareJson, meridian::CompareText);
 }
 
 int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,

@@ -4,7 +4,7 @@
 // concurrently with ingest (SQLite WAL) and with each other, and see every
 // batch committed before they started. The analyses (critical path,
 // stragglers, steps, graph) hold the job's spans in memory while they run
-// (JobSpans: about 100 bytes a span with the graph, docs/PERFORMANCE.md).
+// (JobSpans and the graph: about 150 bytes a span, docs/PERFORMANCE.md).
 // Errors: NOT_FOUND for an unknown job, INVALID_ARGUMENT for a bad filter, each
 // with a message saying what to fix.
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
