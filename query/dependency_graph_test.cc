@@ -46,6 +46,30 @@ class GpuJob {
   std::vector<StoredSpan> spans_;
 };
 
+TEST(DependencyGraphTest, RolesOfOperations) {
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Allreduce"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Gatherv"), SpanRole::kRootIn);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Ibcast"), SpanRole::kRootOut);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Waitall"), SpanRole::kWait);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Comm_split"), SpanRole::kNone);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclAllReduce"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ReduceScatter"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclBroadcast"), SpanRole::kRootOut);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclReduce"), SpanRole::kRootIn);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclSend"), SpanRole::kSend);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "Recv"), SpanRole::kRecv);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_CUDA_SYNC, "cudaEventSynchronize"),
+            SpanRole::kSync);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_CUDA_RUNTIME, "cudaDeviceSynchronize"),
+            SpanRole::kSync);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_USER, "MPI_Allreduce"), SpanRole::kNone);
+  EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Irecv"));
+  EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Iallreduce"));
+  EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Init"));
+  EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Recv"));
+  EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_NCCL, "ncclAllReduce"));
+}
+
 TEST(DependencyGraphTest, PiecesGiveEachInstantToTheInnermostSpan) {
   auto f = ScenarioFixture::Load("slow-rank");
   ASSERT_NE(f, nullptr);
