@@ -38,28 +38,68 @@ namespace probe = meridian::probe;
 constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
 
 // The recorded MPI functions; their names are interned once (slot 16 + op).
-#define MERIDIAN_MPI_OPS(X)                                                    \
-  X(Init)                                                                      \
-  X(Init_thread)                                                               \
-  X(Finalize)                                                                  \
-  X(Send)                                                                      \
-  X(Ssend)                                                                     \
-  X(Rsend)                                                                     \
-  X(Bsend)                                                                     \
-  X(Recv)                                                                      \
-  X(Sendrecv) X(Sendrecv_replace) X(Isend) X(Issend) X(Irsend) X(Ibsend)       \
-      X(Irecv) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Barrier) X(Bcast)   \
-          X(Reduce) X(Allreduce) X(Allgather) X(Allgatherv) X(Alltoall)        \
-              X(Alltoallv) X(Gather) X(Gatherv) X(Scatter) X(Scatterv) X(      \
-                  Reduce_scatter) X(Reduce_scatter_block) X(Scan) X(Exscan)    \
-                  X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce) X(Iallgather) \
-                      X(Iallgatherv) X(Ialltoall) X(Ialltoallv) X(Igather)     \
-                          X(Igatherv) X(Iscatter) X(Iscatterv)                 \
-                              X(Ireduce_scatter) X(Ireduce_scatter_block)      \
-                                  X(Iscan) X(Iexscan) X(Comm_dup)              \
-                                      X(Comm_split) X(Comm_split_type)         \
-                                          X(Comm_create) X(Comm_create_group)  \
-                                              X(Cart_create) X(Comm_free)
+// One per line by hand: clang-format reflows X-macro lists unstably.
+// clang-format off
+#define MERIDIAN_MPI_OPS(X) \
+  X(Init) \
+  X(Init_thread) \
+  X(Finalize) \
+  X(Send) \
+  X(Ssend) \
+  X(Rsend) \
+  X(Bsend) \
+  X(Recv) \
+  X(Sendrecv) \
+  X(Sendrecv_replace) \
+  X(Isend) \
+  X(Issend) \
+  X(Irsend) \
+  X(Ibsend) \
+  X(Irecv) \
+  X(Wait) \
+  X(Waitall) \
+  X(Waitany) \
+  X(Waitsome) \
+  X(Barrier) \
+  X(Bcast) \
+  X(Reduce) \
+  X(Allreduce) \
+  X(Allgather) \
+  X(Allgatherv) \
+  X(Alltoall) \
+  X(Alltoallv) \
+  X(Gather) \
+  X(Gatherv) \
+  X(Scatter) \
+  X(Scatterv) \
+  X(Reduce_scatter) \
+  X(Reduce_scatter_block) \
+  X(Scan) \
+  X(Exscan) \
+  X(Ibarrier) \
+  X(Ibcast) \
+  X(Ireduce) \
+  X(Iallreduce) \
+  X(Iallgather) \
+  X(Iallgatherv) \
+  X(Ialltoall) \
+  X(Ialltoallv) \
+  X(Igather) \
+  X(Igatherv) \
+  X(Iscatter) \
+  X(Iscatterv) \
+  X(Ireduce_scatter) \
+  X(Ireduce_scatter_block) \
+  X(Iscan) \
+  X(Iexscan) \
+  X(Comm_dup) \
+  X(Comm_split) \
+  X(Comm_split_type) \
+  X(Comm_create) \
+  X(Comm_create_group) \
+  X(Cart_create) \
+  X(Comm_free)
+// clang-format on
 
 enum Op {
 #define MERIDIAN_ENUM(name) k##name,
