@@ -26,8 +26,9 @@ uint64_t JobClocks::SpanId(const StoredSpan& span) {
   return Mix(h, static_cast<uint64_t>(span.dur_ns));
 }
 
-absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
-                                          const JobCatalog& catalog) {
+absl::StatusOr<JobClocks> JobClocks::Load(
+    Store& store, const JobCatalog& catalog,
+    const std::function<void(const StoredSpan&)>& visit) {
   JobClocks clocks;
   clocks.job_middle_ns_ =
       catalog.job.min_start_ns +
@@ -68,6 +69,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(Store& store,
     CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
     absl::Status scan =
         store.Scan(catalog.job, ScanRange{}, [&](const StoredSpan& span) {
+          if (visit) visit(span);
           const int node = clocks.node_of_track_[span.track_id];
           first_start[node] = std::min(first_start[node], span.start_ns);
           auto kind = kind_of_op.find(span.op_id);

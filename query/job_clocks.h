@@ -11,6 +11,7 @@
 #define MERIDIAN_QUERY_JOB_CLOCKS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,14 @@ class JobClocks {
   // Loads the models of the job's nodes and scans its spans for the
   // refinement. A node without models keeps its raw clock, and its
   // refinement is bounded by +-1 s instead of a model's uncertainty.
-  static absl::StatusOr<JobClocks> Load(Store& store,
-                                        const JobCatalog& catalog);
+  // `visit`, if set, sees every span of that scan (raw times), so that a
+  // caller that needs the spans too reads the store once (JobSpans::Load).
+  static absl::StatusOr<JobClocks> Load(
+      Store& store, const JobCatalog& catalog,
+      const std::function<void(const StoredSpan&)>& visit = nullptr);
 
   // A span's start on the collector's axis, and its duration there (with
-  // any end shift).
+  // any end shift). Reads the span's start_ns, dur_ns, track_id and op_id.
   struct Interval {
     int64_t start_ns;
     int64_t dur_ns;

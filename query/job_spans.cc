@@ -139,17 +139,27 @@ void JobSpans::Finish() {
 }
 
 absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
-                                        const JobClocks& clocks) {
+                                        std::optional<JobClocks>* clocks) {
   JobSpans spans(catalog);
   spans.spans_.reserve(
       static_cast<size_t>(std::max<int64_t>(0, catalog.job.spans)));
-  absl::Status status =
-      store.Scan(catalog.job, ScanRange{}, [&](const StoredSpan& span) {
-        const JobClocks::Interval placed = clocks.Place(span);
-        spans.Add(span, placed.start_ns, placed.dur_ns);
-        return true;
-      });
-  if (!status.ok()) return status;
+  auto loaded = JobClocks::Load(store, catalog, [&](const StoredSpan& span) {
+    spans.Add(span, span.start_ns, span.dur_ns);  // raw for now
+  });
+  if (!loaded.ok()) return loaded.status();
+  clocks->emplace(std::move(*loaded));
+  // Place each span as JobClocks::Place places a stored one: it needs the
+  // raw start and duration, the track and the operation.
+  StoredSpan raw;
+  for (JobSpan& s : spans.spans_) {
+    raw.start_ns = s.start;
+    raw.dur_ns = s.end - s.start;
+    raw.track_id = spans.tracks_[s.track].id;
+    raw.op_id = catalog.ops[s.op].id;
+    const JobClocks::Interval placed = (*clocks)->Place(raw);
+    s.start = placed.start_ns;
+    s.end = placed.start_ns + placed.dur_ns;
+  }
   spans.Finish();
   return spans;
 }

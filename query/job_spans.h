@@ -15,6 +15,7 @@
 #define MERIDIAN_QUERY_JOB_SPANS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,11 +77,15 @@ struct JobTrack {
 
 class JobSpans {
  public:
-  // Reads every span of the job, placed by `clocks`. One scan.
+  // Reads every span of the job and the job's clocks, into *clocks, in one
+  // scan: the spans are kept as JobClocks::Load's refinement scan reads
+  // them, then placed on the collector's clock in memory. `catalog` must
+  // outlive the result.
   static absl::StatusOr<JobSpans> Load(Store& store, const JobCatalog& catalog,
-                                       const JobClocks& clocks);
+                                       std::optional<JobClocks>* clocks);
 
-  // Spans given one at a time (tests, or a caller's own scan); Finish sorts.
+  // Spans given one at a time, with their times on the collector's clock
+  // (tests); Finish sorts.
   explicit JobSpans(const JobCatalog& catalog);
   void Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns);
   void Finish();

@@ -66,24 +66,25 @@ struct JobAnalysis {
   std::optional<DependencyGraph> graph;
 };
 
+// Loads the job of an open query: one scan of the store.
+absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(JobQuery query) {
+  auto analysis = std::make_unique<JobAnalysis>();
+  analysis->query = std::move(query);
+  auto spans = JobSpans::Load(*analysis->query.store, analysis->query.catalog,
+                              &analysis->clocks);
+  if (!spans.ok()) return spans.status();
+  analysis->spans.emplace(std::move(*spans));
+  analysis->graph.emplace(*analysis->spans);
+  return analysis;
+}
+
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     const std::string& db_path, const std::string& job) {
   v1::SpanFilter filter;
   filter.set_job(job);
   auto query = OpenJob(db_path, filter);
   if (!query.ok()) return query.status();
-  auto analysis = std::make_unique<JobAnalysis>();
-  analysis->query = std::move(*query);
-  auto clocks =
-      JobClocks::Load(*analysis->query.store, analysis->query.catalog);
-  if (!clocks.ok()) return clocks.status();
-  analysis->clocks.emplace(std::move(*clocks));
-  auto spans = JobSpans::Load(*analysis->query.store, analysis->query.catalog,
-                              *analysis->clocks);
-  if (!spans.ok()) return spans.status();
-  analysis->spans.emplace(std::move(*spans));
-  analysis->graph.emplace(*analysis->spans);
-  return analysis;
+  return LoadAnalysis(std::move(*query));
 }
 
 // The path over one step (NOT_FOUND naming it if no span has it), or over
@@ -148,31 +149,37 @@ grpc::Status QueryService::ListJobs(grpc::ServerContext*,
 grpc::Status QueryService::ExportTrace(
     grpc::ServerContext* context, const v1::ExportRequest* request,
     grpc::ServerWriter<v1::TraceChunk>* writer) {
-  auto query = OpenJob(db_path_, request->filter());
-  if (!query.ok()) return ToGrpc(query.status());
+  auto opened = OpenJob(db_path_, request->filter());
+  if (!opened.ok()) return ToGrpc(opened.status());
   // Times on the collector's clock (JobClocks) unless raw ones are asked
-  // for; the trace's origin is then the earliest corrected time.
-  std::optional<JobClocks> clocks;
-  if (!request->raw_clock()) {
-    auto loaded = JobClocks::Load(*query->store, query->catalog);
-    if (!loaded.ok()) return ToGrpc(loaded.status());
-    clocks.emplace(std::move(*loaded));
-  }
-  // The critical path of the one step asked for, else of the whole job.
+  // for; the trace's origin is then the earliest corrected time. With the
+  // critical path, the analysis's load brings the clocks with it.
+  std::unique_ptr<JobAnalysis> analysis;
+  std::optional<JobClocks> own_clocks;
+  const JobClocks* clocks = nullptr;
   std::optional<v1::CriticalPathReply> path;
-  if (request->critical_path() && !request->raw_clock()) {
-    auto analysis = LoadAnalysis(db_path_, request->filter().job());
-    if (!analysis.ok()) return ToGrpc(analysis.status());
+  if (!request->raw_clock() && request->critical_path()) {
+    auto loaded = LoadAnalysis(std::move(*opened));
+    if (!loaded.ok()) return ToGrpc(loaded.status());
+    analysis = std::move(*loaded);
+    clocks = &*analysis->clocks;
+    // The critical path of the one step asked for, else of the whole job.
     const v1::SpanFilter& f = request->filter();
     std::optional<int64_t> step;
     if (f.has_first_step() && f.has_last_step() &&
         f.first_step() == f.last_step()) {
       step = f.first_step();
     }
-    auto found = PathOf(**analysis, step);
+    auto found = PathOf(*analysis, step);
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);
+  } else if (!request->raw_clock()) {
+    auto loaded = JobClocks::Load(*opened->store, opened->catalog);
+    if (!loaded.ok()) return ToGrpc(loaded.status());
+    own_clocks.emplace(std::move(*loaded));
+    clocks = &*own_clocks;
   }
+  JobQuery* query = analysis ? &analysis->query : &*opened;
   v1::TraceChunk chunk;
   ChromeTraceWriter trace(
       query->catalog, *query->selection, [&](absl::string_view data) {
