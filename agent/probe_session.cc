@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace meridian {
 namespace {
@@ -98,23 +100,26 @@ void ProbeSession::SkipTo(uint32_t ring, uint64_t end) {
   }
 }
 
-int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring,
-                           uint32_t queue) {
+int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
+                           bool gpu) {
   if (builder_ != builder) {
     builder_ = builder;
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
   }
-  auto [it, inserted] = tracks_.try_emplace({ring, queue}, -1);
+  auto [it, inserted] = tracks_.try_emplace({ring, queue, gpu}, -1);
   if (!inserted) return it->second;
   if (queue != 0) {
+    // Tracks named by the same string are one track, whichever thread
+    // recorded into them: the collector merges them by (kind, id).
     const char* data;
     uint32_t length;
     std::string name = StringAt(header_, queue, &data, &length)
                            ? std::string(data, length)
-                           : absl::StrCat("queue ", queue);
-    it->second = builder->DeclareTrack(process_handle_, v1::TRACK_KIND_QUEUE,
-                                       queue, std::move(name));
+                           : absl::StrCat(gpu ? "GPU track " : "queue ", queue);
+    it->second = builder->DeclareTrack(
+        process_handle_, gpu ? v1::TRACK_KIND_GPU_STREAM : v1::TRACK_KIND_QUEUE,
+        queue, std::move(name));
   } else {
     const int32_t tid = header_->slots[ring].tid;
     it->second = builder->DeclareTrack(
@@ -166,10 +171,12 @@ size_t ProbeSession::Read(BatchBuilder* builder,
                                            static_cast<uint64_t>(r.dur_ns)) -
                            start
                      : r.dur_ns;
-        v1::Span* span = builder->AddSpan(TrackFor(builder, ring, r.queue),
-                                          static_cast<v1::Category>(r.category),
-                                          absl::string_view(name, length),
-                                          start + wall_minus_monotonic_ns, dur);
+        v1::Span* span =
+            builder->AddSpan(TrackFor(builder, ring, r.queue,
+                                      (r.flags & ProbeRecord::kGpuTrack) != 0),
+                             static_cast<v1::Category>(r.category),
+                             absl::string_view(name, length),
+                             start + wall_minus_monotonic_ns, dur);
         span->set_kind(static_cast<v1::SpanKind>(r.kind));
         if (r.kind == v1::SPAN_KIND_COUNTER) {
           span->set_value(value);
@@ -186,11 +193,42 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         if (r.flags & ProbeRecord::kHasPartition) {
           span->set_partition(r.partition);
         }
+        if (r.args != 0) AddArgs(builder, r.args, span);
       }
       if (n < want) break;
     }
   }
   return total;
+}
+
+void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
+                           v1::Span* span) {
+  auto [it, inserted] = args_.try_emplace(args);
+  if (inserted) {
+    const char* data;
+    uint32_t length;
+    if (!StringAt(header_, args, &data, &length)) return;
+    for (absl::string_view pair : absl::StrSplit(
+             absl::string_view(data, length), ';', absl::SkipEmpty())) {
+      const size_t equals = pair.find('=');
+      if (equals == 0 || equals == absl::string_view::npos) continue;
+      Arg arg;
+      arg.key = std::string(pair.substr(0, equals));
+      const absl::string_view value = pair.substr(equals + 1);
+      arg.is_number = absl::SimpleAtoi(value, &arg.number);
+      if (!arg.is_number) arg.text = std::string(value);
+      it->second.push_back(std::move(arg));
+    }
+  }
+  for (const Arg& arg : it->second) {
+    v1::Arg* out = span->add_args();
+    out->set_key(builder->String(arg.key));
+    if (arg.is_number) {
+      out->set_int_(arg.number);
+    } else {
+      out->set_str(builder->String(arg.text));
+    }
+  }
 }
 
 void ProbeSession::Commit() {

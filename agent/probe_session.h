@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -80,7 +81,16 @@ class ProbeSession {
                ProcessDesc process);
   // Makes readers for rings that became ready.
   void OpenReadyRings();
-  int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue);
+  int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue, bool gpu);
+  // Adds the arguments of string `args` ("key=value;key=value") to `span`.
+  void AddArgs(BatchBuilder* builder, uint32_t args, v1::Span* span);
+
+  struct Arg {
+    std::string key;
+    std::string text;  // the value if it is not an integer
+    int64_t number;    // the value if is_number
+    bool is_number;
+  };
 
   ProcessRegionHeader* header_;
   uint64_t bytes_;
@@ -93,7 +103,9 @@ class ProbeSession {
   // the identity changes.
   const BatchBuilder* builder_ = nullptr;
   int process_handle_ = -1;
-  std::map<std::pair<uint32_t, uint32_t>, int> tracks_;  // (ring, queue)
+  std::map<std::tuple<uint32_t, uint32_t, bool>, int>
+      tracks_;                                 // ring, queue, gpu
+  std::map<uint32_t, std::vector<Arg>> args_;  // parsed once per string
 };
 
 }  // namespace meridian

@@ -120,6 +120,50 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   EXPECT_EQ(positions[0].end, 5u);
 }
 
+TEST(ProbeSessionTest, GpuTracksAndArguments) {
+  FakeProbe probe;
+  TickClock ticks = FakeTicks();
+  const uint32_t kernel = AppendString(probe.header, "gemm", 4);
+  const uint32_t stream = AppendString(probe.header, "GPU 0 stream 7", 14);
+  const char kArgs[] = "grid=4,1,1;;smem=0;registers=32;bad;=x;dir=-12";
+  const uint32_t args = AppendString(probe.header, kArgs, sizeof(kArgs) - 1);
+  SpanRingWriter cupti = probe.Ring(0, 80);
+  SpanRingWriter proxy = probe.Ring(1, 81);
+  ProbeRecord a = Record(kernel, 1000);
+  a.category = v1::CATEGORY_CUDA_KERNEL;
+  a.queue = stream;
+  a.flags = ProbeRecord::kGpuTrack;
+  a.args = args;
+  a.correlation = 42;
+  cupti.Push(a);
+  cupti.Push(a);
+  proxy.Push(a);  // the same GPU track, from another thread's ring
+
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
+  ASSERT_TRUE(session.ok()) << session.status();
+  BatchBuilder builder("agent");
+  ASSERT_EQ((*session)->Read(&builder, 0, ticks, 100), 3u);
+  v1::Batch batch = builder.Take();
+  ASSERT_EQ(batch.spans_size(), 3);
+  ASSERT_EQ(batch.tracks_size(), 2);
+  for (const v1::Track& track : batch.tracks()) {
+    EXPECT_EQ(track.kind(), v1::TRACK_KIND_GPU_STREAM);
+    EXPECT_EQ(track.id(), stream);
+    EXPECT_EQ(batch.strings(track.name()), "GPU 0 stream 7");
+  }
+  for (const v1::Span& span : batch.spans()) {
+    EXPECT_EQ(span.correlation(), 42u);
+    ASSERT_EQ(span.args_size(), 4);
+    EXPECT_EQ(batch.strings(span.args(0).key()), "grid");
+    EXPECT_EQ(batch.strings(span.args(0).str()), "4,1,1");
+    EXPECT_EQ(batch.strings(span.args(1).key()), "smem");
+    EXPECT_EQ(span.args(1).int_(), 0);
+    EXPECT_EQ(span.args(2).int_(), 32);
+    EXPECT_EQ(batch.strings(span.args(3).key()), "dir");
+    EXPECT_EQ(span.args(3).int_(), -12);
+  }
+}
+
 TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   FakeProbe probe;
   TickClock ticks = FakeTicks();

@@ -26,6 +26,9 @@ struct ProbeRecord {
     // start_ns and dur_ns are in time-stamp-counter ticks, not ns (the
     // agent converts them; see agent/tick_clock.h).
     kTicks = 1 << 5,
+    // `queue` names a GPU stream's track (TRACK_KIND_GPU_STREAM: "GPU 0
+    // stream 7", "GPU 0 NCCL 3f2a...") instead of a queue.
+    kGpuTrack = 1 << 6,
   };
 
   int64_t start_ns;
@@ -35,16 +38,20 @@ struct ProbeRecord {
   uint64_t seq;
   int64_t step;
   uint64_t correlation;
-  uint32_t name;   // the process's string id
-  uint32_t queue;  // string id of a TRACK_KIND_QUEUE track; 0: the thread's
-  int32_t peer;    // world rank
+  uint32_t name;  // the process's string id
+  uint32_t
+      queue;  // string id of a queue's or GPU stream's track; 0: the thread's
+  int32_t peer;  // world rank
   int32_t tag;
   uint32_t comm_size;
   int32_t partition;
   uint8_t category;  // v1::Category
   uint8_t kind;      // v1::SpanKind
   uint16_t flags;
-  uint32_t reserved;
+  // String id of the span's arguments, "key=value" pairs joined by ';'
+  // ("algo=RING;proto=SIMPLE;channels=2"): values that are integers become
+  // integer args. 0: none.
+  uint32_t args;
 };
 
 static_assert(std::is_trivially_copyable_v<ProbeRecord>);
