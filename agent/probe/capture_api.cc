@@ -32,4 +32,11 @@ __attribute__((visibility("default"))) int64_t meridian_capture_now_ns(void) {
   return probe::NowNs();
 }
 
+__attribute__((visibility("default"))) int meridian_capture_step(
+    int64_t* step) {
+  if (!probe::InStep() || step == nullptr) return 0;
+  *step = probe::CurrentStep();
+  return 1;
+}
+
 }  // extern "C"

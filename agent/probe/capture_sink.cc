@@ -11,6 +11,7 @@ __attribute__((weak)) uint32_t meridian_capture_name(const char* name);
 __attribute__((weak)) void meridian_capture_emit(
     const meridian::ProbeRecord* record, int stamp_step);
 __attribute__((weak)) int64_t meridian_capture_now_ns(void);
+__attribute__((weak)) int meridian_capture_step(int64_t* step);
 }
 
 namespace meridian {
@@ -26,6 +27,7 @@ class ProbeSink final : public CaptureSink {
     meridian_capture_emit(&record, stamp_step ? 1 : 0);
   }
   int64_t NowNs() override { return meridian_capture_now_ns(); }
+  bool Step(int64_t* step) override { return meridian_capture_step(step) != 0; }
 };
 
 }  // namespace
@@ -33,7 +35,7 @@ class ProbeSink final : public CaptureSink {
 CaptureSink* ProbeCaptureSink() {
   if (meridian_capture_recording == nullptr ||
       meridian_capture_name == nullptr || meridian_capture_emit == nullptr ||
-      meridian_capture_now_ns == nullptr) {
+      meridian_capture_now_ns == nullptr || meridian_capture_step == nullptr) {
     return nullptr;
   }
   // Never destroyed: capture callbacks may run during exit.

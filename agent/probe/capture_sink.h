@@ -29,6 +29,8 @@ uint32_t meridian_capture_name(const char* name);
 void meridian_capture_emit(const meridian::ProbeRecord* record, int stamp_step);
 // CLOCK_MONOTONIC in ns: the clock records without kTicks are in.
 int64_t meridian_capture_now_ns(void);
+// 1 and the current training step in `*step` if one is current, else 0.
+int meridian_capture_step(int64_t* step);
 }
 
 namespace meridian {
@@ -46,6 +48,9 @@ class CaptureSink {
   virtual void Emit(const ProbeRecord& record, bool stamp_step) = 0;
   // The probe's clock (CLOCK_MONOTONIC ns).
   virtual int64_t NowNs() = 0;
+  // The current training step, if one is current (for GPU work delivered
+  // later: capture it when the work is launched).
+  virtual bool Step(int64_t* step) = 0;
 };
 
 // The probe of this process, or nullptr when libmeridian_probe.so is not
