@@ -72,7 +72,7 @@ void ChromeTraceWriter::Begin() {
     ++tid;
     const ProcessInfo* p = process_by_id[t.process_id];
     int64_t pid = PidOf(*p);
-    track_ref_[t.id] = {pid, tid};
+    track_ref_[t.id] = {pid, tid, t.kind};
     if (!selection_.SelectsProcess(t.process_id)) continue;
     absl::StrAppend(&buffer_, first_event_ ? "" : ",\n",
                     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pid,
@@ -161,6 +161,19 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
   }
   buffer_.append("}}");
   ++events_;
+  if (span.correlation != 0 && span.kind == v1::SPAN_KIND_COMPLETE &&
+      track.kind != v1::TRACK_KIND_QUEUE) {
+    // "s" binds to the CPU slice enclosing its time, "f" with "bp":"e" to
+    // the GPU slice enclosing its time: both at the slice's start.
+    absl::StrAppend(
+        &buffer_, ",\n{\"ph\":\"",
+        track.kind == v1::TRACK_KIND_THREAD ? "s" : "f\",\"bp\":\"e",
+        "\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":\"", track.pid, ":",
+        absl::Hex(span.correlation), "\",\"pid\":", track.pid,
+        ",\"tid\":", track.tid, ",\"ts\":");
+    AppendMicros(&buffer_, start_ns - origin_ns_);
+    buffer_.append("}");
+  }
   if (buffer_.size() >= chunk_bytes_) Flush();
 }
 

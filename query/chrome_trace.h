@@ -47,7 +47,10 @@ class ChromeTraceWriter {
   void Begin();
   void Add(const StoredSpan& span) { Add(span, span.start_ns, span.dur_ns); }
   // The span at `start_ns` for `dur_ns` (its times on the job's merged
-  // axis, JobClocks) instead of its stored times.
+  // axis, JobClocks) instead of its stored times. A span with a correlation
+  // id also gets one end of a flow arrow (cat "launch", id
+  // "PID:CORRELATION"): its start on a CPU thread, its end on a GPU
+  // stream, so the launch points at the GPU work it started.
   void Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns);
   // Shows a critical path as a process of its own, "critical path" (pid
   // kCriticalPathPid, sorted above the ranks): one "X" event per segment,
@@ -67,6 +70,7 @@ class ChromeTraceWriter {
   struct TrackRef {
     int64_t pid;
     int64_t tid;
+    v1::TrackKind kind;
   };
   void Flush();
 

@@ -18,7 +18,8 @@ JobCatalog Catalog() {
                     {3, 2, v1::TRACK_KIND_THREAD, 56, "main"}};
   catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Allreduce"},
                  {2, v1::CATEGORY_CUDA_KERNEL, "k<\"x\">\n"},
-                 {3, v1::CATEGORY_USER, "loss"}};
+                 {3, v1::CATEGORY_USER, "loss"},
+                 {4, v1::CATEGORY_CUDA_RUNTIME, "cudaLaunchKernel"}};
   return catalog;
 }
 
@@ -61,6 +62,13 @@ TEST(ChromeTraceTest, WritesMetadataThenEventsWithExactFields) {
   grid.str = "[1,1,1]";
   kernel.args.push_back(grid);
   writer.Add(kernel);
+  StoredSpan launch;
+  launch.start_ns = kT + 1900;
+  launch.dur_ns = 50;
+  launch.track_id = 1;
+  launch.op_id = 4;
+  launch.correlation = 0x10;
+  writer.Add(launch);
   StoredSpan loss;
   loss.start_ns = kT + 3000;
   loss.track_id = 1;
@@ -69,8 +77,8 @@ TEST(ChromeTraceTest, WritesMetadataThenEventsWithExactFields) {
   loss.value = 0.5;
   writer.Add(loss);
   ASSERT_TRUE(writer.End());
-  EXPECT_EQ(writer.events(), 3);
-  EXPECT_EQ(chunks, 5);  // metadata, one per event, the end
+  EXPECT_EQ(writer.events(), 4);
+  EXPECT_EQ(chunks, 6);  // metadata, one per event, the end
   EXPECT_EQ(
       out,
       "{\"traceEvents\":[\n"
@@ -100,6 +108,13 @@ TEST(ChromeTraceTest, WritesMetadataThenEventsWithExactFields) {
       "{\"ph\":\"X\",\"cat\":\"cuda_kernel\",\"name\":\"k<\\\"x\\\">\\n\","
       "\"pid\":0,\"tid\":2,\"ts\":2.000,\"dur\":0.005,\"args\":{"
       "\"correlation\":\"0x10\",\"grid\":\"[1,1,1]\"}},\n"
+      "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\","
+      "\"id\":\"0:10\",\"pid\":0,\"tid\":2,\"ts\":2.000},\n"
+      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+      "\"pid\":0,\"tid\":1,\"ts\":1.900,\"dur\":0.050,\"args\":{"
+      "\"correlation\":\"0x10\"}},\n"
+      "{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\","
+      "\"id\":\"0:10\",\"pid\":0,\"tid\":1,\"ts\":1.900},\n"
       "{\"ph\":\"C\",\"cat\":\"user\",\"name\":\"loss\",\"pid\":0,\"tid\":1,"
       "\"ts\":3.000,\"args\":{\"loss\":0.5}}\n"
       "],\"displayTimeUnit\":\"ns\",\"otherData\":{\"job\":\"job \\\"q\\\"\","
