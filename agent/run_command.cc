@@ -203,6 +203,32 @@ int RunTraced(const RunOptions& options) {
   }
   set["LD_PRELOAD"] = preload;
   if (options.on_demand) set["MERIDIAN_TRACE"] = "on-demand";
+  // GPU capture, where it was built: CUPTI and NVTX injections and NCCL's
+  // profiler plugin. A value the user set already is kept (say, another
+  // NCCL plugin); the libraries record only into the preloaded probe.
+  const struct {
+    const char* variable;
+    const char* ours;  // names our library, overriding the search
+    std::vector<std::string> candidates;
+  } kCapture[] = {
+      {"CUDA_INJECTION64_PATH",
+       "MERIDIAN_CUDA_LIB",
+       {"../lib/libmeridian_cuda.so", "../agent/cupti/libmeridian_cuda.so"}},
+      {"NVTX_INJECTION64_PATH",
+       "MERIDIAN_NVTX_LIB",
+       {"../lib/libmeridian_nvtx.so", "../agent/nvtx/libmeridian_nvtx.so"}},
+      {"NCCL_PROFILER_PLUGIN",
+       "MERIDIAN_NCCL_PLUGIN",
+       {"../lib/libnccl-profiler-meridian.so",
+        "../agent/nccl/libnccl-profiler-meridian.so"}},
+  };
+  for (const auto& capture : kCapture) {
+    if (const char* user = getenv(capture.variable); user != nullptr && *user) {
+      continue;
+    }
+    const std::string library = Find(capture.ours, capture.candidates);
+    if (!library.empty()) set[capture.variable] = library;
+  }
 
   std::vector<std::string> command = options.command;
   if (IsOpenMpiLauncher(command[0])) {

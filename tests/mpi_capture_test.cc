@@ -617,6 +617,69 @@ TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
   ExpectKnownSequence(ReadJob(db_, job));
 }
 
+// NCCL's profiler plugin under `meridian run -- mpirun`, driven by a
+// stand-in for NCCL (tests/nccl_fake_job.cc): each collective arrives as
+// its GPU execution on the communicator's GPU track, matched across ranks
+// by comm hash and seq, and its launch on the calling thread.
+TEST_F(MpiCaptureTest, NcclPluginRecordsGpuExecutionAndLaunchOfEachCollective) {
+  StartCollector();
+  Child agent = StartAgent();
+  std::vector<std::string> mpirun = Mpirun({Runfile("tests/nccl_fake_job")});
+  mpirun[6] = "2";  // -np 2
+  Child run = Spawn(MeridianRun("nccl", mpirun), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "libnccl-profiler-meridian.so")) << out;
+  const std::vector<Row> rows = ReadJob(db_, "nccl");
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    const std::vector<Row> exec = Select(rows, rank, "AllReduce");
+    const std::vector<Row> launch = Select(rows, rank, "ncclAllReduce");
+    ASSERT_EQ(exec.size(), 3u);
+    ASSERT_EQ(launch.size(), 3u);
+    std::map<uint64_t, uint64_t> correlation_of_seq;
+    for (const Row& r : exec) {
+      EXPECT_EQ(r.category, v1::CATEGORY_NCCL);
+      EXPECT_EQ(r.track_kind, v1::TRACK_KIND_GPU_STREAM);
+      EXPECT_EQ(r.track, "GPU NCCL 0000000000005eed");
+      EXPECT_EQ(r.span.comm, 0x5eedu);
+      EXPECT_EQ(r.span.comm_size, 2u);
+      EXPECT_EQ(r.span.bytes, 1024);
+      EXPECT_EQ(r.span.dur_ns, 200000);
+      ASSERT_TRUE(r.span.seq.has_value());
+      ASSERT_TRUE(r.span.step.has_value());
+      EXPECT_EQ(static_cast<uint64_t>(*r.span.step), *r.span.seq);
+      correlation_of_seq[*r.span.seq] = r.span.correlation;
+      std::map<std::string, std::string> args;
+      for (const StoredArg& a : r.span.args) {
+        args[a.key] =
+            a.type == StoredArg::Type::kInt ? absl::StrCat(a.int_value) : a.str;
+      }
+      EXPECT_EQ(args, (std::map<std::string, std::string>{
+                          {"algo", "RING"},
+                          {"proto", "SIMPLE"},
+                          {"channels", "2"},
+                          {"count", "256"},
+                          {"datatype", "ncclFloat32"},
+                          {"rank", absl::StrCat(rank)}}));
+    }
+    EXPECT_EQ(correlation_of_seq.size(), 3u);  // seq 0, 1, 2
+    std::set<uint64_t> launched;
+    for (const Row& r : launch) {
+      EXPECT_EQ(r.category, v1::CATEGORY_CUDA_RUNTIME);
+      EXPECT_EQ(r.track_kind, v1::TRACK_KIND_THREAD);
+      launched.insert(r.span.correlation);
+    }
+    std::set<uint64_t> executed;
+    for (const auto& [seq, correlation] : correlation_of_seq) {
+      executed.insert(correlation);
+    }
+    EXPECT_EQ(launched, executed);
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
 TEST_F(MpiCaptureTest, PythonBindingRecordsStepsPhasesQueuesAndCounters) {
   StartCollector();
   env_["MERIDIAN_RANK"] = "3";
