@@ -8,6 +8,9 @@
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
+#   ./bench/run.sh gpu        (GPU machines only: CUDA + NCCL capture's
+#                              overhead on small kernels and AllReduces,
+#                              after the GPU tests; see tests/gpu/run.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -22,6 +25,9 @@ case "${1:-}" in
     ./deploy/dependencies.sh
     bazel build //bench:analysis_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/bench/analysis_bench" "$@"
+    ;;
+  gpu)
+    exec ./tests/gpu/run.sh --bench
     ;;
   ring)
     ./deploy/dependencies.sh

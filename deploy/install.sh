@@ -13,7 +13,11 @@ cd "$(dirname "$0")/.."
 ./deploy/dependencies.sh
 programs=(//collector:meridian-collector //query:meridian //agent:meridian-agent
   //agent:meridian-synth)
-bazel build "${programs[@]}" //agent/probe:libmeridian_probe.so >&2
+# The GPU capture libraries: the NCCL plugin always; the CUPTI and NVTX
+# injections where the CUDA toolkit is (the patterns skip them otherwise).
+bazel build "${programs[@]}" //agent/probe:libmeridian_probe.so \
+  //agent/nccl:libnccl-profiler-meridian.so //agent/cupti/... \
+  //agent/nvtx/... >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 mkdir -p "$prefix/bin" "$prefix/lib"
 for target in "${programs[@]}"; do
@@ -25,6 +29,15 @@ done
 # Python binding.
 install -m 0755 "$bin/agent/probe/libmeridian_probe.so" "$prefix/lib/"
 echo "installed $prefix/lib/libmeridian_probe.so"
+for library in agent/nccl/libnccl-profiler-meridian.so \
+  agent/cupti/libmeridian_cuda.so agent/nvtx/libmeridian_nvtx.so; do
+  if [ -f "$bin/$library" ]; then
+    install -m 0755 "$bin/$library" "$prefix/lib/"
+    echo "installed $prefix/lib/${library##*/}"
+  else
+    echo "not built (no CUDA toolkit): ${library##*/}"
+  fi
+done
 mkdir -p "$prefix/include/meridian" "$prefix/lib/python3/dist-packages"
 install -m 0644 agent/probe/include/meridian/probe.h "$prefix/include/meridian/"
 install -m 0644 agent/probe/python/meridian_probe.py \

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Every Meridian test: installs what is missing, builds, runs `bazel test //...`
 # (unit tests beside the code, the integration test and the CLI test under
-# tests/), and ends with a "N passed, N failed" line.
+# tests/), and ends with a "N passed, N failed" line. Tests that need the
+# CUDA toolkit are skipped without one (and counted as skipped); tests that
+# need a GPU are in tests/gpu/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/dependencies.sh
+
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda/include/cupti.h" ] || [ ! -f "$cuda/include/nvtx3/nvToolsExt.h" ]; then
+  echo "tests: no CUDA toolkit with CUPTI and NVTX at $cuda (set CUDA_HOME):" \
+    "the CUPTI and NVTX capture targets are skipped" >&2
+fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -12,5 +20,10 @@ status=0
 bazel test //... 2>&1 | tee "$log" || status=$?
 total=$(grep -oE 'Executed [0-9]+ out of ([0-9]+) tests?' "$log" | grep -oE '[0-9]+ tests?$' | grep -oE '[0-9]+' || echo 0)
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log" || true)
-echo "$((total - failed)) passed, ${failed} failed"
+skipped=$(grep -cE '^//[^ ]+ +SKIPPED' "$log" || true)
+if [ "$skipped" -gt 0 ]; then
+  echo "$((total - failed - skipped)) passed, ${failed} failed, ${skipped} skipped (no CUDA toolkit)"
+else
+  echo "$((total - failed)) passed, ${failed} failed"
+fi
 exit $status
