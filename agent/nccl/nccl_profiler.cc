@@ -184,7 +184,10 @@ nccl::Result NcclProfiler::StartEvent(void* context, void** handle,
     const bool rooted = func != nullptr && (strcmp(func, "Broadcast") == 0 ||
                                             strcmp(func, "Reduce") == 0);
     char root[24] = "";
-    if (rooted) snprintf(root, sizeof(root), ";root=%d", descr->coll.root);
+    if (rooted) {
+      snprintf(root, sizeof(root), ";root=%d", descr->coll.root);
+      op->peer = descr->coll.root;  // as MPI's rooted collectives carry it
+    }
     snprintf(op->args_text, kArgsBytes,
              "algo=%s;proto=%s;channels=%d;count=%zu;datatype=%s;rank=%d%s",
              OrNone(descr->coll.algorithm), OrNone(descr->coll.protocol),
@@ -287,7 +290,8 @@ void NcclProfiler::EmitExecution(Op* op, bool gpu_timed) {
   if (op->collective) {
     r.seq = op->seq;
     r.flags |= ProbeRecord::kHasSeq;
-  } else {
+  }
+  if (op->peer >= 0) {
     r.peer = op->peer;
     r.flags |= ProbeRecord::kHasPeer;
   }

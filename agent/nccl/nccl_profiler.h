@@ -12,8 +12,9 @@
 // Both carry the same correlation id, so the Chrome export draws a flow
 // arrow and the analyses see the launch. The execution span carries
 // comm = the communicator hash, comm_size = its ranks, seq = NCCL's
-// sequence number (collectives), bytes = count x type size, peer (p2p, a
-// rank in the communicator), and args algo, proto, channels, count,
+// sequence number (collectives), bytes = count x type size, peer (the
+// peer of a p2p operation, the root of Broadcast and Reduce: a rank in the
+// communicator), and args algo, proto, channels, count,
 // datatype, root, rank. Equal comm hash, function and seq on every rank
 // identify one collective instance, as with MPI.
 //

@@ -171,6 +171,9 @@ TEST_F(NcclProfilerTest, WithoutKernelTimersFinalizeRecordsTheEnqueue) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].record.start_ns, 500);
   EXPECT_EQ(out[0].record.dur_ns, 300);
+  EXPECT_EQ(out[0].record.flags, ProbeRecord::kGpuTrack | ProbeRecord::kHasSeq |
+                                     ProbeRecord::kHasPeer);
+  EXPECT_EQ(out[0].record.peer, 1);  // the root
   EXPECT_EQ(sink_.NameOf(out[0].record.args),
             "algo=RING;proto=SIMPLE;channels=2;count=1024;"
             "datatype=ncclFloat32;rank=1;root=1;timing=enqueue");
