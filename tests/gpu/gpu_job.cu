@@ -15,23 +15,23 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK_CUDA(call)                                                   \
-  do {                                                                     \
-    cudaError_t e = (call);                                                \
-    if (e != cudaSuccess) {                                                \
-      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__,                   \
-              cudaGetErrorString(e));                                      \
-      exit(1);                                                             \
-    }                                                                      \
+#define CHECK_CUDA(call)                                \
+  do {                                                  \
+    cudaError_t e = (call);                             \
+    if (e != cudaSuccess) {                             \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, \
+              cudaGetErrorString(e));                   \
+      exit(1);                                          \
+    }                                                   \
   } while (0)
-#define CHECK_NCCL(call)                                                   \
-  do {                                                                     \
-    ncclResult_t r = (call);                                               \
-    if (r != ncclSuccess) {                                                \
-      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__,                   \
-              ncclGetErrorString(r));                                      \
-      exit(1);                                                             \
-    }                                                                      \
+#define CHECK_NCCL(call)                                \
+  do {                                                  \
+    ncclResult_t r = (call);                            \
+    if (r != ncclSuccess) {                             \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, \
+              ncclGetErrorString(r));                   \
+      exit(1);                                          \
+    }                                                   \
   } while (0)
 
 __global__ void Scale(float* x, int n, float a) {
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     CHECK_NCCL(ncclCommDestroy(comm[d]));
     CHECK_CUDA(cudaFree(device[d]));
   }
-  printf("gpu_job: %d GPUs, %d steps of %d floats, x[1] = %g\n", ndev, steps,
-         n, host[1]);
+  printf("gpu_job: %d GPUs, %d steps of %d floats, x[1] = %g\n", ndev, steps, n,
+         host[1]);
   return 0;
 }
