@@ -1,49 +1,11 @@
 // libnccl-profiler-meridian.so as NCCL uses it: dlopened (RTLD_LOCAL), its
-// tables looked up by name, driven with NCCL's structures. This test
-// program stands in for libmeridian_probe.so: it defines the capture ABI
-// (capture_sink.h), which the plugin finds in the process.
+// tables looked up by name, driven with NCCL's structures, recording into
+// a stand-in for libmeridian_probe.so (fake_capture_abi.h).
 #include <dlfcn.h>
 
-#include <cstring>
-#include <mutex>
-#include <string>
-#include <vector>
-
 #include "agent/nccl/nccl_profiler_abi.h"
-#include "agent/probe/capture_sink.h"
+#include "agent/probe/fake_capture_abi.h"
 #include "gtest/gtest.h"
-
-namespace {
-
-std::mutex g_mutex;
-std::vector<std::string> g_names;
-std::vector<meridian::ProbeRecord> g_records;
-int64_t g_now = 0;
-
-std::string NameOf(uint32_t id) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return id == 0 || id > g_names.size() ? "" : g_names[id - 1];
-}
-
-}  // namespace
-
-extern "C" {
-int meridian_capture_recording(void) { return 1; }
-uint32_t meridian_capture_name(const char* name) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (size_t i = 0; i < g_names.size(); ++i) {
-    if (g_names[i] == name) return static_cast<uint32_t>(i + 1);
-  }
-  g_names.push_back(name);
-  return static_cast<uint32_t>(g_names.size());
-}
-void meridian_capture_emit(const meridian::ProbeRecord* record, int) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_records.push_back(*record);
-}
-int64_t meridian_capture_now_ns(void) { return g_now; }
-int meridian_capture_step(int64_t*) { return 0; }
-}
 
 namespace meridian {
 namespace {
@@ -54,7 +16,7 @@ class NcclPluginTest : public ::testing::Test {
     library_ = dlopen("agent/nccl/libnccl-profiler-meridian.so",
                       RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(library_, nullptr) << dlerror();
-    g_records.clear();
+    fake_capture::Clear();
   }
   void TearDown() override {
     if (library_ != nullptr) dlclose(library_);
@@ -88,39 +50,40 @@ TEST_F(NcclPluginTest, Version5RecordsACollective) {
   coll.coll.channels = 1;
   coll.coll.algorithm = "RING";
   coll.coll.protocol = "LL";
-  g_now = 100;
+  fake_capture::SetClock(100);
   void* op = nullptr;
   ASSERT_EQ(v5->start_event(comm, &op, &coll), nccl::kSuccess);
-  g_now = 150;
+  fake_capture::SetClock(150);
   ASSERT_EQ(v5->stop_event(op), nccl::kSuccess);
   nccl::EventDescrV5 channel{};
   channel.type = nccl::kKernelCh;
   channel.parent = op;
   channel.kernel_ch.gpu_timer = 5000;
-  g_now = 300;
+  fake_capture::SetClock(300);
   void* ch = nullptr;
   ASSERT_EQ(v5->start_event(nullptr, &ch, &channel), nccl::kSuccess);
   nccl::EventStateArgs args{};
   args.kernel_ch.gpu_timer = 5900;
-  g_now = 1300;
+  fake_capture::SetClock(1300);
   ASSERT_EQ(v5->record_event_state(ch, nccl::kKernelChStop, &args),
             nccl::kSuccess);
   ASSERT_EQ(v5->stop_event(ch), nccl::kSuccess);
   ASSERT_EQ(v5->finalize(comm), nccl::kSuccess);
 
-  ASSERT_EQ(g_records.size(), 2u);
-  EXPECT_EQ(NameOf(g_records[0].name), "ncclAllGather");
-  EXPECT_EQ(g_records[0].start_ns, 100);
-  EXPECT_EQ(g_records[0].dur_ns, 50);
-  const ProbeRecord& exec = g_records[1];
-  EXPECT_EQ(NameOf(exec.name), "AllGather");
-  EXPECT_EQ(NameOf(exec.queue), "GPU NCCL dp (0000000000000abc)");
+  const std::vector<ProbeRecord> records = fake_capture::Records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(fake_capture::NameOf(records[0].name), "ncclAllGather");
+  EXPECT_EQ(records[0].start_ns, 100);
+  EXPECT_EQ(records[0].dur_ns, 50);
+  const ProbeRecord& exec = records[1];
+  EXPECT_EQ(fake_capture::NameOf(exec.name), "AllGather");
+  EXPECT_EQ(fake_capture::NameOf(exec.queue), "GPU NCCL dp (0000000000000abc)");
   EXPECT_EQ(exec.start_ns, 5000 - 4700);  // host - GPU is at least 300 - 5000
   EXPECT_EQ(exec.dur_ns, 900);
   EXPECT_EQ(exec.seq, 41u);
   EXPECT_EQ(exec.bytes, 64);
   EXPECT_EQ(exec.comm_size, 8u);
-  EXPECT_EQ(NameOf(exec.args),
+  EXPECT_EQ(fake_capture::NameOf(exec.args),
             "algo=RING;proto=LL;channels=1;count=8;datatype=ncclInt64;rank=3");
 }
 
@@ -142,13 +105,15 @@ TEST_F(NcclPluginTest, Version4TakesItsOwnArgumentOrderAndDescriptor) {
   void* op = nullptr;
   ASSERT_EQ(v4->start_event(comm, &op, &recv), nccl::kSuccess);
   ASSERT_EQ(v4->stop_event(op), nccl::kSuccess);
-  ASSERT_EQ(g_records.size(), 2u);
-  EXPECT_EQ(NameOf(g_records[1].name), "Recv");
-  EXPECT_EQ(NameOf(g_records[1].queue), "GPU NCCL 0000000000000077");
-  EXPECT_EQ(g_records[1].peer, 1);
-  EXPECT_EQ(g_records[1].bytes, 24);
-  EXPECT_EQ(g_records[1].comm, 0x77u);
-  EXPECT_EQ(NameOf(g_records[1].args),
+  const std::vector<ProbeRecord> records = fake_capture::Records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(fake_capture::NameOf(records[1].name), "Recv");
+  EXPECT_EQ(fake_capture::NameOf(records[1].queue),
+            "GPU NCCL 0000000000000077");
+  EXPECT_EQ(records[1].peer, 1);
+  EXPECT_EQ(records[1].bytes, 24);
+  EXPECT_EQ(records[1].comm, 0x77u);
+  EXPECT_EQ(fake_capture::NameOf(records[1].args),
             "channels=0;count=3;datatype=ncclFloat64;rank=0;timing=enqueue");
 }
 

@@ -2,8 +2,8 @@
 // libmeridian_nvtx.so (nvtx_injection.cc) points NVTX's callback tables at
 // it when a program's NVTX initializes with NVTX_INJECTION64_PATH set.
 //
-//   push/pop (per thread, per domain)   -> a span on the thread, from push
-//                                          to the matching pop
+//   push/pop (per thread; all domains   -> a span on the thread, from push
+//   share the thread's stack)              to the matching pop
 //   start/end (may cross threads)       -> a span on the thread that ends it
 //   marks                               -> an instant on the thread
 //   domains ("NCCL", "Megatron"...)     -> arg domain=NAME on their spans
