@@ -2,9 +2,9 @@
 // around a host-to-device copy, a memset, a kernel, an AllReduce over an
 // NCCL communicator of the visible GPUs (at most 2, one process) and a
 // device-to-host copy, then a stream synchronize. Unmodified by Meridian:
-// `meridian run` captures it. (NCCL runs a single-rank AllReduce as a
-// plain copy, without kernels or profiler events: NCCL executions are
-// expected only with 2 GPUs.)
+// `meridian run` captures it. (NCCL appears to run a single-rank
+// AllReduce as a plain copy, without kernels or kernel-channel events, so
+// NCCL executions with GPU time are required only with 2 GPUs.)
 //
 //   gpu_job [STEPS] [ELEMENTS]     defaults 20 and 1<<20 floats
 #include <cuda_runtime.h>
