@@ -15,6 +15,7 @@ namespace meridian {
 namespace {
 
 constexpr size_t kChunk = 512;
+constexpr uint32_t kAnyRing = UINT32_MAX;  // tracks_ key of named tracks
 
 }  // namespace
 
@@ -107,11 +108,12 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
   }
-  auto [it, inserted] = tracks_.try_emplace({ring, queue, gpu}, -1);
+  // A named track (queue or GPU stream) is one track whichever thread
+  // records into it; a thread's own track is its ring's.
+  auto [it, inserted] =
+      tracks_.try_emplace({queue != 0 ? kAnyRing : ring, queue, gpu}, -1);
   if (!inserted) return it->second;
   if (queue != 0) {
-    // Tracks named by the same string are one track, whichever thread
-    // recorded into them: the collector merges them by (kind, id).
     const char* data;
     uint32_t length;
     std::string name = StringAt(header_, queue, &data, &length)

@@ -103,8 +103,8 @@ class ProbeSession {
   // the identity changes.
   const BatchBuilder* builder_ = nullptr;
   int process_handle_ = -1;
-  std::map<std::tuple<uint32_t, uint32_t, bool>, int>
-      tracks_;                                 // ring, queue, gpu
+  // (ring, or kAnyRing for named tracks; queue; gpu) -> track handle.
+  std::map<std::tuple<uint32_t, uint32_t, bool>, int> tracks_;
   std::map<uint32_t, std::vector<Arg>> args_;  // parsed once per string
 };
 

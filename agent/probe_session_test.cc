@@ -145,13 +145,12 @@ TEST(ProbeSessionTest, GpuTracksAndArguments) {
   ASSERT_EQ((*session)->Read(&builder, 0, ticks, 100), 3u);
   v1::Batch batch = builder.Take();
   ASSERT_EQ(batch.spans_size(), 3);
-  ASSERT_EQ(batch.tracks_size(), 2);
-  for (const v1::Track& track : batch.tracks()) {
-    EXPECT_EQ(track.kind(), v1::TRACK_KIND_GPU_STREAM);
-    EXPECT_EQ(track.id(), stream);
-    EXPECT_EQ(batch.strings(track.name()), "GPU 0 stream 7");
-  }
+  ASSERT_EQ(batch.tracks_size(), 1);  // one track, from both rings
+  EXPECT_EQ(batch.tracks(0).kind(), v1::TRACK_KIND_GPU_STREAM);
+  EXPECT_EQ(batch.tracks(0).id(), stream);
+  EXPECT_EQ(batch.strings(batch.tracks(0).name()), "GPU 0 stream 7");
   for (const v1::Span& span : batch.spans()) {
+    EXPECT_EQ(span.track(), 0u);
     EXPECT_EQ(span.correlation(), 42u);
     ASSERT_EQ(span.args_size(), 4);
     EXPECT_EQ(batch.strings(span.args(0).key()), "grid");

@@ -86,20 +86,20 @@ ActivityDecoder::~ActivityDecoder() = default;
 
 uint32_t ActivityDecoder::StreamTrack(uint32_t device, uint32_t stream) {
   const uint64_t key = (static_cast<uint64_t>(device) << 32 | stream) + 1;
-  for (uint32_t i = Mix(key), n = 0; n < kCacheSize; ++i, ++n) {
-    const uint32_t slot = i & (kCacheSize - 1);
+  uint32_t slot = Mix(key) & (kCacheSize - 1);
+  for (uint32_t n = 0; n < kCacheSize;
+       ++n, slot = (slot + 1) & (kCacheSize - 1)) {
     if (cache_->track_key[slot] == key) return cache_->track_id[slot];
-    if (cache_->track_key[slot] == 0) {
-      char name[64];
-      snprintf(name, sizeof(name), "GPU %u stream %u", device, stream);
-      cache_->track_key[slot] = key;
-      cache_->track_id[slot] = sink_->Name(name);
-      return cache_->track_id[slot];
-    }
+    if (cache_->track_key[slot] == 0) break;
   }
   char name[64];
   snprintf(name, sizeof(name), "GPU %u stream %u", device, stream);
-  return sink_->Name(name);
+  const uint32_t id = sink_->Name(name);
+  if (cache_->track_key[slot] == 0) {
+    cache_->track_key[slot] = key;
+    cache_->track_id[slot] = id;
+  }
+  return id;
 }
 
 uint32_t ActivityDecoder::KernelName(const char* mangled) {

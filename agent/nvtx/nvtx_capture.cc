@@ -9,20 +9,20 @@ namespace {
 constexpr uint8_t kCategoryNvtx = 8;  // v1::CATEGORY_NVTX
 constexpr uint8_t kKindInstant = 1;   // v1::SPAN_KIND_INSTANT
 
-struct OpenRange {
-  int64_t start_ns;
-  uint32_t name;
-  uint32_t args;
-  int domain;  // index + 1; 0 the default domain
-};
-thread_local OpenRange tls_stack[NvtxCapture::kMaxDepth];
-thread_local int tls_depth = 0;
-
 int DomainIndex(nvtxDomainHandle_t domain) {
   return static_cast<int>(reinterpret_cast<uintptr_t>(domain));
 }
 
 }  // namespace
+
+// A push/pop range open on this thread.
+struct NvtxCapture::OpenRange {
+  int64_t start_ns;
+  Named named;
+};
+thread_local NvtxCapture::OpenRange
+    NvtxCapture::tls_stack_[NvtxCapture::kMaxDepth];
+thread_local int NvtxCapture::tls_depth_ = 0;
 
 struct NvtxCapture::Range {
   std::atomic<uint64_t> id{0};  // the range id it holds; 0: free
@@ -32,20 +32,19 @@ struct NvtxCapture::Range {
 
 NvtxCapture::NvtxCapture(CaptureSink* sink)
     : sink_(sink),
-      domain_args_(new std::atomic<uint32_t>[kMaxDomains + 1]()),
-      domain_names_(new DomainName[kMaxDomains + 1]()),
+      domains_(new Domain[kMaxDomains + 1]()),
       ranges_(new Range[kRangeSlots]) {}
 
 NvtxCapture::~NvtxCapture() = default;
 
 nvtxDomainHandle_t NvtxCapture::DomainCreate(const char* name) {
-  const int index = domains_.fetch_add(1) + 1;
+  const int index = domain_count_.fetch_add(1) + 1;
   if (index > kMaxDomains || name == nullptr) return nullptr;  // default
-  snprintf(domain_names_[index].text, sizeof(domain_names_[index].text), "%s",
-           name);
-  char args[sizeof(DomainName::text) + 8];
-  snprintf(args, sizeof(args), "domain=%s", domain_names_[index].text);
-  domain_args_[index].store(sink_->Name(args), std::memory_order_release);
+  Domain& domain = domains_[index];
+  snprintf(domain.name, sizeof(domain.name), "%s", name);
+  char args[sizeof(domain.name) + 8];
+  snprintf(args, sizeof(args), "domain=%s", domain.name);
+  domain.args.store(sink_->Name(args), std::memory_order_release);
   return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(index));
 }
 
@@ -66,7 +65,7 @@ NvtxCapture::Named NvtxCapture::NameOf(
   Named named;
   const int index = DomainIndex(domain);
   if (index > 0 && index <= kMaxDomains) {
-    named.args = domain_args_[index].load(std::memory_order_acquire);
+    named.args = domains_[index].args.load(std::memory_order_acquire);
   }
   if (attributes == nullptr) {
     named.name = sink_->Name("");
@@ -120,7 +119,7 @@ NvtxCapture::Named NvtxCapture::NameOf(
   if (payload[0] != '\0') {
     char args[400];
     if (index > 0 && index <= kMaxDomains) {
-      snprintf(args, sizeof(args), "domain=%s;%s", domain_names_[index].text,
+      snprintf(args, sizeof(args), "domain=%s;%s", domains_[index].name,
                payload);
     } else {
       snprintf(args, sizeof(args), "%s", payload);
@@ -142,58 +141,50 @@ void NvtxCapture::Emit(const Named& named, int64_t start, int64_t end,
   sink_->Emit(r, true);
 }
 
+int NvtxCapture::Open(const Named& named) {
+  if (tls_depth_ < kMaxDepth) tls_stack_[tls_depth_] = {sink_->NowNs(), named};
+  return ++tls_depth_;
+}
+
 int NvtxCapture::Push(nvtxDomainHandle_t domain,
                       const nvtxEventAttributes_t* attributes) {
-  if (!sink_->Recording()) return tls_depth;
-  const Named named = NameOf(domain, attributes);
-  if (tls_depth < kMaxDepth) {
-    tls_stack[tls_depth] = {sink_->NowNs(), named.name, named.args,
-                            DomainIndex(domain)};
-  }
-  return ++tls_depth;
+  if (!sink_->Recording()) return tls_depth_;
+  return Open(NameOf(domain, attributes));
 }
 
 int NvtxCapture::PushMessage(const char* message) {
-  if (!sink_->Recording()) return tls_depth;
-  const Named named = NameOfMessage(message);
-  if (tls_depth < kMaxDepth) {
-    tls_stack[tls_depth] = {sink_->NowNs(), named.name, 0, 0};
-  }
-  return ++tls_depth;
+  if (!sink_->Recording()) return tls_depth_;
+  return Open(NameOfMessage(message));
 }
 
-int NvtxCapture::Pop(nvtxDomainHandle_t domain) {
-  if (tls_depth == 0) return -1;
-  const int depth = tls_depth--;
+int NvtxCapture::Pop(nvtxDomainHandle_t) {
+  // Ranges of every domain nest on the thread's one stack.
+  if (tls_depth_ == 0) return -1;
+  const int depth = tls_depth_--;
   if (depth > kMaxDepth) return depth;
-  const OpenRange& open = tls_stack[depth - 1];
-  (void)domain;  // ranges nest across domains on one thread's stack
-  Named named;
-  named.name = open.name;
-  named.args = open.args;
-  Emit(named, open.start_ns, sink_->NowNs(), false);
+  const OpenRange& open = tls_stack_[depth - 1];
+  Emit(open.named, open.start_ns, sink_->NowNs(), false);
   return depth;
+}
+
+nvtxRangeId_t NvtxCapture::Begin(const Named& named) {
+  const uint64_t id = next_range_.fetch_add(1) + 1;
+  Range& range = ranges_[id % kRangeSlots];
+  range.named = named;
+  range.start_ns = sink_->NowNs();
+  range.id.store(id, std::memory_order_release);
+  return id;
 }
 
 nvtxRangeId_t NvtxCapture::Start(nvtxDomainHandle_t domain,
                                  const nvtxEventAttributes_t* attributes) {
   if (!sink_->Recording()) return 0;
-  const uint64_t id = next_range_.fetch_add(1) + 1;
-  Range& range = ranges_[id % kRangeSlots];
-  range.named = NameOf(domain, attributes);
-  range.start_ns = sink_->NowNs();
-  range.id.store(id, std::memory_order_release);
-  return id;
+  return Begin(NameOf(domain, attributes));
 }
 
 nvtxRangeId_t NvtxCapture::StartMessage(const char* message) {
   if (!sink_->Recording()) return 0;
-  const uint64_t id = next_range_.fetch_add(1) + 1;
-  Range& range = ranges_[id % kRangeSlots];
-  range.named = NameOfMessage(message);
-  range.start_ns = sink_->NowNs();
-  range.id.store(id, std::memory_order_release);
-  return id;
+  return Begin(NameOfMessage(message));
 }
 
 void NvtxCapture::End(nvtxDomainHandle_t, nvtxRangeId_t id) {
@@ -208,17 +199,18 @@ void NvtxCapture::End(nvtxDomainHandle_t, nvtxRangeId_t id) {
   Emit(range.named, range.start_ns, sink_->NowNs(), false);
 }
 
+void NvtxCapture::Instant(const Named& named) {
+  const int64_t now = sink_->NowNs();
+  Emit(named, now, now, true);
+}
+
 void NvtxCapture::Mark(nvtxDomainHandle_t domain,
                        const nvtxEventAttributes_t* attributes) {
-  if (!sink_->Recording()) return;
-  const int64_t now = sink_->NowNs();
-  Emit(NameOf(domain, attributes), now, now, true);
+  if (sink_->Recording()) Instant(NameOf(domain, attributes));
 }
 
 void NvtxCapture::MarkMessage(const char* message) {
-  if (!sink_->Recording()) return;
-  const int64_t now = sink_->NowNs();
-  Emit(NameOfMessage(message), now, now, true);
+  if (sink_->Recording()) Instant(NameOfMessage(message));
 }
 
 void NvtxCapture::NameThread(uint32_t tid, const char* name) {
@@ -229,8 +221,7 @@ void NvtxCapture::NameThread(uint32_t tid, const char* name) {
   named.name = sink_->Name(text);
   snprintf(text, sizeof(text), "tid=%u;name=%.256s", tid, name);
   named.args = sink_->Name(text);
-  const int64_t now = sink_->NowNs();
-  Emit(named, now, now, true);
+  Instant(named);
 }
 
 }  // namespace meridian

@@ -63,21 +63,28 @@ class NvtxCapture {
     uint32_t name = 0;
     uint32_t args = 0;
   };
+  struct OpenRange;
   struct Range;
+  struct Domain {
+    char name[128];
+    std::atomic<uint32_t> args;  // "domain=NAME", set before the handle
+  };
+  // Push, Start and Mark once `named` is known (and recording).
+  int Open(const Named& named);
+  nvtxRangeId_t Begin(const Named& named);
+  void Instant(const Named& named);
   Named NameOf(nvtxDomainHandle_t domain,
                const nvtxEventAttributes_t* attributes);
   Named NameOfMessage(const char* message);
   void Emit(const Named& named, int64_t start, int64_t end, bool instant);
 
   CaptureSink* const sink_;
-  std::unique_ptr<std::atomic<uint32_t>[]> domain_args_;  // "domain=NAME"
-  struct DomainName {
-    char text[128];
-  };
-  std::unique_ptr<DomainName[]> domain_names_;  // written before the handle
-  std::atomic<int> domains_{0};
+  std::unique_ptr<Domain[]> domains_;  // by handle: index + 1
+  std::atomic<int> domain_count_{0};
   std::unique_ptr<Range[]> ranges_;
   std::atomic<uint64_t> next_range_{0};
+  static thread_local OpenRange tls_stack_[kMaxDepth];
+  static thread_local int tls_depth_;
 };
 
 }  // namespace meridian

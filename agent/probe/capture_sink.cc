@@ -1,7 +1,5 @@
 #include "agent/probe/capture_sink.h"
 
-#include <time.h>
-
 // Weak: resolved to libmeridian_probe.so's definitions when it is loaded
 // (preloaded, so in the global scope even for libraries dlopened with
 // RTLD_LOCAL), null otherwise.

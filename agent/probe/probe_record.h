@@ -27,7 +27,7 @@ struct ProbeRecord {
     // agent converts them; see agent/tick_clock.h).
     kTicks = 1 << 5,
     // `queue` names a GPU stream's track (TRACK_KIND_GPU_STREAM: "GPU 0
-    // stream 7", "GPU 0 NCCL 3f2a...") instead of a queue.
+    // stream 7", "GPU NCCL 3f2a...") instead of a queue.
     kGpuTrack = 1 << 6,
   };
 
@@ -39,8 +39,9 @@ struct ProbeRecord {
   int64_t step;
   uint64_t correlation;
   uint32_t name;  // the process's string id
-  uint32_t
-      queue;  // string id of a queue's or GPU stream's track; 0: the thread's
+  // String id naming a queue's or (kGpuTrack) a GPU stream's track; 0: the
+  // recording thread's track.
+  uint32_t queue;
   int32_t peer;  // world rank
   int32_t tag;
   uint32_t comm_size;
