@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -37,6 +38,14 @@ bool Has(int argc, char** argv, const char* flag) {
     if (strcmp(argv[i], flag) == 0) return true;
   }
   return false;
+}
+
+// The integer after `flag`, or `otherwise`.
+int IntFlag(int argc, char** argv, const char* flag, int otherwise) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (strcmp(argv[i], flag) == 0) return atoi(argv[i + 1]);
+  }
+  return otherwise;
 }
 
 // ns per call of `batch` 8-byte allreduces on `comm`, wrapped or raw.
@@ -64,7 +73,7 @@ int main(int argc, char** argv) {
   const bool untraced_only = Has(argc, argv, "--untraced-only");
   MPI_Comm comm = event ? MPI_COMM_SELF : MPI_COMM_WORLD;
   const int batch = event ? 10000 : 2000;
-  const int rounds = event ? 101 : 41;
+  const int rounds = IntFlag(argc, argv, "--rounds", event ? 101 : 41);
   Batch(comm, batch, false);  // warm up
   if (!untraced_only) Batch(comm, batch, true);
   std::vector<double> traced, untraced, extra, ratio;

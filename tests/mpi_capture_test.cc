@@ -224,8 +224,9 @@ class MpiCaptureTest : public ::testing::Test {
 void ExpectKnownSequence(const std::vector<Row>& rows) {
   // Per rank: Init, Send, Recv, Isend, Irecv, Waitall, 6 Allreduce,
   // Comm_split, Bcast, Comm_dup, Barrier, Alltoallv, Gatherv, Iallreduce,
-  // Wait, Finalize (21 MPI) + step, forward, checkpoint, loss (4 user).
-  ASSERT_EQ(rows.size(), 4u * 25);
+  // Wait, 2 Allgather, Finalize (23 MPI) + step, forward, checkpoint, loss
+  // (4 user).
+  ASSERT_EQ(rows.size(), 4u * 27);
   std::map<uint64_t, std::set<int>> members_of_comm;
   for (int rank = 0; rank < 4; ++rank) {
     SCOPED_TRACE(absl::StrCat("rank ", rank));
@@ -282,6 +283,14 @@ void ExpectKnownSequence(const std::vector<Row>& rows) {
     const Row iallreduce = Select(rows, rank, "MPI_Iallreduce")[0];
     EXPECT_EQ(iallreduce.span.seq, 7u);
     EXPECT_EQ(iallreduce.span.bytes, 8);
+    // One int block of 2, then one of 3 (a new derived type, often at the
+    // handle the first was freed from).
+    const std::vector<Row> allgather = Select(rows, rank, "MPI_Allgather");
+    ASSERT_EQ(allgather.size(), 2u);
+    EXPECT_EQ(allgather[0].span.seq, 8u);
+    EXPECT_EQ(allgather[0].span.bytes, 8);
+    EXPECT_EQ(allgather[1].span.seq, 9u);
+    EXPECT_EQ(allgather[1].span.bytes, 12);
     EXPECT_FALSE(Select(rows, rank, "MPI_Gatherv")[0].span.step.has_value());
 
     // The split: two communicators of 2, one Allreduce (seq 0) and one Bcast

@@ -18,7 +18,7 @@ __attribute__((visibility("default"))) uint32_t meridian_capture_name(
 
 __attribute__((visibility("default"))) void meridian_capture_emit(
     const meridian::ProbeRecord* record, int stamp_step) {
-  if (!probe::g_enabled || record == nullptr) return;
+  if (!probe::g_event.enabled || record == nullptr) return;
   if (stamp_step == 0) {
     probe::Emit(*record);
     return;

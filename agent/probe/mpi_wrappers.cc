@@ -22,6 +22,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -119,15 +120,19 @@ uint32_t OpName(Op op) { return probe::CachedName(16 + op, kOpNames[op]); }
 
 // ---- Communicators ----------------------------------------------------------
 
+// A table slot (key and CommInfo) is one cache line: a collective reads its
+// communicator's id and size and counts its sequence number there.
 struct CommInfo {
   uint64_t id;
   uint32_t size;
   const int32_t* world;  // world rank of each rank; nullptr: the identity
-  std::atomic<uint64_t>* next_seq;
-  std::atomic<uint64_t>* children;
+  uint64_t next_seq;     // both counters: __atomic builtins only
+  uint64_t children;
+  uint64_t unused[2];
 };
+static_assert(sizeof(CommInfo) + 8 == 64);
 
-HandleTable<CommInfo, 4096, 32> g_comms;
+alignas(64) HandleTable<CommInfo, 4096, 32> g_comms;
 std::mutex g_comm_mutex;  // comm creation and lazy registration only
 
 uint64_t Mix(uint64_t a, uint64_t b, uint64_t c) {
@@ -161,11 +166,8 @@ const int32_t* WorldRanks(MPI_Comm comm, int size) {
 CommInfo* Register(MPI_Comm comm, uint64_t id, bool identity) {
   int size = 0;
   PMPI_Comm_size(comm, &size);
-  CommInfo info{id, static_cast<uint32_t>(size),
-                identity ? nullptr : WorldRanks(comm, size),
-                new (std::nothrow) std::atomic<uint64_t>(0),
-                new (std::nothrow) std::atomic<uint64_t>(0)};
-  if (info.next_seq == nullptr || info.children == nullptr) return nullptr;
+  const CommInfo info{id, static_cast<uint32_t>(size),
+                      identity ? nullptr : WorldRanks(comm, size)};
   if (!g_comms.Insert(Key(comm), info)) return nullptr;
   return g_comms.Find(Key(comm));
 }
@@ -194,7 +196,7 @@ CommInfo* RegisterLazily(MPI_Comm comm) {
   return info;
 }
 
-CommInfo* Comm(MPI_Comm comm) {
+inline __attribute__((always_inline)) CommInfo* Comm(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) return nullptr;
   CommInfo* info = g_comms.Find(Key(comm));
   return info != nullptr ? info : RegisterLazily(comm);
@@ -204,7 +206,7 @@ CommInfo* Comm(MPI_Comm comm) {
 void RegisterChild(MPI_Comm parent, MPI_Comm child, uint64_t salt) {
   CommInfo* p = Comm(parent);
   const uint64_t ordinal =
-      p == nullptr ? 0 : p->children->fetch_add(1, std::memory_order_relaxed);
+      p == nullptr ? 0 : __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
   if (child == MPI_COMM_NULL) return;
   std::lock_guard<std::mutex> lock(g_comm_mutex);
   int size = 0;
@@ -217,11 +219,65 @@ void RegisterChild(MPI_Comm parent, MPI_Comm child, uint64_t salt) {
 
 // ---- Records ----------------------------------------------------------------
 
-int64_t TypeBytes(int64_t count, MPI_Datatype type) {
+// Sizes of predefined (named) datatypes, which MPI never frees: after its
+// first use such a type's size is one load from one cache line, not a call
+// into MPI. Derived types, whose handles can be freed and reused, are not
+// kept. An entry is claimed once (0 -> kClaiming -> the handle) and never
+// changes after; a type whose entry another type holds is not kept either.
+class NamedTypeSizes {
+ public:
+  int Size(MPI_Datatype type) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    const Entry& entry = entries_[Index(key)];
+    if (entry.type.load(std::memory_order_acquire) == key) return entry.size;
+    return AskMpi(type);
+  }
+
+ private:
+  static constexpr int kIndexBits = 3;
+  static constexpr int kEntries = 1 << kIndexBits;
+  static constexpr uintptr_t kClaiming = 1;
+  struct Entry {
+    std::atomic<uintptr_t> type{0};
+    int size = 0;
+  };
+
+  __attribute__((noinline, cold)) int AskMpi(MPI_Datatype type) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    Entry& entry = entries_[Index(key)];
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    if (entry.type.load(std::memory_order_relaxed) == 0 && Named(type)) {
+      uintptr_t expected = 0;
+      if (entry.type.compare_exchange_strong(expected, kClaiming,
+                                             std::memory_order_relaxed)) {
+        entry.size = size;
+        entry.type.store(key, std::memory_order_release);
+      }
+    }
+    return size;
+  }
+
+  static uint32_t Index(uintptr_t key) {
+    return static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ULL) >>
+                                 (64 - kIndexBits));
+  }
+  static bool Named(MPI_Datatype type) {
+    int integers = 0, addresses = 0, types = 0, combiner = 0;
+    return PMPI_Type_get_envelope(type, &integers, &addresses, &types,
+                                  &combiner) == MPI_SUCCESS &&
+           combiner == MPI_COMBINER_NAMED;
+  }
+
+  alignas(64) Entry entries_[kEntries];
+};
+
+NamedTypeSizes g_type_sizes;
+
+inline __attribute__((always_inline)) int64_t TypeBytes(int64_t count,
+                                                        MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL || count <= 0) return 0;
-  int size = 0;
-  PMPI_Type_size(type, &size);
-  return count * size;
+  return count * g_type_sizes.Size(type);
 }
 
 int64_t SumBytes(const int counts[], int n, MPI_Datatype type) {
@@ -231,7 +287,9 @@ int64_t SumBytes(const int counts[], int n, MPI_Datatype type) {
   return TypeBytes(total, type);
 }
 
-ProbeRecord Base(Op op, int64_t start, int64_t end, const CommInfo* comm) {
+inline __attribute__((always_inline)) ProbeRecord Base(Op op, int64_t start,
+                                                       int64_t end,
+                                                       const CommInfo* comm) {
   ProbeRecord r{};
   r.start_ns = start;
   r.dur_ns = end - start;
@@ -388,11 +446,12 @@ void IssuePointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
 uint64_t NextSeq(CommInfo* info) {
   return info == nullptr
              ? 0
-             : info->next_seq->fetch_add(1, std::memory_order_relaxed);
+             : __atomic_fetch_add(&info->next_seq, 1, __ATOMIC_RELAXED);
 }
 
-ProbeRecord CollectiveRecord(Op op, int64_t start, int64_t end, CommInfo* info,
-                             uint64_t seq, int64_t bytes, int root) {
+inline __attribute__((always_inline)) ProbeRecord CollectiveRecord(
+    Op op, int64_t start, int64_t end, CommInfo* info, uint64_t seq,
+    int64_t bytes, int root) {
   ProbeRecord r = Base(op, start, end, info);
   r.bytes = bytes;
   r.seq = seq;
@@ -415,7 +474,7 @@ int CommSize(MPI_Comm comm) {
 
 void AfterInit(int64_t start, Op op) {
   const int64_t end = probe::Now();
-  if (!probe::g_enabled) return;
+  if (!probe::g_event.enabled) return;
   {
     std::lock_guard<std::mutex> lock(g_comm_mutex);
     Register(MPI_COMM_WORLD, 1, true);
@@ -431,7 +490,7 @@ void AfterInit(int64_t start, Op op) {
 
 // Blocking collectives: one macro body, the bytes and root per call.
 #define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)           \
-  if (!probe::g_enabled) return call;                                   \
+  if (!probe::g_event.enabled) return call;                             \
   CommInfo* info = Comm(comm);                                          \
   const uint64_t seq = NextSeq(info);                                   \
   const int64_t start = probe::Now();                                   \
@@ -445,7 +504,7 @@ void AfterInit(int64_t start, Op op) {
 
 // Non-blocking collectives: recorded from issue to completion.
 #define MERIDIAN_ICOLLECTIVE(op, comm, bytes_expr, root, request, call)    \
-  if (!probe::g_enabled) return call;                                      \
+  if (!probe::g_event.enabled) return call;                                \
   CommInfo* info = Comm(comm);                                             \
   const uint64_t seq = NextSeq(info);                                      \
   const int64_t start = probe::Now();                                      \
@@ -591,7 +650,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
 // ---- Completion -------------------------------------------------------------
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (!probe::g_enabled) return PMPI_Wait(request, status);
+  if (!probe::g_event.enabled) return PMPI_Wait(request, status);
   const uint64_t key =
       (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
   MPI_Status own;
@@ -605,7 +664,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!probe::g_enabled) return PMPI_Test(request, flag, status);
+  if (!probe::g_event.enabled) return PMPI_Test(request, flag, status);
   const uint64_t key =
       (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
   MPI_Status own;
@@ -616,7 +675,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!probe::g_enabled) return PMPI_Waitall(count, requests, statuses);
+  if (!probe::g_event.enabled) return PMPI_Waitall(count, requests, statuses);
   const SavedRequests saved(count, requests, statuses);
   const int64_t start = probe::Now();
   const int rc = PMPI_Waitall(count, requests, saved.statuses());
@@ -628,7 +687,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag,
                 MPI_Status statuses[]) {
-  if (!probe::g_enabled) return PMPI_Testall(count, requests, flag, statuses);
+  if (!probe::g_event.enabled)
+    return PMPI_Testall(count, requests, flag, statuses);
   const SavedRequests saved(count, requests, statuses);
   const int rc = PMPI_Testall(count, requests, flag, saved.statuses());
   if (*flag) saved.CompleteAll(probe::Now());
@@ -637,7 +697,8 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index,
                 MPI_Status* status) {
-  if (!probe::g_enabled) return PMPI_Waitany(count, requests, index, status);
+  if (!probe::g_event.enabled)
+    return PMPI_Waitany(count, requests, index, status);
   const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
@@ -651,7 +712,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                 MPI_Status* status) {
-  if (!probe::g_enabled) {
+  if (!probe::g_event.enabled) {
     return PMPI_Testany(count, requests, index, flag, status);
   }
   const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
@@ -664,7 +725,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
                  int indices[], MPI_Status statuses[]) {
-  if (!probe::g_enabled) {
+  if (!probe::g_event.enabled) {
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   }
   const SavedRequests saved(incount, requests, statuses);
@@ -679,7 +740,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
                  int indices[], MPI_Status statuses[]) {
-  if (!probe::g_enabled) {
+  if (!probe::g_event.enabled) {
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   }
   const SavedRequests saved(incount, requests, statuses);
@@ -991,7 +1052,7 @@ int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
 // ---- Communicators ----------------------------------------------------------
 
 #define MERIDIAN_COMM_CREATE(op, parent, out, salt, call)   \
-  if (!probe::g_enabled) return call;                       \
+  if (!probe::g_event.enabled) return call;                 \
   const int64_t start = probe::Now();                       \
   const int rc = call;                                      \
   const int64_t end = probe::Now();                         \
@@ -1037,7 +1098,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                           MPI_Comm* newcomm) {
   const int64_t start = probe::Now();
   const int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-  if (!probe::g_enabled) return rc;
+  if (!probe::g_event.enabled) return rc;
   const int64_t end = probe::Now();
   if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
     std::lock_guard<std::mutex> lock(g_comm_mutex);
@@ -1056,7 +1117,8 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
 }
 
 int MPI_Comm_free(MPI_Comm* comm) {
-  if (probe::g_enabled && comm != nullptr) g_comms.Take(Key(*comm), nullptr);
+  if (probe::g_event.enabled && comm != nullptr)
+    g_comms.Take(Key(*comm), nullptr);
   return PMPI_Comm_free(comm);
 }
 

@@ -38,7 +38,7 @@ ProbeRecord UserRecord(uint32_t name, int64_t start, int64_t dur,
 
 extern "C" {
 
-int meridian_enabled(void) { return probe::g_enabled ? 1 : 0; }
+int meridian_enabled(void) { return probe::g_event.enabled ? 1 : 0; }
 
 uint64_t meridian_now_ns(void) { return static_cast<uint64_t>(probe::NowNs()); }
 
@@ -47,7 +47,7 @@ void meridian_step_begin(int64_t step) { probe::StepBegin(step); }
 void meridian_step_end(void) { probe::StepEnd(); }
 
 void meridian_phase_begin(const char* name) {
-  if (!probe::g_enabled) return;
+  if (!probe::g_event.enabled) return;
   // Beyond kMaxDepth the begin is counted so that its end pairs up, but
   // not recorded.
   if (tls_depth < kMaxDepth) {
@@ -57,7 +57,7 @@ void meridian_phase_begin(const char* name) {
 }
 
 void meridian_phase_end(void) {
-  if (!probe::g_enabled || tls_depth == 0) return;
+  if (!probe::g_event.enabled || tls_depth == 0) return;
   --tls_depth;
   if (tls_depth >= kMaxDepth || !probe::Recording()) return;
   const OpenPhase& phase = tls_phases[tls_depth];

@@ -21,10 +21,8 @@
 namespace meridian {
 namespace probe {
 
-bool g_enabled = false;
-bool g_ticks = false;
-bool g_record_always = true;
-thread_local SpanRingWriter* tls_writer = nullptr;
+EventState g_event;
+__thread SpanRingWriter* tls_writer = nullptr;
 uint32_t g_name_cache[kNameSlots];
 
 namespace {
@@ -50,8 +48,6 @@ constexpr uint32_t kNameTableSize = 4096;
 std::atomic<uint64_t> g_names[kNameTableSize];
 
 // Steps and windows.
-std::atomic<int64_t> g_step{-1};
-std::atomic<bool> g_in_step{false};
 std::atomic<int64_t> g_step_start_ns{0};
 int64_t g_env_first_step = -1;  // MERIDIAN_START_STEP..MERIDIAN_END_STEP
 int64_t g_env_last_step = -1;
@@ -145,7 +141,7 @@ uint64_t Incarnation() {
 // Makes the region and starts registration. Called with g_mutex held.
 bool EnsureRegionLocked() {
   if (g_region != nullptr) return true;
-  if (!g_enabled) return false;
+  if (!g_event.enabled) return false;
   const uint64_t bytes = ProcessRegionBytes(g_geometry);
   int fd = memfd_create("meridian-probe", MFD_CLOEXEC);
   if (fd < 0) return false;
@@ -243,18 +239,18 @@ __attribute__((constructor)) void LoadProbe() {
   if (g_env_last_step >= 0 && g_env_first_step < 0) g_env_first_step = 0;
   const char* mode = getenv("MERIDIAN_TRACE");
   const bool on_demand = mode != nullptr && strcmp(mode, "on-demand") == 0;
-  g_record_always = g_env_first_step < 0 && !on_demand;
+  g_event.record_always = g_env_first_step < 0 && !on_demand;
   const char* clock = getenv("MERIDIAN_CLOCK");
-  g_ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
+  g_event.ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
-  g_enabled = true;
+  g_event.enabled = true;
 }
 
 // At exit, a process that is not connected (its agent restarting) tries
 // once more, so that an agent which is up gets the region before the
 // process's memory goes away.
 __attribute__((destructor)) void UnloadProbe() {
-  if (!g_enabled) return;
+  if (!g_event.enabled) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_region != nullptr && g_socket < 0) ConnectLocked();
 }
@@ -262,7 +258,7 @@ __attribute__((destructor)) void UnloadProbe() {
 }  // namespace
 
 bool RecordingInWindow() {
-  const int64_t step = g_step.load(std::memory_order_relaxed);
+  const int64_t step = g_event.step.load(std::memory_order_relaxed);
   if (step >= g_env_first_step && step <= g_env_last_step &&
       g_env_first_step >= 0) {
     return true;
@@ -277,7 +273,7 @@ bool RecordingInWindow() {
 }
 
 SpanRingWriter* ClaimRing() {
-  if (!g_enabled) return nullptr;
+  if (!g_event.enabled) return nullptr;
   if (tls_no_ring) {
     if (g_region != nullptr) {
       g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
@@ -319,7 +315,7 @@ SpanRingWriter* ClaimRing() {
 }
 
 uint32_t Intern(const char* name) {
-  if (!g_enabled || name == nullptr) return 0;
+  if (!g_event.enabled || name == nullptr) return 0;
   const size_t n = strlen(name);
   const uint32_t hash = Hash(name, n);
   if (g_region != nullptr) {
@@ -348,18 +344,8 @@ uint32_t InternSlow(int slot, const char* name) {
   return id;
 }
 
-int64_t CurrentStep() { return g_step.load(std::memory_order_relaxed); }
-bool InStep() { return g_in_step.load(std::memory_order_relaxed); }
-
-void StampStep(ProbeRecord* record) {
-  if (g_in_step.load(std::memory_order_relaxed)) {
-    record->step = g_step.load(std::memory_order_relaxed);
-    record->flags |= ProbeRecord::kHasStep;
-  }
-}
-
 void SetWorldRank(int rank) {
-  if (!g_enabled) return;
+  if (!g_event.enabled) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   const bool changed = g_hello.rank != rank;
   const bool registered = g_region != nullptr;
@@ -374,12 +360,12 @@ void SetWorldRank(int rank) {
 }
 
 void StepBegin(int64_t step) {
-  if (!g_enabled) return;
-  g_step.store(step, std::memory_order_relaxed);
-  g_in_step.store(true, std::memory_order_relaxed);
+  if (!g_event.enabled) return;
+  g_event.step.store(step, std::memory_order_relaxed);
+  g_event.in_step.store(true, std::memory_order_relaxed);
   g_step_start_ns.store(Now(), std::memory_order_relaxed);
   ProcessRegionHeader* region = g_region;
-  if (region == nullptr && !g_record_always) {
+  if (region == nullptr && !g_event.record_always) {
     // On-demand tracing needs the agent to know this process already.
     std::lock_guard<std::mutex> lock(g_mutex);
     EnsureRegionLocked();
@@ -398,7 +384,8 @@ void StepBegin(int64_t step) {
 }
 
 void StepEnd() {
-  if (!g_enabled || !g_in_step.load(std::memory_order_relaxed)) return;
+  if (!g_event.enabled || !g_event.in_step.load(std::memory_order_relaxed))
+    return;
   const int64_t end = Now();
   if (Recording()) {
     ProbeRecord record{};
@@ -410,7 +397,7 @@ void StepEnd() {
     StampStep(&record);
     Emit(record);
   }
-  g_in_step.store(false, std::memory_order_relaxed);
+  g_event.in_step.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace probe

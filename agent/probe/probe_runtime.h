@@ -24,6 +24,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "agent/probe/probe_record.h"
@@ -32,17 +33,30 @@
 namespace meridian {
 namespace probe {
 
-// Set once, before main, from the environment.
-extern bool g_enabled;
-// True when no window limits recording: Recording() is then one load.
-extern bool g_record_always;
+// What every recorded event reads, on one cache line: in a loop of short MPI
+// calls on a busy node, each line the probe touches may have been evicted
+// since the previous call and costs a miss (docs/PERFORMANCE.md).
+struct alignas(64) EventState {
+  // Set once, before main, from the environment.
+  bool enabled = false;
+  // Set once, before main: events are timed with the invariant time-stamp
+  // counter (about 10 ns a read instead of clock_gettime's 23 on our
+  // machines); MERIDIAN_CLOCK=monotonic turns it off.
+  bool ticks = false;
+  // True when no window limits recording: Recording() is then one load.
+  bool record_always = true;
+  // The current training step (-1 before any), and whether one is open.
+  std::atomic<bool> in_step{false};
+  std::atomic<int64_t> step{-1};
+};
+extern EventState g_event;
 
-extern thread_local SpanRingWriter* tls_writer;
-
-// Set once, before main: events are timed with the invariant time-stamp
-// counter (about 10 ns a read instead of clock_gettime's 23 on our
-// machines); MERIDIAN_CLOCK=monotonic turns it off.
-extern bool g_ticks;
+// This thread's ring. Initial-exec TLS: one load at a fixed offset from the
+// thread pointer, no __tls_get_addr call. The probe is preloaded, so its TLS
+// is in the static block; a dlopen (the Python binding's
+// MERIDIAN_PROBE_LIB) takes its few hundred bytes from glibc's surplus.
+extern __thread SpanRingWriter* tls_writer
+    __attribute__((tls_model("initial-exec")));
 
 inline int64_t NowNs() {
   timespec ts;
@@ -50,20 +64,22 @@ inline int64_t NowNs() {
   return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-// An event's time: ticks if g_ticks, else CLOCK_MONOTONIC ns. Records
+// An event's time: ticks if g_event.ticks, else CLOCK_MONOTONIC ns. Records
 // holding it carry TimeFlags().
 inline int64_t Now() {
 #if defined(__x86_64__)
-  if (g_ticks) return static_cast<int64_t>(__builtin_ia32_rdtsc());
+  if (__builtin_expect(g_event.ticks, 1)) {
+    return static_cast<int64_t>(__builtin_ia32_rdtsc());
+  }
 #endif
   return NowNs();
 }
-inline uint16_t TimeFlags() { return g_ticks ? ProbeRecord::kTicks : 0; }
+inline uint16_t TimeFlags() { return g_event.ticks ? ProbeRecord::kTicks : 0; }
 
 bool RecordingInWindow();
 // Whether an event happening now is recorded.
 inline bool Recording() {
-  return g_enabled && (g_record_always || RecordingInWindow());
+  return g_event.enabled && (g_event.record_always || RecordingInWindow());
 }
 
 // This thread's writer, claiming a ring (and creating the region) first if
@@ -97,10 +113,17 @@ inline uint32_t CachedName(int slot, const char* name) {
 
 // The current training step: set by meridian_step_begin, -1 before any.
 // InStep() is false between step_end and the next step_begin.
-int64_t CurrentStep();
-bool InStep();
+inline int64_t CurrentStep() {
+  return g_event.step.load(std::memory_order_relaxed);
+}
+inline bool InStep() { return g_event.in_step.load(std::memory_order_relaxed); }
 // Fills step/kHasStep of `record` if a step is current.
-void StampStep(ProbeRecord* record);
+inline void StampStep(ProbeRecord* record) {
+  if (InStep()) {
+    record->step = CurrentStep();
+    record->flags |= ProbeRecord::kHasStep;
+  }
+}
 
 // MPI_Init learned this process's world rank (used when the launcher's
 // environment did not say).
