@@ -471,6 +471,9 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
       "?15, ?16, ?17, ?18)");
   if (!insert_span.ok()) return insert_span.status();
   Statement* stmt = *insert_span;
+  auto next_k = Prepare(
+      "SELECT max(k) + 1 FROM spans WHERE job=?1 AND start=?2 AND track=?3");
+  if (!next_k.ok()) return next_k.status();
   std::string args_blob;
   for (const v1::Span& span : batch.spans()) {
     const v1::Track& track = batch.tracks(span.track());
@@ -536,12 +539,26 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
       stmt->BindNull(17);
     }
     // k = 0 unless spans with the same (job, start, track) exist already;
-    // the bindings stay across Reset(), so only k changes between tries.
-    for (int64_t k = 0;; ++k) {
-      int rc = stmt->Bind(4, k).Step();
+    // then one more than the largest k stored for them (one index seek,
+    // however many share the start: a coarse clock can give thousands).
+    // The bindings stay across Reset(), so only k changes.
+    int rc = stmt->Bind(4, int64_t{0}).Step();
+    stmt->Reset();
+    if (rc != SQLITE_DONE) return Fail("storing a span failed");
+    if (sqlite3_changes(db_) == 0) {
+      (*next_k)
+          ->Bind(1, job.id)
+          .Bind(2, span.start_ns() - job.epoch_ns)
+          .Bind(3, track_id[span.track()]);
+      rc = (*next_k)->Step();
+      const int64_t k = rc == SQLITE_ROW ? (*next_k)->Int(0) : -1;
+      (*next_k)->Reset();
+      if (k < 0) return Fail("numbering a span failed");
+      rc = stmt->Bind(4, k).Step();
       stmt->Reset();
-      if (rc != SQLITE_DONE) return Fail("storing a span failed");
-      if (sqlite3_changes(db_) == 1) break;
+      if (rc != SQLITE_DONE || sqlite3_changes(db_) != 1) {
+        return Fail("storing a span failed");
+      }
     }
 
     Totals& t = totals[job.id];

@@ -170,6 +170,34 @@ TEST(StoreTest, KeepsDistinctSpansWithTheSameStartOnOneTrack) {
   EXPECT_EQ(spans[2].dur_ns, 40);
 }
 
+// A coarse clock can give thousands of spans one start: each is numbered
+// with one lookup of the largest number so far, in arrival order.
+TEST(StoreTest, NumbersThousandsOfSpansWithOneStartInArrivalOrder) {
+  std::string path = TempPath("many-ties.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  std::vector<v1::Batch> batches;
+  for (int b = 0; b < 2; ++b) {
+    for (int i = 0; i < 3000; ++i) {
+      builder.AddSpan(t, v1::CATEGORY_MPI, "MPI_Allreduce", kT, b * 3000 + i);
+    }
+    batches.push_back(builder.Take());
+  }
+  ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+  ASSERT_TRUE((*store)->Write({&batches[1]}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  std::vector<StoredSpan> spans = ScanAll(**store, catalog->job);
+  ASSERT_EQ(spans.size(), 6000u);
+  for (int i = 0; i < 6000; ++i) {
+    ASSERT_EQ(spans[i].dur_ns, i);
+    ASSERT_EQ(spans[i].start_ns, kT);
+  }
+}
+
 TEST(StoreTest, ScansTimeAndStepRanges) {
   std::string path = TempPath("range.db");
   auto store = Store::Open(path);
