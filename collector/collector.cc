@@ -18,6 +18,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   collector->ingest_ =
       std::make_unique<IngestService>(collector->writer_.get());
   collector->clock_ = std::make_unique<ClockService>();
+  collector->control_ = std::make_unique<ControlService>();
   collector->query_ = std::make_unique<QueryService>(options.db_path);
 
   grpc::ServerBuilder builder;
@@ -30,6 +31,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(collector->ingest_.get());
   builder.RegisterService(collector->clock_.get());
+  builder.RegisterService(collector->control_.get());
   builder.RegisterService(collector->query_.get());
   collector->server_ = builder.BuildAndStart();
   if (!collector->server_ || collector->port_ == 0) {
@@ -48,6 +50,7 @@ Collector::~Collector() { Shutdown(); }
 void Collector::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  control_->Shutdown();  // a waiting `meridian trace` answers now
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() +
                       absl::ToChronoNanoseconds(grace));

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "collector/batch_writer.h"
 #include "collector/clock_service.h"
+#include "collector/control_service.h"
 #include "collector/ingest_service.h"
 #include "grpcpp/grpcpp.h"
 #include "query/query_service.h"
@@ -52,6 +53,7 @@ class Collector {
   std::unique_ptr<BatchWriter> writer_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<ClockService> clock_;
+  std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

@@ -1,0 +1,112 @@
+#include "collector/control_service.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace meridian {
+namespace {
+
+constexpr size_t kKeptOrders = 1024;
+constexpr size_t kKeptApplied = 64;  // per agent
+constexpr absl::Duration kDefaultTimeout = absl::Seconds(10);
+constexpr absl::Duration kMaxTimeout = absl::Seconds(600);
+constexpr absl::Duration kForgetAgent = absl::Minutes(10);
+
+}  // namespace
+
+bool ControlService::Live(const Agent& agent, absl::Time now) const {
+  return now - agent.last_poll <=
+         std::max(3 * agent.poll_interval, absl::Seconds(3));
+}
+
+grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
+                                          const v1::TraceRequest* request,
+                                          v1::TraceReply* reply) {
+  if (request->job().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no job given");
+  }
+  if ((request->steps() > 0) == (request->seconds() > 0)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "give one of steps and seconds");
+  }
+  const absl::Duration timeout =
+      request->timeout_ms() == 0
+          ? kDefaultTimeout
+          : std::min(absl::Milliseconds(request->timeout_ms()), kMaxTimeout);
+  absl::MutexLock lock(&mutex_);
+  const absl::Time now = absl::Now();
+  v1::TraceOrder& order = orders_.emplace_back();
+  order.set_id(++latest_);
+  order.set_job(request->job());
+  order.set_steps(request->steps());
+  order.set_seconds(request->seconds());
+  const uint64_t id = order.id();
+  if (orders_.size() > kKeptOrders) orders_.pop_front();
+  std::vector<std::string> waiting_for;
+  for (const auto& [agent_id, agent] : agents_) {
+    if (Live(agent, now)) waiting_for.push_back(agent_id);
+  }
+  auto all_answered = [&]() ABSL_SHARED_LOCKS_REQUIRED(mutex_) {
+    if (shutting_down_) return true;
+    for (const std::string& agent_id : waiting_for) {
+      if (agents_.at(agent_id).applied.count(id) == 0) return false;
+    }
+    return true;
+  };
+  mutex_.AwaitWithDeadline(absl::Condition(&all_answered), now + timeout);
+  reply->set_id(id);
+  for (const std::string& agent_id : waiting_for) {
+    const Agent& agent = agents_.at(agent_id);
+    auto applied = agent.applied.find(id);
+    if (applied == agent.applied.end()) {
+      reply->set_unanswered(reply->unanswered() + 1);
+      continue;
+    }
+    v1::TraceReply::Node* node = reply->add_nodes();
+    node->set_node(agent.node);
+    node->set_agent_id(agent_id);
+    node->set_processes(applied->second);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::PollTrace(grpc::ServerContext*,
+                                       const v1::PollRequest* request,
+                                       v1::PollReply* reply) {
+  if (request->agent_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no agent id");
+  }
+  absl::MutexLock lock(&mutex_);
+  const absl::Time now = absl::Now();
+  for (auto it = agents_.begin(); it != agents_.end();) {
+    it = now - it->second.last_poll > kForgetAgent ? agents_.erase(it)
+                                                   : std::next(it);
+  }
+  const bool known = agents_.count(request->agent_id()) > 0;
+  Agent& agent = agents_[request->agent_id()];
+  agent.node = request->node();
+  agent.last_poll = now;
+  agent.poll_interval = absl::Milliseconds(request->poll_ms());
+  for (const v1::PollRequest::Applied& applied : request->applied()) {
+    agent.applied[applied.id()] = applied.processes();
+  }
+  while (agent.applied.size() > kKeptApplied) {
+    agent.applied.erase(agent.applied.begin());
+  }
+  reply->set_latest(latest_);
+  // A new agent (or one this collector has not heard from: it restarted)
+  // starts from now. So does one whose `after` is from an earlier run of
+  // the collector (beyond latest).
+  if (!known || request->after() > latest_) return grpc::Status::OK;
+  for (const v1::TraceOrder& order : orders_) {
+    if (order.id() > request->after()) *reply->add_orders() = order;
+  }
+  return grpc::Status::OK;
+}
+
+void ControlService::Shutdown() {
+  absl::MutexLock lock(&mutex_);
+  shutting_down_ = true;
+}
+
+}  // namespace meridian

@@ -1,0 +1,64 @@
+// ControlService: meridian.v1.Control, job-wide `meridian trace`.
+//
+// The collector cannot reach the agents (they connect to it), so orders
+// wait here: RequestTrace adds an order and waits; each agent's PollTrace
+// (every poll_ms) takes the orders made since its last poll and, in its
+// next poll, reports how many processes each one reached. RequestTrace
+// answers when every live agent (one that polled within 3 of its poll
+// intervals, at least 3 s) has reported the order, or at its timeout.
+//
+// Example: agents a and b poll every 1 s. At t = 0 `meridian trace --job J
+// --steps 2` adds order 7 and waits for a and b. At 0.4 s a polls, gets
+// order 7, makes its 4 processes of J record, and polls again at once
+// reporting {7, 4}; b does the same at 0.9 s with {7, 0} (it serves no
+// process of J). The reply: order 7, nodes a: 4 and b: 0, none unanswered.
+//
+// State is in memory: a collector restart forgets orders and agents (the
+// agents' next polls make them known again).
+#ifndef MERIDIAN_COLLECTOR_CONTROL_SERVICE_H_
+#define MERIDIAN_COLLECTOR_CONTROL_SERVICE_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "meridian/v1/control.grpc.pb.h"
+
+namespace meridian {
+
+class ControlService final : public v1::Control::Service {
+ public:
+  grpc::Status RequestTrace(grpc::ServerContext* context,
+                            const v1::TraceRequest* request,
+                            v1::TraceReply* reply) override;
+  grpc::Status PollTrace(grpc::ServerContext* context,
+                         const v1::PollRequest* request,
+                         v1::PollReply* reply) override;
+
+  // Makes waiting RequestTrace calls answer now (with what they have), and
+  // later ones at once: for the collector's shutdown.
+  void Shutdown();
+
+ private:
+  struct Agent {
+    std::string node;
+    absl::Time last_poll;
+    absl::Duration poll_interval;
+    std::map<uint64_t, uint32_t> applied;  // order id -> processes
+  };
+
+  bool Live(const Agent& agent, absl::Time now) const;
+
+  absl::Mutex mutex_;
+  uint64_t latest_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::deque<v1::TraceOrder> orders_ ABSL_GUARDED_BY(mutex_);    // newest last
+  std::map<std::string, Agent> agents_ ABSL_GUARDED_BY(mutex_);  // by id
+  bool shutting_down_ ABSL_GUARDED_BY(mutex_) = false;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_COLLECTOR_CONTROL_SERVICE_H_
