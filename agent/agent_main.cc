@@ -18,6 +18,7 @@ constexpr char kUsage[] =
     R"(usage: meridian-agent --collector HOST:PORT [--socket PATH] [--spool DIR]
                       [--node NAME] [--spool-max-bytes N] [--drain-ms N]
                       [--exit-when-idle] [--clock-sync-ms N]
+                      [--control-poll-ms N]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
@@ -37,6 +38,8 @@ records, spools them to disk and streams them to the collector.
   --exit-when-idle   exit when the last client has gone and all is sent
   --clock-sync-ms    how often the clock is measured against the
                      collector's (default 2000; docs/clocks.md)
+  --control-poll-ms  how often the collector is asked for `meridian trace`
+                     orders of the jobs on this node (default 1000)
   --clock-offset-ns, --clock-drift-ppm
                      test options: skew this agent's clock by an offset and
                      a drift, to check that the collector corrects them
@@ -98,7 +101,8 @@ int main(int argc, char** argv) {
   auto flags = meridian::CommandLine::Parse(
       args, 1,
       {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
-       "timeout", "clock-sync-ms", "clock-offset-ns", "clock-drift-ppm"},
+       "timeout", "clock-sync-ms", "clock-offset-ns", "clock-drift-ppm",
+       "control-poll-ms"},
       {"exit-when-idle", "status", "flush", "help"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -154,7 +158,12 @@ int main(int argc, char** argv) {
   if (end == drift.c_str() || *end != '\0' || !(std::fabs(drift_ppm) <= 1000)) {
     return Usage("--clock-drift-ppm must be a number within +-1000");
   }
+  auto poll_ms = flags->GetInt("control-poll-ms", 1000);
+  if (!poll_ms.ok() || *poll_ms <= 0 || *poll_ms > 3600000) {
+    return Usage("--control-poll-ms must be milliseconds (1 to 3600000)");
+  }
   options.clock_sync_ms = static_cast<int>(*sync_ms);
+  options.control_poll_ms = static_cast<int>(*poll_ms);
   options.clock_skew = {*skew_ns, drift_ppm, meridian::WallNs()};
   auto agent = meridian::NodeAgent::Start(options);
   if (!agent.ok()) {

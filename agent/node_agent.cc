@@ -83,6 +83,9 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
                                      grpc::InsecureChannelCredentials());
   agent->clock_sync_ = std::make_unique<ClockSync>(
       channel, agent->options_.clock_skew, agent->options_.clock_sync_ms);
+  agent->relay_ = std::make_unique<TraceRelay>(
+      channel, agent->agent_id_, agent->options_.node,
+      agent->options_.control_poll_ms, wake);
   agent->sender_ =
       std::make_unique<BatchSender>(channel, agent->spool_.get(), [wake] {
         uint64_t one = 1;
@@ -142,6 +145,7 @@ absl::Status NodeAgent::Listen() {
 }
 
 NodeAgent::~NodeAgent() {
+  relay_.reset();
   sender_.reset();
   for (auto& [fd, client] : clients_) close(fd);
   for (int fd : {listen_fd_, epoll_fd_, wake_fd_, signal_fd_}) {
@@ -219,15 +223,8 @@ bool NodeAgent::Serve(Client* client) {
       TraceRequest request;
       memcpy(&request, message, sizeof(request));
       request.job[sizeof(request.job) - 1] = '\0';
-      TraceReply reply;
-      for (auto& [other_fd, other] : clients_) {
-        if (other.session != nullptr &&
-            (request.job[0] == '\0' || other.session->job() == request.job)) {
-          other.session->RequestTrace(request.steps, request.seconds);
-          ++reply.processes;
-        }
-      }
-      SendMessage(client->fd, &reply, sizeof(reply), -1);
+      local_traces_.push_back(
+          {client->fd, request.job, request.steps, request.seconds});
     } else {
       spdlog::warn("closing a connection that sent an unknown message");
       return false;
@@ -251,6 +248,9 @@ void NodeAgent::Close(int fd) {
     } else {
       ++i;
     }
+  }
+  for (LocalTrace& trace : local_traces_) {
+    if (trace.fd == fd) trace.fd = -1;  // applied, but not answered
   }
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
@@ -361,6 +361,52 @@ void NodeAgent::AnswerFlushes(bool final) {
   }
 }
 
+void NodeAgent::TakeInQueued() {
+  Accept();
+  std::vector<int> fds;
+  for (const auto& [fd, client] : clients_) fds.push_back(fd);
+  for (int fd : fds) {
+    auto it = clients_.find(fd);
+    if (it != clients_.end() && !Serve(&it->second)) Close(fd);
+  }
+}
+
+uint32_t NodeAgent::Trace(const std::string& job, uint32_t steps,
+                          uint32_t seconds) {
+  uint32_t processes = 0;
+  for (auto& [fd, client] : clients_) {
+    if (client.session != nullptr &&
+        (job.empty() || client.session->job() == job)) {
+      client.session->RequestTrace(steps, seconds);
+      ++processes;
+    }
+  }
+  return processes;
+}
+
+void NodeAgent::ApplyTraces() {
+  std::vector<v1::TraceOrder> orders = relay_->Take();
+  if (orders.empty() && local_traces_.empty()) return;
+  // A request covers every process that registered before it was made
+  // (`meridian trace` after the job said it started): take those in first.
+  TakeInQueued();
+  for (const v1::TraceOrder& order : orders) {
+    const uint32_t processes =
+        Trace(order.job(), order.steps(), order.seconds());
+    spdlog::info("trace order {} (job \"{}\"): {} processes", order.id(),
+                 order.job(), processes);
+    relay_->Applied(order.id(), processes);
+  }
+  // TakeInQueued may have added requests: the loop covers them too.
+  for (size_t i = 0; i < local_traces_.size(); ++i) {
+    const LocalTrace trace = local_traces_[i];
+    TraceReply reply;
+    reply.processes = Trace(trace.job, trace.steps, trace.seconds);
+    if (trace.fd >= 0) SendMessage(trace.fd, &reply, sizeof(reply), -1);
+  }
+  local_traces_.clear();
+}
+
 AgentCounters NodeAgent::Run() {
   int64_t next_drain = NowMs() + options_.drain_ms;
   while (!stopping_) {
@@ -392,18 +438,12 @@ AgentCounters NodeAgent::Run() {
       }
     }
     if (flush_requested) {
-      // A flush covers every process that connected before it was sent: take
-      // in the connections and messages still queued, then read every ring.
-      Accept();
-      std::vector<int> fds;
-      for (const auto& [fd, client] : clients_) fds.push_back(fd);
-      for (int fd : fds) {
-        auto it = clients_.find(fd);
-        if (it != clients_.end() && !Serve(&it->second)) Close(fd);
-      }
+      // A flush covers every process that connected before it was sent.
+      TakeInQueued();
       Drain();
       next_drain = NowMs() + options_.drain_ms;
     }
+    ApplyTraces();
     if (NowMs() >= next_drain) {
       Drain();
       next_drain = NowMs() + options_.drain_ms;

@@ -2,7 +2,8 @@
 // passes them:
 //
 //   socket    accepts probe registrations (ProbeHello + memfd) and control
-//             requests (flush, trace) on a Unix socket
+//             requests (flush, trace) on a Unix socket; job-wide trace
+//             orders come from the collector (TraceRelay)
 //   drain     every `drain_ms`, reads every process's rings into batches
 //             (ProbeSession), and at once when a process exits
 //   spool     writes each batch to disk (Spool) and only then releases the
@@ -35,6 +36,7 @@
 #include "agent/probe_session.h"
 #include "agent/spool.h"
 #include "agent/tick_clock.h"
+#include "agent/trace_relay.h"
 
 namespace meridian {
 
@@ -50,6 +52,9 @@ struct NodeAgentOptions {
   // clock_sync_ms. The skew is a test option (ClockSync).
   int clock_sync_ms = 2000;
   ClockSkew clock_skew;
+  // How often to ask the collector for job-wide `meridian trace` orders
+  // (TraceRelay).
+  int control_poll_ms = 1000;
   // Exit once every client has gone and nothing is left to send (or the
   // collector is unreachable: the spool keeps it). For agents `meridian run`
   // starts for itself.
@@ -76,6 +81,13 @@ class NodeAgent {
     int fd;
     std::unique_ptr<ProbeSession> session;  // a traced process, or null
   };
+  // A `meridian trace --local` request to answer on `fd`.
+  struct LocalTrace {
+    int fd;
+    std::string job;
+    uint32_t steps;
+    uint32_t seconds;
+  };
   struct PendingFlush {
     int fd;
     int64_t deadline_ms;
@@ -88,6 +100,14 @@ class NodeAgent {
   // False when the client is gone.
   bool Serve(Client* client);
   void Close(int fd);
+  // Takes in the connections and messages already queued on the socket, so
+  // that what follows covers every process that registered before it.
+  void TakeInQueued();
+  // Applies the relay's orders and the local trace requests.
+  void ApplyTraces();
+  // Makes this node's processes of `job` (all, if empty) record; returns
+  // how many.
+  uint32_t Trace(const std::string& job, uint32_t steps, uint32_t seconds);
   // Reads every session's rings into batches and spools them.
   void Drain();
   void SpoolBatch();
@@ -105,9 +125,11 @@ class NodeAgent {
   bool had_clients_ = false;
   std::map<int, Client> clients_;
   std::vector<PendingFlush> flushes_;
+  std::vector<LocalTrace> local_traces_;
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<BatchSender> sender_;
   std::unique_ptr<ClockSync> clock_sync_;
+  std::unique_ptr<TraceRelay> relay_;
   BatchBuilder builder_;
   std::vector<RingPosition> positions_;  // of the batch being built
   std::vector<ProbeSession*> in_batch_;  // sessions read into it

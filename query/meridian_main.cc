@@ -2,6 +2,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "agent/run_command.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
+#include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "query/analysis_report.h"
 #include "query/clocks_report.h"
@@ -46,9 +48,12 @@ Commands:
                             file name's .dot or .graphml, else dot)
   run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
                             run CMD traced (works around or inside mpirun)
-  trace --job J --steps N | --seconds S
-                            make the job's processes on this node record the
-                            next N steps (or S seconds); see --on-demand
+  trace --job J --steps N | --seconds S [--timeout S] [--local]
+                            make the job's processes on every node record
+                            the next N steps (or S seconds), through the
+                            collector and each node's agent (answers within
+                            --timeout, default 10 s); --local: only this
+                            node's, from its agent; see --on-demand
 
 export shows every node on the collector's clock (docs/clocks.md);
 --raw-clock shows the nodes' raw timestamps instead. export --critical-path
@@ -169,6 +174,63 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
       "wrote %s (%lld bytes): the merged trace of job %s; open it in "
       "https://ui.perfetto.dev or chrome://tracing\n",
       output.c_str(), static_cast<long long>(bytes), filter.job().c_str());
+  return 0;
+}
+
+// `meridian trace` through the collector: every live agent applies the
+// order to its processes of the job; prints what each node reported.
+int TraceJob(const std::string& collector, const std::string& job,
+             uint32_t steps, uint32_t seconds, uint32_t timeout_s) {
+  auto stub = meridian::v1::Control::NewStub(
+      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(timeout_s + 10));
+  meridian::v1::TraceRequest request;
+  request.set_job(job);
+  request.set_steps(steps);
+  request.set_seconds(seconds);
+  request.set_timeout_ms(timeout_s * 1000);
+  meridian::v1::TraceReply reply;
+  grpc::Status status = stub->RequestTrace(&context, request, &reply);
+  if (!status.ok()) {
+    RpcFailed("trace", status, collector);
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      fprintf(stderr,
+              "meridian: trace: --local asks this node's agent alone\n");
+    }
+    return 1;
+  }
+  uint32_t processes = 0, nodes = 0;
+  for (const auto& node : reply.nodes()) {
+    processes += node.processes();
+    nodes += node.processes() > 0;
+  }
+  if (reply.unanswered() > 0) {
+    fprintf(stderr,
+            "meridian: trace: %u agents did not answer within %u s; their "
+            "processes may still start recording\n",
+            reply.unanswered(), timeout_s);
+  }
+  if (processes == 0) {
+    fprintf(stderr,
+            "meridian: trace: no process of job %s on the %d agents that "
+            "answered\n",
+            job.c_str(), reply.nodes_size());
+    return 1;
+  }
+  printf("meridian trace: %u processes of job %s on %u nodes will record ",
+         processes, job.c_str(), nodes);
+  if (steps > 0) {
+    printf("the next %u steps\n", steps);
+  } else {
+    printf("for %u seconds\n", seconds);
+  }
+  for (const auto& node : reply.nodes()) {
+    if (node.processes() > 0) {
+      printf("  %s: %u processes\n", node.node().c_str(), node.processes());
+    }
+  }
   return 0;
 }
 
@@ -319,10 +381,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> value_flags = meridian::kFilterFlags;
   value_flags.insert(value_flags.end(),
                      {"collector", "output", "seconds", "flush-timeout", "step",
-                      "head", "sort", "format"});
+                      "head", "sort", "format", "timeout"});
   auto line = meridian::CommandLine::Parse(
       args, 1, value_flags,
-      {"json", "help", "on-demand", "raw-clock", "critical-path"});
+      {"json", "help", "on-demand", "raw-clock", "critical-path", "local"});
   if (!line.ok()) return Usage(std::string(line.status().message()));
   if (line->Has("help")) {
     fputs(kUsage, stdout);
@@ -362,8 +424,17 @@ int main(int argc, char** argv) {
         (*steps > 0) == (*seconds > 0)) {
       return Usage("trace needs one of --steps N or --seconds S (positive)");
     }
-    return meridian::RequestTrace(line->Get("job"), static_cast<int>(*steps),
-                                  static_cast<int>(*seconds));
+    if (line->Has("local")) {
+      return meridian::RequestTrace(line->Get("job"), static_cast<int>(*steps),
+                                    static_cast<int>(*seconds));
+    }
+    auto timeout = line->GetInt("timeout", 10);
+    if (!timeout.ok() || *timeout <= 0 || *timeout > 600) {
+      return Usage("--timeout must be seconds (1 to 600)");
+    }
+    return TraceJob(collector, line->Get("job"), static_cast<uint32_t>(*steps),
+                    static_cast<uint32_t>(*seconds),
+                    static_cast<uint32_t>(*timeout));
   }
   auto stub = meridian::v1::Query::NewStub(
       grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));

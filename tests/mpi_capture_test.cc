@@ -764,41 +764,101 @@ TEST_F(MpiCaptureTest, AStepWindowFromTheEnvironmentRecordsOnlyThoseSteps) {
             (std::multiset<int64_t>{1, 1, 1, 1, 1}));
 }
 
+// `meridian trace` reaches the agents of every node through the collector:
+// two agents (nodes a and b), one on-demand process of the job on each,
+// waiting (FIFOs) until the request has been made.
 TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
   StartCollector();
-  Child agent = StartAgent();
-  ASSERT_EQ(mkfifo((dir_ + "/ready").c_str(), 0600), 0);
-  ASSERT_EQ(mkfifo((dir_ + "/go").c_str(), 0600), 0);
-  env_["MERIDIAN_TEST_FIFOS"] = dir_;
-  std::vector<std::string> argv = MeridianRun(
-      "demand", {"python3", Runfile("tests/probe_binding_test.py")});
-  argv.insert(argv.begin() + 4, "--on-demand");  // after "run"
-  Child run = Spawn(argv, env_);
-  FILE* ready = fopen((dir_ + "/ready").c_str(), "r");
-  char line[16];
-  ASSERT_NE(fgets(line, sizeof(line), ready), nullptr);
-  fclose(ready);
-  Child trace = Spawn(
-      {Runfile("query/meridian"), "trace", "--job", "demand", "--steps", "2"},
-      env_);
-  const std::string said = trace.ReadAll();
-  ASSERT_EQ(trace.Wait(), 0) << said;
-  EXPECT_TRUE(absl::StrContains(said, "1 processes of job demand")) << said;
-  FILE* go = fopen((dir_ + "/go").c_str(), "w");
-  fputs("go\n", go);
-  fclose(go);
-  const std::string out = run.ReadAll();
-  ASSERT_EQ(run.Wait(), 0) << out;
-  // Nothing before the request (step -1), steps 0 and 1, not step 2.
+  std::vector<Child> agents, runs;
+  for (const std::string node : {"a", "b"}) {
+    const std::string dir = dir_ + "/" + node;
+    ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+    ASSERT_EQ(mkfifo((dir + "/ready").c_str(), 0600), 0);
+    ASSERT_EQ(mkfifo((dir + "/go").c_str(), 0600), 0);
+    agents.push_back(
+        Spawn({Runfile("agent/meridian-agent"), "--collector", address_,
+               "--socket", dir + "/agent.sock", "--spool", dir + "/spool",
+               "--node", node, "--control-poll-ms", "100"},
+              env_, /*merge_stderr=*/false));
+    ASSERT_TRUE(absl::StartsWith(agents.back().ReadLine(), "meridian-agent "));
+    std::map<std::string, std::string> env = env_;
+    env["MERIDIAN_AGENT_SOCKET"] = dir + "/agent.sock";
+    env["MERIDIAN_TEST_FIFOS"] = dir;
+    std::vector<std::string> argv = MeridianRun(
+        "demand", {"python3", Runfile("tests/probe_binding_test.py")});
+    argv.insert(argv.begin() + 4, "--on-demand");  // after "run"
+    runs.push_back(Spawn(argv, env));
+  }
+  for (const std::string node : {"a", "b"}) {
+    FILE* ready = fopen((dir_ + "/" + node + "/ready").c_str(), "r");
+    char line[16];
+    ASSERT_NE(fgets(line, sizeof(line), ready), nullptr);
+    fclose(ready);
+  }
+  auto trace = [&](std::vector<std::string> args, int* code) {
+    std::vector<std::string> argv = {Runfile("query/meridian"), "--collector",
+                                     address_, "trace"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Child child = Spawn(argv, env_);
+    const std::string said = child.ReadAll();
+    *code = child.Wait();
+    return said;
+  };
+  // A job no agent serves: exit 1, naming how many agents answered. Asked
+  // until both agents answer (each has polled the collector once).
+  int code = 0;
+  std::string said;
+  do {
+    said = trace({"--job", "nope", "--steps", "2"}, &code);
+    ASSERT_EQ(code, 1) << said;
+  } while (!absl::StrContains(said, "on the 2 agents that answered"));
+  EXPECT_EQ(said,
+            "meridian: trace: no process of job nope on the 2 agents that "
+            "answered\n");
+
+  said = trace({"--job", "demand", "--steps", "2"}, &code);
+  ASSERT_EQ(code, 0) << said;
+  EXPECT_EQ(said,
+            "meridian trace: 2 processes of job demand on 2 nodes will record "
+            "the next 2 steps\n  a: 1 processes\n  b: 1 processes\n");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string node = i == 0 ? "a" : "b";
+    FILE* go = fopen((dir_ + "/" + node + "/go").c_str(), "w");
+    fputs("go\n", go);
+    fclose(go);
+    const std::string out = runs[i].ReadAll();
+    ASSERT_EQ(runs[i].Wait(), 0) << out;
+  }
+  // Nothing before the request (step -1), steps 0 and 1, not step 2: on
+  // both nodes.
   EXPECT_EQ(Steps(ReadJob(db_, "demand")),
-            (std::multiset<int64_t>{0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
-  Child unknown = Spawn(
-      {Runfile("query/meridian"), "trace", "--job", "nope", "--steps", "2"},
-      env_);
-  unknown.ReadAll();
-  EXPECT_EQ(unknown.Wait(), 1);
-  kill(agent.pid, SIGTERM);
-  agent.Wait();
+            (std::multiset<int64_t>{0, 0, 0, 0, 0, 1, 1, 1, 1, 1,
+                                    0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+
+  // --local asks only the agent on $MERIDIAN_AGENT_SOCKET, no collector.
+  std::map<std::string, std::string> env = env_;
+  env["MERIDIAN_AGENT_SOCKET"] = dir_ + "/a/agent.sock";
+  Child local = Spawn({Runfile("query/meridian"), "--collector", "127.0.0.1:1",
+                       "trace", "--local", "--job", "nope", "--steps", "2"},
+                      env);
+  EXPECT_EQ(local.ReadAll(),
+            "meridian trace: 0 processes of job nope on this node will record "
+            "the next 2 steps\n");
+  EXPECT_EQ(local.Wait(), 1);
+  // Without --local, an unreachable collector is an error that says so.
+  Child away = Spawn({Runfile("query/meridian"), "--collector", "127.0.0.1:1",
+                      "trace", "--job", "demand", "--steps", "2"},
+                     env_);
+  const std::string away_said = away.ReadAll();
+  EXPECT_EQ(away.Wait(), 1);
+  EXPECT_TRUE(absl::StrContains(away_said,
+                                "cannot reach the collector at "
+                                "127.0.0.1:1"))
+      << away_said;
+  for (Child& agent : agents) {
+    kill(agent.pid, SIGTERM);
+    agent.Wait();
+  }
 }
 
 TEST_F(MpiCaptureTest, WhatAKilledRankRecordedArrives) {
