@@ -22,6 +22,8 @@ TraceRelay::~TraceRelay() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    // A poll waiting on an unresponsive collector ends now.
+    if (in_flight_ != nullptr) in_flight_->TryCancel();
   }
   changed_.notify_all();
   thread_.join();
@@ -70,8 +72,17 @@ void TraceRelay::Poll() {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(poll_ms_ + 2000));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    in_flight_ = &context;
+  }
   v1::PollReply reply;
   const grpc::Status status = stub_->PollTrace(&context, request, &reply);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_flight_ = nullptr;
+  }
   if (!status.ok()) {
     if (reachable_) {
       spdlog::warn("trace relay: the collector does not answer ({})",

@@ -49,6 +49,7 @@ class TraceRelay {
   std::mutex mutex_;
   std::condition_variable changed_;
   bool stopping_ = false;
+  grpc::ClientContext* in_flight_ = nullptr;  // the poll under way
   bool report_ = false;  // Applied() since the last poll: poll now
   std::vector<v1::TraceOrder> orders_;
   std::vector<v1::PollRequest::Applied> applied_;
