@@ -20,10 +20,8 @@
 // Test that completes them); the Wait calls are recorded as well, the Test
 // calls (usually polled) are not.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cstring>
 #include <mutex>
 #include <new>
 
@@ -163,13 +161,18 @@ const int32_t* WorldRanks(MPI_Comm comm, int size) {
   return world;
 }
 
-CommInfo* Register(MPI_Comm comm, uint64_t id, bool identity) {
-  int size = 0;
-  PMPI_Comm_size(comm, &size);
-  const CommInfo info{id, static_cast<uint32_t>(size),
-                      identity ? nullptr : WorldRanks(comm, size)};
+// `world`: WorldRanks(comm, size), or nullptr for the identity.
+CommInfo* Register(MPI_Comm comm, uint64_t id, int size, const int32_t* world) {
+  const CommInfo info{id, static_cast<uint32_t>(size), world};
   if (!g_comms.Insert(Key(comm), info)) return nullptr;
   return g_comms.Find(Key(comm));
+}
+
+// An id from the members' world ranks: equal on all of them.
+uint64_t IdOfMembers(uint64_t seed, const int32_t* world, int size) {
+  uint64_t id = seed;
+  for (int i = 0; world != nullptr && i < size; ++i) id = Mix(id, world[i], i);
+  return id;
 }
 
 int32_t WorldRankOf(const CommInfo* info, int rank) {
@@ -190,10 +193,8 @@ CommInfo* RegisterLazily(MPI_Comm comm) {
   int size = 0;
   PMPI_Comm_size(comm, &size);
   const int32_t* world = WorldRanks(comm, size);
-  uint64_t id = 0x4c415a59;  // "LAZY"
-  for (int i = 0; world != nullptr && i < size; ++i) id = Mix(id, world[i], i);
-  CommInfo* info = Register(comm, id, false);
-  return info;
+  return Register(comm, IdOfMembers(0x4c415a59 /* "LAZY" */, world, size), size,
+                  world);
 }
 
 inline __attribute__((always_inline)) CommInfo* Comm(MPI_Comm comm) {
@@ -214,51 +215,73 @@ void RegisterChild(MPI_Comm parent, MPI_Comm child, uint64_t salt) {
   const int32_t* world = WorldRanks(child, size);
   const uint64_t first = world != nullptr && size > 0 ? world[0] : 0;
   const uint64_t parent_id = p == nullptr ? 0 : p->id;
-  Register(child, Mix(Mix(parent_id, ordinal, salt), first, size), false);
+  Register(child, Mix(Mix(parent_id, ordinal, salt), first, size), size, world);
 }
 
 // ---- Records ----------------------------------------------------------------
 
-// Sizes of predefined (named) datatypes, which MPI never frees: after its
-// first use such a type's size is one load from one cache line, not a call
-// into MPI. Derived types, whose handles can be freed and reused, are not
-// kept. An entry is claimed once (0 -> kClaiming -> the handle) and never
-// changes after; a type whose entry another type holds is not kept either.
-class NamedTypeSizes {
+// Datatype sizes without a call into MPI for predefined (named) types,
+// which MPI never frees: after its first use such a type's size is one load
+// from one cache line. A derived type's handle is kept too, marked -1, so
+// that it is asked for its size (it can be freed, and a new type made at its
+// handle) with one call, not also checked for being named again. Entries
+// are claimed once (0 -> kClaiming -> the handle) and never change after; a
+// type finding its 4 slots taken is not kept.
+class TypeSizes {
  public:
+  // Inline: a named type in its home slot, the common case.
   int Size(MPI_Datatype type) {
     const uintptr_t key = reinterpret_cast<uintptr_t>(type);
-    const Entry& entry = entries_[Index(key)];
-    if (entry.type.load(std::memory_order_acquire) == key) return entry.size;
-    return AskMpi(type);
+    const Entry& entry = entries_[Home(key)];
+    if (entry.type.load(std::memory_order_acquire) == key && entry.size >= 0) {
+      return entry.size;
+    }
+    return SizeSlow(type);
   }
 
  private:
-  static constexpr int kIndexBits = 3;
-  static constexpr int kEntries = 1 << kIndexBits;
+  static constexpr uint32_t kIndexBits = 6;
+  static constexpr uint32_t kEntries = 1 << kIndexBits;
+  static constexpr uint32_t kProbe = 4;
   static constexpr uintptr_t kClaiming = 1;
   struct Entry {
     std::atomic<uintptr_t> type{0};
-    int size = 0;
+    int size = 0;  // -1: a derived type
   };
 
-  __attribute__((noinline, cold)) int AskMpi(MPI_Datatype type) {
-    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
-    Entry& entry = entries_[Index(key)];
+  static int AskMpi(MPI_Datatype type) {
     int size = 0;
     PMPI_Type_size(type, &size);
-    if (entry.type.load(std::memory_order_relaxed) == 0 && Named(type)) {
+    return size;
+  }
+
+  // The other slots of `type`'s 4; at its first use, its size kept in the
+  // first free one.
+  __attribute__((noinline, cold)) int SizeSlow(MPI_Datatype type) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    const uint32_t home = Home(key);
+    for (uint32_t i = 0; i < kProbe; ++i) {
+      const Entry& entry = entries_[(home + i) & (kEntries - 1)];
+      const uintptr_t held = entry.type.load(std::memory_order_acquire);
+      if (held == key) return entry.size >= 0 ? entry.size : AskMpi(type);
+      if (held == 0) break;
+    }
+    const int size = AskMpi(type);
+    for (uint32_t i = 0; i < kProbe; ++i) {
+      Entry& entry = entries_[(home + i) & (kEntries - 1)];
       uintptr_t expected = 0;
       if (entry.type.compare_exchange_strong(expected, kClaiming,
                                              std::memory_order_relaxed)) {
-        entry.size = size;
+        entry.size = Named(type) ? size : -1;
         entry.type.store(key, std::memory_order_release);
+        break;
       }
+      if (expected == key) break;  // another thread kept it meanwhile
     }
     return size;
   }
 
-  static uint32_t Index(uintptr_t key) {
+  static uint32_t Home(uintptr_t key) {
     return static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ULL) >>
                                  (64 - kIndexBits));
   }
@@ -272,7 +295,7 @@ class NamedTypeSizes {
   alignas(64) Entry entries_[kEntries];
 };
 
-NamedTypeSizes g_type_sizes;
+TypeSizes g_type_sizes;
 
 inline __attribute__((always_inline)) int64_t TypeBytes(int64_t count,
                                                         MPI_Datatype type) {
@@ -477,8 +500,8 @@ void AfterInit(int64_t start, Op op) {
   if (!probe::g_event.enabled) return;
   {
     std::lock_guard<std::mutex> lock(g_comm_mutex);
-    Register(MPI_COMM_WORLD, 1, true);
-    Register(MPI_COMM_SELF, 2, false);
+    Register(MPI_COMM_WORLD, 1, CommSize(MPI_COMM_WORLD), nullptr);
+    Register(MPI_COMM_SELF, 2, 1, WorldRanks(MPI_COMM_SELF, 1));
   }
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -489,27 +512,26 @@ void AfterInit(int64_t start, Op op) {
 }  // namespace
 
 // Blocking collectives: one macro body, the bytes and root per call.
-#define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)           \
-  if (!probe::g_event.enabled) return call;                             \
-  CommInfo* info = Comm(comm);                                          \
-  const uint64_t seq = NextSeq(info);                                   \
-  const int64_t start = probe::Now();                                   \
-  const int rc = call;                                                  \
-  const int64_t end = probe::Now();                                     \
-  if (probe::Recording()) {                                             \
-    probe::Emit(                                                        \
-        CollectiveRecord(op, start, end, info, seq, bytes_expr, root)); \
-  }                                                                     \
+#define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)                 \
+  if (!probe::g_event.enabled) return call;                                   \
+  CommInfo* info = Comm(comm);                                                \
+  const uint64_t seq = NextSeq(info); /* counted even when not recorded */    \
+  if (!probe::Recording()) return call;                                       \
+  const int64_t start = probe::Now();                                         \
+  const int rc = call;                                                        \
+  const int64_t end = probe::Now();                                           \
+  probe::Emit(CollectiveRecord(op, start, end, info, seq, bytes_expr, root)); \
   return rc;
 
 // Non-blocking collectives: recorded from issue to completion.
 #define MERIDIAN_ICOLLECTIVE(op, comm, bytes_expr, root, request, call)    \
   if (!probe::g_event.enabled) return call;                                \
   CommInfo* info = Comm(comm);                                             \
-  const uint64_t seq = NextSeq(info);                                      \
+  const uint64_t seq = NextSeq(info); /* counted even when not recorded */ \
+  if (!probe::Recording()) return call;                                    \
   const int64_t start = probe::Now();                                      \
   const int rc = call;                                                     \
-  if (rc == MPI_SUCCESS && probe::Recording()) {                           \
+  if (rc == MPI_SUCCESS) {                                                 \
     Issue(request,                                                         \
           CollectiveRecord(op, start, start, info, seq, bytes_expr, root), \
           info, false, false);                                             \
@@ -1104,11 +1126,9 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     std::lock_guard<std::mutex> lock(g_comm_mutex);
     const int size = CommSize(*newcomm);
     const int32_t* world = WorldRanks(*newcomm, size);
-    uint64_t id = Mix(0x47525550, tag, size);  // "GRUP"
-    for (int i = 0; world != nullptr && i < size; ++i) {
-      id = Mix(id, world[i], i);
-    }
-    Register(*newcomm, id, false);
+    Register(*newcomm,
+             IdOfMembers(Mix(0x47525550 /* "GRUP" */, tag, size), world, size),
+             size, world);
   }
   if (probe::Recording()) {
     probe::Emit(Base(kComm_create_group, start, end, Comm(comm)));

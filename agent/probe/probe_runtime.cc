@@ -33,11 +33,9 @@ thread_local bool tls_no_ring = false;
 // reads g_region (set once per process) and the step atomics.
 std::mutex g_mutex;
 ProcessRegionHeader* g_region = nullptr;
-uint64_t g_region_bytes = 0;
 int g_memfd = -1;
 int g_socket = -1;
 bool g_watcher_started = false;
-SpanRingWriter* g_writers[ProcessRegionHeader::kMaxRings];
 ProcessRegionGeometry g_geometry;
 // Plain data only: LoadProbe may run before this file's C++ initializers.
 char g_socket_path[108];
@@ -161,7 +159,6 @@ bool EnsureRegionLocked() {
     return false;
   }
   g_memfd = fd;
-  g_region_bytes = bytes;
   g_hello.pid = getpid();
   g_hello.region_bytes = bytes;
   g_region = static_cast<ProcessRegionHeader*>(memory);
@@ -268,8 +265,10 @@ bool RecordingInWindow() {
     return true;
   }
   ProcessRegionHeader* region = g_region;
-  return region != nullptr &&
-         NowNs() < region->record_until_ns.load(std::memory_order_relaxed);
+  if (region == nullptr) return false;
+  // A clock read only while `meridian trace --seconds` asked for one.
+  const int64_t until = region->record_until_ns.load(std::memory_order_relaxed);
+  return until != 0 && NowNs() < until;
 }
 
 SpanRingWriter* ClaimRing() {
@@ -307,7 +306,6 @@ SpanRingWriter* ClaimRing() {
     tls_no_ring = true;
     return nullptr;
   }
-  g_writers[index] = writer;
   g_region->slots[index].tid = static_cast<int32_t>(gettid());
   g_region->slots[index].ready.store(1, std::memory_order_release);
   tls_writer = writer;

@@ -51,12 +51,9 @@ struct alignas(64) EventState {
 };
 extern EventState g_event;
 
-// This thread's ring. Initial-exec TLS: one load at a fixed offset from the
-// thread pointer, no __tls_get_addr call. The probe is preloaded, so its TLS
-// is in the static block; a dlopen (the Python binding's
-// MERIDIAN_PROBE_LIB) takes its few hundred bytes from glibc's surplus.
-extern __thread SpanRingWriter* tls_writer
-    __attribute__((tls_model("initial-exec")));
+// This thread's ring (the library is built with initial-exec TLS: see
+// BUILD.bazel).
+extern __thread SpanRingWriter* tls_writer;
 
 inline int64_t NowNs() {
   timespec ts;
@@ -79,7 +76,8 @@ inline uint16_t TimeFlags() { return g_event.ticks ? ProbeRecord::kTicks : 0; }
 bool RecordingInWindow();
 // Whether an event happening now is recorded.
 inline bool Recording() {
-  return g_event.enabled && (g_event.record_always || RecordingInWindow());
+  return g_event.enabled &&
+         (__builtin_expect(g_event.record_always, 1) || RecordingInWindow());
 }
 
 // This thread's writer, claiming a ring (and creating the region) first if
