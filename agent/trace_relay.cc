@@ -30,8 +30,10 @@ TraceRelay::~TraceRelay() {
 }
 
 std::vector<v1::TraceOrder> TraceRelay::Take() {
+  std::vector<v1::TraceOrder> taken;
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::move(orders_);
+  taken.swap(orders_);
+  return taken;
 }
 
 void TraceRelay::Applied(uint64_t id, uint32_t processes) {

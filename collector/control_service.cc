@@ -19,6 +19,16 @@ bool ControlService::Live(const Agent& agent, absl::Time now) const {
          std::max(3 * agent.poll_interval, absl::Seconds(3));
 }
 
+const uint32_t* ControlService::AppliedBy(const std::string& agent_id,
+                                          uint64_t id) const {
+  // A forgotten agent (PollTrace) is forgotten by a request still waiting
+  // for it too: it did not answer.
+  auto agent = agents_.find(agent_id);
+  if (agent == agents_.end()) return nullptr;
+  auto applied = agent->second.applied.find(id);
+  return applied == agent->second.applied.end() ? nullptr : &applied->second;
+}
+
 grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
                                           const v1::TraceRequest* request,
                                           v1::TraceReply* reply) {
@@ -49,23 +59,22 @@ grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
   auto all_answered = [&]() ABSL_SHARED_LOCKS_REQUIRED(mutex_) {
     if (shutting_down_) return true;
     for (const std::string& agent_id : waiting_for) {
-      if (agents_.at(agent_id).applied.count(id) == 0) return false;
+      if (AppliedBy(agent_id, id) == nullptr) return false;
     }
     return true;
   };
   mutex_.AwaitWithDeadline(absl::Condition(&all_answered), now + timeout);
   reply->set_id(id);
   for (const std::string& agent_id : waiting_for) {
-    const Agent& agent = agents_.at(agent_id);
-    auto applied = agent.applied.find(id);
-    if (applied == agent.applied.end()) {
+    const uint32_t* processes = AppliedBy(agent_id, id);
+    if (processes == nullptr) {
       reply->set_unanswered(reply->unanswered() + 1);
       continue;
     }
     v1::TraceReply::Node* node = reply->add_nodes();
-    node->set_node(agent.node);
+    node->set_node(agents_.at(agent_id).node);
     node->set_agent_id(agent_id);
-    node->set_processes(applied->second);
+    node->set_processes(*processes);
   }
   return grpc::Status::OK;
 }
@@ -78,9 +87,13 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext*,
   }
   absl::MutexLock lock(&mutex_);
   const absl::Time now = absl::Now();
+  // Forgotten: agents silent for 10 minutes, or for 3 of their own polls
+  // if they poll more rarely than that.
   for (auto it = agents_.begin(); it != agents_.end();) {
-    it = now - it->second.last_poll > kForgetAgent ? agents_.erase(it)
-                                                   : std::next(it);
+    const Agent& a = it->second;
+    it = now - a.last_poll > std::max(kForgetAgent, 3 * a.poll_interval)
+             ? agents_.erase(it)
+             : std::next(it);
   }
   const bool known = agents_.count(request->agent_id()) > 0;
   Agent& agent = agents_[request->agent_id()];

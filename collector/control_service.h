@@ -51,6 +51,10 @@ class ControlService final : public v1::Control::Service {
   };
 
   bool Live(const Agent& agent, absl::Time now) const;
+  // The processes agent `agent_id` applied order `id` to; nullptr if it has
+  // not (or is forgotten).
+  const uint32_t* AppliedBy(const std::string& agent_id, uint64_t id) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
 
   absl::Mutex mutex_;
   uint64_t latest_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -146,7 +146,11 @@ absl::StatusOr<std::string> StepGraph(const DependencyGraph& graph,
   for (size_t t = 0; t < spans.tracks().size(); ++t) {  // program order
     int32_t previous = -1;
     for (const auto& p : graph.pieces(static_cast<int32_t>(t))) {
-      if (p.span < 0 || p.span == previous) continue;
+      // An enclosing span's pieces after its first child are not new steps
+      // of the program: following them would draw child -> parent cycles.
+      if (p.span < 0 || p.span == previous || p.t0 != all[p.span].start) {
+        continue;
+      }
       if (in_step(previous) && in_step(p.span)) {
         edges.push_back({id(previous), id(p.span), "program", false});
       }

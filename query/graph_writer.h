@@ -4,8 +4,10 @@
 // Nodes: every span tagged with the step ("s" + index), labelled with rank,
 // operation and duration, and one node per collective instance with a
 // member in the step ("c" + index). Edges, each with its type:
-//   program     consecutive spans on a track (the innermost span at each
-//               instant: an enclosing span leads to its first child);
+//   program     consecutive spans on a track, in the order they begin
+//               (the innermost span at each instant: an enclosing span
+//               that begins before its first child leads to it, and its
+//               later gaps add no edge);
 //   launch      CPU call -> the GPU span it launched;
 //   collective  each member -> its instance ("arrive") and the instance ->
 //               each member ("complete");

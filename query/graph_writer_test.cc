@@ -1,5 +1,7 @@
 #include "query/graph_writer.h"
 
+#include <tuple>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
@@ -39,6 +41,35 @@ TEST(GraphWriterTest, ChainAsDotAndGraphMl) {
   EXPECT_EQ(Count(*graphml, "<edge source="), 6 + 3);
   EXPECT_EQ(Count(*graphml, "<data key=\"binding\">true</data>"), 3);
   EXPECT_TRUE(absl::EndsWith(*graphml, "</graphml>\n"));
+}
+
+// A step with gaps around and between its two children: program order is
+// step -> first -> second, with no edge back into the step.
+TEST(GraphWriterTest, AnEnclosingSpanLeadsToItsFirstChildWithoutCycles) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "node-0", 0, 0, 100}};
+  catalog.tracks = {{1, 1, v1::TRACK_KIND_THREAD, 100, "main"}};
+  catalog.ops = {{1, v1::CATEGORY_USER, "step"},
+                 {2, v1::CATEGORY_USER, "first"},
+                 {3, v1::CATEGORY_USER, "second"}};
+  JobSpans spans(catalog);
+  for (const auto& [op, start, end] :
+       {std::tuple{1, 0, 100}, {2, 10, 30}, {3, 50, 70}}) {
+    StoredSpan span;
+    span.track_id = 1;
+    span.op_id = op;
+    span.start_ns = start;
+    span.dur_ns = end - start;
+    span.step = 0;
+    spans.Add(span, span.start_ns, span.dur_ns);
+  }
+  spans.Finish();
+  DependencyGraph graph(spans);
+  auto dot = StepGraph(graph, 0, v1::GRAPH_FORMAT_DOT);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_EQ(Count(*dot, "type=\"program\""), 2);
+  EXPECT_EQ(Count(*dot, "s0 -> s1 [type=\"program\""), 1) << *dot;
+  EXPECT_EQ(Count(*dot, "s1 -> s2 [type=\"program\""), 1) << *dot;
 }
 
 TEST(GraphWriterTest, CollectiveInstancesAndUnknownStep) {

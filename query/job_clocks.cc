@@ -74,6 +74,14 @@ absl::StatusOr<JobClocks> JobClocks::Load(
           first_start[node] = std::min(first_start[node], span.start_ns);
           auto kind = kind_of_op.find(span.op_id);
           if (kind == kind_of_op.end()) return true;
+          // Matched as DependencyGraph matches them: collectives by (comm,
+          // seq), messages by their peer.
+          const bool message = kind->second == CausalSpan::Kind::kSend ||
+                               kind->second == CausalSpan::Kind::kRecv;
+          if (message ? span.peer.value_or(-1) < 0
+                      : !span.seq.has_value() || span.comm == 0) {
+            return true;
+          }
           CausalSpan c;
           c.kind = kind->second;
           c.node = node;

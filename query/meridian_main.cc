@@ -472,6 +472,11 @@ int main(int argc, char** argv) {
   auto filter = meridian::ParseFilter(*line);
   if (!filter.ok()) return Usage(std::string(filter.status().message()));
   if (command == "export") {
+    if (line->Has("raw-clock") && line->Has("critical-path")) {
+      return Usage(
+          "export --critical-path needs the collector's clock: drop "
+          "--raw-clock");
+    }
     return Export(*stub, collector, *filter, line->Get("output"),
                   line->Has("raw-clock"), line->Has("critical-path"));
   }

@@ -158,6 +158,11 @@ m critical-path --job slow-rank --step 9 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "unknown step: exit $rc"
 grep -qF 'job slow-rank has no span tagged with step 9; `meridian steps` lists its steps' \
   "$work/err.txt" || fail "unknown step message"
+m export --job slow-rank --raw-clock --critical-path -o "$work/raw.json" 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "raw-clock critical path: exit $rc"
+grep -qF 'meridian: export --critical-path needs the collector'"'"'s clock: drop --raw-clock' \
+  "$work/err.txt" || fail "raw-clock critical path message"
+[ ! -e "$work/raw.json" ] || fail "raw-clock critical path wrote a file"
 m steps --job nope 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "steps of an unknown job: exit $rc"
 grep -qF 'no job "nope" in store' "$work/err.txt" || fail "steps unknown job message"
