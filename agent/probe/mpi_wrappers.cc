@@ -511,26 +511,26 @@ void AfterInit(int64_t start, Op op) {
 
 }  // namespace
 
+// Every collective: its sequence number is counted, recorded or not; if
+// recorded, it is timed from `start` and returns `rc` from the call.
+#define MERIDIAN_COLLECTIVE_CALL(comm, call) \
+  if (!probe::g_event.enabled) return call;  \
+  CommInfo* info = Comm(comm);               \
+  const uint64_t seq = NextSeq(info);        \
+  if (!probe::Recording()) return call;      \
+  const int64_t start = probe::Now();        \
+  const int rc = call;
+
 // Blocking collectives: one macro body, the bytes and root per call.
 #define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)                 \
-  if (!probe::g_event.enabled) return call;                                   \
-  CommInfo* info = Comm(comm);                                                \
-  const uint64_t seq = NextSeq(info); /* counted even when not recorded */    \
-  if (!probe::Recording()) return call;                                       \
-  const int64_t start = probe::Now();                                         \
-  const int rc = call;                                                        \
+  MERIDIAN_COLLECTIVE_CALL(comm, call)                                        \
   const int64_t end = probe::Now();                                           \
   probe::Emit(CollectiveRecord(op, start, end, info, seq, bytes_expr, root)); \
   return rc;
 
 // Non-blocking collectives: recorded from issue to completion.
 #define MERIDIAN_ICOLLECTIVE(op, comm, bytes_expr, root, request, call)    \
-  if (!probe::g_event.enabled) return call;                                \
-  CommInfo* info = Comm(comm);                                             \
-  const uint64_t seq = NextSeq(info); /* counted even when not recorded */ \
-  if (!probe::Recording()) return call;                                    \
-  const int64_t start = probe::Now();                                      \
-  const int rc = call;                                                     \
+  MERIDIAN_COLLECTIVE_CALL(comm, call)                                     \
   if (rc == MPI_SUCCESS) {                                                 \
     Issue(request,                                                         \
           CollectiveRecord(op, start, start, info, seq, bytes_expr, root), \
