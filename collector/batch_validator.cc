@@ -1,10 +1,13 @@
 #include "collector/batch_validator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/span_chunk.h"
 
 namespace meridian {
 namespace {
@@ -44,81 +47,199 @@ class Checker {
   const v1::Batch& batch_;
 };
 
+// The fields every span has, however it was sent.
+struct SpanFields {
+  uint32_t name;
+  int64_t category;
+  int64_t kind;
+  int64_t start_ns;
+  int64_t dur_ns;
+  int64_t bytes;
+  double value;
+};
+
+// `where` names the span (and its chunk); fields are named as in v1::Span,
+// whose names the chunk columns share.
+absl::Status CheckSpanFields(const Checker& check, const v1::Batch& batch,
+                             const std::string& where, const SpanFields& f) {
+  if (!check.ValidString(f.name)) {
+    return check.Fail(absl::StrCat(where, ": name index ", f.name,
+                                   " is out of range; the batch has ",
+                                   batch.strings_size(), " strings"));
+  }
+  if (batch.strings(f.name).empty()) {
+    return check.Fail(absl::StrCat(where, ": name is empty"));
+  }
+  if (f.category > INT32_MAX || !v1::Category_IsValid(f.category) ||
+      f.category == v1::CATEGORY_UNSPECIFIED) {
+    return check.Fail(absl::StrCat(where, ": category ", f.category,
+                                   " is not a known category"));
+  }
+  if (f.kind > INT32_MAX || !v1::SpanKind_IsValid(f.kind)) {
+    return check.Fail(
+        absl::StrCat(where, ": kind ", f.kind, " is not a known span kind"));
+  }
+  if (f.start_ns < kMinTimestampNs || f.start_ns > kMaxTimestampNs) {
+    return check.Fail(absl::StrCat(
+        where, ": start_ns ", f.start_ns,
+        " is not a Unix-epoch time in nanoseconds between the years 2000 and "
+        "2100"));
+  }
+  if (f.dur_ns < 0) {
+    return check.Fail(absl::StrCat(where, ": dur_ns is ", f.dur_ns,
+                                   "; durations must be >= 0"));
+  }
+  if (f.dur_ns > kMaxDurationNs) {
+    return check.Fail(absl::StrCat(where, ": dur_ns is ", f.dur_ns,
+                                   "; durations must be at most 30 days (",
+                                   kMaxDurationNs, " ns)"));
+  }
+  if (f.start_ns + f.dur_ns > kMaxTimestampNs) {
+    return check.Fail(absl::StrCat(where, ": ends after the year 2100"));
+  }
+  if (f.bytes < 0) {
+    return check.Fail(
+        absl::StrCat(where, ": bytes is ", f.bytes, "; must be >= 0"));
+  }
+  if (!std::isfinite(f.value)) {
+    return check.Fail(absl::StrCat(where, ": value is not a finite number"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckArg(const Checker& check, const v1::Batch& batch,
+                      const std::string& where, int a, uint32_t key,
+                      bool is_string, uint64_t string_index, bool is_real,
+                      double real) {
+  if (is_real && !std::isfinite(real)) {
+    return check.Fail(
+        absl::StrCat(where, ": arg ", a, " is not a finite number"));
+  }
+  if (!check.ValidString(key) || batch.strings(key).empty()) {
+    return check.Fail(
+        absl::StrCat(where, ": arg ", a, " has no valid key string"));
+  }
+  if (is_string && (string_index > UINT32_MAX ||
+                    !check.ValidString(static_cast<uint32_t>(string_index)))) {
+    return check.Fail(absl::StrCat(where, ": arg ", a, " value index ",
+                                   string_index, " is out of range"));
+  }
+  return absl::OkStatus();
+}
+
+std::string SpanWhere(const Checker& check, const v1::Batch& batch,
+                      std::string where, uint32_t name) {
+  if (check.ValidString(name)) {
+    absl::StrAppend(&where, " (\"", Checker::Printable(batch.strings(name)),
+                    "\")");
+  }
+  return where;
+}
+
 absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch, int i) {
   const v1::Span& span = batch.spans(i);
-  std::string where = absl::StrCat("span ", i);
-  if (check.ValidString(span.name())) {
-    absl::StrAppend(&where, " (\"",
-                    Checker::Printable(batch.strings(span.name())), "\")");
-  }
+  const std::string where =
+      SpanWhere(check, batch, absl::StrCat("span ", i), span.name());
   if (span.track() >= static_cast<uint32_t>(batch.tracks_size())) {
     return check.Fail(absl::StrCat(where, ": track index ", span.track(),
                                    " is out of range; the batch has ",
                                    batch.tracks_size(), " tracks"));
   }
-  if (!check.ValidString(span.name())) {
-    return check.Fail(absl::StrCat(where, ": name index ", span.name(),
-                                   " is out of range; the batch has ",
-                                   batch.strings_size(), " strings"));
-  }
-  if (batch.strings(span.name()).empty()) {
-    return check.Fail(absl::StrCat(where, ": name is empty"));
-  }
-  if (!v1::Category_IsValid(span.category()) ||
-      span.category() == v1::CATEGORY_UNSPECIFIED) {
-    return check.Fail(absl::StrCat(where, ": category ",
-                                   static_cast<int>(span.category()),
-                                   " is not a known category"));
-  }
-  if (!v1::SpanKind_IsValid(span.kind())) {
-    return check.Fail(absl::StrCat(where, ": kind ",
-                                   static_cast<int>(span.kind()),
-                                   " is not a known span kind"));
-  }
-  if (span.start_ns() < kMinTimestampNs || span.start_ns() > kMaxTimestampNs) {
-    return check.Fail(absl::StrCat(
-        where, ": start_ns ", span.start_ns(),
-        " is not a Unix-epoch time in nanoseconds between the years 2000 and "
-        "2100"));
-  }
-  if (span.dur_ns() < 0) {
-    return check.Fail(absl::StrCat(where, ": dur_ns is ", span.dur_ns(),
-                                   "; durations must be >= 0"));
-  }
-  if (span.dur_ns() > kMaxDurationNs) {
-    return check.Fail(absl::StrCat(where, ": dur_ns is ", span.dur_ns(),
-                                   "; durations must be at most 30 days (",
-                                   kMaxDurationNs, " ns)"));
-  }
-  if (span.start_ns() + span.dur_ns() > kMaxTimestampNs) {
-    return check.Fail(absl::StrCat(where, ": ends after the year 2100"));
-  }
-  if (span.bytes() < 0) {
-    return check.Fail(
-        absl::StrCat(where, ": bytes is ", span.bytes(), "; must be >= 0"));
-  }
-  if (!std::isfinite(span.value())) {
-    return check.Fail(absl::StrCat(where, ": value is not a finite number"));
-  }
+  absl::Status status = CheckSpanFields(
+      check, batch, where,
+      {span.name(), span.category(), span.kind(), span.start_ns(),
+       span.dur_ns(), span.bytes(), span.value()});
+  if (!status.ok()) return status;
   for (int a = 0; a < span.args_size(); ++a) {
     const v1::Arg& arg = span.args(a);
-    if (arg.value_case() == v1::Arg::kReal && !std::isfinite(arg.real())) {
-      return check.Fail(
-          absl::StrCat(where, ": arg ", a, " is not a finite number"));
+    status = CheckArg(check, batch, where, a, arg.key(),
+                      arg.value_case() == v1::Arg::kStr, arg.str(),
+                      arg.value_case() == v1::Arg::kReal, arg.real());
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+// A chunk is decoded whole (DecodeSpanChunk checks its structure) and each
+// of its spans is held to the same rules as a span sent as a message.
+absl::Status ValidateChunk(const Checker& check, const v1::Batch& batch, int i,
+                           SpanColumns* spans) {
+  const v1::SpanChunk& chunk = batch.chunks(i);
+  const std::string where =
+      absl::StrCat("chunk ", i, " (track ", chunk.track(), ")");
+  if (chunk.track() >= static_cast<uint32_t>(batch.tracks_size())) {
+    return check.Fail(absl::StrCat(where, ": track index is out of range; ",
+                                   "the batch has ", batch.tracks_size(),
+                                   " tracks"));
+  }
+  absl::Status status = DecodeSpanChunk(chunk.data(), spans);
+  if (!status.ok()) {
+    return check.Fail(absl::StrCat(where, ": ", status.message()));
+  }
+  if (spans->size() != chunk.count()) {
+    return check.Fail(absl::StrCat(where, ": count is ", chunk.count(),
+                                   " but its data holds ", spans->size(),
+                                   " spans"));
+  }
+  if (chunk.ring() > static_cast<uint32_t>(batch.rings_size())) {
+    return check.Fail(absl::StrCat(where, ": ring ", chunk.ring(),
+                                   " is out of range; the batch has ",
+                                   batch.rings_size(), " ring ranges"));
+  }
+  if (chunk.ring() != 0) {
+    const v1::RingRange& range = batch.rings(chunk.ring() - 1);
+    for (size_t j = 0; j < spans->size(); ++j) {
+      if (spans->record[j] < range.begin() || spans->record[j] >= range.end()) {
+        return check.Fail(absl::StrCat(where, ", span ", j, ": record ",
+                                       spans->record[j],
+                                       " is outside its ring range [",
+                                       range.begin(), ", ", range.end(), ")"));
+      }
     }
-    if (!check.ValidString(arg.key()) || batch.strings(arg.key()).empty()) {
-      return check.Fail(
-          absl::StrCat(where, ": arg ", a, " has no valid key string"));
-    }
-    if (arg.value_case() == v1::Arg::kStr && !check.ValidString(arg.str())) {
-      return check.Fail(absl::StrCat(where, ": arg ", a, " value index ",
-                                     arg.str(), " is out of range"));
+  }
+  if (spans->start_ns.front() != chunk.first_start_ns()) {
+    return check.Fail(absl::StrCat(
+        where, ": first_start_ns is ", chunk.first_start_ns(),
+        " but its earliest span starts at ", spans->start_ns.front()));
+  }
+  for (size_t j = 0; j < spans->size(); ++j) {
+    const std::string span_where = SpanWhere(
+        check, batch, absl::StrCat(where, ", span ", j), spans->name[j]);
+    status = CheckSpanFields(
+        check, batch, span_where,
+        {spans->name[j], spans->category[j], spans->kind[j], spans->start_ns[j],
+         spans->dur_ns[j], spans->bytes[j], spans->value[j]});
+    if (!status.ok()) return status;
+    const uint32_t begin = j == 0 ? 0 : spans->arg_end[j - 1];
+    for (uint32_t a = begin; a < spans->arg_end[j]; ++a) {
+      const ChunkArg& arg = spans->args[a];
+      status = CheckArg(check, batch, span_where, static_cast<int>(a - begin),
+                        arg.key, arg.type == ChunkArg::Type::kString,
+                        static_cast<uint64_t>(arg.value),
+                        arg.type == ChunkArg::Type::kReal, arg.real);
+      if (!status.ok()) return status;
     }
   }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+int64_t SpanCount(const v1::Batch& batch) {
+  int64_t n = batch.spans_size();
+  for (const v1::SpanChunk& chunk : batch.chunks()) n += chunk.count();
+  return n;
+}
+
+int64_t MinStart(const v1::Batch& batch) {
+  int64_t min = std::numeric_limits<int64_t>::max();
+  for (const v1::Span& span : batch.spans())
+    min = std::min(min, span.start_ns());
+  for (const v1::SpanChunk& chunk : batch.chunks()) {
+    min = std::min(min, chunk.first_start_ns());
+  }
+  return min == std::numeric_limits<int64_t>::max() ? 0 : min;
+}
 
 bool HasClockModel(const v1::Batch& batch) {
   const v1::ClockModel& c = batch.clock();
@@ -177,6 +298,18 @@ absl::Status ValidateBatch(const v1::Batch& batch) {
   }
   for (int i = 0; i < batch.spans_size(); ++i) {
     absl::Status status = ValidateSpan(check, batch, i);
+    if (!status.ok()) return status;
+  }
+  for (int i = 0; i < batch.rings_size(); ++i) {
+    if (batch.rings(i).end() < batch.rings(i).begin()) {
+      return check.Fail(absl::StrCat("ring range ", i, ": end ",
+                                     batch.rings(i).end(), " is before begin ",
+                                     batch.rings(i).begin()));
+    }
+  }
+  SpanColumns spans;
+  for (int i = 0; i < batch.chunks_size(); ++i) {
+    absl::Status status = ValidateChunk(check, batch, i, &spans);
     if (!status.ok()) return status;
   }
   const v1::ClockModel& clock = batch.clock();

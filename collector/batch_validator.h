@@ -15,6 +15,12 @@
 //     Unix-epoch ns); 0 <= dur_ns <= kMaxDurationNs (30 days);
 //     start_ns + dur_ns <= kMaxTimestampNs; bytes >= 0.
 //   - enums hold known values; counter values and real args are finite.
+//   - a chunk names an existing track, decodes (common/span_chunk.h: the
+//     message names the column that does not), holds `count` spans whose
+//     earliest start is first_start_ns, and each of its spans obeys the
+//     rules above; the message names the chunk, the span and the field.
+//   - a ring range has begin <= end; a chunk's ring names one, and each of
+//     its spans' records lies inside it.
 //   - a clock model, if any field is set, names its node (a non-empty
 //     string), has reference_ns within the timestamp range, uncertainty_ns
 //     >= 0 and |drift_ppb| <= kMaxDriftPpb.
@@ -36,6 +42,12 @@ inline constexpr size_t kMaxAgentIdBytes = 256;
 inline constexpr int64_t kMaxDriftPpb = 1000000;
 
 absl::Status ValidateBatch(const v1::Batch& batch);
+
+// Spans in the batch: its span messages and its chunks' counts.
+int64_t SpanCount(const v1::Batch& batch);
+// The earliest start in the batch (0 if it has no spans). For a validated
+// batch.
+int64_t MinStart(const v1::Batch& batch);
 
 // Whether the batch carries a clock model (any of its fields set).
 bool HasClockModel(const v1::Batch& batch);

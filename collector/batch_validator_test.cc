@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "agent/batch_builder.h"
+#include "common/span_chunk.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -144,6 +145,76 @@ TEST(BatchValidatorTest, AcceptsAClockModelAndRejectsOneWithoutANode) {
   EXPECT_EQ(Message(batch),
             "batch 1 from agent \"node-a\": clock: reference_ns 5 is "
             "outside years 2000..2100");
+}
+
+// The batch's spans as one wire chunk of ring 0's records 10 and 11.
+v1::Batch ChunkBatch(SpanColumns* columns = nullptr) {
+  v1::Batch batch = ValidBatch();
+  SpanColumns c;
+  for (int i = 0; i < batch.spans_size(); ++i) {
+    const v1::Span& span = batch.spans(i);
+    c.Add(span.start_ns(), span.dur_ns(), span.name(), span.category(), 0);
+    c.bytes.back() = span.bytes();
+    c.record.back() = 10 + i;
+  }
+  if (columns != nullptr) *columns = c;
+  batch.clear_spans();
+  v1::RingRange* range = batch.add_rings();
+  range->set_begin(10);
+  range->set_end(12);
+  v1::SpanChunk* chunk = batch.add_chunks();
+  chunk->set_count(2);
+  chunk->set_ring(1);
+  chunk->set_first_start_ns(kT);
+  chunk->set_data(*EncodeSpanChunk(c));
+  return batch;
+}
+
+TEST(BatchValidatorTest, AcceptsAWellFormedChunk) {
+  EXPECT_TRUE(ValidateBatch(ChunkBatch()).ok()) << Message(ChunkBatch());
+}
+
+TEST(BatchValidatorTest, NamesTheChunkAndTheColumnThatIsWrong) {
+  v1::Batch batch = ChunkBatch();
+  batch.mutable_chunks(0)->set_data("\x01nonsense");
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": chunk 0 (track 0): span chunk: "
+            "not a zstd frame with a known size");
+  batch = ChunkBatch();
+  batch.mutable_chunks(0)->set_count(3);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": chunk 0 (track 0): count is 3 "
+            "but its data holds 2 spans");
+  batch = ChunkBatch();
+  batch.mutable_chunks(0)->set_track(4);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": chunk 0 (track 4): track index "
+            "is out of range; the batch has 1 tracks");
+  SpanColumns c;
+  batch = ChunkBatch(&c);
+  c.dur_ns[1] = -7;
+  batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": chunk 0 (track 0), span 1 "
+            "(\"say \\x22hi\\x22\\x0a'; DROP TABLE spans;--\"): dur_ns is -7; "
+            "durations must be >= 0");
+  batch = ChunkBatch(&c);
+  c.name[0] = 99;
+  batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": chunk 0 (track 0), span 0: name "
+            "index 99 is out of range; the batch has 6 strings");
+  batch = ChunkBatch(&c);
+  c.record[1] = 12;
+  batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": chunk 0 (track 0), span 1: "
+            "record 12 is outside its ring range [10, 12)");
+  batch = ChunkBatch();
+  batch.mutable_rings(0)->set_end(9);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": ring range 0: end 9 is before "
+            "begin 10");
 }
 
 }  // namespace

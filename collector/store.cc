@@ -8,14 +8,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/args_blob.h"
 #include "collector/batch_validator.h"
+#include "common/span_chunk.h"
 
 namespace meridian {
 namespace {
 
-// Version 2: clock models are kept per node, by (node, reference_ns).
-constexpr int kSchemaVersion = 2;
+// Version 3: spans are stored as columnar chunks (common/span_chunk.h), one
+// row per chunk. Version 2 (a row per span) and earlier are refused with a
+// message: their spans would have to be rewritten.
+constexpr int kSchemaVersion = 3;
+
+// Spans of one track go into chunks of at most this many.
+constexpr size_t kStoreChunkSpans = 8192;
 
 // Everything is created in one transaction, so a store is either complete or
 // absent. Comments on every column: docs/wire-and-store.md.
@@ -25,7 +30,8 @@ CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQU
 CREATE TABLE IF NOT EXISTS jobs(
   id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, epoch_ns INTEGER NOT NULL,
   min_start_ns INTEGER NOT NULL, max_end_ns INTEGER NOT NULL,
-  max_dur_ns INTEGER NOT NULL, spans INTEGER NOT NULL);
+  max_dur_ns INTEGER NOT NULL, max_chunk_ns INTEGER NOT NULL,
+  spans INTEGER NOT NULL, chunks INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS processes(
   id INTEGER PRIMARY KEY, job INTEGER NOT NULL, node INTEGER NOT NULL,
   rank INTEGER NOT NULL, local_rank INTEGER NOT NULL, pid INTEGER NOT NULL,
@@ -45,14 +51,26 @@ CREATE TABLE IF NOT EXISTS clock_models(
   offset_ns INTEGER NOT NULL, drift_ppb INTEGER NOT NULL,
   uncertainty_ns INTEGER NOT NULL, agent TEXT NOT NULL,
   PRIMARY KEY(node, reference_ns)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS spans(
-  job INTEGER NOT NULL, start INTEGER NOT NULL, track INTEGER NOT NULL,
-  k INTEGER NOT NULL, op INTEGER NOT NULL, dur INTEGER NOT NULL,
-  bytes INTEGER NOT NULL, peer INTEGER, tag INTEGER, comm INTEGER NOT NULL,
-  comm_size INTEGER NOT NULL, seq INTEGER, step INTEGER, partition INTEGER,
-  corr INTEGER NOT NULL, kind INTEGER NOT NULL, value REAL, args BLOB,
-  PRIMARY KEY(job, start, track, k)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunks(
+  id INTEGER PRIMARY KEY, job INTEGER NOT NULL, track INTEGER NOT NULL,
+  first_start INTEGER NOT NULL, max_end INTEGER NOT NULL,
+  count INTEGER NOT NULL, min_step INTEGER, max_step INTEGER,
+  data BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_by_time ON chunks(job, first_start);
+CREATE TABLE IF NOT EXISTS ring_marks(
+  incarnation INTEGER NOT NULL, ring INTEGER NOT NULL, end_record INTEGER NOT NULL,
+  PRIMARY KEY(incarnation, ring)) WITHOUT ROWID;
 )sql";
+
+// Running totals of a job, added to its row after each write.
+struct Totals {
+  int64_t min_start = std::numeric_limits<int64_t>::max();
+  int64_t max_end = std::numeric_limits<int64_t>::min();
+  int64_t max_dur = 0;
+  int64_t max_chunk = 0;
+  int64_t spans = 0;
+  int64_t chunks = 0;
+};
 
 int64_t NowNs() {
   struct timespec ts;
@@ -140,6 +158,9 @@ struct Store::Caches {
       processes;
   absl::flat_hash_map<std::tuple<int64_t, int64_t, int64_t>, int64_t> tracks;
   absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> ops;
+  // Scratch columns, kept to reuse their memory.
+  SpanColumns wire;
+  SpanColumns piece;
 };
 
 Store::Store(sqlite3* db, std::string path)
@@ -194,6 +215,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   std::unique_ptr<Store> store(new Store(db, path));
   // Waits rather than fails while another connection holds a lock briefly.
   sqlite3_busy_timeout(db, 10000);
+  if (absl::Status status = store->RefuseOlderVersion(); !status.ok()) {
+    return status;
+  }
   if (!options.read_only) {
     absl::Status status =
         store->Exec(options.full_sync ? "PRAGMA journal_mode=WAL;"
@@ -204,8 +228,6 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       return absl::FailedPreconditionError(absl::StrCat(
           status.message(), " (is it a Meridian store, SQLite 3?)"));
     }
-    status = store->MigrateFromVersion1();
-    if (!status.ok()) return status;
     std::string create =
         absl::StrCat("BEGIN IMMEDIATE;", kSchema,
                      "INSERT OR IGNORE INTO meta VALUES('schema_version', ",
@@ -233,9 +255,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   return store;
 }
 
-// Version 1 kept clock models per batch, without their node, so they
-// cannot be applied: the table is replaced; nothing else changed.
-absl::Status Store::MigrateFromVersion1() {
+// A store written by an older Meridian is left untouched: this build would
+// otherwise add its tables beside the old ones and show none of its spans.
+absl::Status Store::RefuseOlderVersion() {
   sqlite3_stmt* stmt = nullptr;
   int64_t version = 0;
   if (sqlite3_prepare_v2(db_,
@@ -245,12 +267,20 @@ absl::Status Store::MigrateFromVersion1() {
     version = sqlite3_column_int64(stmt, 0);
   }
   sqlite3_finalize(stmt);  // no meta table yet: a new store
-  if (version != 1) return absl::OkStatus();
-  absl::Status status = Exec(
-      "BEGIN IMMEDIATE;DROP TABLE IF EXISTS clock_models;"
-      "UPDATE meta SET value=2 WHERE key='schema_version';COMMIT;");
-  if (!status.ok()) Exec("ROLLBACK;").IgnoreError();
-  return status;
+  if (version == 0 || version == kSchemaVersion) return absl::OkStatus();
+  if (version < kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path_, " has store schema version ", version,
+        " (one row per span, Meridian before chunked storage); this "
+        "Meridian reads version ",
+        kSchemaVersion,
+        ". Read it with the Meridian that wrote it (meridian export), or "
+        "give this collector a new --db file"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(path_, " has store schema version ", version,
+                   ", newer than this Meridian reads (", kSchemaVersion,
+                   "): use a newer Meridian"));
 }
 
 absl::StatusOr<int64_t> Store::InternString(const std::string& s) {
@@ -334,7 +364,7 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
   int rc = (*mark)
                ->Bind(1, batch.agent_id())
                .Bind(2, static_cast<int64_t>(batch.batch_seq()))
-               .Bind(3, batch.spans_size())
+               .Bind(3, SpanCount(batch))
                .Bind(4, NowNs())
                .Step();
   (*mark)->Reset();
@@ -374,11 +404,7 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
   }
 
   // A new job's epoch is the earliest start in the batch that creates it.
-  int64_t batch_min_start = std::numeric_limits<int64_t>::max();
-  for (const v1::Span& span : batch.spans()) {
-    batch_min_start = std::min(batch_min_start, span.start_ns());
-  }
-  if (batch.spans_size() == 0) batch_min_start = 0;
+  const int64_t batch_min_start = MinStart(batch);
 
   struct ProcessRef {
     int64_t id;
@@ -392,7 +418,8 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
     if (job_it == caches_->jobs.end()) {
       auto insert = Prepare(
           "INSERT INTO jobs(name, epoch_ns, min_start_ns, max_end_ns, "
-          "max_dur_ns, spans) VALUES(?1, ?2, ?3, ?4, 0, 0) "
+          "max_dur_ns, max_chunk_ns, spans, chunks) "
+          "VALUES(?1, ?2, ?3, ?4, 0, 0, 0, 0) "
           "ON CONFLICT(name) DO UPDATE SET name=name RETURNING id, epoch_ns");
       if (!insert.ok()) return insert.status();
       (*insert)
@@ -455,136 +482,221 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
     track_id[i] = it->second;
   }
 
-  // Running totals per job touched by this batch.
-  struct Totals {
-    int64_t min_start = std::numeric_limits<int64_t>::max();
-    int64_t max_end = std::numeric_limits<int64_t>::min();
-    int64_t max_dur = 0;
-    int64_t spans = 0;
-  };
-  absl::flat_hash_map<int64_t, Totals> totals;
-
-  auto insert_span = Prepare(
-      "INSERT OR IGNORE INTO spans(job, start, track, k, op, dur, bytes, peer, "
-      "tag, comm, comm_size, seq, step, partition, corr, kind, value, args) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15, ?16, ?17, ?18)");
-  if (!insert_span.ok()) return insert_span.status();
-  Statement* stmt = *insert_span;
-  auto next_k = Prepare(
-      "SELECT max(k) + 1 FROM spans WHERE job=?1 AND start=?2 AND track=?3");
-  if (!next_k.ok()) return next_k.status();
-  std::string args_blob;
+  // Each track's spans become columns with store ids, then chunks.
+  std::vector<SpanColumns> by_track(batch.tracks_size());
   for (const v1::Span& span : batch.spans()) {
-    const v1::Track& track = batch.tracks(span.track());
-    const Caches::JobState& job = process_ref[track.process()].job;
-    auto op_key = std::make_pair(static_cast<int64_t>(span.category()),
-                                 string_id[span.name()]);
-    auto op_it = caches_->ops.find(op_key);
-    if (op_it == caches_->ops.end()) {
-      auto insert = Prepare(
-          "INSERT INTO ops(category, name) VALUES(?1, ?2) "
-          "ON CONFLICT DO UPDATE SET name=name RETURNING id");
-      if (!insert.ok()) return insert.status();
-      (*insert)->Bind(1, op_key.first).Bind(2, op_key.second);
-      auto id = InsertReturningId(*insert, "storing an operation failed");
-      if (!id.ok()) return id.status();
-      op_it = caches_->ops.emplace(op_key, *id).first;
-    }
-
-    args_blob.clear();
-    if (span.args_size() > 0) {
-      std::vector<EncodedArg> args;
-      for (const v1::Arg& arg : span.args()) {
-        EncodedArg encoded;
-        encoded.key_id = string_id[arg.key()];
-        switch (arg.value_case()) {
-          case v1::Arg::kStr:
-            encoded.type = EncodedArg::Type::kString;
-            encoded.string_id = string_id[arg.str()];
-            break;
-          case v1::Arg::kReal:
-            encoded.type = EncodedArg::Type::kReal;
-            encoded.real_value = arg.real();
-            break;
-          default:
-            encoded.type = EncodedArg::Type::kInt;
-            encoded.int_value = arg.int_();
-            break;
-        }
-        args.push_back(encoded);
+    auto op = OpId(span.category(), string_id[span.name()]);
+    if (!op.ok()) return op.status();
+    SpanColumns& c = by_track[span.track()];
+    c.Add(span.start_ns(), span.dur_ns(), static_cast<uint32_t>(*op), 0,
+          span.kind());
+    uint8_t flags = 0;
+    if (span.has_peer()) flags |= SpanColumns::kHasPeer;
+    if (span.has_tag()) flags |= SpanColumns::kHasTag;
+    if (span.has_seq()) flags |= SpanColumns::kHasSeq;
+    if (span.has_step()) flags |= SpanColumns::kHasStep;
+    if (span.has_partition()) flags |= SpanColumns::kHasPartition;
+    c.flags.back() = flags;
+    c.bytes.back() = span.bytes();
+    c.peer.back() = span.peer();
+    c.tag.back() = span.tag();
+    c.comm.back() = span.comm();
+    c.comm_size.back() = span.comm_size();
+    c.seq.back() = span.seq();
+    c.step.back() = span.step();
+    c.partition.back() = span.partition();
+    c.correlation.back() = span.correlation();
+    c.value.back() = span.kind() == v1::SPAN_KIND_COUNTER ? span.value() : 0;
+    for (const v1::Arg& arg : span.args()) {
+      ChunkArg out;
+      out.key = static_cast<uint32_t>(string_id[arg.key()]);
+      switch (arg.value_case()) {
+        case v1::Arg::kStr:
+          out.type = ChunkArg::Type::kString;
+          out.value = string_id[arg.str()];
+          break;
+        case v1::Arg::kReal:
+          out.type = ChunkArg::Type::kReal;
+          out.real = arg.real();
+          break;
+        default:
+          out.value = arg.int_();
+          break;
       }
-      args_blob = EncodeArgs(args);
+      c.AddArg(out);
     }
+  }
+  auto marks = RingMarks(batch);
+  if (!marks.ok()) return marks.status();
+  for (const v1::SpanChunk& chunk : batch.chunks()) {
+    SpanColumns& c = by_track[chunk.track()];
+    const uint64_t stored_below =
+        chunk.ring() == 0 ? 0 : (*marks)[chunk.ring() - 1];
+    auto status = AddWireChunk(chunk, string_id, stored_below, &c);
+    if (!status.ok()) return status;
+  }
 
-    stmt->Bind(1, job.id)
-        .Bind(2, span.start_ns() - job.epoch_ns)
-        .Bind(3, track_id[span.track()])
-        .Bind(5, op_it->second)
-        .Bind(6, span.dur_ns())
-        .Bind(7, span.bytes())
-        .BindOptional(8, span.has_peer(), span.peer())
-        .BindOptional(9, span.has_tag(), span.tag())
-        .Bind(10, static_cast<int64_t>(span.comm()))
-        .Bind(11, span.comm_size())
-        .BindOptional(12, span.has_seq(), span.seq())
-        .BindOptional(13, span.has_step(), span.step())
-        .BindOptional(14, span.has_partition(), span.partition())
-        .Bind(15, static_cast<int64_t>(span.correlation()))
-        .Bind(16, span.kind())
-        .BindBlob(18, args_blob);
-    if (span.kind() == v1::SPAN_KIND_COUNTER) {
-      stmt->BindReal(17, span.value());
-    } else {
-      stmt->BindNull(17);
+  int64_t stored = 0;
+  for (int t = 0; t < batch.tracks_size(); ++t) {
+    stored += static_cast<int64_t>(by_track[t].size());
+    if (by_track[t].size() == 0) continue;
+    const Caches::JobState& job = process_ref[batch.tracks(t).process()].job;
+    absl::Status status =
+        WriteTrackSpans(job.id, job.epoch_ns, track_id[t], &by_track[t]);
+    if (!status.ok()) return status;
+  }
+  result->spans_stored = stored;
+  return absl::OkStatus();
+}
+
+// For each of the batch's ring ranges, the end of what is already stored
+// from that ring (0: nothing); then advances the marks to the ranges' ends.
+absl::StatusOr<std::vector<uint64_t>> Store::RingMarks(const v1::Batch& batch) {
+  std::vector<uint64_t> marks;
+  if (batch.rings_size() == 0) return marks;
+  auto select = Prepare(
+      "SELECT end_record FROM ring_marks WHERE incarnation=?1 AND ring=?2");
+  if (!select.ok()) return select.status();
+  auto upsert = Prepare(
+      "INSERT INTO ring_marks VALUES(?1, ?2, ?3) ON CONFLICT DO UPDATE SET "
+      "end_record=max(end_record, excluded.end_record)");
+  if (!upsert.ok()) return upsert.status();
+  for (const v1::RingRange& range : batch.rings()) {
+    const int64_t incarnation = static_cast<int64_t>(range.incarnation());
+    int rc = (*select)->Bind(1, incarnation).Bind(2, range.ring()).Step();
+    marks.push_back(rc == SQLITE_ROW ? static_cast<uint64_t>((*select)->Int(0))
+                                     : 0);
+    (*select)->Reset();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      return Fail("reading a ring mark failed");
     }
-    // k = 0 unless spans with the same (job, start, track) exist already;
-    // then one more than the largest k stored for them (one index seek,
-    // however many share the start: a coarse clock can give thousands).
-    // The bindings stay across Reset(), so only k changes.
-    int rc = stmt->Bind(4, int64_t{0}).Step();
-    stmt->Reset();
-    if (rc != SQLITE_DONE) return Fail("storing a span failed");
-    if (sqlite3_changes(db_) == 0) {
-      (*next_k)
-          ->Bind(1, job.id)
-          .Bind(2, span.start_ns() - job.epoch_ns)
-          .Bind(3, track_id[span.track()]);
-      rc = (*next_k)->Step();
-      const int64_t k = rc == SQLITE_ROW ? (*next_k)->Int(0) : -1;
-      (*next_k)->Reset();
-      if (k < 0) return Fail("numbering a span failed");
-      rc = stmt->Bind(4, k).Step();
-      stmt->Reset();
-      if (rc != SQLITE_DONE || sqlite3_changes(db_) != 1) {
-        return Fail("storing a span failed");
+    rc = (*upsert)
+             ->Bind(1, incarnation)
+             .Bind(2, range.ring())
+             .Bind(3, static_cast<int64_t>(range.end()))
+             .Step();
+    (*upsert)->Reset();
+    if (rc != SQLITE_DONE) return Fail("storing a ring mark failed");
+  }
+  return marks;
+}
+
+absl::StatusOr<int64_t> Store::OpId(int64_t category, int64_t name_id) {
+  auto op_key = std::make_pair(category, name_id);
+  auto op_it = caches_->ops.find(op_key);
+  if (op_it != caches_->ops.end()) return op_it->second;
+  auto insert = Prepare(
+      "INSERT INTO ops(category, name) VALUES(?1, ?2) "
+      "ON CONFLICT DO UPDATE SET name=name RETURNING id");
+  if (!insert.ok()) return insert.status();
+  (*insert)->Bind(1, op_key.first).Bind(2, op_key.second);
+  auto id = InsertReturningId(*insert, "storing an operation failed");
+  if (!id.ok()) return id.status();
+  caches_->ops.emplace(op_key, *id);
+  return *id;
+}
+
+// A wire chunk's ids are the batch's: names and arg strings are string
+// indexes, categories are v1::Category. The validator has checked them.
+// Spans from ring records below `stored_below` are stored already.
+absl::Status Store::AddWireChunk(const v1::SpanChunk& chunk,
+                                 const std::vector<int64_t>& string_id,
+                                 uint64_t stored_below, SpanColumns* out) {
+  SpanColumns& wire = caches_->wire;
+  absl::Status status = DecodeSpanChunk(chunk.data(), &wire);
+  if (!status.ok()) return status;  // validated: cannot happen
+  for (size_t i = 0; i < wire.size(); ++i) {
+    if (chunk.ring() != 0 && wire.record[i] < stored_below) continue;
+    auto op = OpId(wire.category[i], string_id[wire.name[i]]);
+    if (!op.ok()) return op.status();
+    const size_t at = out->size();
+    out->AppendFrom(wire, i);
+    out->name[at] = static_cast<uint32_t>(*op);
+    out->category[at] = 0;
+    out->record[at] = 0;
+    const uint32_t begin = at == 0 ? 0 : out->arg_end[at - 1];
+    for (uint32_t a = begin; a < out->arg_end[at]; ++a) {
+      ChunkArg& arg = out->args[a];
+      arg.key = static_cast<uint32_t>(string_id[arg.key]);
+      if (arg.type == ChunkArg::Type::kString) {
+        arg.value = string_id[arg.value];
       }
     }
+  }
+  return absl::OkStatus();
+}
 
-    Totals& t = totals[job.id];
-    t.min_start = std::min(t.min_start, span.start_ns());
-    t.max_end = std::max(t.max_end, span.start_ns() + span.dur_ns());
-    t.max_dur = std::max(t.max_dur, span.dur_ns());
-    ++t.spans;
+// Sorts one track's spans by start and stores them as chunks of at most
+// kStoreChunkSpans, each a row with its time and step bounds.
+absl::Status Store::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
+                                    int64_t track, SpanColumns* spans) {
+  const size_t n = spans->size();
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return spans->start_ns[a] < spans->start_ns[b];
+  });
+  auto insert = Prepare(
+      "INSERT INTO chunks(job, track, first_start, max_end, count, min_step, "
+      "max_step, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!insert.ok()) return insert.status();
+  SpanColumns& piece = caches_->piece;
+  Totals totals;
+  for (size_t begin = 0; begin < n; begin += kStoreChunkSpans) {
+    const size_t end = std::min(n, begin + kStoreChunkSpans);
+    piece.Clear();
+    int64_t max_end = std::numeric_limits<int64_t>::min();
+    int64_t min_step = std::numeric_limits<int64_t>::max();
+    int64_t max_step = std::numeric_limits<int64_t>::min();
+    for (size_t k = begin; k < end; ++k) {
+      const uint32_t i = order[k];
+      piece.AppendFrom(*spans, i);
+      max_end = std::max(max_end, spans->start_ns[i] + spans->dur_ns[i]);
+      totals.max_dur = std::max(totals.max_dur, spans->dur_ns[i]);
+      if (spans->flags[i] & SpanColumns::kHasStep) {
+        min_step = std::min(min_step, spans->step[i]);
+        max_step = std::max(max_step, spans->step[i]);
+      }
+    }
+    auto data = EncodeSpanChunk(piece);
+    if (!data.ok()) return data.status();
+    const int64_t first = piece.start_ns.front();
+    (*insert)
+        ->Bind(1, job_id)
+        .Bind(2, track)
+        .Bind(3, first - epoch_ns)
+        .Bind(4, max_end - epoch_ns)
+        .Bind(5, static_cast<int64_t>(end - begin))
+        .BindOptional(6, min_step <= max_step, min_step)
+        .BindOptional(7, min_step <= max_step, max_step)
+        .BindBlob(8, *data);
+    const int rc = (*insert)->Step();
+    (*insert)->Reset();
+    if (rc != SQLITE_DONE) return Fail("storing a chunk failed");
+    totals.min_start = std::min(totals.min_start, first);
+    totals.max_end = std::max(totals.max_end, max_end);
+    totals.max_chunk = std::max(totals.max_chunk, max_end - first);
+    totals.spans += static_cast<int64_t>(end - begin);
+    ++totals.chunks;
   }
 
   auto update = Prepare(
       "UPDATE jobs SET min_start_ns=min(min_start_ns, ?2), "
       "max_end_ns=max(max_end_ns, ?3), max_dur_ns=max(max_dur_ns, ?4), "
-      "spans=spans+?5 WHERE id=?1");
+      "max_chunk_ns=max(max_chunk_ns, ?5), spans=spans+?6, "
+      "chunks=chunks+?7 WHERE id=?1");
   if (!update.ok()) return update.status();
-  for (const auto& [job_id, t] : totals) {
-    rc = (*update)
-             ->Bind(1, job_id)
-             .Bind(2, t.min_start)
-             .Bind(3, t.max_end)
-             .Bind(4, t.max_dur)
-             .Bind(5, t.spans)
-             .Step();
-    (*update)->Reset();
-    if (rc != SQLITE_DONE) return Fail("updating job totals failed");
-  }
-  result->spans_stored = batch.spans_size();
+  const int rc = (*update)
+                     ->Bind(1, job_id)
+                     .Bind(2, totals.min_start)
+                     .Bind(3, totals.max_end)
+                     .Bind(4, totals.max_dur)
+                     .Bind(5, totals.max_chunk)
+                     .Bind(6, totals.spans)
+                     .Bind(7, totals.chunks)
+                     .Step();
+  (*update)->Reset();
+  if (rc != SQLITE_DONE) return Fail("updating job totals failed");
   return absl::OkStatus();
 }
 
@@ -598,8 +710,8 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
       "SELECT j.id, j.name, j.epoch_ns, j.min_start_ns, j.max_end_ns, "
       "j.max_dur_ns, j.spans, "
       "(SELECT count(DISTINCT rank) FROM processes p WHERE p.job=j.id), "
-      "(SELECT count(DISTINCT node) FROM processes p WHERE p.job=j.id) "
-      "FROM jobs j ORDER BY j.name");
+      "(SELECT count(DISTINCT node) FROM processes p WHERE p.job=j.id), "
+      "j.max_chunk_ns, j.chunks FROM jobs j ORDER BY j.name");
   if (!select.ok()) return select.status();
   std::vector<JobInfo> jobs;
   int rc;
@@ -614,6 +726,8 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
     job.spans = (*select)->Int(6);
     job.ranks = static_cast<int32_t>((*select)->Int(7));
     job.nodes = static_cast<int32_t>((*select)->Int(8));
+    job.max_chunk_ns = (*select)->Int(9);
+    job.chunks = (*select)->Int(10);
     jobs.push_back(std::move(job));
   }
   (*select)->Reset();
@@ -684,33 +798,73 @@ absl::StatusOr<JobCatalog> Store::LoadCatalog(const std::string& job_name) {
   return catalog;
 }
 
+absl::Status Store::ToStoredArgs(const SpanColumns& c, size_t i,
+                                 std::vector<StoredArg>* out) {
+  out->clear();
+  const uint32_t begin = i == 0 ? 0 : c.arg_end[i - 1];
+  for (uint32_t a = begin; a < c.arg_end[i]; ++a) {
+    const ChunkArg& arg = c.args[a];
+    StoredArg stored;
+    auto key = LookupString(arg.key);
+    if (!key.ok()) return key.status();
+    stored.key = *key;
+    switch (arg.type) {
+      case ChunkArg::Type::kString: {
+        stored.type = StoredArg::Type::kString;
+        auto str = LookupString(arg.value);
+        if (!str.ok()) return str.status();
+        stored.str = *str;
+        break;
+      }
+      case ChunkArg::Type::kInt:
+        stored.type = StoredArg::Type::kInt;
+        stored.int_value = arg.value;
+        break;
+      case ChunkArg::Type::kReal:
+        stored.type = StoredArg::Type::kReal;
+        stored.real_value = arg.real;
+        break;
+    }
+    out->push_back(std::move(stored));
+  }
+  return absl::OkStatus();
+}
+
+// The merge: chunks arrive by first start; a chunk is decoded once the
+// merge's next span starts at or after its first start, so spans leave in
+// time order however the chunks of different tracks (or one track's chunks
+// from different drains) overlap. Example, two tracks:
+//   chunk A (track 1): starts 10, 30, 50      chunk B (track 2): 20, 30
+//   open A (first 10) -> emit 10; B's first 20 <= A's next 30: open B ->
+//   emit 20 (B), 30 (A: track 1 before track 2), 30 (B), 50 (A).
 absl::Status Store::Scan(const JobInfo& job, const ScanRange& range,
-                         const std::function<bool(const StoredSpan&)>& visit) {
-  // Stored starts are relative to the job's epoch; the range is relative to
-  // the job's first span. A span ending at or after `from` starts no earlier
-  // than from - max_dur, which bounds the clustered-key range scan.
+                         const std::function<bool(const StoredSpan&)>& visit,
+                         ScanStats* stats) {
+  // Stored times are relative to the job's epoch; the range is relative to
+  // the job's first span. A span ending at or after `from` is in a chunk
+  // starting no earlier than from - max_chunk, which bounds the index scan.
   const int64_t base = job.min_start_ns - job.epoch_ns;
   int64_t lo = std::numeric_limits<int64_t>::min();
   int64_t hi = std::numeric_limits<int64_t>::max();
   int64_t end_lo = std::numeric_limits<int64_t>::min();
   if (range.from_ns) {
     end_lo = base + *range.from_ns;
-    lo = end_lo - job.max_dur_ns;
+    lo = end_lo - job.max_chunk_ns;
   }
   if (range.to_ns) hi = base + *range.to_ns;
   const bool by_step = range.first_step || range.last_step;
-  int64_t first_step =
+  const int64_t first_step =
       range.first_step.value_or(std::numeric_limits<int64_t>::min());
-  int64_t last_step =
+  const int64_t last_step =
       range.last_step.value_or(std::numeric_limits<int64_t>::max());
 
   // A scan gets its own statement: it may run while the caller uses others.
   sqlite3_stmt* raw = nullptr;
   const char* sql =
-      "SELECT start, dur, track, op, bytes, peer, tag, comm, comm_size, seq, "
-      "step, partition, corr, kind, value, args FROM spans "
-      "WHERE job=?1 AND start>=?2 AND start<?3 AND start+dur>=?4 "
-      "AND (?5=0 OR step BETWEEN ?6 AND ?7) ORDER BY start, track, k";
+      "SELECT id, track, first_start, data FROM chunks "
+      "WHERE job=?1 AND first_start>=?2 AND first_start<?3 AND max_end>=?4 "
+      "AND (?5=0 OR (max_step>=?6 AND min_step<=?7)) "
+      "ORDER BY first_start, id";
   if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK) {
     return Fail("preparing a scan failed");
   }
@@ -718,62 +872,116 @@ absl::Status Store::Scan(const JobInfo& job, const ScanRange& range,
   stmt.Bind(1, job.id).Bind(2, lo).Bind(3, hi).Bind(4, end_lo);
   stmt.Bind(5, by_step ? 1 : 0).Bind(6, first_step).Bind(7, last_step);
 
-  StoredSpan span;
-  int rc;
-  while ((rc = stmt.Step()) == SQLITE_ROW) {
-    span.start_ns = stmt.Int(0) + job.epoch_ns;
-    span.dur_ns = stmt.Int(1);
-    span.track_id = stmt.Int(2);
-    span.op_id = stmt.Int(3);
-    span.bytes = stmt.Int(4);
-    span.peer =
-        stmt.IsNull(5) ? std::nullopt : std::optional<int32_t>(stmt.Int(5));
-    span.tag =
-        stmt.IsNull(6) ? std::nullopt : std::optional<int32_t>(stmt.Int(6));
-    span.comm = static_cast<uint64_t>(stmt.Int(7));
-    span.comm_size = static_cast<uint32_t>(stmt.Int(8));
-    span.seq =
-        stmt.IsNull(9) ? std::nullopt : std::optional<uint64_t>(stmt.Int(9));
-    span.step =
-        stmt.IsNull(10) ? std::nullopt : std::optional<int64_t>(stmt.Int(10));
-    span.partition =
-        stmt.IsNull(11) ? std::nullopt : std::optional<int32_t>(stmt.Int(11));
-    span.correlation = static_cast<uint64_t>(stmt.Int(12));
-    span.kind = static_cast<v1::SpanKind>(stmt.Int(13));
-    span.value = stmt.IsNull(14) ? 0 : stmt.Real(14);
-    span.args.clear();
-    absl::string_view blob = stmt.Blob(15);
-    if (!blob.empty()) {
-      auto decoded = DecodeArgs(blob);
-      if (!decoded.ok()) return decoded.status();
-      for (const EncodedArg& arg : *decoded) {
-        StoredArg out;
-        auto key = LookupString(arg.key_id);
-        if (!key.ok()) return key.status();
-        out.key = *key;
-        switch (arg.type) {
-          case EncodedArg::Type::kString: {
-            out.type = StoredArg::Type::kString;
-            auto s = LookupString(arg.string_id);
-            if (!s.ok()) return s.status();
-            out.str = *s;
-            break;
-          }
-          case EncodedArg::Type::kInt:
-            out.type = StoredArg::Type::kInt;
-            out.int_value = arg.int_value;
-            break;
-          case EncodedArg::Type::kReal:
-            out.type = StoredArg::Type::kReal;
-            out.real_value = arg.real_value;
-            break;
-        }
-        span.args.push_back(std::move(out));
+  struct Cursor {
+    SpanColumns spans;
+    int64_t track = 0;
+    int64_t id = 0;  // arrival order
+    size_t next = 0;
+  };
+  std::vector<std::unique_ptr<Cursor>> cursors;  // open, and free for reuse
+  std::vector<Cursor*> free_cursors;
+  // Min-heap on (next start, track, arrival).
+  auto later = [](const Cursor* a, const Cursor* b) {
+    const int64_t sa = a->spans.start_ns[a->next];
+    const int64_t sb = b->spans.start_ns[b->next];
+    if (sa != sb) return sa > sb;
+    if (a->track != b->track) return a->track > b->track;
+    return a->id > b->id;
+  };
+  std::vector<Cursor*> heap;
+
+  int rc = stmt.Step();
+  int64_t pending_first = rc == SQLITE_ROW ? stmt.Int(2) + job.epoch_ns : 0;
+  // Decodes the pending row into a cursor (unless its track is not wanted)
+  // and steps to the next row.
+  auto open_pending = [&]() -> absl::Status {
+    const int64_t track = stmt.Int(1);
+    if (!range.tracks || range.tracks->contains(track)) {
+      Cursor* c;
+      if (free_cursors.empty()) {
+        cursors.push_back(std::make_unique<Cursor>());
+        c = cursors.back().get();
+      } else {
+        c = free_cursors.back();
+        free_cursors.pop_back();
       }
+      absl::Status status = DecodeSpanChunk(stmt.Blob(3), &c->spans);
+      if (!status.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "store ", path_, ": chunk ", stmt.Int(0), ": ", status.message()));
+      }
+      if (stats != nullptr) {
+        ++stats->chunks_read;
+        stats->spans_decoded += static_cast<int64_t>(c->spans.size());
+      }
+      c->track = track;
+      c->id = stmt.Int(0);
+      c->next = 0;
+      heap.push_back(c);
+      std::push_heap(heap.begin(), heap.end(), later);
     }
+    rc = stmt.Step();
+    if (rc == SQLITE_ROW) pending_first = stmt.Int(2) + job.epoch_ns;
+    return absl::OkStatus();
+  };
+
+  StoredSpan span;
+  const int64_t abs_hi =
+      hi == std::numeric_limits<int64_t>::max() ? hi : hi + job.epoch_ns;
+  const int64_t abs_end_lo = end_lo == std::numeric_limits<int64_t>::min()
+                                 ? end_lo
+                                 : end_lo + job.epoch_ns;
+  while (true) {
+    while (
+        rc == SQLITE_ROW &&
+        (heap.empty() ||
+         pending_first <= heap.front()->spans.start_ns[heap.front()->next])) {
+      absl::Status status = open_pending();
+      if (!status.ok()) return status;
+    }
+    if (heap.empty()) break;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Cursor* c = heap.back();
+    const SpanColumns& s = c->spans;
+    const size_t i = c->next++;
+    if (c->next < s.size()) {
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+      free_cursors.push_back(c);
+    }
+    const bool has_step = s.flags[i] & SpanColumns::kHasStep;
+    if (s.start_ns[i] >= abs_hi || s.start_ns[i] + s.dur_ns[i] < abs_end_lo ||
+        (by_step &&
+         (!has_step || s.step[i] < first_step || s.step[i] > last_step))) {
+      continue;
+    }
+    span.start_ns = s.start_ns[i];
+    span.dur_ns = s.dur_ns[i];
+    span.track_id = c->track;
+    span.op_id = s.name[i];
+    span.bytes = s.bytes[i];
+    const uint8_t f = s.flags[i];
+    span.peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
+                                          : std::nullopt;
+    span.tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
+                                        : std::nullopt;
+    span.comm = s.comm[i];
+    span.comm_size = s.comm_size[i];
+    span.seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
+                                        : std::nullopt;
+    span.step = has_step ? std::optional<int64_t>(s.step[i]) : std::nullopt;
+    span.partition = f & SpanColumns::kHasPartition
+                         ? std::optional<int32_t>(s.partition[i])
+                         : std::nullopt;
+    span.correlation = s.correlation[i];
+    span.kind = static_cast<v1::SpanKind>(s.kind[i]);
+    span.value = s.value[i];
+    absl::Status status = ToStoredArgs(s, i, &span.args);
+    if (!status.ok()) return status;
     if (!visit(span)) return absl::OkStatus();
   }
-  if (rc != SQLITE_DONE) return Fail("scanning spans failed");
+  if (rc != SQLITE_DONE) return Fail("scanning chunks failed");
   return absl::OkStatus();
 }
 

@@ -7,11 +7,11 @@
 //   tracks(id, process, kind, ext_id, name)
 //   ops(id, category, name)              (category, name) pairs: "operations"
 //   batches(agent, seq, ...)             every batch stored: exactly-once
-//   spans(job, start, track, k, op, dur, ...)  WITHOUT ROWID, clustered by
-//        (job, start, track, k): the table is its own time index, so a job's
-//        spans are read in time order with no secondary index. `start` is
-//        stored relative to the job's epoch_ns (lossless; smaller records);
-//        k tells apart spans with equal (job, start, track).
+//   chunks(id, job, track, first_start, max_end, count, min_step,
+//        max_step, data)  one row per chunk of one track's spans
+//        (common/span_chunk.h), indexed by (job, first_start); times relative
+//        to the job's epoch_ns. A scan reads only the chunks whose time,
+//        step and track bounds meet its range, and merges them in time order.
 //   clock_models(node, reference_ns, offset_ns, drift_ppb, uncertainty_ns,
 //        agent)  every clock model a node's batches carried, once each
 //
@@ -38,12 +38,15 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {
+
+struct SpanColumns;
 
 struct StoreOptions {
   // synchronous=FULL (true) makes every commit durable against power loss;
@@ -64,8 +67,11 @@ struct JobInfo {
   int64_t epoch_ns = 0;  // stored span starts are relative to this
   int64_t min_start_ns = 0;
   int64_t max_end_ns = 0;
-  int64_t max_dur_ns = 0;  // longest span: bounds time-range scans
+  int64_t max_dur_ns = 0;    // longest span
+  int64_t max_chunk_ns = 0;  // longest chunk (first start to last end):
+                             // bounds time-range scans
   int64_t spans = 0;
+  int64_t chunks = 0;
   int32_t ranks = 0;
   int32_t nodes = 0;
 };
@@ -137,14 +143,22 @@ struct NodeClockModel {
   int64_t uncertainty_ns = 0;
 };
 
-// Which spans of a job Scan() returns: a time range on the stored starts
-// (ns since the job's epoch) and a step range. Other filters (ranks,
-// categories, names) are applied by the caller against the catalog.
+// Which spans of a job Scan() returns: a time range (ns since the job's
+// first span), a step range and a set of tracks. Chunks that cannot hold a
+// span in all three are not read at all. Other filters (categories, names)
+// are applied by the caller against the catalog.
 struct ScanRange {
   std::optional<int64_t> from_ns;  // spans ending at or after
   std::optional<int64_t> to_ns;    // spans starting before
   std::optional<int64_t> first_step;
   std::optional<int64_t> last_step;
+  std::optional<absl::flat_hash_set<int64_t>> tracks;  // track ids
+};
+
+// What one Scan read, for benchmarks and tests.
+struct ScanStats {
+  int64_t chunks_read = 0;  // rows decompressed and decoded
+  int64_t spans_decoded = 0;
 };
 
 class Store {
@@ -178,9 +192,13 @@ class Store {
 
   // Calls `visit` for each span of `job` in `range`, in ascending start time
   // (ties: track id, then arrival). Stops early, returning OK, when `visit`
-  // returns false. Reads incrementally: memory does not grow with the job.
+  // returns false. Reads incrementally: chunks are decoded as the merge
+  // reaches them, so memory holds only the chunks that overlap in time (one
+  // or two per track), whatever the job's size. DATA_LOSS, naming the chunk,
+  // if a stored chunk does not decode. `stats`, if given, gets what was read.
   absl::Status Scan(const JobInfo& job, const ScanRange& range,
-                    const std::function<bool(const StoredSpan&)>& visit);
+                    const std::function<bool(const StoredSpan&)>& visit,
+                    ScanStats* stats = nullptr);
 
   // Every clock model stored for `node`, by ascending reference_ns; empty if
   // none.
@@ -197,10 +215,19 @@ class Store {
   Store(sqlite3* db, std::string path);
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
-  absl::Status MigrateFromVersion1();
+  absl::Status RefuseOlderVersion();
   absl::Status WriteOne(const v1::Batch& batch, BatchWriteResult* result);
+  absl::StatusOr<int64_t> OpId(int64_t category, int64_t name_id);
+  absl::Status AddWireChunk(const v1::SpanChunk& chunk,
+                            const std::vector<int64_t>& string_id,
+                            uint64_t stored_below, SpanColumns* out);
+  absl::StatusOr<std::vector<uint64_t>> RingMarks(const v1::Batch& batch);
+  absl::Status WriteTrackSpans(int64_t job_id, int64_t epoch_ns, int64_t track,
+                               SpanColumns* spans);
   absl::StatusOr<int64_t> InternString(const std::string& s);
   absl::StatusOr<std::string> LookupString(int64_t id);
+  absl::Status ToStoredArgs(const SpanColumns& spans, size_t i,
+                            std::vector<StoredArg>* out);
   absl::StatusOr<Statement*> Prepare(const char* sql);
   // Runs a bound INSERT ... RETURNING id[, x] statement and returns the id
   // (and x in *second_column); `what` names the step in the error.

@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
 #include "agent/batch_builder.h"
+#include "common/span_chunk.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -293,7 +295,7 @@ TEST(StoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
   std::vector<v1::Batch> batches = TwoBatches();
   ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
 
-  // Fault injection: a trigger that fails the insert of one span, so the
+  // Fault injection: a trigger that fails the insert of one chunk, so the
   // second batch of a group fails after the first was written.
   BatchBuilder builder("agent-2");
   int p = builder.DeclareProcess({"job-new", "host-9", 5, 0, 9});
@@ -305,15 +307,15 @@ TEST(StoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other,
-                         "CREATE TRIGGER fault BEFORE INSERT ON spans "
-                         "WHEN NEW.dur = 666 BEGIN "
+                         "CREATE TRIGGER fault BEFORE INSERT ON chunks "
+                         "WHEN NEW.max_end - NEW.first_start = 666 BEGIN "
                          "SELECT RAISE(ABORT, 'injected fault'); END;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   auto failed = (*store)->Write({&fine, &batches[1], &poison});
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().message(),
-            "storing a span failed in store " + path + ": injected fault");
+            "storing a chunk failed in store " + path + ": injected fault");
 
   // Nothing of the failed call is visible: no new job, no new spans.
   auto jobs = (*store)->ListJobs();
@@ -401,44 +403,292 @@ TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
   EXPECT_TRUE(none->empty());
 }
 
-TEST(StoreTest, UpgradesAVersion1StoreKeepingItsSpans) {
-  const std::string path = TempPath("v1.db");
+TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
+  const std::string path = TempPath("v2.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE meta(key TEXT PRIMARY KEY, value) "
+                         "WITHOUT ROWID;"
+                         "INSERT INTO meta VALUES('schema_version', 2);"
+                         "CREATE TABLE spans(job INTEGER, start INTEGER);"
+                         "INSERT INTO spans VALUES(1, 2);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const std::string message =
+      path +
+      " has store schema version 2 (one row per span, Meridian before "
+      "chunked storage); this Meridian reads version 3. Read it with the "
+      "Meridian that wrote it (meridian export), or give this collector a "
+      "new --db file";
+  EXPECT_EQ(Store::Open(path).status().message(), message);
+  StoreOptions read_only;
+  read_only.read_only = true;
+  EXPECT_EQ(Store::Open(path, read_only).status().message(), message);
+  // Nothing was added to it, and its rows are still there.
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT (SELECT count(*) FROM sqlite_master), "
+                               "(SELECT count(*) FROM spans)",
+                               -1, &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), 2);  // meta, spans
+  EXPECT_EQ(sqlite3_column_int(stmt, 1), 1);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+// Spans sent as a wire chunk are stored exactly as the same spans sent as
+// messages: the store translates the batch's ids into its own.
+TEST(StoreTest, AWireChunkReadsBackLikeTheSameSpansAsMessages) {
+  std::vector<v1::Batch> messages = TwoBatches();
+  std::vector<v1::Batch> chunked = TwoBatches();
+  for (v1::Batch& batch : chunked) {
+    batch.set_agent_id("agent-chunked");
+    std::vector<SpanColumns> by_track(batch.tracks_size());
+    for (const v1::Span& span : batch.spans()) {
+      SpanColumns& c = by_track[span.track()];
+      c.Add(span.start_ns(), span.dur_ns(), span.name(), span.category(),
+            span.kind());
+      uint8_t flags = 0;
+      if (span.has_peer()) flags |= SpanColumns::kHasPeer;
+      if (span.has_tag()) flags |= SpanColumns::kHasTag;
+      if (span.has_seq()) flags |= SpanColumns::kHasSeq;
+      if (span.has_step()) flags |= SpanColumns::kHasStep;
+      if (span.has_partition()) flags |= SpanColumns::kHasPartition;
+      c.flags.back() = flags;
+      c.bytes.back() = span.bytes();
+      c.peer.back() = span.peer();
+      c.tag.back() = span.tag();
+      c.comm.back() = span.comm();
+      c.comm_size.back() = span.comm_size();
+      c.seq.back() = span.seq();
+      c.step.back() = span.step();
+      c.partition.back() = span.partition();
+      c.correlation.back() = span.correlation();
+      c.value.back() = span.value();
+      for (const v1::Arg& arg : span.args()) {
+        if (arg.value_case() == v1::Arg::kStr) {
+          c.AddArg({arg.key(), ChunkArg::Type::kString, arg.str(), 0});
+        } else {
+          c.AddArg({arg.key(), ChunkArg::Type::kInt, arg.int_(), 0});
+        }
+      }
+    }
+    batch.clear_spans();
+    for (size_t t = 0; t < by_track.size(); ++t) {
+      if (by_track[t].size() == 0) continue;
+      v1::SpanChunk* chunk = batch.add_chunks();
+      chunk->set_track(t);
+      chunk->set_count(by_track[t].size());
+      chunk->set_first_start_ns(*std::min_element(by_track[t].start_ns.begin(),
+                                                  by_track[t].start_ns.end()));
+      chunk->set_data(*EncodeSpanChunk(by_track[t]));
+    }
+  }
+  auto read = [](std::vector<v1::Batch>& batches, const std::string& name) {
+    auto store = Store::Open(TempPath(name));
+    EXPECT_TRUE(store.ok());
+    auto results = (*store)->Write({&batches[0], &batches[1]});
+    EXPECT_TRUE(results.ok()) << results.status();
+    EXPECT_EQ((*results)[1].spans_stored, 2);
+    auto catalog = (*store)->LoadCatalog("job-a");
+    EXPECT_TRUE(catalog.ok());
+    EXPECT_EQ(catalog->job.spans, 3);
+    return ScanAll(**store, catalog->job);
+  };
+  std::vector<StoredSpan> a = read(messages, "messages.db");
+  std::vector<StoredSpan> b = read(chunked, "chunked.db");
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(a[i].start_ns, b[i].start_ns);
+    EXPECT_EQ(a[i].dur_ns, b[i].dur_ns);
+    EXPECT_EQ(a[i].track_id, b[i].track_id);
+    EXPECT_EQ(a[i].op_id, b[i].op_id);
+    EXPECT_EQ(a[i].peer, b[i].peer);
+    EXPECT_EQ(a[i].seq, b[i].seq);
+    EXPECT_EQ(a[i].step, b[i].step);
+    EXPECT_EQ(a[i].partition, b[i].partition);
+    EXPECT_EQ(a[i].comm, b[i].comm);
+    EXPECT_EQ(a[i].value, b[i].value);
+    ASSERT_EQ(a[i].args.size(), b[i].args.size());
+    for (size_t j = 0; j < a[i].args.size(); ++j) {
+      EXPECT_EQ(a[i].args[j].key, b[i].args[j].key);
+      EXPECT_EQ(a[i].args[j].str, b[i].args[j].str);
+      EXPECT_EQ(a[i].args[j].int_value, b[i].args[j].int_value);
+    }
+  }
+}
+
+// Chunks of two tracks and of two drains of one track overlap in time (a
+// step ends, and so is recorded, after its phases): the scan still returns
+// one time order, ties by track then arrival.
+TEST(StoreTest, MergesOverlappingChunksInTimeOrder) {
+  auto store = Store::Open(TempPath("merge.db"));
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int t1 = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  int t2 = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 2, "comm");
+  builder.AddSpan(t1, v1::CATEGORY_USER, "forward", kT + 10, 5);
+  builder.AddSpan(t1, v1::CATEGORY_USER, "backward", kT + 30, 5);
+  builder.AddSpan(t2, v1::CATEGORY_MPI, "MPI_Allreduce", kT + 20, 5);
+  builder.AddSpan(t2, v1::CATEGORY_MPI, "MPI_Allreduce", kT + 30, 5);
+  v1::Batch first = builder.Take();
+  builder.AddSpan(t1, v1::CATEGORY_USER, "step", kT, 100);  // ends last
+  builder.AddSpan(t1, v1::CATEGORY_USER, "optimizer", kT + 50, 5);
+  v1::Batch second = builder.Take();
+  ASSERT_TRUE((*store)->Write({&first}).ok());
+  ASSERT_TRUE((*store)->Write({&second}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.chunks, 3);
+  std::vector<int64_t> starts, durs;
+  for (const StoredSpan& s : ScanAll(**store, catalog->job)) {
+    starts.push_back(s.start_ns - kT);
+    durs.push_back(s.dur_ns);
+  }
+  EXPECT_EQ(starts, (std::vector<int64_t>{0, 10, 20, 30, 30, 50}));
+  EXPECT_EQ(durs, (std::vector<int64_t>{100, 5, 5, 5, 5, 5}));
+}
+
+// A scan reads only the chunks whose bounds meet its range: by track, step
+// or time; the others are not even decompressed.
+TEST(StoreTest, ReadsOnlyTheChunksARangeCanNeed) {
+  auto store = Store::Open(TempPath("skip.db"));
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int t1 = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  int t2 = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 2, "comm");
+  std::vector<v1::Batch> batches;
+  for (int step = 0; step < 10; ++step) {  // one batch (drain) per step
+    for (int t : {t1, t2}) {
+      builder.AddSpan(t, v1::CATEGORY_USER, "work", kT + step * 1000, 900)
+          ->set_step(step);
+    }
+    batches.push_back(builder.Take());
+  }
+  for (v1::Batch& b : batches) ASSERT_TRUE((*store)->Write({&b}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.chunks, 20);
+  auto count = [&](const ScanRange& range, int64_t* chunks) {
+    ScanStats stats;
+    int64_t spans = 0;
+    absl::Status status = (*store)->Scan(
+        catalog->job, range,
+        [&](const StoredSpan&) {
+          ++spans;
+          return true;
+        },
+        &stats);
+    EXPECT_TRUE(status.ok()) << status;
+    *chunks = stats.chunks_read;
+    return spans;
+  };
+  int64_t chunks = 0;
+  ScanRange step;
+  step.first_step = 4;
+  step.last_step = 4;
+  EXPECT_EQ(count(step, &chunks), 2);
+  EXPECT_EQ(chunks, 2);
+  ScanRange one_track;
+  one_track.tracks.emplace();
+  one_track.tracks->insert(catalog->tracks[0].id);
+  EXPECT_EQ(count(one_track, &chunks), 10);
+  EXPECT_EQ(chunks, 10);
+  ScanRange window;
+  window.from_ns = 7950;  // step 7 ends at 7900: out
+  window.to_ns = 9000;    // step 9 starts at 9000: out
+  EXPECT_EQ(count(window, &chunks), 2);
+  EXPECT_EQ(chunks, 2);
+}
+
+// One thread ring's records as a wire chunk: record i starts at kT + i.
+v1::Batch RingBatch(const std::string& agent, uint64_t first, uint64_t end) {
+  BatchBuilder builder(agent);
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(0, v1::CATEGORY_USER, "x", kT, 0);  // declares strings
+  v1::Batch batch = builder.Take();
+  batch.clear_spans();
+  SpanColumns c;
+  for (uint64_t r = first; r < end; ++r) {
+    c.Add(kT + static_cast<int64_t>(r), 1, 1, v1::CATEGORY_USER, 0);
+    c.record.back() = r;
+  }
+  v1::RingRange* range = batch.add_rings();
+  range->set_incarnation(0xabcdef0123456789ULL);
+  range->set_ring(2);
+  range->set_begin(first);
+  range->set_end(end);
+  v1::SpanChunk* chunk = batch.add_chunks();
+  chunk->set_track(0);
+  chunk->set_ring(1);
+  chunk->set_count(c.size());
+  chunk->set_first_start_ns(c.start_ns.front());
+  chunk->set_data(*EncodeSpanChunk(c));
+  return batch;
+}
+
+// An agent killed after the collector stored a batch, but before it freed
+// the batch's records in the ring, leaves them for its successor, which
+// reads them again with others: the records stored already are not stored
+// twice, the rest are.
+TEST(StoreTest, RingRecordsStoredBeforeAreNotStoredTwice) {
+  auto store = Store::Open(TempPath("rings.db"));
+  ASSERT_TRUE(store.ok());
+  v1::Batch first = RingBatch("agent-1", 0, 3);
+  v1::Batch again = RingBatch("agent-2", 1, 5);  // the successor's read
+  v1::Batch old = RingBatch("agent-3", 0, 2);    // wholly stored
+  auto results = (*store)->Write({&first});
+  ASSERT_TRUE(results.ok()) << results.status();
+  results = (*store)->Write({&again, &old});
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ((*results)[0].spans_stored, 2);
+  EXPECT_EQ((*results)[1].spans_stored, 0);
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.spans, 5);
+  std::vector<int64_t> starts;
+  for (const StoredSpan& s : ScanAll(**store, catalog->job)) {
+    starts.push_back(s.start_ns - kT);
+  }
+  EXPECT_EQ(starts, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+}
+
+// A stored chunk that does not decode (a damaged file) fails the scan with
+// DATA_LOSS naming the chunk; nothing is invented.
+TEST(StoreTest, ADamagedChunkIsDataLossNamingIt) {
+  const std::string path = TempPath("damaged.db");
   {
     auto store = Store::Open(path);
     ASSERT_TRUE(store.ok());
     std::vector<v1::Batch> batches = TwoBatches();
     ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
   }
-  // Make it a version 1 store: its clock_models table had no node.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE clock_models;"
-                         "CREATE TABLE clock_models(agent TEXT NOT NULL, "
-                         "batch_seq INTEGER NOT NULL, reference_ns INTEGER, "
-                         "offset_ns INTEGER, drift_ppb INTEGER, "
-                         "uncertainty_ns INTEGER, PRIMARY KEY(agent, "
-                         "batch_seq)) WITHOUT ROWID;"
-                         "UPDATE meta SET value=1 WHERE key='schema_version';",
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE chunks SET data=x'01ff00' WHERE id=1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
-  StoreOptions read_only;
-  read_only.read_only = true;
-  EXPECT_EQ(Store::Open(path, read_only).status().message(),
-            path +
-                " has store schema version 1; this Meridian reads "
-                "version 2");
   auto store = Store::Open(path);
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE(store.ok());
   auto catalog = (*store)->LoadCatalog("job-a");
   ASSERT_TRUE(catalog.ok());
-  EXPECT_EQ(catalog->job.spans, 3);
-  v1::Batch clock = ClockBatch("agent-a", 1, "a", kT, 5);
-  ASSERT_TRUE((*store)->Write({&clock}).ok());
-  auto models = (*store)->LoadClockModels("a");
-  ASSERT_TRUE(models.ok()) << models.status();
-  EXPECT_EQ(models->size(), 1u);
+  absl::Status status =
+      (*store)->Scan(catalog->job, {}, [](const StoredSpan&) { return true; });
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(status.message(),
+            "store " + path +
+                ": chunk 1: span chunk: not a zstd frame with a known size");
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap bazel-rules-java g++ python3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libspdlog-dev libsqlite3-dev libgtest-dev libgmock-dev
+  libabsl-dev libspdlog-dev libsqlite3-dev libzstd-dev libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin gfortran
 )
 

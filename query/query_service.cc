@@ -190,7 +190,7 @@ grpc::Status QueryService::ExportTrace(
   trace.Begin();
   if (path) trace.AddCriticalPath(*path);
   absl::Status status = query->store->Scan(
-      query->catalog.job, ScanRangeOf(request->filter()),
+      query->catalog.job, ScanRangeOf(request->filter(), *query->selection),
       [&](const StoredSpan& span) {
         if (!query->selection->Selects(span)) return true;
         if (clocks) {
@@ -228,12 +228,12 @@ grpc::Status QueryService::GetStats(grpc::ServerContext*,
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
   StatsBuilder stats(query->catalog, *query->selection);
-  absl::Status status =
-      query->store->Scan(query->catalog.job, ScanRangeOf(request->filter()),
-                         [&](const StoredSpan& span) {
-                           if (query->selection->Selects(span)) stats.Add(span);
-                           return true;
-                         });
+  absl::Status status = query->store->Scan(
+      query->catalog.job, ScanRangeOf(request->filter(), *query->selection),
+      [&](const StoredSpan& span) {
+        if (query->selection->Selects(span)) stats.Add(span);
+        return true;
+      });
   if (!status.ok()) return ToGrpc(status);
   *reply = stats.Finish();
   return grpc::Status::OK;
@@ -327,12 +327,12 @@ grpc::Status QueryService::Compare(grpc::ServerContext*,
     if (!selection.ok()) return ToGrpc(selection.status());
     totals.push_back(std::make_unique<OpTotalsBuilder>(query->catalog));
     OpTotalsBuilder& builder = *totals.back();
-    absl::Status status = query->store->Scan(query->catalog.job, ScanRange{},
-                                             [&](const StoredSpan& span) {
-                                               if (selection->Selects(span))
-                                                 builder.Add(span);
-                                               return true;
-                                             });
+    absl::Status status =
+        query->store->Scan(query->catalog.job, ScanRangeOf(filter, *selection),
+                           [&](const StoredSpan& span) {
+                             if (selection->Selects(span)) builder.Add(span);
+                             return true;
+                           });
     if (!status.ok()) return ToGrpc(status);
   }
   auto compared =

@@ -32,6 +32,7 @@ absl::StatusOr<SpanSelection> SpanSelection::Make(
                                      filter.ranks().end());
 
   SpanSelection selection;
+  selection.narrows_tracks_ = !ranks.empty();
   for (const ProcessInfo& p : catalog.processes) {
     if (ranks.empty() || ranks.contains(p.rank)) {
       selection.processes_.insert(p.id);
@@ -53,8 +54,10 @@ absl::StatusOr<SpanSelection> SpanSelection::Make(
   return selection;
 }
 
-ScanRange ScanRangeOf(const v1::SpanFilter& filter) {
+ScanRange ScanRangeOf(const v1::SpanFilter& filter,
+                      const SpanSelection& selection) {
   ScanRange range;
+  if (selection.narrows_tracks()) range.tracks = selection.tracks();
   if (filter.has_from_ns()) range.from_ns = filter.from_ns();
   if (filter.has_to_ns()) range.to_ns = filter.to_ns();
   if (filter.has_first_step()) range.first_step = filter.first_step();

@@ -1,7 +1,8 @@
 // SpanSelection: the parts of a v1::SpanFilter that are decided per span
 // (ranks, categories, name glob), resolved once against a job's catalog into
 // sets of track and operation ids, so testing a span is two lookups.
-// Time and step ranges are pushed down into Store::Scan (ScanRangeOf).
+// Time and step ranges, and the tracks of the selected ranks, are pushed
+// down into Store::Scan (ScanRangeOf), which skips whole chunks by them.
 #ifndef MERIDIAN_QUERY_SPAN_SELECTION_H_
 #define MERIDIAN_QUERY_SPAN_SELECTION_H_
 
@@ -26,14 +27,21 @@ class SpanSelection {
   bool SelectsProcess(int64_t process_id) const {
     return processes_.contains(process_id);
   }
+  // Whether the filter leaves out some ranks (then only tracks() are read).
+  bool narrows_tracks() const { return narrows_tracks_; }
+  const absl::flat_hash_set<int64_t>& tracks() const { return tracks_; }
 
  private:
   absl::flat_hash_set<int64_t> processes_;
   absl::flat_hash_set<int64_t> tracks_;
   absl::flat_hash_set<int64_t> ops_;
+  bool narrows_tracks_ = false;
 };
 
-ScanRange ScanRangeOf(const v1::SpanFilter& filter);
+// The store scan for `filter`: its time and step ranges, and the selected
+// tracks when it names ranks, so that no other chunk is read.
+ScanRange ScanRangeOf(const v1::SpanFilter& filter,
+                      const SpanSelection& selection);
 
 }  // namespace meridian
 
