@@ -1,4 +1,7 @@
 // meridian-agent: the node agent (one per node). See docs/agent.md.
+#include <sched.h>
+#include <sys/resource.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -17,13 +20,15 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-agent --collector HOST:PORT [--socket PATH] [--spool DIR]
                       [--node NAME] [--spool-max-bytes N] [--drain-ms N]
-                      [--exit-when-idle] [--clock-sync-ms N]
+                      [--max-drain-ms N] [--ack-window N] [--nice N]
+                      [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
                       [--control-poll-ms N]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
 Serves the traced processes of this node on a Unix socket, reads their
-records, spools them to disk and streams them to the collector.
+records and streams them to the collector; spools to disk only what the
+collector has not acknowledged in time (docs/agent.md: durability).
 
   --collector        the collector (default $MERIDIAN_COLLECTOR)
   --socket           default $MERIDIAN_AGENT_SOCKET, else
@@ -34,7 +39,15 @@ records, spools them to disk and streams them to the collector.
   --node             this node's name (default: the host name)
   --spool-max-bytes  bound of the spool (default 1 GiB); beyond it new spans
                      are dropped and counted
-  --drain-ms         how often rings are read (default 20)
+  --drain-ms         shortest period between reads of the rings (default 20)
+  --max-drain-ms     longest period, when the rings fill slowly (default 500);
+                     the period adapts so a ring fills about a quarter
+  --ack-window       batches that may wait for the collector's ack in memory
+                     only, their records still in the rings (default 16);
+                     beyond that, batches are spooled first
+  --nice             raise the agent's nice value by N (0..19) so the job's
+                     own threads run first on a busy node
+  --sched-batch      run the agent under SCHED_BATCH (Linux)
   --exit-when-idle   exit when the last client has gone and all is sent
   --clock-sync-ms    how often the clock is measured against the
                      collector's (default 2000; docs/clocks.md)
@@ -101,9 +114,9 @@ int main(int argc, char** argv) {
   auto flags = meridian::CommandLine::Parse(
       args, 1,
       {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
-       "timeout", "clock-sync-ms", "clock-offset-ns", "clock-drift-ppm",
-       "control-poll-ms"},
-      {"exit-when-idle", "status", "flush", "help"});
+       "max-drain-ms", "ack-window", "nice", "timeout", "clock-sync-ms",
+       "clock-offset-ns", "clock-drift-ppm", "control-poll-ms"},
+      {"exit-when-idle", "status", "flush", "help", "sched-batch"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
     printf("%s", kUsage);
@@ -143,6 +156,33 @@ int main(int argc, char** argv) {
   }
   options.spool_max_bytes = *max_bytes;
   options.drain_ms = static_cast<int>(*drain_ms);
+  auto max_drain_ms = flags->GetInt("max-drain-ms", 500);
+  if (!max_drain_ms.ok() || *max_drain_ms < *drain_ms ||
+      *max_drain_ms > 60000) {
+    return Usage("--max-drain-ms must be milliseconds, --drain-ms to 60000");
+  }
+  options.max_drain_ms = static_cast<int>(*max_drain_ms);
+  auto ack_window = flags->GetInt("ack-window", 16);
+  if (!ack_window.ok() || *ack_window < 0 || *ack_window > 4096) {
+    return Usage("--ack-window must be 0 to 4096 batches");
+  }
+  options.ack_window = static_cast<uint64_t>(*ack_window);
+  auto nice = flags->GetInt("nice", 0);
+  if (!nice.ok() || *nice < 0 || *nice > 19) {
+    return Usage("--nice must be 0 to 19");
+  }
+  if (*nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(*nice)) != 0) {
+    fprintf(stderr, "meridian-agent: --nice %lld: %s\n",
+            static_cast<long long>(*nice), strerror(errno));
+    return 1;
+  }
+  if (flags->Has("sched-batch")) {
+    sched_param param{};
+    if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) {
+      fprintf(stderr, "meridian-agent: --sched-batch: %s\n", strerror(errno));
+      return 1;
+    }
+  }
   options.exit_when_idle = flags->Has("exit-when-idle");
   auto sync_ms = flags->GetInt("clock-sync-ms", 2000);
   auto skew_ns = flags->GetInt("clock-offset-ns", 0);

@@ -1,5 +1,6 @@
 #include "agent/batch_builder.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace meridian {
@@ -11,6 +12,8 @@ BatchBuilder::BatchBuilder(std::string agent_id, uint64_t first_seq)
 
 void BatchBuilder::Reset() {
   batch_.Clear();
+  columns_.clear();
+  column_spans_ = 0;
   string_index_.clear();
   process_index_.assign(processes_.size(), -1);
   track_index_.assign(tracks_.size(), -1);
@@ -73,7 +76,56 @@ v1::Span* BatchBuilder::AddSpan(int track, v1::Category category,
   return span;
 }
 
+int BatchBuilder::AddRing(uint64_t incarnation, uint32_t ring, uint64_t begin) {
+  v1::RingRange* range = batch_.add_rings();
+  range->set_incarnation(incarnation);
+  range->set_ring(ring);
+  range->set_begin(begin);
+  range->set_end(begin);
+  return batch_.rings_size() - 1;
+}
+
+void BatchBuilder::SetRingEnd(int handle, uint64_t end) {
+  batch_.mutable_rings(handle)->set_end(end);
+}
+
+BatchBuilder::ColumnSpan BatchBuilder::AddColumnSpan(
+    int track, int ring, uint64_t record, v1::Category category,
+    absl::string_view name, int64_t start_ns, int64_t dur_ns) {
+  SpanColumns& columns = columns_[{TrackIndex(track), ring}];
+  const size_t index = columns.Add(start_ns, dur_ns, String(name), category, 0);
+  columns.record[index] = record;
+  ++column_spans_;
+  return {&columns, index};
+}
+
+// Each (track, ring) becomes chunks of at most kMaxChunkSpans spans.
+void BatchBuilder::EncodeChunks() {
+  SpanColumns piece;
+  for (auto& [key, columns] : columns_) {
+    for (size_t begin = 0; begin < columns.size(); begin += kMaxChunkSpans) {
+      const size_t end = std::min(columns.size(), begin + kMaxChunkSpans);
+      const SpanColumns* spans = &columns;
+      if (begin != 0 || end != columns.size()) {
+        piece.Clear();
+        for (size_t i = begin; i < end; ++i) piece.AppendFrom(columns, i);
+        spans = &piece;
+      }
+      auto data = EncodeSpanChunk(*spans);
+      if (!data.ok()) continue;  // cannot happen: 1..kMaxChunkSpans spans
+      v1::SpanChunk* chunk = batch_.add_chunks();
+      chunk->set_track(key.first);
+      chunk->set_ring(key.second + 1);
+      chunk->set_count(static_cast<uint32_t>(spans->size()));
+      chunk->set_first_start_ns(
+          *std::min_element(spans->start_ns.begin(), spans->start_ns.end()));
+      chunk->set_data(std::move(*data));
+    }
+  }
+}
+
 v1::Batch BatchBuilder::Take() {
+  EncodeChunks();
   batch_.set_agent_id(agent_id_);
   batch_.set_batch_seq(next_seq_++);
   v1::Batch out = std::move(batch_);

@@ -1,6 +1,11 @@
 // BatchBuilder: assembles self-contained v1::Batch messages with interned
 // strings, the way agents send them.
 //
+// Spans are added in one of two forms. AddColumnSpan (the agent's path)
+// appends to the columns of one (track, ring range): Take() encodes each as
+// a SpanChunk (common/span_chunk.h), so no message is built per span.
+// AddSpan adds a v1::Span message (tests, synthetic jobs, tools).
+//
 // Processes and tracks are declared once and referred to by handle; each
 // batch carries only the strings, processes and tracks its spans use, so
 // batches can be resent or spooled independently. Batches are numbered
@@ -10,11 +15,14 @@
 #define MERIDIAN_AGENT_BATCH_BUILDER_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "common/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {
@@ -42,7 +50,24 @@ class BatchBuilder {
                     int64_t start_ns, int64_t dur_ns);
   uint32_t String(absl::string_view s);
 
-  size_t spans() const { return batch_.spans_size(); }
+  // Declares that the following column spans come from ring `ring` of the
+  // process region `incarnation`, records [begin, ...); returns its handle.
+  // SetRingEnd gives the end once the records are read.
+  int AddRing(uint64_t incarnation, uint32_t ring, uint64_t begin);
+  void SetRingEnd(int handle, uint64_t end);
+
+  // A span in columns: set optional fields at columns->...[index]; add args
+  // with columns->AddArg (key and string values from String()). `ring` is a
+  // handle from AddRing, or -1; `record` the span's record index in it.
+  struct ColumnSpan {
+    SpanColumns* columns;
+    size_t index;
+  };
+  ColumnSpan AddColumnSpan(int track, int ring, uint64_t record,
+                           v1::Category category, absl::string_view name,
+                           int64_t start_ns, int64_t dur_ns);
+
+  size_t spans() const { return batch_.spans_size() + column_spans_; }
   // Returns the current batch and starts the next one.
   v1::Batch Take();
 
@@ -55,6 +80,7 @@ class BatchBuilder {
   };
   uint32_t TrackIndex(int track);
   void Reset();
+  void EncodeChunks();
 
   const std::string agent_id_;
   uint64_t next_seq_;
@@ -64,6 +90,9 @@ class BatchBuilder {
   absl::flat_hash_map<std::string, uint32_t> string_index_;
   std::vector<int> process_index_;  // by handle; -1: not in this batch
   std::vector<int> track_index_;
+  // Column spans of this batch, by (batch track index, ring handle).
+  std::map<std::pair<uint32_t, int>, SpanColumns> columns_;
+  size_t column_spans_ = 0;
 };
 
 }  // namespace meridian

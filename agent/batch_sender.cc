@@ -12,6 +12,12 @@ namespace {
 
 constexpr size_t kRound = 64;
 
+uint64_t Spans(const v1::Batch& batch) {
+  uint64_t n = batch.spans_size();
+  for (const v1::SpanChunk& chunk : batch.chunks()) n += chunk.count();
+  return n;
+}
+
 }  // namespace
 
 BatchSender::BatchSender(std::shared_ptr<grpc::Channel> channel, Spool* spool,
@@ -21,19 +27,44 @@ BatchSender::BatchSender(std::shared_ptr<grpc::Channel> channel, Spool* spool,
       on_progress_(std::move(on_progress)),
       thread_([this] { Loop(); }) {}
 
-BatchSender::~BatchSender() {
+BatchSender::~BatchSender() { Stop(); }
+
+void BatchSender::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void BatchSender::Enqueue(uint64_t spool_id, v1::Batch batch) {
   absl::MutexLock lock(&mu_);
   state_.queued_batches += 1;
-  state_.queued_spans += batch.spans_size();
+  state_.queued_spans += Spans(batch);
+  if (spool_id == 0) state_.memory_batches += 1;
   queue_.push_back({spool_id, std::move(batch)});
+}
+
+std::vector<uint64_t> BatchSender::TakeDelivered() {
+  absl::MutexLock lock(&mu_);
+  std::vector<uint64_t> out;
+  out.swap(delivered_);
+  return out;
+}
+
+absl::Status BatchSender::Spill(
+    const std::function<absl::StatusOr<uint64_t>(const v1::Batch&)>& spool,
+    const std::function<void(uint64_t)>& spilled) {
+  absl::MutexLock lock(&mu_);
+  for (Queued& queued : queue_) {
+    if (queued.id != 0) continue;
+    absl::StatusOr<uint64_t> id = spool(queued.batch);
+    if (!id.ok()) return id.status();
+    queued.id = *id;
+    state_.memory_batches -= 1;
+    spilled(queued.batch.batch_seq());
+  }
+  return absl::OkStatus();
 }
 
 BatchSender::State BatchSender::state() const {
@@ -60,6 +91,11 @@ void BatchSender::Loop() {
         round.push_back({queue_.front().id, {}});
         queue_.pop_front();
       }
+      // Sequence numbers of the in-memory ones, kept for TakeDelivered.
+      for (size_t i = 0; i < round.size(); ++i) {
+        if (round[i].id == 0)
+          round[i].batch.set_batch_seq(batches[i].batch_seq());
+      }
     }
     SendOptions options;
     options.max_streams = 1;
@@ -70,9 +106,14 @@ void BatchSender::Loop() {
       was_unreachable = state_.unreachable;
       if (report.ok()) {
         uint64_t spans = 0, rejected = 0;
-        for (const v1::Batch& b : batches) spans += b.spans_size();
+        for (const v1::Batch& b : batches) spans += Spans(b);
         for (size_t i : report->rejected_batches) {
-          rejected += batches[i].spans_size();
+          rejected += Spans(batches[i]);
+        }
+        for (const Queued& sent : round) {
+          if (sent.id != 0) continue;
+          delivered_.push_back(sent.batch.batch_seq());
+          state_.memory_batches -= 1;
         }
         state_.queued_batches -= batches.size();
         state_.queued_spans -= spans;
@@ -93,7 +134,9 @@ void BatchSender::Loop() {
         spdlog::error("the collector rejected a batch: {}", why);
       }
       if (was_unreachable) spdlog::info("the collector is reachable again");
-      for (const Queued& sent : round) spool_->Remove(sent.id).IgnoreError();
+      for (const Queued& sent : round) {
+        if (sent.id != 0) spool_->Remove(sent.id).IgnoreError();
+      }
     } else if (!was_unreachable) {
       spdlog::warn("cannot deliver to the collector ({}); spooling",
                    std::string(report.status().message()));

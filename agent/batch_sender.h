@@ -1,13 +1,16 @@
-// BatchSender: the node agent's stage that delivers spooled batches to the
-// collector, in order, and removes each from the spool once acknowledged.
+// BatchSender: the node agent's stage that delivers batches to the
+// collector, in order. A batch is queued either in memory only (spool id 0:
+// its records are still in the probes' rings, released by the agent once
+// TakeDelivered reports it) or already in the spool (removed from it once
+// acknowledged).
 //
 // One thread. It sends what is queued in rounds of up to 64 batches over
 // one Ingest stream (IngestClient); a round that fails leaves its batches
 // queued and marks the collector unreachable until a later round succeeds,
 // after a backoff of 100 ms doubling to 2 s. A batch the collector rejects
-// is removed too (resending cannot help), counted and logged with the
+// is done with too (resending cannot help), counted and logged with the
 // collector's reason. `on_progress` is called after every round, so the
-// agent can answer waiting flushes.
+// agent can release ring records and answer waiting flushes.
 #ifndef MERIDIAN_AGENT_BATCH_SENDER_H_
 #define MERIDIAN_AGENT_BATCH_SENDER_H_
 
@@ -17,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "agent/ingest_client.h"
@@ -31,15 +35,33 @@ class BatchSender {
     uint64_t queued_spans = 0;
     uint64_t sent_spans = 0;  // acknowledged (stored or duplicate)
     uint64_t rejected_spans = 0;
-    bool unreachable = false;  // the last round failed
+    uint64_t memory_batches = 0;  // queued and not in the spool
+    bool unreachable = false;     // the last round failed
   };
 
   BatchSender(std::shared_ptr<grpc::Channel> channel, Spool* spool,
               std::function<void()> on_progress);
-  ~BatchSender();  // stops the thread; what is queued stays in the spool
+  ~BatchSender();  // Stop()s
 
+  // `spool_id` 0: the batch is in memory only.
   void Enqueue(uint64_t spool_id, v1::Batch batch);
   State state() const;
+
+  // The batch_seq of each in-memory batch that is done with (stored,
+  // duplicate or rejected) since the last call, in queue order.
+  std::vector<uint64_t> TakeDelivered();
+
+  // Writes each in-memory batch still queued (not in a round being sent),
+  // oldest first, with `spool`, which returns its spool id; stops at the
+  // first error, which it returns. Calls `spilled` with each batch_seq
+  // written. For an unreachable collector, and when stopping.
+  absl::Status Spill(
+      const std::function<absl::StatusOr<uint64_t>(const v1::Batch&)>& spool,
+      const std::function<void(uint64_t)>& spilled);
+
+  // Ends the thread after the round under way, if any; what is still
+  // queued stays queued (Spill it).
+  void Stop();
 
  private:
   struct Queued {
@@ -53,6 +75,7 @@ class BatchSender {
   const std::function<void()> on_progress_;
   mutable absl::Mutex mu_;
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> delivered_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

@@ -257,7 +257,8 @@ void NodeAgent::Close(int fd) {
   clients_.erase(it);
 }
 
-void NodeAgent::Drain() {
+double NodeAgent::Drain() {
+  double fill = 0;
   // Bounded, so that a process recording faster than we read cannot keep
   // the loop here.
   for (int round = 0; round < 64; ++round) {
@@ -273,21 +274,29 @@ void NodeAgent::Drain() {
       if (n > 0) {
         read += n;
         in_batch_.push_back(session);
+        fill =
+            std::max(fill, static_cast<double>(n) / session->ring_capacity());
       }
-      if (builder_.spans() >= options_.max_batch_spans) SpoolBatch();
+      if (builder_.spans() >= options_.max_batch_spans) SendBatch();
     }
     if (read == 0) break;
   }
-  SpoolBatch();
+  SendBatch();
+  return fill;
 }
 
-void NodeAgent::SpoolBatch() {
+// While the collector acknowledges within the window, a batch goes from the
+// rings to the wire and nowhere else: its records stay in the rings until
+// the ack (Release). Otherwise it is written to the spool first, after
+// every batch still only in memory, and its records are released at once.
+void NodeAgent::SendBatch() {
   if (in_batch_.empty()) return;
-  positions_.clear();
   std::sort(in_batch_.begin(), in_batch_.end());
   in_batch_.erase(std::unique(in_batch_.begin(), in_batch_.end()),
                   in_batch_.end());
-  for (ProbeSession* session : in_batch_) session->Positions(&positions_);
+  Pending pending;
+  for (ProbeSession* session : in_batch_) session->Positions(&pending.ends);
+  in_batch_.clear();
   const uint32_t node = builder_.String(options_.node);
   v1::Batch batch = builder_.Take();
   v1::ClockModel clock = clock_sync_->Model();
@@ -295,24 +304,70 @@ void NodeAgent::SpoolBatch() {
     clock.set_node(node);
     *batch.mutable_clock() = clock;
   }
-  const uint64_t spans = batch.spans_size();
-  if (spans > 0) {
-    auto id = spool_->Append(batch, positions_);
-    if (id.ok()) {
-      counters_.spans_received += spans;
-      for (ProbeSession* session : in_batch_) session->Commit();
-      sender_->Enqueue(*id, std::move(batch));
-    } else {
-      // Full spool (or disk error): the spans are dropped, counted, and the
-      // rings are released so the probes keep recording.
-      counters_.spans_dropped += spans;
-      spdlog::error("{}", std::string(id.status().message()));
-      for (ProbeSession* session : in_batch_) session->Commit();
-    }
-  } else {
-    for (ProbeSession* session : in_batch_) session->Commit();
+  uint64_t spans = batch.spans_size();
+  for (const v1::SpanChunk& chunk : batch.chunks()) spans += chunk.count();
+  pending.seq = batch.batch_seq();
+  pending_.push_back(std::move(pending));
+  const BatchSender::State sender = sender_->state();
+  if (!stopping_ && !sender.unreachable &&
+      sender.memory_batches < options_.ack_window) {
+    counters_.spans_received += spans;
+    sender_->Enqueue(0, std::move(batch));
+    return;
   }
-  in_batch_.clear();
+  SpillMemory();
+  auto id = spool_->Append(batch, pending_.back().ends);
+  if (id.ok()) {
+    counters_.spans_received += spans;
+    sender_->Enqueue(*id, std::move(batch));
+  } else {
+    // Full spool (or disk error): the spans are dropped, counted, and the
+    // rings are released so the probes keep recording.
+    counters_.spans_dropped += spans;
+    spdlog::error("{}", std::string(id.status().message()));
+  }
+  Release(pending_.back().seq);
+}
+
+void NodeAgent::SpillMemory() {
+  absl::Status status = sender_->Spill(
+      [this](const v1::Batch& batch) -> absl::StatusOr<uint64_t> {
+        for (const Pending& p : pending_) {
+          if (p.seq == batch.batch_seq()) return spool_->Append(batch, p.ends);
+        }
+        return spool_->Append(batch, {});
+      },
+      [this](uint64_t seq) { Release(seq); });
+  if (!status.ok()) {
+    // Their records stay in the rings: a later spill, or the collector's
+    // return, takes them; a successor agent would read them again.
+    spdlog::error("cannot spool: {}", std::string(status.message()));
+  }
+}
+
+void NodeAgent::Release(uint64_t seq) {
+  for (Pending& p : pending_) {
+    if (p.seq == seq) p.done = true;
+  }
+  // Rings are released in batch order: a ring's records up to the end of
+  // the oldest batch not yet done, never past it.
+  while (!pending_.empty() && pending_.front().done) {
+    for (const RingPosition& end : pending_.front().ends) {
+      for (auto& [fd, client] : clients_) {
+        ProbeSession* session = client.session.get();
+        if (session != nullptr && session->incarnation() == end.incarnation) {
+          session->CommitTo(end.ring, end.end);
+        }
+      }
+    }
+    pending_.pop_front();
+  }
+}
+
+void NodeAgent::Reconcile() {
+  for (uint64_t seq : sender_->TakeDelivered()) Release(seq);
+  const BatchSender::State sender = sender_->state();
+  if (sender.unreachable && sender.memory_batches > 0) SpillMemory();
 }
 
 AgentCounters NodeAgent::counters() const {
@@ -407,8 +462,23 @@ void NodeAgent::ApplyTraces() {
   local_traces_.clear();
 }
 
+// The drain period adapts to the rings' fill: it is chosen so that a ring
+// fills to about a quarter between drains, between --drain-ms and
+// --max-drain-ms, growing at most twofold at a time. A job recording little
+// is read in a few large batches; an idle agent sleeps.
+int NodeAgent::NextDrainPeriod(int period, double fill) const {
+  const double target = 0.25;
+  double next = fill <= 0 ? 2.0 * period : period * target / fill;
+  next = std::min(next, 2.0 * period);
+  next = std::max<double>(next, options_.drain_ms);
+  next = std::min<double>(next,
+                          std::max(options_.drain_ms, options_.max_drain_ms));
+  return static_cast<int>(next);
+}
+
 AgentCounters NodeAgent::Run() {
-  int64_t next_drain = NowMs() + options_.drain_ms;
+  int period = options_.drain_ms;
+  int64_t next_drain = NowMs() + period;
   while (!stopping_) {
     int64_t timeout = next_drain - NowMs();
     for (const PendingFlush& f : flushes_) {
@@ -441,13 +511,14 @@ AgentCounters NodeAgent::Run() {
       // A flush covers every process that connected before it was sent.
       TakeInQueued();
       Drain();
-      next_drain = NowMs() + options_.drain_ms;
+      next_drain = NowMs() + period;
     }
     ApplyTraces();
     if (NowMs() >= next_drain) {
-      Drain();
-      next_drain = NowMs() + options_.drain_ms;
+      period = NextDrainPeriod(period, Drain());
+      next_drain = NowMs() + period;
     }
+    Reconcile();
     AnswerFlushes(false);
     if (options_.exit_when_idle && had_clients_ && clients_.empty()) {
       const BatchSender::State sender = sender_->state();
@@ -459,6 +530,7 @@ AgentCounters NodeAgent::Run() {
   // otherwise.
   const int64_t deadline = NowMs() + 2000;
   while (NowMs() < deadline) {
+    Reconcile();
     const BatchSender::State sender = sender_->state();
     if (sender.queued_batches == 0 || sender.unreachable) break;
     epoll_event event;
@@ -466,6 +538,10 @@ AgentCounters NodeAgent::Run() {
     uint64_t count;
     (void)!read(wake_fd_, &count, sizeof(count));
   }
+  // Nothing is left only in memory: what was not delivered is spooled.
+  sender_->Stop();
+  Reconcile();
+  SpillMemory();
   AnswerFlushes(true);
   AgentCounters c = counters();
   spdlog::info(

@@ -4,12 +4,22 @@
 //   socket    accepts probe registrations (ProbeHello + memfd) and control
 //             requests (flush, trace) on a Unix socket; job-wide trace
 //             orders come from the collector (TraceRelay)
-//   drain     every `drain_ms`, reads every process's rings into batches
-//             (ProbeSession), and at once when a process exits
-//   spool     writes each batch to disk (Spool) and only then releases the
-//             ring slots: nothing read is ever only in memory
-//   send      delivers spooled batches to the collector and deletes them
-//             when acknowledged (BatchSender)
+//   drain     reads every process's rings into batches of span chunks
+//             (ProbeSession), at a period that adapts to the rings' fill
+//             (drain_ms..max_drain_ms), and at once when a process exits
+//   send      delivers batches to the collector (BatchSender). While it
+//             acknowledges within `ack_window` batches, a batch is only in
+//             memory and its records stay in the rings, released on the
+//             ack: no disk is touched
+//   spool     what the window cannot hold, what an unreachable collector
+//             leaves, and what is undelivered at stop are written to disk
+//             (Spool), and their records released; resent later
+//
+// Durability (docs/agent.md): an agent killed at any moment loses nothing
+// of a live process: unacknowledged records are still in its rings, and the
+// collector's ring marks drop those it had stored. Records of a process
+// that has already exited are only in the agent's memory until
+// acknowledged: a kill then loses them (at most ack_window batches).
 //
 // One agent per socket: Start takes an exclusive lock on SOCKET.lock, so a
 // second agent for the same socket fails with ALREADY_EXISTS and a stale
@@ -23,6 +33,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,7 +57,11 @@ struct NodeAgentOptions {
   std::string spool_dir;
   std::string node;  // host name by default
   uint64_t spool_max_bytes = 1ULL << 30;
-  int drain_ms = 20;
+  int drain_ms = 20;       // shortest drain period
+  int max_drain_ms = 500;  // longest, when the rings fill slowly
+  // Batches sent and not yet acknowledged that may exist in memory only;
+  // beyond that, batches go to the spool first.
+  uint64_t ack_window = 16;
   size_t max_batch_spans = 16384;
   // This node's clock against the collector's: a burst of probes every
   // clock_sync_ms. The skew is a test option (ClockSync).
@@ -108,9 +123,17 @@ class NodeAgent {
   // Makes this node's processes of `job` (all, if empty) record; returns
   // how many.
   uint32_t Trace(const std::string& job, uint32_t steps, uint32_t seconds);
-  // Reads every session's rings into batches and spools them.
-  void Drain();
-  void SpoolBatch();
+  // Reads every session's rings into batches and sends them; returns the
+  // largest fraction of a ring read (for the drain period).
+  double Drain();
+  void SendBatch();
+  // Writes the in-memory batches to the spool and releases their records.
+  void SpillMemory();
+  // Batch `seq` is delivered or spooled: releases ring records in order.
+  void Release(uint64_t seq);
+  // Takes the sender's deliveries; spills if the collector is unreachable.
+  void Reconcile();
+  int NextDrainPeriod(int period, double fill) const;
   void AnswerFlushes(bool final);
   FlushReply MakeReply(FlushReply::State state) const;
 
@@ -131,8 +154,15 @@ class NodeAgent {
   std::unique_ptr<ClockSync> clock_sync_;
   std::unique_ptr<TraceRelay> relay_;
   BatchBuilder builder_;
-  std::vector<RingPosition> positions_;  // of the batch being built
   std::vector<ProbeSession*> in_batch_;  // sessions read into it
+  // Batches whose records are not yet released, in order: the ring
+  // positions each ends at, and whether it is delivered or spooled.
+  struct Pending {
+    uint64_t seq = 0;
+    std::vector<RingPosition> ends;
+    bool done = false;
+  };
+  std::deque<Pending> pending_;
   TickClock ticks_;
   AgentCounters counters_;
   uint64_t dropped_by_closed_sessions_ = 0;

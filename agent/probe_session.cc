@@ -142,9 +142,14 @@ size_t ProbeSession::Read(BatchBuilder* builder,
        ++ring) {
     SpanRingReader* reader = readers_[ring].get();
     if (reader == nullptr) continue;
+    int range = -1;  // the batch's ring range for what is read now
     while (total < max_records) {
       const size_t want = std::min(kChunk, max_records - total);
+      const uint64_t first = reader->position();
       const size_t n = reader->Read(records, want);
+      if (n > 0 && range < 0) {
+        range = builder->AddRing(header_->incarnation, ring, first);
+      }
       total += n;
       for (size_t i = 0; i < n; ++i) {
         const ProbeRecord& r = records[i];
@@ -173,38 +178,56 @@ size_t ProbeSession::Read(BatchBuilder* builder,
                                            static_cast<uint64_t>(r.dur_ns)) -
                            start
                      : r.dur_ns;
-        v1::Span* span =
-            builder->AddSpan(TrackFor(builder, ring, r.queue,
-                                      (r.flags & ProbeRecord::kGpuTrack) != 0),
-                             static_cast<v1::Category>(r.category),
-                             absl::string_view(name, length),
-                             start + wall_minus_monotonic_ns, dur);
-        span->set_kind(static_cast<v1::SpanKind>(r.kind));
+        const BatchBuilder::ColumnSpan span = builder->AddColumnSpan(
+            TrackFor(builder, ring, r.queue,
+                     (r.flags & ProbeRecord::kGpuTrack) != 0),
+            range, first + i, static_cast<v1::Category>(r.category),
+            absl::string_view(name, length), start + wall_minus_monotonic_ns,
+            dur);
+        SpanColumns& c = *span.columns;
+        const size_t at = span.index;
+        c.kind[at] = r.kind;
         if (r.kind == v1::SPAN_KIND_COUNTER) {
-          span->set_value(value);
+          c.value[at] = value;
         } else {
-          span->set_bytes(r.bytes);
+          c.bytes[at] = r.bytes;
         }
-        span->set_comm(r.comm);
-        span->set_comm_size(r.comm_size);
-        span->set_correlation(r.correlation);
-        if (r.flags & ProbeRecord::kHasPeer) span->set_peer(r.peer);
-        if (r.flags & ProbeRecord::kHasTag) span->set_tag(r.tag);
-        if (r.flags & ProbeRecord::kHasSeq) span->set_seq(r.seq);
-        if (r.flags & ProbeRecord::kHasStep) span->set_step(r.step);
+        c.comm[at] = r.comm;
+        c.comm_size[at] = r.comm_size;
+        c.correlation[at] = r.correlation;
+        uint8_t flags = 0;
+        if (r.flags & ProbeRecord::kHasPeer) {
+          flags |= SpanColumns::kHasPeer;
+          c.peer[at] = r.peer;
+        }
+        if (r.flags & ProbeRecord::kHasTag) {
+          flags |= SpanColumns::kHasTag;
+          c.tag[at] = r.tag;
+        }
+        if (r.flags & ProbeRecord::kHasSeq) {
+          flags |= SpanColumns::kHasSeq;
+          c.seq[at] = r.seq;
+        }
+        if (r.flags & ProbeRecord::kHasStep) {
+          flags |= SpanColumns::kHasStep;
+          c.step[at] = r.step;
+        }
         if (r.flags & ProbeRecord::kHasPartition) {
-          span->set_partition(r.partition);
+          flags |= SpanColumns::kHasPartition;
+          c.partition[at] = r.partition;
         }
-        if (r.args != 0) AddArgs(builder, r.args, span);
+        c.flags[at] = flags;
+        if (r.args != 0) AddArgs(builder, r.args, &c);
       }
       if (n < want) break;
     }
+    if (range >= 0) builder->SetRingEnd(range, reader->position());
   }
   return total;
 }
 
 void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
-                           v1::Span* span) {
+                           SpanColumns* span) {
   auto [it, inserted] = args_.try_emplace(args);
   if (inserted) {
     const char* data;
@@ -223,19 +246,27 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
     }
   }
   for (const Arg& arg : it->second) {
-    v1::Arg* out = span->add_args();
-    out->set_key(builder->String(arg.key));
+    ChunkArg out;
+    out.key = builder->String(arg.key);
     if (arg.is_number) {
-      out->set_int_(arg.number);
+      out.value = arg.number;
     } else {
-      out->set_str(builder->String(arg.text));
+      out.type = ChunkArg::Type::kString;
+      out.value = builder->String(arg.text);
     }
+    span->AddArg(out);
   }
 }
 
 void ProbeSession::Commit() {
   for (auto& reader : readers_) {
     if (reader != nullptr) reader->Commit();
+  }
+}
+
+void ProbeSession::CommitTo(uint32_t ring, uint64_t end) {
+  if (ring < readers_.size() && readers_[ring] != nullptr) {
+    readers_[ring]->CommitTo(end);
   }
 }
 

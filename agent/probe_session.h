@@ -2,11 +2,13 @@
 // ProcessRegion (mapped from the memfd the probe handed over), a reader per
 // thread ring, and its identity (job, rank, local rank, pid).
 //
-// Read() turns the records published since the last call into spans of a
-// BatchBuilder; Commit() then releases their ring slots. The agent commits
-// only after the batch holding them is in the spool, so an agent killed in
-// between leaves them in the rings for its successor, which skips exactly
-// what the spool already holds (SkipTo, from the spool's ring positions).
+// Read() turns the records published since the last call into column spans
+// of a BatchBuilder, with the ring range they came from; CommitTo() (or
+// Commit()) then releases their ring slots. The agent commits once the
+// collector has acknowledged the batch holding them, or once it is in the
+// spool. So an agent killed in between leaves them in the rings for its
+// successor, which skips what the spool already holds (SkipTo, from the
+// spool's ring positions); the collector's ring marks drop what it stored.
 //
 // Times: records carry CLOCK_MONOTONIC ns or counter ticks (kTicks, mapped
 // by `ticks`); Read adds `wall_minus_monotonic_ns` (the agent measures it
@@ -58,6 +60,9 @@ class ProbeSession {
               const TickClock& ticks, size_t max_records);
   // Releases what Read returned so far.
   void Commit();
+  // Releases ring `ring`'s records before `end` (no further than Read
+  // reached): the agent calls it once the collector has acknowledged them.
+  void CommitTo(uint32_t ring, uint64_t end);
   // The positions Read reached, one per ring that has a reader.
   void Positions(std::vector<RingPosition>* out) const;
   // Resume ring `ring` after `end` (what a previous agent spooled).
@@ -75,6 +80,7 @@ class ProbeSession {
   const std::string& job() const { return process_.job; }
   int64_t pid() const { return process_.pid; }
   uint64_t incarnation() const { return header_->incarnation; }
+  uint64_t ring_capacity() const { return header_->ring_capacity; }
 
  private:
   ProbeSession(ProcessRegionHeader* header, uint64_t bytes,
@@ -82,8 +88,9 @@ class ProbeSession {
   // Makes readers for rings that became ready.
   void OpenReadyRings();
   int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue, bool gpu);
-  // Adds the arguments of string `args` ("key=value;key=value") to `span`.
-  void AddArgs(BatchBuilder* builder, uint32_t args, v1::Span* span);
+  // Adds the arguments of string `args` ("key=value;key=value") to the last
+  // span of `span`.
+  void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
 
   struct Arg {
     std::string key;

@@ -7,11 +7,69 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
+#include <vector>
 
+#include "common/span_chunk.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
 namespace {
+
+// The batch's chunks as span messages, in ring record order (the order the
+// probe recorded them), so tests can read them field by field. Also checks
+// that every chunk's ring range holds its records.
+v1::Batch Spans(v1::Batch batch) {
+  struct Entry {
+    uint64_t ring, record;
+    v1::Span span;
+  };
+  std::vector<Entry> entries;
+  for (const v1::SpanChunk& chunk : batch.chunks()) {
+    SpanColumns c;
+    EXPECT_TRUE(DecodeSpanChunk(chunk.data(), &c).ok());
+    EXPECT_GT(chunk.ring(), 0u);
+    const v1::RingRange& range = batch.rings(chunk.ring() - 1);
+    for (size_t i = 0; i < c.size(); ++i) {
+      EXPECT_GE(c.record[i], range.begin());
+      EXPECT_LT(c.record[i], range.end());
+      v1::Span span;
+      span.set_track(chunk.track());
+      span.set_category(static_cast<v1::Category>(c.category[i]));
+      span.set_name(c.name[i]);
+      span.set_start_ns(c.start_ns[i]);
+      span.set_dur_ns(c.dur_ns[i]);
+      span.set_kind(static_cast<v1::SpanKind>(c.kind[i]));
+      span.set_bytes(c.bytes[i]);
+      span.set_value(c.value[i]);
+      span.set_comm(c.comm[i]);
+      span.set_comm_size(c.comm_size[i]);
+      span.set_correlation(c.correlation[i]);
+      if (c.flags[i] & SpanColumns::kHasPeer) span.set_peer(c.peer[i]);
+      if (c.flags[i] & SpanColumns::kHasTag) span.set_tag(c.tag[i]);
+      if (c.flags[i] & SpanColumns::kHasSeq) span.set_seq(c.seq[i]);
+      if (c.flags[i] & SpanColumns::kHasStep) span.set_step(c.step[i]);
+      const uint32_t begin = i == 0 ? 0 : c.arg_end[i - 1];
+      for (uint32_t a = begin; a < c.arg_end[i]; ++a) {
+        v1::Arg* arg = span.add_args();
+        arg->set_key(c.args[a].key);
+        if (c.args[a].type == ChunkArg::Type::kString) {
+          arg->set_str(static_cast<uint32_t>(c.args[a].value));
+        } else {
+          arg->set_int_(c.args[a].value);
+        }
+      }
+      entries.push_back({range.ring(), c.record[i], std::move(span)});
+    }
+  }
+  std::stable_sort(
+      entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return std::tie(a.ring, a.record) < std::tie(b.ring, b.record);
+      });
+  batch.clear_chunks();
+  for (Entry& e : entries) *batch.add_spans() = std::move(e.span);
+  return batch;
+}
 
 // A probe's region in a memfd, as the probe makes it.
 struct FakeProbe {
@@ -97,7 +155,7 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   BatchBuilder builder("agent");
   ASSERT_EQ((*session)->Read(&builder, 5000, ticks, 100), 5u);
   EXPECT_EQ((*session)->invalid_records(), 2u);
-  v1::Batch batch = builder.Take();
+  v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 3);
   EXPECT_EQ(batch.spans(2).start_ns(), 2100 + 500 * 2 + 5000);
   EXPECT_EQ(batch.spans(2).dur_ns(), 20);
@@ -143,7 +201,7 @@ TEST(ProbeSessionTest, GpuTracksAndArguments) {
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
   ASSERT_EQ((*session)->Read(&builder, 0, ticks, 100), 3u);
-  v1::Batch batch = builder.Take();
+  v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 3);
   ASSERT_EQ(batch.tracks_size(), 1);  // one track, from both rings
   EXPECT_EQ(batch.tracks(0).kind(), v1::TRACK_KIND_GPU_STREAM);
@@ -180,7 +238,7 @@ TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   auto second = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
   (*second)->SkipTo(5, 3);  // the spool holds records 0..2
   ASSERT_EQ((*second)->Read(&builder, 0, ticks, 100), 3u);
-  v1::Batch batch = builder.Take();
+  v1::Batch batch = Spans(builder.Take());
   EXPECT_EQ(batch.spans(0).start_ns(), 103);
   EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");
 }

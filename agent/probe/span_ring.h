@@ -114,6 +114,14 @@ class SpanRingReader {
   // nothing: the next reader starts again at the committed position.
   size_t Read(ProbeRecord* out, size_t max);
   void Commit() { header_->tail.store(position_, std::memory_order_release); }
+  // Commits the records before `index`; no further than position(), and
+  // never back.
+  void CommitTo(uint64_t index) {
+    const uint64_t to = index < position_ ? index : position_;
+    if (to > header_->tail.load(std::memory_order_relaxed)) {
+      header_->tail.store(to, std::memory_order_release);
+    }
+  }
 
   // Index of the next record Read returns (records ever pushed before it).
   uint64_t position() const { return position_; }
