@@ -133,4 +133,62 @@ v1::Batch BatchBuilder::Take() {
   return out;
 }
 
+v1::Batch ToChunks(v1::Batch batch) {
+  std::map<uint32_t, SpanColumns> by_track;
+  for (const v1::Span& span : batch.spans()) {
+    SpanColumns& c = by_track[span.track()];
+    const size_t i = c.Add(span.start_ns(), span.dur_ns(), span.name(),
+                           span.category(), span.kind());
+    uint8_t flags = 0;
+    if (span.has_peer()) flags |= SpanColumns::kHasPeer;
+    if (span.has_tag()) flags |= SpanColumns::kHasTag;
+    if (span.has_seq()) flags |= SpanColumns::kHasSeq;
+    if (span.has_step()) flags |= SpanColumns::kHasStep;
+    if (span.has_partition()) flags |= SpanColumns::kHasPartition;
+    c.flags[i] = flags;
+    c.bytes[i] = span.bytes();
+    c.peer[i] = span.peer();
+    c.tag[i] = span.tag();
+    c.comm[i] = span.comm();
+    c.comm_size[i] = span.comm_size();
+    c.seq[i] = span.seq();
+    c.step[i] = span.step();
+    c.partition[i] = span.partition();
+    c.correlation[i] = span.correlation();
+    c.value[i] = span.value();
+    for (const v1::Arg& arg : span.args()) {
+      ChunkArg out;
+      out.key = arg.key();
+      if (arg.value_case() == v1::Arg::kStr) {
+        out.type = ChunkArg::Type::kString;
+        out.value = arg.str();
+      } else if (arg.value_case() == v1::Arg::kReal) {
+        out.type = ChunkArg::Type::kReal;
+        out.real = arg.real();
+      } else {
+        out.value = arg.int_();
+      }
+      c.AddArg(out);
+    }
+  }
+  batch.clear_spans();
+  SpanColumns piece;
+  for (auto& [track, columns] : by_track) {
+    for (size_t begin = 0; begin < columns.size(); begin += kMaxChunkSpans) {
+      const size_t end = std::min(columns.size(), begin + kMaxChunkSpans);
+      piece.Clear();
+      for (size_t i = begin; i < end; ++i) piece.AppendFrom(columns, i);
+      auto data = EncodeSpanChunk(piece);
+      if (!data.ok()) continue;  // cannot happen: 1..kMaxChunkSpans spans
+      v1::SpanChunk* chunk = batch.add_chunks();
+      chunk->set_track(track);
+      chunk->set_count(static_cast<uint32_t>(piece.size()));
+      chunk->set_first_start_ns(
+          *std::min_element(piece.start_ns.begin(), piece.start_ns.end()));
+      chunk->set_data(std::move(*data));
+    }
+  }
+  return batch;
+}
+
 }  // namespace meridian

@@ -95,6 +95,10 @@ class BatchBuilder {
   size_t column_spans_ = 0;
 };
 
+// The same batch with its span messages moved into chunks, one per track,
+// as an agent sends them (for synthetic jobs, tools and tests).
+v1::Batch ToChunks(v1::Batch batch);
+
 }  // namespace meridian
 
 #endif  // MERIDIAN_AGENT_BATCH_BUILDER_H_

@@ -11,6 +11,12 @@
 //                             MPI_COMM_WORLD; prints the median batch times
 //   probe_bench --allreduce --untraced-only
 //                             only PMPI batches: for comparing separate runs
+//   probe_bench --loop R      R rounds of 8-byte MPI_Allreduce on
+//                             MPI_COMM_WORLD through MPI_Allreduce, as a
+//                             program calls it (recorded if the probe is
+//                             loaded); rank 0 prints `loop_ns=T`, the loop's
+//                             time between barriers. For separate traced and
+//                             untraced jobs (`./bench/run.sh colocated`)
 #include <mpi.h>
 #include <time.h>
 
@@ -69,6 +75,17 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int loop = IntFlag(argc, argv, "--loop", 0);
+  if (loop > 0) {
+    Batch(MPI_COMM_WORLD, 2000, false);  // warm up
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double start = Now();
+    Batch(MPI_COMM_WORLD, loop, true);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("loop_ns=%.0f\n", Now() - start);
+    MPI_Finalize();
+    return 0;
+  }
   const bool event = Has(argc, argv, "--event");
   const bool untraced_only = Has(argc, argv, "--untraced-only");
   MPI_Comm comm = event ? MPI_COMM_SELF : MPI_COMM_WORLD;

@@ -8,6 +8,10 @@
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
+#   ./bench/run.sh colocated [--pairs N] [--steps N] [--rounds N]
+#                             (collector, agent and job on one machine: the
+#                              example's and an 8-byte MPI_Allreduce loop's
+#                              slowdown, the pipeline's CPU and bytes a span)
 #   ./bench/run.sh gpu        (GPU machines only: CUDA + NCCL capture's
 #                              overhead on small kernels and AllReduces,
 #                              after the GPU tests; see tests/gpu/run.sh)
@@ -41,9 +45,17 @@ case "${1:-}" in
       //agent/probe:libmeridian_probe.so >&2
     exec ./bench/probe_bench.sh
     ;;
+  colocated)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //bench:probe_bench //examples:data_parallel \
+      //collector:meridian-collector //agent:meridian-agent //query:meridian \
+      //agent/probe:libmeridian_probe.so >&2
+    exec ./bench/colocated_bench.sh "$@"
+    ;;
   *)
-    sed -n '2,10p' "$0" >&2
-    echo "benchmarks: ingest, analysis, ring, probe" >&2
+    sed -n '2,14p' "$0" >&2
+    echo "benchmarks: ingest, analysis, ring, probe, colocated" >&2
     exit 2
     ;;
 esac

@@ -605,23 +605,35 @@ absl::Status Store::AddWireChunk(const v1::SpanChunk& chunk,
   SpanColumns& wire = caches_->wire;
   absl::Status status = DecodeSpanChunk(chunk.data(), &wire);
   if (!status.ok()) return status;  // validated: cannot happen
+  // Ids are translated in place; consecutive spans mostly share their
+  // operation, so one lookup serves a run of them.
+  int64_t last_category = -1, last_name = -1, last_op = 0;
+  bool all_new = true;
+  for (size_t i = 0; i < wire.size(); ++i) {
+    if (chunk.ring() != 0 && wire.record[i] < stored_below) all_new = false;
+    if (wire.category[i] != last_category || wire.name[i] != last_name) {
+      auto op = OpId(wire.category[i], string_id[wire.name[i]]);
+      if (!op.ok()) return op.status();
+      last_category = wire.category[i];
+      last_name = wire.name[i];
+      last_op = *op;
+    }
+    wire.name[i] = static_cast<uint32_t>(last_op);
+    wire.category[i] = 0;
+  }
+  for (ChunkArg& arg : wire.args) {
+    arg.key = static_cast<uint32_t>(string_id[arg.key]);
+    if (arg.type == ChunkArg::Type::kString) arg.value = string_id[arg.value];
+  }
+  if (all_new && out->size() == 0) {  // the common case: no copy
+    std::swap(*out, wire);
+    std::fill(out->record.begin(), out->record.end(), 0);
+    return absl::OkStatus();
+  }
   for (size_t i = 0; i < wire.size(); ++i) {
     if (chunk.ring() != 0 && wire.record[i] < stored_below) continue;
-    auto op = OpId(wire.category[i], string_id[wire.name[i]]);
-    if (!op.ok()) return op.status();
-    const size_t at = out->size();
     out->AppendFrom(wire, i);
-    out->name[at] = static_cast<uint32_t>(*op);
-    out->category[at] = 0;
-    out->record[at] = 0;
-    const uint32_t begin = at == 0 ? 0 : out->arg_end[at - 1];
-    for (uint32_t a = begin; a < out->arg_end[at]; ++a) {
-      ChunkArg& arg = out->args[a];
-      arg.key = static_cast<uint32_t>(string_id[arg.key]);
-      if (arg.type == ChunkArg::Type::kString) {
-        arg.value = string_id[arg.value];
-      }
-    }
+    out->record.back() = 0;
   }
   return absl::OkStatus();
 }
@@ -633,24 +645,29 @@ absl::Status Store::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
   const size_t n = spans->size();
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return spans->start_ns[a] < spans->start_ns[b];
-  });
+  if (!std::is_sorted(spans->start_ns.begin(), spans->start_ns.end())) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return spans->start_ns[a] < spans->start_ns[b];
+    });
+  }
   auto insert = Prepare(
       "INSERT INTO chunks(job, track, first_start, max_end, count, min_step, "
       "max_step, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!insert.ok()) return insert.status();
   SpanColumns& piece = caches_->piece;
   Totals totals;
+  // One chunk that is already in order (one drain of one track, mostly) is
+  // encoded as it is; otherwise pieces are copied out in order.
+  const bool whole = n <= kStoreChunkSpans;
   for (size_t begin = 0; begin < n; begin += kStoreChunkSpans) {
     const size_t end = std::min(n, begin + kStoreChunkSpans);
-    piece.Clear();
+    if (!whole) piece.Clear();
     int64_t max_end = std::numeric_limits<int64_t>::min();
     int64_t min_step = std::numeric_limits<int64_t>::max();
     int64_t max_step = std::numeric_limits<int64_t>::min();
     for (size_t k = begin; k < end; ++k) {
       const uint32_t i = order[k];
-      piece.AppendFrom(*spans, i);
+      if (!whole) piece.AppendFrom(*spans, i);
       max_end = std::max(max_end, spans->start_ns[i] + spans->dur_ns[i]);
       totals.max_dur = std::max(totals.max_dur, spans->dur_ns[i]);
       if (spans->flags[i] & SpanColumns::kHasStep) {
@@ -658,9 +675,9 @@ absl::Status Store::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
         max_step = std::max(max_step, spans->step[i]);
       }
     }
-    auto data = EncodeSpanChunk(piece);
+    auto data = EncodeSpanChunk(whole ? *spans : piece);
     if (!data.ok()) return data.status();
-    const int64_t first = piece.start_ns.front();
+    const int64_t first = spans->start_ns[order[begin]];
     (*insert)
         ->Bind(1, job_id)
         .Bind(2, track)

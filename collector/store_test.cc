@@ -445,49 +445,11 @@ TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
 // messages: the store translates the batch's ids into its own.
 TEST(StoreTest, AWireChunkReadsBackLikeTheSameSpansAsMessages) {
   std::vector<v1::Batch> messages = TwoBatches();
-  std::vector<v1::Batch> chunked = TwoBatches();
-  for (v1::Batch& batch : chunked) {
+  std::vector<v1::Batch> chunked;
+  for (v1::Batch& batch : TwoBatches()) {
     batch.set_agent_id("agent-chunked");
-    std::vector<SpanColumns> by_track(batch.tracks_size());
-    for (const v1::Span& span : batch.spans()) {
-      SpanColumns& c = by_track[span.track()];
-      c.Add(span.start_ns(), span.dur_ns(), span.name(), span.category(),
-            span.kind());
-      uint8_t flags = 0;
-      if (span.has_peer()) flags |= SpanColumns::kHasPeer;
-      if (span.has_tag()) flags |= SpanColumns::kHasTag;
-      if (span.has_seq()) flags |= SpanColumns::kHasSeq;
-      if (span.has_step()) flags |= SpanColumns::kHasStep;
-      if (span.has_partition()) flags |= SpanColumns::kHasPartition;
-      c.flags.back() = flags;
-      c.bytes.back() = span.bytes();
-      c.peer.back() = span.peer();
-      c.tag.back() = span.tag();
-      c.comm.back() = span.comm();
-      c.comm_size.back() = span.comm_size();
-      c.seq.back() = span.seq();
-      c.step.back() = span.step();
-      c.partition.back() = span.partition();
-      c.correlation.back() = span.correlation();
-      c.value.back() = span.value();
-      for (const v1::Arg& arg : span.args()) {
-        if (arg.value_case() == v1::Arg::kStr) {
-          c.AddArg({arg.key(), ChunkArg::Type::kString, arg.str(), 0});
-        } else {
-          c.AddArg({arg.key(), ChunkArg::Type::kInt, arg.int_(), 0});
-        }
-      }
-    }
-    batch.clear_spans();
-    for (size_t t = 0; t < by_track.size(); ++t) {
-      if (by_track[t].size() == 0) continue;
-      v1::SpanChunk* chunk = batch.add_chunks();
-      chunk->set_track(t);
-      chunk->set_count(by_track[t].size());
-      chunk->set_first_start_ns(*std::min_element(by_track[t].start_ns.begin(),
-                                                  by_track[t].start_ns.end()));
-      chunk->set_data(*EncodeSpanChunk(by_track[t]));
-    }
+    chunked.push_back(ToChunks(std::move(batch)));
+    ASSERT_EQ(chunked.back().spans_size(), 0);
   }
   auto read = [](std::vector<v1::Batch>& batches, const std::string& name) {
     auto store = Store::Open(TempPath(name));

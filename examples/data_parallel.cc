@@ -3,7 +3,11 @@
 // MPI_Allreduce, one per layer, as a framework's gradient hooks would) and
 // optimizer phases; every 5 steps rank 0 broadcasts a learning rate.
 //
-//   data_parallel [--steps N] [--layers N] [--work N]
+//   data_parallel [--steps N] [--layers N] [--work N] [--print-loop-ns]
+//
+// --print-loop-ns: rank 0 also prints `loop_ns=N`, the training loop's time
+// between two barriers (./bench/run.sh colocated compares it traced and
+// untraced).
 //
 // It runs with or without the probe: the annotations are weak symbols
 // (MERIDIAN_PROBE_OPTIONAL) that do nothing unless `meridian run` loaded
@@ -11,6 +15,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +46,13 @@ int Flag(int argc, char** argv, const char* name, int fallback) {
   return fallback;
 }
 
+bool Has(int argc, char** argv, const char* name) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], name) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,6 +63,7 @@ int main(int argc, char** argv) {
   const int steps = Flag(argc, argv, "--steps", 20);
   const int layers = Flag(argc, argv, "--layers", 4);
   const int work = Flag(argc, argv, "--work", 20);
+  const bool print_loop_ns = Has(argc, argv, "--print-loop-ns");
 
   // Layer i has 1024 << i parameters.
   std::vector<std::vector<float>> weights, grads;
@@ -60,6 +73,8 @@ int main(int argc, char** argv) {
   }
   float learning_rate = 0.1f;
   double loss = 0;
+  if (print_loop_ns) MPI_Barrier(MPI_COMM_WORLD);
+  const auto loop_start = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; ++step) {
     MERIDIAN_CALL(meridian_step_begin, step);
 
@@ -101,9 +116,15 @@ int main(int argc, char** argv) {
     MERIDIAN_CALL(meridian_counter, "loss", loss / (1024.0 * (1 << layers)));
     MERIDIAN_CALL(meridian_step_end);
   }
+  if (print_loop_ns) MPI_Barrier(MPI_COMM_WORLD);
+  const long long loop_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - loop_start)
+          .count();
   if (rank == 0) {
     printf("data_parallel: %d ranks, %d steps, %d layers done\n", size, steps,
            layers);
+    if (print_loop_ns) printf("loop_ns=%lld\n", loop_ns);
   }
   MPI_Finalize();
   return 0;
