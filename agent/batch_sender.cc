@@ -41,7 +41,11 @@ void BatchSender::Enqueue(uint64_t spool_id, v1::Batch batch) {
   absl::MutexLock lock(&mu_);
   state_.queued_batches += 1;
   state_.queued_spans += Spans(batch);
-  if (spool_id == 0) state_.memory_batches += 1;
+  if (spool_id == 0) {
+    state_.memory_batches += 1;
+  } else {
+    state_.spooled_spans += Spans(batch);
+  }
   queue_.push_back({spool_id, std::move(batch)});
 }
 
@@ -62,6 +66,7 @@ absl::Status BatchSender::Spill(
     if (!id.ok()) return id.status();
     queued.id = *id;
     state_.memory_batches -= 1;
+    state_.spooled_spans += Spans(queued.batch);
     spilled(queued.batch.batch_seq());
   }
   return absl::OkStatus();
@@ -110,9 +115,12 @@ void BatchSender::Loop() {
         for (size_t i : report->rejected_batches) {
           rejected += Spans(batches[i]);
         }
-        for (const Queued& sent : round) {
-          if (sent.id != 0) continue;
-          delivered_.push_back(sent.batch.batch_seq());
+        for (size_t i = 0; i < round.size(); ++i) {
+          if (round[i].id != 0) {
+            state_.spooled_spans -= Spans(batches[i]);
+            continue;
+          }
+          delivered_.push_back(round[i].batch.batch_seq());
           state_.memory_batches -= 1;
         }
         state_.queued_batches -= batches.size();

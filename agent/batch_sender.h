@@ -36,6 +36,7 @@ class BatchSender {
     uint64_t sent_spans = 0;  // acknowledged (stored or duplicate)
     uint64_t rejected_spans = 0;
     uint64_t memory_batches = 0;  // queued and not in the spool
+    uint64_t spooled_spans = 0;   // queued and in the spool
     bool unreachable = false;     // the last round failed
   };
 

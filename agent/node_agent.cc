@@ -374,7 +374,8 @@ AgentCounters NodeAgent::counters() const {
   AgentCounters c = counters_;
   const BatchSender::State sender = sender_->state();
   c.spans_sent = sender.sent_spans;
-  c.spans_spooled = sender.queued_spans;
+  c.spans_spooled = sender.spooled_spans;
+  c.spool_writes = spool_->writes();
   c.spans_rejected = sender.rejected_spans;
   c.spans_dropped += dropped_by_closed_sessions_;
   for (const auto& [fd, client] : clients_) {

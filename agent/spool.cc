@@ -134,6 +134,7 @@ absl::StatusOr<uint64_t> Spool::Append(
           " bytes); raise --spool-max-bytes or start the collector"));
     }
     id = next_id_++;
+    ++writes_;
     bytes_ += data.size();
     sizes_[id] = data.size();
   }

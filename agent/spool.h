@@ -61,6 +61,11 @@ class Spool {
   const std::vector<std::string>& corrupt_files() const { return corrupt_; }
 
   uint64_t bytes() const;
+  // Batches Append has begun to write since Open (disk round trips).
+  uint64_t writes() const {
+    absl::MutexLock lock(&mu_);
+    return writes_;
+  }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -73,6 +78,7 @@ class Spool {
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<uint64_t, uint64_t> sizes_ ABSL_GUARDED_BY(mu_);  // id -> bytes
   std::vector<Entry> recovered_;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> positions_;

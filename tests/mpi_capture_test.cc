@@ -205,6 +205,15 @@ class MpiCaptureTest : public ::testing::Test {
     return argv;
   }
 
+  std::string AgentStatus() {
+    Child status = Spawn(
+        {Runfile("agent/meridian-agent"), "--status", "--socket", socket_},
+        env_);
+    const std::string out = status.ReadAll();
+    EXPECT_EQ(status.Wait(), 0) << out;
+    return out;
+  }
+
   int Flush() {
     Child flush = Spawn({Runfile("agent/meridian-agent"), "--flush",
                          "--timeout", "60", "--socket", socket_},
@@ -344,6 +353,11 @@ TEST_F(MpiCaptureTest, EveryCallOfEveryRankArrivesExactly) {
                                 "acknowledged"))
       << out;
   ExpectKnownSequence(ReadJob(db_, "known"));
+  // The collector kept up: the spans went from the rings to the wire, and
+  // the agent never wrote its spool.
+  const std::string status = AgentStatus();
+  EXPECT_TRUE(absl::StrContains(status, "\nspooled 0\nspool writes 0\n"))
+      << status;
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }
@@ -923,8 +937,10 @@ TEST_F(MpiCaptureTest, CollectorDownDuringTheJobGetsEverythingOnceWhenBack) {
   const std::string out = run.ReadAll();
   ASSERT_EQ(run.Wait(), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "unreachable; spans spooled in")) << out;
+  EXPECT_FALSE(absl::StrContains(AgentStatus(), "\nspool writes 0\n"));
   StartCollector(address);  // the same address and store
   EXPECT_EQ(Flush(), 0);
+  EXPECT_TRUE(absl::StrContains(AgentStatus(), "\nspooled 0\n"));
   ExpectKnownSequence(ReadJob(db_, "offline"));
   kill(agent.pid, SIGTERM);
   agent.Wait();

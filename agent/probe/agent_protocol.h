@@ -62,6 +62,7 @@ struct AgentCounters {
   uint64_t spans_received = 0;  // records read from rings
   uint64_t spans_sent = 0;      // acknowledged by the collector
   uint64_t spans_spooled = 0;   // on disk, not yet acknowledged
+  uint64_t spool_writes = 0;    // batches written to the spool, ever
   uint64_t spans_dropped = 0;  // rings full, threads without a ring, spool full
   uint64_t spans_rejected = 0;  // the collector refused their batch
 };
