@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/batch_spans.h"
+
 namespace meridian {
 
 BatchBuilder::BatchBuilder(std::string agent_id, uint64_t first_seq)
@@ -136,40 +138,7 @@ v1::Batch BatchBuilder::Take() {
 v1::Batch ToChunks(v1::Batch batch) {
   std::map<uint32_t, SpanColumns> by_track;
   for (const v1::Span& span : batch.spans()) {
-    SpanColumns& c = by_track[span.track()];
-    const size_t i = c.Add(span.start_ns(), span.dur_ns(), span.name(),
-                           span.category(), span.kind());
-    uint8_t flags = 0;
-    if (span.has_peer()) flags |= SpanColumns::kHasPeer;
-    if (span.has_tag()) flags |= SpanColumns::kHasTag;
-    if (span.has_seq()) flags |= SpanColumns::kHasSeq;
-    if (span.has_step()) flags |= SpanColumns::kHasStep;
-    if (span.has_partition()) flags |= SpanColumns::kHasPartition;
-    c.flags[i] = flags;
-    c.bytes[i] = span.bytes();
-    c.peer[i] = span.peer();
-    c.tag[i] = span.tag();
-    c.comm[i] = span.comm();
-    c.comm_size[i] = span.comm_size();
-    c.seq[i] = span.seq();
-    c.step[i] = span.step();
-    c.partition[i] = span.partition();
-    c.correlation[i] = span.correlation();
-    c.value[i] = span.value();
-    for (const v1::Arg& arg : span.args()) {
-      ChunkArg out;
-      out.key = arg.key();
-      if (arg.value_case() == v1::Arg::kStr) {
-        out.type = ChunkArg::Type::kString;
-        out.value = arg.str();
-      } else if (arg.value_case() == v1::Arg::kReal) {
-        out.type = ChunkArg::Type::kReal;
-        out.real = arg.real();
-      } else {
-        out.value = arg.int_();
-      }
-      c.AddArg(out);
-    }
+    AppendSpanMessage(span, &by_track[span.track()]);
   }
   batch.clear_spans();
   SpanColumns piece;

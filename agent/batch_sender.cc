@@ -5,18 +5,13 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/batch_spans.h"
 #include "spdlog/spdlog.h"
 
 namespace meridian {
 namespace {
 
 constexpr size_t kRound = 64;
-
-uint64_t Spans(const v1::Batch& batch) {
-  uint64_t n = batch.spans_size();
-  for (const v1::SpanChunk& chunk : batch.chunks()) n += chunk.count();
-  return n;
-}
 
 }  // namespace
 
@@ -40,11 +35,11 @@ void BatchSender::Stop() {
 void BatchSender::Enqueue(uint64_t spool_id, v1::Batch batch) {
   absl::MutexLock lock(&mu_);
   state_.queued_batches += 1;
-  state_.queued_spans += Spans(batch);
+  state_.queued_spans += SpanCount(batch);
   if (spool_id == 0) {
     state_.memory_batches += 1;
   } else {
-    state_.spooled_spans += Spans(batch);
+    state_.spooled_spans += SpanCount(batch);
   }
   queue_.push_back({spool_id, std::move(batch)});
 }
@@ -66,7 +61,7 @@ absl::Status BatchSender::Spill(
     if (!id.ok()) return id.status();
     queued.id = *id;
     state_.memory_batches -= 1;
-    state_.spooled_spans += Spans(queued.batch);
+    state_.spooled_spans += SpanCount(queued.batch);
     spilled(queued.batch.batch_seq());
   }
   return absl::OkStatus();
@@ -111,13 +106,13 @@ void BatchSender::Loop() {
       was_unreachable = state_.unreachable;
       if (report.ok()) {
         uint64_t spans = 0, rejected = 0;
-        for (const v1::Batch& b : batches) spans += Spans(b);
+        for (const v1::Batch& b : batches) spans += SpanCount(b);
         for (size_t i : report->rejected_batches) {
-          rejected += Spans(batches[i]);
+          rejected += SpanCount(batches[i]);
         }
         for (size_t i = 0; i < round.size(); ++i) {
           if (round[i].id != 0) {
-            state_.spooled_spans -= Spans(batches[i]);
+            state_.spooled_spans -= SpanCount(batches[i]);
             continue;
           }
           delivered_.push_back(round[i].batch.batch_seq());

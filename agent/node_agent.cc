@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/batch_spans.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 
@@ -304,8 +305,7 @@ void NodeAgent::SendBatch() {
     clock.set_node(node);
     *batch.mutable_clock() = clock;
   }
-  uint64_t spans = batch.spans_size();
-  for (const v1::SpanChunk& chunk : batch.chunks()) spans += chunk.count();
+  const uint64_t spans = SpanCount(batch);
   pending.seq = batch.batch_seq();
   pending_.push_back(std::move(pending));
   const BatchSender::State sender = sender_->state();

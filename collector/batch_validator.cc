@@ -1,9 +1,7 @@
 #include "collector/batch_validator.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -225,29 +223,14 @@ absl::Status ValidateChunk(const Checker& check, const v1::Batch& batch, int i,
 
 }  // namespace
 
-int64_t SpanCount(const v1::Batch& batch) {
-  int64_t n = batch.spans_size();
-  for (const v1::SpanChunk& chunk : batch.chunks()) n += chunk.count();
-  return n;
-}
-
-int64_t MinStart(const v1::Batch& batch) {
-  int64_t min = std::numeric_limits<int64_t>::max();
-  for (const v1::Span& span : batch.spans())
-    min = std::min(min, span.start_ns());
-  for (const v1::SpanChunk& chunk : batch.chunks()) {
-    min = std::min(min, chunk.first_start_ns());
-  }
-  return min == std::numeric_limits<int64_t>::max() ? 0 : min;
-}
-
 bool HasClockModel(const v1::Batch& batch) {
   const v1::ClockModel& c = batch.clock();
   return c.reference_ns() != 0 || c.offset_ns() != 0 || c.drift_ppb() != 0 ||
          c.uncertainty_ns() != 0 || c.node() != 0;
 }
 
-absl::Status ValidateBatch(const v1::Batch& batch) {
+absl::Status ValidateBatch(const v1::Batch& batch,
+                           std::vector<SpanColumns>* decoded) {
   Checker check(batch);
   if (batch.agent_id().empty()) return check.Fail("agent_id is empty");
   if (batch.agent_id().size() > kMaxAgentIdBytes) {
@@ -307,9 +290,11 @@ absl::Status ValidateBatch(const v1::Batch& batch) {
                                      batch.rings(i).begin()));
     }
   }
-  SpanColumns spans;
+  std::vector<SpanColumns> scratch(decoded == nullptr ? 1 : 0);
+  if (decoded != nullptr) decoded->resize(batch.chunks_size());
   for (int i = 0; i < batch.chunks_size(); ++i) {
-    absl::Status status = ValidateChunk(check, batch, i, &spans);
+    SpanColumns* spans = decoded != nullptr ? &(*decoded)[i] : &scratch[0];
+    absl::Status status = ValidateChunk(check, batch, i, spans);
     if (!status.ok()) return status;
   }
   const v1::ClockModel& clock = batch.clock();

@@ -28,8 +28,10 @@
 #define MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "common/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {
@@ -41,13 +43,11 @@ inline constexpr size_t kMaxStringBytes = 64 * 1024;
 inline constexpr size_t kMaxAgentIdBytes = 256;
 inline constexpr int64_t kMaxDriftPpb = 1000000;
 
-absl::Status ValidateBatch(const v1::Batch& batch);
-
-// Spans in the batch: its span messages and its chunks' counts.
-int64_t SpanCount(const v1::Batch& batch);
-// The earliest start in the batch (0 if it has no spans). For a validated
-// batch.
-int64_t MinStart(const v1::Batch& batch);
+// `decoded`, if given, receives chunk i of the batch decoded at [i], as it
+// was checked: the store writes those columns, so no chunk is decoded twice
+// (and nothing is read again after its check).
+absl::Status ValidateBatch(const v1::Batch& batch,
+                           std::vector<SpanColumns>* decoded = nullptr);
 
 // Whether the batch carries a clock model (any of its fields set).
 bool HasClockModel(const v1::Batch& batch);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/batch_spans.h"
 
 namespace meridian {
 
@@ -14,11 +15,12 @@ BatchWriter::BatchWriter(std::unique_ptr<Store> store, size_t max_group_spans)
 
 BatchWriter::~BatchWriter() { Shutdown(); }
 
-void BatchWriter::Submit(std::shared_ptr<const v1::Batch> batch, Done done) {
+void BatchWriter::Submit(std::shared_ptr<const v1::Batch> batch, Done done,
+                         std::vector<SpanColumns> decoded) {
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
-      queue_.push_back({std::move(batch), std::move(done)});
+      queue_.push_back({std::move(batch), std::move(done), std::move(decoded)});
       return;
     }
   }
@@ -36,6 +38,7 @@ void BatchWriter::Shutdown() {
 void BatchWriter::Run() {
   std::vector<Item> group;
   std::vector<const v1::Batch*> batches;
+  std::vector<std::vector<SpanColumns>*> decoded;
   while (true) {
     group.clear();
     {
@@ -49,16 +52,20 @@ void BatchWriter::Run() {
       size_t spans = 0;
       while (!queue_.empty() &&
              (group.empty() ||
-              spans + queue_.front().batch->spans_size() <= max_group_spans_)) {
-        spans += queue_.front().batch->spans_size();
+              spans + SpanCount(*queue_.front().batch) <= max_group_spans_)) {
+        spans += SpanCount(*queue_.front().batch);
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
     }
     batches.clear();
-    for (const Item& item : group) batches.push_back(item.batch.get());
+    decoded.clear();
+    for (Item& item : group) {
+      batches.push_back(item.batch.get());
+      decoded.push_back(&item.decoded);
+    }
     absl::StatusOr<std::vector<BatchWriteResult>> results =
-        store_->Write(batches);
+        store_->Write(batches, decoded);
     for (size_t i = 0; i < group.size(); ++i) {
       if (results.ok()) {
         group[i].done((*results)[i]);

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/store.h"
+#include "common/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {
@@ -40,13 +41,17 @@ class BatchWriter {
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;
 
-  void Submit(std::shared_ptr<const v1::Batch> batch, Done done);
+  // `decoded`: the batch's chunks as ValidateBatch decoded them (or empty:
+  // the store decodes them).
+  void Submit(std::shared_ptr<const v1::Batch> batch, Done done,
+              std::vector<SpanColumns> decoded = {});
   void Shutdown();
 
  private:
   struct Item {
     std::shared_ptr<const v1::Batch> batch;
     Done done;
+    std::vector<SpanColumns> decoded;
   };
   void Run();
 

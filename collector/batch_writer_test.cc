@@ -1,5 +1,7 @@
 #include "collector/batch_writer.h"
 
+#include <sqlite3.h>
+
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -115,6 +117,67 @@ TEST(BatchWriterTest, ShutdownCommitsWhatWasSubmittedAndRefusesMore) {
   EXPECT_EQ(results.back().status().code(), absl::StatusCode::kUnavailable);
   auto reader = Store::Open(path);
   EXPECT_EQ((*reader)->LoadCatalog("job")->job.spans, 20);
+}
+
+// Groups are bounded by spans, also when batches carry them in chunks:
+// with a bound of one span, a batch the store fails (an injected fault)
+// fails alone, however many batches are queued beside it.
+TEST(BatchWriterTest, AGroupOfChunkedBatchesKeepsItsSpanBound) {
+  std::string path = TempPath("group.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other,
+                         "CREATE TRIGGER fault BEFORE INSERT ON chunks "
+                         "WHEN NEW.max_end - NEW.first_start = 666 BEGIN "
+                         "SELECT RAISE(ABORT, 'injected fault'); END;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "host", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  std::vector<v1::Batch> batches;
+  for (int64_t dur : {10, 666, 20}) {
+    builder.AddSpan(t, v1::CATEGORY_USER, "work", kT, dur);
+    batches.push_back(ToChunks(builder.Take()));
+    ASSERT_EQ(batches.back().spans_size(), 0);
+  }
+  Completions completions;
+  std::vector<absl::StatusOr<BatchWriteResult>> results;
+  {
+    BatchWriter writer(std::move(*store), /*max_group_spans=*/1);
+    // The other connection holds the write lock: every submission queues
+    // before the writer can commit anything.
+    ASSERT_EQ(
+        sqlite3_exec(other, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    std::vector<int> order;
+    absl::Mutex order_mu;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      writer.Submit(std::make_shared<v1::Batch>(batches[i]),
+                    [&, i](absl::StatusOr<BatchWriteResult> r) {
+                      {
+                        absl::MutexLock lock(&order_mu);
+                        order.push_back(static_cast<int>(i));
+                      }
+                      completions.Done(std::move(r));
+                    });
+    }
+    ASSERT_EQ(sqlite3_exec(other, "COMMIT;", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    results = completions.WaitFor(3);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+  }
+  sqlite3_close(other);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok()) << results[0].status();
+  EXPECT_EQ(results[1].status().message(),
+            "storing a chunk failed in store " + path + ": injected fault");
+  EXPECT_TRUE(results[2].ok()) << results[2].status();
+  auto reader = Store::Open(path);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->LoadCatalog("job")->job.spans, 2);
 }
 
 }  // namespace

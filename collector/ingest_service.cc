@@ -72,7 +72,8 @@ grpc::Status IngestService::Stream(
       if (!state->failure.ok()) break;
       state->pending.push_back(pending);
     }
-    absl::Status valid = ValidateBatch(*batch);
+    std::vector<SpanColumns> decoded;
+    absl::Status valid = ValidateBatch(*batch, &decoded);
     if (!valid.ok()) {
       counters_.batches_rejected++;
       spdlog::warn("rejected a batch from {}: {}", peer,
@@ -83,29 +84,32 @@ grpc::Status IngestService::Stream(
       pending->ready = true;
       continue;
     }
-    writer_->Submit(batch, [this, state,
-                            pending](absl::StatusOr<BatchWriteResult> result) {
-      if (result.ok()) {
-        if (result->duplicate) {
-          counters_.batches_duplicate++;
-        } else {
-          counters_.batches_stored++;
-          counters_.spans_stored += result->spans_stored;
-        }
-      } else {
-        spdlog::error("storing a batch failed: {}",
-                      std::string(result.status().message()));
-      }
-      absl::MutexLock lock(&state->mu);
-      if (result.ok()) {
-        pending->ack.set_result(result->duplicate ? v1::Ack::RESULT_DUPLICATE
-                                                  : v1::Ack::RESULT_STORED);
-        pending->ack.set_spans_stored(result->spans_stored);
-      } else {
-        pending->error = result.status();
-      }
-      pending->ready = true;
-    });
+    writer_->Submit(
+        batch,
+        [this, state, pending](absl::StatusOr<BatchWriteResult> result) {
+          if (result.ok()) {
+            if (result->duplicate) {
+              counters_.batches_duplicate++;
+            } else {
+              counters_.batches_stored++;
+              counters_.spans_stored += result->spans_stored;
+            }
+          } else {
+            spdlog::error("storing a batch failed: {}",
+                          std::string(result.status().message()));
+          }
+          absl::MutexLock lock(&state->mu);
+          if (result.ok()) {
+            pending->ack.set_result(result->duplicate
+                                        ? v1::Ack::RESULT_DUPLICATE
+                                        : v1::Ack::RESULT_STORED);
+            pending->ack.set_spans_stored(result->spans_stored);
+          } else {
+            pending->error = result.status();
+          }
+          pending->ready = true;
+        },
+        std::move(decoded));
   }
   {
     absl::MutexLock lock(&state->mu);

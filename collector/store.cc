@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collector/batch_validator.h"
+#include "common/batch_spans.h"
 #include "common/span_chunk.h"
 
 namespace meridian {
@@ -339,12 +340,14 @@ absl::StatusOr<int64_t> Store::InsertReturningId(Statement* insert,
 }
 
 absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
-    absl::Span<const v1::Batch* const> batches) {
+    absl::Span<const v1::Batch* const> batches,
+    absl::Span<std::vector<SpanColumns>* const> decoded) {
   std::vector<BatchWriteResult> results(batches.size());
   absl::Status status = Exec("BEGIN IMMEDIATE;");
   if (!status.ok()) return status;
   for (size_t i = 0; i < batches.size() && status.ok(); ++i) {
-    status = WriteOne(*batches[i], &results[i]);
+    status = WriteOne(*batches[i], decoded.empty() ? nullptr : decoded[i],
+                      &results[i]);
   }
   if (status.ok()) status = Exec("COMMIT;");
   if (!status.ok()) {
@@ -356,7 +359,9 @@ absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
   return results;
 }
 
-absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
+absl::Status Store::WriteOne(const v1::Batch& batch,
+                             std::vector<SpanColumns>* decoded,
+                             BatchWriteResult* result) {
   auto mark = Prepare(
       "INSERT OR IGNORE INTO batches(agent, seq, spans, stored_at_ns) "
       "VALUES(?1, ?2, ?3, ?4)");
@@ -482,57 +487,31 @@ absl::Status Store::WriteOne(const v1::Batch& batch, BatchWriteResult* result) {
     track_id[i] = it->second;
   }
 
-  // Each track's spans become columns with store ids, then chunks.
+  // Each track's spans become columns with store ids, then chunks: span
+  // messages first, in the batch's ids like a wire chunk's, then translated.
   std::vector<SpanColumns> by_track(batch.tracks_size());
   for (const v1::Span& span : batch.spans()) {
-    auto op = OpId(span.category(), string_id[span.name()]);
-    if (!op.ok()) return op.status();
-    SpanColumns& c = by_track[span.track()];
-    c.Add(span.start_ns(), span.dur_ns(), static_cast<uint32_t>(*op), 0,
-          span.kind());
-    uint8_t flags = 0;
-    if (span.has_peer()) flags |= SpanColumns::kHasPeer;
-    if (span.has_tag()) flags |= SpanColumns::kHasTag;
-    if (span.has_seq()) flags |= SpanColumns::kHasSeq;
-    if (span.has_step()) flags |= SpanColumns::kHasStep;
-    if (span.has_partition()) flags |= SpanColumns::kHasPartition;
-    c.flags.back() = flags;
-    c.bytes.back() = span.bytes();
-    c.peer.back() = span.peer();
-    c.tag.back() = span.tag();
-    c.comm.back() = span.comm();
-    c.comm_size.back() = span.comm_size();
-    c.seq.back() = span.seq();
-    c.step.back() = span.step();
-    c.partition.back() = span.partition();
-    c.correlation.back() = span.correlation();
-    c.value.back() = span.kind() == v1::SPAN_KIND_COUNTER ? span.value() : 0;
-    for (const v1::Arg& arg : span.args()) {
-      ChunkArg out;
-      out.key = static_cast<uint32_t>(string_id[arg.key()]);
-      switch (arg.value_case()) {
-        case v1::Arg::kStr:
-          out.type = ChunkArg::Type::kString;
-          out.value = string_id[arg.str()];
-          break;
-        case v1::Arg::kReal:
-          out.type = ChunkArg::Type::kReal;
-          out.real = arg.real();
-          break;
-        default:
-          out.value = arg.int_();
-          break;
-      }
-      c.AddArg(out);
-    }
+    AppendSpanMessage(span, &by_track[span.track()]);
+  }
+  for (SpanColumns& columns : by_track) {
+    absl::Status status = ToStoreIds(string_id, &columns);
+    if (!status.ok()) return status;
   }
   auto marks = RingMarks(batch);
   if (!marks.ok()) return marks.status();
-  for (const v1::SpanChunk& chunk : batch.chunks()) {
-    SpanColumns& c = by_track[chunk.track()];
+  for (int i = 0; i < batch.chunks_size(); ++i) {
+    const v1::SpanChunk& chunk = batch.chunks(i);
+    SpanColumns* wire = &caches_->wire;
+    if (decoded != nullptr && decoded->size() == batch.chunks().size()) {
+      wire = &(*decoded)[i];
+    } else {
+      absl::Status status = DecodeSpanChunk(chunk.data(), wire);
+      if (!status.ok()) return status;  // valid batches only: cannot happen
+    }
     const uint64_t stored_below =
         chunk.ring() == 0 ? 0 : (*marks)[chunk.ring() - 1];
-    auto status = AddWireChunk(chunk, string_id, stored_below, &c);
+    absl::Status status = AddWireChunk(chunk, wire, string_id, stored_below,
+                                       &by_track[chunk.track()]);
     if (!status.ok()) return status;
   }
 
@@ -596,42 +575,52 @@ absl::StatusOr<int64_t> Store::OpId(int64_t category, int64_t name_id) {
   return *id;
 }
 
-// A wire chunk's ids are the batch's: names and arg strings are string
-// indexes, categories are v1::Category. The validator has checked them.
-// Spans from ring records below `stored_below` are stored already.
-absl::Status Store::AddWireChunk(const v1::SpanChunk& chunk,
-                                 const std::vector<int64_t>& string_id,
-                                 uint64_t stored_below, SpanColumns* out) {
-  SpanColumns& wire = caches_->wire;
-  absl::Status status = DecodeSpanChunk(chunk.data(), &wire);
-  if (!status.ok()) return status;  // validated: cannot happen
-  // Ids are translated in place; consecutive spans mostly share their
-  // operation, so one lookup serves a run of them.
+// A wire chunk, decoded into `wire_columns` (taken: left unspecified), has
+// the batch's ids: names and arg strings are string indexes, categories are
+// v1::Category. The validator has checked them. Spans from ring records
+// below `stored_below` are stored already.
+absl::Status Store::ToStoreIds(const std::vector<int64_t>& string_id,
+                               SpanColumns* spans) {
+  // Consecutive spans mostly share their operation, so one lookup serves a
+  // run of them.
   int64_t last_category = -1, last_name = -1, last_op = 0;
-  bool all_new = true;
-  for (size_t i = 0; i < wire.size(); ++i) {
-    if (chunk.ring() != 0 && wire.record[i] < stored_below) all_new = false;
-    if (wire.category[i] != last_category || wire.name[i] != last_name) {
-      auto op = OpId(wire.category[i], string_id[wire.name[i]]);
+  for (size_t i = 0; i < spans->size(); ++i) {
+    if (spans->category[i] != last_category || spans->name[i] != last_name) {
+      auto op = OpId(spans->category[i], string_id[spans->name[i]]);
       if (!op.ok()) return op.status();
-      last_category = wire.category[i];
-      last_name = wire.name[i];
+      last_category = spans->category[i];
+      last_name = spans->name[i];
       last_op = *op;
     }
-    wire.name[i] = static_cast<uint32_t>(last_op);
-    wire.category[i] = 0;
+    spans->name[i] = static_cast<uint32_t>(last_op);
+    spans->category[i] = 0;
   }
-  for (ChunkArg& arg : wire.args) {
+  for (ChunkArg& arg : spans->args) {
     arg.key = static_cast<uint32_t>(string_id[arg.key]);
     if (arg.type == ChunkArg::Type::kString) arg.value = string_id[arg.value];
   }
+  return absl::OkStatus();
+}
+
+absl::Status Store::AddWireChunk(const v1::SpanChunk& chunk,
+                                 SpanColumns* wire_columns,
+                                 const std::vector<int64_t>& string_id,
+                                 uint64_t stored_below, SpanColumns* out) {
+  SpanColumns& wire = *wire_columns;
+  bool all_new = true;
+  for (size_t i = 0; i < wire.size() && all_new; ++i) {
+    all_new = chunk.ring() == 0 || wire.record[i] >= stored_below;
+  }
+  absl::Status status = ToStoreIds(string_id, &wire);
+  if (!status.ok()) return status;
+  // Record indexes matter only on the wire: the store keeps 0.
   if (all_new && out->size() == 0) {  // the common case: no copy
     std::swap(*out, wire);
     std::fill(out->record.begin(), out->record.end(), 0);
     return absl::OkStatus();
   }
   for (size_t i = 0; i < wire.size(); ++i) {
-    if (chunk.ring() != 0 && wire.record[i] < stored_below) continue;
+    if (!all_new && wire.record[i] < stored_below) continue;
     out->AppendFrom(wire, i);
     out->record.back() = 0;
   }

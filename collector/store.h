@@ -176,8 +176,12 @@ class Store {
   // Returns one result per batch, in order. A batch whose (agent_id,
   // batch_seq) is already stored, or repeats an earlier one of this call, is
   // reported as duplicate and not stored again.
+  // `decoded`, if not empty, holds for each batch its chunks as
+  // ValidateBatch decoded them (or an empty vector: decode them here); they
+  // are used, and consumed, instead of decoding the chunks again.
   absl::StatusOr<std::vector<BatchWriteResult>> Write(
-      absl::Span<const v1::Batch* const> batches);
+      absl::Span<const v1::Batch* const> batches,
+      absl::Span<std::vector<SpanColumns>* const> decoded = {});
 
   // Starts a read transaction: from now until the Store is destroyed, every
   // read sees the store as it is at this call, however much is committed
@@ -216,9 +220,15 @@ class Store {
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
   absl::Status RefuseOlderVersion();
-  absl::Status WriteOne(const v1::Batch& batch, BatchWriteResult* result);
+  absl::Status WriteOne(const v1::Batch& batch,
+                        std::vector<SpanColumns>* decoded,
+                        BatchWriteResult* result);
   absl::StatusOr<int64_t> OpId(int64_t category, int64_t name_id);
-  absl::Status AddWireChunk(const v1::SpanChunk& chunk,
+  // Turns a batch's ids in `spans` (name and category, arg strings) into
+  // the store's: operation ids and string ids.
+  absl::Status ToStoreIds(const std::vector<int64_t>& string_id,
+                          SpanColumns* spans);
+  absl::Status AddWireChunk(const v1::SpanChunk& chunk, SpanColumns* wire,
                             const std::vector<int64_t>& string_id,
                             uint64_t stored_below, SpanColumns* out);
   absl::StatusOr<std::vector<uint64_t>> RingMarks(const v1::Batch& batch);
