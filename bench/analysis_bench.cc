@@ -10,6 +10,9 @@
 //   graph     DependencyGraph: pieces, collectives, messages
 //   path      CriticalPath over the whole job
 //   also      stragglers and steps over the whole job
+//   one step  JobSpans::LoadStep + graph + path of the middle step: only
+//             the chunks that hold it (checked against the whole job's
+//             path of that step)
 //   memory    JobSpans + DependencyGraph bytes per span
 // The job is the synthetic one (agent/synthetic_job.h), written straight
 // into a store file first. The last line printed is one JSON object.
@@ -50,11 +53,13 @@ void Check(const absl::Status& status, const char* what) {
 
 int Run(int argc, char** argv) {
   auto line = CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
-                                 {"spans", "dir"}, {});
+                                 {"spans", "dir", "batch"}, {});
   Check(line.status(), "flags");
   auto wanted = line->GetInt("spans", 1000000);
   Check(wanted.status(), "--spans");
   const std::string dir = line->Get("dir", "/tmp");
+  auto batch = line->GetInt("batch", 4096);  // spans per agent batch
+  Check(batch.status(), "--batch");
   const std::string path = dir + "/meridian-analysis-bench.db";
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
@@ -65,6 +70,7 @@ int Run(int argc, char** argv) {
   job.ranks = 16;
   job.nodes = 2;
   job.steps = static_cast<int>(*wanted / (job.ranks * kSyntheticSpansPerStep));
+  job.spans_per_batch = static_cast<int>(*batch);
   {
     StoreOptions options;
     options.full_sync = false;
@@ -119,6 +125,28 @@ int Run(int argc, char** argv) {
   v1::StepsReply steps = StepBreakdown(graph);
   const double steps_s = Seconds(t);
 
+  const int64_t step = job.steps / 2;
+  t = Clock::now();
+  std::optional<JobClocks> step_clocks;
+  ScanStats step_read;
+  auto step_spans =
+      JobSpans::LoadStep(store, *catalog, step, &step_clocks, &step_read);
+  Check(step_spans.status(), "step load");
+  DependencyGraph step_graph(*step_spans);
+  const std::optional<TimeWindow> step_window = StepWindow(*step_spans, step);
+  v1::CriticalPathReply step_path =
+      CriticalPath(step_graph, step_window.value_or(TimeWindow{}));
+  const double step_path_s = Seconds(t);
+  const std::optional<TimeWindow> whole_window = StepWindow(*loaded, step);
+  if (!step_window || !whole_window ||
+      CriticalPath(graph, *whole_window).DebugString() !=
+          step_path.DebugString()) {
+    fprintf(stderr,
+            "analysis_bench: step %lld's path differs from the whole job's\n",
+            static_cast<long long>(step));
+    return 1;
+  }
+
   const double bytes_per_span =
       static_cast<double>(loaded->MemoryBytes() + graph.MemoryBytes()) /
       static_cast<double>(spans);
@@ -140,6 +168,12 @@ int Run(int argc, char** argv) {
       "%d steps)\n",
       stragglers_s, steps_s, static_cast<long long>(stragglers.instances()),
       steps.steps_size());
+  printf(
+      "critical path (step %lld):  %8.3f s  read %zu of the job's %lld "
+      "chunks (%lld decodes)\n",
+      static_cast<long long>(step), step_path_s, step_read.chunk_ids.size(),
+      static_cast<long long>(step_read.chunks_read),
+      static_cast<long long>(catalog->job.chunks));
   printf("analysis (graph + path) / read: %.2f\n", analysis_s / read_s);
   printf("critical-path query (load + graph + path) / read: %.2f\n",
          (load_s + analysis_s) / read_s);
@@ -149,10 +183,13 @@ int Run(int argc, char** argv) {
       "{\"spans\":%lld,\"read_s\":%.3f,\"load_s\":%.3f,"
       "\"graph_s\":%.3f,\"path_s\":%.3f,\"stragglers_s\":%.3f,"
       "\"steps_s\":%.3f,\"analysis_over_read\":%.3f,"
-      "\"query_over_read\":%.3f,\"bytes_per_span\":%.1f,\"max_rss_mb\":%.0f}\n",
+      "\"query_over_read\":%.3f,\"bytes_per_span\":%.1f,\"max_rss_mb\":%.0f,"
+      "\"step_path_s\":%.4f,\"step_chunks_read\":%zu,\"chunks\":%lld}\n",
       static_cast<long long>(spans), read_s, load_s, graph_s, path_s,
       stragglers_s, steps_s, analysis_s / read_s,
-      (load_s + analysis_s) / read_s, bytes_per_span, usage.ru_maxrss / 1024.0);
+      (load_s + analysis_s) / read_s, bytes_per_span, usage.ru_maxrss / 1024.0,
+      step_path_s, step_read.chunk_ids.size(),
+      static_cast<long long>(catalog->job.chunks));
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
   }

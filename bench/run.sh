@@ -3,7 +3,7 @@
 # line with the figures (docs/PERFORMANCE.md records them).
 #
 #   ./bench/run.sh ingest [--spans N] [--dir DIR]
-#   ./bench/run.sh analysis [--spans N] [--dir DIR]
+#   ./bench/run.sh analysis [--spans N] [--dir DIR] [--batch SPANS]
 #                             (critical path etc. against reading the spans)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and

@@ -918,6 +918,7 @@ absl::Status Store::Scan(const JobInfo& job, const ScanRange& range,
       }
       if (stats != nullptr) {
         ++stats->chunks_read;
+        stats->chunk_ids.insert(stmt.Int(0));
         stats->spans_decoded += static_cast<int64_t>(c->spans.size());
       }
       c->track = track;

@@ -159,6 +159,9 @@ struct ScanRange {
 struct ScanStats {
   int64_t chunks_read = 0;  // rows decompressed and decoded
   int64_t spans_decoded = 0;
+  // The distinct chunks (row ids) decoded: a caller that scans twice may
+  // decode a chunk twice.
+  absl::flat_hash_set<int64_t> chunk_ids;
 };
 
 class Store {

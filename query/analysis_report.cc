@@ -59,6 +59,10 @@ std::string CriticalPathText(const v1::CriticalPathReply& path) {
   }
   if (!out.empty() && out.back() == ';') out.pop_back();
   out += "\n";
+  if (path.chunks() > 0) {
+    absl::StrAppendFormat(&out, "Read %d of the job's %d stored chunks.\n",
+                          path.chunks_read(), path.chunks());
+  }
   return out;
 }
 
@@ -94,7 +98,12 @@ std::string CriticalPathJson(const v1::CriticalPathReply& path) {
     absl::StrAppend(&out, i ? "," : "", "{\"rank\":", path.ranks(i).rank(),
                     ",\"dur_ns\":", path.ranks(i).dur_ns(), "}");
   }
-  out += "]}\n";
+  out += "]";
+  if (path.chunks() > 0) {
+    absl::StrAppend(&out, ",\"chunks_read\":", path.chunks_read(),
+                    ",\"chunks\":", path.chunks());
+  }
+  out += "}\n";
   return out;
 }
 

@@ -28,7 +28,7 @@ uint64_t JobClocks::SpanId(const StoredSpan& span) {
 
 absl::StatusOr<JobClocks> JobClocks::Load(
     Store& store, const JobCatalog& catalog,
-    const std::function<void(const StoredSpan&)>& visit) {
+    const std::function<void(const StoredSpan&)>& visit, const JobRead& read) {
   JobClocks clocks;
   clocks.job_middle_ns_ =
       catalog.job.min_start_ns +
@@ -67,37 +67,40 @@ absl::StatusOr<JobClocks> JobClocks::Load(
       }
     }
     CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
-    absl::Status scan =
-        store.Scan(catalog.job, ScanRange{}, [&](const StoredSpan& span) {
-          if (visit) visit(span);
-          const int node = clocks.node_of_track_[span.track_id];
-          first_start[node] = std::min(first_start[node], span.start_ns);
-          auto kind = kind_of_op.find(span.op_id);
-          if (kind == kind_of_op.end()) return true;
-          // Matched as DependencyGraph matches them: collectives by (comm,
-          // seq), messages by their peer.
-          const bool message = kind->second == CausalSpan::Kind::kSend ||
-                               kind->second == CausalSpan::Kind::kRecv;
-          if (message ? span.peer.value_or(-1) < 0
-                      : !span.seq.has_value() || span.comm == 0) {
-            return true;
-          }
-          CausalSpan c;
-          c.kind = kind->second;
-          c.node = node;
-          c.rank = rank_of_track[span.track_id];
-          c.comm = span.comm;
-          c.seq = span.seq.value_or(0);
-          c.peer = span.peer.value_or(-1);
-          c.tag = span.tag.value_or(0);
-          const ClockTimeline& timeline = clocks.nodes_[c.node].timeline;
-          c.start = timeline.ToCollector(span.start_ns);
-          c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
-          c.id = SpanId(span);
-          refiner.Add(c);
-          return true;
-        });
-    if (!scan.ok()) return scan;
+    auto refine = [&](const StoredSpan& span) {
+      if (visit) visit(span);
+      const int node = clocks.node_of_track_[span.track_id];
+      first_start[node] = std::min(first_start[node], span.start_ns);
+      auto kind = kind_of_op.find(span.op_id);
+      if (kind == kind_of_op.end()) return true;
+      // Matched as DependencyGraph matches them: collectives by (comm,
+      // seq), messages by their peer.
+      const bool message = kind->second == CausalSpan::Kind::kSend ||
+                           kind->second == CausalSpan::Kind::kRecv;
+      if (message ? span.peer.value_or(-1) < 0 ||
+                        (read.message_step && span.step != read.message_step)
+                  : !span.seq.has_value() || span.comm == 0) {
+        return true;
+      }
+      CausalSpan c;
+      c.kind = kind->second;
+      c.node = node;
+      c.rank = rank_of_track[span.track_id];
+      c.comm = span.comm;
+      c.seq = span.seq.value_or(0);
+      c.peer = span.peer.value_or(-1);
+      c.tag = span.tag.value_or(0);
+      const ClockTimeline& timeline = clocks.nodes_[c.node].timeline;
+      c.start = timeline.ToCollector(span.start_ns);
+      c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
+      c.id = SpanId(span);
+      refiner.Add(c);
+      return true;
+    };
+    for (const ScanRange& range : read.ranges) {
+      absl::Status scan = store.Scan(catalog.job, range, refine, read.stats);
+      if (!scan.ok()) return scan;
+    }
     std::vector<int64_t> bounds;
     for (const Node& node : clocks.nodes_) {
       bounds.push_back(node.timeline.known()
@@ -143,6 +146,17 @@ JobClocks::Interval JobClocks::Place(const StoredSpan& span) const {
     if (it != end_shift_.end()) dur += it->second;
   }
   return {start + node.correction_ns, std::max<int64_t>(dur, 0)};
+}
+
+int64_t JobClocks::ToRaw(int64_t track_id, int64_t t) const {
+  // ToCollector(raw) = raw - OffsetAt(raw): solve raw = x + OffsetAt(raw) by
+  // iteration from x; offsets change by ppm over time, so two turns are
+  // exact to well under a nanosecond over a job's length.
+  const Node& node = NodeOf(track_id);
+  const int64_t x = t - node.correction_ns;
+  int64_t raw = x + node.timeline.OffsetAt(x);
+  raw = x + node.timeline.OffsetAt(raw);
+  return raw;
 }
 
 v1::ClocksReply JobClocks::Report() const {

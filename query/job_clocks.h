@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,20 @@
 
 namespace meridian {
 
+// Which spans of a job a load reads: by default all of them, in one scan.
+struct JobRead {
+  // Scanned in turn. No span may be in two ranges (it would be read twice).
+  std::vector<ScanRange> ranges{ScanRange{}};
+  // If set, point-to-point messages are matched only among spans tagged with
+  // this step. Sends and receives are paired in order (the n-th send to the
+  // n-th receive of the same communicator, ranks and tag), which is sound
+  // over whole message streams; a read of one step's window cuts the
+  // streams of different ranks at different places, but a step's own
+  // messages are whole.
+  std::optional<int64_t> message_step;
+  ScanStats* stats = nullptr;  // if set, counts what the scans read
+};
+
 class JobClocks {
  public:
   // Loads the models of the job's nodes and scans its spans for the
@@ -31,9 +46,11 @@ class JobClocks {
   // refinement is bounded by +-1 s instead of a model's uncertainty.
   // `visit`, if set, sees every span of that scan (raw times), so that a
   // caller that needs the spans too reads the store once (JobSpans::Load).
+  // `read` says which spans are scanned: the refinement is made over those.
   static absl::StatusOr<JobClocks> Load(
       Store& store, const JobCatalog& catalog,
-      const std::function<void(const StoredSpan&)>& visit = nullptr);
+      const std::function<void(const StoredSpan&)>& visit = nullptr,
+      const JobRead& read = JobRead{});
 
   // A span's start on the collector's axis, and its duration there (with
   // any end shift). Reads the span's start_ns, dur_ns, track_id and op_id.
@@ -42,6 +59,10 @@ class JobClocks {
     int64_t dur_ns;
   };
   Interval Place(const StoredSpan& span) const;
+  // The raw time of `track_id`'s node that Place puts at collector time t
+  // (end shifts aside): where a read of a collector-time window starts and
+  // ends on that node.
+  int64_t ToRaw(int64_t track_id, int64_t t) const;
   // No span starts earlier on the collector's axis: the export's origin.
   int64_t epoch_ns() const { return epoch_ns_; }
 

@@ -1,9 +1,12 @@
 #include "query/job_spans.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "query/causal_refiner.h"
 
 namespace meridian {
@@ -116,6 +119,11 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
   s.tag = span.tag.value_or(0);
   s.category = catalog_->ops[s.op].category;
   s.role = op_role_[s.op];
+  if (message_step_ &&
+      (s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
+      span.step != message_step_) {
+    s.role = SpanRole::kNone;
+  }
   s.async = op_async_[s.op];
   s.has_step = span.step.has_value();
   s.step = span.step.value_or(0);
@@ -139,13 +147,22 @@ void JobSpans::Finish() {
 }
 
 absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
-                                        std::optional<JobClocks>* clocks) {
+                                        std::optional<JobClocks>* clocks,
+                                        const JobRead& read) {
   JobSpans spans(catalog);
-  spans.spans_.reserve(
-      static_cast<size_t>(std::max<int64_t>(0, catalog.job.spans)));
-  auto loaded = JobClocks::Load(store, catalog, [&](const StoredSpan& span) {
-    spans.Add(span, span.start_ns, span.dur_ns);  // raw for now
-  });
+  spans.message_step_ = read.message_step;
+  if (read.ranges.size() == 1 && !read.ranges[0].from_ns &&
+      !read.ranges[0].to_ns && !read.ranges[0].first_step &&
+      !read.ranges[0].last_step && !read.ranges[0].tracks) {
+    spans.spans_.reserve(
+        static_cast<size_t>(std::max<int64_t>(0, catalog.job.spans)));
+  }
+  auto loaded = JobClocks::Load(
+      store, catalog,
+      [&](const StoredSpan& span) {
+        spans.Add(span, span.start_ns, span.dur_ns);  // raw for now
+      },
+      read);
   if (!loaded.ok()) return loaded.status();
   clocks->emplace(std::move(*loaded));
   // Place each span as JobClocks::Place places a stored one: it needs the
@@ -162,6 +179,94 @@ absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
   }
   spans.Finish();
   return spans;
+}
+
+absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
+                                            const JobCatalog& catalog,
+                                            int64_t step,
+                                            std::optional<JobClocks>* clocks,
+                                            ScanStats* stats) {
+  // 1. The step's own spans: per track the one starting first and the one
+  // ending last (raw times, as the scan returns them).
+  struct Edges {
+    StoredSpan first;
+    StoredSpan last;
+  };
+  absl::flat_hash_map<int64_t, Edges> edges;
+  JobRead tagged;
+  tagged.ranges[0].first_step = step;
+  tagged.ranges[0].last_step = step;
+  tagged.message_step = step;
+  tagged.stats = stats;
+  auto keep = [](const StoredSpan& from, StoredSpan* to) {
+    to->start_ns = from.start_ns;
+    to->dur_ns = from.dur_ns;
+    to->track_id = from.track_id;
+    to->op_id = from.op_id;
+  };
+  auto step_clocks = JobClocks::Load(
+      store, catalog,
+      [&](const StoredSpan& span) {
+        if (span.kind != v1::SPAN_KIND_COMPLETE) return;
+        auto [it, added] = edges.try_emplace(span.track_id);
+        if (added || span.start_ns < it->second.first.start_ns) {
+          keep(span, &it->second.first);
+        }
+        if (added || span.start_ns + span.dur_ns >
+                         it->second.last.start_ns + it->second.last.dur_ns) {
+          keep(span, &it->second.last);
+        }
+      },
+      tagged);
+  if (!step_clocks.ok()) return step_clocks.status();
+  if (edges.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", catalog.job.name, " has no span tagged with step ",
+                     step, "; `meridian steps` lists its steps"));
+  }
+  int64_t window_start = std::numeric_limits<int64_t>::max();
+  int64_t window_end = std::numeric_limits<int64_t>::min();
+  for (const auto& [track, e] : edges) {
+    window_start = std::min(window_start, step_clocks->Place(e.first).start_ns);
+    const JobClocks::Interval last = step_clocks->Place(e.last);
+    window_end = std::max(window_end, last.start_ns + last.dur_ns);
+  }
+
+  // 2. Per node, every track's chunks overlapping the window on that
+  // node's clock (and the node's own tagged spans, whatever the mapping).
+  absl::flat_hash_map<int64_t, std::string> node_of_process;
+  for (const ProcessInfo& p : catalog.processes) node_of_process[p.id] = p.node;
+  struct NodeRead {
+    ScanRange range;
+    int64_t raw_start = std::numeric_limits<int64_t>::max();
+    int64_t raw_end = std::numeric_limits<int64_t>::min();
+  };
+  std::map<std::string, NodeRead> nodes;  // ordered: reads are repeatable
+  for (const TrackInfo& t : catalog.tracks) {
+    NodeRead& node = nodes[node_of_process[t.process_id]];
+    if (!node.range.tracks) node.range.tracks.emplace();
+    node.range.tracks->insert(t.id);
+    node.raw_start =
+        std::min(node.raw_start, step_clocks->ToRaw(t.id, window_start));
+    node.raw_end = std::max(node.raw_end, step_clocks->ToRaw(t.id, window_end));
+    auto e = edges.find(t.id);
+    if (e != edges.end()) {
+      node.raw_start = std::min(node.raw_start, e->second.first.start_ns);
+      node.raw_end = std::max(node.raw_end,
+                              e->second.last.start_ns + e->second.last.dur_ns);
+    }
+  }
+  JobRead window;
+  window.ranges.clear();
+  window.message_step = step;
+  window.stats = stats;
+  for (auto& [name, node] : nodes) {
+    // ScanRange times count from the job's first span; `to` is exclusive.
+    node.range.from_ns = node.raw_start - catalog.job.min_start_ns;
+    node.range.to_ns = node.raw_end - catalog.job.min_start_ns + 1;
+    window.ranges.push_back(std::move(node.range));
+  }
+  return Load(store, catalog, clocks, window);
 }
 
 std::vector<int32_t> JobSpans::Ranks() const {

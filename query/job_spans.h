@@ -81,8 +81,30 @@ class JobSpans {
   // scan: the spans are kept as JobClocks::Load's refinement scan reads
   // them, then placed on the collector's clock in memory. `catalog` must
   // outlive the result.
+  // `read` (default: the whole job) says which spans; with its
+  // message_step, sends and receives of other steps take no part in
+  // dependencies (role kNone).
   static absl::StatusOr<JobSpans> Load(Store& store, const JobCatalog& catalog,
-                                       std::optional<JobClocks>* clocks);
+                                       std::optional<JobClocks>* clocks,
+                                       const JobRead& read = JobRead{});
+
+  // What one step's analysis needs, without reading the rest of the job:
+  //  1. the chunks that hold spans tagged with `step` (the store keeps each
+  //     chunk's step range), whose MPI spans refine the clocks and whose
+  //     first start and last end, placed, make the step's window;
+  //  2. per node, the chunks overlapping that window, mapped back to the
+  //     node's raw clock: the spans of every track while the step ran,
+  //     tagged or not (GPU kernels, copies), refined again.
+  // Clocks are refined, and messages matched, over the step's spans only
+  // (see JobRead), so a step's path can differ from the same step in a
+  // whole-job load where the clocks drift within the job. NOT_FOUND naming
+  // the job if no span is tagged with `step`. `stats`, if set, counts both
+  // reads.
+  static absl::StatusOr<JobSpans> LoadStep(Store& store,
+                                           const JobCatalog& catalog,
+                                           int64_t step,
+                                           std::optional<JobClocks>* clocks,
+                                           ScanStats* stats = nullptr);
 
   // Spans given one at a time, with their times on the collector's clock
   // (tests); Finish sorts.
@@ -109,6 +131,7 @@ class JobSpans {
   absl::flat_hash_map<int64_t, int32_t> op_index_;
   std::vector<SpanRole> op_role_;
   std::vector<char> op_async_;
+  std::optional<int64_t> message_step_;  // see JobRead::message_step
 };
 
 }  // namespace meridian

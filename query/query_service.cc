@@ -64,14 +64,23 @@ struct JobAnalysis {
   std::optional<JobClocks> clocks;
   std::optional<JobSpans> spans;
   std::optional<DependencyGraph> graph;
+  ScanStats read;  // what the load read from the store
 };
 
-// Loads the job of an open query: one scan of the store.
-absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(JobQuery query) {
+// Loads the job of an open query: one scan of the store; or with `step`,
+// only what that step needs (JobSpans::LoadStep).
+absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
+    JobQuery query, std::optional<int64_t> step = std::nullopt) {
   auto analysis = std::make_unique<JobAnalysis>();
   analysis->query = std::move(query);
-  auto spans = JobSpans::Load(*analysis->query.store, analysis->query.catalog,
-                              &analysis->clocks);
+  Store& store = *analysis->query.store;
+  const JobCatalog& catalog = analysis->query.catalog;
+  absl::StatusOr<JobSpans> spans =
+      step ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
+                                &analysis->read)
+           : JobSpans::Load(
+                 store, catalog, &analysis->clocks,
+                 JobRead{{ScanRange{}}, std::nullopt, &analysis->read});
   if (!spans.ok()) return spans.status();
   analysis->spans.emplace(std::move(*spans));
   analysis->graph.emplace(*analysis->spans);
@@ -79,12 +88,13 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(JobQuery query) {
 }
 
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    const std::string& db_path, const std::string& job) {
+    const std::string& db_path, const std::string& job,
+    std::optional<int64_t> step = std::nullopt) {
   v1::SpanFilter filter;
   filter.set_job(job);
   auto query = OpenJob(db_path, filter);
   if (!query.ok()) return query.status();
-  return LoadAnalysis(std::move(*query));
+  return LoadAnalysis(std::move(*query), step);
 }
 
 // The path over one step (NOT_FOUND naming it if no span has it), or over
@@ -105,6 +115,8 @@ absl::StatusOr<v1::CriticalPathReply> PathOf(const JobAnalysis& analysis,
   v1::CriticalPathReply path = CriticalPath(*analysis.graph, window);
   path.set_job(analysis.query.catalog.job.name);
   if (step) path.set_step(*step);
+  path.set_chunks_read(static_cast<int64_t>(analysis.read.chunk_ids.size()));
+  path.set_chunks(analysis.query.catalog.job.chunks);
   return path;
 }
 
@@ -242,11 +254,12 @@ grpc::Status QueryService::GetStats(grpc::ServerContext*,
 grpc::Status QueryService::GetCriticalPath(
     grpc::ServerContext*, const v1::CriticalPathRequest* request,
     v1::CriticalPathReply* reply) {
-  auto analysis = LoadAnalysis(db_path_, request->job());
+  const std::optional<int64_t> step =
+      request->has_step() ? std::optional<int64_t>(request->step())
+                          : std::nullopt;
+  auto analysis = LoadAnalysis(db_path_, request->job(), step);
   if (!analysis.ok()) return ToGrpc(analysis.status());
-  auto path = PathOf(**analysis, request->has_step()
-                                     ? std::optional<int64_t>(request->step())
-                                     : std::nullopt);
+  auto path = PathOf(**analysis, step);
   if (!path.ok()) return ToGrpc(path.status());
   *reply = std::move(*path);
   return grpc::Status::OK;

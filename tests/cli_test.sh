@@ -66,6 +66,9 @@ expect_line "$work/synth.txt" "job slow-rank: scenario slow-rank sent (4 ranks o
 
 m critical-path --job slow-rank --step 1 >"$work/cp.txt"
 expect_line "$work/cp.txt" "Critical path of job slow-rank, step 1: 5.100 ms"
+# The scenario came as one batch per node: one chunk per track (main and
+# comm of 4 ranks), each holding every step, so a step reads all 8.
+expect_line "$work/cp.txt" "Read 8 of the job's 8 stored chunks."
 expect_line "$work/cp.txt" \
   "     0.000      5.000     2  compute        user          forward [main]"
 expect_line "$work/cp.txt" \
