@@ -493,6 +493,11 @@ AgentCounters NodeAgent::Run() {
       const int fd = events[i].data.fd;
       if (fd == listen_fd_) {
         Accept();
+        // A process that just started may record at any rate: drain at the
+        // shortest period until the rings' fill says otherwise (an idle
+        // agent sits at the longest, which a fast process overruns).
+        period = options_.drain_ms;
+        next_drain = std::min(next_drain, NowMs() + period);
       } else if (fd == wake_fd_) {
         uint64_t count;
         (void)!read(wake_fd_, &count, sizeof(count));

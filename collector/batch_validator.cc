@@ -56,73 +56,68 @@ struct SpanFields {
   double value;
 };
 
-// `where` names the span (and its chunk); fields are named as in v1::Span,
-// whose names the chunk columns share.
-absl::Status CheckSpanFields(const Checker& check, const v1::Batch& batch,
-                             const std::string& where, const SpanFields& f) {
+// What is wrong with a span's fields, or "" (fields are named as in v1::Span,
+// whose names the chunk columns share). The caller names the span only when
+// something is wrong: naming it costs more than checking it.
+std::string SpanFieldsProblem(const Checker& check, const v1::Batch& batch,
+                              const SpanFields& f) {
   if (!check.ValidString(f.name)) {
-    return check.Fail(absl::StrCat(where, ": name index ", f.name,
-                                   " is out of range; the batch has ",
-                                   batch.strings_size(), " strings"));
+    return absl::StrCat("name index ", f.name,
+                        " is out of range; the batch has ",
+                        batch.strings_size(), " strings");
   }
   if (batch.strings(f.name).empty()) {
-    return check.Fail(absl::StrCat(where, ": name is empty"));
+    return absl::StrCat("name is empty");
   }
   if (f.category > INT32_MAX || !v1::Category_IsValid(f.category) ||
       f.category == v1::CATEGORY_UNSPECIFIED) {
-    return check.Fail(absl::StrCat(where, ": category ", f.category,
-                                   " is not a known category"));
+    return absl::StrCat("category ", f.category, " is not a known category");
   }
   if (f.kind > INT32_MAX || !v1::SpanKind_IsValid(f.kind)) {
-    return check.Fail(
-        absl::StrCat(where, ": kind ", f.kind, " is not a known span kind"));
+    return absl::StrCat("kind ", f.kind, " is not a known span kind");
   }
   if (f.start_ns < kMinTimestampNs || f.start_ns > kMaxTimestampNs) {
-    return check.Fail(absl::StrCat(
-        where, ": start_ns ", f.start_ns,
+    return absl::StrCat(
+        "start_ns ", f.start_ns,
         " is not a Unix-epoch time in nanoseconds between the years 2000 and "
-        "2100"));
+        "2100");
   }
   if (f.dur_ns < 0) {
-    return check.Fail(absl::StrCat(where, ": dur_ns is ", f.dur_ns,
-                                   "; durations must be >= 0"));
+    return absl::StrCat("dur_ns is ", f.dur_ns, "; durations must be >= 0");
   }
   if (f.dur_ns > kMaxDurationNs) {
-    return check.Fail(absl::StrCat(where, ": dur_ns is ", f.dur_ns,
-                                   "; durations must be at most 30 days (",
-                                   kMaxDurationNs, " ns)"));
+    return absl::StrCat("dur_ns is ", f.dur_ns,
+                        "; durations must be at most 30 days (", kMaxDurationNs,
+                        " ns)");
   }
   if (f.start_ns + f.dur_ns > kMaxTimestampNs) {
-    return check.Fail(absl::StrCat(where, ": ends after the year 2100"));
+    return absl::StrCat("ends after the year 2100");
   }
   if (f.bytes < 0) {
-    return check.Fail(
-        absl::StrCat(where, ": bytes is ", f.bytes, "; must be >= 0"));
+    return absl::StrCat("bytes is ", f.bytes, "; must be >= 0");
   }
   if (!std::isfinite(f.value)) {
-    return check.Fail(absl::StrCat(where, ": value is not a finite number"));
+    return absl::StrCat("value is not a finite number");
   }
-  return absl::OkStatus();
+  return "";
 }
 
-absl::Status CheckArg(const Checker& check, const v1::Batch& batch,
-                      const std::string& where, int a, uint32_t key,
-                      bool is_string, uint64_t string_index, bool is_real,
-                      double real) {
+// What is wrong with arg `a` of a span, or "".
+std::string ArgProblem(const Checker& check, const v1::Batch& batch, int a,
+                       uint32_t key, bool is_string, uint64_t string_index,
+                       bool is_real, double real) {
   if (is_real && !std::isfinite(real)) {
-    return check.Fail(
-        absl::StrCat(where, ": arg ", a, " is not a finite number"));
+    return absl::StrCat("arg ", a, " is not a finite number");
   }
   if (!check.ValidString(key) || batch.strings(key).empty()) {
-    return check.Fail(
-        absl::StrCat(where, ": arg ", a, " has no valid key string"));
+    return absl::StrCat("arg ", a, " has no valid key string");
   }
   if (is_string && (string_index > UINT32_MAX ||
                     !check.ValidString(static_cast<uint32_t>(string_index)))) {
-    return check.Fail(absl::StrCat(where, ": arg ", a, " value index ",
-                                   string_index, " is out of range"));
+    return absl::StrCat("arg ", a, " value index ", string_index,
+                        " is out of range");
   }
-  return absl::OkStatus();
+  return "";
 }
 
 std::string SpanWhere(const Checker& check, const v1::Batch& batch,
@@ -136,24 +131,27 @@ std::string SpanWhere(const Checker& check, const v1::Batch& batch,
 
 absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch, int i) {
   const v1::Span& span = batch.spans(i);
-  const std::string where =
-      SpanWhere(check, batch, absl::StrCat("span ", i), span.name());
+  auto fail = [&](const std::string& problem) {
+    return check.Fail(absl::StrCat(
+        SpanWhere(check, batch, absl::StrCat("span ", i), span.name()), ": ",
+        problem));
+  };
   if (span.track() >= static_cast<uint32_t>(batch.tracks_size())) {
-    return check.Fail(absl::StrCat(where, ": track index ", span.track(),
-                                   " is out of range; the batch has ",
-                                   batch.tracks_size(), " tracks"));
+    return fail(absl::StrCat("track index ", span.track(),
+                             " is out of range; the batch has ",
+                             batch.tracks_size(), " tracks"));
   }
-  absl::Status status = CheckSpanFields(
-      check, batch, where,
+  std::string problem = SpanFieldsProblem(
+      check, batch,
       {span.name(), span.category(), span.kind(), span.start_ns(),
        span.dur_ns(), span.bytes(), span.value()});
-  if (!status.ok()) return status;
+  if (!problem.empty()) return fail(problem);
   for (int a = 0; a < span.args_size(); ++a) {
     const v1::Arg& arg = span.args(a);
-    status = CheckArg(check, batch, where, a, arg.key(),
-                      arg.value_case() == v1::Arg::kStr, arg.str(),
-                      arg.value_case() == v1::Arg::kReal, arg.real());
-    if (!status.ok()) return status;
+    problem = ArgProblem(check, batch, a, arg.key(),
+                         arg.value_case() == v1::Arg::kStr, arg.str(),
+                         arg.value_case() == v1::Arg::kReal, arg.real());
+    if (!problem.empty()) return fail(problem);
   }
   return absl::OkStatus();
 }
@@ -201,21 +199,25 @@ absl::Status ValidateChunk(const Checker& check, const v1::Batch& batch, int i,
         " but its earliest span starts at ", spans->start_ns.front()));
   }
   for (size_t j = 0; j < spans->size(); ++j) {
-    const std::string span_where = SpanWhere(
-        check, batch, absl::StrCat(where, ", span ", j), spans->name[j]);
-    status = CheckSpanFields(
-        check, batch, span_where,
+    auto fail = [&](const std::string& problem) {
+      return check.Fail(absl::StrCat(
+          SpanWhere(check, batch, absl::StrCat(where, ", span ", j),
+                    spans->name[j]),
+          ": ", problem));
+    };
+    std::string problem = SpanFieldsProblem(
+        check, batch,
         {spans->name[j], spans->category[j], spans->kind[j], spans->start_ns[j],
          spans->dur_ns[j], spans->bytes[j], spans->value[j]});
-    if (!status.ok()) return status;
+    if (!problem.empty()) return fail(problem);
     const uint32_t begin = j == 0 ? 0 : spans->arg_end[j - 1];
     for (uint32_t a = begin; a < spans->arg_end[j]; ++a) {
       const ChunkArg& arg = spans->args[a];
-      status = CheckArg(check, batch, span_where, static_cast<int>(a - begin),
-                        arg.key, arg.type == ChunkArg::Type::kString,
-                        static_cast<uint64_t>(arg.value),
-                        arg.type == ChunkArg::Type::kReal, arg.real);
-      if (!status.ok()) return status;
+      problem = ArgProblem(check, batch, static_cast<int>(a - begin), arg.key,
+                           arg.type == ChunkArg::Type::kString,
+                           static_cast<uint64_t>(arg.value),
+                           arg.type == ChunkArg::Type::kReal, arg.real);
+      if (!problem.empty()) return fail(problem);
     }
   }
   return absl::OkStatus();

@@ -79,6 +79,37 @@ void PutDouble(std::string* out, double v) {
   out->append(buf, 8);
 }
 
+// Appends up to `n` values to *out through a pointer: room for them is made
+// once, not checked per value (the encoder's inner loops).
+class ValueWriter {
+ public:
+  ValueWriter(std::string* out, size_t n) : out_(out), used_(out->size()) {
+    out->resize(used_ + n * 10);
+    p_ = out->data() + used_;
+  }
+  ~ValueWriter() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
+  ValueWriter(const ValueWriter&) = delete;
+  ValueWriter& operator=(const ValueWriter&) = delete;
+
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<char>(v);
+  }
+  void Double(double v) {
+    std::memcpy(p_, &v, 8);  // little-endian hosts only (x86-64, aarch64)
+    p_ += 8;
+  }
+  void Byte(uint8_t v) { *p_++ = static_cast<char>(v); }
+
+ private:
+  std::string* out_;
+  size_t used_;
+  char* p_;
+};
+
 // Reads varints and doubles from one column; errors name the column.
 class Reader {
  public:
@@ -148,17 +179,28 @@ class BlockWriter {
   // set) is kept whenever a span has the field, even if its value is 0.
   template <typename T, typename Get>
   void DeltaColumn(Column c, Get get, uint8_t flag = 0) {
-    std::string& out = Begin();
-    uint64_t prev = 0;
+    // Most columns are all zero, or have no span with their flag: look
+    // before encoding.
     bool any = false;
     for (uint32_t i : order_) {
-      if (flag != 0 && (s_.flags[i] & flag) == 0) continue;
-      const uint64_t v = static_cast<uint64_t>(static_cast<T>(get(i)));
-      any |= v != 0 || flag != 0;
-      PutVarint(&out, ZigZag(static_cast<int64_t>(v - prev)));
-      prev = v;
+      if (flag != 0 ? (s_.flags[i] & flag) != 0 : static_cast<T>(get(i)) != 0) {
+        any = true;
+        break;
+      }
     }
-    End(c, any);
+    if (!any) return;
+    std::string& out = Begin();
+    {
+      ValueWriter w(&out, order_.size());
+      uint64_t prev = 0;
+      for (uint32_t i : order_) {
+        if (flag != 0 && (s_.flags[i] & flag) == 0) continue;
+        const uint64_t v = static_cast<uint64_t>(static_cast<T>(get(i)));
+        w.Varint(ZigZag(static_cast<int64_t>(v - prev)));
+        prev = v;
+      }
+    }
+    End(c, true);
   }
 
   void Encode() {
@@ -167,20 +209,26 @@ class BlockWriter {
       std::string& out = Begin();
       uint64_t prev = static_cast<uint64_t>(s.start_ns[order_[0]]);
       bool any = false;
-      for (uint32_t i : order_) {
-        const uint64_t v = static_cast<uint64_t>(s.start_ns[i]);
-        any |= v != prev;
-        PutVarint(&out, v - prev);
-        prev = v;
+      {
+        ValueWriter w(&out, order_.size());
+        for (uint32_t i : order_) {
+          const uint64_t v = static_cast<uint64_t>(s.start_ns[i]);
+          any |= v != prev;
+          w.Varint(v - prev);
+          prev = v;
+        }
       }
       End(kStart, any);
     }
     {  // dur: zigzag, not delta (durations vary more than they repeat)
       std::string& out = Begin();
       bool any = false;
-      for (uint32_t i : order_) {
-        any |= s.dur_ns[i] != 0;
-        PutVarint(&out, ZigZag(s.dur_ns[i]));
+      {
+        ValueWriter w(&out, order_.size());
+        for (uint32_t i : order_) {
+          any |= s.dur_ns[i] != 0;
+          w.Varint(ZigZag(s.dur_ns[i]));
+        }
       }
       End(kDur, any);
     }
@@ -190,9 +238,12 @@ class BlockWriter {
     {
       std::string& out = Begin();
       bool any = false;
-      for (uint32_t i : order_) {
-        any |= s.flags[i] != 0;
-        out.push_back(static_cast<char>(s.flags[i]));
+      {
+        ValueWriter w(&out, order_.size());
+        for (uint32_t i : order_) {
+          any |= s.flags[i] != 0;
+          w.Byte(s.flags[i]);
+        }
       }
       End(kFlags, any);
     }
@@ -214,15 +265,23 @@ class BlockWriter {
     DeltaColumn<uint64_t>(kCorrelation,
                           [&](uint32_t i) { return s.correlation[i]; });
     {
-      std::string& out = Begin();
       bool any = false;
       for (uint32_t i : order_) {
         uint64_t bits;
         std::memcpy(&bits, &s.value[i], 8);
-        any |= bits != 0;
-        PutDouble(&out, s.value[i]);
+        if (bits != 0) {
+          any = true;
+          break;
+        }
       }
-      End(kValue, any);
+      if (any) {
+        std::string& out = Begin();
+        {
+          ValueWriter w(&out, order_.size());
+          for (uint32_t i : order_) w.Double(s.value[i]);
+        }
+        End(kValue, true);
+      }
     }
     DeltaColumn<uint64_t>(kRecord, [&](uint32_t i) { return s.record[i]; });
     EncodeArgs();
