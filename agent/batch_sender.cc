@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "common/batch_spans.h"
+#include "wire/batch_spans.h"
 #include "spdlog/spdlog.h"
 
 namespace meridian {

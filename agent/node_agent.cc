@@ -17,7 +17,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "common/batch_spans.h"
+#include "wire/batch_spans.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 

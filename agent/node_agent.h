@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
 #include "agent/probe/agent_protocol.h"

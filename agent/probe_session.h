@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 #include "agent/probe/agent_protocol.h"
 #include "agent/probe/process_region.h"
 #include "agent/probe/span_ring.h"

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

@@ -1,12 +1,12 @@
-// meridian-synth: sends a synthetic multi-rank job (agent/synthetic_job.h) to
+// meridian-synth: sends a synthetic multi-rank job (testing/synthetic_job.h) to
 // a collector, one concurrent stream per node, as node agents would.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "agent/ingest_client.h"
-#include "agent/scenario_job.h"
-#include "agent/synthetic_job.h"
+#include "testing/scenario_job.h"
+#include "testing/synthetic_job.h"
 #include "common/command_line.h"
 
 namespace {
@@ -21,7 +21,7 @@ S steps (default 10), each node's agent on its own stream. --resend sends
 every batch a second time; the collector must store each once.
 
 --scenario sends instead a small job whose analyses have known answers
-(agent/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
+(testing/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
 late-every-other-step or p2p-chain. The job id defaults to the name.
 )";
 

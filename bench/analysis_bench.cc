@@ -14,7 +14,7 @@
 //             the chunks that hold it (checked against the whole job's
 //             path of that step)
 //   memory    JobSpans + DependencyGraph bytes per span
-// The job is the synthetic one (agent/synthetic_job.h), written straight
+// The job is the synthetic one (testing/synthetic_job.h), written straight
 // into a store file first. The last line printed is one JSON object.
 #include <sys/resource.h>
 
@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/synthetic_job.h"
-#include "collector/store.h"
+#include "testing/synthetic_job.h"
+#include "store/store.h"
 #include "common/command_line.h"
 #include "query/critical_path.h"
 #include "query/dependency_graph.h"

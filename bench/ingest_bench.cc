@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 #include "agent/ingest_client.h"
-#include "agent/synthetic_job.h"
+#include "testing/synthetic_job.h"
 #include "collector/collector.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "common/command_line.h"
 #include "meridian/v1/query.grpc.pb.h"
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/batch_spans.h"
+#include "wire/batch_spans.h"
 
 namespace meridian {
 

@@ -23,8 +23,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "collector/store.h"
-#include "common/span_chunk.h"
+#include "store/store.h"
+#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

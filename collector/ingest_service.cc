@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "collector/batch_validator.h"
+#include "wire/batch_validator.h"
 #include "spdlog/spdlog.h"
 
 namespace meridian {

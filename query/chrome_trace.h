@@ -27,7 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 #include "query/span_selection.h"
 

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collector/store.h"
+#include "store/store.h"
 
 namespace meridian {
 

@@ -4,9 +4,9 @@
 #include <tuple>
 #include <vector>
 
-#include "agent/scenario_job.h"
+#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
-#include "query/scenario_fixture.h"
+#include "testing/scenario_fixture.h"
 
 namespace meridian {
 namespace {

@@ -3,10 +3,10 @@
 #include <tuple>
 #include <vector>
 
-#include "agent/scenario_job.h"
+#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
 #include "query/critical_path.h"
-#include "query/scenario_fixture.h"
+#include "testing/scenario_fixture.h"
 
 namespace meridian {
 namespace {

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
-#include "query/scenario_fixture.h"
+#include "testing/scenario_fixture.h"
 
 namespace meridian {
 namespace {

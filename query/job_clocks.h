@@ -18,7 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 #include "query/causal_refiner.h"
 #include "query/clock_timeline.h"

@@ -21,7 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "query/job_clocks.h"
 
 namespace meridian {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "query/chrome_trace.h"
 #include "query/critical_path.h"
 #include "query/dependency_graph.h"

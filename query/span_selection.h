@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 
 namespace meridian {

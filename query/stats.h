@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "collector/store.h"
+#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 #include "query/span_selection.h"
 

@@ -59,7 +59,7 @@ assert [(e["name"], e["pid"], e["ts"], e["dur"]) for e in spans] == [
 PY
 
 # The analyses, on scenario jobs whose answers are known exactly
-# (agent/scenario_job.h, docs/analysis.md).
+# (testing/scenario_job.h, docs/analysis.md).
 "$synth_bin" --collector "$addr" --scenario slow-rank >"$work/synth.txt"
 expect_line "$work/synth.txt" "job slow-rank: scenario slow-rank sent (4 ranks on 2 nodes)"
 "$synth_bin" --collector "$addr" --scenario p2p-chain --job chain >/dev/null

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 #include "agent/ingest_client.h"
-#include "agent/scenario_job.h"
-#include "agent/synthetic_job.h"
-#include "collector/store.h"
+#include "testing/scenario_job.h"
+#include "testing/synthetic_job.h"
+#include "store/store.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"

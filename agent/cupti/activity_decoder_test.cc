@@ -2,7 +2,7 @@
 // them, decoded without a GPU.
 #include "agent/cupti/activity_decoder.h"
 
-#include "agent/probe/recording_sink.h"
+#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

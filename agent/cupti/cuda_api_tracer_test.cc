@@ -1,6 +1,6 @@
 #include "agent/cupti/cuda_api_tracer.h"
 
-#include "agent/probe/recording_sink.h"
+#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

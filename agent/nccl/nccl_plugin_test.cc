@@ -4,7 +4,7 @@
 #include <dlfcn.h>
 
 #include "agent/nccl/nccl_profiler_abi.h"
-#include "agent/probe/fake_capture_abi.h"
+#include "testing/fake_capture_abi.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

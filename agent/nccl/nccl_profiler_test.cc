@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/probe/recording_sink.h"
+#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

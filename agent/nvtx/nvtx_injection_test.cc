@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/probe/fake_capture_abi.h"
+#include "testing/fake_capture_abi.h"
 #include "gtest/gtest.h"
 
 namespace {

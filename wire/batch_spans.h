@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {

@@ -9,7 +9,7 @@
 //   batches(agent, seq, ...)             every batch stored: exactly-once
 //   chunks(id, job, track, first_start, max_end, count, min_step,
 //        max_step, data)  one row per chunk of one track's spans
-//        (common/span_chunk.h), indexed by (job, first_start); times relative
+//        (wire/span_chunk.h), indexed by (job, first_start); times relative
 //        to the job's epoch_ns. A scan reads only the chunks whose time,
 //        step and track bounds meet its range, and merges them in time order.
 //   clock_models(node, reference_ns, offset_ns, drift_ppb, uncertainty_ns,

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   meridian::SpanColumns spans;

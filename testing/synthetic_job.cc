@@ -1,7 +1,7 @@
-#include "agent/synthetic_job.h"
+#include "testing/synthetic_job.h"
 
 #include "absl/strings/str_cat.h"
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {

@@ -1,4 +1,4 @@
-#include "collector/store.h"
+#include "store/store.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "agent/batch_builder.h"
-#include "common/span_chunk.h"
+#include "wire/batch_builder.h"
+#include "wire/span_chunk.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

@@ -1,4 +1,4 @@
-// ScenarioFixture (tests): a scenario job (agent/scenario_job.h) written to
+// ScenarioFixture (tests): a scenario job (testing/scenario_job.h) written to
 // a real SQLite store under TEST_TMPDIR and loaded back the way the query
 // service loads a job: catalog, JobClocks, JobSpans, DependencyGraph.
 #ifndef MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "collector/store.h"
+#include "store/store.h"
 #include "query/dependency_graph.h"
 #include "query/job_clocks.h"
 #include "query/job_spans.h"

@@ -1,9 +1,9 @@
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "common/batch_spans.h"
+#include "wire/batch_spans.h"
 
 namespace meridian {
 

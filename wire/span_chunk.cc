@@ -1,4 +1,4 @@
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 
 #include <zstd.h>
 

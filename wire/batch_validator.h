@@ -15,7 +15,7 @@
 //     Unix-epoch ns); 0 <= dur_ns <= kMaxDurationNs (30 days);
 //     start_ns + dur_ns <= kMaxTimestampNs; bytes >= 0.
 //   - enums hold known values; counter values and real args are finite.
-//   - a chunk names an existing track, decodes (common/span_chunk.h: the
+//   - a chunk names an existing track, decodes (wire/span_chunk.h: the
 //     message names the column that does not), holds `count` spans whose
 //     earliest start is first_start_ns, and each of its spans obeys the
 //     rules above; the message names the chunk, the span and the field.
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {

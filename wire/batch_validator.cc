@@ -1,11 +1,11 @@
-#include "collector/batch_validator.h"
+#include "wire/batch_validator.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 
 namespace meridian {
 namespace {

@@ -1,6 +1,6 @@
-#include "agent/synthetic_job.h"
+#include "testing/synthetic_job.h"
 
-#include "collector/batch_validator.h"
+#include "wire/batch_validator.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

@@ -1,9 +1,9 @@
-#include "query/scenario_fixture.h"
+#include "testing/scenario_fixture.h"
 
 #include <cstdio>
 #include <vector>
 
-#include "agent/scenario_job.h"
+#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

@@ -1,4 +1,4 @@
-#include "agent/probe/fake_capture_abi.h"
+#include "testing/fake_capture_abi.h"
 
 #include <mutex>
 

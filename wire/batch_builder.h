@@ -3,7 +3,7 @@
 //
 // Spans are added in one of two forms. AddColumnSpan (the agent's path)
 // appends to the columns of one (track, ring range): Take() encodes each as
-// a SpanChunk (common/span_chunk.h), so no message is built per span.
+// a SpanChunk (wire/span_chunk.h), so no message is built per span.
 // AddSpan adds a v1::Span message (tests, synthetic jobs, tools).
 //
 // Processes and tracks are declared once and referred to by handle; each
@@ -22,7 +22,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {

@@ -1,4 +1,4 @@
-#include "common/batch_spans.h"
+#include "wire/batch_spans.h"
 
 #include <algorithm>
 #include <limits>

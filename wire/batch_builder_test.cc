@@ -1,4 +1,4 @@
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 
 #include "gtest/gtest.h"
 

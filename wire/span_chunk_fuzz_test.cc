@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "common/span_chunk.h"
+#include "wire/span_chunk.h"
 #include "gtest/gtest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);

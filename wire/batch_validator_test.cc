@@ -1,9 +1,9 @@
-#include "collector/batch_validator.h"
+#include "wire/batch_validator.h"
 
 #include <cmath>
 
-#include "agent/batch_builder.h"
-#include "common/span_chunk.h"
+#include "wire/batch_builder.h"
+#include "wire/span_chunk.h"
 #include "gtest/gtest.h"
 
 namespace meridian {

@@ -1,11 +1,11 @@
-#include "agent/scenario_job.h"
+#include "testing/scenario_job.h"
 
 #include <functional>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/batch_builder.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {

@@ -1,4 +1,4 @@
-#include "collector/store.h"
+#include "store/store.h"
 
 #include <sys/stat.h>
 
@@ -8,14 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/batch_validator.h"
-#include "common/batch_spans.h"
-#include "common/span_chunk.h"
+#include "wire/batch_validator.h"
+#include "wire/batch_spans.h"
+#include "wire/span_chunk.h"
 
 namespace meridian {
 namespace {
 
-// Version 3: spans are stored as columnar chunks (common/span_chunk.h), one
+// Version 3: spans are stored as columnar chunks (wire/span_chunk.h), one
 // row per chunk. Version 2 (a row per span) and earlier are refused with a
 // message: their spans would have to be rewritten.
 constexpr int kSchemaVersion = 3;
