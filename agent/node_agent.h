@@ -43,7 +43,7 @@
 #include "wire/batch_builder.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
-#include "agent/probe/agent_protocol.h"
+#include "capture/probe/agent_protocol.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
 #include "agent/tick_clock.h"

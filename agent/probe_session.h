@@ -26,9 +26,9 @@
 
 #include "absl/status/statusor.h"
 #include "wire/batch_builder.h"
-#include "agent/probe/agent_protocol.h"
-#include "agent/probe/process_region.h"
-#include "agent/probe/span_ring.h"
+#include "capture/probe/agent_protocol.h"
+#include "capture/probe/process_region.h"
+#include "capture/probe/span_ring.h"
 #include "agent/tick_clock.h"
 
 namespace meridian {

@@ -95,7 +95,7 @@ if ! read -r line <&"$agent_out"; then
   exit 1
 fi
 echo "collector $address (pid $collector_pid), agent $socket (pid $agent_pid)" >&2
-meridian=("$bin/query/meridian" --collector "$address")
+meridian=("$bin/cli/meridian" --collector "$address")
 
 cpu_ticks() {  # PID: its user + system time so far, in clock ticks
   # Fields 14 and 15 of /proc/PID/stat; the name (field 2) is cut off first.

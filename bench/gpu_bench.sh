@@ -17,7 +17,7 @@ untraced=()
 traced=()
 for i in 1 2 3; do
   u=$("$dir/gpu_overhead" | awk '/ns_per_iteration/ {print $2}')
-  t=$("$bin/query/meridian" run --job "gpu-bench-$i" -- "$dir/gpu_overhead" |
+  t=$("$bin/cli/meridian" run --job "gpu-bench-$i" -- "$dir/gpu_overhead" |
     awk '/ns_per_iteration/ {print $2}')
   echo "run $i: untraced $u ns/iteration, traced $t ns/iteration"
   untraced+=("$u")

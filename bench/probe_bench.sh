@@ -23,7 +23,7 @@ read -r line <&"${agent[0]}"
 traced() {  # JOB ARGS...: the JSON line of a traced probe_bench run
   local job=$1
   shift
-  "$bin/query/meridian" --collector "$address" run --job "$job" -- \
+  "$bin/cli/meridian" --collector "$address" run --job "$job" -- \
     "${mpirun[@]}" "$@" 2>>"$work/run.log" | tail -1
 }
 

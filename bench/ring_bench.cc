@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "agent/probe/span_ring.h"
+#include "capture/probe/span_ring.h"
 
 int main() {
   using meridian::ProbeRecord;

@@ -41,16 +41,16 @@ case "${1:-}" in
   probe)
     ./deploy/dependencies.sh
     bazel build //bench:probe_bench //collector:meridian-collector \
-      //agent:meridian-agent //query:meridian \
-      //agent/probe:libmeridian_probe.so >&2
+      //agent:meridian-agent //cli:meridian \
+      //capture/probe:libmeridian_probe.so >&2
     exec ./bench/probe_bench.sh
     ;;
   colocated)
     shift
     ./deploy/dependencies.sh
     bazel build //bench:probe_bench //examples:data_parallel \
-      //collector:meridian-collector //agent:meridian-agent //query:meridian \
-      //agent/probe:libmeridian_probe.so >&2
+      //collector:meridian-collector //agent:meridian-agent //cli:meridian \
+      //capture/probe:libmeridian_probe.so >&2
     exec ./bench/colocated_bench.sh "$@"
     ;;
   *)

@@ -11,13 +11,13 @@ fi
 prefix=$1
 cd "$(dirname "$0")/.."
 ./deploy/dependencies.sh
-programs=(//collector:meridian-collector //query:meridian //agent:meridian-agent
-  //agent:meridian-synth)
+programs=(//collector:meridian-collector //cli:meridian //agent:meridian-agent
+  //testing:meridian-synth)
 # The GPU capture libraries: the NCCL plugin always; the CUPTI and NVTX
 # injections where the CUDA toolkit is (the patterns skip them otherwise).
-bazel build "${programs[@]}" //agent/probe:libmeridian_probe.so \
-  //agent/nccl:libnccl-profiler-meridian.so //agent/cupti/... \
-  //agent/nvtx/... >&2
+bazel build "${programs[@]}" //capture/probe:libmeridian_probe.so \
+  //capture/nccl:libnccl-profiler-meridian.so //capture/cupti/... \
+  //capture/nvtx/... >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 mkdir -p "$prefix/bin" "$prefix/lib"
 for target in "${programs[@]}"; do
@@ -27,10 +27,10 @@ for target in "${programs[@]}"; do
 done
 # The probe (`meridian run` finds it at PREFIX/lib), its C header and the
 # Python binding.
-install -m 0755 "$bin/agent/probe/libmeridian_probe.so" "$prefix/lib/"
+install -m 0755 "$bin/capture/probe/libmeridian_probe.so" "$prefix/lib/"
 echo "installed $prefix/lib/libmeridian_probe.so"
-for library in agent/nccl/libnccl-profiler-meridian.so \
-  agent/cupti/libmeridian_cuda.so agent/nvtx/libmeridian_nvtx.so; do
+for library in capture/nccl/libnccl-profiler-meridian.so \
+  capture/cupti/libmeridian_cuda.so capture/nvtx/libmeridian_nvtx.so; do
   if [ -f "$bin/$library" ]; then
     install -m 0755 "$bin/$library" "$prefix/lib/"
     echo "installed $prefix/lib/${library##*/}"
@@ -39,7 +39,7 @@ for library in agent/nccl/libnccl-profiler-meridian.so \
   fi
 done
 mkdir -p "$prefix/include/meridian" "$prefix/lib/python3/dist-packages"
-install -m 0644 agent/probe/include/meridian/probe.h "$prefix/include/meridian/"
-install -m 0644 agent/probe/python/meridian_probe.py \
+install -m 0644 capture/probe/include/meridian/probe.h "$prefix/include/meridian/"
+install -m 0644 capture/probe/python/meridian_probe.py \
   "$prefix/lib/python3/dist-packages/"
 echo "installed $prefix/include/meridian/probe.h and meridian_probe.py"

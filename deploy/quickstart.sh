@@ -24,8 +24,8 @@ done
 
 ./deploy/dependencies.sh
 echo "== building" >&2
-bazel build //collector:meridian-collector //query:meridian \
-  //agent:meridian-agent //agent/probe:libmeridian_probe.so \
+bazel build //collector:meridian-collector //cli:meridian \
+  //agent:meridian-agent //capture/probe:libmeridian_probe.so \
   //examples:data_parallel >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 
@@ -54,7 +54,7 @@ fi
 address=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
 echo "== collector listening on $address, store $db" >&2
 
-meridian=("$bin/query/meridian" --collector "$address")
+meridian=("$bin/cli/meridian" --collector "$address")
 # The agent gets its own socket here, so the quickstart never meets an agent
 # that serves something else; it exits once the job is delivered.
 export MERIDIAN_AGENT_SOCKET="$dir/agent.sock"

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "agent/probe/capture_sink.h"
+#include "capture/probe/capture_sink.h"
 
 namespace meridian {
 namespace fake_capture {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/probe/probe_record.h"
+#include "capture/probe/probe_record.h"
 
 namespace meridian {
 namespace fake_capture {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/probe/capture_sink.h"
+#include "capture/probe/capture_sink.h"
 
 namespace meridian {
 

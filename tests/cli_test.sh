@@ -5,8 +5,8 @@ set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
 collector_bin="$runfiles/collector/meridian-collector"
-meridian_bin="$runfiles/query/meridian"
-synth_bin="$runfiles/agent/meridian-synth"
+meridian_bin="$runfiles/cli/meridian"
+synth_bin="$runfiles/testing/meridian-synth"
 work="${TEST_TMPDIR}/cli"
 rm -rf "$work" && mkdir -p "$work"
 

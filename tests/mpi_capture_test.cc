@@ -151,10 +151,10 @@ class MpiCaptureTest : public ::testing::Test {
     db_ = dir_ + "/store.db";
     env_ = {
         {"MERIDIAN_AGENT_SOCKET", socket_},
-        {"MERIDIAN_PROBE_LIB", Runfile("agent/probe/libmeridian_probe.so")},
+        {"MERIDIAN_PROBE_LIB", Runfile("capture/probe/libmeridian_probe.so")},
         {"MERIDIAN_AGENT_BIN", Runfile("agent/meridian-agent")},
         {"TMPDIR", "/tmp"},  // Open MPI's session sockets need a short path
-        {"PYTHONPATH", Runfile("agent/probe/python")},
+        {"PYTHONPATH", Runfile("capture/probe/python")},
     };
   }
   void TearDown() override {
@@ -194,7 +194,7 @@ class MpiCaptureTest : public ::testing::Test {
 
   std::vector<std::string> MeridianRun(const std::string& job,
                                        std::vector<std::string> command) {
-    std::vector<std::string> argv = {Runfile("query/meridian"),
+    std::vector<std::string> argv = {Runfile("cli/meridian"),
                                      "--collector",
                                      address_,
                                      "run",
@@ -376,7 +376,7 @@ TEST_F(MpiCaptureTest, AnalysesFindARealLateRank) {
   ASSERT_EQ(run.Wait(), 0) << out;
   ExpectKnownSequence(ReadJob(db_, "late"));
   auto query = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {Runfile("query/meridian"), "--collector",
+    std::vector<std::string> argv = {Runfile("cli/meridian"), "--collector",
                                      address_};
     argv.insert(argv.end(), args.begin(), args.end());
     Child child = Spawn(argv, env_);
@@ -581,7 +581,7 @@ TEST_F(MpiCaptureTest, TwoSkewedAgentsMergeIntoOneTimelineWithoutViolations) {
     for (const std::string& a :
          {std::string("-np"), std::string("2"), std::string("env"),
           "MERIDIAN_AGENT_SOCKET=" + dir_ + "/" + skew[0] + ".sock",
-          Runfile("query/meridian"), std::string("--collector"), address_,
+          Runfile("cli/meridian"), std::string("--collector"), address_,
           std::string("run"), std::string("--job"), std::string("skewed"),
           std::string("--"), Runfile("tests/mpi_known")}) {
       argv.push_back(a);
@@ -592,7 +592,7 @@ TEST_F(MpiCaptureTest, TwoSkewedAgentsMergeIntoOneTimelineWithoutViolations) {
   ASSERT_EQ(run.Wait(), 0) << out;
   ExpectKnownSequence(ReadJob(db_, "skewed"));
 
-  Child clocks = Spawn({Runfile("query/meridian"), "--collector", address_,
+  Child clocks = Spawn({Runfile("cli/meridian"), "--collector", address_,
                         "clocks", "--job", "skewed", "--json"},
                        env_, /*merge_stderr=*/false);
   const std::string json = clocks.ReadAll();
@@ -618,7 +618,7 @@ TEST_F(MpiCaptureTest, TwoSkewedAgentsMergeIntoOneTimelineWithoutViolations) {
 
   int instances = 0, raw_instances = 0;
   for (const char* flag : {"--raw-clock", ""}) {
-    std::vector<std::string> export_argv = {Runfile("query/meridian"),
+    std::vector<std::string> export_argv = {Runfile("cli/meridian"),
                                             "--collector",
                                             address_,
                                             "export",
@@ -649,7 +649,7 @@ TEST_F(MpiCaptureTest, TwoSkewedAgentsMergeIntoOneTimelineWithoutViolations) {
 TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
   StartCollector();
   std::vector<std::string> inner = {
-      Runfile("query/meridian"), "--collector", address_, "run", "--",
+      Runfile("cli/meridian"), "--collector", address_, "run", "--",
       Runfile("tests/mpi_known")};
   Child run = Spawn(Mpirun(inner), env_);
   const std::string out = run.ReadAll();
@@ -810,7 +810,7 @@ TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
     fclose(ready);
   }
   auto trace = [&](std::vector<std::string> args, int* code) {
-    std::vector<std::string> argv = {Runfile("query/meridian"), "--collector",
+    std::vector<std::string> argv = {Runfile("cli/meridian"), "--collector",
                                      address_, "trace"};
     argv.insert(argv.end(), args.begin(), args.end());
     Child child = Spawn(argv, env_);
@@ -852,7 +852,7 @@ TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
   // --local asks only the agent on $MERIDIAN_AGENT_SOCKET, no collector.
   std::map<std::string, std::string> env = env_;
   env["MERIDIAN_AGENT_SOCKET"] = dir_ + "/a/agent.sock";
-  Child local = Spawn({Runfile("query/meridian"), "--collector", "127.0.0.1:1",
+  Child local = Spawn({Runfile("cli/meridian"), "--collector", "127.0.0.1:1",
                        "trace", "--local", "--job", "nope", "--steps", "2"},
                       env);
   EXPECT_EQ(local.ReadAll(),
@@ -860,7 +860,7 @@ TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
             "the next 2 steps\n");
   EXPECT_EQ(local.Wait(), 1);
   // Without --local, an unreachable collector is an error that says so.
-  Child away = Spawn({Runfile("query/meridian"), "--collector", "127.0.0.1:1",
+  Child away = Spawn({Runfile("cli/meridian"), "--collector", "127.0.0.1:1",
                       "trace", "--job", "demand", "--steps", "2"},
                      env_);
   const std::string away_said = away.ReadAll();

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "agent/nccl/nccl_profiler_abi.h"
+#include "capture/nccl/nccl_profiler_abi.h"
 #define MERIDIAN_PROBE_OPTIONAL
 #include "meridian/probe.h"
 

@@ -35,10 +35,10 @@ nvidia-smi -L
 gpus=$(nvidia-smi -L | wc -l)
 
 ./deploy/dependencies.sh
-bazel build //collector:meridian-collector //query:meridian \
-  //agent:meridian-agent //agent/probe:libmeridian_probe.so \
-  //agent/cupti:libmeridian_cuda.so //agent/nvtx:libmeridian_nvtx.so \
-  //agent/nccl:libnccl-profiler-meridian.so >&2
+bazel build //collector:meridian-collector //cli:meridian \
+  //agent:meridian-agent //capture/probe:libmeridian_probe.so \
+  //capture/cupti:libmeridian_cuda.so //capture/nvtx:libmeridian_nvtx.so \
+  //capture/nccl:libnccl-profiler-meridian.so >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -52,7 +52,7 @@ coproc COLLECTOR { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0
 trap 'kill -TERM $COLLECTOR_PID 2>/dev/null || true' EXIT
 read -r line <&"${COLLECTOR[0]}"
 address=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
-meridian=("$bin/query/meridian" --collector "$address")
+meridian=("$bin/cli/meridian" --collector "$address")
 export MERIDIAN_AGENT_SOCKET="$dir/agent.sock"
 steps=20
 nccl_flag=()

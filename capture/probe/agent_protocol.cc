@@ -1,0 +1,103 @@
+#include "capture/probe/agent_protocol.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace meridian {
+
+std::string DefaultAgentSocket() {
+  if (const char* path = getenv("MERIDIAN_AGENT_SOCKET"); path && *path) {
+    return path;
+  }
+  if (const char* dir = getenv("XDG_RUNTIME_DIR"); dir && *dir) {
+    return std::string(dir) + "/meridian/agent.sock";
+  }
+  return "/tmp/meridian-" + std::to_string(getuid()) + "/agent.sock";
+}
+
+void CopyField(const char* s, char* field, size_t size) {
+  size_t n = strnlen(s, size - 1);
+  memcpy(field, s, n);
+  field[n] = '\0';
+}
+
+int ConnectAgent(const char* path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof(address.sun_path)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  strcpy(address.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+bool SendMessage(int socket, const void* message, size_t bytes, int fd) {
+  iovec iov{const_cast<void*>(message), bytes};
+  msghdr header{};
+  header.msg_iov = &iov;
+  header.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  if (fd >= 0) {
+    header.msg_control = control;
+    header.msg_controllen = sizeof(control);
+    cmsghdr* c = CMSG_FIRSTHDR(&header);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  ssize_t n;
+  do {
+    n = sendmsg(socket, &header, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(bytes);
+}
+
+long ReceiveMessage(int socket, void* message, size_t max, int* fd) {
+  if (fd != nullptr) *fd = -1;
+  iovec iov{message, max};
+  msghdr header{};
+  header.msg_iov = &iov;
+  header.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+  header.msg_control = control;
+  header.msg_controllen = sizeof(control);
+  ssize_t n;
+  do {
+    n = recvmsg(socket, &header, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr;
+       c = CMSG_NXTHDR(&header, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const int count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (int i = 0; i < count; ++i) {
+      int received;
+      memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      // Keep the first; never leak extra descriptors a peer sends.
+      if (fd != nullptr && *fd < 0) {
+        *fd = received;
+      } else {
+        close(received);
+      }
+    }
+  }
+  return static_cast<long>(n);
+}
+
+}  // namespace meridian

@@ -1,0 +1,42 @@
+// The capture ABI of capture_sink.h, over the probe runtime: what
+// libmeridian_probe.so offers Meridian's GPU capture libraries.
+#include "capture/probe/capture_sink.h"
+#include "capture/probe/probe_runtime.h"
+
+namespace probe = meridian::probe;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int meridian_capture_recording(void) {
+  return probe::Recording() ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) uint32_t meridian_capture_name(
+    const char* name) {
+  return probe::Intern(name);
+}
+
+__attribute__((visibility("default"))) void meridian_capture_emit(
+    const meridian::ProbeRecord* record, int stamp_step) {
+  if (!probe::g_event.enabled || record == nullptr) return;
+  if (stamp_step == 0) {
+    probe::Emit(*record);
+    return;
+  }
+  meridian::ProbeRecord stamped = *record;
+  probe::StampStep(&stamped);
+  probe::Emit(stamped);
+}
+
+__attribute__((visibility("default"))) int64_t meridian_capture_now_ns(void) {
+  return probe::NowNs();
+}
+
+__attribute__((visibility("default"))) int meridian_capture_step(
+    int64_t* step) {
+  if (!probe::InStep() || step == nullptr) return 0;
+  *step = probe::CurrentStep();
+  return 1;
+}
+
+}  // extern "C"

@@ -1,0 +1,62 @@
+// CaptureSink: where Meridian's GPU capture libraries (CUPTI, NVTX, NCCL
+// profiler plugin: capture/cupti, capture/nvtx, capture/nccl) put what they see.
+//
+// In a traced process the sink is the probe (ProbeCaptureSink): records go
+// into the calling thread's shared-memory ring of libmeridian_probe.so,
+// which `meridian run` preloads, through the small C ABI below. The capture
+// libraries do not link the probe: they find it in the process (weak
+// symbols), so a library loaded without it (say, NCCL_PROFILER_PLUGIN set
+// by hand) records nothing and harms nothing. Tests use a sink of their own.
+//
+// Contract for implementations: Emit and Name may be called from any
+// thread, concurrently; neither allocates nor locks per event (Name locks
+// only the first time a string is seen).
+#ifndef MERIDIAN_AGENT_PROBE_CAPTURE_SINK_H_
+#define MERIDIAN_AGENT_PROBE_CAPTURE_SINK_H_
+
+#include <cstdint>
+
+#include "capture/probe/probe_record.h"
+
+extern "C" {
+// Exported by libmeridian_probe.so for Meridian's own capture libraries;
+// not a public API. 1 if an event happening now is recorded.
+int meridian_capture_recording(void);
+// The process's string id of `name` (0 if none could be made).
+uint32_t meridian_capture_name(const char* name);
+// Pushes `record` into the calling thread's ring; if `stamp_step`, sets its
+// step to the current training step (when one is current).
+void meridian_capture_emit(const meridian::ProbeRecord* record, int stamp_step);
+// CLOCK_MONOTONIC in ns: the clock records without kTicks are in.
+int64_t meridian_capture_now_ns(void);
+// 1 and the current training step in `*step` if one is current, else 0.
+int meridian_capture_step(int64_t* step);
+}
+
+namespace meridian {
+
+class CaptureSink {
+ public:
+  virtual ~CaptureSink() = default;
+  // Whether an event happening now is recorded (tracing on, in the window).
+  virtual bool Recording() = 0;
+  // The string id of `name` for ProbeRecord::name, queue and args.
+  virtual uint32_t Name(const char* name) = 0;
+  // Records `record`; `stamp_step` as in meridian_capture_emit. Records
+  // of work done on the CPU thread calling are stamped; GPU activity, which
+  // is delivered later, is not.
+  virtual void Emit(const ProbeRecord& record, bool stamp_step) = 0;
+  // The probe's clock (CLOCK_MONOTONIC ns).
+  virtual int64_t NowNs() = 0;
+  // The current training step, if one is current (for GPU work delivered
+  // later: capture it when the work is launched).
+  virtual bool Step(int64_t* step) = 0;
+};
+
+// The probe of this process, or nullptr when libmeridian_probe.so is not
+// loaded.
+CaptureSink* ProbeCaptureSink();
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_CAPTURE_SINK_H_

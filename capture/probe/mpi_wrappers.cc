@@ -1,0 +1,1145 @@
+// MPI capture through the profiling interface: each MPI_X below records a
+// ProbeRecord around PMPI_X.
+//
+// What a record holds (docs/architecture.md has the full table):
+//   bytes      count x type size of the call's primary buffer, summed over
+//              the counts of v-variants; rooted collectives count the root's
+//              buffer at the root (Gather recv, Scatter send).
+//   peer       destination, source (as received, for MPI_ANY_SOURCE) or
+//              root, as a rank of MPI_COMM_WORLD.
+//   comm       an id equal on every member: MPI_COMM_WORLD is 1,
+//              MPI_COMM_SELF 2, and a communicator made by dup, split,
+//              split_type, create or cart_create is Mix(parent id, how many
+//              communicators the parent made before, world rank of the new
+//              rank 0). Every member counts the same because those calls are
+//              collective over the parent.
+//   seq        for collectives, the instance number on that communicator
+//              (0, 1, 2...), counted even outside the tracing window so that
+//              it matches across ranks.
+// Non-blocking calls are recorded from issue to completion (the Wait or
+// Test that completes them); the Wait calls are recorded as well, the Test
+// calls (usually polled) are not.
+#include <mpi.h>
+
+#include <atomic>
+#include <mutex>
+#include <new>
+
+#include "capture/probe/handle_table.h"
+#include "capture/probe/probe_runtime.h"
+
+namespace {
+
+using meridian::HandleTable;
+using meridian::ProbeRecord;
+namespace probe = meridian::probe;
+
+constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
+
+// The recorded MPI functions; their names are interned once (slot 16 + op).
+// One per line by hand: clang-format reflows X-macro lists unstably.
+// clang-format off
+#define MERIDIAN_MPI_OPS(X) \
+  X(Init) \
+  X(Init_thread) \
+  X(Finalize) \
+  X(Send) \
+  X(Ssend) \
+  X(Rsend) \
+  X(Bsend) \
+  X(Recv) \
+  X(Sendrecv) \
+  X(Sendrecv_replace) \
+  X(Isend) \
+  X(Issend) \
+  X(Irsend) \
+  X(Ibsend) \
+  X(Irecv) \
+  X(Wait) \
+  X(Waitall) \
+  X(Waitany) \
+  X(Waitsome) \
+  X(Barrier) \
+  X(Bcast) \
+  X(Reduce) \
+  X(Allreduce) \
+  X(Allgather) \
+  X(Allgatherv) \
+  X(Alltoall) \
+  X(Alltoallv) \
+  X(Gather) \
+  X(Gatherv) \
+  X(Scatter) \
+  X(Scatterv) \
+  X(Reduce_scatter) \
+  X(Reduce_scatter_block) \
+  X(Scan) \
+  X(Exscan) \
+  X(Ibarrier) \
+  X(Ibcast) \
+  X(Ireduce) \
+  X(Iallreduce) \
+  X(Iallgather) \
+  X(Iallgatherv) \
+  X(Ialltoall) \
+  X(Ialltoallv) \
+  X(Igather) \
+  X(Igatherv) \
+  X(Iscatter) \
+  X(Iscatterv) \
+  X(Ireduce_scatter) \
+  X(Ireduce_scatter_block) \
+  X(Iscan) \
+  X(Iexscan) \
+  X(Comm_dup) \
+  X(Comm_split) \
+  X(Comm_split_type) \
+  X(Comm_create) \
+  X(Comm_create_group) \
+  X(Cart_create) \
+  X(Comm_free)
+// clang-format on
+
+enum Op {
+#define MERIDIAN_ENUM(name) k##name,
+  MERIDIAN_MPI_OPS(MERIDIAN_ENUM)
+#undef MERIDIAN_ENUM
+      kOpCount
+};
+
+const char* const kOpNames[] = {
+#define MERIDIAN_NAME(name) "MPI_" #name,
+    MERIDIAN_MPI_OPS(MERIDIAN_NAME)
+#undef MERIDIAN_NAME
+};
+static_assert(16 + kOpCount <= probe::kNameSlots);
+
+uint32_t OpName(Op op) { return probe::CachedName(16 + op, kOpNames[op]); }
+
+// ---- Communicators ----------------------------------------------------------
+
+// A table slot (key and CommInfo) is one cache line: a collective reads its
+// communicator's id and size and counts its sequence number there.
+struct CommInfo {
+  uint64_t id;
+  uint32_t size;
+  const int32_t* world;  // world rank of each rank; nullptr: the identity
+  uint64_t next_seq;     // both counters: __atomic builtins only
+  uint64_t children;
+  uint64_t unused[2];
+};
+static_assert(sizeof(CommInfo) + 8 == 64);
+
+alignas(64) HandleTable<CommInfo, 4096, 32> g_comms;
+std::mutex g_comm_mutex;  // comm creation and lazy registration only
+
+uint64_t Mix(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e5b9ULL);
+  h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ULL ^ c;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return h < 16 ? h + 16 : h;  // small ids are reserved (1: world, 2: self)
+}
+
+uint64_t Key(MPI_Comm comm) { return reinterpret_cast<uintptr_t>(comm); }
+
+// World ranks of `comm`'s ranks (allocated once per communicator; never
+// freed, since records in flight may still point at it).
+const int32_t* WorldRanks(MPI_Comm comm, int size) {
+  MPI_Group group, world_group;
+  if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS) return nullptr;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int* ranks = new (std::nothrow) int[size];
+  int32_t* world = new (std::nothrow) int32_t[size];
+  if (ranks != nullptr && world != nullptr) {
+    for (int i = 0; i < size; ++i) ranks[i] = i;
+    PMPI_Group_translate_ranks(group, size, ranks, world_group, world);
+  }
+  delete[] ranks;
+  PMPI_Group_free(&group);
+  PMPI_Group_free(&world_group);
+  return world;
+}
+
+// `world`: WorldRanks(comm, size), or nullptr for the identity.
+CommInfo* Register(MPI_Comm comm, uint64_t id, int size, const int32_t* world) {
+  const CommInfo info{id, static_cast<uint32_t>(size), world};
+  if (!g_comms.Insert(Key(comm), info)) return nullptr;
+  return g_comms.Find(Key(comm));
+}
+
+// An id from the members' world ranks: equal on all of them.
+uint64_t IdOfMembers(uint64_t seed, const int32_t* world, int size) {
+  uint64_t id = seed;
+  for (int i = 0; world != nullptr && i < size; ++i) id = Mix(id, world[i], i);
+  return id;
+}
+
+int32_t WorldRankOf(const CommInfo* info, int rank) {
+  if (rank < 0 || info == nullptr || static_cast<uint32_t>(rank) >= info->size)
+    return -1;
+  return info->world == nullptr ? rank : info->world[rank];
+}
+
+// A communicator made without a wrapped call (Intercomm_create, Comm_idup,
+// ...): its id hashes its members, the same on all of them, but equal for
+// two such communicators with the same members.
+CommInfo* RegisterLazily(MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  if (CommInfo* info = g_comms.Find(Key(comm))) return info;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return nullptr;
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  const int32_t* world = WorldRanks(comm, size);
+  return Register(comm, IdOfMembers(0x4c415a59 /* "LAZY" */, world, size), size,
+                  world);
+}
+
+inline __attribute__((always_inline)) CommInfo* Comm(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return nullptr;
+  CommInfo* info = g_comms.Find(Key(comm));
+  return info != nullptr ? info : RegisterLazily(comm);
+}
+
+// Registers `child`, the result of a collective creation over `parent`.
+void RegisterChild(MPI_Comm parent, MPI_Comm child, uint64_t salt) {
+  CommInfo* p = Comm(parent);
+  const uint64_t ordinal =
+      p == nullptr ? 0 : __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
+  if (child == MPI_COMM_NULL) return;
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  int size = 0;
+  PMPI_Comm_size(child, &size);
+  const int32_t* world = WorldRanks(child, size);
+  const uint64_t first = world != nullptr && size > 0 ? world[0] : 0;
+  const uint64_t parent_id = p == nullptr ? 0 : p->id;
+  Register(child, Mix(Mix(parent_id, ordinal, salt), first, size), size, world);
+}
+
+// ---- Records ----------------------------------------------------------------
+
+// Datatype sizes without a call into MPI for predefined (named) types,
+// which MPI never frees: after its first use such a type's size is one load
+// from one cache line. A derived type's handle is kept too, marked -1, so
+// that it is asked for its size (it can be freed, and a new type made at its
+// handle) with one call, not also checked for being named again. Entries
+// are claimed once (0 -> kClaiming -> the handle) and never change after; a
+// type finding its 4 slots taken is not kept.
+class TypeSizes {
+ public:
+  // Inline: a named type in its home slot, the common case.
+  int Size(MPI_Datatype type) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    const Entry& entry = entries_[Home(key)];
+    if (entry.type.load(std::memory_order_acquire) == key && entry.size >= 0) {
+      return entry.size;
+    }
+    return SizeSlow(type);
+  }
+
+ private:
+  static constexpr uint32_t kIndexBits = 6;
+  static constexpr uint32_t kEntries = 1 << kIndexBits;
+  static constexpr uint32_t kProbe = 4;
+  static constexpr uintptr_t kClaiming = 1;
+  struct Entry {
+    std::atomic<uintptr_t> type{0};
+    int size = 0;  // -1: a derived type
+  };
+
+  static int AskMpi(MPI_Datatype type) {
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    return size;
+  }
+
+  // The other slots of `type`'s 4; at its first use, its size kept in the
+  // first free one.
+  __attribute__((noinline, cold)) int SizeSlow(MPI_Datatype type) {
+    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    const uint32_t home = Home(key);
+    for (uint32_t i = 0; i < kProbe; ++i) {
+      const Entry& entry = entries_[(home + i) & (kEntries - 1)];
+      const uintptr_t held = entry.type.load(std::memory_order_acquire);
+      if (held == key) return entry.size >= 0 ? entry.size : AskMpi(type);
+      if (held == 0) break;
+    }
+    const int size = AskMpi(type);
+    for (uint32_t i = 0; i < kProbe; ++i) {
+      Entry& entry = entries_[(home + i) & (kEntries - 1)];
+      uintptr_t expected = 0;
+      if (entry.type.compare_exchange_strong(expected, kClaiming,
+                                             std::memory_order_relaxed)) {
+        entry.size = Named(type) ? size : -1;
+        entry.type.store(key, std::memory_order_release);
+        break;
+      }
+      if (expected == key) break;  // another thread kept it meanwhile
+    }
+    return size;
+  }
+
+  static uint32_t Home(uintptr_t key) {
+    return static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ULL) >>
+                                 (64 - kIndexBits));
+  }
+  static bool Named(MPI_Datatype type) {
+    int integers = 0, addresses = 0, types = 0, combiner = 0;
+    return PMPI_Type_get_envelope(type, &integers, &addresses, &types,
+                                  &combiner) == MPI_SUCCESS &&
+           combiner == MPI_COMBINER_NAMED;
+  }
+
+  alignas(64) Entry entries_[kEntries];
+};
+
+TypeSizes g_type_sizes;
+
+inline __attribute__((always_inline)) int64_t TypeBytes(int64_t count,
+                                                        MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL || count <= 0) return 0;
+  return count * g_type_sizes.Size(type);
+}
+
+int64_t SumBytes(const int counts[], int n, MPI_Datatype type) {
+  if (counts == nullptr) return 0;
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i) total += counts[i];
+  return TypeBytes(total, type);
+}
+
+inline __attribute__((always_inline)) ProbeRecord Base(Op op, int64_t start,
+                                                       int64_t end,
+                                                       const CommInfo* comm) {
+  ProbeRecord r{};
+  r.start_ns = start;
+  r.dur_ns = end - start;
+  r.name = OpName(op);
+  r.category = kCategoryMpi;
+  r.flags = probe::TimeFlags();
+  if (comm != nullptr) {
+    r.comm = comm->id;
+    r.comm_size = comm->size;
+  }
+  probe::StampStep(&r);
+  return r;
+}
+
+void SetPeer(ProbeRecord* r, int32_t world_rank) {
+  if (world_rank < 0) return;
+  r->peer = world_rank;
+  r->flags |= ProbeRecord::kHasPeer;
+}
+
+void SetTag(ProbeRecord* r, int tag) {
+  if (tag < 0) return;
+  r->tag = tag;
+  r->flags |= ProbeRecord::kHasTag;
+}
+
+// ---- Requests ---------------------------------------------------------------
+
+// A non-blocking call waiting for its completion. `world` translates the
+// source of a wildcard receive when it completes.
+struct Pending {
+  ProbeRecord record;
+  const CommInfo* comm;
+  bool resolve_source;
+  bool resolve_tag;
+};
+
+HandleTable<Pending, 8192, 16> g_requests;
+
+uint64_t Key(MPI_Request request) {
+  return reinterpret_cast<uintptr_t>(request);
+}
+
+void Issue(MPI_Request* request, const ProbeRecord& record,
+           const CommInfo* comm, bool resolve_source, bool resolve_tag) {
+  if (request == nullptr || *request == MPI_REQUEST_NULL) return;
+  g_requests.Insert(Key(*request),
+                    Pending{record, comm, resolve_source, resolve_tag});
+}
+
+// `key` completed at `end` with `status` (nullptr if unknown).
+void Complete(uint64_t key, int64_t end, const MPI_Status* status) {
+  Pending pending;
+  if (key == 0 || !g_requests.Take(key, &pending)) return;
+  ProbeRecord& r = pending.record;
+  r.dur_ns = end - r.start_ns;
+  if (status != nullptr && status != MPI_STATUS_IGNORE) {
+    if (pending.resolve_source) {
+      SetPeer(&r, WorldRankOf(pending.comm, status->MPI_SOURCE));
+    }
+    if (pending.resolve_tag) SetTag(&r, status->MPI_TAG);
+  }
+  probe::Emit(r);
+}
+
+// The requests of an array completion call (Waitall & co), saved before
+// the call overwrites them, and the statuses to pass it: the caller's, or
+// ours when the caller ignores them and the count fits, so that wildcard
+// receives still learn their source. The scratch memory is allocated once
+// per thread, on its first such call; beyond kScratch requests the rest are
+// not matched.
+class SavedRequests {
+ public:
+  SavedRequests(int count, const MPI_Request requests[], MPI_Status* statuses) {
+    if (tls_scratch == nullptr) tls_scratch = new (std::nothrow) Scratch;
+    scratch_ = tls_scratch;
+    statuses_ = statuses;
+    if (scratch_ == nullptr || requests == nullptr) return;
+    saved_ = count < kScratch ? count : kScratch;
+    for (int i = 0; i < saved_; ++i) {
+      scratch_->keys[i] =
+          requests[i] == MPI_REQUEST_NULL ? 0 : Key(requests[i]);
+    }
+    if (statuses_ == MPI_STATUSES_IGNORE && count <= kScratch) {
+      statuses_ = scratch_->statuses;
+    }
+  }
+
+  MPI_Status* statuses() const { return statuses_; }
+
+  // Request `index` completed at `end`; its status is `status`.
+  void Complete(int index, int64_t end, const MPI_Status* status) const {
+    if (index != MPI_UNDEFINED && index >= 0 && index < saved_) {
+      ::Complete(scratch_->keys[index], end, status);
+    }
+  }
+  // Every request completed (Waitall, Testall).
+  void CompleteAll(int64_t end) const {
+    for (int i = 0; i < saved_; ++i) Complete(i, end, StatusAt(i));
+  }
+  // The `outcount` requests in `indices` completed (Waitsome, Testsome).
+  void CompleteSome(int outcount, const int indices[], int64_t end) const {
+    for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; ++i) {
+      Complete(indices[i], end, StatusAt(i));
+    }
+  }
+
+ private:
+  static constexpr int kScratch = 1024;
+  struct Scratch {
+    uint64_t keys[kScratch];
+    MPI_Status statuses[kScratch];
+  };
+  static thread_local Scratch* tls_scratch;
+
+  const MPI_Status* StatusAt(int i) const {
+    return statuses_ == MPI_STATUSES_IGNORE ? nullptr : &statuses_[i];
+  }
+
+  Scratch* scratch_ = nullptr;
+  int saved_ = 0;
+  MPI_Status* statuses_;
+};
+thread_local SavedRequests::Scratch* SavedRequests::tls_scratch = nullptr;
+
+// ---- Call helpers -----------------------------------------------------------
+
+ProbeRecord PointToPointRecord(Op op, int64_t start, int64_t end,
+                               const CommInfo* info, int peer, int tag,
+                               int64_t bytes) {
+  ProbeRecord r = Base(op, start, end, info);
+  r.bytes = bytes;
+  SetPeer(&r, WorldRankOf(info, peer));
+  SetTag(&r, tag);
+  return r;
+}
+
+// A blocking point-to-point call that ran from `start` to now.
+void RecordPointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
+                        int64_t bytes) {
+  const int64_t end = probe::Now();
+  probe::Emit(PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes));
+}
+
+// A non-blocking one issued at `start`: recorded when it completes.
+void IssuePointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
+                       int64_t bytes, MPI_Request* request) {
+  const CommInfo* info = Comm(comm);
+  Issue(request, PointToPointRecord(op, start, start, info, peer, tag, bytes),
+        info, peer == MPI_ANY_SOURCE, tag == MPI_ANY_TAG);
+}
+
+// The next instance number of a collective on `info` (always counted).
+uint64_t NextSeq(CommInfo* info) {
+  return info == nullptr
+             ? 0
+             : __atomic_fetch_add(&info->next_seq, 1, __ATOMIC_RELAXED);
+}
+
+inline __attribute__((always_inline)) ProbeRecord CollectiveRecord(
+    Op op, int64_t start, int64_t end, CommInfo* info, uint64_t seq,
+    int64_t bytes, int root) {
+  ProbeRecord r = Base(op, start, end, info);
+  r.bytes = bytes;
+  r.seq = seq;
+  r.flags |= ProbeRecord::kHasSeq;
+  if (root >= 0) SetPeer(&r, WorldRankOf(info, root));
+  return r;
+}
+
+int CommRank(MPI_Comm comm) {
+  int rank = -1;
+  PMPI_Comm_rank(comm, &rank);
+  return rank;
+}
+
+int CommSize(MPI_Comm comm) {
+  int size = 0;
+  PMPI_Comm_size(comm, &size);
+  return size;
+}
+
+void AfterInit(int64_t start, Op op) {
+  const int64_t end = probe::Now();
+  if (!probe::g_event.enabled) return;
+  {
+    std::lock_guard<std::mutex> lock(g_comm_mutex);
+    Register(MPI_COMM_WORLD, 1, CommSize(MPI_COMM_WORLD), nullptr);
+    Register(MPI_COMM_SELF, 2, 1, WorldRanks(MPI_COMM_SELF, 1));
+  }
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  probe::SetWorldRank(rank);
+  if (probe::Recording()) probe::Emit(Base(op, start, end, nullptr));
+}
+
+}  // namespace
+
+// Every collective: its sequence number is counted, recorded or not; if
+// recorded, it is timed from `start` and returns `rc` from the call.
+#define MERIDIAN_COLLECTIVE_CALL(comm, call) \
+  if (!probe::g_event.enabled) return call;  \
+  CommInfo* info = Comm(comm);               \
+  const uint64_t seq = NextSeq(info);        \
+  if (!probe::Recording()) return call;      \
+  const int64_t start = probe::Now();        \
+  const int rc = call;
+
+// Blocking collectives: one macro body, the bytes and root per call.
+#define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)                 \
+  MERIDIAN_COLLECTIVE_CALL(comm, call)                                        \
+  const int64_t end = probe::Now();                                           \
+  probe::Emit(CollectiveRecord(op, start, end, info, seq, bytes_expr, root)); \
+  return rc;
+
+// Non-blocking collectives: recorded from issue to completion.
+#define MERIDIAN_ICOLLECTIVE(op, comm, bytes_expr, root, request, call)    \
+  MERIDIAN_COLLECTIVE_CALL(comm, call)                                     \
+  if (rc == MPI_SUCCESS) {                                                 \
+    Issue(request,                                                         \
+          CollectiveRecord(op, start, start, info, seq, bytes_expr, root), \
+          info, false, false);                                             \
+  }                                                                        \
+  return rc;
+
+extern "C" {
+
+// ---- Init and Finalize ------------------------------------------------------
+
+int MPI_Init(int* argc, char*** argv) {
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) AfterInit(start, kInit);
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) AfterInit(start, kInit_thread);
+  return rc;
+}
+
+int MPI_Finalize(void) {
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Finalize();
+  if (probe::Recording()) {
+    probe::Emit(Base(kFinalize, start, probe::Now(), nullptr));
+  }
+  return rc;
+}
+
+// ---- Blocking point-to-point ------------------------------------------------
+
+// Point-to-point calls outside the tracing window go straight to PMPI:
+// no clock read, no lookup.
+#define MERIDIAN_SEND(Name, op)                                             \
+  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
+                 int tag, MPI_Comm comm) {                                  \
+    if (!probe::Recording())                                                \
+      return PMPI_##Name(buf, count, type, dest, tag, comm);                \
+    const int64_t start = probe::Now();                                     \
+    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm);          \
+    RecordPointToPoint(op, start, comm, dest, tag, TypeBytes(count, type)); \
+    return rc;                                                              \
+  }
+MERIDIAN_SEND(Send, kSend)
+MERIDIAN_SEND(Ssend, kSsend)
+MERIDIAN_SEND(Rsend, kRsend)
+MERIDIAN_SEND(Bsend, kBsend)
+#undef MERIDIAN_SEND
+
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
+             MPI_Comm comm, MPI_Status* status) {
+  if (!probe::Recording()) {
+    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  }
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Recv(buf, count, type, source, tag, comm, s);
+  RecordPointToPoint(
+      kRecv, start, comm, source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+      tag == MPI_ANY_TAG ? s->MPI_TAG : tag, TypeBytes(count, type));
+  return rc;
+}
+
+// Sendrecv: peer and tag of the send; bytes of both buffers.
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 int dest, int sendtag, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                 MPI_Status* status) {
+  if (!probe::Recording()) {
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                         recvcount, recvtype, source, recvtag, comm, status);
+  }
+  const int64_t start = probe::Now();
+  const int rc =
+      PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                    recvcount, recvtype, source, recvtag, comm, status);
+  RecordPointToPoint(
+      kSendrecv, start, comm, dest, sendtag,
+      TypeBytes(sendcount, sendtype) + TypeBytes(recvcount, recvtype));
+  return rc;
+}
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
+                         int sendtag, int source, int recvtag, MPI_Comm comm,
+                         MPI_Status* status) {
+  if (!probe::Recording()) {
+    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
+                                 recvtag, comm, status);
+  }
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
+                                       recvtag, comm, status);
+  RecordPointToPoint(kSendrecv_replace, start, comm, dest, sendtag,
+                     2 * TypeBytes(count, type));
+  return rc;
+}
+
+// ---- Non-blocking point-to-point --------------------------------------------
+
+#define MERIDIAN_ISEND(Name, op)                                            \
+  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
+                 int tag, MPI_Comm comm, MPI_Request* request) {            \
+    if (!probe::Recording())                                                \
+      return PMPI_##Name(buf, count, type, dest, tag, comm, request);       \
+    const int64_t start = probe::Now();                                     \
+    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm, request); \
+    if (rc == MPI_SUCCESS) {                                                \
+      IssuePointToPoint(op, start, comm, dest, tag, TypeBytes(count, type), \
+                        request);                                           \
+    }                                                                       \
+    return rc;                                                              \
+  }
+MERIDIAN_ISEND(Isend, kIsend)
+MERIDIAN_ISEND(Issend, kIssend)
+MERIDIAN_ISEND(Irsend, kIrsend)
+MERIDIAN_ISEND(Ibsend, kIbsend)
+#undef MERIDIAN_ISEND
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+              MPI_Comm comm, MPI_Request* request) {
+  if (!probe::Recording()) {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  }
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  if (rc == MPI_SUCCESS) {
+    IssuePointToPoint(kIrecv, start, comm, source, tag, TypeBytes(count, type),
+                      request);
+  }
+  return rc;
+}
+
+// ---- Completion -------------------------------------------------------------
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  if (!probe::g_event.enabled) return PMPI_Wait(request, status);
+  const uint64_t key =
+      (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Wait(request, s);
+  const int64_t end = probe::Now();
+  Complete(key, end, s);
+  if (probe::Recording()) probe::Emit(Base(kWait, start, end, nullptr));
+  return rc;
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!probe::g_event.enabled) return PMPI_Test(request, flag, status);
+  const uint64_t key =
+      (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int rc = PMPI_Test(request, flag, s);
+  if (*flag) Complete(key, probe::Now(), s);
+  return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (!probe::g_event.enabled) return PMPI_Waitall(count, requests, statuses);
+  const SavedRequests saved(count, requests, statuses);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Waitall(count, requests, saved.statuses());
+  const int64_t end = probe::Now();
+  saved.CompleteAll(end);
+  if (probe::Recording()) probe::Emit(Base(kWaitall, start, end, nullptr));
+  return rc;
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag,
+                MPI_Status statuses[]) {
+  if (!probe::g_event.enabled)
+    return PMPI_Testall(count, requests, flag, statuses);
+  const SavedRequests saved(count, requests, statuses);
+  const int rc = PMPI_Testall(count, requests, flag, saved.statuses());
+  if (*flag) saved.CompleteAll(probe::Now());
+  return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index,
+                MPI_Status* status) {
+  if (!probe::g_event.enabled)
+    return PMPI_Waitany(count, requests, index, status);
+  const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Waitany(count, requests, index, s);
+  const int64_t end = probe::Now();
+  saved.Complete(*index, end, s);
+  if (probe::Recording()) probe::Emit(Base(kWaitany, start, end, nullptr));
+  return rc;
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
+                MPI_Status* status) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Testany(count, requests, index, flag, status);
+  }
+  const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int rc = PMPI_Testany(count, requests, index, flag, s);
+  if (*flag) saved.Complete(*index, probe::Now(), s);
+  return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
+                 int indices[], MPI_Status statuses[]) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  }
+  const SavedRequests saved(incount, requests, statuses);
+  const int64_t start = probe::Now();
+  const int rc =
+      PMPI_Waitsome(incount, requests, outcount, indices, saved.statuses());
+  const int64_t end = probe::Now();
+  saved.CompleteSome(*outcount, indices, end);
+  if (probe::Recording()) probe::Emit(Base(kWaitsome, start, end, nullptr));
+  return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
+                 int indices[], MPI_Status statuses[]) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  }
+  const SavedRequests saved(incount, requests, statuses);
+  const int rc =
+      PMPI_Testsome(incount, requests, outcount, indices, saved.statuses());
+  saved.CompleteSome(*outcount, indices, probe::Now());
+  return rc;
+}
+
+// ---- Blocking collectives ---------------------------------------------------
+
+int MPI_Barrier(MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kBarrier, comm, 0, -1, PMPI_Barrier(comm))
+}
+
+int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root,
+              MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kBcast, comm, TypeBytes(count, type), root,
+                      PMPI_Bcast(buf, count, type, root, comm))
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+               MPI_Op op, int root, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kReduce, comm, TypeBytes(count, type), root,
+      PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm))
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
+                  MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kAllreduce, comm, TypeBytes(count, type), -1,
+                      PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm))
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kAllgather, comm,
+                      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                                              : TypeBytes(sendcount, sendtype),
+                      -1,
+                      PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, comm))
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int displs[],
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kAllgatherv, comm,
+                      SumBytes(recvcounts, CommSize(comm), recvtype), -1,
+                      PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcounts, displs, recvtype, comm))
+}
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kAlltoall, comm,
+                      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                                              : TypeBytes(sendcount, sendtype),
+                      -1,
+                      PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, comm))
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
+                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kAlltoallv, comm,
+      sendbuf == MPI_IN_PLACE ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                              : SumBytes(sendcounts, CommSize(comm), sendtype),
+      -1,
+      PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                     recvcounts, rdispls, recvtype, comm))
+}
+
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+               MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kGather, comm,
+                      CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
+                                             : TypeBytes(sendcount, sendtype),
+                      root,
+                      PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcount, recvtype, root, comm))
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, const int recvcounts[], const int displs[],
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kGatherv, comm,
+                      CommRank(comm) == root
+                          ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                          : TypeBytes(sendcount, sendtype),
+                      root,
+                      PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcounts, displs, recvtype, root, comm))
+}
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kScatter, comm,
+                      CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
+                                             : TypeBytes(recvcount, recvtype),
+                      root,
+                      PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcount, recvtype, root, comm))
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
+                 const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kScatterv, comm,
+                      CommRank(comm) == root
+                          ? SumBytes(sendcounts, CommSize(comm), sendtype)
+                          : TypeBytes(recvcount, recvtype),
+                      root,
+                      PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype,
+                                    recvbuf, recvcount, recvtype, root, comm))
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
+                       const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kReduce_scatter, comm, SumBytes(recvcounts, CommSize(comm), type), -1,
+      PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm))
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kReduce_scatter_block, comm, TypeBytes(recvcount, type), -1,
+      PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm))
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+             MPI_Op op, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kScan, comm, TypeBytes(count, type), -1,
+                      PMPI_Scan(sendbuf, recvbuf, count, type, op, comm))
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+               MPI_Op op, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(kExscan, comm, TypeBytes(count, type), -1,
+                      PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm))
+}
+
+// ---- Non-blocking collectives -----------------------------------------------
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIbarrier, comm, 0, -1, request,
+                       PMPI_Ibarrier(comm, request))
+}
+
+int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+               MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIbcast, comm, TypeBytes(count, type), root, request,
+                       PMPI_Ibcast(buf, count, type, root, comm, request))
+}
+
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIreduce, comm, TypeBytes(count, type), root, request,
+      PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request))
+}
+
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIallreduce, comm, TypeBytes(count, type), -1, request,
+      PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request))
+}
+
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIallgather, comm,
+                       sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                                               : TypeBytes(sendcount, sendtype),
+                       -1, request,
+                       PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, recvtype, comm, request))
+}
+
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIallgatherv, comm, SumBytes(recvcounts, CommSize(comm), recvtype), -1,
+      request,
+      PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                       displs, recvtype, comm, request))
+}
+
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIalltoall, comm,
+                       sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                                               : TypeBytes(sendcount, sendtype),
+                       -1, request,
+                       PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcount, recvtype, comm, request))
+}
+
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIalltoallv, comm,
+      sendbuf == MPI_IN_PLACE ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                              : SumBytes(sendcounts, CommSize(comm), sendtype),
+      -1, request,
+      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                      recvcounts, rdispls, recvtype, comm, request))
+}
+
+int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIgather, comm,
+                       CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
+                                              : TypeBytes(sendcount, sendtype),
+                       root, request,
+                       PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, root, comm, request))
+}
+
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIgatherv, comm,
+      CommRank(comm) == root ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                             : TypeBytes(sendcount, sendtype),
+      root, request,
+      PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                    recvtype, root, comm, request))
+}
+
+int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIscatter, comm,
+                       CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
+                                              : TypeBytes(recvcount, recvtype),
+                       root, request,
+                       PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, root, comm, request))
+}
+
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIscatterv, comm,
+      CommRank(comm) == root ? SumBytes(sendcounts, CommSize(comm), sendtype)
+                             : TypeBytes(recvcount, recvtype),
+      root, request,
+      PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                     recvtype, root, comm, request))
+}
+
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
+                        const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                        MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIreduce_scatter, comm,
+                       SumBytes(recvcounts, CommSize(comm), type), -1, request,
+                       PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type,
+                                            op, comm, request))
+}
+
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(kIreduce_scatter_block, comm, TypeBytes(recvcount, type),
+                       -1, request,
+                       PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount,
+                                                  type, op, comm, request))
+}
+
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+              MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIscan, comm, TypeBytes(count, type), -1, request,
+      PMPI_Iscan(sendbuf, recvbuf, count, type, op, comm, request))
+}
+
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIexscan, comm, TypeBytes(count, type), -1, request,
+      PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, request))
+}
+
+// ---- Communicators ----------------------------------------------------------
+
+#define MERIDIAN_COMM_CREATE(op, parent, out, salt, call)   \
+  if (!probe::g_event.enabled) return call;                 \
+  const int64_t start = probe::Now();                       \
+  const int rc = call;                                      \
+  const int64_t end = probe::Now();                         \
+  if (rc == MPI_SUCCESS) RegisterChild(parent, *out, salt); \
+  if (probe::Recording()) {                                 \
+    probe::Emit(Base(op, start, end, Comm(parent)));        \
+  }                                                         \
+  return rc;
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(kComm_dup, comm, newcomm, 0,
+                       PMPI_Comm_dup(comm, newcomm))
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(kComm_split, comm, newcomm, 0,
+                       PMPI_Comm_split(comm, color, key, newcomm))
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(
+      kComm_split_type, comm, newcomm, 0,
+      PMPI_Comm_split_type(comm, split_type, key, info, newcomm))
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(kComm_create, comm, newcomm, 0,
+                       PMPI_Comm_create(comm, group, newcomm))
+}
+
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[],
+                    const int periods[], int reorder, MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(
+      kCart_create, comm, newcomm, 0,
+      PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm))
+}
+
+// Collective over `group` only, not the parent: the members' ordinals may
+// differ, so the id comes from the members (as a lazily registered one) and
+// the tag.
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                          MPI_Comm* newcomm) {
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+  if (!probe::g_event.enabled) return rc;
+  const int64_t end = probe::Now();
+  if (rc == MPI_SUCCESS && *newcomm != MPI_COMM_NULL) {
+    std::lock_guard<std::mutex> lock(g_comm_mutex);
+    const int size = CommSize(*newcomm);
+    const int32_t* world = WorldRanks(*newcomm, size);
+    Register(*newcomm,
+             IdOfMembers(Mix(0x47525550 /* "GRUP" */, tag, size), world, size),
+             size, world);
+  }
+  if (probe::Recording()) {
+    probe::Emit(Base(kComm_create_group, start, end, Comm(comm)));
+  }
+  return rc;
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  if (probe::g_event.enabled && comm != nullptr)
+    g_comms.Take(Key(*comm), nullptr);
+  return PMPI_Comm_free(comm);
+}
+
+}  // extern "C"

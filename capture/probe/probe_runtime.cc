@@ -1,0 +1,402 @@
+#include "capture/probe/probe_runtime.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "capture/probe/agent_protocol.h"
+#include "capture/probe/launch_env.h"
+#include "capture/probe/process_region.h"
+
+namespace meridian {
+namespace probe {
+
+EventState g_event;
+__thread SpanRingWriter* tls_writer = nullptr;
+uint32_t g_name_cache[kNameSlots];
+
+namespace {
+
+thread_local bool tls_no_ring = false;
+
+// Everything below g_mutex is changed only with it held; the event path
+// reads g_region (set once per process) and the step atomics.
+std::mutex g_mutex;
+ProcessRegionHeader* g_region = nullptr;
+int g_memfd = -1;
+int g_socket = -1;
+bool g_watcher_started = false;
+ProcessRegionGeometry g_geometry;
+// Plain data only: LoadProbe may run before this file's C++ initializers.
+char g_socket_path[108];
+ProbeHello g_hello;  // identity as last known
+
+// Names: open addressing over (hash32 << 32 | id); 0 is an empty slot.
+constexpr uint32_t kNameTableSize = 4096;
+std::atomic<uint64_t> g_names[kNameTableSize];
+
+// Steps and windows.
+std::atomic<int64_t> g_step_start_ns{0};
+int64_t g_env_first_step = -1;  // MERIDIAN_START_STEP..MERIDIAN_END_STEP
+int64_t g_env_last_step = -1;
+std::atomic<int64_t> g_demand_first_step{-1};  // from `meridian trace`
+std::atomic<int64_t> g_demand_last_step{-2};
+uint64_t g_seen_generation = 0;
+
+uint32_t Hash(const char* s, size_t n) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (size_t i = 0; i < n; ++i) {
+    h = (h ^ static_cast<uint8_t>(s[i])) * 16777619u;
+  }
+  return h;
+}
+
+// Looks `name` up; 0 if absent.
+uint32_t Find(const char* name, size_t n, uint32_t hash) {
+  for (uint32_t i = 0; i < kNameTableSize; ++i) {
+    const uint64_t entry =
+        g_names[(hash + i) % kNameTableSize].load(std::memory_order_acquire);
+    if (entry == 0) return 0;
+    if (static_cast<uint32_t>(entry >> 32) != hash) continue;
+    const char* data;
+    uint32_t length;
+    const uint32_t id = static_cast<uint32_t>(entry);
+    if (StringAt(g_region, id, &data, &length) && length == n &&
+        memcmp(data, name, n) == 0) {
+      return id;
+    }
+  }
+  return 0;
+}
+
+void SleepMs(int ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+// Connects to the agent and hands it the region. Called with g_mutex held.
+bool ConnectLocked() {
+  int fd = ConnectAgent(g_socket_path);
+  if (fd < 0) return false;
+  if (!SendMessage(fd, &g_hello, sizeof(g_hello), g_memfd)) {
+    close(fd);
+    return false;
+  }
+  g_socket = fd;
+  return true;
+}
+
+// Keeps the process registered with an agent: waits on the connection and,
+// when the agent goes away, connects again (to its successor) with backoff.
+void* WatchAgent(void*) {
+  int backoff_ms = 20;
+  for (;;) {
+    int fd;
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      if (g_socket < 0 && !ConnectLocked()) {
+        fd = -1;
+      } else {
+        fd = g_socket;
+      }
+    }
+    if (fd < 0) {
+      SleepMs(backoff_ms);
+      if (backoff_ms < 1000) backoff_ms *= 2;
+      continue;
+    }
+    backoff_ms = 20;
+    char buffer[64];
+    while (ReceiveMessage(fd, buffer, sizeof(buffer), nullptr) > 0) {
+    }
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_socket == fd) {
+      close(fd);
+      g_socket = -1;
+    }
+  }
+  return nullptr;
+}
+
+uint64_t Incarnation() {
+  uint64_t value = 0;
+  if (getrandom(&value, sizeof(value), GRND_NONBLOCK) != sizeof(value)) {
+    value = static_cast<uint64_t>(NowNs()) * 2654435761u ^ getpid();
+  }
+  return value | 1;
+}
+
+// Makes the region and starts registration. Called with g_mutex held.
+bool EnsureRegionLocked() {
+  if (g_region != nullptr) return true;
+  if (!g_event.enabled) return false;
+  const uint64_t bytes = ProcessRegionBytes(g_geometry);
+  int fd = memfd_create("meridian-probe", MFD_CLOEXEC);
+  if (fd < 0) return false;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    close(fd);
+    return false;
+  }
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (memory == MAP_FAILED) {
+    close(fd);
+    return false;
+  }
+  if (!InitProcessRegion(memory, g_geometry, Incarnation())) {
+    munmap(memory, bytes);
+    close(fd);
+    return false;
+  }
+  g_memfd = fd;
+  g_hello.pid = getpid();
+  g_hello.region_bytes = bytes;
+  g_region = static_cast<ProcessRegionHeader*>(memory);
+  ConnectLocked();  // the watcher retries if the agent is not there yet
+  if (!g_watcher_started) {
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    g_watcher_started =
+        pthread_create(&thread, &attr, WatchAgent, nullptr) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  return true;
+}
+
+int64_t EnvInt(const char* name, int64_t fallback) {
+  const char* value = getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  char* end;
+  long long n = strtoll(value, &end, 10);
+  return *end == '\0' ? n : fallback;
+}
+
+void ForkPrepare() { g_mutex.lock(); }
+void ForkParent() { g_mutex.unlock(); }
+// The child is a new process: it gets its own region and registration when
+// it first records. The parent's region stays mapped but is never written.
+void ForkChild() {
+  if (g_socket >= 0) close(g_socket);
+  if (g_memfd >= 0) close(g_memfd);
+  g_socket = -1;
+  g_memfd = -1;
+  g_region = nullptr;
+  g_watcher_started = false;
+  for (auto& entry : g_names) entry.store(0, std::memory_order_relaxed);
+  for (auto& id : g_name_cache) id = 0;
+  tls_writer = nullptr;
+  tls_no_ring = false;
+  g_mutex.unlock();
+}
+
+// Whether the CPU's time-stamp counter runs at a constant rate in every
+// power state and on every core (CPUID 0x80000007, EDX bit 8).
+bool InvariantTsc() {
+#if defined(__x86_64__)
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0x80000000, &eax, &ebx, &ecx, &edx) || eax < 0x80000007) {
+    return false;
+  }
+  __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx);
+  return (edx & (1u << 8)) != 0;
+#else
+  return false;
+#endif
+}
+
+__attribute__((constructor)) void LoadProbe() {
+  const char* socket = getenv("MERIDIAN_AGENT_SOCKET");
+  if (socket == nullptr || *socket == '\0') return;
+  CopyField(socket, g_socket_path, sizeof(g_socket_path));
+  LaunchIdentity id = IdentityFromEnvironment();
+  g_hello.rank = id.rank;
+  g_hello.local_rank = id.local_rank;
+  CopyField(id.job.c_str(), g_hello.job, sizeof(g_hello.job));
+  const int64_t records = EnvInt("MERIDIAN_RING_RECORDS", 1 << 15);
+  if (records >= 16 && records <= (1 << 24) && (records & (records - 1)) == 0) {
+    g_geometry.ring_capacity = static_cast<uint64_t>(records);
+  }
+  g_env_first_step = EnvInt("MERIDIAN_START_STEP", -1);
+  g_env_last_step = EnvInt("MERIDIAN_END_STEP", -1);
+  if (g_env_first_step >= 0 && g_env_last_step < 0) {
+    g_env_last_step = INT64_MAX;
+  }
+  if (g_env_last_step >= 0 && g_env_first_step < 0) g_env_first_step = 0;
+  const char* mode = getenv("MERIDIAN_TRACE");
+  const bool on_demand = mode != nullptr && strcmp(mode, "on-demand") == 0;
+  g_event.record_always = g_env_first_step < 0 && !on_demand;
+  const char* clock = getenv("MERIDIAN_CLOCK");
+  g_event.ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g_event.enabled = true;
+}
+
+// At exit, a process that is not connected (its agent restarting) tries
+// once more, so that an agent which is up gets the region before the
+// process's memory goes away.
+__attribute__((destructor)) void UnloadProbe() {
+  if (!g_event.enabled) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_region != nullptr && g_socket < 0) ConnectLocked();
+}
+
+}  // namespace
+
+bool RecordingInWindow() {
+  const int64_t step = g_event.step.load(std::memory_order_relaxed);
+  if (step >= g_env_first_step && step <= g_env_last_step &&
+      g_env_first_step >= 0) {
+    return true;
+  }
+  if (step >= g_demand_first_step.load(std::memory_order_relaxed) &&
+      step <= g_demand_last_step.load(std::memory_order_relaxed)) {
+    return true;
+  }
+  ProcessRegionHeader* region = g_region;
+  if (region == nullptr) return false;
+  // A clock read only while `meridian trace --seconds` asked for one.
+  const int64_t until = region->record_until_ns.load(std::memory_order_relaxed);
+  return until != 0 && NowNs() < until;
+}
+
+SpanRingWriter* ClaimRing() {
+  if (!g_event.enabled) return nullptr;
+  if (tls_no_ring) {
+    if (g_region != nullptr) {
+      g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+    }
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!EnsureRegionLocked()) {
+    tls_no_ring = true;
+    return nullptr;
+  }
+  const uint32_t index =
+      g_region->claimed_rings.fetch_add(1, std::memory_order_relaxed);
+  if (index >= g_region->max_rings) {
+    g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+    tls_no_ring = true;
+    return nullptr;
+  }
+  void* memory = RingMemory(g_region, index);
+  // Fault the ring's pages in now, once, rather than one page fault every
+  // 46 records the first time round.
+  const size_t ring_bytes = SpanRingBytes(g_region->ring_capacity);
+  if (madvise(memory, ring_bytes, 23 /* MADV_POPULATE_WRITE */) != 0) {
+    volatile char* page = static_cast<volatile char*>(memory);
+    for (size_t at = 0; at < ring_bytes; at += 4096) page[at] = 0;
+  }
+  InitSpanRing(memory, g_region->ring_capacity);
+  SpanRingWriter* writer = new (std::nothrow)
+      SpanRingWriter(memory, SpanRingBytes(g_region->ring_capacity));
+  if (writer == nullptr || !writer->valid()) {
+    tls_no_ring = true;
+    return nullptr;
+  }
+  g_region->slots[index].tid = static_cast<int32_t>(gettid());
+  g_region->slots[index].ready.store(1, std::memory_order_release);
+  tls_writer = writer;
+  return writer;
+}
+
+uint32_t Intern(const char* name) {
+  if (!g_event.enabled || name == nullptr) return 0;
+  const size_t n = strlen(name);
+  const uint32_t hash = Hash(name, n);
+  if (g_region != nullptr) {
+    if (uint32_t id = Find(name, n, hash)) return id;
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!EnsureRegionLocked()) return 0;
+  if (uint32_t id = Find(name, n, hash)) return id;
+  const uint32_t id =
+      AppendString(g_region, name, static_cast<uint32_t>(n > 4096 ? 4096 : n));
+  if (id == 0) return 0;
+  for (uint32_t i = 0; i < kNameTableSize; ++i) {
+    std::atomic<uint64_t>& slot = g_names[(hash + i) % kNameTableSize];
+    if (slot.load(std::memory_order_relaxed) == 0) {
+      slot.store(static_cast<uint64_t>(hash) << 32 | id,
+                 std::memory_order_release);
+      break;
+    }
+  }
+  return id;
+}
+
+uint32_t InternSlow(int slot, const char* name) {
+  const uint32_t id = Intern(name);
+  __atomic_store_n(&g_name_cache[slot], id, __ATOMIC_RELAXED);
+  return id;
+}
+
+void SetWorldRank(int rank) {
+  if (!g_event.enabled) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const bool changed = g_hello.rank != rank;
+  const bool registered = g_region != nullptr;
+  g_hello.rank = rank;
+  // A region made now is announced with the new rank in its hello; one the
+  // agent already knows gets the rank in an identity message.
+  if (!EnsureRegionLocked() || !changed || !registered || g_socket < 0) return;
+  ProbeIdentity identity;
+  identity.rank = g_hello.rank;
+  identity.local_rank = g_hello.local_rank;
+  SendMessage(g_socket, &identity, sizeof(identity), -1);
+}
+
+void StepBegin(int64_t step) {
+  if (!g_event.enabled) return;
+  g_event.step.store(step, std::memory_order_relaxed);
+  g_event.in_step.store(true, std::memory_order_relaxed);
+  g_step_start_ns.store(Now(), std::memory_order_relaxed);
+  ProcessRegionHeader* region = g_region;
+  if (region == nullptr && !g_event.record_always) {
+    // On-demand tracing needs the agent to know this process already.
+    std::lock_guard<std::mutex> lock(g_mutex);
+    EnsureRegionLocked();
+    region = g_region;
+  }
+  if (region == nullptr) return;
+  const uint64_t generation =
+      region->trace_generation.load(std::memory_order_acquire);
+  if (generation != g_seen_generation) {
+    g_seen_generation = generation;
+    const uint32_t steps = region->trace_steps.load(std::memory_order_relaxed);
+    g_demand_last_step.store(step + static_cast<int64_t>(steps) - 1,
+                             std::memory_order_relaxed);
+    g_demand_first_step.store(step, std::memory_order_relaxed);
+  }
+}
+
+void StepEnd() {
+  if (!g_event.enabled || !g_event.in_step.load(std::memory_order_relaxed))
+    return;
+  const int64_t end = Now();
+  if (Recording()) {
+    ProbeRecord record{};
+    record.start_ns = g_step_start_ns.load(std::memory_order_relaxed);
+    record.dur_ns = end - record.start_ns;
+    record.name = CachedName(0, "step");
+    record.category = 9;  // v1::CATEGORY_USER
+    record.flags = TimeFlags();
+    StampStep(&record);
+    Emit(record);
+  }
+  g_event.in_step.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace probe
+}  // namespace meridian

@@ -1,0 +1,137 @@
+// The probe's process-wide state inside a traced program: the shared
+// ProcessRegion, each thread's ring, the names table, the registration with
+// the node agent, the current training step and the tracing window.
+//
+// Recording an event (Emit) is a thread-local load, a few stores into this
+// thread's ring and one release store: no system call, lock or allocation.
+// Only the first event of a thread (it claims a ring) and the first use of a
+// name (it is interned) take a lock.
+//
+// The probe is enabled when MERIDIAN_AGENT_SOCKET is set as the program
+// starts (`meridian run` sets it); otherwise every entry point returns at
+// once. The region and the agent connection are made at the first event, so
+// processes that record nothing (mpirun itself, shells) never register.
+// A background thread watches the agent connection and, if the agent goes
+// away, reconnects and hands the same region to the next agent: records
+// wait in the rings meanwhile (a full ring counts drops, never blocks).
+//
+// Tracing window: MERIDIAN_START_STEP / MERIDIAN_END_STEP (inclusive)
+// record only those steps; MERIDIAN_TRACE=on-demand records nothing until
+// `meridian trace` asks for steps or seconds. Without either, everything is
+// recorded.
+#ifndef MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
+#define MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
+
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "capture/probe/probe_record.h"
+#include "capture/probe/span_ring.h"
+
+namespace meridian {
+namespace probe {
+
+// What every recorded event reads, on one cache line: in a loop of short MPI
+// calls on a busy node, each line the probe touches may have been evicted
+// since the previous call and costs a miss (docs/PERFORMANCE.md).
+struct alignas(64) EventState {
+  // Set once, before main, from the environment.
+  bool enabled = false;
+  // Set once, before main: events are timed with the invariant time-stamp
+  // counter (about 10 ns a read instead of clock_gettime's 23 on our
+  // machines); MERIDIAN_CLOCK=monotonic turns it off.
+  bool ticks = false;
+  // True when no window limits recording: Recording() is then one load.
+  bool record_always = true;
+  // The current training step (-1 before any), and whether one is open.
+  std::atomic<bool> in_step{false};
+  std::atomic<int64_t> step{-1};
+};
+extern EventState g_event;
+
+// This thread's ring (the library is built with initial-exec TLS: see
+// BUILD.bazel).
+extern __thread SpanRingWriter* tls_writer;
+
+inline int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// An event's time: ticks if g_event.ticks, else CLOCK_MONOTONIC ns. Records
+// holding it carry TimeFlags().
+inline int64_t Now() {
+#if defined(__x86_64__)
+  if (__builtin_expect(g_event.ticks, 1)) {
+    return static_cast<int64_t>(__builtin_ia32_rdtsc());
+  }
+#endif
+  return NowNs();
+}
+inline uint16_t TimeFlags() { return g_event.ticks ? ProbeRecord::kTicks : 0; }
+
+bool RecordingInWindow();
+// Whether an event happening now is recorded.
+inline bool Recording() {
+  return g_event.enabled &&
+         (__builtin_expect(g_event.record_always, 1) || RecordingInWindow());
+}
+
+// This thread's writer, claiming a ring (and creating the region) first if
+// needed; nullptr if none is left or the region could not be made.
+SpanRingWriter* ClaimRing();
+
+// Pushes `record` into this thread's ring.
+inline void Emit(const ProbeRecord& record) {
+  SpanRingWriter* writer = tls_writer;
+  if (__builtin_expect(writer == nullptr, 0)) {
+    writer = ClaimRing();
+    if (writer == nullptr) return;
+  }
+  writer->Push(record);
+}
+
+// The id of `name` in this process's string area (0 if it is full or the
+// region could not be made). Takes a lock only the first time a name is
+// seen.
+uint32_t Intern(const char* name);
+
+// Interned ids of fixed names (MPI functions), cached in `slot`
+// (0 <= slot < kNameSlots): after the first call, one load.
+constexpr int kNameSlots = 256;
+extern uint32_t g_name_cache[kNameSlots];
+uint32_t InternSlow(int slot, const char* name);
+inline uint32_t CachedName(int slot, const char* name) {
+  uint32_t id = __atomic_load_n(&g_name_cache[slot], __ATOMIC_RELAXED);
+  return id != 0 ? id : InternSlow(slot, name);
+}
+
+// The current training step: set by meridian_step_begin, -1 before any.
+// InStep() is false between step_end and the next step_begin.
+inline int64_t CurrentStep() {
+  return g_event.step.load(std::memory_order_relaxed);
+}
+inline bool InStep() { return g_event.in_step.load(std::memory_order_relaxed); }
+// Fills step/kHasStep of `record` if a step is current.
+inline void StampStep(ProbeRecord* record) {
+  if (InStep()) {
+    record->step = CurrentStep();
+    record->flags |= ProbeRecord::kHasStep;
+  }
+}
+
+// MPI_Init learned this process's world rank (used when the launcher's
+// environment did not say).
+void SetWorldRank(int rank);
+
+// Step API (meridian_step_begin/end); see include/meridian/probe.h.
+void StepBegin(int64_t step);
+void StepEnd();
+
+}  // namespace probe
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_

@@ -1,0 +1,110 @@
+#include "capture/probe/process_region.h"
+
+#include <cstring>
+#include <new>
+
+namespace meridian {
+namespace {
+
+constexpr uint64_t RoundUp64(uint64_t n) { return (n + 63) / 64 * 64; }
+
+bool PowerOfTwo(uint64_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+}  // namespace
+
+uint64_t ProcessRegionBytes(const ProcessRegionGeometry& geometry) {
+  return RoundUp64(sizeof(ProcessRegionHeader)) +
+         RoundUp64(geometry.strings_capacity) +
+         ProcessRegionHeader::kMaxRings *
+             RoundUp64(SpanRingBytes(geometry.ring_capacity));
+}
+
+bool InitProcessRegion(void* memory, const ProcessRegionGeometry& geometry,
+                       uint64_t incarnation) {
+  if (!PowerOfTwo(geometry.ring_capacity) || geometry.strings_capacity < 64 ||
+      geometry.strings_capacity > (1ULL << 31)) {
+    return false;
+  }
+  auto* header = new (memory) ProcessRegionHeader();
+  header->magic = ProcessRegionHeader::kMagic;
+  header->version = ProcessRegionHeader::kVersion;
+  header->max_rings = ProcessRegionHeader::kMaxRings;
+  header->ring_capacity = geometry.ring_capacity;
+  header->ring_stride = RoundUp64(SpanRingBytes(geometry.ring_capacity));
+  header->strings_offset = RoundUp64(sizeof(ProcessRegionHeader));
+  header->strings_capacity = RoundUp64(geometry.strings_capacity);
+  header->rings_offset = header->strings_offset + header->strings_capacity;
+  header->total_bytes = ProcessRegionBytes(geometry);
+  header->incarnation = incarnation;
+  header->strings_end.store(0, std::memory_order_relaxed);
+  header->claimed_rings.store(0, std::memory_order_relaxed);
+  header->events_without_ring.store(0, std::memory_order_relaxed);
+  header->trace_generation.store(0, std::memory_order_relaxed);
+  header->trace_steps.store(0, std::memory_order_relaxed);
+  header->record_until_ns.store(0, std::memory_order_relaxed);
+  for (RingSlot& slot : header->slots) {
+    slot.ready.store(0, std::memory_order_relaxed);
+    slot.tid = 0;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  return true;
+}
+
+ProcessRegionHeader* CheckProcessRegion(void* memory, uint64_t bytes) {
+  if (memory == nullptr || bytes < sizeof(ProcessRegionHeader)) return nullptr;
+  auto* header = static_cast<ProcessRegionHeader*>(memory);
+  // Every bound is checked without overflow: the values come from another
+  // process.
+  const uint64_t strings_end =
+      header->strings_offset + header->strings_capacity;
+  if (header->magic != ProcessRegionHeader::kMagic ||
+      header->version != ProcessRegionHeader::kVersion ||
+      header->max_rings != ProcessRegionHeader::kMaxRings ||
+      !PowerOfTwo(header->ring_capacity) ||
+      header->ring_capacity > (1ULL << 30) ||
+      header->ring_stride < SpanRingBytes(header->ring_capacity) ||
+      header->strings_offset < sizeof(ProcessRegionHeader) ||
+      header->strings_capacity > (1ULL << 31) || strings_end > bytes ||
+      header->rings_offset < strings_end || header->rings_offset > bytes ||
+      header->ring_stride >
+          (bytes - header->rings_offset) / ProcessRegionHeader::kMaxRings) {
+    return nullptr;
+  }
+  return header;
+}
+
+uint32_t AppendString(ProcessRegionHeader* header, const char* name,
+                      uint32_t length) {
+  const uint64_t end = header->strings_end.load(std::memory_order_relaxed);
+  const uint64_t need = (4 + static_cast<uint64_t>(length) + 3) / 4 * 4;
+  if (end + need > header->strings_capacity) return 0;
+  char* area = reinterpret_cast<char*>(header) + header->strings_offset;
+  std::memcpy(area + end, &length, 4);
+  std::memcpy(area + end + 4, name, length);
+  header->strings_end.store(end + need, std::memory_order_release);
+  return static_cast<uint32_t>(end + 1);
+}
+
+bool StringAt(const ProcessRegionHeader* header, uint32_t id, const char** data,
+              uint32_t* length) {
+  if (id == 0) {
+    *data = "";
+    *length = 0;
+    return true;
+  }
+  const uint64_t end = header->strings_end.load(std::memory_order_acquire);
+  const uint64_t offset = static_cast<uint64_t>(id) - 1;
+  if (end > header->strings_capacity || offset % 4 != 0 || offset + 4 > end) {
+    return false;
+  }
+  const char* area =
+      reinterpret_cast<const char*>(header) + header->strings_offset;
+  uint32_t n;
+  std::memcpy(&n, area + offset, 4);
+  if (n > end - offset - 4) return false;
+  *data = area + offset + 4;
+  *length = n;
+  return true;
+}
+
+}  // namespace meridian

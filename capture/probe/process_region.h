@@ -1,0 +1,106 @@
+// ProcessRegion: everything one traced process shares with its node agent,
+// laid out in one block of shared memory (a memfd the probe creates and
+// hands to the agent over the agent's Unix socket).
+//
+//   ProcessRegionHeader   magic, version, geometry, incarnation, counters,
+//                         one RingSlot per possible thread ring
+//   string area           names, appended and never changed:
+//                         [uint32 length][bytes], 4-byte aligned
+//   rings                 max_rings SpanRings of ring_capacity records each
+//
+// Strings: a record names its operation by string id = offset in the string
+// area + 1 (0 is ""). The probe appends a string and then publishes the new
+// end of the area (release); it pushes records naming the string only after
+// that, so an agent that has read a record (acquire on the ring's head) and
+// then loads strings_end (acquire) always finds the string.
+//
+// Rings: a thread claims the next ring slot the first time it records
+// (claimed_rings), lays the ring out, stores its thread id and then sets
+// `ready` (release). The agent drains ready rings only. A process has at most
+// kMaxRings recording threads; events of further threads are counted in
+// `events_without_ring` and not recorded.
+//
+// Both sides check what they read: the agent treats the memory as input
+// from another process (any offset or length may be wrong).
+#ifndef MERIDIAN_AGENT_PROBE_PROCESS_REGION_H_
+#define MERIDIAN_AGENT_PROBE_PROCESS_REGION_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "capture/probe/span_ring.h"
+
+namespace meridian {
+
+struct RingSlot {
+  std::atomic<uint32_t> ready;
+  int32_t tid;  // OS thread id of the thread that owns the ring
+};
+
+struct ProcessRegionHeader {
+  static constexpr uint64_t kMagic = 0x5052434449524d45ULL;  // "EMRIDCRP"
+  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kMaxRings = 64;
+
+  uint64_t magic;
+  uint32_t version;
+  uint32_t max_rings;
+  uint64_t ring_capacity;  // records per ring, a power of two
+  uint64_t ring_stride;    // bytes from one ring to the next
+  uint64_t rings_offset;   // from the start of the region
+  uint64_t strings_offset;
+  uint64_t strings_capacity;
+  uint64_t total_bytes;
+  uint64_t incarnation;  // random per process: tells a reused pid apart
+  alignas(64) std::atomic<uint64_t> strings_end;  // bytes published
+  std::atomic<uint32_t> claimed_rings;
+  std::atomic<uint64_t> events_without_ring;
+  // On-demand tracing (`meridian trace`), written by the agent: a new
+  // trace_generation asks the probe to record the next trace_steps steps
+  // from its next step_begin; record_until_ns (CLOCK_MONOTONIC) records
+  // every event until then.
+  alignas(64) std::atomic<uint64_t> trace_generation;
+  std::atomic<uint32_t> trace_steps;
+  std::atomic<int64_t> record_until_ns;
+  RingSlot slots[kMaxRings];
+};
+
+struct ProcessRegionGeometry {
+  uint64_t ring_capacity = 1 << 15;     // 2.75 MiB of records per thread
+  uint64_t strings_capacity = 1 << 20;  // names
+};
+
+// Bytes a region of `geometry` needs.
+uint64_t ProcessRegionBytes(const ProcessRegionGeometry& geometry);
+
+// Lays out an empty region in `memory` (ProcessRegionBytes bytes, zeroed,
+// 64-byte aligned). False if the geometry is invalid (capacity not a power
+// of two, or zero).
+bool InitProcessRegion(void* memory, const ProcessRegionGeometry& geometry,
+                       uint64_t incarnation);
+
+// The header if `memory` (`bytes` long) holds a region whose geometry fits
+// in it; nullptr otherwise.
+ProcessRegionHeader* CheckProcessRegion(void* memory, uint64_t bytes);
+
+// Where ring `index` lives, and its size in bytes.
+inline void* RingMemory(ProcessRegionHeader* header, uint32_t index) {
+  return reinterpret_cast<char*>(header) + header->rings_offset +
+         header->ring_stride * index;
+}
+
+// Appends `name` (`length` bytes) to the string area and publishes it.
+// Returns its id, or 0 if the area is full. Callers serialize appends (the
+// probe holds a lock: it appends once per distinct name, never per event).
+uint32_t AppendString(ProcessRegionHeader* header, const char* name,
+                      uint32_t length);
+
+// The string with `id`, if it is published and well-formed: sets `*data`
+// and `*length` and returns true. Id 0 is "".
+bool StringAt(const ProcessRegionHeader* header, uint32_t id, const char** data,
+              uint32_t* length);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_PROCESS_REGION_H_

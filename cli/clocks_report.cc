@@ -1,0 +1,58 @@
+#include "cli/clocks_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "query/json.h"
+
+namespace meridian {
+
+std::string ClocksText(const v1::ClocksReply& clocks) {
+  std::string out = absl::StrFormat(
+      "%-20s %-12s %6s %14s %11s %14s %14s\n", "node", "ranks", "models",
+      "offset_us", "drift_ppm", "uncertainty_us", "correction_us");
+  for (const v1::NodeClock& n : clocks.nodes()) {
+    absl::StrAppendFormat(&out, "%-20s %-12s %6d %14.3f %11.3f %14.3f %14.3f\n",
+                          n.node(), absl::StrJoin(n.ranks(), ","), n.models(),
+                          n.offset_ns() / 1e3, n.drift_ppb() / 1e3,
+                          n.uncertainty_ns() / 1e3, n.correction_ns() / 1e3);
+  }
+  absl::StrAppend(
+      &out, "\ncausal constraints: ", clocks.constraints(),
+      "; violated with the probe models alone: ", clocks.violations_before(),
+      "; after refinement: ", clocks.violations_after());
+  if (clocks.adjusted_spans() > 0) {
+    absl::StrAppend(&out, " (an export moves the end of ",
+                    clocks.adjusted_spans(), " spans to clear them)");
+  }
+  out += "\n";
+  if (!clocks.note().empty())
+    absl::StrAppend(&out, "note: ", clocks.note(), "\n");
+  return out;
+}
+
+std::string ClocksJson(const v1::ClocksReply& clocks) {
+  std::string out = "{\"nodes\":[";
+  for (int i = 0; i < clocks.nodes_size(); ++i) {
+    const v1::NodeClock& n = clocks.nodes(i);
+    absl::StrAppend(&out, i ? "," : "", "{\"node\":");
+    AppendJsonString(&out, n.node());
+    absl::StrAppend(&out, ",\"ranks\":[", absl::StrJoin(n.ranks(), ","),
+                    "],\"models\":", n.models(),
+                    ",\"offset_ns\":", n.offset_ns(),
+                    ",\"drift_ppb\":", n.drift_ppb(),
+                    ",\"uncertainty_ns\":", n.uncertainty_ns(),
+                    ",\"correction_ns\":", n.correction_ns(), "}");
+  }
+  absl::StrAppend(&out, "],\"constraints\":", clocks.constraints(),
+                  ",\"violations_before\":", clocks.violations_before(),
+                  ",\"violations_after\":", clocks.violations_after(),
+                  ",\"adjusted_spans\":", clocks.adjusted_spans(),
+                  ",\"refined\":", clocks.refined() ? "true" : "false",
+                  ",\"note\":");
+  AppendJsonString(&out, clocks.note());
+  out += "}\n";
+  return out;
+}
+
+}  // namespace meridian

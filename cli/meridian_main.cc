@@ -1,0 +1,484 @@
+// meridian: the command-line client of a Meridian collector. See docs/cli.md.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/run_command.h"
+#include "common/command_line.h"
+#include "grpcpp/grpcpp.h"
+#include "meridian/v1/control.grpc.pb.h"
+#include "meridian/v1/query.grpc.pb.h"
+#include "cli/analysis_report.h"
+#include "cli/clocks_report.h"
+#include "cli/filter_flags.h"
+#include "cli/stats_report.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: meridian [--collector HOST:PORT] COMMAND [flags]
+
+Commands:
+  jobs                      the jobs stored: ranks, nodes, spans, time range
+  export --job J -o FILE    one merged Chrome trace (chrome://tracing, Perfetto)
+  stats --job J [--json]    mpitrace-style communication statistics
+  clocks --job J [--json]   each node's clock offset, drift, uncertainty and
+                            causal correction; violations before and after
+  critical-path --job J [--step N] [--json]
+                            what bounds the step (or job) time: the longest
+                            path across ranks, with its breakdown
+  stragglers --job J [--head N] [--json]
+                            arrival skew per collective (most skewed N,
+                            default 20); the ranks others waited for most
+  steps --job J [--json]    iteration time per step and rank; compute,
+                            communication and their overlap
+  compare --job A --job B | --job A --ranks R1,R2
+          [--sort time|count|bytes|name] [--head N] [--json]
+                            per operation: count, time and bytes, B - A
+  graph --job J --step N -o FILE [--format dot|graphml]
+                            the step's dependency graph (format from the
+                            file name's .dot or .graphml, else dot)
+  run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
+                            run CMD traced (works around or inside mpirun)
+  trace --job J --steps N | --seconds S [--timeout S] [--local]
+                            make the job's processes on every node record
+                            the next N steps (or S seconds), through the
+                            collector and each node's agent (answers within
+                            --timeout, default 10 s); --local: only this
+                            node's, from its agent; see --on-demand
+
+export shows every node on the collector's clock (docs/clocks.md);
+--raw-clock shows the nodes' raw timestamps instead. export --critical-path
+adds a "critical path" track: of step N with --steps N, else of the job.
+The analyses are explained in docs/analysis.md.
+
+Filters (export and stats):
+  --ranks 0,2-5  --category mpi,nccl,cuda_kernel,...,user  --name GLOB
+  --from T --to T (since the job's first span: 1.5s, 250ms, 10us, 100ns)
+  --steps A:B
+
+--collector defaults to $MERIDIAN_COLLECTOR, else 127.0.0.1:7070.
+)";
+
+int Usage(const std::string& error) {
+  fprintf(stderr, "meridian: %s\n\n%s", error.c_str(), kUsage);
+  return 2;
+}
+
+int RpcFailed(const char* what, const grpc::Status& status,
+              const std::string& collector) {
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    fprintf(stderr,
+            "meridian: %s: cannot reach the collector at %s (%s); is "
+            "meridian-collector running there? (--collector HOST:PORT)\n",
+            what, collector.c_str(), status.error_message().c_str());
+  } else {
+    fprintf(stderr, "meridian: %s: %s\n", what, status.error_message().c_str());
+  }
+  return 1;
+}
+
+std::string Utc(int64_t ns) {
+  time_t seconds = ns / 1000000000;
+  struct tm tm;
+  gmtime_r(&seconds, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return absl::StrFormat("%s.%03dZ", buf, (ns / 1000000) % 1000);
+}
+
+int Jobs(meridian::v1::Query::Stub& stub, const std::string& collector) {
+  grpc::ClientContext context;
+  meridian::v1::ListJobsReply reply;
+  grpc::Status status =
+      stub.ListJobs(&context, meridian::v1::ListJobsRequest(), &reply);
+  if (!status.ok()) return RpcFailed("jobs", status, collector);
+  if (reply.jobs_size() == 0) {
+    printf("no jobs stored yet\n");
+    return 0;
+  }
+  printf("%-24s %6s %6s %12s  %-24s %12s\n", "JOB", "RANKS", "NODES", "SPANS",
+         "START (UTC)", "DURATION(s)");
+  for (const auto& job : reply.jobs()) {
+    printf("%-24s %6d %6d %12lld  %-24s %12.6f\n", job.job().c_str(),
+           job.ranks(), job.nodes(), static_cast<long long>(job.spans()),
+           job.spans() > 0 ? Utc(job.start_ns()).c_str() : "-",
+           (job.end_ns() - job.start_ns()) / 1e9);
+  }
+  return 0;
+}
+
+// Writes a streamed reply to `output`, beside it first and renamed at the
+// end: never a partial file. Returns the bytes written, or -1 after saying
+// why not.
+template <typename Reader>
+int64_t WriteStream(const char* what, Reader& reader,
+                    grpc::ClientContext& context, const std::string& output,
+                    const std::string& collector) {
+  const std::string partial = output + ".partial";
+  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    fprintf(stderr, "meridian: %s: cannot write %s\n", what, partial.c_str());
+    context.TryCancel();
+    reader->Finish();
+    return -1;
+  }
+  meridian::v1::TraceChunk chunk;
+  int64_t bytes = 0;
+  while (reader->Read(&chunk)) {
+    file.write(chunk.data().data(), chunk.data().size());
+    bytes += chunk.data().size();
+  }
+  grpc::Status status = reader->Finish();
+  file.close();
+  if (!status.ok() || !file) {
+    std::remove(partial.c_str());
+    if (!status.ok()) {
+      RpcFailed(what, status, collector);
+    } else {
+      fprintf(stderr, "meridian: %s: writing %s failed\n", what,
+              partial.c_str());
+    }
+    return -1;
+  }
+  if (std::rename(partial.c_str(), output.c_str()) != 0) {
+    fprintf(stderr, "meridian: %s: cannot rename %s to %s\n", what,
+            partial.c_str(), output.c_str());
+    return -1;
+  }
+  return bytes;
+}
+
+int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const meridian::v1::SpanFilter& filter, const std::string& output,
+           bool raw_clock, bool critical_path) {
+  if (output.empty()) return Usage("export needs -o FILE");
+  grpc::ClientContext context;
+  meridian::v1::ExportRequest request;
+  *request.mutable_filter() = filter;
+  request.set_raw_clock(raw_clock);
+  request.set_critical_path(critical_path);
+  auto reader = stub.ExportTrace(&context, request);
+  const int64_t bytes =
+      WriteStream("export", reader, context, output, collector);
+  if (bytes < 0) return 1;
+  printf(
+      "wrote %s (%lld bytes): the merged trace of job %s; open it in "
+      "https://ui.perfetto.dev or chrome://tracing\n",
+      output.c_str(), static_cast<long long>(bytes), filter.job().c_str());
+  return 0;
+}
+
+// `meridian trace` through the collector: every live agent applies the
+// order to its processes of the job; prints what each node reported.
+int TraceJob(const std::string& collector, const std::string& job,
+             uint32_t steps, uint32_t seconds, uint32_t timeout_s) {
+  auto stub = meridian::v1::Control::NewStub(
+      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(timeout_s + 10));
+  meridian::v1::TraceRequest request;
+  request.set_job(job);
+  request.set_steps(steps);
+  request.set_seconds(seconds);
+  request.set_timeout_ms(timeout_s * 1000);
+  meridian::v1::TraceReply reply;
+  grpc::Status status = stub->RequestTrace(&context, request, &reply);
+  if (!status.ok()) {
+    RpcFailed("trace", status, collector);
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      fprintf(stderr,
+              "meridian: trace: --local asks this node's agent alone\n");
+    }
+    return 1;
+  }
+  uint32_t processes = 0, nodes = 0;
+  for (const auto& node : reply.nodes()) {
+    processes += node.processes();
+    nodes += node.processes() > 0;
+  }
+  if (reply.unanswered() > 0) {
+    fprintf(stderr,
+            "meridian: trace: %u agents did not answer within %u s; their "
+            "processes may still start recording\n",
+            reply.unanswered(), timeout_s);
+  }
+  if (processes == 0) {
+    fprintf(stderr,
+            "meridian: trace: no process of job %s on the %d agents that "
+            "answered\n",
+            job.c_str(), reply.nodes_size());
+    return 1;
+  }
+  printf("meridian trace: %u processes of job %s on %u nodes will record ",
+         processes, job.c_str(), nodes);
+  if (steps > 0) {
+    printf("the next %u steps\n", steps);
+  } else {
+    printf("for %u seconds\n", seconds);
+  }
+  for (const auto& node : reply.nodes()) {
+    if (node.processes() > 0) {
+      printf("  %s: %u processes\n", node.node().c_str(), node.processes());
+    }
+  }
+  return 0;
+}
+
+// Calls a unary Query RPC and prints its reply as text, or as JSON.
+template <typename Request, typename Reply>
+int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
+                 grpc::Status (meridian::v1::Query::Stub::*rpc)(
+                     grpc::ClientContext*, const Request&, Reply*),
+                 const Request& request, const std::string& collector,
+                 bool json, std::string (*as_json)(const Reply&),
+                 std::string (*as_text)(const Reply&)) {
+  grpc::ClientContext context;
+  Reply reply;
+  grpc::Status status = (stub.*rpc)(&context, request, &reply);
+  if (!status.ok()) return RpcFailed(what, status, collector);
+  const std::string out = json ? as_json(reply) : as_text(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const std::string& job, bool json) {
+  meridian::v1::ClocksRequest request;
+  request.set_job(job);
+  return CallAndPrint("clocks", stub, &meridian::v1::Query::Stub::GetClocks,
+                      request, collector, json, meridian::ClocksJson,
+                      meridian::ClocksText);
+}
+
+int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
+          const meridian::v1::SpanFilter& filter, bool json) {
+  meridian::v1::StatsRequest request;
+  *request.mutable_filter() = filter;
+  return CallAndPrint("stats", stub, &meridian::v1::Query::Stub::GetStats,
+                      request, collector, json, meridian::StatsJson,
+                      meridian::StatsText);
+}
+
+int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
+                 const meridian::CommandLine& line) {
+  meridian::v1::CriticalPathRequest request;
+  request.set_job(line.Get("job"));
+  if (line.Has("step")) {
+    auto step = line.GetInt("step", 0);
+    if (!step.ok()) return Usage(std::string(step.status().message()));
+    request.set_step(*step);
+  }
+  return CallAndPrint("critical-path", stub,
+                      &meridian::v1::Query::Stub::GetCriticalPath, request,
+                      collector, line.Has("json"), meridian::CriticalPathJson,
+                      meridian::CriticalPathText);
+}
+
+int Stragglers(meridian::v1::Query::Stub& stub, const std::string& collector,
+               const meridian::CommandLine& line) {
+  auto head = line.GetInt("head", 20);
+  if (!head.ok() || *head < 0 || *head > INT32_MAX) {
+    return Usage("--head must be a count >= 0 (0: all)");
+  }
+  meridian::v1::StragglersRequest request;
+  request.set_job(line.Get("job"));
+  request.set_head(static_cast<int32_t>(*head));
+  return CallAndPrint("stragglers", stub,
+                      &meridian::v1::Query::Stub::GetStragglers, request,
+                      collector, line.Has("json"), meridian::StragglersJson,
+                      meridian::StragglersText);
+}
+
+int Steps(meridian::v1::Query::Stub& stub, const std::string& collector,
+          const meridian::CommandLine& line) {
+  meridian::v1::StepsRequest request;
+  request.set_job(line.Get("job"));
+  return CallAndPrint("steps", stub, &meridian::v1::Query::Stub::GetSteps,
+                      request, collector, line.Has("json"), meridian::StepsJson,
+                      meridian::StepsText);
+}
+
+int Compare(meridian::v1::Query::Stub& stub, const std::string& collector,
+            const meridian::CommandLine& line) {
+  const std::vector<std::string> jobs = line.GetAll("job");
+  meridian::v1::CompareRequest request;
+  if (jobs.size() == 2 && !line.Has("ranks")) {
+    request.set_job_a(jobs[0]);
+    request.set_job_b(jobs[1]);
+  } else if (jobs.size() == 1 && line.Has("ranks")) {
+    auto ranks = meridian::ParseRanks(line.Get("ranks"));
+    if (!ranks.ok()) return Usage(std::string(ranks.status().message()));
+    if (ranks->size() != 2) {
+      return Usage("compare --ranks takes two ranks: --ranks R1,R2");
+    }
+    request.set_job_a(jobs[0]);
+    *request.mutable_ranks() = {ranks->begin(), ranks->end()};
+  } else {
+    return Usage("compare needs --job A --job B, or --job A --ranks R1,R2");
+  }
+  auto head = line.GetInt("head", 0);
+  if (!head.ok() || *head < 0 || *head > INT32_MAX) {
+    return Usage("--head must be a count >= 0 (0: all)");
+  }
+  request.set_head(static_cast<int32_t>(*head));
+  request.set_sort(line.Get("sort", "time"));
+  return CallAndPrint("compare", stub, &meridian::v1::Query::Stub::Compare,
+                      request, collector, line.Has("json"),
+                      meridian::CompareJson, meridian::CompareText);
+}
+
+int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
+          const meridian::CommandLine& line) {
+  const std::string output = line.Get("output");
+  if (output.empty()) return Usage("graph needs -o FILE");
+  if (!line.Has("step")) return Usage("graph needs --step N");
+  auto step = line.GetInt("step", 0);
+  if (!step.ok()) return Usage(std::string(step.status().message()));
+  std::string format = line.Get("format");
+  if (format.empty()) {
+    const bool graphml =
+        absl::EndsWith(output, ".graphml") || absl::EndsWith(output, ".xml");
+    format = graphml ? "graphml" : "dot";
+  }
+  if (format != "dot" && format != "graphml") {
+    return Usage("--format must be dot or graphml");
+  }
+  grpc::ClientContext context;
+  meridian::v1::GraphRequest request;
+  request.set_job(line.Get("job"));
+  request.set_step(*step);
+  request.set_format(format == "graphml" ? meridian::v1::GRAPH_FORMAT_GRAPHML
+                                         : meridian::v1::GRAPH_FORMAT_DOT);
+  auto reader = stub.ExportGraph(&context, request);
+  const int64_t bytes =
+      WriteStream("graph", reader, context, output, collector);
+  if (bytes < 0) return 1;
+  printf(
+      "wrote %s (%lld bytes): the dependency graph of job %s, step %lld, "
+      "as %s\n",
+      output.c_str(), static_cast<long long>(bytes), request.job().c_str(),
+      static_cast<long long>(*step), format == "graphml" ? "GraphML" : "DOT");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::string& arg : args) {
+    if (arg == "-o") arg = "--output";
+  }
+  std::vector<std::string> value_flags = meridian::kFilterFlags;
+  value_flags.insert(value_flags.end(),
+                     {"collector", "output", "seconds", "flush-timeout", "step",
+                      "head", "sort", "format", "timeout"});
+  auto line = meridian::CommandLine::Parse(
+      args, 1, value_flags,
+      {"json", "help", "on-demand", "raw-clock", "critical-path", "local"});
+  if (!line.ok()) return Usage(std::string(line.status().message()));
+  if (line->Has("help")) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  const char* env = getenv("MERIDIAN_COLLECTOR");
+  const std::string collector =
+      line->Get("collector", env && *env ? env : "127.0.0.1:7070");
+  if (!line->positional().empty() && line->positional()[0] == "run") {
+    if (std::find(args.begin(), args.end(), "--") == args.end()) {
+      return Usage("run needs -- before the command: meridian run -- CMD...");
+    }
+    auto timeout = line->GetInt("flush-timeout", 60);
+    if (!timeout.ok() || *timeout < 0 || *timeout > 86400) {
+      return Usage("--flush-timeout must be seconds (0 to 86400)");
+    }
+    meridian::RunOptions run;
+    run.collector = collector;
+    run.job = line->Get("job");
+    run.on_demand = line->Has("on-demand");
+    run.flush_timeout_ms = static_cast<int>(*timeout * 1000);
+    run.command.assign(line->positional().begin() + 1,
+                       line->positional().end());
+    return meridian::RunTraced(run);
+  }
+  if (line->positional().size() != 1) {
+    return Usage(line->positional().empty() ? "no command given"
+                                            : "give one command");
+  }
+  const std::string command = line->positional()[0];
+  if (command == "trace") {
+    auto steps = line->GetInt("steps", 0);
+    auto seconds = line->GetInt("seconds", 0);
+    if (!line->Has("job")) return Usage("trace needs --job J");
+    if (!steps.ok() || !seconds.ok() || *steps < 0 || *seconds < 0 ||
+        *steps > 1000000 || *seconds > 86400 ||
+        (*steps > 0) == (*seconds > 0)) {
+      return Usage("trace needs one of --steps N or --seconds S (positive)");
+    }
+    if (line->Has("local")) {
+      return meridian::RequestTrace(line->Get("job"), static_cast<int>(*steps),
+                                    static_cast<int>(*seconds));
+    }
+    auto timeout = line->GetInt("timeout", 10);
+    if (!timeout.ok() || *timeout <= 0 || *timeout > 600) {
+      return Usage("--timeout must be seconds (1 to 600)");
+    }
+    return TraceJob(collector, line->Get("job"), static_cast<uint32_t>(*steps),
+                    static_cast<uint32_t>(*seconds),
+                    static_cast<uint32_t>(*timeout));
+  }
+  auto stub = meridian::v1::Query::NewStub(
+      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
+
+  if (command == "jobs") return Jobs(*stub, collector);
+  if (command == "clocks") {
+    if (!line->Has("job")) {
+      return Usage("clocks needs --job J (`meridian jobs` lists them)");
+    }
+    return Clocks(*stub, collector, line->Get("job"), line->Has("json"));
+  }
+  using Analysis = int (*)(meridian::v1::Query::Stub&, const std::string&,
+                           const meridian::CommandLine&);
+  const std::pair<const char*, Analysis> analyses[] = {
+      {"critical-path", CriticalPath},
+      {"stragglers", Stragglers},
+      {"steps", Steps},
+      {"compare", Compare},
+      {"graph", Graph}};
+  for (const auto& [name, run] : analyses) {
+    if (command != name) continue;
+    if (!line->Has("job")) {
+      return Usage(
+          absl::StrCat(name, " needs --job J (`meridian jobs` lists them)"));
+    }
+    return run(*stub, collector, *line);
+  }
+  if (command != "export" && command != "stats") {
+    return Usage(absl::StrCat("unknown command \"", command, "\""));
+  }
+  if (!line->Has("job")) {
+    return Usage(
+        absl::StrCat(command, " needs --job J (`meridian jobs` lists them)"));
+  }
+  auto filter = meridian::ParseFilter(*line);
+  if (!filter.ok()) return Usage(std::string(filter.status().message()));
+  if (command == "export") {
+    if (line->Has("raw-clock") && line->Has("critical-path")) {
+      return Usage(
+          "export --critical-path needs the collector's clock: drop "
+          "--raw-clock");
+    }
+    return Export(*stub, collector, *filter, line->Get("output"),
+                  line->Has("raw-clock"), line->Has("critical-path"));
+  }
+  return Stats(*stub, collector, *filter, line->Has("json"));
+}

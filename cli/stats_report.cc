@@ -1,0 +1,112 @@
+#include "cli/stats_report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "query/category.h"
+#include "query/json.h"
+
+namespace meridian {
+namespace {
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+double AvgBytes(int64_t bytes, int64_t calls) {
+  return calls > 0 ? static_cast<double>(bytes) / calls : 0.0;
+}
+
+std::string BucketLabel(int log2) {
+  if (log2 < 0) return "0";
+  return absl::StrCat(
+      "[", int64_t{1} << log2, ", ",
+      log2 >= 62 ? std::string("2^63") : absl::StrCat(int64_t{1} << (log2 + 1)),
+      ")");
+}
+
+}  // namespace
+
+std::string StatsText(const v1::StatsReply& stats) {
+  std::string out = absl::StrFormat(
+      "Job %s: %d ranks. Communication (MPI and NCCL) summed over all "
+      "ranks.\n\n",
+      stats.job(), stats.ranks_size());
+  absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", "Operation", "#calls",
+                        "avg. bytes", "time(sec)");
+  for (const v1::OpStats& op : stats.ops()) {
+    absl::StrAppendFormat(&out, "%-28s %12d %16.1f %12.6f\n", op.name(),
+                          op.calls(), AvgBytes(op.bytes(), op.calls()),
+                          Seconds(op.dur_ns()));
+  }
+  out += "\nMessage size distributions:\n";
+  for (const v1::OpStats& op : stats.ops()) {
+    absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", op.name(), "#calls",
+                          "avg. bytes", "time(sec)");
+    for (const v1::SizeBucket& b : op.buckets()) {
+      absl::StrAppendFormat(
+          &out, "  %-26s %12d %16.1f %12.6f\n", BucketLabel(b.log2()),
+          b.calls(), AvgBytes(b.bytes(), b.calls()), Seconds(b.dur_ns()));
+    }
+  }
+  out += "\nCommunication per rank:\n";
+  absl::StrAppendFormat(&out, "%6s  %-20s %10s %12s %12s\n", "rank", "host",
+                        "#calls", "comm(s)", "elapsed(s)");
+  for (const v1::RankStats& r : stats.ranks()) {
+    absl::StrAppendFormat(&out, "%6d  %-20s %10d %12.6f %12.6f\n", r.rank(),
+                          r.host(), r.calls(), Seconds(r.comm_ns()),
+                          Seconds(r.elapsed_ns()));
+  }
+  if (stats.ranks_size() > 0) {
+    auto comm_of = [&stats](int32_t rank) {
+      for (const v1::RankStats& r : stats.ranks()) {
+        if (r.rank() == rank) return r.comm_ns();
+      }
+      return int64_t{0};
+    };
+    absl::StrAppendFormat(
+        &out,
+        "\nminimum communication time = %.6f sec for rank %d\n"
+        "median communication time = %.6f sec for rank %d\n"
+        "maximum communication time = %.6f sec for rank %d\n",
+        Seconds(comm_of(stats.min_comm_rank())), stats.min_comm_rank(),
+        Seconds(comm_of(stats.median_comm_rank())), stats.median_comm_rank(),
+        Seconds(comm_of(stats.max_comm_rank())), stats.max_comm_rank());
+  }
+  absl::StrAppendFormat(&out, "total elapsed time = %.6f seconds.\n",
+                        Seconds(stats.elapsed_ns()));
+  return out;
+}
+
+std::string StatsJson(const v1::StatsReply& stats) {
+  std::string out = "{\"job\":";
+  AppendJsonString(&out, stats.job());
+  absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns(), ",\"ops\":[");
+  for (int i = 0; i < stats.ops_size(); ++i) {
+    const v1::OpStats& op = stats.ops(i);
+    absl::StrAppend(&out, i ? "," : "", "{\"name\":");
+    AppendJsonString(&out, op.name());
+    absl::StrAppend(&out, ",\"category\":\"", CategoryName(op.category()),
+                    "\",\"calls\":", op.calls(), ",\"bytes\":", op.bytes(),
+                    ",\"dur_ns\":", op.dur_ns(), ",\"buckets\":[");
+    for (int j = 0; j < op.buckets_size(); ++j) {
+      const v1::SizeBucket& b = op.buckets(j);
+      absl::StrAppend(&out, j ? "," : "", "{\"log2\":", b.log2(),
+                      ",\"calls\":", b.calls(), ",\"bytes\":", b.bytes(),
+                      ",\"dur_ns\":", b.dur_ns(), "}");
+    }
+    out += "]}";
+  }
+  out += "],\"ranks\":[";
+  for (int i = 0; i < stats.ranks_size(); ++i) {
+    const v1::RankStats& r = stats.ranks(i);
+    absl::StrAppend(&out, i ? "," : "", "{\"rank\":", r.rank(), ",\"host\":");
+    AppendJsonString(&out, r.host());
+    absl::StrAppend(&out, ",\"calls\":", r.calls(),
+                    ",\"comm_ns\":", r.comm_ns(),
+                    ",\"elapsed_ns\":", r.elapsed_ns(), "}");
+  }
+  absl::StrAppend(&out, "],\"min_comm_rank\":", stats.min_comm_rank(),
+                  ",\"median_comm_rank\":", stats.median_comm_rank(),
+                  ",\"max_comm_rank\":", stats.max_comm_rank(), "}\n");
+  return out;
+}
+
+}  // namespace meridian
