@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every Meridian test: installs what is missing, builds, runs `bazel test //...`
 # (unit tests beside the code, the integration test and the CLI test under
-# tests/), and ends with a "N passed, N failed" line. Tests that need the
+# tests/) and tests/layering.sh (the folders' dependencies), and ends with a
+# "N passed, N failed" line. Tests that need the
 # CUDA toolkit are skipped without one (and counted as skipped); tests that
 # need a GPU are in tests/gpu/run.sh.
 set -euo pipefail
@@ -20,6 +21,12 @@ status=0
 bazel test //... 2>&1 | tee "$log" || status=$?
 total=$(grep -oE 'Executed [0-9]+ out of ([0-9]+) tests?' "$log" | grep -oE '[0-9]+ tests?$' | grep -oE '[0-9]+' || echo 0)
 failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log" || true)
+# The floor plan (folders depend only on those below them), by bazel query.
+total=$((total + 1))
+if ! ./tests/layering.sh; then
+  failed=$((failed + 1))
+  status=1
+fi
 skipped=$(grep -cE '^//[^ ]+ +SKIPPED' "$log" || true)
 if [ "$skipped" -gt 0 ]; then
   echo "$((total - failed - skipped)) passed, ${failed} failed, ${skipped} skipped (no CUDA toolkit)"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The floor plan, checked (docs/architecture.md): each folder's production
+# targets (libraries and programs, not tests) may depend only on the folders
+# listed for it, and nothing loaded into a traced process (capture/) may
+# depend on absl, protobuf, gRPC or spdlog. Runs `bazel query`, so it is run
+# by tests/run.sh rather than inside `bazel test`. Prints each violation as
+# "FOLDER: TARGET depends on LABEL" and exits 1 if there is any.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# folder: the folders its production targets may use (besides itself).
+declare -A allowed=(
+  [common]=""
+  [capture]=""
+  [wire]="proto"
+  [agent]="capture wire proto common"
+  [store]="wire proto common"
+  [query]="store wire proto common"
+  [collector]="query store wire proto common"
+  [cli]="query capture proto common"
+)
+# Always allowed: system libraries wrapped in third_party/, except these
+# for the in-process folder.
+in_process_banned="//third_party:absl //third_party:grpc //third_party:spdlog //third_party:protobuf"
+
+violations=0
+for folder in "${!allowed[@]}"; do
+  targets=$(bazel query --noshow_progress \
+    "kind('cc_library|cc_binary|cc_shared_library', //$folder/...)" 2>/dev/null)
+  [ -n "$targets" ] || continue
+  deps=$(bazel query --noshow_progress \
+    "kind(rule, deps(set($(echo $targets))))" 2>/dev/null | grep '^//' || true)
+  for dep in $deps; do
+    pkg=${dep#//}
+    pkg=${pkg%%:*}
+    top=${pkg%%/*}
+    [ "$top" = "$folder" ] && continue
+    [ "$top" = third_party ] && {
+      if [ "$folder" = capture ] && [[ " $in_process_banned " == *" ${dep} "* ]]; then
+        echo "capture: depends on $dep (loaded into traced processes: no absl, protobuf, gRPC or spdlog)"
+        violations=$((violations + 1))
+      fi
+      continue
+    }
+    if [[ " ${allowed[$folder]} " != *" $top "* ]]; then
+      who=$(bazel query --noshow_progress \
+        "rdeps(set($(echo $targets)), $dep, 1) intersect set($(echo $targets))" 2>/dev/null | head -3 | tr '\n' ' ')
+      echo "$folder: ${who}depends on $dep ($top/ is not among: ${allowed[$folder]:-nothing})"
+      violations=$((violations + 1))
+    fi
+  done
+done
+if [ "$violations" -gt 0 ]; then
+  echo "layering: $violations dependencies break the floor plan (docs/architecture.md)" >&2
+  exit 1
+fi
+echo "layering: every folder depends only on the folders below it"
