@@ -78,7 +78,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(
       const bool message = kind->second == CausalSpan::Kind::kSend ||
                            kind->second == CausalSpan::Kind::kRecv;
       if (message ? span.peer.value_or(-1) < 0 ||
-                        (read.message_step && span.step != read.message_step)
+                        !PairsMessage(read.message_step, span.step)
                   : !span.seq.has_value() || span.comm == 0) {
         return true;
       }

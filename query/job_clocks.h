@@ -18,10 +18,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 #include "query/causal_refiner.h"
 #include "query/clock_timeline.h"
+#include "store/store.h"
 
 namespace meridian {
 
@@ -38,6 +38,13 @@ struct JobRead {
   std::optional<int64_t> message_step;
   ScanStats* stats = nullptr;  // if set, counts what the scans read
 };
+
+// Whether a send or receive tagged `step` takes part in message matching
+// under JobRead::message_step `message_step`.
+inline bool PairsMessage(const std::optional<int64_t>& message_step,
+                         const std::optional<int64_t>& step) {
+  return !message_step || step == message_step;
+}
 
 class JobClocks {
  public:

@@ -119,9 +119,8 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
   s.tag = span.tag.value_or(0);
   s.category = catalog_->ops[s.op].category;
   s.role = op_role_[s.op];
-  if (message_step_ &&
-      (s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
-      span.step != message_step_) {
+  if ((s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
+      !PairsMessage(message_step_, span.step)) {
     s.role = SpanRole::kNone;
   }
   s.async = op_async_[s.op];
@@ -151,9 +150,7 @@ absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
                                         const JobRead& read) {
   JobSpans spans(catalog);
   spans.message_step_ = read.message_step;
-  if (read.ranges.size() == 1 && !read.ranges[0].from_ns &&
-      !read.ranges[0].to_ns && !read.ranges[0].first_step &&
-      !read.ranges[0].last_step && !read.ranges[0].tracks) {
+  if (read.ranges.size() == 1 && read.ranges[0].whole_job()) {
     spans.spans_.reserve(
         static_cast<size_t>(std::max<int64_t>(0, catalog.job.spans)));
   }
@@ -179,6 +176,13 @@ absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
   }
   spans.Finish();
   return spans;
+}
+
+absl::Status StepNotFound(const std::string& job, int64_t step) {
+  return absl::NotFoundError(
+      absl::StrCat("job ", job, " has no span tagged with step ", step,
+                   "; `meridian steps` lists its "
+                   "steps"));
 }
 
 absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
@@ -220,9 +224,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
       tagged);
   if (!step_clocks.ok()) return step_clocks.status();
   if (edges.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("job ", catalog.job.name, " has no span tagged with step ",
-                     step, "; `meridian steps` lists its steps"));
+    return StepNotFound(catalog.job.name, step);
   }
   int64_t window_start = std::numeric_limits<int64_t>::max();
   int64_t window_end = std::numeric_limits<int64_t>::min();
@@ -244,11 +246,12 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
   std::map<std::string, NodeRead> nodes;  // ordered: reads are repeatable
   for (const TrackInfo& t : catalog.tracks) {
     NodeRead& node = nodes[node_of_process[t.process_id]];
-    if (!node.range.tracks) node.range.tracks.emplace();
+    if (!node.range.tracks) {  // the node's first track: its clock's window
+      node.range.tracks.emplace();
+      node.raw_start = step_clocks->ToRaw(t.id, window_start);
+      node.raw_end = step_clocks->ToRaw(t.id, window_end);
+    }
     node.range.tracks->insert(t.id);
-    node.raw_start =
-        std::min(node.raw_start, step_clocks->ToRaw(t.id, window_start));
-    node.raw_end = std::max(node.raw_end, step_clocks->ToRaw(t.id, window_end));
     auto e = edges.find(t.id);
     if (e != edges.end()) {
       node.raw_start = std::min(node.raw_start, e->second.first.start_ns);

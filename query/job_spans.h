@@ -21,8 +21,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "store/store.h"
 #include "query/job_clocks.h"
+#include "store/store.h"
 
 namespace meridian {
 
@@ -74,6 +74,9 @@ struct JobTrack {
   int64_t first = 0;
   int64_t count = 0;
 };
+
+// NOT_FOUND, naming the job and the step: no span of the job has `step`.
+absl::Status StepNotFound(const std::string& job, int64_t step);
 
 class JobSpans {
  public:

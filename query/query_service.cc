@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "store/store.h"
 #include "query/chrome_trace.h"
 #include "query/critical_path.h"
 #include "query/dependency_graph.h"
@@ -17,6 +16,7 @@
 #include "query/stats.h"
 #include "query/step_breakdown.h"
 #include "query/stragglers.h"
+#include "store/store.h"
 
 namespace meridian {
 namespace {
@@ -105,10 +105,7 @@ absl::StatusOr<v1::CriticalPathReply> PathOf(const JobAnalysis& analysis,
   if (step) {
     auto step_window = StepWindow(*analysis.spans, *step);
     if (!step_window) {
-      return absl::NotFoundError(
-          absl::StrCat("job ", analysis.query.catalog.job.name,
-                       " has no span tagged with step ", *step,
-                       "; `meridian steps` lists its steps"));
+      return StepNotFound(analysis.query.catalog.job.name, *step);
     }
     window = *step_window;
   }

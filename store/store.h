@@ -153,6 +153,11 @@ struct ScanRange {
   std::optional<int64_t> first_step;
   std::optional<int64_t> last_step;
   std::optional<absl::flat_hash_set<int64_t>> tracks;  // track ids
+
+  // Whether the range is the whole job.
+  bool whole_job() const {
+    return !from_ns && !to_ns && !first_step && !last_step && !tracks;
+  }
 };
 
 // What one Scan read, for benchmarks and tests.
