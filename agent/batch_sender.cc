@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "wire/batch_spans.h"
 #include "spdlog/spdlog.h"
+#include "wire/batch_spans.h"
 
 namespace meridian {
 namespace {

@@ -17,9 +17,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "wire/batch_spans.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
+#include "wire/batch_spans.h"
 
 namespace meridian {
 namespace {

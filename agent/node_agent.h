@@ -40,14 +40,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "wire/batch_builder.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
-#include "capture/probe/agent_protocol.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
 #include "agent/tick_clock.h"
 #include "agent/trace_relay.h"
+#include "capture/probe/agent_protocol.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 

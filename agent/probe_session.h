@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "wire/batch_builder.h"
+#include "agent/tick_clock.h"
 #include "capture/probe/agent_protocol.h"
 #include "capture/probe/process_region.h"
 #include "capture/probe/span_ring.h"
-#include "agent/tick_clock.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
-#include "wire/span_chunk.h"
 #include "gtest/gtest.h"
+#include "wire/span_chunk.h"
 
 namespace meridian {
 namespace {

@@ -24,8 +24,6 @@
 #include <string>
 #include <vector>
 
-#include "testing/synthetic_job.h"
-#include "store/store.h"
 #include "common/command_line.h"
 #include "query/critical_path.h"
 #include "query/dependency_graph.h"
@@ -33,6 +31,8 @@
 #include "query/job_spans.h"
 #include "query/step_breakdown.h"
 #include "query/stragglers.h"
+#include "store/store.h"
+#include "testing/synthetic_job.h"
 
 namespace meridian {
 namespace {

@@ -11,15 +11,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/analysis_report.h"
+#include "cli/clocks_report.h"
+#include "cli/filter_flags.h"
 #include "cli/run_command.h"
+#include "cli/stats_report.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
-#include "cli/analysis_report.h"
-#include "cli/clocks_report.h"
-#include "cli/filter_flags.h"
-#include "cli/stats_report.h"
 
 namespace {
 

@@ -23,9 +23,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "meridian/v1/span.pb.h"
 #include "store/store.h"
 #include "wire/span_chunk.h"
-#include "meridian/v1/span.pb.h"
 
 namespace meridian {
 

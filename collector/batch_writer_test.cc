@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "wire/batch_builder.h"
 #include "gtest/gtest.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "wire/batch_validator.h"
 #include "spdlog/spdlog.h"
+#include "wire/batch_validator.h"
 
 namespace meridian {
 namespace {

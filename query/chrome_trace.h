@@ -27,9 +27,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 #include "query/span_selection.h"
+#include "store/store.h"
 
 namespace meridian {
 

@@ -4,9 +4,9 @@
 #include <tuple>
 #include <vector>
 
-#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
 #include "testing/scenario_fixture.h"
+#include "testing/scenario_job.h"
 
 namespace meridian {
 namespace {

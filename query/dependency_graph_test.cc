@@ -3,10 +3,10 @@
 #include <tuple>
 #include <vector>
 
-#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
 #include "query/critical_path.h"
 #include "testing/scenario_fixture.h"
+#include "testing/scenario_job.h"
 
 namespace meridian {
 namespace {

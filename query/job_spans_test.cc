@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "testing/synthetic_job.h"
 #include "gtest/gtest.h"
 #include "query/critical_path.h"
 #include "query/dependency_graph.h"
 #include "testing/scenario_fixture.h"
+#include "testing/synthetic_job.h"
 
 namespace meridian {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "store/store.h"
 #include "meridian/v1/query.pb.h"
+#include "store/store.h"
 
 namespace meridian {
 

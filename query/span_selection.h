@@ -8,8 +8,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "store/store.h"
 #include "meridian/v1/query.pb.h"
+#include "store/store.h"
 
 namespace meridian {
 

@@ -20,9 +20,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "store/store.h"
 #include "meridian/v1/query.pb.h"
 #include "query/span_selection.h"
+#include "store/store.h"
 
 namespace meridian {
 

@@ -1,8 +1,8 @@
 #include "query/stragglers.h"
 
-#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
 #include "testing/scenario_fixture.h"
+#include "testing/scenario_job.h"
 
 namespace meridian {
 namespace {

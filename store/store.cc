@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "wire/batch_validator.h"
 #include "wire/batch_spans.h"
+#include "wire/batch_validator.h"
 #include "wire/span_chunk.h"
 
 namespace meridian {

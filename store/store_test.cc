@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "gtest/gtest.h"
 #include "wire/batch_builder.h"
 #include "wire/span_chunk.h"
-#include "gtest/gtest.h"
 
 namespace meridian {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "testing/scenario_job.h"
 #include "gtest/gtest.h"
+#include "testing/scenario_job.h"
 
 namespace meridian {
 

@@ -8,10 +8,10 @@
 #include <optional>
 #include <string>
 
-#include "store/store.h"
 #include "query/dependency_graph.h"
 #include "query/job_clocks.h"
 #include "query/job_spans.h"
+#include "store/store.h"
 
 namespace meridian {
 

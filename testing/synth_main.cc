@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "agent/ingest_client.h"
+#include "common/command_line.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"
-#include "common/command_line.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include "testing/synthetic_job.h"
 
-#include "wire/batch_validator.h"
 #include "gtest/gtest.h"
+#include "wire/batch_validator.h"
 
 namespace meridian {
 namespace {

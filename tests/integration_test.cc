@@ -8,11 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "wire/batch_builder.h"
 #include "agent/ingest_client.h"
-#include "testing/scenario_job.h"
-#include "testing/synthetic_job.h"
-#include "store/store.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -20,7 +16,11 @@
 #include "gtest/gtest.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "store/store.h"
+#include "testing/scenario_job.h"
+#include "testing/synthetic_job.h"
 #include "tests/collector_process.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {

@@ -25,10 +25,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "store/store.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "store/store.h"
 #include "tests/collector_process.h"
 
 namespace meridian {
@@ -649,7 +649,7 @@ TEST_F(MpiCaptureTest, TwoSkewedAgentsMergeIntoOneTimelineWithoutViolations) {
 TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
   StartCollector();
   std::vector<std::string> inner = {
-      Runfile("cli/meridian"), "--collector", address_, "run", "--",
+      Runfile("cli/meridian"),   "--collector", address_, "run", "--",
       Runfile("tests/mpi_known")};
   Child run = Spawn(Mpirun(inner), env_);
   const std::string out = run.ReadAll();

@@ -22,8 +22,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
+#include "wire/span_chunk.h"
 
 namespace meridian {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
+#include "wire/span_chunk.h"
 
 namespace meridian {
 

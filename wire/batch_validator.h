@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "wire/span_chunk.h"
 #include "meridian/v1/span.pb.h"
+#include "wire/span_chunk.h"
 
 namespace meridian {
 

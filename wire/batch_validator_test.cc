@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "gtest/gtest.h"
 #include "wire/batch_builder.h"
 #include "wire/span_chunk.h"
-#include "gtest/gtest.h"
 
 namespace meridian {
 namespace {

@@ -8,8 +8,8 @@
 #include <random>
 #include <string>
 
-#include "wire/span_chunk.h"
 #include "gtest/gtest.h"
+#include "wire/span_chunk.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

@@ -2,8 +2,8 @@
 // them, decoded without a GPU.
 #include "capture/cupti/activity_decoder.h"
 
-#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
+#include "testing/recording_sink.h"
 
 namespace meridian {
 namespace {

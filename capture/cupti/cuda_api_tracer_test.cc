@@ -1,7 +1,7 @@
 #include "capture/cupti/cuda_api_tracer.h"
 
-#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
+#include "testing/recording_sink.h"
 
 namespace meridian {
 namespace {

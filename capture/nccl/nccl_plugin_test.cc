@@ -4,8 +4,8 @@
 #include <dlfcn.h>
 
 #include "capture/nccl/nccl_profiler_abi.h"
-#include "testing/fake_capture_abi.h"
 #include "gtest/gtest.h"
+#include "testing/fake_capture_abi.h"
 
 namespace meridian {
 namespace {

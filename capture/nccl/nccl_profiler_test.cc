@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
+#include "testing/recording_sink.h"
 
 namespace meridian {
 namespace {

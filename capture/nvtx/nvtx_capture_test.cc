@@ -1,7 +1,7 @@
 #include "capture/nvtx/nvtx_capture.h"
 
-#include "testing/recording_sink.h"
 #include "gtest/gtest.h"
+#include "testing/recording_sink.h"
 
 namespace meridian {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "testing/fake_capture_abi.h"
 #include "gtest/gtest.h"
+#include "testing/fake_capture_abi.h"
 
 namespace {
 

@@ -1,5 +1,6 @@
 // CaptureSink: where Meridian's GPU capture libraries (CUPTI, NVTX, NCCL
-// profiler plugin: capture/cupti, capture/nvtx, capture/nccl) put what they see.
+// profiler plugin: capture/cupti, capture/nvtx, capture/nccl) put what they
+// see.
 //
 // In a traced process the sink is the probe (ProbeCaptureSink): records go
 // into the calling thread's shared-memory ring of libmeridian_probe.so,
