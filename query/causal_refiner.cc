@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -55,136 +56,40 @@ void AddEdge(std::vector<int64_t>* d, int n, int u, int v, int64_t w) {
 
 }  // namespace
 
-bool CausalKindOf(const std::string& name, CausalSpan::Kind* kind) {
-  using Kind = CausalSpan::Kind;
-  static const auto* const kinds = new absl::flat_hash_map<std::string, Kind>{
-      {"MPI_Barrier", Kind::kAllToAll},
-      {"MPI_Allreduce", Kind::kAllToAll},
-      {"MPI_Allgather", Kind::kAllToAll},
-      {"MPI_Allgatherv", Kind::kAllToAll},
-      {"MPI_Alltoall", Kind::kAllToAll},
-      {"MPI_Alltoallv", Kind::kAllToAll},
-      {"MPI_Reduce_scatter", Kind::kAllToAll},
-      {"MPI_Reduce_scatter_block", Kind::kAllToAll},
-      {"MPI_Ibarrier", Kind::kAllToAll},
-      {"MPI_Iallreduce", Kind::kAllToAll},
-      {"MPI_Iallgather", Kind::kAllToAll},
-      {"MPI_Iallgatherv", Kind::kAllToAll},
-      {"MPI_Ialltoall", Kind::kAllToAll},
-      {"MPI_Ialltoallv", Kind::kAllToAll},
-      {"MPI_Ireduce_scatter", Kind::kAllToAll},
-      {"MPI_Ireduce_scatter_block", Kind::kAllToAll},
-      {"MPI_Reduce", Kind::kRootIn},
-      {"MPI_Gather", Kind::kRootIn},
-      {"MPI_Gatherv", Kind::kRootIn},
-      {"MPI_Ireduce", Kind::kRootIn},
-      {"MPI_Igather", Kind::kRootIn},
-      {"MPI_Igatherv", Kind::kRootIn},
-      {"MPI_Bcast", Kind::kRootOut},
-      {"MPI_Scatter", Kind::kRootOut},
-      {"MPI_Scatterv", Kind::kRootOut},
-      {"MPI_Ibcast", Kind::kRootOut},
-      {"MPI_Iscatter", Kind::kRootOut},
-      {"MPI_Iscatterv", Kind::kRootOut},
-      {"MPI_Send", Kind::kSend},
-      {"MPI_Ssend", Kind::kSend},
-      {"MPI_Rsend", Kind::kSend},
-      {"MPI_Bsend", Kind::kSend},
-      {"MPI_Isend", Kind::kSend},
-      {"MPI_Issend", Kind::kSend},
-      {"MPI_Irsend", Kind::kSend},
-      {"MPI_Ibsend", Kind::kSend},
-      {"MPI_Recv", Kind::kRecv},
-      {"MPI_Irecv", Kind::kRecv},
-  };
-  auto it = kinds->find(name);
-  if (it == kinds->end()) return false;
-  *kind = it->second;
-  return true;
-}
-
 CausalRefiner::CausalRefiner(int nodes)
     : nodes_(nodes), bound_(static_cast<size_t>(nodes) * nodes, kInfinity) {}
 
 void CausalRefiner::Add(const CausalSpan& span) {
-  using Kind = CausalSpan::Kind;
   if (span.node < 0 || span.node >= nodes_) return;
-  const Member member{span.node, span.rank, span.start, span.end, span.id};
-  switch (span.kind) {
-    case Kind::kSend:
-      sends_[{span.comm, span.rank, span.peer, span.tag}].push_back(member);
-      return;
-    case Kind::kRecv:
-      recvs_[{span.comm, span.peer, span.rank, span.tag}].push_back(member);
-      return;
-    default: {
-      Instance& instance = collectives_[{span.comm, span.seq}];
-      if (instance.members.empty()) {
-        instance.kind = span.kind;
-        instance.root = span.peer;
-      }
-      instance.members.push_back(member);
-    }
-  }
-}
-
-// Every group of constraints: each member of `ends` ends no earlier than
-// every member of `starts` starts.
-template <typename Visit>
-void CausalRefiner::ForEachGroup(Visit visit) const {
-  using Kind = CausalSpan::Kind;
-  std::vector<Member> one;
-  for (const auto& [key, instance] : collectives_) {
-    const std::vector<Member>& all = instance.members;
-    if (instance.kind == Kind::kAllToAll) {
-      visit(absl::MakeConstSpan(all), absl::MakeConstSpan(all));
-      continue;
-    }
-    const Member* root = nullptr;
-    for (const Member& m : all) {
-      if (m.rank == instance.root) root = &m;
-    }
-    if (root == nullptr) continue;  // the root's span is not stored
-    if (instance.kind == Kind::kRootIn) {
-      visit(absl::MakeConstSpan(all), absl::MakeConstSpan(root, 1));
-    } else {
-      visit(absl::MakeConstSpan(root, 1), absl::MakeConstSpan(all));
-    }
-  }
-  for (const auto& [key, sends] : sends_) {
-    auto it = recvs_.find(key);
-    if (it == recvs_.end()) continue;
-    const std::vector<Member>& recvs = it->second;
-    for (size_t i = 0; i < sends.size() && i < recvs.size(); ++i) {
-      visit(absl::MakeConstSpan(&sends[i], 1),
-            absl::MakeConstSpan(&recvs[i], 1));
-    }
-  }
+  if (!IsCollective(span.role) && !IsMessage(span.role)) return;
+  spans_.push_back(span);
 }
 
 int64_t CausalRefiner::CountViolations(
-    absl::Span<const int64_t> x, int64_t* constraints,
+    const MpiMatching& groups, absl::Span<const int64_t> x,
+    int64_t* constraints,
     std::vector<Refinement::Adjustment>* adjustments) const {
   int64_t violations = 0;
   *constraints = 0;
   absl::flat_hash_map<uint64_t, int64_t> shifts;
-  ForEachGroup(
-      [&](absl::Span<const Member> starts, absl::Span<const Member> ends) {
-        int64_t latest = std::numeric_limits<int64_t>::min();
-        for (const Member& s : starts) {
-          latest = std::max(latest, s.start + x[s.node]);
-        }
-        for (const Member& e : ends) {
-          ++*constraints;
-          const int64_t end = e.end + x[e.node];
-          if (end >= latest) continue;
-          ++violations;
-          if (adjustments != nullptr) {
-            int64_t& shift = shifts[e.id];
-            shift = std::max(shift, latest - end);
-          }
-        }
-      });
+  groups.ForEachGroup([&](const MpiMatching::Group& group) {
+    int64_t latest = std::numeric_limits<int64_t>::min();
+    for (int32_t i : group.starts) {
+      const CausalSpan& s = spans_[i];
+      latest = std::max(latest, s.start + x[s.node]);
+    }
+    for (int32_t i : group.ends) {
+      const CausalSpan& e = spans_[i];
+      ++*constraints;
+      const int64_t end = e.end + x[e.node];
+      if (end >= latest) continue;
+      ++violations;
+      if (adjustments != nullptr) {
+        int64_t& shift = shifts[e.id];
+        shift = std::max(shift, latest - end);
+      }
+    }
+  });
   if (adjustments != nullptr) {
     for (const auto& [id, shift] : shifts) adjustments->push_back({id, shift});
     std::sort(adjustments->begin(), adjustments->end(),
@@ -194,36 +99,35 @@ int64_t CausalRefiner::CountViolations(
   return violations;
 }
 
-void CausalRefiner::CollectBounds() {
+void CausalRefiner::CollectBounds(const MpiMatching& groups) {
   absl::flat_hash_map<int, int64_t> latest_start, earliest_end;
-  ForEachGroup(
-      [&](absl::Span<const Member> starts, absl::Span<const Member> ends) {
-        latest_start.clear();
-        earliest_end.clear();
-        const Member* latest = &starts[0];
-        const Member* earliest = &ends[0];
-        for (const Member& s : starts) {
-          auto [it, added] = latest_start.try_emplace(s.node, s.start);
-          if (!added) it->second = std::max(it->second, s.start);
-          if (s.start > latest->start) latest = &s;
-        }
-        for (const Member& e : ends) {
-          auto [it, added] = earliest_end.try_emplace(e.node, e.end);
-          if (!added) it->second = std::min(it->second, e.end);
-          if (e.end < earliest->end) earliest = &e;
-        }
-        const bool all_pairs = latest_start.size() <= kAllPairsNodes &&
-                               earliest_end.size() <= kAllPairsNodes;
-        for (const auto& [a, start] : latest_start) {
-          for (const auto& [b, end] : earliest_end) {
-            if (a == b) continue;
-            if (!all_pairs && a != latest->node && b != earliest->node)
-              continue;
-            int64_t& w = bound_[static_cast<size_t>(a) * nodes_ + b];
-            w = std::min(w, end - start);
-          }
-        }
-      });
+  groups.ForEachGroup([&](const MpiMatching::Group& group) {
+    latest_start.clear();
+    earliest_end.clear();
+    const CausalSpan* latest = &spans_[group.last];
+    const CausalSpan* earliest = &spans_[group.ends[0]];
+    for (int32_t i : group.starts) {
+      const CausalSpan& s = spans_[i];
+      auto [it, added] = latest_start.try_emplace(s.node, s.start);
+      if (!added) it->second = std::max(it->second, s.start);
+    }
+    for (int32_t i : group.ends) {
+      const CausalSpan& e = spans_[i];
+      auto [it, added] = earliest_end.try_emplace(e.node, e.end);
+      if (!added) it->second = std::min(it->second, e.end);
+      if (e.end < earliest->end) earliest = &e;
+    }
+    const bool all_pairs = latest_start.size() <= kAllPairsNodes &&
+                           earliest_end.size() <= kAllPairsNodes;
+    for (const auto& [a, start] : latest_start) {
+      for (const auto& [b, end] : earliest_end) {
+        if (a == b) continue;
+        if (!all_pairs && a != latest->node && b != earliest->node) continue;
+        int64_t& w = bound_[static_cast<size_t>(a) * nodes_ + b];
+        w = std::min(w, end - start);
+      }
+    }
+  });
 }
 
 bool CausalRefiner::TrySolve(absl::Span<const int64_t> uncertainty_ns,
@@ -273,12 +177,24 @@ bool CausalRefiner::TrySolve(absl::Span<const int64_t> uncertainty_ns,
 }
 
 Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
+  const MpiMatching groups(static_cast<int32_t>(spans_.size()),
+                           [this](int32_t i) {
+                             const CausalSpan& s = spans_[i];
+                             return MpiOp{s.role,
+                                          s.rank,
+                                          s.peer,
+                                          s.tag,
+                                          s.comm,
+                                          s.seq.value_or(0),
+                                          s.seq.has_value(),
+                                          s.start};
+                           });
   Refinement result;
   const std::vector<int64_t> zero(nodes_, 0);
   result.correction_ns = zero;
-  result.violations_before = CountViolations(zero, &result.constraints);
+  result.violations_before = CountViolations(groups, zero, &result.constraints);
   result.violations_after = result.violations_before;
-  CollectBounds();
+  CollectBounds(groups);
 
   constexpr int kMaxWiden = 8;
   int64_t slack = 0;
@@ -320,7 +236,7 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
     result.note = absl::StrJoin(notes, "; ");
     int64_t constraints;
     result.violations_after = CountViolations(
-        result.correction_ns, &constraints, &result.adjustments);
+        groups, result.correction_ns, &constraints, &result.adjustments);
     return result;
   }
   return result;  // not reached: the widest bounds were feasible

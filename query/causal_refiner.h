@@ -2,18 +2,11 @@
 // network delay, load) from the order MPI itself imposes, one correction
 // per node, from the spans of a job as they are read.
 //
-// Causality (times on the collector's clock, after the probe models):
-//   - a collective whose every result depends on every rank's input
-//     (Barrier, Allreduce, Allgather(v), Alltoall(v), Reduce_scatter(_block)
-//     and their I- forms) cannot end on any rank before the last rank
-//     entered it;
-//   - Reduce and Gather(v) cannot end at the root before every rank
-//     entered; Bcast and Scatter(v) cannot end at a rank before the root
-//     entered;
-//   - a receive cannot complete before its send started (sends and
-//     receives are matched per (communicator, source, destination, tag) in
-//     order, as MPI's non-overtaking rule matches them).
-// Instances of a collective are the spans with equal (comm, seq).
+// Causality (times on the collector's clock, after the probe models): the
+// groups of MpiMatching (mpi_semantics.h). No span of a group's ends can end
+// before every span of its starts started: an Allreduce cannot end on any
+// rank before the last rank entered it, a Bcast cannot end before the root
+// entered, a receive cannot complete before its send started.
 //
 // Each such constraint "E, on node b, ends no earlier than S, on node a,
 // starts" bounds the corrections x: x_a - x_b <= end(E) - start(S). The
@@ -39,38 +32,27 @@
 #define MERIDIAN_QUERY_CAUSAL_REFINER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
+#include "query/mpi_semantics.h"
 
 namespace meridian {
 
 struct CausalSpan {
-  enum class Kind {
-    kAllToAll,  // every end after every start
-    kRootIn,    // the root's end after every start (Reduce, Gather)
-    kRootOut,   // every end after the root's start (Bcast, Scatter)
-    kSend,
-    kRecv,
-  };
-  Kind kind = Kind::kAllToAll;
+  SpanRole role = SpanRole::kAllToAll;  // collective or message roles only
   int node = 0;       // index of the span's node, 0 <= node < nodes
   int32_t rank = -1;  // world rank of its process
   uint64_t comm = 0;
-  uint64_t seq = 0;   // collectives
+  std::optional<uint64_t> seq;  // collectives
   int32_t peer = -1;  // root (rooted collectives), destination or source
   int32_t tag = 0;    // point-to-point
   int64_t start = 0;  // collector-clock ns
   int64_t end = 0;
   uint64_t id = 0;  // the caller's name for the span (see adjustments)
 };
-
-// How an MPI operation constrains time; false if it does not (or is not
-// an MPI operation the refiner knows).
-bool CausalKindOf(const std::string& mpi_name, CausalSpan::Kind* kind);
 
 struct Refinement {
   std::vector<int64_t> correction_ns;  // per node: add to its times
@@ -95,37 +77,21 @@ class CausalRefiner {
  public:
   explicit CausalRefiner(int nodes);
 
+  // Spans of other roles, or of a node out of range, are ignored.
   void Add(const CausalSpan& span);
 
   // `uncertainty_ns[n]`: the probe model's bound for node n.
   Refinement Solve(absl::Span<const int64_t> uncertainty_ns);
 
  private:
-  struct Member {
-    int node;
-    int32_t rank;
-    int64_t start;
-    int64_t end;
-    uint64_t id;
-  };
-  struct Instance {
-    CausalSpan::Kind kind;
-    int32_t root;
-    std::vector<Member> members;
-  };
-  using P2pKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
-
-  // Calls visit(starts, ends) for each group of constraints: every member
-  // of `ends` ends no earlier than every member of `starts` starts.
-  template <typename Visit>
-  void ForEachGroup(Visit visit) const;
   // The violated constraints with corrections x; *constraints: how many.
   // With `adjustments`, also the least end shifts that clear them.
   int64_t CountViolations(
-      absl::Span<const int64_t> x, int64_t* constraints,
+      const MpiMatching& groups, absl::Span<const int64_t> x,
+      int64_t* constraints,
       std::vector<Refinement::Adjustment>* adjustments = nullptr) const;
   // The tightest bound per node pair, into bound_.
-  void CollectBounds();
+  void CollectBounds(const MpiMatching& groups);
   // Whether the bounds, each loosened by `slack`, and the probe bounds,
   // widened 4^widen times, can all hold; if so and x is set, a solution.
   bool TrySolve(absl::Span<const int64_t> uncertainty_ns, int64_t slack,
@@ -133,8 +99,7 @@ class CausalRefiner {
 
   int nodes_;
   std::vector<int64_t> bound_;  // nodes x nodes: x_a - x_b <= bound_[a*n+b]
-  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, Instance> collectives_;
-  absl::flat_hash_map<P2pKey, std::vector<Member>> sends_, recvs_;
+  std::vector<CausalSpan> spans_;
 };
 
 }  // namespace meridian

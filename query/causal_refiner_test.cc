@@ -5,12 +5,12 @@
 namespace meridian {
 namespace {
 
-using Kind = CausalSpan::Kind;
+using Kind = SpanRole;
 
 CausalSpan Collective(Kind kind, int node, int rank, uint64_t seq,
                       int64_t start, int64_t end, int root = -1) {
   CausalSpan s;
-  s.kind = kind;
+  s.role = kind;
   s.node = node;
   s.rank = rank;
   s.comm = 1;
@@ -24,7 +24,7 @@ CausalSpan Collective(Kind kind, int node, int rank, uint64_t seq,
 CausalSpan PointToPoint(Kind kind, int node, int rank, int peer, int64_t start,
                         int64_t end) {
   CausalSpan s;
-  s.kind = kind;
+  s.role = kind;
   s.node = node;
   s.rank = rank;
   s.comm = 1;
@@ -33,20 +33,6 @@ CausalSpan PointToPoint(Kind kind, int node, int rank, int peer, int64_t start,
   s.start = start;
   s.end = end;
   return s;
-}
-
-TEST(CausalRefinerTest, ClassifiesMpiOperations) {
-  Kind kind;
-  ASSERT_TRUE(CausalKindOf("MPI_Iallreduce", &kind));
-  EXPECT_EQ(kind, Kind::kAllToAll);
-  ASSERT_TRUE(CausalKindOf("MPI_Gatherv", &kind));
-  EXPECT_EQ(kind, Kind::kRootIn);
-  ASSERT_TRUE(CausalKindOf("MPI_Bcast", &kind));
-  EXPECT_EQ(kind, Kind::kRootOut);
-  ASSERT_TRUE(CausalKindOf("MPI_Irecv", &kind));
-  EXPECT_EQ(kind, Kind::kRecv);
-  EXPECT_FALSE(CausalKindOf("MPI_Scan", &kind));
-  EXPECT_FALSE(CausalKindOf("forward", &kind));
 }
 
 // Two barriers on two nodes. The second says x1 - x0 <= -50 (rank 0 ended

@@ -1,17 +1,11 @@
 #include "query/dependency_graph.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 
 namespace meridian {
 namespace {
-
-bool IsCollective(SpanRole role) {
-  return role == SpanRole::kAllToAll || role == SpanRole::kRootIn ||
-         role == SpanRole::kRootOut;
-}
 
 template <typename T>
 int64_t Bytes(const std::vector<T>& v) {
@@ -23,10 +17,14 @@ int64_t Bytes(const std::vector<T>& v) {
 DependencyGraph::DependencyGraph(const JobSpans& spans)
     : spans_(&spans),
       end_binding_(spans.spans().size(), -1),
-      launch_(spans.spans().size(), -1) {
+      launch_(spans.spans().size(), -1),
+      mpi_(static_cast<int32_t>(spans.spans().size()), [&spans](int32_t i) {
+        const JobSpan& s = spans.spans()[i];
+        return MpiOp{s.role, s.rank, s.peer,    s.tag,
+                     s.comm, s.seq,  s.has_seq, s.start};
+      }) {
   BuildPieces();
-  BuildCollectives();
-  BuildMessages();
+  BindMpiEnds();
   BuildLaunches();
   BuildCompletions();
 }
@@ -92,90 +90,13 @@ const DependencyGraph::Piece* DependencyGraph::PieceBefore(int32_t track,
   return &*(it - 1);
 }
 
-void DependencyGraph::BuildCollectives() {
+void DependencyGraph::BindMpiEnds() {
   const std::vector<JobSpan>& all = spans_->spans();
-  std::vector<int32_t> order;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (IsCollective(all[i].role) && all[i].has_seq && all[i].comm != 0) {
-      order.push_back(static_cast<int32_t>(i));
+  mpi_.ForEachGroup([&](const MpiMatching::Group& group) {
+    for (int32_t e : group.ends) {
+      if (all[group.last].start > all[e].start) end_binding_[e] = group.last;
     }
-  }
-  std::sort(order.begin(), order.end(), [&all](int32_t a, int32_t b) {
-    return std::make_tuple(all[a].comm, all[a].seq, all[a].rank, a) <
-           std::make_tuple(all[b].comm, all[b].seq, all[b].rank, b);
   });
-  members_ = order;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || all[order[i]].comm != all[order[i - 1]].comm ||
-        all[order[i]].seq != all[order[i - 1]].seq) {
-      instance_first_.push_back(static_cast<int64_t>(i));
-    }
-  }
-  instance_first_.push_back(static_cast<int64_t>(order.size()));
-  for (int64_t k = 0; k < instances(); ++k) {
-    absl::Span<const int32_t> m = members(k);
-    int32_t last = m[0];
-    int32_t root = -1;
-    for (int32_t i : m) {
-      if (all[i].start > all[last].start) last = i;
-      if (all[i].rank == all[i].peer) root = i;
-    }
-    for (int32_t i : m) {
-      int32_t binding = -1;
-      switch (all[i].role) {
-        case SpanRole::kAllToAll:
-          binding = last;
-          break;
-        case SpanRole::kRootIn:
-          if (i == root) binding = last;
-          break;
-        case SpanRole::kRootOut:
-          binding = root;
-          break;
-        default:
-          break;
-      }
-      if (binding >= 0 && all[binding].start > all[i].start) {
-        end_binding_[i] = binding;
-      }
-    }
-  }
-}
-
-void DependencyGraph::BuildMessages() {
-  const std::vector<JobSpan>& all = spans_->spans();
-  // (comm, source, destination, tag, start, span)
-  using Key = std::tuple<uint64_t, int32_t, int32_t, int32_t, int64_t, int32_t>;
-  std::vector<Key> sends, recvs;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const JobSpan& s = all[i];
-    if (s.peer < 0 || s.rank < 0) continue;
-    const int32_t index = static_cast<int32_t>(i);
-    if (s.role == SpanRole::kSend) {
-      sends.emplace_back(s.comm, s.rank, s.peer, s.tag, s.start, index);
-    } else if (s.role == SpanRole::kRecv) {
-      recvs.emplace_back(s.comm, s.peer, s.rank, s.tag, s.start, index);
-    }
-  }
-  std::sort(sends.begin(), sends.end());
-  std::sort(recvs.begin(), recvs.end());
-  auto channel = [](const Key& k) {
-    return std::make_tuple(std::get<0>(k), std::get<1>(k), std::get<2>(k),
-                           std::get<3>(k));
-  };
-  size_t a = 0, b = 0;
-  while (a < sends.size() && b < recvs.size()) {
-    if (channel(sends[a]) < channel(recvs[b])) {
-      ++a;
-    } else if (channel(recvs[b]) < channel(sends[a])) {
-      ++b;
-    } else {
-      const int32_t send = std::get<5>(sends[a++]);
-      const int32_t recv = std::get<5>(recvs[b++]);
-      messages_.emplace_back(send, recv);
-      if (all[send].start > all[recv].start) end_binding_[recv] = send;
-    }
-  }
 }
 
 void DependencyGraph::BuildLaunches() {
@@ -262,8 +183,7 @@ std::vector<int32_t> DependencyGraph::Completes(int64_t span) const {
 
 int64_t DependencyGraph::MemoryBytes() const {
   int64_t bytes = Bytes(pieces_) + Bytes(piece_first_) + Bytes(end_binding_) +
-                  Bytes(launch_) + Bytes(members_) + Bytes(instance_first_) +
-                  Bytes(messages_);
+                  Bytes(launch_) + mpi_.MemoryBytes();
   for (const auto& list : async_by_end_) bytes += Bytes(list);
   for (const auto& list : gpu_by_end_) bytes += Bytes(list);
   return bytes;

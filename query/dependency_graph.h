@@ -7,13 +7,10 @@
 //                  such as "step" owns only the time its children leave),
 //                  gaps between spans are untraced pieces; asynchronous
 //                  spans own no piece.
-//   collective     spans with equal (comm, seq) are one instance; each
-//                  member's end depends on every member's start (Allreduce,
-//                  Barrier, ...), the root's end on every start (Reduce,
-//                  Gather), every end on the root's start (Bcast, Scatter).
-//   point-to-point a receive's end depends on its send's start; sends and
-//                  receives pair in order per (comm, source, destination,
-//                  tag), as MPI's non-overtaking rule pairs them.
+//   collective     the instances of MpiMatching (mpi_semantics.h): each
+//   point-to-point group's ends depend on its starts (an Allreduce member's
+//                  end on every member's start, a Bcast's ends on the
+//                  root's start, a receive's end on its send's start).
 //   wait           MPI_Wait* ends when the asynchronous spans of its track
 //                  that complete inside it do: it inherits their edges.
 //   launch         a GPU span's start depends on the start of the CPU call
@@ -35,6 +32,7 @@
 
 #include "absl/types/span.h"
 #include "query/job_spans.h"
+#include "query/mpi_semantics.h"
 
 namespace meridian {
 
@@ -62,20 +60,8 @@ class DependencyGraph {
   // The CPU call that launched a GPU span, or -1.
   int32_t launch(int64_t span) const { return launch_[span]; }
 
-  // Collective instances: members() of instance i, as span indices in
-  // ascending rank.
-  int64_t instances() const {
-    return static_cast<int64_t>(instance_first_.size()) - 1;
-  }
-  absl::Span<const int32_t> members(int64_t instance) const {
-    return absl::MakeConstSpan(
-        members_.data() + instance_first_[instance],
-        instance_first_[instance + 1] - instance_first_[instance]);
-  }
-  // Matched point-to-point messages: (send, receive) span indices.
-  const std::vector<std::pair<int32_t, int32_t>>& messages() const {
-    return messages_;
-  }
+  // Collective instances and matched messages, as span indices.
+  const MpiMatching& mpi() const { return mpi_; }
   // For a Wait: the asynchronous spans it completes; for a sync: the GPU
   // span it waited for (as a one-element list); empty otherwise.
   std::vector<int32_t> Completes(int64_t span) const;
@@ -85,8 +71,7 @@ class DependencyGraph {
 
  private:
   void BuildPieces();
-  void BuildCollectives();
-  void BuildMessages();
+  void BindMpiEnds();
   void BuildLaunches();
   void BuildCompletions();
 
@@ -95,9 +80,7 @@ class DependencyGraph {
   std::vector<int64_t> piece_first_;  // per track, and one past the last
   std::vector<int32_t> end_binding_;
   std::vector<int32_t> launch_;
-  std::vector<int32_t> members_;
-  std::vector<int64_t> instance_first_;
-  std::vector<std::pair<int32_t, int32_t>> messages_;
+  MpiMatching mpi_;
   // Asynchronous spans per track by ascending end; GPU spans per process by
   // ascending end.
   std::vector<std::vector<int32_t>> async_by_end_;

@@ -93,10 +93,10 @@ TEST(DependencyGraphTest, PiecesGiveEachInstantToTheInnermostSpan) {
   EXPECT_EQ(pieces[2].t1 - pieces[2].t0, 4900 * kUs);
   EXPECT_EQ(f->graph->PieceBefore(main2, kScenarioT0), nullptr);
   EXPECT_EQ(f->graph->PieceBefore(main2, kScenarioT0 + 1), &pieces[0]);
-  EXPECT_EQ(f->graph->instances(), 8);
+  EXPECT_EQ(f->graph->mpi().instances(), 8);
   // Rank 2 was last into each main-thread Allreduce: the others' ends bind
   // to its start, its own to nothing.
-  for (int32_t m : f->graph->members(0)) {
+  for (int32_t m : f->graph->mpi().members(0)) {
     const int32_t b = f->graph->end_binding(m);
     if (spans.spans()[m].rank == 2) {
       EXPECT_EQ(b, -1);
@@ -111,8 +111,8 @@ TEST(DependencyGraphTest, WaitInheritsItsRequestsAndSendsPairInOrder) {
   auto f = ScenarioFixture::Load("slow-link");
   ASSERT_NE(f, nullptr);
   const std::vector<JobSpan>& all = f->spans->spans();
-  EXPECT_EQ(f->graph->messages().size(), 8u);
-  for (const auto& [send, recv] : f->graph->messages()) {
+  EXPECT_EQ(f->graph->mpi().messages().size(), 8u);
+  for (const auto& [send, recv] : f->graph->mpi().messages()) {
     EXPECT_EQ(all[send].peer, all[recv].rank);
     EXPECT_EQ(all[recv].peer, all[send].rank);
     EXPECT_EQ(all[send].step, all[recv].step);

@@ -171,8 +171,8 @@ absl::StatusOr<std::string> StepGraph(const DependencyGraph& graph,
       }
     }
   }
-  for (int64_t k = 0; k < graph.instances(); ++k) {
-    absl::Span<const int32_t> members = graph.members(k);
+  for (int64_t k = 0; k < graph.mpi().instances(); ++k) {
+    absl::Span<const int32_t> members = graph.mpi().members(k);
     bool any = false;
     for (int32_t m : members) any = any || in_step(m);
     if (!any) continue;
@@ -190,7 +190,7 @@ absl::StatusOr<std::string> StepGraph(const DependencyGraph& graph,
       edges.push_back({instance, id(m), "collective", false});
     }
   }
-  for (const auto& [send, recv] : graph.messages()) {
+  for (const auto& [send, recv] : graph.mpi().messages()) {
     if (!in_step(send) || !in_step(recv)) continue;
     edges.push_back(
         {id(send), id(recv), "message", graph.end_binding(recv) == send});

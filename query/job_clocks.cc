@@ -59,11 +59,12 @@ absl::StatusOr<JobClocks> JobClocks::Load(
   std::vector<int64_t> first_start(clocks.nodes_.size(),
                                    std::numeric_limits<int64_t>::max());
   if (!clocks.nodes_.empty()) {
-    absl::flat_hash_map<int64_t, CausalSpan::Kind> kind_of_op;
+    absl::flat_hash_map<int64_t, SpanRole> role_of_op;
     for (const OpInfo& op : catalog.ops) {
-      CausalSpan::Kind kind;
-      if (op.category == v1::CATEGORY_MPI && CausalKindOf(op.name, &kind)) {
-        kind_of_op[op.id] = kind;
+      const SpanRole role = RoleOf(op.category, op.name);
+      if (op.category == v1::CATEGORY_MPI &&
+          (IsCollective(role) || IsMessage(role))) {
+        role_of_op[op.id] = role;
       }
     }
     CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
@@ -71,23 +72,19 @@ absl::StatusOr<JobClocks> JobClocks::Load(
       if (visit) visit(span);
       const int node = clocks.node_of_track_[span.track_id];
       first_start[node] = std::min(first_start[node], span.start_ns);
-      auto kind = kind_of_op.find(span.op_id);
-      if (kind == kind_of_op.end()) return true;
-      // Matched as DependencyGraph matches them: collectives by (comm,
-      // seq), messages by their peer.
-      const bool message = kind->second == CausalSpan::Kind::kSend ||
-                           kind->second == CausalSpan::Kind::kRecv;
-      if (message ? span.peer.value_or(-1) < 0 ||
-                        !PairsMessage(read.message_step, span.step)
-                  : !span.seq.has_value() || span.comm == 0) {
+      auto role = role_of_op.find(span.op_id);
+      if (role == role_of_op.end()) return true;
+      // The messages this read pairs (the refiner's matching pairs them).
+      if (IsMessage(role->second) &&
+          !PairsMessage(read.message_step, span.step)) {
         return true;
       }
       CausalSpan c;
-      c.kind = kind->second;
+      c.role = role->second;
       c.node = node;
       c.rank = rank_of_track[span.track_id];
       c.comm = span.comm;
-      c.seq = span.seq.value_or(0);
+      c.seq = span.seq;
       c.peer = span.peer.value_or(-1);
       c.tag = span.tag.value_or(0);
       const ClockTimeline& timeline = clocks.nodes_[c.node].timeline;

@@ -4,77 +4,9 @@
 #include <limits>
 #include <map>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "query/causal_refiner.h"
 
 namespace meridian {
-namespace {
-
-SpanRole RoleOfCausalKind(CausalSpan::Kind kind) {
-  switch (kind) {
-    case CausalSpan::Kind::kAllToAll:
-      return SpanRole::kAllToAll;
-    case CausalSpan::Kind::kRootIn:
-      return SpanRole::kRootIn;
-    case CausalSpan::Kind::kRootOut:
-      return SpanRole::kRootOut;
-    case CausalSpan::Kind::kSend:
-      return SpanRole::kSend;
-    case CausalSpan::Kind::kRecv:
-      return SpanRole::kRecv;
-  }
-  return SpanRole::kNone;
-}
-
-// NCCL operations by their collective's name, with or without "nccl".
-SpanRole NcclRole(const std::string& name) {
-  std::string op = absl::AsciiStrToLower(name);
-  if (absl::StartsWith(op, "nccl")) op = op.substr(4);
-  if (op == "allreduce" || op == "allgather" || op == "reducescatter" ||
-      op == "alltoall") {
-    return SpanRole::kAllToAll;
-  }
-  if (op == "reduce") return SpanRole::kRootIn;
-  if (op == "broadcast" || op == "bcast") return SpanRole::kRootOut;
-  if (op == "send") return SpanRole::kSend;
-  if (op == "recv") return SpanRole::kRecv;
-  return SpanRole::kNone;
-}
-
-}  // namespace
-
-SpanRole RoleOf(v1::Category category, const std::string& name) {
-  switch (category) {
-    case v1::CATEGORY_MPI: {
-      CausalSpan::Kind kind;
-      if (CausalKindOf(name, &kind)) return RoleOfCausalKind(kind);
-      if (name == "MPI_Wait" || name == "MPI_Waitall" ||
-          name == "MPI_Waitany" || name == "MPI_Waitsome") {
-        return SpanRole::kWait;
-      }
-      return SpanRole::kNone;
-    }
-    case v1::CATEGORY_NCCL:
-      return NcclRole(name);
-    case v1::CATEGORY_CUDA_SYNC:
-      return SpanRole::kSync;
-    case v1::CATEGORY_CUDA_RUNTIME:
-      return absl::StrContains(name, "Synchronize") ? SpanRole::kSync
-                                                    : SpanRole::kNone;
-    default:
-      return SpanRole::kNone;
-  }
-}
-
-bool IsAsynchronous(v1::Category category, const std::string& name) {
-  if (category != v1::CATEGORY_MPI || !absl::StartsWith(name, "MPI_I")) {
-    return false;
-  }
-  SpanRole role = RoleOf(category, name);
-  return role != SpanRole::kNone && role != SpanRole::kWait;
-}
 
 JobSpans::JobSpans(const JobCatalog& catalog) : catalog_(&catalog) {
   absl::flat_hash_map<int64_t, int32_t> process_index;

@@ -22,27 +22,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "query/job_clocks.h"
+#include "query/mpi_semantics.h"
 #include "store/store.h"
 
 namespace meridian {
-
-// How a span takes part in cross-rank dependencies.
-enum class SpanRole : uint8_t {
-  kNone,
-  kAllToAll,  // collective: every end depends on every arrival
-  kRootIn,    // collective: the root's end depends on every arrival
-  kRootOut,   // collective: every end depends on the root's arrival
-  kSend,
-  kRecv,
-  kWait,  // completes earlier asynchronous spans of its track
-  kSync,  // CUDA synchronisation: waits for the GPU
-};
-
-// The role of an operation, from its category and name.
-SpanRole RoleOf(v1::Category category, const std::string& name);
-// Whether an MPI operation is nonblocking (recorded from issue to
-// completion): MPI_I* operations with a role.
-bool IsAsynchronous(v1::Category category, const std::string& name);
 
 struct JobSpan {
   int64_t start = 0;  // collector-clock ns

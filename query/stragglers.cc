@@ -36,33 +36,30 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
   };
 
   v1::StragglersReply reply;
-  reply.set_instances(graph.instances());
-  reply.set_messages(static_cast<int64_t>(graph.messages().size()));
+  const MpiMatching& mpi = graph.mpi();
+  reply.set_instances(mpi.instances());
+  reply.set_messages(static_cast<int64_t>(mpi.messages().size()));
   std::vector<v1::CollectiveInstance> instances;
-  instances.reserve(graph.instances());
-  for (int64_t k = 0; k < graph.instances(); ++k) {
-    absl::Span<const int32_t> members = graph.members(k);
+  instances.reserve(mpi.instances());
+  for (int64_t k = 0; k < mpi.instances(); ++k) {
+    absl::Span<const int32_t> members = mpi.members(k);
     const JobSpan* first = &all[members[0]];
     const JobSpan* last = first;
-    const JobSpan* root = nullptr;
     v1::CollectiveInstance instance;
     for (int32_t i : members) {
       const JobSpan& m = all[i];
       if (m.start < first->start) first = &m;
       if (m.start > last->start) last = &m;
-      if (m.rank == m.peer) root = &m;
       if (m.has_step && !instance.has_step()) instance.set_step(m.step);
     }
+    // Each end of the instance's group waited for its last start.
+    const MpiMatching::Group group = mpi.InstanceGroup(k);
     int64_t waited = 0;
-    for (int32_t i : members) {
-      const JobSpan& m = all[i];
-      const JobSpan* awaited = nullptr;
-      if (m.role == SpanRole::kAllToAll) awaited = last;
-      if (m.role == SpanRole::kRootIn && &m == root) awaited = last;
-      if (m.role == SpanRole::kRootOut) awaited = root;
-      if (awaited == nullptr || awaited == &m) continue;
-      const int64_t wait = WaitFor(m, awaited->start);
-      charge(m, awaited->rank, wait, /*collective=*/true);
+    for (int32_t i : group.ends) {
+      if (i == group.last) continue;
+      const JobSpan& awaited = all[group.last];
+      const int64_t wait = WaitFor(all[i], awaited.start);
+      charge(all[i], awaited.rank, wait, /*collective=*/true);
       waited += wait;
     }
     const int64_t skew = last->start - first->start;
@@ -81,7 +78,7 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
     instance.set_wait_ns(waited);
     instances.push_back(std::move(instance));
   }
-  for (const auto& [send, recv] : graph.messages()) {
+  for (const auto& [send, recv] : mpi.messages()) {
     charge(all[recv], all[send].rank, WaitFor(all[recv], all[send].start),
            /*collective=*/false);
   }

@@ -150,7 +150,7 @@ TEST(ClockSimulationTest, RefinementRemovesWhatDelayAsymmetryHidesFromProbes) {
     const Node& node = nodes[s.node];
     const ClockTimeline& timeline = timelines[s.node];
     CausalSpan c;
-    c.kind = CausalSpan::Kind::kAllToAll;
+    c.role = SpanRole::kAllToAll;
     c.node = s.node;
     c.rank = s.rank;
     c.comm = 1;
