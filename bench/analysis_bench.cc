@@ -25,12 +25,12 @@
 #include <vector>
 
 #include "common/command_line.h"
-#include "query/critical_path.h"
-#include "query/dependency_graph.h"
-#include "query/job_clocks.h"
-#include "query/job_spans.h"
-#include "query/step_breakdown.h"
-#include "query/stragglers.h"
+#include "query/analysis/critical_path.h"
+#include "query/analysis/dependency_graph.h"
+#include "query/analysis/job_spans.h"
+#include "query/analysis/step_breakdown.h"
+#include "query/analysis/stragglers.h"
+#include "query/clocks/job_clocks.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
 

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "query/json.h"
+#include "query/export/json.h"
 
 namespace meridian {
 

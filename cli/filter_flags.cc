@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "query/category.h"
+#include "query/ops/category.h"
 
 namespace meridian {
 

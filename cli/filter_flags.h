@@ -1,7 +1,7 @@
 // The span-filter flags of `meridian export` and `meridian stats`, parsed
 // into a v1::SpanFilter:
 //   --ranks 0,2-5          ranks and inclusive ranges
-//   --category mpi,user    category names (query/category.h)
+//   --category mpi,user    category names (query/ops/category.h)
 //   --name GLOB            shell glob on span names (* ? [...])
 //   --from T / --to T      time since the job's first span: a number with a
 //                          unit ns, us, ms or s (bare numbers are seconds)

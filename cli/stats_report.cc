@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "query/category.h"
-#include "query/json.h"
+#include "query/export/json.h"
+#include "query/ops/category.h"
 
 namespace meridian {
 namespace {

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "query/dependency_graph.h"
-#include "query/job_clocks.h"
-#include "query/job_spans.h"
+#include "query/analysis/dependency_graph.h"
+#include "query/analysis/job_spans.h"
+#include "query/clocks/job_clocks.h"
 #include "store/store.h"
 
 namespace meridian {

@@ -12,8 +12,8 @@
 
 #include "agent/clock_estimator.h"
 #include "gtest/gtest.h"
-#include "query/causal_refiner.h"
-#include "query/clock_timeline.h"
+#include "query/clocks/causal_refiner.h"
+#include "query/clocks/clock_timeline.h"
 
 namespace meridian {
 namespace {

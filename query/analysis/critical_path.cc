@@ -1,0 +1,237 @@
+#include "query/analysis/critical_path.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "query/ops/category.h"
+
+namespace meridian {
+namespace {
+
+v1::TimeClass ClassOf(const JobSpan& span) {
+  if (span.role == SpanRole::kSync) return v1::TIME_CLASS_WAITING;
+  return IsCommunication(span.category) ? v1::TIME_CLASS_COMMUNICATION
+                                        : v1::TIME_CLASS_COMPUTE;
+}
+
+// Builds the path backwards: Add() is called with ever earlier segments.
+class PathBuilder {
+ public:
+  explicit PathBuilder(const JobSpans& spans) : spans_(spans) {}
+
+  // [t0, t1) on `track` in `span` (untraced: null). A piece that continues
+  // the same span (or untraced time) on the same track joins the segment.
+  void Add(int32_t track, int64_t t0, int64_t t1, v1::TimeClass time_class,
+           const JobSpan* span, int32_t peer = -1, std::string name = "") {
+    if (t0 >= t1) return;
+    if (!backwards_.empty() && last_span_ == span && last_track_ == track &&
+        backwards_.back().start_ns() == t1 &&
+        backwards_.back().time_class() == time_class) {
+      v1::PathSegment& later = backwards_.back();
+      later.set_start_ns(t0);
+      later.set_dur_ns(later.dur_ns() + (t1 - t0));
+      return;
+    }
+    const JobTrack& t = spans_.tracks()[track];
+    v1::PathSegment segment;
+    segment.set_rank(t.rank);
+    segment.set_time_class(time_class);
+    segment.set_category(span ? span->category : v1::CATEGORY_UNSPECIFIED);
+    segment.set_name(span && name.empty() ? spans_.name(*span) : name);
+    segment.set_start_ns(t0);
+    segment.set_dur_ns(t1 - t0);
+    segment.set_track(t.name);
+    if (peer >= 0) segment.set_peer(peer);
+    backwards_.push_back(std::move(segment));
+    last_span_ = span;
+    last_track_ = track;
+  }
+
+  std::vector<v1::PathSegment> Take() {
+    std::reverse(backwards_.begin(), backwards_.end());
+    return std::move(backwards_);
+  }
+
+ private:
+  const JobSpans& spans_;
+  std::vector<v1::PathSegment> backwards_;
+  const JobSpan* last_span_ = nullptr;
+  int32_t last_track_ = -1;
+};
+
+// The sender a receive (or a Wait completing receives) heard from, or -1.
+int32_t PeerOf(const DependencyGraph& graph, int64_t index, int32_t binding) {
+  const std::vector<JobSpan>& all = graph.spans().spans();
+  const JobSpan& span = all[index];
+  if (binding >= 0) {
+    return all[binding].role == SpanRole::kSend ? all[binding].rank : -1;
+  }
+  if (span.role == SpanRole::kRecv) return span.peer;
+  if (span.role == SpanRole::kWait) {
+    int32_t peer = -1;
+    for (int32_t a : graph.Completes(index)) {
+      if (all[a].role == SpanRole::kRecv) peer = all[a].peer;
+    }
+    return peer;
+  }
+  return -1;
+}
+
+// Where the walk starts: the track of the latest-ending span that ends
+// inside the window (lowest rank, then track, on ties).
+int32_t LastTrack(const JobSpans& spans, const TimeWindow& window) {
+  int32_t best = -1;
+  int64_t best_end = 0;
+  for (const JobSpan& s : spans.spans()) {
+    if (s.async || s.end > window.end || s.end <= window.start) continue;
+    const int32_t rank = spans.tracks()[s.track].rank;
+    if (best < 0 || s.end > best_end ||
+        (s.end == best_end &&
+         std::make_pair(rank, s.track) <
+             std::make_pair(spans.tracks()[best].rank, best))) {
+      best = s.track;
+      best_end = s.end;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TimeWindow JobWindow(const JobSpans& spans) {
+  TimeWindow window;
+  bool any = false;
+  for (const JobSpan& s : spans.spans()) {
+    window.start = any ? std::min(window.start, s.start) : s.start;
+    window.end = any ? std::max(window.end, s.end) : s.end;
+    any = true;
+  }
+  return window;
+}
+
+std::optional<TimeWindow> StepWindow(const JobSpans& spans, int64_t step) {
+  std::optional<TimeWindow> window;
+  for (const JobSpan& s : spans.spans()) {
+    if (!s.has_step || s.step != step) continue;
+    if (!window) {
+      window = TimeWindow{s.start, s.end};
+    } else {
+      window->start = std::min(window->start, s.start);
+      window->end = std::max(window->end, s.end);
+    }
+  }
+  return window;
+}
+
+v1::CriticalPathReply CriticalPath(const DependencyGraph& graph,
+                                   const TimeWindow& window) {
+  const JobSpans& spans = graph.spans();
+  const std::vector<JobSpan>& all = spans.spans();
+  v1::CriticalPathReply reply;
+  reply.set_start_ns(window.start);
+  reply.set_dur_ns(window.end - window.start);
+  int32_t track = LastTrack(spans, window);
+  if (track < 0 || window.end <= window.start) return reply;
+
+  PathBuilder path(spans);
+  const int64_t ws = window.start;
+  int64_t t = window.end;
+  // Each turn consumes a piece or jumps to an earlier start; the bound only
+  // guards against a graph this walk does not expect.
+  int64_t turns = 4 * static_cast<int64_t>(all.size()) + 16;
+  while (t > ws && turns-- > 0) {
+    const DependencyGraph::Piece* p = graph.PieceBefore(track, t);
+    if (p == nullptr) {
+      path.Add(track, ws, t, v1::TIME_CLASS_UNTRACED, nullptr);
+      break;
+    }
+    if (p->t1 < t) {
+      path.Add(track, std::max(p->t1, ws), t, v1::TIME_CLASS_UNTRACED, nullptr);
+      t = p->t1;
+      continue;
+    }
+    const int64_t lo = std::max(p->t0, ws);
+    if (p->span < 0) {
+      path.Add(track, lo, t, v1::TIME_CLASS_UNTRACED, nullptr);
+      t = p->t0;
+      continue;
+    }
+    const JobSpan& x = all[p->span];
+    if (p->t1 == x.end) {  // the span's last piece: its end's dependencies
+      const int32_t b = graph.end_binding(p->span);
+      if (b >= 0 && all[b].start < t && all[b].start >= p->t0) {
+        const int64_t arrival = all[b].start;
+        path.Add(track, std::max(arrival, ws), t, ClassOf(x), &x,
+                 PeerOf(graph, p->span, b));
+        track = all[b].track;
+        t = arrival;
+        continue;
+      }
+      if (x.role == SpanRole::kSync) {
+        std::vector<int32_t> gpu = graph.Completes(p->span);
+        if (!gpu.empty() && all[gpu[0]].end < t && all[gpu[0]].end >= p->t0) {
+          const int64_t done = all[gpu[0]].end;
+          path.Add(track, std::max(done, ws), t, v1::TIME_CLASS_WAITING, &x);
+          track = all[gpu[0]].track;
+          t = done;
+          continue;
+        }
+      }
+    }
+    path.Add(track, lo, t, ClassOf(x), &x, PeerOf(graph, p->span, -1));
+    t = p->t0;
+    // At a GPU span's start after an idle stream, its launch explains the
+    // idle time.
+    const int32_t launch = graph.launch(p->span);
+    if (t == x.start && launch >= 0 && t > ws) {
+      const DependencyGraph::Piece* before = graph.PieceBefore(track, t);
+      const JobSpan& call = all[launch];
+      if ((before == nullptr || before->span < 0 || before->t1 < t) &&
+          call.start < t) {
+        const int64_t from = std::min(call.end, t);
+        path.Add(track, std::max(from, ws), t, v1::TIME_CLASS_WAITING, nullptr,
+                 -1, absl::StrCat("launch of ", spans.name(x)));
+        track = call.track;
+        t = from;
+      }
+    }
+  }
+
+  std::map<int32_t, int64_t> by_rank;
+  for (v1::PathSegment& segment : path.Take()) {
+    switch (segment.time_class()) {
+      case v1::TIME_CLASS_COMPUTE:
+        reply.set_compute_ns(reply.compute_ns() + segment.dur_ns());
+        break;
+      case v1::TIME_CLASS_COMMUNICATION:
+        reply.set_communication_ns(reply.communication_ns() + segment.dur_ns());
+        break;
+      case v1::TIME_CLASS_WAITING:
+        reply.set_waiting_ns(reply.waiting_ns() + segment.dur_ns());
+        break;
+      default:
+        reply.set_untraced_ns(reply.untraced_ns() + segment.dur_ns());
+        break;
+    }
+    by_rank[segment.rank()] += segment.dur_ns();
+    *reply.add_segments() = std::move(segment);
+  }
+  reply.set_explained(
+      static_cast<double>(reply.dur_ns() - reply.untraced_ns()) /
+      static_cast<double>(reply.dur_ns()));
+  std::vector<std::pair<int32_t, int64_t>> ranks(by_rank.begin(),
+                                                 by_rank.end());
+  std::stable_sort(
+      ranks.begin(), ranks.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [rank, dur] : ranks) {
+    v1::RankTime* r = reply.add_ranks();
+    r->set_rank(rank);
+    r->set_dur_ns(dur);
+  }
+  return reply;
+}
+
+}  // namespace meridian

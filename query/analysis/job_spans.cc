@@ -1,0 +1,222 @@
+#include "query/analysis/job_spans.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace meridian {
+
+JobSpans::JobSpans(const JobCatalog& catalog) : catalog_(&catalog) {
+  absl::flat_hash_map<int64_t, int32_t> process_index;
+  for (size_t i = 0; i < catalog.processes.size(); ++i) {
+    process_index[catalog.processes[i].id] = static_cast<int32_t>(i);
+  }
+  for (const TrackInfo& t : catalog.tracks) {
+    JobTrack track;
+    track.id = t.id;
+    auto it = process_index.find(t.process_id);
+    track.process = it == process_index.end() ? -1 : it->second;
+    track.rank = track.process < 0 ? -1 : catalog.processes[track.process].rank;
+    track.kind = t.kind;
+    track.name = t.name;
+    track_index_[t.id] = static_cast<int32_t>(tracks_.size());
+    tracks_.push_back(std::move(track));
+  }
+  for (size_t i = 0; i < catalog.ops.size(); ++i) {
+    const OpInfo& op = catalog.ops[i];
+    op_index_[op.id] = static_cast<int32_t>(i);
+    op_role_.push_back(RoleOf(op.category, op.name));
+    op_async_.push_back(IsAsynchronous(op.category, op.name));
+  }
+}
+
+void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
+  if (span.kind != v1::SPAN_KIND_COMPLETE) return;
+  auto track = track_index_.find(span.track_id);
+  auto op = op_index_.find(span.op_id);
+  // A snapshot's catalog knows every track and op of its spans.
+  if (track == track_index_.end() || op == op_index_.end()) return;
+  JobSpan s;
+  s.start = start_ns;
+  s.end = start_ns + dur_ns;
+  s.bytes = span.bytes;
+  s.comm = span.comm;
+  s.correlation = span.correlation;
+  s.track = track->second;
+  s.op = op->second;
+  s.rank = tracks_[s.track].rank;
+  s.peer = span.peer.value_or(-1);
+  s.tag = span.tag.value_or(0);
+  s.category = catalog_->ops[s.op].category;
+  s.role = op_role_[s.op];
+  if ((s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
+      !PairsMessage(message_step_, span.step)) {
+    s.role = SpanRole::kNone;
+  }
+  s.async = op_async_[s.op];
+  s.has_step = span.step.has_value();
+  s.step = span.step.value_or(0);
+  s.has_seq = span.seq.has_value();
+  s.seq = span.seq.value_or(0);
+  spans_.push_back(s);
+}
+
+void JobSpans::Finish() {
+  std::sort(spans_.begin(), spans_.end(),
+            [](const JobSpan& a, const JobSpan& b) {
+              if (a.track != b.track) return a.track < b.track;
+              if (a.start != b.start) return a.start < b.start;
+              return a.end > b.end;
+            });
+  for (JobTrack& track : tracks_) track.count = 0;
+  for (size_t i = 0; i < spans_.size(); ++i) {
+    JobTrack& track = tracks_[spans_[i].track];
+    if (track.count++ == 0) track.first = static_cast<int64_t>(i);
+  }
+}
+
+absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
+                                        std::optional<JobClocks>* clocks,
+                                        const JobRead& read) {
+  JobSpans spans(catalog);
+  spans.message_step_ = read.message_step;
+  if (read.ranges.size() == 1 && read.ranges[0].whole_job()) {
+    spans.spans_.reserve(
+        static_cast<size_t>(std::max<int64_t>(0, catalog.job.spans)));
+  }
+  auto loaded = JobClocks::Load(
+      store, catalog,
+      [&](const StoredSpan& span) {
+        spans.Add(span, span.start_ns, span.dur_ns);  // raw for now
+      },
+      read);
+  if (!loaded.ok()) return loaded.status();
+  clocks->emplace(std::move(*loaded));
+  // Place each span as JobClocks::Place places a stored one: it needs the
+  // raw start and duration, the track and the operation.
+  StoredSpan raw;
+  for (JobSpan& s : spans.spans_) {
+    raw.start_ns = s.start;
+    raw.dur_ns = s.end - s.start;
+    raw.track_id = spans.tracks_[s.track].id;
+    raw.op_id = catalog.ops[s.op].id;
+    const JobClocks::Interval placed = (*clocks)->Place(raw);
+    s.start = placed.start_ns;
+    s.end = placed.start_ns + placed.dur_ns;
+  }
+  spans.Finish();
+  return spans;
+}
+
+absl::Status StepNotFound(const std::string& job, int64_t step) {
+  return absl::NotFoundError(
+      absl::StrCat("job ", job, " has no span tagged with step ", step,
+                   "; `meridian steps` lists its "
+                   "steps"));
+}
+
+absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
+                                            const JobCatalog& catalog,
+                                            int64_t step,
+                                            std::optional<JobClocks>* clocks,
+                                            ScanStats* stats) {
+  // 1. The step's own spans: per track the one starting first and the one
+  // ending last (raw times, as the scan returns them).
+  struct Edges {
+    StoredSpan first;
+    StoredSpan last;
+  };
+  absl::flat_hash_map<int64_t, Edges> edges;
+  JobRead tagged;
+  tagged.ranges[0].first_step = step;
+  tagged.ranges[0].last_step = step;
+  tagged.message_step = step;
+  tagged.stats = stats;
+  auto keep = [](const StoredSpan& from, StoredSpan* to) {
+    to->start_ns = from.start_ns;
+    to->dur_ns = from.dur_ns;
+    to->track_id = from.track_id;
+    to->op_id = from.op_id;
+  };
+  auto step_clocks = JobClocks::Load(
+      store, catalog,
+      [&](const StoredSpan& span) {
+        if (span.kind != v1::SPAN_KIND_COMPLETE) return;
+        auto [it, added] = edges.try_emplace(span.track_id);
+        if (added || span.start_ns < it->second.first.start_ns) {
+          keep(span, &it->second.first);
+        }
+        if (added || span.start_ns + span.dur_ns >
+                         it->second.last.start_ns + it->second.last.dur_ns) {
+          keep(span, &it->second.last);
+        }
+      },
+      tagged);
+  if (!step_clocks.ok()) return step_clocks.status();
+  if (edges.empty()) {
+    return StepNotFound(catalog.job.name, step);
+  }
+  int64_t window_start = std::numeric_limits<int64_t>::max();
+  int64_t window_end = std::numeric_limits<int64_t>::min();
+  for (const auto& [track, e] : edges) {
+    window_start = std::min(window_start, step_clocks->Place(e.first).start_ns);
+    const JobClocks::Interval last = step_clocks->Place(e.last);
+    window_end = std::max(window_end, last.start_ns + last.dur_ns);
+  }
+
+  // 2. Per node, every track's chunks overlapping the window on that
+  // node's clock (and the node's own tagged spans, whatever the mapping).
+  absl::flat_hash_map<int64_t, std::string> node_of_process;
+  for (const ProcessInfo& p : catalog.processes) node_of_process[p.id] = p.node;
+  struct NodeRead {
+    ScanRange range;
+    int64_t raw_start = std::numeric_limits<int64_t>::max();
+    int64_t raw_end = std::numeric_limits<int64_t>::min();
+  };
+  std::map<std::string, NodeRead> nodes;  // ordered: reads are repeatable
+  for (const TrackInfo& t : catalog.tracks) {
+    NodeRead& node = nodes[node_of_process[t.process_id]];
+    if (!node.range.tracks) {  // the node's first track: its clock's window
+      node.range.tracks.emplace();
+      node.raw_start = step_clocks->ToRaw(t.id, window_start);
+      node.raw_end = step_clocks->ToRaw(t.id, window_end);
+    }
+    node.range.tracks->insert(t.id);
+    auto e = edges.find(t.id);
+    if (e != edges.end()) {
+      node.raw_start = std::min(node.raw_start, e->second.first.start_ns);
+      node.raw_end = std::max(node.raw_end,
+                              e->second.last.start_ns + e->second.last.dur_ns);
+    }
+  }
+  JobRead window;
+  window.ranges.clear();
+  window.message_step = step;
+  window.stats = stats;
+  for (auto& [name, node] : nodes) {
+    // ScanRange times count from the job's first span; `to` is exclusive.
+    node.range.from_ns = node.raw_start - catalog.job.min_start_ns;
+    node.range.to_ns = node.raw_end - catalog.job.min_start_ns + 1;
+    window.ranges.push_back(std::move(node.range));
+  }
+  return Load(store, catalog, clocks, window);
+}
+
+std::vector<int32_t> JobSpans::Ranks() const {
+  std::vector<int32_t> ranks;
+  for (const JobTrack& track : tracks_) {
+    if (track.count > 0) ranks.push_back(track.rank);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+int64_t JobSpans::MemoryBytes() const {
+  return static_cast<int64_t>(spans_.capacity() * sizeof(JobSpan) +
+                              tracks_.capacity() * sizeof(JobTrack));
+}
+
+}  // namespace meridian

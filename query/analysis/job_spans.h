@@ -1,0 +1,125 @@
+// JobSpans: a job's complete spans in memory, compactly, on the collector's
+// clock: what the analyses (critical path, stragglers, steps, graph) read.
+//
+// Each span keeps what dependencies and breakdowns need (times, track, op,
+// rank, comm/seq, peer/tag, step, correlation, bytes) in 88 bytes; names stay
+// in the catalog. Spans are ordered by track, then start, then longest
+// first, so that on a track an enclosing span precedes the spans it
+// contains. Instants and counters are left out: they take no time.
+//
+// Asynchronous spans are MPI's nonblocking operations (MPI_Isend,
+// MPI_Iallreduce, ...): the probe records them from issue to completion,
+// while the thread goes on, so they do not occupy their track; the Wait
+// that completes them does.
+#ifndef MERIDIAN_QUERY_JOB_SPANS_H_
+#define MERIDIAN_QUERY_JOB_SPANS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "query/clocks/job_clocks.h"
+#include "query/ops/mpi_semantics.h"
+#include "store/store.h"
+
+namespace meridian {
+
+struct JobSpan {
+  int64_t start = 0;  // collector-clock ns
+  int64_t end = 0;
+  int64_t step = 0;  // valid if has_step
+  int64_t bytes = 0;
+  uint64_t comm = 0;
+  uint64_t seq = 0;  // valid if has_seq
+  uint64_t correlation = 0;
+  int32_t track = 0;  // index into JobSpans::tracks()
+  int32_t op = 0;     // index into the catalog's ops
+  int32_t rank = -1;
+  int32_t peer = -1;  // root, destination or source; -1: none
+  int32_t tag = 0;
+  v1::Category category = v1::CATEGORY_UNSPECIFIED;
+  SpanRole role = SpanRole::kNone;
+  bool has_step = false;
+  bool has_seq = false;
+  bool async = false;
+};
+
+struct JobTrack {
+  int64_t id = 0;  // the store's track id
+  int32_t rank = -1;
+  int32_t process = 0;  // index into the catalog's processes
+  v1::TrackKind kind = v1::TRACK_KIND_THREAD;
+  std::string name;
+  // This track's spans: JobSpans::spans()[first, first + count).
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+// NOT_FOUND, naming the job and the step: no span of the job has `step`.
+absl::Status StepNotFound(const std::string& job, int64_t step);
+
+class JobSpans {
+ public:
+  // Reads every span of the job and the job's clocks, into *clocks, in one
+  // scan: the spans are kept as JobClocks::Load's refinement scan reads
+  // them, then placed on the collector's clock in memory. `catalog` must
+  // outlive the result.
+  // `read` (default: the whole job) says which spans; with its
+  // message_step, sends and receives of other steps take no part in
+  // dependencies (role kNone).
+  static absl::StatusOr<JobSpans> Load(Store& store, const JobCatalog& catalog,
+                                       std::optional<JobClocks>* clocks,
+                                       const JobRead& read = JobRead{});
+
+  // What one step's analysis needs, without reading the rest of the job:
+  //  1. the chunks that hold spans tagged with `step` (the store keeps each
+  //     chunk's step range), whose MPI spans refine the clocks and whose
+  //     first start and last end, placed, make the step's window;
+  //  2. per node, the chunks overlapping that window, mapped back to the
+  //     node's raw clock: the spans of every track while the step ran,
+  //     tagged or not (GPU kernels, copies), refined again.
+  // Clocks are refined, and messages matched, over the step's spans only
+  // (see JobRead), so a step's path can differ from the same step in a
+  // whole-job load where the clocks drift within the job. NOT_FOUND naming
+  // the job if no span is tagged with `step`. `stats`, if set, counts both
+  // reads.
+  static absl::StatusOr<JobSpans> LoadStep(Store& store,
+                                           const JobCatalog& catalog,
+                                           int64_t step,
+                                           std::optional<JobClocks>* clocks,
+                                           ScanStats* stats = nullptr);
+
+  // Spans given one at a time, with their times on the collector's clock
+  // (tests); Finish sorts.
+  explicit JobSpans(const JobCatalog& catalog);
+  void Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns);
+  void Finish();
+
+  const JobCatalog& catalog() const { return *catalog_; }
+  const std::vector<JobSpan>& spans() const { return spans_; }
+  const std::vector<JobTrack>& tracks() const { return tracks_; }
+  const std::string& name(const JobSpan& span) const {
+    return catalog_->ops[span.op].name;
+  }
+  // The ranks that have spans, ascending.
+  std::vector<int32_t> Ranks() const;
+  // Bytes held, for the memory-per-span figure.
+  int64_t MemoryBytes() const;
+
+ private:
+  const JobCatalog* catalog_;
+  std::vector<JobSpan> spans_;
+  std::vector<JobTrack> tracks_;
+  absl::flat_hash_map<int64_t, int32_t> track_index_;
+  absl::flat_hash_map<int64_t, int32_t> op_index_;
+  std::vector<SpanRole> op_role_;
+  std::vector<char> op_async_;
+  std::optional<int64_t> message_step_;  // see JobRead::message_step
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_JOB_SPANS_H_

@@ -1,0 +1,105 @@
+#include "query/analysis/step_breakdown.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "query/analysis/interval_set.h"
+#include "query/ops/category.h"
+
+namespace meridian {
+
+v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
+  const JobSpans& spans = graph.spans();
+  const std::vector<JobSpan>& all = spans.spans();
+  // (step, rank) -> the rank's step window.
+  std::map<std::pair<int64_t, int32_t>, std::pair<int64_t, int64_t>> windows;
+  for (const JobSpan& s : all) {
+    if (!s.has_step) continue;
+    auto [it, added] = windows.try_emplace({s.step, s.rank}, s.start, s.end);
+    if (!added) {
+      it->second.first = std::min(it->second.first, s.start);
+      it->second.second = std::max(it->second.second, s.end);
+    }
+  }
+  // Per rank: the union of compute time, of communication time, and both.
+  struct RankTime {
+    IntervalSet compute, communication, overlap;
+  };
+  std::map<int32_t, RankTime> by_rank;
+  {
+    std::map<int32_t, std::pair<std::vector<IntervalSet::Interval>,
+                                std::vector<IntervalSet::Interval>>>
+        busy;
+    for (size_t t = 0; t < spans.tracks().size(); ++t) {
+      auto& [compute, communication] = busy[spans.tracks()[t].rank];
+      for (const DependencyGraph::Piece& p :
+           graph.pieces(static_cast<int32_t>(t))) {
+        if (p.span < 0) continue;
+        const JobSpan& owner = all[p.span];
+        if (IsCommunication(owner.category)) {
+          communication.emplace_back(p.t0, p.t1);
+        } else if (owner.role != SpanRole::kSync) {
+          compute.emplace_back(p.t0, p.t1);
+        }
+      }
+    }
+    for (const JobSpan& s : all) {
+      if (s.async) busy[s.rank].second.emplace_back(s.start, s.end);
+    }
+    for (auto& [rank, lists] : busy) {
+      RankTime& r = by_rank[rank];
+      r.compute = IntervalSet(std::move(lists.first));
+      r.communication = IntervalSet(std::move(lists.second));
+      r.overlap = r.compute.Intersect(r.communication);
+    }
+  }
+
+  v1::StepsReply reply;
+  v1::StepSummary* step = nullptr;
+  auto finish = [](v1::StepSummary* s) {
+    if (s == nullptr || s->ranks_size() == 0) return;
+    const int64_t n = s->ranks_size();
+    s->set_compute_ns(s->compute_ns() / n);
+    s->set_communication_ns(s->communication_ns() / n);
+    s->set_overlap_ns(s->overlap_ns() / n);
+  };
+  int64_t slowest = -1;
+  for (const auto& [key, window] : windows) {
+    const auto [step_number, rank] = key;
+    if (step == nullptr || step->step() != step_number) {
+      finish(step);
+      step = reply.add_steps();
+      step->set_step(step_number);
+      step->set_start_ns(window.first);
+      step->set_dur_ns(0);
+      slowest = -1;
+    }
+    const RankTime& time = by_rank[rank];
+    v1::RankStep* r = step->add_ranks();
+    r->set_rank(rank);
+    r->set_start_ns(window.first);
+    r->set_dur_ns(window.second - window.first);
+    r->set_compute_ns(time.compute.Measure(window.first, window.second));
+    r->set_communication_ns(
+        time.communication.Measure(window.first, window.second));
+    r->set_overlap_ns(time.overlap.Measure(window.first, window.second));
+    // Sums for now; finish() turns them into means.
+    step->set_compute_ns(step->compute_ns() + r->compute_ns());
+    step->set_communication_ns(step->communication_ns() +
+                               r->communication_ns());
+    step->set_overlap_ns(step->overlap_ns() + r->overlap_ns());
+    const int64_t end =
+        std::max(step->start_ns() + step->dur_ns(), window.second);
+    step->set_start_ns(std::min(step->start_ns(), window.first));
+    step->set_dur_ns(end - step->start_ns());
+    if (r->dur_ns() > slowest) {
+      slowest = r->dur_ns();
+      step->set_slowest_rank(rank);
+    }
+  }
+  finish(step);
+  return reply;
+}
+
+}  // namespace meridian

@@ -1,0 +1,107 @@
+#include "query/analysis/stragglers.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+namespace meridian {
+namespace {
+
+// How long `waiter` waited for something that started at `arrival`.
+int64_t WaitFor(const JobSpan& waiter, int64_t arrival) {
+  return std::max<int64_t>(0, std::min(arrival, waiter.end) - waiter.start);
+}
+
+}  // namespace
+
+v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
+  const JobSpans& spans = graph.spans();
+  const std::vector<JobSpan>& all = spans.spans();
+  std::map<int32_t, v1::RankWait> ranks;
+  for (int32_t rank : spans.Ranks()) ranks[rank].set_rank(rank);
+  auto charge = [&ranks](const JobSpan& waiter, int32_t late_rank, int64_t wait,
+                         bool collective) {
+    if (wait <= 0) return;
+    v1::RankWait& late = ranks[late_rank];
+    late.set_rank(late_rank);
+    late.set_wait_ns(late.wait_ns() + wait);
+    if (collective) {
+      late.set_collective_wait_ns(late.collective_wait_ns() + wait);
+    } else {
+      late.set_late_sender_wait_ns(late.late_sender_wait_ns() + wait);
+    }
+    v1::RankWait& w = ranks[waiter.rank];
+    w.set_rank(waiter.rank);
+    w.set_waited_ns(w.waited_ns() + wait);
+  };
+
+  v1::StragglersReply reply;
+  const MpiMatching& mpi = graph.mpi();
+  reply.set_instances(mpi.instances());
+  reply.set_messages(static_cast<int64_t>(mpi.messages().size()));
+  std::vector<v1::CollectiveInstance> instances;
+  instances.reserve(mpi.instances());
+  for (int64_t k = 0; k < mpi.instances(); ++k) {
+    absl::Span<const int32_t> members = mpi.members(k);
+    const JobSpan* first = &all[members[0]];
+    const JobSpan* last = first;
+    v1::CollectiveInstance instance;
+    for (int32_t i : members) {
+      const JobSpan& m = all[i];
+      if (m.start < first->start) first = &m;
+      if (m.start > last->start) last = &m;
+      if (m.has_step && !instance.has_step()) instance.set_step(m.step);
+    }
+    // Each end of the instance's group waited for its last start.
+    const MpiMatching::Group group = mpi.InstanceGroup(k);
+    int64_t waited = 0;
+    for (int32_t i : group.ends) {
+      if (i == group.last) continue;
+      const JobSpan& awaited = all[group.last];
+      const int64_t wait = WaitFor(all[i], awaited.start);
+      charge(all[i], awaited.rank, wait, /*collective=*/true);
+      waited += wait;
+    }
+    const int64_t skew = last->start - first->start;
+    if (skew > 0) {
+      v1::RankWait& late = ranks[last->rank];
+      late.set_rank(last->rank);
+      late.set_instances_last(late.instances_last() + 1);
+    }
+    instance.set_comm(first->comm);
+    instance.set_seq(first->seq);
+    instance.set_name(spans.name(*first));
+    instance.set_ranks(static_cast<int32_t>(members.size()));
+    instance.set_start_ns(first->start);
+    instance.set_skew_ns(skew);
+    instance.set_last_rank(skew > 0 ? last->rank : -1);
+    instance.set_wait_ns(waited);
+    instances.push_back(std::move(instance));
+  }
+  for (const auto& [send, recv] : mpi.messages()) {
+    charge(all[recv], all[send].rank, WaitFor(all[recv], all[send].start),
+           /*collective=*/false);
+  }
+
+  std::stable_sort(
+      instances.begin(), instances.end(),
+      [](const v1::CollectiveInstance& a, const v1::CollectiveInstance& b) {
+        return a.skew_ns() > b.skew_ns();
+      });
+  const size_t listed =
+      head > 0 ? std::min(instances.size(), static_cast<size_t>(head))
+               : instances.size();
+  for (size_t i = 0; i < listed; ++i) {
+    *reply.add_collectives() = std::move(instances[i]);
+  }
+  std::vector<v1::RankWait> by_wait;
+  for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
+  std::stable_sort(by_wait.begin(), by_wait.end(),
+                   [](const v1::RankWait& a, const v1::RankWait& b) {
+                     return a.wait_ns() > b.wait_ns();
+                   });
+  for (v1::RankWait& r : by_wait) *reply.add_ranks() = std::move(r);
+  return reply;
+}
+
+}  // namespace meridian

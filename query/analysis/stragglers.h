@@ -1,0 +1,29 @@
+// Stragglers: which rank is late, from the DependencyGraph's collective
+// instances and matched messages (Scalasca's "wait at collective" and
+// "late sender", Horovod's negotiation ticks).
+//
+// Per collective instance: the arrival skew (last start minus first) and
+// the last rank to arrive. The time a member waits is from its own start
+// to the arrival it depends on (the last one for Allreduce-like and at the
+// root of Reduce/Gather, the root's for Bcast/Scatter), but no longer than
+// it stayed in the call; that time is charged to the rank it waited for.
+// Per matched message whose send started after its receive: the receive's
+// wait, charged to the sender. Ranks are listed most waited on first.
+//
+// Example: ranks 0, 1, 3 enter an MPI_Allreduce at 3 ms, rank 2 at 5 ms:
+// skew 2 ms, last rank 2, and rank 2 made the others wait 3 x 2 = 6 ms.
+#ifndef MERIDIAN_QUERY_STRAGGLERS_H_
+#define MERIDIAN_QUERY_STRAGGLERS_H_
+
+#include "meridian/v1/query.pb.h"
+#include "query/analysis/dependency_graph.h"
+
+namespace meridian {
+
+// `head`: instances listed (most skewed first); 0 lists all. Fills
+// everything but job.
+v1::StragglersReply Stragglers(const DependencyGraph& graph, int head);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_STRAGGLERS_H_

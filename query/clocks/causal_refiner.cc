@@ -1,0 +1,245 @@
+#include "query/clocks/causal_refiner.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
+// Groups spanning more nodes than this bound only the pairs of the latest
+// start's node and the earliest end's node, not every pair.
+constexpr size_t kAllPairsNodes = 32;
+
+int64_t Sum(int64_t a, int64_t b) {
+  return a >= kInfinity || b >= kInfinity ? kInfinity : a + b;
+}
+
+// Floyd-Warshall with edges d[u][v] (x_v <= x_u + d[u][v]). False on a
+// negative cycle.
+bool AllShortestPaths(std::vector<int64_t>* d, int n) {
+  std::vector<int64_t>& m = *d;
+  for (int k = 0; k < n; ++k) {
+    for (int i = 0; i < n; ++i) {
+      const int64_t ik = m[i * n + k];
+      if (ik >= kInfinity) continue;
+      for (int j = 0; j < n; ++j) {
+        const int64_t via = Sum(ik, m[k * n + j]);
+        if (via < m[i * n + j]) m[i * n + j] = via;
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (m[i * n + i] < 0) return false;
+  }
+  return true;
+}
+
+// Adds edge u -> v of weight w to the all-pairs distances.
+void AddEdge(std::vector<int64_t>* d, int n, int u, int v, int64_t w) {
+  std::vector<int64_t>& m = *d;
+  for (int i = 0; i < n; ++i) {
+    const int64_t iu = m[i * n + u];
+    if (iu >= kInfinity) continue;
+    for (int j = 0; j < n; ++j) {
+      const int64_t via = Sum(Sum(iu, w), m[v * n + j]);
+      if (via < m[i * n + j]) m[i * n + j] = via;
+    }
+  }
+}
+
+}  // namespace
+
+CausalRefiner::CausalRefiner(int nodes)
+    : nodes_(nodes), bound_(static_cast<size_t>(nodes) * nodes, kInfinity) {}
+
+void CausalRefiner::Add(const CausalSpan& span) {
+  if (span.node < 0 || span.node >= nodes_) return;
+  if (!IsCollective(span.role) && !IsMessage(span.role)) return;
+  spans_.push_back(span);
+}
+
+int64_t CausalRefiner::CountViolations(
+    const MpiMatching& groups, absl::Span<const int64_t> x,
+    int64_t* constraints,
+    std::vector<Refinement::Adjustment>* adjustments) const {
+  int64_t violations = 0;
+  *constraints = 0;
+  absl::flat_hash_map<uint64_t, int64_t> shifts;
+  groups.ForEachGroup([&](const MpiMatching::Group& group) {
+    int64_t latest = std::numeric_limits<int64_t>::min();
+    for (int32_t i : group.starts) {
+      const CausalSpan& s = spans_[i];
+      latest = std::max(latest, s.start + x[s.node]);
+    }
+    for (int32_t i : group.ends) {
+      const CausalSpan& e = spans_[i];
+      ++*constraints;
+      const int64_t end = e.end + x[e.node];
+      if (end >= latest) continue;
+      ++violations;
+      if (adjustments != nullptr) {
+        int64_t& shift = shifts[e.id];
+        shift = std::max(shift, latest - end);
+      }
+    }
+  });
+  if (adjustments != nullptr) {
+    for (const auto& [id, shift] : shifts) adjustments->push_back({id, shift});
+    std::sort(adjustments->begin(), adjustments->end(),
+              [](const Refinement::Adjustment& a,
+                 const Refinement::Adjustment& b) { return a.id < b.id; });
+  }
+  return violations;
+}
+
+void CausalRefiner::CollectBounds(const MpiMatching& groups) {
+  absl::flat_hash_map<int, int64_t> latest_start, earliest_end;
+  groups.ForEachGroup([&](const MpiMatching::Group& group) {
+    latest_start.clear();
+    earliest_end.clear();
+    const CausalSpan* latest = &spans_[group.last];
+    const CausalSpan* earliest = &spans_[group.ends[0]];
+    for (int32_t i : group.starts) {
+      const CausalSpan& s = spans_[i];
+      auto [it, added] = latest_start.try_emplace(s.node, s.start);
+      if (!added) it->second = std::max(it->second, s.start);
+    }
+    for (int32_t i : group.ends) {
+      const CausalSpan& e = spans_[i];
+      auto [it, added] = earliest_end.try_emplace(e.node, e.end);
+      if (!added) it->second = std::min(it->second, e.end);
+      if (e.end < earliest->end) earliest = &e;
+    }
+    const bool all_pairs = latest_start.size() <= kAllPairsNodes &&
+                           earliest_end.size() <= kAllPairsNodes;
+    for (const auto& [a, start] : latest_start) {
+      for (const auto& [b, end] : earliest_end) {
+        if (a == b) continue;
+        if (!all_pairs && a != latest->node && b != earliest->node) continue;
+        int64_t& w = bound_[static_cast<size_t>(a) * nodes_ + b];
+        w = std::min(w, end - start);
+      }
+    }
+  });
+}
+
+bool CausalRefiner::TrySolve(absl::Span<const int64_t> uncertainty_ns,
+                             int64_t slack, int widen,
+                             std::vector<int64_t>* x) const {
+  // Vertex 0 is the collector's clock (x = 0); vertex n + 1 is node n.
+  const int v = nodes_ + 1;
+  std::vector<int64_t> d(static_cast<size_t>(v) * v, kInfinity);
+  for (int i = 0; i < v; ++i) d[i * v + i] = 0;
+  for (int a = 0; a < nodes_; ++a) {
+    for (int b = 0; b < nodes_; ++b) {
+      // x_a <= x_b + w: edge b -> a.
+      const int64_t w = bound_[static_cast<size_t>(a) * nodes_ + b];
+      if (w < kInfinity) {
+        int64_t& e = d[(b + 1) * v + (a + 1)];
+        e = std::min(e, w + slack);
+      }
+    }
+    const int64_t u = std::max<int64_t>(uncertainty_ns[a], 0) << (2 * widen);
+    d[0 * v + (a + 1)] = std::min(d[0 * v + (a + 1)], u);  // x_a <= u
+    d[(a + 1) * v + 0] = std::min(d[(a + 1) * v + 0], u);  // -x_a <= u
+  }
+  if (!AllShortestPaths(&d, v)) return false;
+  if (x == nullptr) return true;
+  x->assign(nodes_, 0);
+  std::vector<bool> fixed(nodes_, false);
+  for (int round = 0; round < nodes_; ++round) {
+    int pick = -1;
+    int64_t narrowest = kInfinity;
+    for (int n = 0; n < nodes_; ++n) {
+      if (fixed[n]) continue;
+      const int64_t width = Sum(d[0 * v + (n + 1)], d[(n + 1) * v + 0]);
+      if (pick < 0 || width < narrowest) {
+        pick = n;
+        narrowest = width;
+      }
+    }
+    const int64_t hi = d[0 * v + (pick + 1)];
+    const int64_t lo = -d[(pick + 1) * v + 0];
+    const int64_t value = std::clamp<int64_t>(0, lo, hi);
+    fixed[pick] = true;
+    (*x)[pick] = value;
+    AddEdge(&d, v, 0, pick + 1, value);
+    AddEdge(&d, v, pick + 1, 0, -value);
+  }
+  return true;
+}
+
+Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
+  const MpiMatching groups(static_cast<int32_t>(spans_.size()),
+                           [this](int32_t i) {
+                             const CausalSpan& s = spans_[i];
+                             return MpiOp{s.role,
+                                          s.rank,
+                                          s.peer,
+                                          s.tag,
+                                          s.comm,
+                                          s.seq.value_or(0),
+                                          s.seq.has_value(),
+                                          s.start};
+                           });
+  Refinement result;
+  const std::vector<int64_t> zero(nodes_, 0);
+  result.correction_ns = zero;
+  result.violations_before = CountViolations(groups, zero, &result.constraints);
+  result.violations_after = result.violations_before;
+  CollectBounds(groups);
+
+  constexpr int kMaxWiden = 8;
+  int64_t slack = 0;
+  if (!TrySolve(uncertainty_ns, 0, kMaxWiden, nullptr)) {
+    // Causality contradicts itself under one offset per node: the nodes'
+    // errors vary during the job by more than the constraints' margins.
+    // Find the least slack that makes the bounds consistent.
+    int64_t lo = 0, hi = 1;
+    while (hi < kInfinity / 4 &&
+           !TrySolve(uncertainty_ns, hi, kMaxWiden, nullptr)) {
+      hi *= 2;
+    }
+    if (hi >= kInfinity / 4) {
+      result.note = "the causal constraints cannot be met: no correction";
+      return result;
+    }
+    while (lo + 1 < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (TrySolve(uncertainty_ns, mid, kMaxWiden, nullptr) ? hi : lo) = mid;
+    }
+    slack = hi;
+  }
+  for (int widen = 0; widen <= kMaxWiden; ++widen) {
+    std::vector<int64_t> x;
+    if (!TrySolve(uncertainty_ns, slack, widen, &x)) continue;
+    result.correction_ns = std::move(x);
+    result.refined = true;
+    std::vector<std::string> notes;
+    if (slack > 0) {
+      notes.push_back(absl::StrCat(
+          "the causal constraints contradict each other by up to ", slack,
+          " ns (each node's error varies during the job): relaxed by that"));
+    }
+    if (widen > 0) {
+      notes.push_back(
+          absl::StrCat("the probe bounds contradicted causality; widened ",
+                       int64_t{1} << (2 * widen), "x"));
+    }
+    result.note = absl::StrJoin(notes, "; ");
+    int64_t constraints;
+    result.violations_after = CountViolations(
+        groups, result.correction_ns, &constraints, &result.adjustments);
+    return result;
+  }
+  return result;  // not reached: the widest bounds were feasible
+}
+
+}  // namespace meridian

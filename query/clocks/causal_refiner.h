@@ -1,0 +1,107 @@
+// CausalRefiner: corrects what round-trip probes cannot see (asymmetric
+// network delay, load) from the order MPI itself imposes, one correction
+// per node, from the spans of a job as they are read.
+//
+// Causality (times on the collector's clock, after the probe models): the
+// groups of MpiMatching (mpi_semantics.h). No span of a group's ends can end
+// before every span of its starts started: an Allreduce cannot end on any
+// rank before the last rank entered it, a Bcast cannot end before the root
+// entered, a receive cannot complete before its send started.
+//
+// Each such constraint "E, on node b, ends no earlier than S, on node a,
+// starts" bounds the corrections x: x_a - x_b <= end(E) - start(S). The
+// refiner keeps the tightest bound per node pair, adds the probe models'
+// bounds |x_n| <= uncertainty_n, and solves the system of difference
+// constraints (Floyd-Warshall over the nodes, O(nodes^3)): the feasible
+// range of each x_n follows from shortest paths. Nodes are then fixed one
+// at a time, the narrowest range first (the best-synchronised node), at the
+// point of their range closest to 0: the probe models are trusted as far as
+// causality allows, a node moves only as far as causality requires, and
+// fixing a node at a point of its range
+// keeps the rest feasible. If the probe bounds contradict causality they
+// are widened (x4, up to 8 times). If causality contradicts itself (a cycle
+// of bounds with a negative sum: the nodes' errors vary during the job by
+// more than the constraints' margins, which one offset per node cannot
+// follow), every bound is loosened by the least slack that makes them
+// consistent (found by bisection), and the violations that remain are
+// counted.
+//
+// Constraints between spans of one node cannot be corrected by a per-node
+// offset; they are counted as violations before and after alike.
+#ifndef MERIDIAN_QUERY_CAUSAL_REFINER_H_
+#define MERIDIAN_QUERY_CAUSAL_REFINER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "query/ops/mpi_semantics.h"
+
+namespace meridian {
+
+struct CausalSpan {
+  SpanRole role = SpanRole::kAllToAll;  // collective or message roles only
+  int node = 0;       // index of the span's node, 0 <= node < nodes
+  int32_t rank = -1;  // world rank of its process
+  uint64_t comm = 0;
+  std::optional<uint64_t> seq;  // collectives
+  int32_t peer = -1;  // root (rooted collectives), destination or source
+  int32_t tag = 0;    // point-to-point
+  int64_t start = 0;  // collector-clock ns
+  int64_t end = 0;
+  uint64_t id = 0;  // the caller's name for the span (see adjustments)
+};
+
+struct Refinement {
+  std::vector<int64_t> correction_ns;  // per node: add to its times
+  int64_t constraints = 0;             // constraints checked
+  int64_t violations_before = 0;       // with the probe models alone
+  int64_t violations_after = 0;        // with the corrections too
+  bool refined = false;                // false: no correction (see note)
+  std::string note;                    // why not, or what was relaxed
+  // The violations left after the corrections, as the least move that
+  // clears each: span `id`'s end is later by `end_shift_ns` (ends only move
+  // later, so clearing one never breaks another). An export applies them,
+  // so that it shows no violation (Scalasca's controlled logical clock
+  // moves events forward the same way). Ascending id.
+  struct Adjustment {
+    uint64_t id;
+    int64_t end_shift_ns;
+  };
+  std::vector<Adjustment> adjustments;
+};
+
+class CausalRefiner {
+ public:
+  explicit CausalRefiner(int nodes);
+
+  // Spans of other roles, or of a node out of range, are ignored.
+  void Add(const CausalSpan& span);
+
+  // `uncertainty_ns[n]`: the probe model's bound for node n.
+  Refinement Solve(absl::Span<const int64_t> uncertainty_ns);
+
+ private:
+  // The violated constraints with corrections x; *constraints: how many.
+  // With `adjustments`, also the least end shifts that clear them.
+  int64_t CountViolations(
+      const MpiMatching& groups, absl::Span<const int64_t> x,
+      int64_t* constraints,
+      std::vector<Refinement::Adjustment>* adjustments = nullptr) const;
+  // The tightest bound per node pair, into bound_.
+  void CollectBounds(const MpiMatching& groups);
+  // Whether the bounds, each loosened by `slack`, and the probe bounds,
+  // widened 4^widen times, can all hold; if so and x is set, a solution.
+  bool TrySolve(absl::Span<const int64_t> uncertainty_ns, int64_t slack,
+                int widen, std::vector<int64_t>* x) const;
+
+  int nodes_;
+  std::vector<int64_t> bound_;  // nodes x nodes: x_a - x_b <= bound_[a*n+b]
+  std::vector<CausalSpan> spans_;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_CAUSAL_REFINER_H_

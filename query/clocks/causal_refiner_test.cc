@@ -1,0 +1,135 @@
+#include "query/clocks/causal_refiner.h"
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+using Kind = SpanRole;
+
+CausalSpan Collective(Kind kind, int node, int rank, uint64_t seq,
+                      int64_t start, int64_t end, int root = -1) {
+  CausalSpan s;
+  s.role = kind;
+  s.node = node;
+  s.rank = rank;
+  s.comm = 1;
+  s.seq = seq;
+  s.peer = root;
+  s.start = start;
+  s.end = end;
+  return s;
+}
+
+CausalSpan PointToPoint(Kind kind, int node, int rank, int peer, int64_t start,
+                        int64_t end) {
+  CausalSpan s;
+  s.role = kind;
+  s.node = node;
+  s.rank = rank;
+  s.comm = 1;
+  s.peer = peer;
+  s.tag = 5;
+  s.start = start;
+  s.end = end;
+  return s;
+}
+
+// Two barriers on two nodes. The second says x1 - x0 <= -50 (rank 0 ended
+// at 1100, before rank 1 entered at 1150) and x0 - x1 <= 160; the first
+// says x1 - x0 <= 50 and x0 - x1 <= 420. So x1 - x0 is in [-160, -50].
+TEST(CausalRefinerTest, BarriersBoundTheNodesOffsetsAndRemoveViolations) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 0, 100, 500));
+  refiner.Add(Collective(Kind::kAllToAll, 1, 1, 0, 450, 520));
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 1, 1000, 1100));
+  refiner.Add(Collective(Kind::kAllToAll, 1, 1, 1, 1150, 1160));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined) << r.note;
+  EXPECT_EQ(r.constraints, 4);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  // Both ranges are 1950 wide: node 0 is fixed first, at the point of
+  // [-950, 1000] closest to 0; then node 1 in [0 - 160, 0 - 50].
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, -50}));
+  EXPECT_EQ(r.note, "");
+}
+
+TEST(CausalRefinerTest, MatchesSendsToReceivesAndRootsToMembers) {
+  CausalRefiner refiner(2);
+  // Rank 1's receive "ends" at 90, before rank 0's send started at 100:
+  // x0 - x1 <= -10. Then rank 1 sends back, received by rank 0.
+  refiner.Add(PointToPoint(Kind::kSend, 0, 0, 1, 100, 110));
+  refiner.Add(PointToPoint(Kind::kRecv, 1, 1, 0, 50, 90));
+  refiner.Add(PointToPoint(Kind::kSend, 1, 1, 0, 200, 210));
+  refiner.Add(PointToPoint(Kind::kRecv, 0, 0, 1, 150, 300));
+  // Reduce to root 0: the root ends (700) after rank 1 entered (600), so
+  // x1 - x0 <= 100; rank 1 ending at 610 says nothing.
+  refiner.Add(Collective(Kind::kRootIn, 0, 0, 0, 500, 700, 0));
+  refiner.Add(Collective(Kind::kRootIn, 1, 1, 0, 600, 610, 0));
+  // A send nobody received: no constraint.
+  refiner.Add(PointToPoint(Kind::kSend, 0, 0, 1, 900, 910));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.constraints, 3);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_LE(r.correction_ns[0] - r.correction_ns[1], -10);
+  EXPECT_LE(r.correction_ns[1] - r.correction_ns[0], 100);
+}
+
+TEST(CausalRefinerTest, WidensProbeBoundsThatContradictCausality) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 0, 1000, 1100));
+  refiner.Add(Collective(Kind::kAllToAll, 1, 1, 0, 1150, 1160));
+  // x1 - x0 <= -50 cannot hold with |x| <= 10; with |x| <= 40 it can.
+  const Refinement r = refiner.Solve({10, 10});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.note, "the probe bounds contradicted causality; widened 4x");
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_LE(r.correction_ns[1] - r.correction_ns[0], -50);
+}
+
+TEST(CausalRefinerTest, RelaxesCausalityThatContradictsItselfByTheLeastSlack) {
+  CausalRefiner refiner(2);
+  // Send 0 -> 1 says x0 - x1 <= -10; a Bcast from root 1 that rank 0 left
+  // before the root entered says x1 - x0 <= -50: 60 ns apart, so each
+  // bound is loosened by 30 and x0 - x1 = 20.
+  CausalSpan recv = PointToPoint(Kind::kRecv, 1, 1, 0, 50, 90);
+  recv.id = 2;
+  CausalSpan member = Collective(Kind::kRootOut, 0, 0, 0, 400, 450, 1);
+  member.id = 4;
+  refiner.Add(PointToPoint(Kind::kSend, 0, 0, 1, 100, 110));
+  refiner.Add(recv);
+  refiner.Add(Collective(Kind::kRootOut, 1, 1, 0, 500, 510, 1));
+  refiner.Add(member);
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, -20}));
+  EXPECT_EQ(r.violations_before, 2);
+  EXPECT_EQ(r.violations_after, 2);  // each by 30 ns instead of 10 and 50
+  // Moving the receive's end and rank 0's Bcast end 30 ns later clears
+  // them.
+  ASSERT_EQ(r.adjustments.size(), 2u);
+  EXPECT_EQ(r.adjustments[0].id, 2u);
+  EXPECT_EQ(r.adjustments[0].end_shift_ns, 30);
+  EXPECT_EQ(r.adjustments[1].id, 4u);
+  EXPECT_EQ(r.adjustments[1].end_shift_ns, 30);
+  EXPECT_EQ(r.note,
+            "the causal constraints contradict each other by up to 30 ns "
+            "(each node's error varies during the job): relaxed by that");
+}
+
+TEST(CausalRefinerTest, ViolationsWithinOneNodeStayCounted) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 0, 100, 150));
+  refiner.Add(Collective(Kind::kAllToAll, 0, 1, 0, 200, 250));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 1);
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 0}));
+}
+
+}  // namespace
+}  // namespace meridian

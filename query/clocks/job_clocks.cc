@@ -1,0 +1,189 @@
+#include "query/clocks/job_clocks.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace meridian {
+namespace {
+
+// The refinement's bound for a node that has no clock model.
+constexpr int64_t kUnknownClockBoundNs = 1000000000;
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 31);
+}
+
+}  // namespace
+
+uint64_t JobClocks::SpanId(const StoredSpan& span) {
+  uint64_t h = Mix(0, static_cast<uint64_t>(span.track_id));
+  h = Mix(h, static_cast<uint64_t>(span.start_ns));
+  h = Mix(h, static_cast<uint64_t>(span.op_id));
+  return Mix(h, static_cast<uint64_t>(span.dur_ns));
+}
+
+absl::StatusOr<JobClocks> JobClocks::Load(
+    Store& store, const JobCatalog& catalog,
+    const std::function<void(const StoredSpan&)>& visit, const JobRead& read) {
+  JobClocks clocks;
+  clocks.job_middle_ns_ =
+      catalog.job.min_start_ns +
+      (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
+  absl::flat_hash_map<std::string, int> index_of_node;
+  absl::flat_hash_map<int64_t, int> node_of_process;
+  absl::flat_hash_map<int64_t, int32_t> rank_of_process;
+  for (const ProcessInfo& p : catalog.processes) {
+    auto [it, added] = index_of_node.try_emplace(
+        p.node, static_cast<int>(clocks.nodes_.size()));
+    if (added) clocks.nodes_.push_back(Node{p.node, {}, {}, 0});
+    clocks.nodes_[it->second].ranks.push_back(p.rank);
+    node_of_process[p.id] = it->second;
+    rank_of_process[p.id] = p.rank;
+  }
+  for (Node& node : clocks.nodes_) {
+    auto models = store.LoadClockModels(node.name);
+    if (!models.ok()) return models.status();
+    node.timeline = ClockTimeline(std::move(*models));
+  }
+  absl::flat_hash_map<int64_t, int32_t> rank_of_track;
+  for (const TrackInfo& t : catalog.tracks) {
+    clocks.node_of_track_[t.id] = node_of_process[t.process_id];
+    rank_of_track[t.id] = rank_of_process[t.process_id];
+  }
+
+  // Each node's earliest raw start, from the refinement's scan.
+  std::vector<int64_t> first_start(clocks.nodes_.size(),
+                                   std::numeric_limits<int64_t>::max());
+  if (!clocks.nodes_.empty()) {
+    absl::flat_hash_map<int64_t, SpanRole> role_of_op;
+    for (const OpInfo& op : catalog.ops) {
+      const SpanRole role = RoleOf(op.category, op.name);
+      if (op.category == v1::CATEGORY_MPI &&
+          (IsCollective(role) || IsMessage(role))) {
+        role_of_op[op.id] = role;
+      }
+    }
+    CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
+    auto refine = [&](const StoredSpan& span) {
+      if (visit) visit(span);
+      const int node = clocks.node_of_track_[span.track_id];
+      first_start[node] = std::min(first_start[node], span.start_ns);
+      auto role = role_of_op.find(span.op_id);
+      if (role == role_of_op.end()) return true;
+      // The messages this read pairs (the refiner's matching pairs them).
+      if (IsMessage(role->second) &&
+          !PairsMessage(read.message_step, span.step)) {
+        return true;
+      }
+      CausalSpan c;
+      c.role = role->second;
+      c.node = node;
+      c.rank = rank_of_track[span.track_id];
+      c.comm = span.comm;
+      c.seq = span.seq;
+      c.peer = span.peer.value_or(-1);
+      c.tag = span.tag.value_or(0);
+      const ClockTimeline& timeline = clocks.nodes_[c.node].timeline;
+      c.start = timeline.ToCollector(span.start_ns);
+      c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
+      c.id = SpanId(span);
+      refiner.Add(c);
+      return true;
+    };
+    for (const ScanRange& range : read.ranges) {
+      absl::Status scan = store.Scan(catalog.job, range, refine, read.stats);
+      if (!scan.ok()) return scan;
+    }
+    std::vector<int64_t> bounds;
+    for (const Node& node : clocks.nodes_) {
+      bounds.push_back(node.timeline.known()
+                           ? node.timeline.UncertaintyAt(clocks.job_middle_ns_)
+                           : kUnknownClockBoundNs);
+    }
+    clocks.refinement_ = refiner.Solve(bounds);
+    for (size_t n = 0; n < clocks.nodes_.size(); ++n) {
+      clocks.nodes_[n].correction_ns = clocks.refinement_.correction_ns[n];
+    }
+    for (const Refinement::Adjustment& a : clocks.refinement_.adjustments) {
+      clocks.end_shift_[a.id] = a.end_shift_ns;
+    }
+  }
+
+  // Each node's conversion only grows with t, so the earliest shown start
+  // is the earliest of the nodes' images of their earliest raw starts.
+  clocks.epoch_ns_ = std::numeric_limits<int64_t>::max();
+  for (size_t n = 0; n < clocks.nodes_.size(); ++n) {
+    if (first_start[n] == std::numeric_limits<int64_t>::max()) continue;
+    const Node& node = clocks.nodes_[n];
+    clocks.epoch_ns_ =
+        std::min(clocks.epoch_ns_, node.timeline.ToCollector(first_start[n]) +
+                                       node.correction_ns);
+  }
+  if (clocks.epoch_ns_ == std::numeric_limits<int64_t>::max()) {
+    clocks.epoch_ns_ = catalog.job.min_start_ns;
+  }
+  return clocks;
+}
+
+const JobClocks::Node& JobClocks::NodeOf(int64_t track_id) const {
+  auto it = node_of_track_.find(track_id);
+  return nodes_[it == node_of_track_.end() ? 0 : it->second];
+}
+
+JobClocks::Interval JobClocks::Place(const StoredSpan& span) const {
+  const Node& node = NodeOf(span.track_id);
+  const int64_t start = node.timeline.ToCollector(span.start_ns);
+  int64_t dur = node.timeline.ToCollector(span.start_ns + span.dur_ns) - start;
+  if (!end_shift_.empty()) {
+    auto it = end_shift_.find(SpanId(span));
+    if (it != end_shift_.end()) dur += it->second;
+  }
+  return {start + node.correction_ns, std::max<int64_t>(dur, 0)};
+}
+
+int64_t JobClocks::ToRaw(int64_t track_id, int64_t t) const {
+  // ToCollector(raw) = raw - OffsetAt(raw): solve raw = x + OffsetAt(raw) by
+  // iteration from x; offsets change by ppm over time, so two turns are
+  // exact to well under a nanosecond over a job's length.
+  const Node& node = NodeOf(track_id);
+  const int64_t x = t - node.correction_ns;
+  int64_t raw = x + node.timeline.OffsetAt(x);
+  raw = x + node.timeline.OffsetAt(raw);
+  return raw;
+}
+
+v1::ClocksReply JobClocks::Report() const {
+  v1::ClocksReply reply;
+  for (const Node& node : nodes_) {
+    v1::NodeClock* out = reply.add_nodes();
+    out->set_node(node.name);
+    for (int32_t rank : node.ranks) out->add_ranks(rank);
+    const std::vector<NodeClockModel>& models = node.timeline.models();
+    out->set_models(static_cast<int32_t>(models.size()));
+    out->set_offset_ns(node.timeline.OffsetAt(job_middle_ns_));
+    out->set_uncertainty_ns(node.timeline.UncertaintyAt(job_middle_ns_));
+    const NodeClockModel* nearest = nullptr;
+    for (const NodeClockModel& m : models) {
+      if (nearest == nullptr ||
+          std::llabs(m.reference_ns - job_middle_ns_) <
+              std::llabs(nearest->reference_ns - job_middle_ns_)) {
+        nearest = &m;
+      }
+    }
+    out->set_drift_ppb(nearest == nullptr ? 0 : nearest->drift_ppb);
+    out->set_correction_ns(node.correction_ns);
+  }
+  reply.set_constraints(refinement_.constraints);
+  reply.set_violations_before(refinement_.violations_before);
+  reply.set_violations_after(refinement_.violations_after);
+  reply.set_adjusted_spans(static_cast<int64_t>(end_shift_.size()));
+  reply.set_refined(refinement_.refined);
+  reply.set_note(refinement_.note);
+  return reply;
+}
+
+}  // namespace meridian

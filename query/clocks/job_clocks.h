@@ -1,0 +1,99 @@
+// JobClocks: how a query puts a job's timestamps on one time axis, the
+// collector's clock. For a span of node n at raw node time t:
+//   shown(t) = ClockTimeline_n.ToCollector(t) + correction_n
+// where the timeline comes from the node's stored clock models and the
+// correction from the CausalRefiner run over the job's MPI spans (one scan
+// of the store, when the query loads the job). Spans whose end still breaks
+// causality after that have their end moved later (EndShift). Raw
+// timestamps stay in the store unchanged: a better model or refinement
+// applies to old jobs too.
+#ifndef MERIDIAN_QUERY_JOB_CLOCKS_H_
+#define MERIDIAN_QUERY_JOB_CLOCKS_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "meridian/v1/query.pb.h"
+#include "query/clocks/causal_refiner.h"
+#include "query/clocks/clock_timeline.h"
+#include "store/store.h"
+
+namespace meridian {
+
+// Which spans of a job a load reads: by default all of them, in one scan.
+struct JobRead {
+  // Scanned in turn. No span may be in two ranges (it would be read twice).
+  std::vector<ScanRange> ranges{ScanRange{}};
+  // If set, point-to-point messages are matched only among spans tagged with
+  // this step. Sends and receives are paired in order (the n-th send to the
+  // n-th receive of the same communicator, ranks and tag), which is sound
+  // over whole message streams; a read of one step's window cuts the
+  // streams of different ranks at different places, but a step's own
+  // messages are whole.
+  std::optional<int64_t> message_step;
+  ScanStats* stats = nullptr;  // if set, counts what the scans read
+};
+
+// Whether a send or receive tagged `step` takes part in message matching
+// under JobRead::message_step `message_step`.
+inline bool PairsMessage(const std::optional<int64_t>& message_step,
+                         const std::optional<int64_t>& step) {
+  return !message_step || step == message_step;
+}
+
+class JobClocks {
+ public:
+  // Loads the models of the job's nodes and scans its spans for the
+  // refinement. A node without models keeps its raw clock, and its
+  // refinement is bounded by +-1 s instead of a model's uncertainty.
+  // `visit`, if set, sees every span of that scan (raw times), so that a
+  // caller that needs the spans too reads the store once (JobSpans::Load).
+  // `read` says which spans are scanned: the refinement is made over those.
+  static absl::StatusOr<JobClocks> Load(
+      Store& store, const JobCatalog& catalog,
+      const std::function<void(const StoredSpan&)>& visit = nullptr,
+      const JobRead& read = JobRead{});
+
+  // A span's start on the collector's axis, and its duration there (with
+  // any end shift). Reads the span's start_ns, dur_ns, track_id and op_id.
+  struct Interval {
+    int64_t start_ns;
+    int64_t dur_ns;
+  };
+  Interval Place(const StoredSpan& span) const;
+  // The raw time of `track_id`'s node that Place puts at collector time t
+  // (end shifts aside): where a read of a collector-time window starts and
+  // ends on that node.
+  int64_t ToRaw(int64_t track_id, int64_t t) const;
+  // No span starts earlier on the collector's axis: the export's origin.
+  int64_t epoch_ns() const { return epoch_ns_; }
+
+  // What `meridian clocks` shows.
+  v1::ClocksReply Report() const;
+
+ private:
+  struct Node {
+    std::string name;
+    std::vector<int32_t> ranks;
+    ClockTimeline timeline;
+    int64_t correction_ns = 0;
+  };
+  const Node& NodeOf(int64_t track_id) const;
+  static uint64_t SpanId(const StoredSpan& span);
+
+  int64_t job_middle_ns_ = 0;
+  std::vector<Node> nodes_;
+  absl::flat_hash_map<int64_t, int> node_of_track_;
+  absl::flat_hash_map<uint64_t, int64_t> end_shift_;
+  Refinement refinement_;
+  int64_t epoch_ns_ = 0;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_JOB_CLOCKS_H_

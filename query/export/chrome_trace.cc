@@ -1,0 +1,224 @@
+#include "query/export/chrome_trace.h"
+
+#include "absl/strings/str_cat.h"
+#include "query/export/json.h"
+#include "query/ops/category.h"
+
+namespace meridian {
+namespace {
+
+int64_t PidOf(const ProcessInfo& p) {
+  return p.rank >= 0 ? p.rank : 1000000 + p.id;
+}
+
+std::string TrackName(const TrackInfo& t) {
+  if (!t.name.empty()) return t.name;
+  switch (t.kind) {
+    case v1::TRACK_KIND_GPU_STREAM:
+      return absl::StrCat("stream ", t.ext_id);
+    case v1::TRACK_KIND_QUEUE:
+      return absl::StrCat("queue ", t.ext_id);
+    default:
+      return absl::StrCat("thread ", t.ext_id);
+  }
+}
+
+}  // namespace
+
+ChromeTraceWriter::ChromeTraceWriter(const JobCatalog& catalog,
+                                     const SpanSelection& selection, Sink sink,
+                                     size_t chunk_bytes)
+    : catalog_(catalog),
+      origin_ns_(catalog.job.min_start_ns),
+      selection_(selection),
+      sink_(std::move(sink)),
+      chunk_bytes_(chunk_bytes) {
+  for (const OpInfo& op : catalog_.ops) op_[op.id] = &op;
+}
+
+void ChromeTraceWriter::Flush() {
+  if (!stopped_ && !buffer_.empty() && !sink_(buffer_)) stopped_ = true;
+  buffer_.clear();
+}
+
+void ChromeTraceWriter::Begin() {
+  buffer_ = "{\"traceEvents\":[\n";
+  absl::flat_hash_map<int64_t, const ProcessInfo*> process_by_id;
+  for (const ProcessInfo& p : catalog_.processes) {
+    process_by_id[p.id] = &p;
+    if (!selection_.SelectsProcess(p.id)) continue;
+    int64_t pid = PidOf(p);
+    std::string name = p.rank >= 0
+                           ? absl::StrCat("rank ", p.rank, " (", p.node, ")")
+                           : absl::StrCat("pid ", p.pid, " (", p.node, ")");
+    absl::StrAppend(&buffer_, first_event_ ? "" : ",\n",
+                    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
+                    ",\"args\":{\"name\":");
+    AppendJsonString(&buffer_, name);
+    absl::StrAppend(&buffer_,
+                    "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\","
+                    "\"pid\":",
+                    pid, ",\"args\":{\"sort_index\":", pid, "}}");
+    first_event_ = false;
+  }
+  // Tracks come ordered by process, kind, ext_id: number them per process.
+  int64_t last_process = -1;
+  int64_t tid = 0;
+  for (const TrackInfo& t : catalog_.tracks) {
+    if (t.process_id != last_process) {
+      last_process = t.process_id;
+      tid = 0;
+    }
+    ++tid;
+    const ProcessInfo* p = process_by_id[t.process_id];
+    int64_t pid = PidOf(*p);
+    track_ref_[t.id] = {pid, tid, t.kind};
+    if (!selection_.SelectsProcess(t.process_id)) continue;
+    absl::StrAppend(&buffer_, first_event_ ? "" : ",\n",
+                    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pid,
+                    ",\"tid\":", tid, ",\"args\":{\"name\":");
+    AppendJsonString(&buffer_, TrackName(t));
+    absl::StrAppend(&buffer_,
+                    "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
+                    "\"pid\":",
+                    pid, ",\"tid\":", tid, ",\"args\":{\"sort_index\":",
+                    static_cast<int64_t>(t.kind) * 1000000 + tid, "}}");
+    first_event_ = false;
+  }
+  Flush();
+}
+
+void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
+                            int64_t dur_ns) {
+  if (stopped_) return;
+  const TrackRef& track = track_ref_[span.track_id];
+  const OpInfo* op = op_[span.op_id];
+  absl::StrAppend(&buffer_, first_event_ ? "" : ",\n", "{\"ph\":\"");
+  first_event_ = false;
+  switch (span.kind) {
+    case v1::SPAN_KIND_INSTANT:
+      buffer_.append("i\",\"s\":\"t");
+      break;
+    case v1::SPAN_KIND_COUNTER:
+      buffer_.append("C");
+      break;
+    default:
+      buffer_.append("X");
+  }
+  absl::StrAppend(&buffer_, "\",\"cat\":\"", CategoryName(op->category),
+                  "\",\"name\":");
+  AppendJsonString(&buffer_, op->name);
+  absl::StrAppend(&buffer_, ",\"pid\":", track.pid, ",\"tid\":", track.tid,
+                  ",\"ts\":");
+  AppendMicros(&buffer_, start_ns - origin_ns_);
+  if (span.kind == v1::SPAN_KIND_COMPLETE) {
+    buffer_.append(",\"dur\":");
+    AppendMicros(&buffer_, dur_ns);
+  }
+  buffer_.append(",\"args\":{");
+  bool first = true;
+  auto field = [&](absl::string_view key) {
+    absl::StrAppend(&buffer_, first ? "" : ",");
+    AppendJsonString(&buffer_, key);
+    buffer_.push_back(':');
+    first = false;
+  };
+  if (span.kind == v1::SPAN_KIND_COUNTER) {
+    field(op->name);
+    absl::StrAppend(&buffer_, span.value);
+  }
+  if (span.bytes != 0) field("bytes"), absl::StrAppend(&buffer_, span.bytes);
+  if (span.peer) field("peer"), absl::StrAppend(&buffer_, *span.peer);
+  if (span.tag) field("tag"), absl::StrAppend(&buffer_, *span.tag);
+  if (span.comm != 0) {
+    // 64-bit ids do not fit a JSON number's exact range: hex strings.
+    field("comm"),
+        absl::StrAppend(&buffer_, "\"0x", absl::Hex(span.comm), "\"");
+    field("comm_size"), absl::StrAppend(&buffer_, span.comm_size);
+  }
+  if (span.seq) field("seq"), absl::StrAppend(&buffer_, *span.seq);
+  if (span.step) field("step"), absl::StrAppend(&buffer_, *span.step);
+  if (span.partition) {
+    field("partition"), absl::StrAppend(&buffer_, *span.partition);
+  }
+  if (span.correlation != 0) {
+    field("correlation");
+    absl::StrAppend(&buffer_, "\"0x", absl::Hex(span.correlation), "\"");
+  }
+  for (const StoredArg& arg : span.args) {
+    field(arg.key);
+    switch (arg.type) {
+      case StoredArg::Type::kString:
+        AppendJsonString(&buffer_, arg.str);
+        break;
+      case StoredArg::Type::kInt:
+        absl::StrAppend(&buffer_, arg.int_value);
+        break;
+      case StoredArg::Type::kReal:
+        absl::StrAppend(&buffer_, arg.real_value);
+        break;
+    }
+  }
+  buffer_.append("}}");
+  ++events_;
+  if (span.correlation != 0 && span.kind == v1::SPAN_KIND_COMPLETE &&
+      track.kind != v1::TRACK_KIND_QUEUE) {
+    // "s" binds to the CPU slice enclosing its time, "f" with "bp":"e" to
+    // the GPU slice enclosing its time: both at the slice's start.
+    absl::StrAppend(
+        &buffer_, ",\n{\"ph\":\"",
+        track.kind == v1::TRACK_KIND_THREAD ? "s" : "f\",\"bp\":\"e",
+        "\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":\"", track.pid, ":",
+        absl::Hex(span.correlation), "\",\"pid\":", track.pid,
+        ",\"tid\":", track.tid, ",\"ts\":");
+    AppendMicros(&buffer_, start_ns - origin_ns_);
+    buffer_.append("}");
+  }
+  if (buffer_.size() >= chunk_bytes_) Flush();
+}
+
+void ChromeTraceWriter::AddCriticalPath(const v1::CriticalPathReply& path) {
+  absl::StrAppend(
+      &buffer_, first_event_ ? "" : ",\n",
+      "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", kCriticalPathPid,
+      ",\"args\":{\"name\":\"critical path\"}},\n"
+      "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":",
+      kCriticalPathPid,
+      ",\"args\":{\"sort_index\":-1}},\n"
+      "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":",
+      kCriticalPathPid, ",\"tid\":1,\"args\":{\"name\":\"critical path\"}}");
+  first_event_ = false;
+  for (const v1::PathSegment& s : path.segments()) {
+    buffer_.append(",\n{\"ph\":\"X\",\"cat\":\"critical_path\",\"name\":");
+    AppendJsonString(&buffer_,
+                     absl::StrCat("rank ", s.rank(), ": ",
+                                  s.name().empty() ? "(untraced)" : s.name()));
+    absl::StrAppend(&buffer_, ",\"pid\":", kCriticalPathPid,
+                    ",\"tid\":1,\"ts\":");
+    AppendMicros(&buffer_, s.start_ns() - origin_ns_);
+    buffer_.append(",\"dur\":");
+    AppendMicros(&buffer_, s.dur_ns());
+    absl::StrAppend(&buffer_, ",\"args\":{\"rank\":", s.rank(), ",\"class\":\"",
+                    TimeClassName(s.time_class()), "\"");
+    if (s.category() != v1::CATEGORY_UNSPECIFIED) {
+      absl::StrAppend(&buffer_, ",\"category\":\"", CategoryName(s.category()),
+                      "\"");
+    }
+    if (s.has_peer()) absl::StrAppend(&buffer_, ",\"peer\":", s.peer());
+    buffer_.append("}}");
+    ++events_;
+    if (buffer_.size() >= chunk_bytes_) Flush();
+  }
+}
+
+bool ChromeTraceWriter::End() {
+  absl::StrAppend(&buffer_, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{",
+                  "\"job\":");
+  AppendJsonString(&buffer_, catalog_.job.name);
+  absl::StrAppend(&buffer_, ",\"epoch_ns\":", origin_ns_,
+                  ",\"generator\":\"meridian\"}}\n");
+  Flush();
+  return !stopped_;
+}
+
+}  // namespace meridian

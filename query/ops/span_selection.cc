@@ -1,0 +1,68 @@
+#include "query/ops/span_selection.h"
+
+#include <fnmatch.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace meridian {
+
+absl::StatusOr<SpanSelection> SpanSelection::Make(
+    const JobCatalog& catalog, const v1::SpanFilter& filter) {
+  if (filter.has_first_step() && filter.has_last_step() &&
+      filter.first_step() > filter.last_step()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "step range ", filter.first_step(), ":", filter.last_step(),
+        " is empty; write FIRST:LAST with "
+        "FIRST <= LAST"));
+  }
+  if (filter.has_from_ns() && filter.has_to_ns() &&
+      filter.from_ns() > filter.to_ns()) {
+    return absl::InvalidArgumentError(
+        "time range is empty: --from is after --to");
+  }
+  absl::flat_hash_set<v1::Category> categories;
+  for (int c : filter.categories()) {
+    if (!v1::Category_IsValid(c)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("category ", c, " is not a known category"));
+    }
+    categories.insert(static_cast<v1::Category>(c));
+  }
+  absl::flat_hash_set<int32_t> ranks(filter.ranks().begin(),
+                                     filter.ranks().end());
+
+  SpanSelection selection;
+  selection.narrows_tracks_ = !ranks.empty();
+  for (const ProcessInfo& p : catalog.processes) {
+    if (ranks.empty() || ranks.contains(p.rank)) {
+      selection.processes_.insert(p.id);
+    }
+  }
+  for (const TrackInfo& t : catalog.tracks) {
+    if (selection.processes_.contains(t.process_id)) {
+      selection.tracks_.insert(t.id);
+    }
+  }
+  for (const OpInfo& op : catalog.ops) {
+    if (!categories.empty() && !categories.contains(op.category)) continue;
+    if (!filter.name_glob().empty() &&
+        fnmatch(filter.name_glob().c_str(), op.name.c_str(), 0) != 0) {
+      continue;
+    }
+    selection.ops_.insert(op.id);
+  }
+  return selection;
+}
+
+ScanRange ScanRangeOf(const v1::SpanFilter& filter,
+                      const SpanSelection& selection) {
+  ScanRange range;
+  if (selection.narrows_tracks()) range.tracks = selection.tracks();
+  if (filter.has_from_ns()) range.from_ns = filter.from_ns();
+  if (filter.has_to_ns()) range.to_ns = filter.to_ns();
+  if (filter.has_first_step()) range.first_step = filter.first_step();
+  if (filter.has_last_step()) range.last_step = filter.last_step();
+  return range;
+}
+
+}  // namespace meridian
