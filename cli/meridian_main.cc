@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -371,6 +372,116 @@ int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
+// What a command gets: the arguments as given, the parsed line, and the
+// collector's address.
+struct Invocation {
+  const std::vector<std::string>& args;
+  const meridian::CommandLine& line;
+  std::string collector;
+};
+
+std::unique_ptr<meridian::v1::Query::Stub> QueryStub(
+    const std::string& collector) {
+  return meridian::v1::Query::NewStub(
+      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
+}
+
+int RunCommand(const Invocation& in) {
+  if (std::find(in.args.begin(), in.args.end(), "--") == in.args.end()) {
+    return Usage("run needs -- before the command: meridian run -- CMD...");
+  }
+  auto timeout = in.line.GetInt("flush-timeout", 60);
+  if (!timeout.ok() || *timeout < 0 || *timeout > 86400) {
+    return Usage("--flush-timeout must be seconds (0 to 86400)");
+  }
+  meridian::RunOptions run;
+  run.collector = in.collector;
+  run.job = in.line.Get("job");
+  run.on_demand = in.line.Has("on-demand");
+  run.flush_timeout_ms = static_cast<int>(*timeout * 1000);
+  run.command.assign(in.line.positional().begin() + 1,
+                     in.line.positional().end());
+  return meridian::RunTraced(run);
+}
+
+int TraceCommand(const Invocation& in) {
+  auto steps = in.line.GetInt("steps", 0);
+  auto seconds = in.line.GetInt("seconds", 0);
+  if (!steps.ok() || !seconds.ok() || *steps < 0 || *seconds < 0 ||
+      *steps > 1000000 || *seconds > 86400 || (*steps > 0) == (*seconds > 0)) {
+    return Usage("trace needs one of --steps N or --seconds S (positive)");
+  }
+  if (in.line.Has("local")) {
+    return meridian::RequestTrace(in.line.Get("job"), static_cast<int>(*steps),
+                                  static_cast<int>(*seconds));
+  }
+  auto timeout = in.line.GetInt("timeout", 10);
+  if (!timeout.ok() || *timeout <= 0 || *timeout > 600) {
+    return Usage("--timeout must be seconds (1 to 600)");
+  }
+  return TraceJob(
+      in.collector, in.line.Get("job"), static_cast<uint32_t>(*steps),
+      static_cast<uint32_t>(*seconds), static_cast<uint32_t>(*timeout));
+}
+
+int JobsCommand(const Invocation& in) {
+  return Jobs(*QueryStub(in.collector), in.collector);
+}
+
+int ClocksCommand(const Invocation& in) {
+  return Clocks(*QueryStub(in.collector), in.collector, in.line.Get("job"),
+                in.line.Has("json"));
+}
+
+template <int (*Analysis)(meridian::v1::Query::Stub&, const std::string&,
+                          const meridian::CommandLine&)>
+int AnalysisCommand(const Invocation& in) {
+  return Analysis(*QueryStub(in.collector), in.collector, in.line);
+}
+
+int ExportCommand(const Invocation& in) {
+  auto filter = meridian::ParseFilter(in.line);
+  if (!filter.ok()) return Usage(std::string(filter.status().message()));
+  if (in.line.Has("raw-clock") && in.line.Has("critical-path")) {
+    return Usage(
+        "export --critical-path needs the collector's clock: drop "
+        "--raw-clock");
+  }
+  return Export(*QueryStub(in.collector), in.collector, *filter,
+                in.line.Get("output"), in.line.Has("raw-clock"),
+                in.line.Has("critical-path"));
+}
+
+int StatsCommand(const Invocation& in) {
+  auto filter = meridian::ParseFilter(in.line);
+  if (!filter.ok()) return Usage(std::string(filter.status().message()));
+  return Stats(*QueryStub(in.collector), in.collector, *filter,
+               in.line.Has("json"));
+}
+
+// Every command. `job_hint`: null if the command needs no --job; else what
+// the usage error adds after "NAME needs --job J".
+struct Command {
+  const char* name;
+  const char* job_hint;
+  bool takes_arguments;  // positional arguments after the name (run's CMD)
+  int (*run)(const Invocation&);
+};
+constexpr const char* kJobsHint = " (`meridian jobs` lists them)";
+constexpr Command kCommands[] = {
+    {"run", nullptr, true, RunCommand},
+    {"trace", "", false, TraceCommand},
+    {"jobs", nullptr, false, JobsCommand},
+    {"export", kJobsHint, false, ExportCommand},
+    {"stats", kJobsHint, false, StatsCommand},
+    {"clocks", kJobsHint, false, ClocksCommand},
+    {"critical-path", kJobsHint, false, AnalysisCommand<CriticalPath>},
+    {"stragglers", kJobsHint, false, AnalysisCommand<Stragglers>},
+    {"steps", kJobsHint, false, AnalysisCommand<Steps>},
+    {"compare", kJobsHint, false, AnalysisCommand<Compare>},
+    {"graph", kJobsHint, false, AnalysisCommand<Graph>},
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -390,95 +501,23 @@ int main(int argc, char** argv) {
     fputs(kUsage, stdout);
     return 0;
   }
+  if (line->positional().empty()) return Usage("no command given");
+  const std::string& name = line->positional()[0];
+  const Command* command = nullptr;
+  for (const Command& c : kCommands) {
+    if (name == c.name) command = &c;
+  }
+  if (command == nullptr) {
+    return Usage(absl::StrCat("unknown command \"", name, "\""));
+  }
+  if (!command->takes_arguments && line->positional().size() != 1) {
+    return Usage("give one command");
+  }
+  if (command->job_hint != nullptr && !line->Has("job")) {
+    return Usage(absl::StrCat(name, " needs --job J", command->job_hint));
+  }
   const char* env = getenv("MERIDIAN_COLLECTOR");
-  const std::string collector =
-      line->Get("collector", env && *env ? env : "127.0.0.1:7070");
-  if (!line->positional().empty() && line->positional()[0] == "run") {
-    if (std::find(args.begin(), args.end(), "--") == args.end()) {
-      return Usage("run needs -- before the command: meridian run -- CMD...");
-    }
-    auto timeout = line->GetInt("flush-timeout", 60);
-    if (!timeout.ok() || *timeout < 0 || *timeout > 86400) {
-      return Usage("--flush-timeout must be seconds (0 to 86400)");
-    }
-    meridian::RunOptions run;
-    run.collector = collector;
-    run.job = line->Get("job");
-    run.on_demand = line->Has("on-demand");
-    run.flush_timeout_ms = static_cast<int>(*timeout * 1000);
-    run.command.assign(line->positional().begin() + 1,
-                       line->positional().end());
-    return meridian::RunTraced(run);
-  }
-  if (line->positional().size() != 1) {
-    return Usage(line->positional().empty() ? "no command given"
-                                            : "give one command");
-  }
-  const std::string command = line->positional()[0];
-  if (command == "trace") {
-    auto steps = line->GetInt("steps", 0);
-    auto seconds = line->GetInt("seconds", 0);
-    if (!line->Has("job")) return Usage("trace needs --job J");
-    if (!steps.ok() || !seconds.ok() || *steps < 0 || *seconds < 0 ||
-        *steps > 1000000 || *seconds > 86400 ||
-        (*steps > 0) == (*seconds > 0)) {
-      return Usage("trace needs one of --steps N or --seconds S (positive)");
-    }
-    if (line->Has("local")) {
-      return meridian::RequestTrace(line->Get("job"), static_cast<int>(*steps),
-                                    static_cast<int>(*seconds));
-    }
-    auto timeout = line->GetInt("timeout", 10);
-    if (!timeout.ok() || *timeout <= 0 || *timeout > 600) {
-      return Usage("--timeout must be seconds (1 to 600)");
-    }
-    return TraceJob(collector, line->Get("job"), static_cast<uint32_t>(*steps),
-                    static_cast<uint32_t>(*seconds),
-                    static_cast<uint32_t>(*timeout));
-  }
-  auto stub = meridian::v1::Query::NewStub(
-      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
-
-  if (command == "jobs") return Jobs(*stub, collector);
-  if (command == "clocks") {
-    if (!line->Has("job")) {
-      return Usage("clocks needs --job J (`meridian jobs` lists them)");
-    }
-    return Clocks(*stub, collector, line->Get("job"), line->Has("json"));
-  }
-  using Analysis = int (*)(meridian::v1::Query::Stub&, const std::string&,
-                           const meridian::CommandLine&);
-  const std::pair<const char*, Analysis> analyses[] = {
-      {"critical-path", CriticalPath},
-      {"stragglers", Stragglers},
-      {"steps", Steps},
-      {"compare", Compare},
-      {"graph", Graph}};
-  for (const auto& [name, run] : analyses) {
-    if (command != name) continue;
-    if (!line->Has("job")) {
-      return Usage(
-          absl::StrCat(name, " needs --job J (`meridian jobs` lists them)"));
-    }
-    return run(*stub, collector, *line);
-  }
-  if (command != "export" && command != "stats") {
-    return Usage(absl::StrCat("unknown command \"", command, "\""));
-  }
-  if (!line->Has("job")) {
-    return Usage(
-        absl::StrCat(command, " needs --job J (`meridian jobs` lists them)"));
-  }
-  auto filter = meridian::ParseFilter(*line);
-  if (!filter.ok()) return Usage(std::string(filter.status().message()));
-  if (command == "export") {
-    if (line->Has("raw-clock") && line->Has("critical-path")) {
-      return Usage(
-          "export --critical-path needs the collector's clock: drop "
-          "--raw-clock");
-    }
-    return Export(*stub, collector, *filter, line->Get("output"),
-                  line->Has("raw-clock"), line->Has("critical-path"));
-  }
-  return Stats(*stub, collector, *filter, line->Has("json"));
+  return command->run(
+      Invocation{args, *line,
+                 line->Get("collector", env && *env ? env : "127.0.0.1:7070")});
 }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -169,30 +170,12 @@ std::string Summary(const FlushReply& reply) {
                       " rejected");
 }
 
-}  // namespace
-
-int RunTraced(const RunOptions& options) {
-  if (options.command.empty()) {
-    fprintf(stderr, "meridian run: no command given (meridian run -- CMD)\n");
-    return 2;
-  }
-  const std::string probe = Find(
-      "MERIDIAN_PROBE_LIB",
-      {"../lib/libmeridian_probe.so", "../capture/probe/libmeridian_probe.so"});
-  if (probe.empty()) {
-    fprintf(stderr,
-            "meridian run: libmeridian_probe.so not found beside meridian "
-            "(set MERIDIAN_PROBE_LIB)\n");
-    return 2;
-  }
-  const std::string socket = DefaultAgentSocket();
-  const int agent = ConnectOrStartAgent(socket, options.collector);
-  if (agent < 0) return 2;
-
-  std::string job = options.job;
-  if (job.empty()) job = IdentityFromEnvironment().job;
-  if (job.empty()) job = Base(options.command[0]) + "-" + UtcStamp();
-
+// The variables the traced job runs with: the agent's socket, the job, the
+// probe preloaded, and the GPU capture libraries where they were built.
+std::map<std::string, std::string> CaptureEnvironment(const std::string& probe,
+                                                      const std::string& socket,
+                                                      const std::string& job,
+                                                      bool on_demand) {
   std::map<std::string, std::string> set = {
       {"MERIDIAN_AGENT_SOCKET", socket},
       {"MERIDIAN_JOB", job},
@@ -202,7 +185,7 @@ int RunTraced(const RunOptions& options) {
     preload = absl::StrContains(old, probe) ? old : probe + ":" + old;
   }
   set["LD_PRELOAD"] = preload;
-  if (options.on_demand) set["MERIDIAN_TRACE"] = "on-demand";
+  if (on_demand) set["MERIDIAN_TRACE"] = "on-demand";
   // GPU capture, where it was built: CUPTI and NVTX injections and NCCL's
   // profiler plugin. A value the user set already is kept (say, another
   // NCCL plugin); the libraries record only into the preloaded probe.
@@ -230,23 +213,37 @@ int RunTraced(const RunOptions& options) {
     if (!library.empty()) set[capture.variable] = library;
   }
 
-  std::vector<std::string> command = options.command;
-  if (IsOpenMpiLauncher(command[0])) {
-    std::vector<std::string> exports;
-    for (const auto& [name, value] : set) {
+  return set;
+}
+
+// The command as run: Open MPI's launcher is told to export `set` (and the
+// step window, if set) to every rank.
+std::vector<std::string> LauncherCommand(
+    std::vector<std::string> command,
+    const std::map<std::string, std::string>& set) {
+  if (!IsOpenMpiLauncher(command[0])) return command;
+  std::vector<std::string> exports;
+  for (const auto& [name, value] : set) {
+    exports.push_back("-x");
+    exports.push_back(name);
+  }
+  for (const char* name :
+       {"MERIDIAN_START_STEP", "MERIDIAN_END_STEP", "MERIDIAN_RING_RECORDS"}) {
+    if (getenv(name) != nullptr) {
       exports.push_back("-x");
       exports.push_back(name);
     }
-    for (const char* name : {"MERIDIAN_START_STEP", "MERIDIAN_END_STEP",
-                             "MERIDIAN_RING_RECORDS"}) {
-      if (getenv(name) != nullptr) {
-        exports.push_back("-x");
-        exports.push_back(name);
-      }
-    }
-    command.insert(command.begin() + 1, exports.begin(), exports.end());
   }
+  command.insert(command.begin() + 1, exports.begin(), exports.end());
+  return command;
+}
 
+// Runs `command` with this process's environment plus `set` and waits for
+// it: its exit status (128 + signal if killed), or nullopt if it could not
+// be started.
+std::optional<int> RunToExit(std::vector<std::string> command,
+                             const std::map<std::string, std::string>& set,
+                             int agent) {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
@@ -265,7 +262,7 @@ int RunTraced(const RunOptions& options) {
   const pid_t child = fork();
   if (child < 0) {
     fprintf(stderr, "meridian run: fork: %s\n", strerror(errno));
-    return 2;
+    return std::nullopt;
   }
   if (child == 0) {
     close(agent);
@@ -279,12 +276,16 @@ int RunTraced(const RunOptions& options) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  const int exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
-                          : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                                : 1;
+  return WIFEXITED(status)     ? WEXITSTATUS(status)
+         : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                               : 1;
+}
 
+// Asks the agent to deliver everything, and says how that went.
+void ReportDelivery(int agent, const std::string& socket,
+                    const std::string& job, int flush_timeout_ms) {
   FlushRequest request;
-  request.timeout_ms = options.flush_timeout_ms;
+  request.timeout_ms = flush_timeout_ms;
   FlushReply reply;
   if (!SendMessage(agent, &request, sizeof(request), -1) ||
       ReceiveMessage(agent, &reply, sizeof(reply), nullptr) !=
@@ -313,11 +314,46 @@ int RunTraced(const RunOptions& options) {
     fprintf(stderr,
             "meridian run: job %s: still sending to %s after %d ms; the rest "
             "is spooled in %s (%s)\n",
-            job.c_str(), reply.collector, options.flush_timeout_ms, reply.spool,
+            job.c_str(), reply.collector, flush_timeout_ms, reply.spool,
             Summary(reply).c_str());
   }
+}
+
+}  // namespace
+
+int RunTraced(const RunOptions& options) {
+  if (options.command.empty()) {
+    fprintf(stderr, "meridian run: no command given (meridian run -- CMD)\n");
+    return 2;
+  }
+  const std::string probe = Find(
+      "MERIDIAN_PROBE_LIB",
+      {"../lib/libmeridian_probe.so", "../capture/probe/libmeridian_probe.so"});
+  if (probe.empty()) {
+    fprintf(stderr,
+            "meridian run: libmeridian_probe.so not found beside meridian "
+            "(set MERIDIAN_PROBE_LIB)\n");
+    return 2;
+  }
+  const std::string socket = DefaultAgentSocket();
+  const int agent = ConnectOrStartAgent(socket, options.collector);
+  if (agent < 0) return 2;
+
+  std::string job = options.job;
+  if (job.empty()) job = IdentityFromEnvironment().job;
+  if (job.empty()) job = Base(options.command[0]) + "-" + UtcStamp();
+
+  const std::map<std::string, std::string> set =
+      CaptureEnvironment(probe, socket, job, options.on_demand);
+  const std::optional<int> exit_status =
+      RunToExit(LauncherCommand(options.command, set), set, agent);
+  if (!exit_status.has_value()) {
+    close(agent);
+    return 2;
+  }
+  ReportDelivery(agent, socket, job, options.flush_timeout_ms);
   close(agent);
-  return exit_status;
+  return *exit_status;
 }
 
 int RequestTrace(const std::string& job, int steps, int seconds) {

@@ -148,12 +148,8 @@ class Store::Statement {
 // Id caches for interning. They mirror committed rows plus the rows of the
 // open transaction, so they are dropped whenever a transaction rolls back.
 struct Store::Caches {
-  struct JobState {
-    int64_t id;
-    int64_t epoch_ns;
-  };
   absl::flat_hash_map<std::string, int64_t> string_ids;
-  absl::flat_hash_map<std::string, JobState> jobs;
+  absl::flat_hash_map<std::string, JobRef> jobs;
   absl::flat_hash_map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
                       int64_t>
       processes;
@@ -362,88 +358,123 @@ absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
 absl::Status Store::WriteOne(const v1::Batch& batch,
                              std::vector<SpanColumns>* decoded,
                              BatchWriteResult* result) {
+  auto recorded = RecordBatch(batch);
+  if (!recorded.ok()) return recorded.status();
+  if (!*recorded) {
+    result->duplicate = true;
+    return absl::OkStatus();
+  }
+  absl::Status clock = StoreClockModel(batch);
+  if (!clock.ok()) return clock;
+  auto string_id = InternStrings(batch);
+  if (!string_id.ok()) return string_id.status();
+  auto process = StoreProcesses(batch, *string_id);
+  if (!process.ok()) return process.status();
+  auto track_id = StoreTracks(batch, *process, *string_id);
+  if (!track_id.ok()) return track_id.status();
+  auto by_track = SpansByTrack(batch, decoded, *string_id);
+  if (!by_track.ok()) return by_track.status();
+
+  int64_t stored = 0;
+  for (int t = 0; t < batch.tracks_size(); ++t) {
+    SpanColumns& spans = (*by_track)[t];
+    stored += static_cast<int64_t>(spans.size());
+    if (spans.size() == 0) continue;
+    const JobRef& job = (*process)[batch.tracks(t).process()].job;
+    absl::Status status =
+        WriteTrackSpans(job.id, job.epoch_ns, (*track_id)[t], &spans);
+    if (!status.ok()) return status;
+  }
+  result->spans_stored = stored;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Store::RecordBatch(const v1::Batch& batch) {
   auto mark = Prepare(
       "INSERT OR IGNORE INTO batches(agent, seq, spans, stored_at_ns) "
       "VALUES(?1, ?2, ?3, ?4)");
   if (!mark.ok()) return mark.status();
-  int rc = (*mark)
-               ->Bind(1, batch.agent_id())
-               .Bind(2, static_cast<int64_t>(batch.batch_seq()))
-               .Bind(3, SpanCount(batch))
-               .Bind(4, NowNs())
-               .Step();
+  const int rc = (*mark)
+                     ->Bind(1, batch.agent_id())
+                     .Bind(2, static_cast<int64_t>(batch.batch_seq()))
+                     .Bind(3, SpanCount(batch))
+                     .Bind(4, NowNs())
+                     .Step();
   (*mark)->Reset();
   if (rc != SQLITE_DONE) return Fail("recording a batch failed");
-  if (sqlite3_changes(db_) == 0) {
-    result->duplicate = true;
-    return absl::OkStatus();
-  }
+  return sqlite3_changes(db_) != 0;
+}
 
-  // A node sends the same model with every batch until it fits a new one:
-  // stored once per (node, reference_ns).
+// A node sends the same model with every batch until it fits a new one.
+absl::Status Store::StoreClockModel(const v1::Batch& batch) {
+  if (!HasClockModel(batch)) return absl::OkStatus();
   const v1::ClockModel& clock = batch.clock();
-  if (HasClockModel(batch)) {
-    auto node = InternString(batch.strings(clock.node()));
-    if (!node.ok()) return node.status();
-    auto insert = Prepare(
-        "INSERT OR IGNORE INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-    if (!insert.ok()) return insert.status();
-    rc = (*insert)
-             ->Bind(1, *node)
-             .Bind(2, clock.reference_ns())
-             .Bind(3, clock.offset_ns())
-             .Bind(4, clock.drift_ppb())
-             .Bind(5, clock.uncertainty_ns())
-             .Bind(6, batch.agent_id())
-             .Step();
-    (*insert)->Reset();
-    if (rc != SQLITE_DONE) return Fail("storing a clock model failed");
-  }
+  auto node = InternString(batch.strings(clock.node()));
+  if (!node.ok()) return node.status();
+  auto insert = Prepare(
+      "INSERT OR IGNORE INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!insert.ok()) return insert.status();
+  const int rc = (*insert)
+                     ->Bind(1, *node)
+                     .Bind(2, clock.reference_ns())
+                     .Bind(3, clock.offset_ns())
+                     .Bind(4, clock.drift_ppb())
+                     .Bind(5, clock.uncertainty_ns())
+                     .Bind(6, batch.agent_id())
+                     .Step();
+  (*insert)->Reset();
+  if (rc != SQLITE_DONE) return Fail("storing a clock model failed");
+  return absl::OkStatus();
+}
 
-  // Batch-local string indexes to store ids.
+absl::StatusOr<std::vector<int64_t>> Store::InternStrings(
+    const v1::Batch& batch) {
   std::vector<int64_t> string_id(batch.strings_size());
   for (int i = 0; i < batch.strings_size(); ++i) {
     auto id = InternString(batch.strings(i));
     if (!id.ok()) return id.status();
     string_id[i] = *id;
   }
+  return string_id;
+}
 
+absl::StatusOr<Store::JobRef> Store::StoreJob(const std::string& name,
+                                              int64_t epoch_ns) {
+  auto it = caches_->jobs.find(name);
+  if (it != caches_->jobs.end()) return it->second;
+  auto insert = Prepare(
+      "INSERT INTO jobs(name, epoch_ns, min_start_ns, max_end_ns, "
+      "max_dur_ns, max_chunk_ns, spans, chunks) "
+      "VALUES(?1, ?2, ?3, ?4, 0, 0, 0, 0) "
+      "ON CONFLICT(name) DO UPDATE SET name=name RETURNING id, epoch_ns");
+  if (!insert.ok()) return insert.status();
+  (*insert)
+      ->Bind(1, name)
+      .Bind(2, epoch_ns)
+      .Bind(3, std::numeric_limits<int64_t>::max())
+      .Bind(4, std::numeric_limits<int64_t>::min());
+  JobRef job;
+  auto id = InsertReturningId(*insert, "creating a job failed", &job.epoch_ns);
+  if (!id.ok()) return id.status();
+  job.id = *id;
+  caches_->jobs.emplace(name, job);
+  return job;
+}
+
+absl::StatusOr<std::vector<Store::ProcessRef>> Store::StoreProcesses(
+    const v1::Batch& batch, const std::vector<int64_t>& string_id) {
   // A new job's epoch is the earliest start in the batch that creates it.
   const int64_t batch_min_start = MinStart(batch);
-
-  struct ProcessRef {
-    int64_t id;
-    Caches::JobState job;
-  };
-  std::vector<ProcessRef> process_ref(batch.processes_size());
+  std::vector<ProcessRef> process(batch.processes_size());
   for (int i = 0; i < batch.processes_size(); ++i) {
     const v1::Process& p = batch.processes(i);
-    const std::string& job_name = batch.strings(p.job());
-    auto job_it = caches_->jobs.find(job_name);
-    if (job_it == caches_->jobs.end()) {
-      auto insert = Prepare(
-          "INSERT INTO jobs(name, epoch_ns, min_start_ns, max_end_ns, "
-          "max_dur_ns, max_chunk_ns, spans, chunks) "
-          "VALUES(?1, ?2, ?3, ?4, 0, 0, 0, 0) "
-          "ON CONFLICT(name) DO UPDATE SET name=name RETURNING id, epoch_ns");
-      if (!insert.ok()) return insert.status();
-      (*insert)
-          ->Bind(1, job_name)
-          .Bind(2, batch_min_start)
-          .Bind(3, std::numeric_limits<int64_t>::max())
-          .Bind(4, std::numeric_limits<int64_t>::min());
-      Caches::JobState state;
-      auto id =
-          InsertReturningId(*insert, "creating a job failed", &state.epoch_ns);
-      if (!id.ok()) return id.status();
-      state.id = *id;
-      job_it = caches_->jobs.emplace(job_name, state).first;
-    }
-    auto key = std::make_tuple(job_it->second.id, string_id[p.node()],
+    auto job = StoreJob(batch.strings(p.job()), batch_min_start);
+    if (!job.ok()) return job.status();
+    auto key = std::make_tuple(job->id, string_id[p.node()],
                                static_cast<int64_t>(p.rank()),
                                static_cast<int64_t>(p.local_rank()), p.pid());
-    auto proc_it = caches_->processes.find(key);
-    if (proc_it == caches_->processes.end()) {
+    auto it = caches_->processes.find(key);
+    if (it == caches_->processes.end()) {
       auto insert = Prepare(
           "INSERT INTO processes(job, node, rank, local_rank, pid) "
           "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET pid=pid "
@@ -457,15 +488,20 @@ absl::Status Store::WriteOne(const v1::Batch& batch,
           .Bind(5, std::get<4>(key));
       auto id = InsertReturningId(*insert, "storing a process failed");
       if (!id.ok()) return id.status();
-      proc_it = caches_->processes.emplace(key, *id).first;
+      it = caches_->processes.emplace(key, *id).first;
     }
-    process_ref[i] = {proc_it->second, job_it->second};
+    process[i] = {it->second, *job};
   }
+  return process;
+}
 
+absl::StatusOr<std::vector<int64_t>> Store::StoreTracks(
+    const v1::Batch& batch, const std::vector<ProcessRef>& process,
+    const std::vector<int64_t>& string_id) {
   std::vector<int64_t> track_id(batch.tracks_size());
   for (int i = 0; i < batch.tracks_size(); ++i) {
     const v1::Track& t = batch.tracks(i);
-    auto key = std::make_tuple(process_ref[t.process()].id,
+    auto key = std::make_tuple(process[t.process()].id,
                                static_cast<int64_t>(t.kind()), t.id());
     auto it = caches_->tracks.find(key);
     if (it == caches_->tracks.end()) {
@@ -486,9 +522,14 @@ absl::Status Store::WriteOne(const v1::Batch& batch,
     }
     track_id[i] = it->second;
   }
+  return track_id;
+}
 
-  // Each track's spans become columns with store ids, then chunks: span
-  // messages first, in the batch's ids like a wire chunk's, then translated.
+// Span messages first, in the batch's ids like a wire chunk's, then
+// translated; then the chunks, translated as they are added.
+absl::StatusOr<std::vector<SpanColumns>> Store::SpansByTrack(
+    const v1::Batch& batch, std::vector<SpanColumns>* decoded,
+    const std::vector<int64_t>& string_id) {
   std::vector<SpanColumns> by_track(batch.tracks_size());
   for (const v1::Span& span : batch.spans()) {
     AppendSpanMessage(span, &by_track[span.track()]);
@@ -514,18 +555,7 @@ absl::Status Store::WriteOne(const v1::Batch& batch,
                                        &by_track[chunk.track()]);
     if (!status.ok()) return status;
   }
-
-  int64_t stored = 0;
-  for (int t = 0; t < batch.tracks_size(); ++t) {
-    stored += static_cast<int64_t>(by_track[t].size());
-    if (by_track[t].size() == 0) continue;
-    const Caches::JobState& job = process_ref[batch.tracks(t).process()].job;
-    absl::Status status =
-        WriteTrackSpans(job.id, job.epoch_ns, track_id[t], &by_track[t]);
-    if (!status.ok()) return status;
-  }
-  result->spans_stored = stored;
-  return absl::OkStatus();
+  return by_track;
 }
 
 // For each of the batch's ring ranges, the end of what is already stored

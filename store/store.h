@@ -228,9 +228,41 @@ class Store {
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
   absl::Status RefuseOlderVersion();
+  // One batch, in the writer's transaction: RecordBatch, then (unless it is
+  // a duplicate) StoreClockModel, InternStrings, StoreProcesses,
+  // StoreTracks, SpansByTrack and WriteTrackSpans for each track.
   absl::Status WriteOne(const v1::Batch& batch,
                         std::vector<SpanColumns>* decoded,
                         BatchWriteResult* result);
+  // Records (agent, seq); false if it was recorded before (a duplicate).
+  absl::StatusOr<bool> RecordBatch(const v1::Batch& batch);
+  // Stores the batch's clock model, if any, once per (node, reference_ns).
+  absl::Status StoreClockModel(const v1::Batch& batch);
+  // The store's id of each of the batch's strings.
+  absl::StatusOr<std::vector<int64_t>> InternStrings(const v1::Batch& batch);
+  struct JobRef {
+    int64_t id;
+    int64_t epoch_ns;
+  };
+  struct ProcessRef {
+    int64_t id;
+    JobRef job;
+  };
+  // The job named `name`, created with epoch `epoch_ns` if it is new.
+  absl::StatusOr<JobRef> StoreJob(const std::string& name, int64_t epoch_ns);
+  // The store's process (and its job) of each of the batch's processes.
+  absl::StatusOr<std::vector<ProcessRef>> StoreProcesses(
+      const v1::Batch& batch, const std::vector<int64_t>& string_id);
+  // The store's track id of each of the batch's tracks.
+  absl::StatusOr<std::vector<int64_t>> StoreTracks(
+      const v1::Batch& batch, const std::vector<ProcessRef>& process,
+      const std::vector<int64_t>& string_id);
+  // The batch's spans (messages and chunks, less what its rings already
+  // stored) per track, with store ids. `decoded`: the validator's decoding
+  // of the chunks, or null.
+  absl::StatusOr<std::vector<SpanColumns>> SpansByTrack(
+      const v1::Batch& batch, std::vector<SpanColumns>* decoded,
+      const std::vector<int64_t>& string_id);
   absl::StatusOr<int64_t> OpId(int64_t category, int64_t name_id);
   // Turns a batch's ids in `spans` (name and category, arg strings) into
   // the store's: operation ids and string ids.

@@ -98,6 +98,149 @@ int32_t LastTrack(const JobSpans& spans, const TimeWindow& window) {
   return best;
 }
 
+// The walk back from the window's end over the graph (docs/analysis.md):
+// on the current track, the piece before t is on the path; at a span's last
+// piece the walk jumps to the start its end waited for (or the GPU work a
+// synchronisation waited for), and at a GPU span's start after an idle
+// stream, to the call that launched it.
+class Walker {
+ public:
+  Walker(const DependencyGraph& graph, const TimeWindow& window, int32_t track)
+      : graph_(graph),
+        all_(graph.spans().spans()),
+        path_(graph.spans()),
+        ws_(window.start),
+        t_(window.end),
+        track_(track) {}
+
+  std::vector<v1::PathSegment> Run() && {
+    // Each step consumes a piece or jumps to an earlier start; the bound
+    // only guards against a graph this walk does not expect.
+    int64_t turns = 4 * static_cast<int64_t>(all_.size()) + 16;
+    while (t_ > ws_ && turns-- > 0 && Step()) {
+    }
+    return path_.Take();
+  }
+
+ private:
+  using Piece = DependencyGraph::Piece;
+
+  // One step back from t_; false when the walk has reached its start.
+  bool Step() {
+    const Piece* p = graph_.PieceBefore(track_, t_);
+    if (p == nullptr) {
+      path_.Add(track_, ws_, t_, v1::TIME_CLASS_UNTRACED, nullptr);
+      return false;
+    }
+    if (p->t1 < t_) {
+      path_.Add(track_, std::max(p->t1, ws_), t_, v1::TIME_CLASS_UNTRACED,
+                nullptr);
+      t_ = p->t1;
+      return true;
+    }
+    if (p->span < 0) {
+      path_.Add(track_, std::max(p->t0, ws_), t_, v1::TIME_CLASS_UNTRACED,
+                nullptr);
+      t_ = p->t0;
+      return true;
+    }
+    const JobSpan& x = all_[p->span];
+    if (p->t1 == x.end && FollowEnd(*p, x)) return true;
+    path_.Add(track_, std::max(p->t0, ws_), t_, ClassOf(x), &x,
+              PeerOf(graph_, p->span, -1));
+    t_ = p->t0;
+    FollowLaunch(p->span, x);
+    return true;
+  }
+
+  // At span x's last piece p: if what its end waited for started (or
+  // finished, for a synchronisation) inside p, the path goes there.
+  bool FollowEnd(const Piece& p, const JobSpan& x) {
+    const int32_t b = graph_.end_binding(p.span);
+    if (b >= 0 && all_[b].start < t_ && all_[b].start >= p.t0) {
+      const int64_t arrival = all_[b].start;
+      path_.Add(track_, std::max(arrival, ws_), t_, ClassOf(x), &x,
+                PeerOf(graph_, p.span, b));
+      track_ = all_[b].track;
+      t_ = arrival;
+      return true;
+    }
+    if (x.role != SpanRole::kSync) return false;
+    const std::vector<int32_t> gpu = graph_.Completes(p.span);
+    if (gpu.empty() || all_[gpu[0]].end >= t_ || all_[gpu[0]].end < p.t0) {
+      return false;
+    }
+    const int64_t done = all_[gpu[0]].end;
+    path_.Add(track_, std::max(done, ws_), t_, v1::TIME_CLASS_WAITING, &x);
+    track_ = all_[gpu[0]].track;
+    t_ = done;
+    return true;
+  }
+
+  // At a GPU span's start after an idle stream, its launch explains the
+  // idle time.
+  void FollowLaunch(int32_t span, const JobSpan& x) {
+    const int32_t launch = graph_.launch(span);
+    if (t_ != x.start || launch < 0 || t_ <= ws_) return;
+    const Piece* before = graph_.PieceBefore(track_, t_);
+    const JobSpan& call = all_[launch];
+    if ((before != nullptr && before->span >= 0 && before->t1 >= t_) ||
+        call.start >= t_) {
+      return;
+    }
+    const int64_t from = std::min(call.end, t_);
+    path_.Add(track_, std::max(from, ws_), t_, v1::TIME_CLASS_WAITING, nullptr,
+              -1, absl::StrCat("launch of ", graph_.spans().name(x)));
+    track_ = call.track;
+    t_ = from;
+  }
+
+  const DependencyGraph& graph_;
+  const std::vector<JobSpan>& all_;
+  PathBuilder path_;
+  const int64_t ws_;
+  int64_t t_;
+  int32_t track_;
+};
+
+// The reply's totals per time class and per rank, from the path.
+void Summarize(std::vector<v1::PathSegment> segments,
+               v1::CriticalPathReply* reply) {
+  std::map<int32_t, int64_t> by_rank;
+  for (v1::PathSegment& segment : segments) {
+    switch (segment.time_class()) {
+      case v1::TIME_CLASS_COMPUTE:
+        reply->set_compute_ns(reply->compute_ns() + segment.dur_ns());
+        break;
+      case v1::TIME_CLASS_COMMUNICATION:
+        reply->set_communication_ns(reply->communication_ns() +
+                                    segment.dur_ns());
+        break;
+      case v1::TIME_CLASS_WAITING:
+        reply->set_waiting_ns(reply->waiting_ns() + segment.dur_ns());
+        break;
+      default:
+        reply->set_untraced_ns(reply->untraced_ns() + segment.dur_ns());
+        break;
+    }
+    by_rank[segment.rank()] += segment.dur_ns();
+    *reply->add_segments() = std::move(segment);
+  }
+  reply->set_explained(
+      static_cast<double>(reply->dur_ns() - reply->untraced_ns()) /
+      static_cast<double>(reply->dur_ns()));
+  std::vector<std::pair<int32_t, int64_t>> ranks(by_rank.begin(),
+                                                 by_rank.end());
+  std::stable_sort(
+      ranks.begin(), ranks.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [rank, dur] : ranks) {
+    v1::RankTime* r = reply->add_ranks();
+    r->set_rank(rank);
+    r->set_dur_ns(dur);
+  }
+}
+
 }  // namespace
 
 TimeWindow JobWindow(const JobSpans& spans) {
@@ -127,110 +270,12 @@ std::optional<TimeWindow> StepWindow(const JobSpans& spans, int64_t step) {
 
 v1::CriticalPathReply CriticalPath(const DependencyGraph& graph,
                                    const TimeWindow& window) {
-  const JobSpans& spans = graph.spans();
-  const std::vector<JobSpan>& all = spans.spans();
   v1::CriticalPathReply reply;
   reply.set_start_ns(window.start);
   reply.set_dur_ns(window.end - window.start);
-  int32_t track = LastTrack(spans, window);
+  const int32_t track = LastTrack(graph.spans(), window);
   if (track < 0 || window.end <= window.start) return reply;
-
-  PathBuilder path(spans);
-  const int64_t ws = window.start;
-  int64_t t = window.end;
-  // Each turn consumes a piece or jumps to an earlier start; the bound only
-  // guards against a graph this walk does not expect.
-  int64_t turns = 4 * static_cast<int64_t>(all.size()) + 16;
-  while (t > ws && turns-- > 0) {
-    const DependencyGraph::Piece* p = graph.PieceBefore(track, t);
-    if (p == nullptr) {
-      path.Add(track, ws, t, v1::TIME_CLASS_UNTRACED, nullptr);
-      break;
-    }
-    if (p->t1 < t) {
-      path.Add(track, std::max(p->t1, ws), t, v1::TIME_CLASS_UNTRACED, nullptr);
-      t = p->t1;
-      continue;
-    }
-    const int64_t lo = std::max(p->t0, ws);
-    if (p->span < 0) {
-      path.Add(track, lo, t, v1::TIME_CLASS_UNTRACED, nullptr);
-      t = p->t0;
-      continue;
-    }
-    const JobSpan& x = all[p->span];
-    if (p->t1 == x.end) {  // the span's last piece: its end's dependencies
-      const int32_t b = graph.end_binding(p->span);
-      if (b >= 0 && all[b].start < t && all[b].start >= p->t0) {
-        const int64_t arrival = all[b].start;
-        path.Add(track, std::max(arrival, ws), t, ClassOf(x), &x,
-                 PeerOf(graph, p->span, b));
-        track = all[b].track;
-        t = arrival;
-        continue;
-      }
-      if (x.role == SpanRole::kSync) {
-        std::vector<int32_t> gpu = graph.Completes(p->span);
-        if (!gpu.empty() && all[gpu[0]].end < t && all[gpu[0]].end >= p->t0) {
-          const int64_t done = all[gpu[0]].end;
-          path.Add(track, std::max(done, ws), t, v1::TIME_CLASS_WAITING, &x);
-          track = all[gpu[0]].track;
-          t = done;
-          continue;
-        }
-      }
-    }
-    path.Add(track, lo, t, ClassOf(x), &x, PeerOf(graph, p->span, -1));
-    t = p->t0;
-    // At a GPU span's start after an idle stream, its launch explains the
-    // idle time.
-    const int32_t launch = graph.launch(p->span);
-    if (t == x.start && launch >= 0 && t > ws) {
-      const DependencyGraph::Piece* before = graph.PieceBefore(track, t);
-      const JobSpan& call = all[launch];
-      if ((before == nullptr || before->span < 0 || before->t1 < t) &&
-          call.start < t) {
-        const int64_t from = std::min(call.end, t);
-        path.Add(track, std::max(from, ws), t, v1::TIME_CLASS_WAITING, nullptr,
-                 -1, absl::StrCat("launch of ", spans.name(x)));
-        track = call.track;
-        t = from;
-      }
-    }
-  }
-
-  std::map<int32_t, int64_t> by_rank;
-  for (v1::PathSegment& segment : path.Take()) {
-    switch (segment.time_class()) {
-      case v1::TIME_CLASS_COMPUTE:
-        reply.set_compute_ns(reply.compute_ns() + segment.dur_ns());
-        break;
-      case v1::TIME_CLASS_COMMUNICATION:
-        reply.set_communication_ns(reply.communication_ns() + segment.dur_ns());
-        break;
-      case v1::TIME_CLASS_WAITING:
-        reply.set_waiting_ns(reply.waiting_ns() + segment.dur_ns());
-        break;
-      default:
-        reply.set_untraced_ns(reply.untraced_ns() + segment.dur_ns());
-        break;
-    }
-    by_rank[segment.rank()] += segment.dur_ns();
-    *reply.add_segments() = std::move(segment);
-  }
-  reply.set_explained(
-      static_cast<double>(reply.dur_ns() - reply.untraced_ns()) /
-      static_cast<double>(reply.dur_ns()));
-  std::vector<std::pair<int32_t, int64_t>> ranks(by_rank.begin(),
-                                                 by_rank.end());
-  std::stable_sort(
-      ranks.begin(), ranks.end(),
-      [](const auto& a, const auto& b) { return a.second > b.second; });
-  for (const auto& [rank, dur] : ranks) {
-    v1::RankTime* r = reply.add_ranks();
-    r->set_rank(rank);
-    r->set_dur_ns(dur);
-  }
+  Summarize(Walker(graph, window, track).Run(), &reply);
   return reply;
 }
 

@@ -33,100 +33,118 @@ absl::StatusOr<JobClocks> JobClocks::Load(
   clocks.job_middle_ns_ =
       catalog.job.min_start_ns +
       (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
+  absl::Status status = clocks.LoadNodes(store, catalog);
+  if (!status.ok()) return status;
+  std::vector<int64_t> first_start(clocks.nodes_.size(),
+                                   std::numeric_limits<int64_t>::max());
+  if (!clocks.nodes_.empty()) {
+    status = clocks.Refine(store, catalog, visit, read, &first_start);
+    if (!status.ok()) return status;
+  }
+  clocks.SetEpoch(catalog, first_start);
+  return clocks;
+}
+
+absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
   absl::flat_hash_map<std::string, int> index_of_node;
   absl::flat_hash_map<int64_t, int> node_of_process;
-  absl::flat_hash_map<int64_t, int32_t> rank_of_process;
   for (const ProcessInfo& p : catalog.processes) {
-    auto [it, added] = index_of_node.try_emplace(
-        p.node, static_cast<int>(clocks.nodes_.size()));
-    if (added) clocks.nodes_.push_back(Node{p.node, {}, {}, 0});
-    clocks.nodes_[it->second].ranks.push_back(p.rank);
+    auto [it, added] =
+        index_of_node.try_emplace(p.node, static_cast<int>(nodes_.size()));
+    if (added) nodes_.push_back(Node{p.node, {}, {}, 0});
+    nodes_[it->second].ranks.push_back(p.rank);
     node_of_process[p.id] = it->second;
-    rank_of_process[p.id] = p.rank;
   }
-  for (Node& node : clocks.nodes_) {
+  for (Node& node : nodes_) {
     auto models = store.LoadClockModels(node.name);
     if (!models.ok()) return models.status();
     node.timeline = ClockTimeline(std::move(*models));
   }
+  for (const TrackInfo& t : catalog.tracks) {
+    node_of_track_[t.id] = node_of_process[t.process_id];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobClocks::Refine(
+    Store& store, const JobCatalog& catalog,
+    const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
+    std::vector<int64_t>* first_start) {
+  absl::flat_hash_map<int64_t, int32_t> rank_of_process;
+  for (const ProcessInfo& p : catalog.processes) rank_of_process[p.id] = p.rank;
   absl::flat_hash_map<int64_t, int32_t> rank_of_track;
   for (const TrackInfo& t : catalog.tracks) {
-    clocks.node_of_track_[t.id] = node_of_process[t.process_id];
     rank_of_track[t.id] = rank_of_process[t.process_id];
   }
-
-  // Each node's earliest raw start, from the refinement's scan.
-  std::vector<int64_t> first_start(clocks.nodes_.size(),
-                                   std::numeric_limits<int64_t>::max());
-  if (!clocks.nodes_.empty()) {
-    absl::flat_hash_map<int64_t, SpanRole> role_of_op;
-    for (const OpInfo& op : catalog.ops) {
-      const SpanRole role = RoleOf(op.category, op.name);
-      if (op.category == v1::CATEGORY_MPI &&
-          (IsCollective(role) || IsMessage(role))) {
-        role_of_op[op.id] = role;
-      }
-    }
-    CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
-    auto refine = [&](const StoredSpan& span) {
-      if (visit) visit(span);
-      const int node = clocks.node_of_track_[span.track_id];
-      first_start[node] = std::min(first_start[node], span.start_ns);
-      auto role = role_of_op.find(span.op_id);
-      if (role == role_of_op.end()) return true;
-      // The messages this read pairs (the refiner's matching pairs them).
-      if (IsMessage(role->second) &&
-          !PairsMessage(read.message_step, span.step)) {
-        return true;
-      }
-      CausalSpan c;
-      c.role = role->second;
-      c.node = node;
-      c.rank = rank_of_track[span.track_id];
-      c.comm = span.comm;
-      c.seq = span.seq;
-      c.peer = span.peer.value_or(-1);
-      c.tag = span.tag.value_or(0);
-      const ClockTimeline& timeline = clocks.nodes_[c.node].timeline;
-      c.start = timeline.ToCollector(span.start_ns);
-      c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
-      c.id = SpanId(span);
-      refiner.Add(c);
-      return true;
-    };
-    for (const ScanRange& range : read.ranges) {
-      absl::Status scan = store.Scan(catalog.job, range, refine, read.stats);
-      if (!scan.ok()) return scan;
-    }
-    std::vector<int64_t> bounds;
-    for (const Node& node : clocks.nodes_) {
-      bounds.push_back(node.timeline.known()
-                           ? node.timeline.UncertaintyAt(clocks.job_middle_ns_)
-                           : kUnknownClockBoundNs);
-    }
-    clocks.refinement_ = refiner.Solve(bounds);
-    for (size_t n = 0; n < clocks.nodes_.size(); ++n) {
-      clocks.nodes_[n].correction_ns = clocks.refinement_.correction_ns[n];
-    }
-    for (const Refinement::Adjustment& a : clocks.refinement_.adjustments) {
-      clocks.end_shift_[a.id] = a.end_shift_ns;
+  absl::flat_hash_map<int64_t, SpanRole> role_of_op;
+  for (const OpInfo& op : catalog.ops) {
+    const SpanRole role = RoleOf(op.category, op.name);
+    if (op.category == v1::CATEGORY_MPI &&
+        (IsCollective(role) || IsMessage(role))) {
+      role_of_op[op.id] = role;
     }
   }
+  CausalRefiner refiner(static_cast<int>(nodes_.size()));
+  auto refine = [&](const StoredSpan& span) {
+    if (visit) visit(span);
+    const int node = node_of_track_[span.track_id];
+    (*first_start)[node] = std::min((*first_start)[node], span.start_ns);
+    auto role = role_of_op.find(span.op_id);
+    if (role == role_of_op.end()) return true;
+    // The messages this read pairs (the refiner's matching pairs them).
+    if (IsMessage(role->second) &&
+        !PairsMessage(read.message_step, span.step)) {
+      return true;
+    }
+    CausalSpan c;
+    c.role = role->second;
+    c.node = node;
+    c.rank = rank_of_track[span.track_id];
+    c.comm = span.comm;
+    c.seq = span.seq;
+    c.peer = span.peer.value_or(-1);
+    c.tag = span.tag.value_or(0);
+    const ClockTimeline& timeline = nodes_[c.node].timeline;
+    c.start = timeline.ToCollector(span.start_ns);
+    c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
+    c.id = SpanId(span);
+    refiner.Add(c);
+    return true;
+  };
+  for (const ScanRange& range : read.ranges) {
+    absl::Status scan = store.Scan(catalog.job, range, refine, read.stats);
+    if (!scan.ok()) return scan;
+  }
+  std::vector<int64_t> bounds;
+  for (const Node& node : nodes_) {
+    bounds.push_back(node.timeline.known()
+                         ? node.timeline.UncertaintyAt(job_middle_ns_)
+                         : kUnknownClockBoundNs);
+  }
+  refinement_ = refiner.Solve(bounds);
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    nodes_[n].correction_ns = refinement_.correction_ns[n];
+  }
+  for (const Refinement::Adjustment& a : refinement_.adjustments) {
+    end_shift_[a.id] = a.end_shift_ns;
+  }
+  return absl::OkStatus();
+}
 
+void JobClocks::SetEpoch(const JobCatalog& catalog,
+                         const std::vector<int64_t>& first_start) {
   // Each node's conversion only grows with t, so the earliest shown start
   // is the earliest of the nodes' images of their earliest raw starts.
-  clocks.epoch_ns_ = std::numeric_limits<int64_t>::max();
-  for (size_t n = 0; n < clocks.nodes_.size(); ++n) {
+  epoch_ns_ = std::numeric_limits<int64_t>::max();
+  for (size_t n = 0; n < nodes_.size(); ++n) {
     if (first_start[n] == std::numeric_limits<int64_t>::max()) continue;
-    const Node& node = clocks.nodes_[n];
-    clocks.epoch_ns_ =
-        std::min(clocks.epoch_ns_, node.timeline.ToCollector(first_start[n]) +
-                                       node.correction_ns);
+    const Node& node = nodes_[n];
+    epoch_ns_ = std::min(epoch_ns_, node.timeline.ToCollector(first_start[n]) +
+                                        node.correction_ns);
   }
-  if (clocks.epoch_ns_ == std::numeric_limits<int64_t>::max()) {
-    clocks.epoch_ns_ = catalog.job.min_start_ns;
+  if (epoch_ns_ == std::numeric_limits<int64_t>::max()) {
+    epoch_ns_ = catalog.job.min_start_ns;
   }
-  return clocks;
 }
 
 const JobClocks::Node& JobClocks::NodeOf(int64_t track_id) const {

@@ -85,6 +85,18 @@ class JobClocks {
   };
   const Node& NodeOf(int64_t track_id) const;
   static uint64_t SpanId(const StoredSpan& span);
+  // The steps of Load, in order. Nodes from the catalog's processes, with
+  // their clock models; the node of each track.
+  absl::Status LoadNodes(Store& store, const JobCatalog& catalog);
+  // Scans `read` (calling `visit`), feeds the MPI spans to the causal
+  // refiner and applies its corrections; the earliest raw start per node
+  // into *first_start.
+  absl::Status Refine(Store& store, const JobCatalog& catalog,
+                      const std::function<void(const StoredSpan&)>& visit,
+                      const JobRead& read, std::vector<int64_t>* first_start);
+  // The earliest shown start, from each node's earliest raw start.
+  void SetEpoch(const JobCatalog& catalog,
+                const std::vector<int64_t>& first_start);
 
   int64_t job_middle_ns_ = 0;
   std::vector<Node> nodes_;
