@@ -6,7 +6,7 @@
 # A real collector (127.0.0.1, a store in a temporary directory) and agent
 # stay up throughout. Two programs run on 4 ranks: the example
 # (examples/data_parallel.cc, --print-loop-ns) and a plain loop of 8-byte
-# MPI_Allreduce (bench/probe_bench.cc --loop). Each runs untraced (plain
+# MPI_Allreduce (capture/probe/probe_bench.cc --loop). Each runs untraced (plain
 # mpirun: no probe, no LD_PRELOAD) and traced (`meridian run -- mpirun`), in
 # --pairs pairs (default 5) whose order alternates (U T, T U, U T, ...: a
 # drift of the machine favours neither). What is compared is the program's
@@ -136,7 +136,7 @@ traced() {
 }
 
 example=("$bin/examples/data_parallel" --print-loop-ns --steps)
-allreduce8=("$bin/bench/probe_bench" --loop)
+allreduce8=("$bin/capture/probe/probe_bench" --loop)
 target_ns=1500000000
 # The first runs also warm the page cache and MPI.
 if [ -z "$steps" ]; then

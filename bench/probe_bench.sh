@@ -2,7 +2,7 @@
 # ./bench/run.sh probe: the probe's cost per recorded MPI call, and the
 # slowdown of a 4-rank loop of 8-byte MPI_Allreduce traced against
 # untraced. A real collector and agent run on a temporary directory; the
-# jobs run under `meridian run` and mpirun. See bench/probe_bench.cc for the
+# jobs run under `meridian run` and mpirun. See capture/probe/probe_bench.cc for the
 # method; prints the figures, then one JSON line.
 set -euo pipefail
 bin="$(bazel info bazel-bin 2>/dev/null)"
@@ -30,14 +30,14 @@ traced() {  # JOB ARGS...: the JSON line of a traced probe_bench run
 # Rings large enough that the 1M-call loop never outruns the agent's reads:
 # a dropped record costs less than a recorded one.
 event=$(MERIDIAN_RING_RECORDS=2097152 traced bench-event -np 1 \
-  -x MERIDIAN_RING_RECORDS "$bin/bench/probe_bench" --event)
+  -x MERIDIAN_RING_RECORDS "$bin/capture/probe/probe_bench" --event)
 echo "per recorded call (1 rank, MPI_COMM_SELF): $event" >&2
-interleaved=$(traced bench-allreduce -np 4 "$bin/bench/probe_bench" --allreduce)
+interleaved=$(traced bench-allreduce -np 4 "$bin/capture/probe/probe_bench" --allreduce)
 echo "4 ranks, interleaved in one job: $interleaved" >&2
 separate=()
 for i in 1 2 3; do
-  u=$("${mpirun[@]}" -np 4 "$bin/bench/probe_bench" --allreduce --untraced-only | tail -1)
-  t=$(traced "bench-separate-$i" -np 4 "$bin/bench/probe_bench" --allreduce)
+  u=$("${mpirun[@]}" -np 4 "$bin/capture/probe/probe_bench" --allreduce --untraced-only | tail -1)
+  t=$(traced "bench-separate-$i" -np 4 "$bin/capture/probe/probe_bench" --allreduce)
   echo "4 ranks, separate jobs, pair $i: untraced $u traced $t" >&2
   separate+=("$u" "$t")
 done
@@ -56,7 +56,7 @@ echo "CPU time: agent $agent_cpu ns, collector $collector_cpu ns" >&2
 # the next job starts on a quiet machine. (It runs after the CPU times
 # above were taken: its spans would inflate the collector's.)
 mkfifo "$work/lazy.ready"
-"$bin/agent/meridian-agent" --collector "$address" --drain-ms 60000 \
+"$bin/agent/meridian-agent" --collector "$address" --drain-ms 60000 --max-drain-ms 60000 \
   --socket "$work/lazy.sock" --spool "$work/lazy-spool" \
   >"$work/lazy.ready" 2>"$work/lazy.log" &
 read -r line <"$work/lazy.ready"
@@ -67,7 +67,7 @@ probe_only=()
 for i in 1 2 3 4 5; do
   probe_only+=("$(MERIDIAN_AGENT_SOCKET="$work/lazy.sock" MERIDIAN_RING_RECORDS=524288 \
     traced "bench-probe-only-$i" -np 4 -x MERIDIAN_RING_RECORDS \
-    "$bin/bench/probe_bench" --allreduce --rounds 201)")
+    "$bin/capture/probe/probe_bench" --allreduce --rounds 201)")
   echo "4 ranks, interleaved, agent reading after the loop, job $i: ${probe_only[-1]}" >&2
 done
 

@@ -27,20 +27,20 @@ case "${1:-}" in
   analysis)
     shift
     ./deploy/dependencies.sh
-    bazel build //bench:analysis_bench >&2
-    exec "$(bazel info bazel-bin 2>/dev/null)/bench/analysis_bench" "$@"
+    bazel build //query/analysis:analysis_bench >&2
+    exec "$(bazel info bazel-bin 2>/dev/null)/query/analysis/analysis_bench" "$@"
     ;;
   gpu)
     exec ./tests/gpu/run.sh --bench
     ;;
   ring)
     ./deploy/dependencies.sh
-    bazel build //bench:ring_bench >&2
-    exec "$(bazel info bazel-bin 2>/dev/null)/bench/ring_bench"
+    bazel build //capture/probe:ring_bench >&2
+    exec "$(bazel info bazel-bin 2>/dev/null)/capture/probe/ring_bench"
     ;;
   probe)
     ./deploy/dependencies.sh
-    bazel build //bench:probe_bench //collector:meridian-collector \
+    bazel build //capture/probe:probe_bench //collector:meridian-collector \
       //agent:meridian-agent //cli:meridian \
       //capture/probe:libmeridian_probe.so >&2
     exec ./bench/probe_bench.sh
@@ -48,7 +48,7 @@ case "${1:-}" in
   colocated)
     shift
     ./deploy/dependencies.sh
-    bazel build //bench:probe_bench //examples:data_parallel \
+    bazel build //capture/probe:probe_bench //examples:data_parallel \
       //collector:meridian-collector //agent:meridian-agent //cli:meridian \
       //capture/probe:libmeridian_probe.so >&2
     exec ./bench/colocated_bench.sh "$@"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The floor plan, checked (docs/architecture.md): each folder's production
-# targets (libraries and programs, not tests) may depend only on the folders
+# targets (libraries and programs, not tests or *_bench benchmarks, which
+# may use testing/ as tests do) may depend only on the folders
 # listed for it, and nothing loaded into a traced process (capture/) may
 # depend on absl, protobuf, gRPC or spdlog. Runs `bazel query`, so it is run
 # by tests/run.sh rather than inside `bazel test`. Prints each violation as
@@ -48,7 +49,7 @@ for folder in "${!allowed[@]}"; do
     [[ "$sub" == "$folder/"* ]] && scope="$scope - //$sub/..."
   done
   targets=$(bazel query --noshow_progress \
-    "kind('cc_library|cc_binary|cc_shared_library', $scope)" 2>/dev/null)
+    "kind('cc_library|cc_binary|cc_shared_library', $scope) except attr(name, '_bench$', $scope)" 2>/dev/null)
   [ -n "$targets" ] || continue
   deps=$(bazel query --noshow_progress \
     "kind(rule, deps(set($(echo $targets))))" 2>/dev/null | grep '^//' || true)
