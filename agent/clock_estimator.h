@@ -23,6 +23,9 @@
 //   uncertainty_ns        the largest half round trip among the bursts
 //                         fitted (each one's offset error bound) plus the
 //                         fit's RMS residual
+//
+// More: docs/clocks.md, "1. Probes: offset, drift, uncertainty" (a
+// worked example, checked by clock_estimator_test.cc).
 #ifndef MERIDIAN_AGENT_CLOCK_ESTIMATOR_H_
 #define MERIDIAN_AGENT_CLOCK_ESTIMATOR_H_
 

@@ -24,6 +24,9 @@
 // starts at rank 0's Allreduce end (5.1), whose binding arrival is rank 2's
 // at 5: the path is rank 2 "compute" [0, 5), then rank 0 MPI_Allreduce
 // [5, 5.1): 5 ms compute, 0.1 ms communication, all of the step explained.
+//
+// More: docs/analysis.md, "Critical path" (the walk as a
+// table; the jobs with known answers that critical_path_test.cc checks).
 #ifndef MERIDIAN_QUERY_CRITICAL_PATH_H_
 #define MERIDIAN_QUERY_CRITICAL_PATH_H_
 

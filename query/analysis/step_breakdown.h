@@ -15,6 +15,8 @@
 // background thread runs MPI_Allreduce [1, 2), then the main thread calls
 // MPI_Allreduce [3, 5.1): step 5.1 ms, compute 3, communication 3.1,
 // overlap 1.
+//
+// More: docs/analysis.md, "Steps".
 #ifndef MERIDIAN_QUERY_STEP_BREAKDOWN_H_
 #define MERIDIAN_QUERY_STEP_BREAKDOWN_H_
 

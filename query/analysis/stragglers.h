@@ -12,6 +12,8 @@
 //
 // Example: ranks 0, 1, 3 enter an MPI_Allreduce at 3 ms, rank 2 at 5 ms:
 // skew 2 ms, last rank 2, and rank 2 made the others wait 3 x 2 = 6 ms.
+//
+// More: docs/analysis.md, "Stragglers".
 #ifndef MERIDIAN_QUERY_STRAGGLERS_H_
 #define MERIDIAN_QUERY_STRAGGLERS_H_
 

@@ -28,6 +28,9 @@
 //
 // Constraints between spans of one node cannot be corrected by a per-node
 // offset; they are counted as violations before and after alike.
+//
+// More: docs/clocks.md, "3. Causal refinement" (a worked
+// example, checked by causal_refiner_test.cc).
 #ifndef MERIDIAN_QUERY_CAUSAL_REFINER_H_
 #define MERIDIAN_QUERY_CAUSAL_REFINER_H_
 

@@ -13,6 +13,9 @@
 // which is continuous and exact for a clock of constant drift; before the
 // first reference and after the last, that model is extended. With no model
 // the offset is 0 (raw time). The uncertainty is blended the same way.
+//
+// More: docs/clocks.md, "2. Models over time" (a worked
+// example, checked by clock_timeline_test.cc).
 #ifndef MERIDIAN_QUERY_CLOCK_TIMELINE_H_
 #define MERIDIAN_QUERY_CLOCK_TIMELINE_H_
 

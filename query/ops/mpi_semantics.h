@@ -37,6 +37,8 @@
 // Example: ranks 0, 1, 2 enter MPI_Bcast (root 1, comm 7, seq 4) at 10, 30
 // and 20 ms. They are one instance, members {0, 1, 2}; its group is starts =
 // {rank 1}, ends = {ranks 0, 1, 2}: ranks 0 and 2 cannot leave before 30 ms.
+//
+// More: docs/analysis.md, "The dependency graph".
 #ifndef MERIDIAN_QUERY_MPI_SEMANTICS_H_
 #define MERIDIAN_QUERY_MPI_SEMANTICS_H_
 
