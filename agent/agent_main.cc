@@ -1,4 +1,5 @@
 // meridian-agent: the node agent (one per node). See docs/agent.md.
+#include <grp.h>
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/node_agent.h"
 #include "common/command_line.h"
@@ -23,7 +25,8 @@ constexpr char kUsage[] =
                       [--node NAME] [--spool-max-bytes N] [--drain-ms N]
                       [--max-drain-ms N] [--ack-window N] [--nice N]
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
-                      [--control-poll-ms N]
+                      [--control-poll-ms N] [--max-connections N]
+                      [--allow-group GROUP]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
@@ -34,7 +37,14 @@ collector has not acknowledged in time (docs/agent.md: durability).
   --collector        the collector (default $MERIDIAN_COLLECTOR)
   --socket           default $MERIDIAN_AGENT_SOCKET, else
                      $XDG_RUNTIME_DIR/meridian/agent.sock, else
-                     /tmp/meridian-UID/agent.sock
+                     /run/user/UID/meridian/agent.sock, else
+                     /tmp/meridian-UID/agent.sock; its directory must be
+                     this user's and writable by no other (docs/security.md)
+  --max-connections  processes and clients served at once (default 128);
+                     more are closed unserved and counted
+  --allow-group      (an agent run as root) also serve this group's
+                     processes: the directory becomes 0750 and the socket
+                     0660 of that group
   --spool            batches not yet acknowledged (default $MERIDIAN_SPOOL,
                      else the socket's directory + /spool)
   --node             this node's name (default: the host name)
@@ -98,12 +108,13 @@ int Status(const std::string& socket, int timeout_ms) {
   printf(
       "state %s\ncollector %s\nspool %s\nprocesses %llu\nreceived %llu\nsent "
       "%llu\n"
-      "spooled %llu\nspool writes %llu\ndropped %llu\nrejected %llu\n",
+      "spooled %llu\nspool writes %llu\ndropped %llu\nrejected %llu\n"
+      "connections refused %llu\n",
       state, reply.collector, reply.spool, (unsigned long long)c.processes,
       (unsigned long long)c.spans_received, (unsigned long long)c.spans_sent,
       (unsigned long long)c.spans_spooled, (unsigned long long)c.spool_writes,
-      (unsigned long long)c.spans_dropped,
-      (unsigned long long)c.spans_rejected);
+      (unsigned long long)c.spans_dropped, (unsigned long long)c.spans_rejected,
+      (unsigned long long)c.connections_refused);
   return timeout_ms == 0 || reply.state == meridian::FlushReply::kDelivered ? 0
                                                                             : 1;
 }
@@ -121,7 +132,8 @@ int main(int argc, char** argv) {
       args, 1,
       {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
        "max-drain-ms", "ack-window", "nice", "timeout", "clock-sync-ms",
-       "clock-offset-ns", "clock-drift-ppm", "control-poll-ms"},
+       "clock-offset-ns", "clock-drift-ppm", "control-poll-ms",
+       "max-connections", "allow-group"},
       {"exit-when-idle", "status", "flush", "help", "sched-batch"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -190,6 +202,28 @@ int main(int argc, char** argv) {
     }
   }
   options.exit_when_idle = flags->Has("exit-when-idle");
+  auto max_connections = flags->GetInt("max-connections", 128);
+  if (!max_connections.ok() || *max_connections < 1 ||
+      *max_connections > 65536) {
+    return Usage("--max-connections must be 1 to 65536");
+  }
+  options.max_connections = static_cast<size_t>(*max_connections);
+  if (flags->Has("allow-group")) {
+    const std::string group = flags->Get("allow-group");
+    const struct group* g = getgrnam(group.c_str());
+    int64_t gid = -1;
+    if (g != nullptr) {
+      gid = g->gr_gid;
+    } else if (!absl::SimpleAtoi(group, &gid) || gid < 0 || gid > 0x7fffffff) {
+      return Usage("--allow-group " + group + ": no such group");
+    }
+    if (geteuid() != 0) {
+      return Usage(
+          "--allow-group is for an agent run as root; an agent of your own "
+          "serves only your processes");
+    }
+    options.shared_gid = static_cast<gid_t>(gid);
+  }
   auto sync_ms = flags->GetInt("clock-sync-ms", 2000);
   auto skew_ns = flags->GetInt("clock-offset-ns", 0);
   if (!sync_ms.ok() || *sync_ms <= 0 || *sync_ms > 3600000) {

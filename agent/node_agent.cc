@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "capture/probe/agent_dir.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 #include "wire/batch_spans.h"
@@ -117,21 +118,27 @@ absl::Status NodeAgent::Listen() {
         absl::StrCat("socket path \"", path, "\" is empty or longer than ",
                      sizeof(address.sun_path) - 1, " bytes"));
   }
-  if (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
-    const std::string dir = path.substr(0, slash);
-    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      return Errno(absl::StrCat("creating ", dir));
-    }
-  }
-  const std::string lock_path = path + ".lock";
-  lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) return Errno(absl::StrCat("opening ", lock_path));
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  const std::string name =
+      slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string error;
+  dir_fd_ = OpenPrivateDir(dir, options_.shared_gid, &error);
+  if (dir_fd_ < 0) return absl::FailedPreconditionError(error);
+  const std::string lock_name = name + ".lock";
+  lock_fd_ = openat(dir_fd_, lock_name.c_str(),
+                    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Errno(absl::StrCat("opening ", path, ".lock"));
   if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return absl::AlreadyExistsError(
         absl::StrCat("another meridian-agent already serves ", path,
-                     " (it holds ", lock_path, ")"));
+                     " (it holds ", path, ".lock)"));
   }
-  unlink(path.c_str());  // a socket file left by an agent that was killed
+  // A socket file left by an agent that was killed.
+  unlinkat(dir_fd_, name.c_str(), 0);
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   listen_fd_ =
       socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   address.sun_family = AF_UNIX;
@@ -141,6 +148,12 @@ absl::Status NodeAgent::Listen() {
            sizeof(address)) != 0 ||
       listen(listen_fd_, 512) != 0) {
     return Errno(absl::StrCat("listening on ", path));
+  }
+  const bool shared = options_.shared_gid != static_cast<gid_t>(-1);
+  if ((shared && fchownat(dir_fd_, name.c_str(), geteuid(), options_.shared_gid,
+                          AT_SYMLINK_NOFOLLOW) != 0) ||
+      fchmodat(dir_fd_, name.c_str(), shared ? 0660 : 0600, 0) != 0) {
+    return Errno(absl::StrCat("setting the mode of ", path));
   }
   return absl::OkStatus();
 }
@@ -153,7 +166,9 @@ NodeAgent::~NodeAgent() {
     if (fd >= 0) close(fd);
   }
   if (listen_fd_ >= 0) unlink(options_.socket.c_str());
-  if (lock_fd_ >= 0) close(lock_fd_);
+  for (int fd : {lock_fd_, reserve_fd_, dir_fd_}) {
+    if (fd >= 0) close(fd);
+  }
 }
 
 void NodeAgent::Stop() {
@@ -166,13 +181,46 @@ void NodeAgent::Accept() {
   for (;;) {
     int fd =
         accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) ShedOne();
+      return;
+    }
+    uid_t uid = 0;
+    gid_t gid = 0;
+    pid_t pid = 0;
+    if (!PeerCredentials(fd, &uid, &gid, &pid) ||
+        !PeerAllowed(geteuid(), options_.shared_gid, uid, gid)) {
+      Refuse(fd, "another user's process", uid, pid);
+      continue;
+    }
+    if (clients_.size() >= options_.max_connections) {
+      Refuse(fd, "over --max-connections", uid, pid);
+      continue;
+    }
     clients_[fd] = Client{fd, nullptr};
     had_clients_ = true;
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.fd = fd;
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+  }
+}
+
+void NodeAgent::ShedOne() {
+  if (reserve_fd_ >= 0) close(reserve_fd_);
+  const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  Refuse(fd, "out of file descriptors", 0, 0);
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void NodeAgent::Refuse(int fd, const char* why, uid_t uid, pid_t pid) {
+  if (fd >= 0) close(fd);
+  // Said for the first few and then every 1000th: a flood must not flood
+  // the log too.
+  const uint64_t n = ++counters_.connections_refused;
+  if (n <= 5 || n % 1000 == 0) {
+    spdlog::warn("refused connection {} ({}: uid {}, pid {})", n, why, uid,
+                 pid);
   }
 }
 

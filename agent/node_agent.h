@@ -74,6 +74,13 @@ struct NodeAgentOptions {
   // collector is unreachable: the spool keeps it). For agents `meridian run`
   // starts for itself.
   bool exit_when_idle = false;
+  // For an agent run as root: the group whose processes it also serves
+  // (its directory is then 0750 and its socket 0660, of that group); -1:
+  // only its own user's and root's (docs/security.md).
+  gid_t shared_gid = static_cast<gid_t>(-1);
+  // Connections served at once; more are accepted and closed at once, so
+  // that idle ones cannot starve the processes being traced.
+  size_t max_connections = 128;
 };
 
 class NodeAgent {
@@ -112,6 +119,10 @@ class NodeAgent {
   explicit NodeAgent(NodeAgentOptions options);
   absl::Status Listen();
   void Accept();
+  // Out of descriptors: frees the reserve to accept and close one waiting
+  // connection, so the listening socket stops reporting it.
+  void ShedOne();
+  void Refuse(int fd, const char* why, uid_t uid, pid_t pid);
   // False when the client is gone.
   bool Serve(Client* client);
   void Close(int fd);
@@ -139,6 +150,8 @@ class NodeAgent {
 
   NodeAgentOptions options_;
   std::string agent_id_;
+  int dir_fd_ = -1;      // the socket's directory, verified private
+  int reserve_fd_ = -1;  // spare descriptor for ShedOne
   int lock_fd_ = -1;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "capture/probe/agent_dir.h"
 
 namespace meridian {
 namespace {
@@ -39,9 +39,10 @@ absl::Status Errno(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
 }
 
-absl::Status MakeDirs(const std::string& dir) {
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i < dir.size() && dir[i] != '/') continue;
+// Makes the directories above `dir` (not `dir` itself).
+absl::Status MakeParents(const std::string& dir) {
+  for (size_t i = 1; i < dir.size(); ++i) {
+    if (dir[i] != '/') continue;
     std::string prefix = dir.substr(0, i);
     if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
       return Errno(absl::StrCat("creating the spool directory ", prefix));
@@ -54,15 +55,26 @@ absl::Status MakeDirs(const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
                                                    uint64_t max_bytes) {
-  if (absl::Status s = MakeDirs(dir); !s.ok()) return s;
-  std::unique_ptr<Spool> spool(new Spool(dir, max_bytes));
-  DIR* d = opendir(dir.c_str());
+  if (absl::Status s = MakeParents(dir); !s.ok()) return s;
+  std::string error;
+  const int dir_fd = OpenPrivateDir(dir, static_cast<gid_t>(-1), &error);
+  if (dir_fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the spool directory ", error));
+  }
+  std::unique_ptr<Spool> spool(new Spool(dir, dir_fd, max_bytes));
+  DIR* d = fdopendir(dup(dir_fd));
   if (d == nullptr) return Errno(absl::StrCat("reading the spool ", dir));
   std::vector<uint64_t> ids;
   while (dirent* e = readdir(d)) {
     absl::string_view name = e->d_name;
     uint64_t id;
-    if (absl::ConsumeSuffix(&name, kSuffix) && absl::SimpleAtoi(name, &id)) {
+    if (absl::EndsWith(name, ".tmp")) {
+      // Left by an agent that died while writing it: never acknowledged as
+      // spooled, so its records are still in their rings or resent.
+      unlinkat(dir_fd, e->d_name, 0);
+    } else if (absl::ConsumeSuffix(&name, kSuffix) &&
+               absl::SimpleAtoi(name, &id)) {
       ids.push_back(id);
     }
   }
@@ -71,10 +83,17 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
   absl::MutexLock lock(&spool->mu_);
   for (uint64_t id : ids) {
     const std::string path = spool->PathOf(id);
-    std::ifstream file(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << file.rdbuf();
-    const std::string data = buffer.str();
+    std::string data;
+    const int fd = openat(dir_fd, spool->NameOf(id).c_str(),
+                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char buffer[1 << 16];
+    for (ssize_t n = 0; fd >= 0;) {
+      n = read(fd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      data.append(buffer, static_cast<size_t>(n));
+    }
+    if (fd >= 0) close(fd);
     size_t at = 0;
     uint32_t version = 0, count = 0;
     bool ok = data.size() >= 4 && memcmp(data.data(), kMagic, 4) == 0;
@@ -91,7 +110,8 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
     ok = ok && entry.batch.ParseFromArray(data.data() + at,
                                           static_cast<int>(data.size() - at));
     if (!ok) {
-      rename(path.c_str(), (path + ".corrupt").c_str());
+      renameat(dir_fd, spool->NameOf(id).c_str(), dir_fd,
+               (spool->NameOf(id) + ".corrupt").c_str());
       spool->corrupt_.push_back(path);
       continue;
     }
@@ -107,8 +127,14 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
   return spool;
 }
 
+Spool::~Spool() { close(dir_fd_); }
+
+std::string Spool::NameOf(uint64_t id) const {
+  return absl::StrFormat("%020d%s", id, kSuffix);
+}
+
 std::string Spool::PathOf(uint64_t id) const {
-  return absl::StrFormat("%s/%020d%s", dir_, id, kSuffix);
+  return absl::StrCat(dir_, "/", NameOf(id));
 }
 
 absl::StatusOr<uint64_t> Spool::Append(
@@ -139,9 +165,10 @@ absl::StatusOr<uint64_t> Spool::Append(
     sizes_[id] = data.size();
   }
   const std::string path = PathOf(id);
-  const std::string temporary = path + ".tmp";
-  int fd =
-      open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const std::string name = NameOf(id);
+  const std::string temporary = name + ".tmp";
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = openat(dir_fd_, temporary.c_str(), flags, 0600);
   bool ok = fd >= 0;
   for (size_t at = 0; ok && at < data.size();) {
     ssize_t n = write(fd, data.data() + at, data.size() - at);
@@ -151,10 +178,10 @@ absl::StatusOr<uint64_t> Spool::Append(
   }
   ok = ok && fdatasync(fd) == 0;
   if (fd >= 0) close(fd);
-  ok = ok && rename(temporary.c_str(), path.c_str()) == 0;
+  ok = ok && renameat(dir_fd_, temporary.c_str(), dir_fd_, name.c_str()) == 0;
   if (!ok) {
     absl::Status status = Errno(absl::StrCat("writing ", path));
-    unlink(temporary.c_str());
+    unlinkat(dir_fd_, temporary.c_str(), 0);
     absl::MutexLock lock(&mu_);
     bytes_ -= data.size();
     sizes_.erase(id);
@@ -173,7 +200,7 @@ absl::Status Spool::Remove(uint64_t id) {
     bytes_ -= it->second;
     sizes_.erase(it);
   }
-  if (unlink(PathOf(id).c_str()) != 0) {
+  if (unlinkat(dir_fd_, NameOf(id).c_str(), 0) != 0) {
     return Errno(absl::StrCat("removing ", PathOf(id)));
   }
   return absl::OkStatus();

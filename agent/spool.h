@@ -13,7 +13,13 @@
 // or absent. File: "MSPL", version, ring positions, then the v1::Batch.
 // The spool holds at most `max_bytes`; Append beyond that is
 // RESOURCE_EXHAUSTED (the agent counts the spans as dropped). Files that
-// cannot be read at Open are renamed `<name>.corrupt` and reported.
+// cannot be read at Open are renamed `<name>.corrupt` and reported;
+// temporary files an agent left when it died are removed.
+//
+// The directory must be private (agent_dir.h: OpenPrivateDir: this user's,
+// writable by no other; made 0700 if absent, FAILED_PRECONDITION
+// otherwise), and every file is opened relative to it without following
+// links, so no other user can redirect a write.
 //
 // Append and Remove may be called from different threads.
 #ifndef MERIDIAN_AGENT_SPOOL_H_
@@ -41,6 +47,7 @@ class Spool {
   };
 
   // Creates `dir` if needed and loads what an earlier agent left.
+  ~Spool();
   static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
                                                      uint64_t max_bytes);
 
@@ -69,11 +76,13 @@ class Spool {
   const std::string& dir() const { return dir_; }
 
  private:
-  Spool(std::string dir, uint64_t max_bytes)
-      : dir_(std::move(dir)), max_bytes_(max_bytes) {}
-  std::string PathOf(uint64_t id) const;
+  Spool(std::string dir, int dir_fd, uint64_t max_bytes)
+      : dir_(std::move(dir)), dir_fd_(dir_fd), max_bytes_(max_bytes) {}
+  std::string NameOf(uint64_t id) const;  // in the directory
+  std::string PathOf(uint64_t id) const;  // for messages
 
   const std::string dir_;
+  const int dir_fd_;  // verified private; every file is opened relative to it
   const uint64_t max_bytes_;
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

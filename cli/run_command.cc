@@ -75,8 +75,12 @@ std::string UtcStamp() {
 bool StartAgent(const std::string& agent, const std::string& socket,
                 const std::string& collector) {
   const std::string log = Dir(socket) + "/agent.log";
-  std::string dir = Dir(socket);
-  mkdir(dir.c_str(), 0700);
+  std::string error;
+  const int dir = OpenPrivateDir(Dir(socket), static_cast<gid_t>(-1), &error);
+  if (dir < 0) {
+    fprintf(stderr, "meridian run: %s\n", error.c_str());
+    return false;
+  }
   int ready[2];
   if (pipe2(ready, O_CLOEXEC) != 0) return false;
   const pid_t pid = fork();
@@ -84,7 +88,8 @@ bool StartAgent(const std::string& agent, const std::string& socket,
   if (pid == 0) {
     setsid();
     int null = open("/dev/null", O_RDONLY);
-    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    int out = openat(dir, "agent.log",
+                     O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
     dup2(null, 0);
     dup2(ready[1], 1);
     dup2(out >= 0 ? out : null, 2);
@@ -96,6 +101,7 @@ bool StartAgent(const std::string& agent, const std::string& socket,
     _exit(127);
   }
   close(ready[1]);
+  close(dir);
   // The agent prints one line once it serves; end of file means it exited.
   char line[512];
   ssize_t n;
@@ -118,6 +124,14 @@ int ConnectOrStartAgent(const std::string& socket,
                         const std::string& collector) {
   int fd = ConnectAgent(socket.c_str());
   if (fd >= 0) return fd;
+  if (errno == EACCES) {
+    fprintf(stderr,
+            "meridian run: %s is served by another user: refusing it "
+            "(docs/security.md); use a private directory (--socket, "
+            "MERIDIAN_AGENT_SOCKET or XDG_RUNTIME_DIR)\n",
+            socket.c_str());
+    return -1;
+  }
   const std::string agent =
       Find("MERIDIAN_AGENT_BIN", {"meridian-agent", "../agent/meridian-agent"});
   if (agent.empty()) {

@@ -9,6 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev libzstd-dev libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin gfortran
+  util-linux  # setpriv: tests/shared_node_test.sh acts as two users
 )
 
 missing=()

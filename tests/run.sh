@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every Meridian test: installs what is missing, builds, runs `bazel test //...`
 # (unit tests beside the code, the integration test and the CLI test under
-# tests/) and tests/layering.sh (the folders' dependencies), and ends with a
+# tests/), tests/layering.sh (the folders' dependencies) and
+# tests/shared_node_test.sh (two users on one node), and ends with a
 # "N passed, N failed" line. Tests that need the
 # CUDA toolkit are skipped without one (and counted as skipped); tests that
 # need a GPU are in tests/gpu/run.sh.
@@ -24,6 +25,13 @@ failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO B
 # The floor plan (folders depend only on those below them), by bazel query.
 total=$((total + 1))
 if ! ./tests/layering.sh; then
+  failed=$((failed + 1))
+  status=1
+fi
+# A second user on the node cannot subvert the agent: as two users, so
+# outside bazel's sandbox (docs/security.md).
+total=$((total + 1))
+if ! ./tests/shared_node_test.sh; then
   failed=$((failed + 1))
   status=1
 fi

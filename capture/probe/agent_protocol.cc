@@ -8,17 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace meridian {
+#include "capture/probe/agent_dir.h"
 
-std::string DefaultAgentSocket() {
-  if (const char* path = getenv("MERIDIAN_AGENT_SOCKET"); path && *path) {
-    return path;
-  }
-  if (const char* dir = getenv("XDG_RUNTIME_DIR"); dir && *dir) {
-    return std::string(dir) + "/meridian/agent.sock";
-  }
-  return "/tmp/meridian-" + std::to_string(getuid()) + "/agent.sock";
-}
+namespace meridian {
 
 void CopyField(const char* s, char* field, size_t size) {
   size_t n = strnlen(s, size - 1);
@@ -41,6 +33,17 @@ int ConnectAgent(const char* path) {
     int saved = errno;
     close(fd);
     errno = saved;
+    return -1;
+  }
+  // The memory a process hands over goes only to its own user's agent, or
+  // root's: not to a socket another user put in its place.
+  uid_t uid;
+  gid_t gid;
+  pid_t pid;
+  if (!PeerCredentials(fd, &uid, &gid, &pid) ||
+      (uid != getuid() && uid != geteuid() && uid != 0)) {
+    close(fd);
+    errno = EACCES;
     return -1;
   }
   return fd;

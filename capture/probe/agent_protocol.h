@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <string>
 
+#include "capture/probe/agent_dir.h"
+
 namespace meridian {
 
 constexpr uint32_t kAgentProtocolVersion = 1;
@@ -65,6 +67,9 @@ struct AgentCounters {
   uint64_t spool_writes = 0;    // batches written to the spool, ever
   uint64_t spans_dropped = 0;  // rings full, threads without a ring, spool full
   uint64_t spans_rejected = 0;  // the collector refused their batch
+  // Connections closed unserved: another user's process, over
+  // --max-connections, or out of file descriptors.
+  uint64_t connections_refused = 0;
 };
 
 struct FlushReply {
@@ -96,14 +101,12 @@ struct TraceReply {
   uint32_t processes = 0;  // how many processes were told
 };
 
-// The agent's socket: $MERIDIAN_AGENT_SOCKET, else
-// $XDG_RUNTIME_DIR/meridian/agent.sock, else /tmp/meridian-UID/agent.sock.
-std::string DefaultAgentSocket();
-
 // Copies `s` into a fixed field, truncating, always NUL-terminated.
 void CopyField(const char* s, char* field, size_t size);
 
 // Connects a SOCK_SEQPACKET socket to `path`; returns the fd or -1 (errno).
+// EACCES: the socket is served by another user than this process's or
+// root (agent_dir.h); nothing was sent to it.
 int ConnectAgent(const char* path);
 
 // Sends one message, with `fd` attached if fd >= 0. False on error.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -87,7 +88,21 @@ void SleepMs(int ms) {
 // Connects to the agent and hands it the region. Called with g_mutex held.
 bool ConnectLocked() {
   int fd = ConnectAgent(g_socket_path);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    // Another user's socket where the agent should be: said once, and the
+    // region is never handed to it.
+    static bool warned = false;
+    if (errno == EACCES && !warned) {
+      warned = true;
+      static const char kPrefix[] = "meridian: not registering with ";
+      static const char kSuffix[] =
+          ": it is served by another user (docs/security.md)\n";
+      (void)!write(2, kPrefix, sizeof(kPrefix) - 1);
+      (void)!write(2, g_socket_path, strlen(g_socket_path));
+      (void)!write(2, kSuffix, sizeof(kSuffix) - 1);
+    }
+    return false;
+  }
   if (!SendMessage(fd, &g_hello, sizeof(g_hello), g_memfd)) {
     close(fd);
     return false;
