@@ -157,11 +157,7 @@ int main(int argc, char** argv) {
   if (options.collector.empty()) return Usage("--collector is required");
   std::string default_spool = Env("MERIDIAN_SPOOL");
   if (default_spool.empty()) {
-    const size_t slash = options.socket.rfind('/');
-    default_spool =
-        (slash == std::string::npos ? std::string(".")
-                                    : options.socket.substr(0, slash)) +
-        "/spool";
+    default_spool = meridian::DirOf(options.socket) + "/spool";
   }
   options.spool_dir = flags->Get("spool", default_spool);
   options.node = flags->Get("node");

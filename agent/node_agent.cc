@@ -118,14 +118,9 @@ absl::Status NodeAgent::Listen() {
         absl::StrCat("socket path \"", path, "\" is empty or longer than ",
                      sizeof(address.sun_path) - 1, " bytes"));
   }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  const std::string name =
-      slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string name = path.substr(path.rfind('/') + 1);  // npos + 1: 0
   std::string error;
-  dir_fd_ = OpenPrivateDir(dir, options_.shared_gid, &error);
+  dir_fd_ = OpenPrivateDir(DirOf(path), options_.shared_gid, &error);
   if (dir_fd_ < 0) return absl::FailedPreconditionError(error);
   const std::string lock_name = name + ".lock";
   lock_fd_ = openat(dir_fd_, lock_name.c_str(),
@@ -209,7 +204,11 @@ void NodeAgent::Accept() {
 void NodeAgent::ShedOne() {
   if (reserve_fd_ >= 0) close(reserve_fd_);
   const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  Refuse(fd, "out of file descriptors", 0, 0);
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+  if (fd >= 0) PeerCredentials(fd, &uid, &gid, &pid);
+  Refuse(fd, "out of file descriptors", uid, pid);
   reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 

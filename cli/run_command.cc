@@ -25,11 +25,6 @@ extern char** environ;
 namespace meridian {
 namespace {
 
-std::string Dir(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
 std::string Base(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -40,7 +35,7 @@ std::string SelfDir() {
   const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
   if (n <= 0) return ".";
   path[n] = '\0';
-  return Dir(path);
+  return DirOf(path);
 }
 
 // The first of $`variable` and `candidates` (relative to this program's
@@ -74,9 +69,9 @@ std::string UtcStamp() {
 // could not start.
 bool StartAgent(const std::string& agent, const std::string& socket,
                 const std::string& collector) {
-  const std::string log = Dir(socket) + "/agent.log";
+  const std::string log = DirOf(socket) + "/agent.log";
   std::string error;
-  const int dir = OpenPrivateDir(Dir(socket), static_cast<gid_t>(-1), &error);
+  const int dir = OpenPrivateDir(DirOf(socket), static_cast<gid_t>(-1), &error);
   if (dir < 0) {
     fprintf(stderr, "meridian run: %s\n", error.c_str());
     return false;
@@ -317,7 +312,7 @@ void ReportDelivery(int agent, const std::string& socket,
               "meridian run: the collector rejected %llu spans; the agent's "
               "log (%s/agent.log if meridian run started it) says why\n",
               static_cast<unsigned long long>(reply.counters.spans_rejected),
-              Dir(socket).c_str());
+              DirOf(socket).c_str());
     }
   } else if (reply.state == FlushReply::kSpooled) {
     fprintf(stderr,

@@ -39,6 +39,12 @@ std::string DefaultAgentSocket() {
   return "/tmp/meridian-" + uid + "/agent.sock";
 }
 
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 int OpenPrivateDir(const std::string& dir, gid_t shared_gid,
                    std::string* error) {
   const bool shared = shared_gid != kNoGroup;

@@ -31,6 +31,10 @@ namespace meridian {
 // /tmp/meridian-UID/agent.sock.
 std::string DefaultAgentSocket();
 
+// The directory `path` is in ("." for a bare name, "/" at the root). For
+// the agent's socket: its runtime directory, which OpenPrivateDir verifies.
+std::string DirOf(const std::string& path);
+
 // Makes `dir` (the parent must exist) or opens it if it exists, and returns
 // a descriptor of it (O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) once it is
 // verified: a directory, not a link, owned by this process's effective

@@ -80,6 +80,12 @@ TEST_F(AgentDirTest, RefusesAnotherUsersDirectory) {
       << error;
 }
 
+TEST(DirOfTest, BareNamesRootAndNested) {
+  EXPECT_EQ(DirOf("agent.sock"), ".");
+  EXPECT_EQ(DirOf("/agent.sock"), "/");
+  EXPECT_EQ(DirOf("/run/user/7/meridian/agent.sock"), "/run/user/7/meridian");
+}
+
 TEST(PeerAllowedTest, SameUserRootOrTheServedGroup) {
   EXPECT_TRUE(PeerAllowed(1000, kNoGroup, 1000, 1000));
   EXPECT_TRUE(PeerAllowed(1000, kNoGroup, 0, 0));
