@@ -1,5 +1,6 @@
 #include "agent/probe_session.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +36,18 @@ absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
         absl::StrCat("process ", hello.pid, " declared ", bytes,
                      " bytes of shared memory but sent ", st.st_size));
   }
+  // A memory file that could shrink under the mapping would kill the agent
+  // (SIGBUS on the next read): only a memfd sealed against shrinking is
+  // mapped. Any other descriptor (a file, a pipe) has no seals to show.
+  const int seals = fcntl(memfd, F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+    close(memfd);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "process ", hello.pid,
+        " sent shared memory that is not a memfd sealed against shrinking "
+        "(F_SEAL_SHRINK): refused, since it could be cut under the agent; "
+        "is its probe older than this agent?"));
+  }
   void* memory =
       mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   close(memfd);
@@ -42,8 +55,8 @@ absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
     return absl::InternalError(absl::StrCat("mapping the memory of process ",
                                             hello.pid, ": ", strerror(errno)));
   }
-  ProcessRegionHeader* header = CheckProcessRegion(memory, bytes);
-  if (header == nullptr) {
+  ProcessRegionLayout layout;
+  if (!ReadProcessRegionLayout(memory, bytes, &layout)) {
     munmap(memory, bytes);
     return absl::InvalidArgumentError(absl::StrCat(
         "process ", hello.pid,
@@ -57,16 +70,19 @@ absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
   process.local_rank = hello.local_rank;
   process.pid = hello.pid;
   return std::unique_ptr<ProbeSession>(
-      new ProbeSession(header, bytes, std::move(process)));
+      new ProbeSession(memory, layout, std::move(process)));
 }
 
-ProbeSession::ProbeSession(ProcessRegionHeader* header, uint64_t bytes,
+ProbeSession::ProbeSession(void* memory, const ProcessRegionLayout& layout,
                            ProcessDesc process)
-    : header_(header), bytes_(bytes), process_(std::move(process)) {
+    : memory_(memory),
+      header_(static_cast<ProcessRegionHeader*>(memory)),
+      layout_(layout),
+      process_(std::move(process)) {
   readers_.resize(ProcessRegionHeader::kMaxRings);
 }
 
-ProbeSession::~ProbeSession() { munmap(header_, bytes_); }
+ProbeSession::~ProbeSession() { munmap(memory_, layout_.bytes); }
 
 void ProbeSession::SetIdentity(int32_t rank, int32_t local_rank) {
   if (rank == process_.rank && local_rank == process_.local_rank) return;
@@ -82,7 +98,7 @@ void ProbeSession::OpenReadyRings() {
       continue;
     }
     auto reader = std::make_unique<SpanRingReader>(
-        RingMemory(header_, i), SpanRingBytes(header_->ring_capacity));
+        RingMemory(memory_, layout_, i), SpanRingBytes(layout_.ring_capacity));
     if (!reader->valid()) continue;
     if (auto it = skip_.find(i); it != skip_.end()) {
       reader->SkipTo(it->second);
@@ -116,7 +132,7 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
   if (queue != 0) {
     const char* data;
     uint32_t length;
-    std::string name = StringAt(header_, queue, &data, &length)
+    std::string name = StringAt(memory_, layout_, queue, &data, &length)
                            ? std::string(data, length)
                            : absl::StrCat(gpu ? "GPU track " : "queue ", queue);
     it->second = builder->DeclareTrack(
@@ -148,7 +164,7 @@ size_t ProbeSession::Read(BatchBuilder* builder,
       const uint64_t first = reader->position();
       const size_t n = reader->Read(records, want);
       if (n > 0 && range < 0) {
-        range = builder->AddRing(header_->incarnation, ring, first);
+        range = builder->AddRing(layout_.incarnation, ring, first);
       }
       total += n;
       for (size_t i = 0; i < n; ++i) {
@@ -163,7 +179,8 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         // time, rather than costing the whole batch it would travel in.
         if (!std::isfinite(value) || r.category < v1::CATEGORY_MPI ||
             r.category > v1::CATEGORY_USER || r.kind > v1::SPAN_KIND_COUNTER ||
-            r.dur_ns < 0 || !StringAt(header_, r.name, &name, &length)) {
+            r.dur_ns < 0 ||
+            !StringAt(memory_, layout_, r.name, &name, &length)) {
           ++invalid_;
           continue;
         }
@@ -232,7 +249,7 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
   if (inserted) {
     const char* data;
     uint32_t length;
-    if (!StringAt(header_, args, &data, &length)) return;
+    if (!StringAt(memory_, layout_, args, &data, &length)) return;
     for (absl::string_view pair : absl::StrSplit(
              absl::string_view(data, length), ';', absl::SkipEmpty())) {
       const size_t equals = pair.find('=');
@@ -273,7 +290,7 @@ void ProbeSession::CommitTo(uint32_t ring, uint64_t end) {
 void ProbeSession::Positions(std::vector<RingPosition>* out) const {
   for (uint32_t i = 0; i < readers_.size(); ++i) {
     if (readers_[i] != nullptr) {
-      out->push_back({header_->incarnation, i, readers_[i]->position()});
+      out->push_back({layout_.incarnation, i, readers_[i]->position()});
     }
   }
 }

@@ -43,8 +43,9 @@ struct RingPosition {
 
 class ProbeSession {
  public:
-  // Maps `memfd` (the probe's region, `hello.region_bytes` long) and checks
-  // it; INVALID_ARGUMENT naming what is wrong otherwise. Takes ownership of
+  // Maps `memfd` (the probe's region, `hello.region_bytes` long: a memfd
+  // sealed against shrinking) and checks it; INVALID_ARGUMENT naming what
+  // is wrong otherwise. Takes ownership of
   // `memfd` (closed once mapped).
   static absl::StatusOr<std::unique_ptr<ProbeSession>> Open(
       const ProbeHello& hello, int memfd, const std::string& node);
@@ -79,11 +80,11 @@ class ProbeSession {
 
   const std::string& job() const { return process_.job; }
   int64_t pid() const { return process_.pid; }
-  uint64_t incarnation() const { return header_->incarnation; }
-  uint64_t ring_capacity() const { return header_->ring_capacity; }
+  uint64_t incarnation() const { return layout_.incarnation; }
+  uint64_t ring_capacity() const { return layout_.ring_capacity; }
 
  private:
-  ProbeSession(ProcessRegionHeader* header, uint64_t bytes,
+  ProbeSession(void* memory, const ProcessRegionLayout& layout,
                ProcessDesc process);
   // Makes readers for rings that became ready.
   void OpenReadyRings();
@@ -99,8 +100,12 @@ class ProbeSession {
     bool is_number;
   };
 
+  // The mapping; the header only for its atomics (counters, ring slots,
+  // trace orders). Offsets and sizes come from layout_, copied and checked
+  // once at Open.
+  void* memory_;
   ProcessRegionHeader* header_;
-  uint64_t bytes_;
+  ProcessRegionLayout layout_;
   ProcessDesc process_;
   std::vector<std::unique_ptr<SpanRingReader>> readers_;  // by ring index
   std::map<uint32_t, uint64_t> skip_;  // ring -> resume index, before ready

@@ -1,5 +1,6 @@
 #include "agent/probe_session.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -73,17 +74,21 @@ v1::Batch Spans(v1::Batch batch) {
 
 // A probe's region in a memfd, as the probe makes it.
 struct FakeProbe {
-  FakeProbe() {
+  explicit FakeProbe(bool seal = true) {
     geometry.ring_capacity = 16;
     geometry.strings_capacity = 256;
     bytes = ProcessRegionBytes(geometry);
-    fd = memfd_create("test-probe", MFD_CLOEXEC);
+    fd = memfd_create("test-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     EXPECT_EQ(ftruncate(fd, bytes), 0);
+    if (seal) EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
     memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     EXPECT_TRUE(InitProcessRegion(memory, geometry, 1234));
     header = static_cast<ProcessRegionHeader*>(memory);
   }
-  ~FakeProbe() { munmap(memory, bytes); }
+  ~FakeProbe() {
+    munmap(memory, bytes);
+    close(fd);
+  }
   SpanRingWriter Ring(uint32_t index, int32_t tid) {
     InitSpanRing(RingMemory(header, index), geometry.ring_capacity);
     header->slots[index].tid = tid;
@@ -256,6 +261,76 @@ TEST(ProbeSessionTest, RefusesMemoryThatIsNotARegion) {
             std::string::npos);
   auto none = ProbeSession::Open(probe.Hello(), -1, "n");
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The traced process is input: it may cut its memory or rewrite its header
+// at any moment. Each attack below used to kill or crash the agent.
+TEST(ProbeSessionTest, RefusesMemoryThatCouldShrinkUnderIt) {
+  FakeProbe unsealed(/*seal=*/false);
+  auto session = ProbeSession::Open(unsealed.Hello(), dup(unsealed.fd), "n");
+  ASSERT_EQ(session.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(session.status().message(),
+            "process 77 sent shared memory that is not a memfd sealed against "
+            "shrinking (F_SEAL_SHRINK): refused, since it could be cut under "
+            "the agent; is its probe older than this agent?");
+  // A plain file has no seals at all.
+  FILE* file = tmpfile();
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(ftruncate(fileno(file), unsealed.bytes), 0);
+  auto from_file = ProbeSession::Open(unsealed.Hello(), dup(fileno(file)), "n");
+  fclose(file);
+  EXPECT_EQ(from_file.status().code(), absl::StatusCode::kInvalidArgument);
+
+  // Sealed: the process cannot shrink it any more (before: SIGBUS).
+  FakeProbe sealed;
+  SpanRingWriter ring = sealed.Ring(0, 80);
+  auto opened = ProbeSession::Open(sealed.Hello(), dup(sealed.fd), "n");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  EXPECT_EQ(ftruncate(sealed.fd, 4096), -1);
+  EXPECT_EQ(errno, EPERM);
+  ASSERT_TRUE(ring.Push(Record(0, 5)));
+  BatchBuilder builder("agent");
+  TickClock ticks = FakeTicks();
+  EXPECT_EQ((*opened)->Read(&builder, 0, ticks, 100), 1u);
+}
+
+TEST(ProbeSessionTest, AHeaderRewrittenAfterOpenMovesNothing) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "step", 4);
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  ASSERT_TRUE(session.ok()) << session.status();
+  // Laid out before the attack, where the region says.
+  SpanRingWriter ring = probe.Ring(2, 80);
+  ASSERT_TRUE(ring.Push(Record(name, 7)));
+  // Then the geometry points far outside the mapping (before: SIGSEGV when
+  // the agent opened the ring or looked the name up).
+  probe.header->rings_offset = 1ULL << 60;
+  probe.header->ring_stride = 1ULL << 50;
+  probe.header->strings_offset = ~0ULL - 63;
+  probe.header->strings_capacity = 1ULL << 40;
+  BatchBuilder builder("agent");
+  TickClock ticks = FakeTicks();
+  ASSERT_EQ((*session)->Read(&builder, 0, ticks, 100), 1u);
+  v1::Batch batch = Spans(builder.Take());
+  ASSERT_EQ(batch.spans_size(), 1);
+  EXPECT_EQ(batch.strings(batch.spans(0).name()), "step");
+  EXPECT_EQ(batch.spans(0).start_ns(), 7);
+  EXPECT_EQ((*session)->ring_capacity(), 16u);
+  // Published string ends past the area: the name is refused, not read.
+  probe.header->strings_end.store(1ULL << 40);
+  ASSERT_TRUE(ring.Push(Record(name, 8)));
+  EXPECT_EQ((*session)->Read(&builder, 0, ticks, 100), 1u);
+  EXPECT_EQ((*session)->invalid_records(), 1u);
+}
+
+TEST(ProbeSessionTest, RefusesOffsetsThatWrapAround) {
+  FakeProbe probe;
+  // strings_offset + strings_capacity wraps to 64: it used to pass the
+  // bounds check.
+  probe.header->strings_offset = ~0ULL - 63;
+  probe.header->strings_capacity = 128;
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

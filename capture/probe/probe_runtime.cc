@@ -3,6 +3,7 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -156,9 +157,12 @@ bool EnsureRegionLocked() {
   if (g_region != nullptr) return true;
   if (!g_event.enabled) return false;
   const uint64_t bytes = ProcessRegionBytes(g_geometry);
-  int fd = memfd_create("meridian-probe", MFD_CLOEXEC);
+  int fd = memfd_create("meridian-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return false;
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+  // Sealed at its size: the agent maps only a region that cannot shrink
+  // under it (a read past the end would be SIGBUS in the agent).
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     close(fd);
     return false;
   }

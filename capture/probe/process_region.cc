@@ -50,27 +50,51 @@ bool InitProcessRegion(void* memory, const ProcessRegionGeometry& geometry,
   return true;
 }
 
-ProcessRegionHeader* CheckProcessRegion(void* memory, uint64_t bytes) {
-  if (memory == nullptr || bytes < sizeof(ProcessRegionHeader)) return nullptr;
-  auto* header = static_cast<ProcessRegionHeader*>(memory);
-  // Every bound is checked without overflow: the values come from another
-  // process.
-  const uint64_t strings_end =
-      header->strings_offset + header->strings_capacity;
-  if (header->magic != ProcessRegionHeader::kMagic ||
-      header->version != ProcessRegionHeader::kVersion ||
-      header->max_rings != ProcessRegionHeader::kMaxRings ||
-      !PowerOfTwo(header->ring_capacity) ||
-      header->ring_capacity > (1ULL << 30) ||
-      header->ring_stride < SpanRingBytes(header->ring_capacity) ||
-      header->strings_offset < sizeof(ProcessRegionHeader) ||
-      header->strings_capacity > (1ULL << 31) || strings_end > bytes ||
-      header->rings_offset < strings_end || header->rings_offset > bytes ||
-      header->ring_stride >
-          (bytes - header->rings_offset) / ProcessRegionHeader::kMaxRings) {
-    return nullptr;
+bool ReadProcessRegionLayout(const void* memory, uint64_t bytes,
+                             ProcessRegionLayout* layout) {
+  if (memory == nullptr || bytes < sizeof(ProcessRegionHeader)) return false;
+  // One copy of the fields, then checks on the copy only: the values come
+  // from another process, which may change them at any moment.
+  const auto* shared = static_cast<const volatile ProcessRegionHeader*>(memory);
+  const uint64_t magic = shared->magic;
+  const uint32_t version = shared->version;
+  const uint32_t max_rings = shared->max_rings;
+  ProcessRegionLayout l;
+  l.bytes = bytes;
+  l.ring_capacity = shared->ring_capacity;
+  l.ring_stride = shared->ring_stride;
+  l.rings_offset = shared->rings_offset;
+  l.strings_offset = shared->strings_offset;
+  l.strings_capacity = shared->strings_capacity;
+  l.incarnation = shared->incarnation;
+  if (magic != ProcessRegionHeader::kMagic ||
+      version != ProcessRegionHeader::kVersion ||
+      max_rings != ProcessRegionHeader::kMaxRings ||
+      !PowerOfTwo(l.ring_capacity) || l.ring_capacity > (1ULL << 30) ||
+      l.ring_stride < SpanRingBytes(l.ring_capacity) ||
+      l.strings_offset < sizeof(ProcessRegionHeader) ||
+      l.strings_offset > bytes || l.strings_capacity > (1ULL << 31) ||
+      l.strings_capacity > bytes - l.strings_offset ||
+      l.rings_offset < l.strings_offset + l.strings_capacity ||
+      l.rings_offset > bytes ||
+      l.ring_stride >
+          (bytes - l.rings_offset) / ProcessRegionHeader::kMaxRings) {
+    return false;
   }
-  return header;
+  *layout = l;
+  return true;
+}
+
+ProcessRegionLayout LayoutOf(const ProcessRegionHeader& header) {
+  ProcessRegionLayout l;
+  l.bytes = header.total_bytes;
+  l.ring_capacity = header.ring_capacity;
+  l.ring_stride = header.ring_stride;
+  l.rings_offset = header.rings_offset;
+  l.strings_offset = header.strings_offset;
+  l.strings_capacity = header.strings_capacity;
+  l.incarnation = header.incarnation;
+  return l;
 }
 
 uint32_t AppendString(ProcessRegionHeader* header, const char* name,
@@ -85,20 +109,20 @@ uint32_t AppendString(ProcessRegionHeader* header, const char* name,
   return static_cast<uint32_t>(end + 1);
 }
 
-bool StringAt(const ProcessRegionHeader* header, uint32_t id, const char** data,
-              uint32_t* length) {
+bool StringAt(const void* memory, const ProcessRegionLayout& layout,
+              uint32_t id, const char** data, uint32_t* length) {
   if (id == 0) {
     *data = "";
     *length = 0;
     return true;
   }
+  const auto* header = static_cast<const ProcessRegionHeader*>(memory);
   const uint64_t end = header->strings_end.load(std::memory_order_acquire);
   const uint64_t offset = static_cast<uint64_t>(id) - 1;
-  if (end > header->strings_capacity || offset % 4 != 0 || offset + 4 > end) {
+  if (end > layout.strings_capacity || offset % 4 != 0 || offset + 4 > end) {
     return false;
   }
-  const char* area =
-      reinterpret_cast<const char*>(header) + header->strings_offset;
+  const char* area = static_cast<const char*>(memory) + layout.strings_offset;
   uint32_t n;
   std::memcpy(&n, area + offset, 4);
   if (n > end - offset - 4) return false;

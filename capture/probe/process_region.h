@@ -80,14 +80,38 @@ uint64_t ProcessRegionBytes(const ProcessRegionGeometry& geometry);
 bool InitProcessRegion(void* memory, const ProcessRegionGeometry& geometry,
                        uint64_t incarnation);
 
-// The header if `memory` (`bytes` long) holds a region whose geometry fits
-// in it; nullptr otherwise.
-ProcessRegionHeader* CheckProcessRegion(void* memory, uint64_t bytes);
+// The region's geometry as the agent uses it. The agent copies it out of the
+// shared header once and checks the copy (ReadProcessRegionLayout); every
+// later access goes through the copy, so a process that rewrites its header
+// after the check moves nothing the agent reads.
+struct ProcessRegionLayout {
+  uint64_t bytes = 0;  // mapped
+  uint64_t ring_capacity = 0;
+  uint64_t ring_stride = 0;
+  uint64_t rings_offset = 0;
+  uint64_t strings_offset = 0;
+  uint64_t strings_capacity = 0;
+  uint64_t incarnation = 0;
+};
 
-// Where ring `index` lives, and its size in bytes.
+// Copies the header of `memory` (`bytes` long) and checks the copy: true,
+// filling `*layout`, if it describes a region of this version whose string
+// area and kMaxRings rings all lie within `bytes` (every bound computed
+// without overflow).
+bool ReadProcessRegionLayout(const void* memory, uint64_t bytes,
+                             ProcessRegionLayout* layout);
+
+// The layout of a region this process laid out itself (no check needed).
+ProcessRegionLayout LayoutOf(const ProcessRegionHeader& header);
+
+// Where ring `index` (< kMaxRings) lives.
+inline void* RingMemory(void* memory, const ProcessRegionLayout& layout,
+                        uint32_t index) {
+  return static_cast<char*>(memory) + layout.rings_offset +
+         layout.ring_stride * index;
+}
 inline void* RingMemory(ProcessRegionHeader* header, uint32_t index) {
-  return reinterpret_cast<char*>(header) + header->rings_offset +
-         header->ring_stride * index;
+  return RingMemory(header, LayoutOf(*header), index);
 }
 
 // Appends `name` (`length` bytes) to the string area and publishes it.
@@ -96,10 +120,16 @@ inline void* RingMemory(ProcessRegionHeader* header, uint32_t index) {
 uint32_t AppendString(ProcessRegionHeader* header, const char* name,
                       uint32_t length);
 
-// The string with `id`, if it is published and well-formed: sets `*data`
-// and `*length` and returns true. Id 0 is "".
-bool StringAt(const ProcessRegionHeader* header, uint32_t id, const char** data,
-              uint32_t* length);
+// The string with `id`, if it is published and lies within the string
+// area: sets `*data` and `*length` and returns true. Id 0 is "". The bytes
+// stay in shared memory (the probe never changes them; a hostile process
+// may, but cannot move them out of bounds).
+bool StringAt(const void* memory, const ProcessRegionLayout& layout,
+              uint32_t id, const char** data, uint32_t* length);
+inline bool StringAt(const ProcessRegionHeader* header, uint32_t id,
+                     const char** data, uint32_t* length) {
+  return StringAt(header, LayoutOf(*header), id, data, length);
+}
 
 }  // namespace meridian
 

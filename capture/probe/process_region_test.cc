@@ -33,9 +33,13 @@ TEST(ProcessRegionTest, StringsAndRingsRoundTrip) {
   g.strings_capacity = 64;
   Region region(g);
   ASSERT_TRUE(InitProcessRegion(region.data, g, 42));
-  ProcessRegionHeader* h = CheckProcessRegion(region.data, region.bytes);
-  ASSERT_NE(h, nullptr);
-  EXPECT_EQ(h->incarnation, 42u);
+  ProcessRegionLayout layout;
+  ASSERT_TRUE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
+  EXPECT_EQ(layout.incarnation, 42u);
+  EXPECT_EQ(layout.strings_offset, 768u);  // the header, 64-byte aligned
+  EXPECT_EQ(layout.strings_capacity, 64u);
+  EXPECT_EQ(layout.rings_offset, 832u);
+  auto* h = static_cast<ProcessRegionHeader*>(region.data);
   const uint32_t a = AppendString(h, "MPI_Allreduce", 13);
   const uint32_t b = AppendString(h, "forward", 7);
   EXPECT_EQ(a, 1u);   // offset 0
@@ -64,12 +68,21 @@ TEST(ProcessRegionTest, RejectsRegionsThatDoNotFit) {
   g.ring_capacity = 16;
   g.strings_capacity = 64;
   Region region(g);
-  EXPECT_EQ(CheckProcessRegion(region.data, region.bytes), nullptr);  // zeros
+  ProcessRegionLayout layout;
+  EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
   ASSERT_TRUE(InitProcessRegion(region.data, g, 1));
-  EXPECT_EQ(CheckProcessRegion(region.data, region.bytes - 1), nullptr);
+  EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes - 1, &layout));
   auto* h = static_cast<ProcessRegionHeader*>(region.data);
   h->ring_stride = 1ULL << 60;
-  EXPECT_EQ(CheckProcessRegion(region.data, region.bytes), nullptr);
+  EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
+  // Offsets whose sum wraps past 2^64.
+  ASSERT_TRUE(InitProcessRegion(region.data, g, 1));
+  h->strings_offset = ~0ULL - 63;
+  h->strings_capacity = 128;
+  EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
+  ASSERT_TRUE(InitProcessRegion(region.data, g, 1));
+  h->rings_offset = ~0ULL;
+  EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
   g.ring_capacity = 12;
   EXPECT_FALSE(InitProcessRegion(region.data, g, 1));
 }
