@@ -120,8 +120,9 @@ void BatchSender::Loop() {
         }
         state_.queued_batches -= batches.size();
         state_.queued_spans -= spans;
-        state_.sent_spans += spans - rejected;
+        state_.sent_spans += spans - rejected - report->spans_invalid;
         state_.rejected_spans += rejected;
+        state_.invalid_spans += report->spans_invalid;
         state_.unreachable = false;
         backoff_ms = 100;
       } else {
@@ -135,6 +136,9 @@ void BatchSender::Loop() {
     if (report.ok()) {
       for (const std::string& why : report->rejections) {
         spdlog::error("the collector rejected a batch: {}", why);
+      }
+      for (const std::string& why : report->invalid_reasons) {
+        spdlog::warn("the collector dropped invalid spans; the first: {}", why);
       }
       if (was_unreachable) spdlog::info("the collector is reachable again");
       for (const Queued& sent : round) {

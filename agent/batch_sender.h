@@ -35,6 +35,7 @@ class BatchSender {
     uint64_t queued_spans = 0;
     uint64_t sent_spans = 0;  // acknowledged (stored or duplicate)
     uint64_t rejected_spans = 0;
+    uint64_t invalid_spans = 0;   // in stored batches, dropped one by one
     uint64_t memory_batches = 0;  // queued and not in the spool
     uint64_t spooled_spans = 0;   // queued and in the spool
     bool unreachable = false;     // the last round failed

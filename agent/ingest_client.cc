@@ -30,6 +30,9 @@ void SendReport::Add(const SendReport& other) {
   duplicate += other.duplicate;
   rejected += other.rejected;
   spans_stored += other.spans_stored;
+  spans_invalid += other.spans_invalid;
+  invalid_reasons.insert(invalid_reasons.end(), other.invalid_reasons.begin(),
+                         other.invalid_reasons.end());
   streams += other.streams;
   rejections.insert(rejections.end(), other.rejections.begin(),
                     other.rejections.end());
@@ -100,6 +103,10 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
           case v1::Ack::RESULT_STORED:
             ++report.stored;
             report.spans_stored += ack.spans_stored();
+            if (ack.spans_invalid() > 0) {
+              report.spans_invalid += ack.spans_invalid();
+              report.invalid_reasons.push_back(ack.error());
+            }
             break;
           case v1::Ack::RESULT_DUPLICATE:
             ++report.duplicate;

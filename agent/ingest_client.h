@@ -26,6 +26,10 @@ struct SendReport {
   int64_t duplicate = 0;
   int64_t rejected = 0;
   int64_t spans_stored = 0;
+  // Spans of stored batches the collector dropped as invalid, and the
+  // first reason it gave for each such batch.
+  int64_t spans_invalid = 0;
+  std::vector<std::string> invalid_reasons;
   int streams = 0;                       // streams opened (1 + reconnects)
   std::vector<std::string> rejections;   // the collector's reasons
   std::vector<size_t> rejected_batches;  // their indexes in the batches sent

@@ -287,8 +287,18 @@ void NodeAgent::Close(int fd) {
     // The process exited (or crashed): everything it recorded is in its
     // rings; take it all before letting the memory go.
     Drain();
-    dropped_by_closed_sessions_ += it->second.session->dropped();
-    spdlog::info("process {} ended", it->second.session->pid());
+    const ProbeSession& session = *it->second.session;
+    dropped_by_closed_sessions_ += session.dropped();
+    invalid_by_closed_sessions_ += session.invalid_records();
+    if (session.invalid_records() > 0) {
+      spdlog::warn(
+          "process {} (job {}) ended; {} of its records were invalid and "
+          "dropped, the first: {}",
+          session.pid(), session.job(), session.invalid_records(),
+          session.first_invalid());
+    } else {
+      spdlog::info("process {} ended", session.pid());
+    }
   }
   for (size_t i = 0; i < flushes_.size();) {
     if (flushes_[i].fd == fd) {
@@ -425,8 +435,11 @@ AgentCounters NodeAgent::counters() const {
   c.spool_writes = spool_->writes();
   c.spans_rejected = sender.rejected_spans;
   c.spans_dropped += dropped_by_closed_sessions_;
+  c.spans_invalid = sender.invalid_spans + invalid_by_closed_sessions_;
   for (const auto& [fd, client] : clients_) {
-    if (client.session != nullptr) c.spans_dropped += client.session->dropped();
+    if (client.session == nullptr) continue;
+    c.spans_dropped += client.session->dropped();
+    c.spans_invalid += client.session->invalid_records();
   }
   return c;
 }
@@ -599,9 +612,9 @@ AgentCounters NodeAgent::Run() {
   AgentCounters c = counters();
   spdlog::info(
       "agent stopped: {} processes, {} spans received, {} sent, {} spooled, "
-      "{} dropped, {} rejected",
+      "{} dropped, {} rejected, {} invalid",
       c.processes, c.spans_received, c.spans_sent, c.spans_spooled,
-      c.spans_dropped, c.spans_rejected);
+      c.spans_dropped, c.spans_rejected, c.spans_invalid);
   return c;
 }
 

@@ -179,6 +179,7 @@ class NodeAgent {
   TickClock ticks_;
   AgentCounters counters_;
   uint64_t dropped_by_closed_sessions_ = 0;
+  uint64_t invalid_by_closed_sessions_ = 0;
 };
 
 }  // namespace meridian

@@ -175,13 +175,8 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         if (r.kind == v1::SPAN_KIND_COUNTER) {
           memcpy(&value, &r.bytes, sizeof(value));
         }
-        // What the collector would refuse is dropped here, one record at a
-        // time, rather than costing the whole batch it would travel in.
-        if (!std::isfinite(value) || r.category < v1::CATEGORY_MPI ||
-            r.category > v1::CATEGORY_USER || r.kind > v1::SPAN_KIND_COUNTER ||
-            r.dur_ns < 0 ||
-            !StringAt(memory_, layout_, r.name, &name, &length)) {
-          ++invalid_;
+        if (!StringAt(memory_, layout_, r.name, &name, &length)) {
+          Invalid(first + i, "its name is not in the process's string area");
           continue;
         }
         const bool in_ticks = (r.flags & ProbeRecord::kTicks) != 0;
@@ -195,12 +190,23 @@ size_t ProbeSession::Read(BatchBuilder* builder,
                                            static_cast<uint64_t>(r.dur_ns)) -
                            start
                      : r.dur_ns;
+        // The collector's rules, one record at a time: what it would drop
+        // is dropped here and costs no other record anything.
+        const int64_t wall_start = static_cast<int64_t>(
+            static_cast<uint64_t>(start) +
+            static_cast<uint64_t>(wall_minus_monotonic_ns));
+        const std::string problem =
+            SpanProblem({length, r.category, r.kind, wall_start, dur,
+                         r.kind == v1::SPAN_KIND_COUNTER ? 0 : r.bytes, value});
+        if (!problem.empty()) {
+          Invalid(first + i, problem);
+          continue;
+        }
         const BatchBuilder::ColumnSpan span = builder->AddColumnSpan(
             TrackFor(builder, ring, r.queue,
                      (r.flags & ProbeRecord::kGpuTrack) != 0),
             range, first + i, static_cast<v1::Category>(r.category),
-            absl::string_view(name, length), start + wall_minus_monotonic_ns,
-            dur);
+            absl::string_view(name, length), wall_start, dur);
         SpanColumns& c = *span.columns;
         const size_t at = span.index;
         c.kind[at] = r.kind;
@@ -272,6 +278,12 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
       out.value = builder->String(arg.text);
     }
     span->AddArg(out);
+  }
+}
+
+void ProbeSession::Invalid(uint64_t record, const std::string& problem) {
+  if (invalid_++ == 0) {
+    first_invalid_ = absl::StrCat("record ", record, ": ", problem);
   }
 }
 

@@ -30,6 +30,7 @@
 #include "capture/probe/process_region.h"
 #include "capture/probe/span_ring.h"
 #include "wire/batch_builder.h"
+#include "wire/span_rules.h"
 
 namespace meridian {
 
@@ -54,9 +55,11 @@ class ProbeSession {
   void SetIdentity(int32_t rank, int32_t local_rank);
 
   // Reads up to `max_records` published records into `builder`; returns how
-  // many were read. Records that cannot be turned into spans (a corrupt
-  // name or category, a counter that is not a finite number) are skipped
-  // and counted in invalid_records().
+  // many were read. Records that cannot be stored (a name that is not in
+  // the string area; or a span that breaks a rule of wire/span_rules.h,
+  // checked on its wall-clock times) are skipped one by one and counted in
+  // invalid_records(), the first one's reason in first_invalid(). Names
+  // that are not valid UTF-8 are repaired (BatchBuilder::String).
   size_t Read(BatchBuilder* builder, int64_t wall_minus_monotonic_ns,
               const TickClock& ticks, size_t max_records);
   // Releases what Read returned so far.
@@ -73,6 +76,7 @@ class ProbeSession {
   // ring limit. Cumulative.
   uint64_t dropped() const;
   uint64_t invalid_records() const { return invalid_; }
+  const std::string& first_invalid() const { return first_invalid_; }
 
   // Asks the process to record the next `steps` steps, or everything for
   // `seconds` seconds (see ProcessRegionHeader).
@@ -88,6 +92,8 @@ class ProbeSession {
                ProcessDesc process);
   // Makes readers for rings that became ready.
   void OpenReadyRings();
+  // Counts record `record` as invalid because of `problem`.
+  void Invalid(uint64_t record, const std::string& problem);
   int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue, bool gpu);
   // Adds the arguments of string `args` ("key=value;key=value") to the last
   // span of `span`.
@@ -110,6 +116,7 @@ class ProbeSession {
   std::vector<std::unique_ptr<SpanRingReader>> readers_;  // by ring index
   std::map<uint32_t, uint64_t> skip_;  // ring -> resume index, before ready
   uint64_t invalid_ = 0;
+  std::string first_invalid_;
 
   // Handles in the BatchBuilder last used; redeclared when the builder or
   // the identity changes.

@@ -80,7 +80,9 @@ struct FakeProbe {
     bytes = ProcessRegionBytes(geometry);
     fd = memfd_create("test-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     EXPECT_EQ(ftruncate(fd, bytes), 0);
-    if (seal) EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+    if (seal) {
+      EXPECT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+    }
     memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     EXPECT_TRUE(InitProcessRegion(memory, geometry, 1234));
     header = static_cast<ProcessRegionHeader*>(memory);
@@ -110,6 +112,9 @@ struct FakeProbe {
   void* memory;
   ProcessRegionHeader* header;
 };
+
+// Wall clock minus monotonic clock, as an agent measures it: November 2023.
+constexpr int64_t kWall = 1700000000000000000;
 
 ProbeRecord Record(uint32_t name, int64_t start) {
   ProbeRecord r{};
@@ -158,14 +163,14 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, 5000, ticks, 100), 5u);
+  ASSERT_EQ((*session)->Read(&builder, kWall + 5000, ticks, 100), 5u);
   EXPECT_EQ((*session)->invalid_records(), 2u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 3);
-  EXPECT_EQ(batch.spans(2).start_ns(), 2100 + 500 * 2 + 5000);
+  EXPECT_EQ(batch.spans(2).start_ns(), kWall + 2100 + 500 * 2 + 5000);
   EXPECT_EQ(batch.spans(2).dur_ns(), 20);
   EXPECT_EQ(batch.strings(batch.spans(0).name()), "MPI_Allreduce");
-  EXPECT_EQ(batch.spans(0).start_ns(), 6000);  // + wall minus monotonic
+  EXPECT_EQ(batch.spans(0).start_ns(), kWall + 6000);  // + wall - monotonic
   EXPECT_EQ(batch.spans(0).bytes(), 8);
   EXPECT_EQ(batch.spans(0).seq(), 4u);
   EXPECT_EQ(batch.spans(0).peer(), 2);
@@ -205,7 +210,7 @@ TEST(ProbeSessionTest, GpuTracksAndArguments) {
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, 0, ticks, 100), 3u);
+  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 3u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 3);
   ASSERT_EQ(batch.tracks_size(), 1);  // one track, from both rings
@@ -235,16 +240,17 @@ TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   BatchBuilder builder("agent");
   {
     auto first = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
-    ASSERT_EQ((*first)->Read(&builder, 0, ticks, 2), 2u);
+    ASSERT_EQ((*first)->Read(&builder, kWall, ticks, 2), 2u);
     (*first)->Commit();
-    ASSERT_EQ((*first)->Read(&builder, 0, ticks, 2), 2u);  // never committed
+    ASSERT_EQ((*first)->Read(&builder, kWall, ticks, 2),
+              2u);  // never committed
   }
   builder.Take();
   auto second = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
   (*second)->SkipTo(5, 3);  // the spool holds records 0..2
-  ASSERT_EQ((*second)->Read(&builder, 0, ticks, 100), 3u);
+  ASSERT_EQ((*second)->Read(&builder, kWall, ticks, 100), 3u);
   v1::Batch batch = Spans(builder.Take());
-  EXPECT_EQ(batch.spans(0).start_ns(), 103);
+  EXPECT_EQ(batch.spans(0).start_ns(), kWall + 103);
   EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");
 }
 
@@ -291,7 +297,7 @@ TEST(ProbeSessionTest, RefusesMemoryThatCouldShrinkUnderIt) {
   ASSERT_TRUE(ring.Push(Record(0, 5)));
   BatchBuilder builder("agent");
   TickClock ticks = FakeTicks();
-  EXPECT_EQ((*opened)->Read(&builder, 0, ticks, 100), 1u);
+  EXPECT_EQ((*opened)->Read(&builder, kWall, ticks, 100), 1u);
 }
 
 TEST(ProbeSessionTest, AHeaderRewrittenAfterOpenMovesNothing) {
@@ -310,16 +316,16 @@ TEST(ProbeSessionTest, AHeaderRewrittenAfterOpenMovesNothing) {
   probe.header->strings_capacity = 1ULL << 40;
   BatchBuilder builder("agent");
   TickClock ticks = FakeTicks();
-  ASSERT_EQ((*session)->Read(&builder, 0, ticks, 100), 1u);
+  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 1u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 1);
   EXPECT_EQ(batch.strings(batch.spans(0).name()), "step");
-  EXPECT_EQ(batch.spans(0).start_ns(), 7);
+  EXPECT_EQ(batch.spans(0).start_ns(), kWall + 7);
   EXPECT_EQ((*session)->ring_capacity(), 16u);
   // Published string ends past the area: the name is refused, not read.
   probe.header->strings_end.store(1ULL << 40);
   ASSERT_TRUE(ring.Push(Record(name, 8)));
-  EXPECT_EQ((*session)->Read(&builder, 0, ticks, 100), 1u);
+  EXPECT_EQ((*session)->Read(&builder, kWall, ticks, 100), 1u);
   EXPECT_EQ((*session)->invalid_records(), 1u);
 }
 
@@ -331,6 +337,41 @@ TEST(ProbeSessionTest, RefusesOffsetsThatWrapAround) {
   probe.header->strings_capacity = 128;
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
   EXPECT_EQ(session.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The collector's rules, per record, in the agent: each bad record is
+// dropped and counted, its neighbours go on; a name cut inside a character
+// is repaired rather than making the batch unparseable.
+TEST(ProbeSessionTest, DropsBadRecordsOneByOneAndRepairsNames) {
+  FakeProbe probe;
+  const uint32_t send = AppendString(probe.header, "MPI_Send", 8);
+  const uint32_t cut = AppendString(probe.header, "all\xE2\x82", 5);
+  SpanRingWriter ring = probe.Ring(0, 77);
+  ProbeRecord negative = Record(send, 10);
+  negative.bytes = -8;
+  ring.Push(negative);
+  ring.Push(Record(send, 20));
+  ProbeRecord month = Record(send, 30);
+  month.dur_ns = 31LL * 86400 * 1000000000;
+  ring.Push(month);
+  ring.Push(Record(0, 40));  // no name
+  ring.Push(Record(cut, 50));
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  ASSERT_TRUE(session.ok()) << session.status();
+  BatchBuilder builder("agent");
+  TickClock ticks = FakeTicks();
+  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 5u);
+  EXPECT_EQ((*session)->invalid_records(), 3u);
+  EXPECT_EQ((*session)->first_invalid(), "record 0: bytes is -8; must be >= 0");
+  v1::Batch batch = Spans(builder.Take());
+  ASSERT_EQ(batch.spans_size(), 2);
+  EXPECT_EQ(batch.strings(batch.spans(0).name()), "MPI_Send");
+  EXPECT_EQ(batch.spans(0).start_ns(), kWall + 20);
+  EXPECT_EQ(batch.strings(batch.spans(1).name()), "all\xEF\xBF\xBD");
+  // Without a wall clock the times are 1970: every record is refused.
+  ring.Push(Record(send, 60));
+  EXPECT_EQ((*session)->Read(&builder, 0, ticks, 100), 1u);
+  EXPECT_EQ((*session)->invalid_records(), 4u);
 }
 
 }  // namespace

@@ -176,7 +176,7 @@ std::string Summary(const FlushReply& reply) {
   return absl::StrCat("agent: ", c.spans_received, " spans received, ",
                       c.spans_sent, " sent, ", c.spans_spooled, " spooled, ",
                       c.spans_dropped, " dropped, ", c.spans_rejected,
-                      " rejected");
+                      " rejected, ", c.spans_invalid, " invalid");
 }
 
 // The variables the traced job runs with: the agent's socket, the job, the
@@ -307,11 +307,13 @@ void ReportDelivery(int agent, const std::string& socket,
     fprintf(stderr,
             "meridian run: job %s: every span acknowledged by %s (%s)\n",
             job.c_str(), reply.collector, Summary(reply).c_str());
-    if (reply.counters.spans_rejected > 0) {
+    if (reply.counters.spans_rejected > 0 || reply.counters.spans_invalid > 0) {
       fprintf(stderr,
-              "meridian run: the collector rejected %llu spans; the agent's "
-              "log (%s/agent.log if meridian run started it) says why\n",
+              "meridian run: %llu spans rejected, %llu invalid (dropped one "
+              "by one); the agent's log (%s/agent.log if meridian run started "
+              "it) says why\n",
               static_cast<unsigned long long>(reply.counters.spans_rejected),
+              static_cast<unsigned long long>(reply.counters.spans_invalid),
               DirOf(socket).c_str());
     }
   } else if (reply.state == FlushReply::kSpooled) {

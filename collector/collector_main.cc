@@ -83,8 +83,10 @@ int main(int argc, char** argv) {
   (*collector)->Shutdown();
   const meridian::IngestCounters& c = (*collector)->counters();
   spdlog::info(
-      "stopped: {} batches stored ({} spans), {} duplicate, {} rejected",
+      "stopped: {} batches stored ({} spans), {} duplicate, {} rejected; {} "
+      "invalid spans dropped",
       c.batches_stored.load(), c.spans_stored.load(),
-      c.batches_duplicate.load(), c.batches_rejected.load());
+      c.batches_duplicate.load(), c.batches_rejected.load(),
+      c.spans_invalid.load());
   return 0;
 }

@@ -73,7 +73,8 @@ grpc::Status IngestService::Stream(
       state->pending.push_back(pending);
     }
     std::vector<SpanColumns> decoded;
-    absl::Status valid = ValidateBatch(*batch, &decoded);
+    BatchRepairs repairs;
+    absl::Status valid = ValidateBatch(batch.get(), &decoded, &repairs);
     if (!valid.ok()) {
       counters_.batches_rejected++;
       spdlog::warn("rejected a batch from {}: {}", peer,
@@ -83,6 +84,14 @@ grpc::Status IngestService::Stream(
       pending->ack.set_error(std::string(valid.message()));
       pending->ready = true;
       continue;
+    }
+    if (repairs.spans_dropped > 0) {
+      counters_.spans_invalid += repairs.spans_dropped;
+      spdlog::warn("batch {} from {} ({}): dropped {} invalid spans, first {}",
+                   batch->batch_seq(), peer, batch->agent_id(),
+                   repairs.spans_dropped, repairs.first_problem);
+      pending->ack.set_spans_invalid(repairs.spans_dropped);
+      pending->ack.set_error(repairs.first_problem);
     }
     writer_->Submit(
         batch,

@@ -22,6 +22,7 @@ struct IngestCounters {
   std::atomic<int64_t> batches_duplicate{0};
   std::atomic<int64_t> batches_rejected{0};
   std::atomic<int64_t> spans_stored{0};
+  std::atomic<int64_t> spans_invalid{0};  // dropped one by one (span_rules.h)
 };
 
 class IngestService final : public v1::Ingest::Service {

@@ -19,7 +19,12 @@ TEST(SyntheticJobTest, SplitsRanksOverNodesInValidBatches) {
     std::vector<v1::Batch> batches = SyntheticBatches(job, node);
     uint64_t seq = 0;
     for (const v1::Batch& batch : batches) {
-      EXPECT_TRUE(ValidateBatch(batch).ok()) << ValidateBatch(batch);
+      v1::Batch checked = batch;
+      std::vector<SpanColumns> decoded;
+      BatchRepairs repairs;
+      EXPECT_TRUE(ValidateBatch(&checked, &decoded, &repairs).ok());
+      EXPECT_EQ(repairs.spans_dropped, 0u);
+      EXPECT_EQ(repairs.strings_repaired, 0u);
       EXPECT_EQ(batch.batch_seq(), ++seq);
       EXPECT_EQ(batch.agent_id(), SyntheticAgentId(job, node));
       spans += batch.spans_size();

@@ -225,7 +225,9 @@ TEST_F(IntegrationTest, ConcurrentAgentsResendsStatsAndExportAreExact) {
   }
 }
 
-TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
+// A bad record costs only itself; a batch whose structure is broken is
+// refused whole, with a clear error; nothing stored changes.
+TEST_F(IntegrationTest, BadInputCostsOnlyItselfAndNothingStoredChanges) {
   const SyntheticJob job = SixRanks();
   SendSyntheticJob(job, /*resender=*/-1);
 
@@ -235,6 +237,7 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
   builder.AddSpan(t, v1::CATEGORY_USER, "ok", job.t0_ns, 10);
   v1::Batch good = builder.Take();
   builder.AddSpan(t, v1::CATEGORY_USER, "negative", job.t0_ns, -1);
+  builder.AddSpan(t, v1::CATEGORY_USER, "kept", job.t0_ns + 2, 10);
   v1::Batch negative = builder.Take();
   const std::string awkward = "\"quoted\"\nline'); DROP TABLE spans;--";
   builder.AddSpan(t, v1::CATEGORY_USER, awkward, job.t0_ns + 5, 10);
@@ -242,13 +245,18 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
   builder.AddSpan(t, v1::CATEGORY_USER, "absurd", 42, 10);
   v1::Batch absurd = builder.Take();
   absurd.mutable_spans(0)->set_track(9);
+  // A name cut inside a character (before: the batch did not parse, and the
+  // agent resent it for ever).
+  builder.AddSpan(t, v1::CATEGORY_USER, "cut", job.t0_ns + 7, 10);
+  v1::Batch cut = builder.Take();
+  cut.set_strings(cut.spans(0).name(), "cut\xE2\x82");
 
   auto ingest = v1::Ingest::NewStub(channel_);
   std::vector<v1::Ack> acks;
   {
     grpc::ClientContext context;
     auto stream = ingest->Stream(&context);
-    for (const v1::Batch* batch : {&good, &negative, &sql, &absurd}) {
+    for (const v1::Batch* batch : {&good, &negative, &sql, &absurd, &cut}) {
       ASSERT_TRUE(stream->Write(*batch));
     }
     stream->WritesDone();
@@ -256,18 +264,21 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
     while (stream->Read(&ack)) acks.push_back(ack);
     ASSERT_TRUE(stream->Finish().ok());
   }
-  ASSERT_EQ(acks.size(), 4u);
+  ASSERT_EQ(acks.size(), 5u);
   EXPECT_EQ(acks[0].result(), v1::Ack::RESULT_STORED);
-  EXPECT_EQ(acks[1].result(), v1::Ack::RESULT_REJECTED);
+  EXPECT_EQ(acks[1].result(), v1::Ack::RESULT_STORED);
   EXPECT_EQ(acks[1].batch_seq(), 2u);
+  EXPECT_EQ(acks[1].spans_stored(), 1u);
+  EXPECT_EQ(acks[1].spans_invalid(), 1u);
   EXPECT_EQ(acks[1].error(),
-            "batch 2 from agent \"probe-agent\": span 0 (\"negative\"): dur_ns "
-            "is -1; durations must be >= 0");
+            "span 0 (\"negative\"): dur_ns is -1; durations must be >= 0");
   EXPECT_EQ(acks[2].result(), v1::Ack::RESULT_STORED);
   EXPECT_EQ(acks[3].result(), v1::Ack::RESULT_REJECTED);
   EXPECT_EQ(acks[3].error(),
-            "batch 4 from agent \"probe-agent\": span 0 (\"absurd\"): track "
-            "index 9 is out of range; the batch has 1 tracks");
+            "batch 4 from agent \"probe-agent\": span 0: track index 9 is out "
+            "of range; the batch has 1 tracks");
+  EXPECT_EQ(acks[4].result(), v1::Ack::RESULT_STORED);
+  EXPECT_EQ(acks[4].spans_stored(), 1u);
 
   // An oversized message: refused by gRPC, the collector keeps serving.
   {
@@ -342,9 +353,13 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
   google::protobuf::Struct trace;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &trace).ok());
   const auto& events = trace.fields().at("traceEvents").list_value();
-  ASSERT_EQ(events.values_size(), 4 + 2);
+  ASSERT_EQ(events.values_size(), 4 + 4);
   EXPECT_EQ(events.values(5).struct_value().fields().at("name").string_value(),
+            "kept");
+  EXPECT_EQ(events.values(6).struct_value().fields().at("name").string_value(),
             awkward);
+  EXPECT_EQ(events.values(7).struct_value().fields().at("name").string_value(),
+            "cut\xEF\xBF\xBD");
 
   // Connections closed first: the collector's shutdown waits (up to its
   // grace period) for connected clients.
@@ -358,7 +373,7 @@ TEST_F(IntegrationTest, BadBatchesAreRejectedClearlyAndNothingStoredChanges) {
   ASSERT_TRUE(jobs.ok());
   ASSERT_EQ(jobs->size(), 2u);
   EXPECT_EQ((*jobs)[0].name, "bad-input");
-  EXPECT_EQ((*jobs)[0].spans, 2);
+  EXPECT_EQ((*jobs)[0].spans, 4);
   EXPECT_EQ((*jobs)[1].spans, 6 * (1 + kSyntheticSpansPerStep * 20));
 }
 

@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 # the targets that none of them does; naming a folder allows its subfolders.
 declare -A allowed=(
   [common]=""
-  [capture]=""
-  [wire]="proto"
+  [capture]="common"
+  [wire]="proto common"
   [agent]="capture wire proto common"
   [store]="wire proto common"
   [query/ops]="store wire proto common"

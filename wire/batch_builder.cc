@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "wire/batch_spans.h"
+#include "common/utf8.h"
 
 namespace meridian {
 
@@ -39,7 +40,9 @@ uint32_t BatchBuilder::String(absl::string_view s) {
   auto it = string_index_.find(s);
   if (it != string_index_.end()) return it->second;
   uint32_t index = batch_.strings_size();
-  batch_.add_strings(std::string(s));
+  // Whatever a traced process wrote, the batch carries valid UTF-8.
+  const std::string_view bytes(s.data(), s.size());
+  batch_.add_strings(IsValidUtf8(bytes) ? std::string(s) : RepairUtf8(bytes));
   string_index_.emplace(std::string(s), index);
   return index;
 }

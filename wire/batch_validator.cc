@@ -6,14 +6,33 @@
 
 #include "absl/strings/str_cat.h"
 #include "wire/span_chunk.h"
+#include "common/utf8.h"
 
 namespace meridian {
 namespace {
 
-// Prefixes every message with the batch it is about.
+// A string for an error message: cut short, control characters escaped.
+std::string Printable(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, Utf8Prefix(s, 80))) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') {
+      absl::StrAppend(
+          &out, "\\x",
+          absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+    } else {
+      out.push_back(c);
+    }
+  }
+  if (s.size() > 80) out += "...";
+  return out;
+}
+
+// The batch being checked, its strings' original sizes and what was
+// dropped.
 class Checker {
  public:
-  explicit Checker(const v1::Batch& batch) : batch_(batch) {}
+  Checker(v1::Batch* batch, BatchRepairs* repairs)
+      : batch_(*batch), repairs_(*repairs) {}
 
   absl::Status Fail(const std::string& what) const {
     return absl::InvalidArgumentError(
@@ -21,205 +40,189 @@ class Checker {
                      Printable(batch_.agent_id()), "\": ", what));
   }
 
-  bool ValidString(uint32_t index) const {
-    return index < static_cast<uint32_t>(batch_.strings_size());
+  bool ValidString(uint64_t index) const {
+    return index < static_cast<uint64_t>(batch_.strings_size());
   }
 
-  // A string for an error message: cut short, control characters escaped.
-  static std::string Printable(const std::string& s) {
-    std::string out;
-    for (char c : s.substr(0, 80)) {
-      if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') {
-        absl::StrAppend(
-            &out, "\\x",
-            absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-      } else {
-        out.push_back(c);
+  // Makes every string valid UTF-8 of at most kMaxStringBytes, keeping the
+  // sizes they came with (a span named by an over-long one is dropped).
+  void RepairStrings() {
+    sent_bytes_.resize(batch_.strings_size());
+    for (int i = 0; i < batch_.strings_size(); ++i) {
+      std::string* s = batch_.mutable_strings(i);
+      sent_bytes_[i] = s->size();
+      bool changed = false;
+      if (!IsValidUtf8(*s)) {
+        *s = RepairUtf8(*s);
+        changed = true;
+      }
+      if (s->size() > kMaxStringBytes) {
+        s->resize(Utf8Prefix(*s, kMaxStringBytes));
+        changed = true;
+      }
+      if (changed) ++repairs_.strings_repaired;
+    }
+  }
+
+  // What is wrong with a span, or "": its fields (SpanProblem), its name
+  // index and its args [args_begin, args_end) of `args`.
+  std::string SpanProblemOf(uint64_t name, const SpanFacts& facts_but_name,
+                            const ChunkArg* args, size_t n_args) const {
+    if (!ValidString(name)) {
+      return absl::StrCat("name index ", name,
+                          " is out of range; the batch has ",
+                          batch_.strings_size(), " strings");
+    }
+    SpanFacts facts = facts_but_name;
+    facts.name_bytes = sent_bytes_[name];
+    std::string problem = SpanProblem(facts);
+    if (!problem.empty()) return problem;
+    for (size_t a = 0; a < n_args; ++a) {
+      const ChunkArg& arg = args[a];
+      if (arg.type == ChunkArg::Type::kReal && !std::isfinite(arg.real)) {
+        return absl::StrCat("arg ", a, " is not a finite number");
+      }
+      if (!ValidString(arg.key) || batch_.strings(arg.key).empty()) {
+        return absl::StrCat("arg ", a, " has no valid key string");
+      }
+      if (arg.type == ChunkArg::Type::kString &&
+          (arg.value < 0 || !ValidString(static_cast<uint64_t>(arg.value)))) {
+        return absl::StrCat("arg ", a, " value index ", arg.value,
+                            " is out of range");
       }
     }
-    if (s.size() > 80) out += "...";
-    return out;
+    return "";
   }
+
+  // Counts a dropped span; the first one is described.
+  void Drop(const std::string& where, uint64_t name,
+            const std::string& problem) {
+    if (repairs_.spans_dropped++ > 0) return;
+    repairs_.first_problem = where;
+    if (ValidString(name)) {
+      absl::StrAppend(&repairs_.first_problem, " (\"",
+                      Printable(batch_.strings(name)), "\")");
+    }
+    absl::StrAppend(&repairs_.first_problem, ": ", problem);
+  }
+
+  const v1::Batch& batch() const { return batch_; }
 
  private:
-  const v1::Batch& batch_;
+  v1::Batch& batch_;
+  BatchRepairs& repairs_;
+  std::vector<size_t> sent_bytes_;
 };
 
-// The fields every span has, however it was sent.
-struct SpanFields {
-  uint32_t name;
-  int64_t category;
-  int64_t kind;
-  int64_t start_ns;
-  int64_t dur_ns;
-  int64_t bytes;
-  double value;
-};
-
-// What is wrong with a span's fields, or "" (fields are named as in v1::Span,
-// whose names the chunk columns share). The caller names the span only when
-// something is wrong: naming it costs more than checking it.
-std::string SpanFieldsProblem(const Checker& check, const v1::Batch& batch,
-                              const SpanFields& f) {
-  if (!check.ValidString(f.name)) {
-    return absl::StrCat("name index ", f.name,
-                        " is out of range; the batch has ",
-                        batch.strings_size(), " strings");
-  }
-  if (batch.strings(f.name).empty()) {
-    return absl::StrCat("name is empty");
-  }
-  if (f.category > INT32_MAX || !v1::Category_IsValid(f.category) ||
-      f.category == v1::CATEGORY_UNSPECIFIED) {
-    return absl::StrCat("category ", f.category, " is not a known category");
-  }
-  if (f.kind > INT32_MAX || !v1::SpanKind_IsValid(f.kind)) {
-    return absl::StrCat("kind ", f.kind, " is not a known span kind");
-  }
-  if (f.start_ns < kMinTimestampNs || f.start_ns > kMaxTimestampNs) {
-    return absl::StrCat(
-        "start_ns ", f.start_ns,
-        " is not a Unix-epoch time in nanoseconds between the years 2000 and "
-        "2100");
-  }
-  if (f.dur_ns < 0) {
-    return absl::StrCat("dur_ns is ", f.dur_ns, "; durations must be >= 0");
-  }
-  if (f.dur_ns > kMaxDurationNs) {
-    return absl::StrCat("dur_ns is ", f.dur_ns,
-                        "; durations must be at most 30 days (", kMaxDurationNs,
-                        " ns)");
-  }
-  if (f.start_ns + f.dur_ns > kMaxTimestampNs) {
-    return absl::StrCat("ends after the year 2100");
-  }
-  if (f.bytes < 0) {
-    return absl::StrCat("bytes is ", f.bytes, "; must be >= 0");
-  }
-  if (!std::isfinite(f.value)) {
-    return absl::StrCat("value is not a finite number");
-  }
-  return "";
+SpanFacts FactsOf(int64_t category, int64_t kind, int64_t start_ns,
+                  int64_t dur_ns, int64_t bytes, double value) {
+  return {0, category, kind, start_ns, dur_ns, bytes, value};
 }
 
-// What is wrong with arg `a` of a span, or "".
-std::string ArgProblem(const Checker& check, const v1::Batch& batch, int a,
-                       uint32_t key, bool is_string, uint64_t string_index,
-                       bool is_real, double real) {
-  if (is_real && !std::isfinite(real)) {
-    return absl::StrCat("arg ", a, " is not a finite number");
+// Span messages: a bad track index refuses the batch; a span that breaks a
+// rule is removed.
+absl::Status CheckSpanMessages(Checker* check, v1::Batch* batch) {
+  int kept = 0;
+  std::vector<ChunkArg> args;
+  for (int i = 0; i < batch->spans_size(); ++i) {
+    const v1::Span& span = batch->spans(i);
+    if (span.track() >= static_cast<uint32_t>(batch->tracks_size())) {
+      return check->Fail(absl::StrCat(
+          "span ", i, ": track index ", span.track(),
+          " is out of range; the batch has ", batch->tracks_size(), " tracks"));
+    }
+    args.clear();
+    for (const v1::Arg& arg : span.args()) {
+      ChunkArg a;
+      a.key = arg.key();
+      if (arg.value_case() == v1::Arg::kStr) {
+        a.type = ChunkArg::Type::kString;
+        a.value = arg.str();
+      } else if (arg.value_case() == v1::Arg::kReal) {
+        a.type = ChunkArg::Type::kReal;
+        a.real = arg.real();
+      }
+      args.push_back(a);
+    }
+    const std::string problem = check->SpanProblemOf(
+        span.name(),
+        FactsOf(span.category(), span.kind(), span.start_ns(), span.dur_ns(),
+                span.bytes(), span.value()),
+        args.data(), args.size());
+    if (!problem.empty()) {
+      check->Drop(absl::StrCat("span ", i), span.name(), problem);
+      continue;
+    }
+    if (kept != i) batch->mutable_spans()->SwapElements(kept, i);
+    ++kept;
   }
-  if (!check.ValidString(key) || batch.strings(key).empty()) {
-    return absl::StrCat("arg ", a, " has no valid key string");
-  }
-  if (is_string && (string_index > UINT32_MAX ||
-                    !check.ValidString(static_cast<uint32_t>(string_index)))) {
-    return absl::StrCat("arg ", a, " value index ", string_index,
-                        " is out of range");
-  }
-  return "";
-}
-
-std::string SpanWhere(const Checker& check, const v1::Batch& batch,
-                      std::string where, uint32_t name) {
-  if (check.ValidString(name)) {
-    absl::StrAppend(&where, " (\"", Checker::Printable(batch.strings(name)),
-                    "\")");
-  }
-  return where;
-}
-
-absl::Status ValidateSpan(const Checker& check, const v1::Batch& batch, int i) {
-  const v1::Span& span = batch.spans(i);
-  auto fail = [&](const std::string& problem) {
-    return check.Fail(absl::StrCat(
-        SpanWhere(check, batch, absl::StrCat("span ", i), span.name()), ": ",
-        problem));
-  };
-  if (span.track() >= static_cast<uint32_t>(batch.tracks_size())) {
-    return fail(absl::StrCat("track index ", span.track(),
-                             " is out of range; the batch has ",
-                             batch.tracks_size(), " tracks"));
-  }
-  std::string problem = SpanFieldsProblem(
-      check, batch,
-      {span.name(), span.category(), span.kind(), span.start_ns(),
-       span.dur_ns(), span.bytes(), span.value()});
-  if (!problem.empty()) return fail(problem);
-  for (int a = 0; a < span.args_size(); ++a) {
-    const v1::Arg& arg = span.args(a);
-    problem = ArgProblem(check, batch, a, arg.key(),
-                         arg.value_case() == v1::Arg::kStr, arg.str(),
-                         arg.value_case() == v1::Arg::kReal, arg.real());
-    if (!problem.empty()) return fail(problem);
-  }
+  batch->mutable_spans()->DeleteSubrange(kept, batch->spans_size() - kept);
   return absl::OkStatus();
 }
 
-// A chunk is decoded whole (DecodeSpanChunk checks its structure) and each
-// of its spans is held to the same rules as a span sent as a message.
-absl::Status ValidateChunk(const Checker& check, const v1::Batch& batch, int i,
-                           SpanColumns* spans) {
+// A chunk is decoded whole (DecodeSpanChunk checks its structure); each of
+// its spans is held to the same rules as a span message, and those that
+// break one are removed from `spans`.
+absl::Status CheckChunk(Checker* check, int i, SpanColumns* spans) {
+  const v1::Batch& batch = check->batch();
   const v1::SpanChunk& chunk = batch.chunks(i);
   const std::string where =
       absl::StrCat("chunk ", i, " (track ", chunk.track(), ")");
   if (chunk.track() >= static_cast<uint32_t>(batch.tracks_size())) {
-    return check.Fail(absl::StrCat(where, ": track index is out of range; ",
-                                   "the batch has ", batch.tracks_size(),
-                                   " tracks"));
+    return check->Fail(absl::StrCat(where, ": track index is out of range; ",
+                                    "the batch has ", batch.tracks_size(),
+                                    " tracks"));
   }
   absl::Status status = DecodeSpanChunk(chunk.data(), spans);
   if (!status.ok()) {
-    return check.Fail(absl::StrCat(where, ": ", status.message()));
+    return check->Fail(absl::StrCat(where, ": ", status.message()));
   }
   if (spans->size() != chunk.count()) {
-    return check.Fail(absl::StrCat(where, ": count is ", chunk.count(),
-                                   " but its data holds ", spans->size(),
-                                   " spans"));
+    return check->Fail(absl::StrCat(where, ": count is ", chunk.count(),
+                                    " but its data holds ", spans->size(),
+                                    " spans"));
   }
   if (chunk.ring() > static_cast<uint32_t>(batch.rings_size())) {
-    return check.Fail(absl::StrCat(where, ": ring ", chunk.ring(),
-                                   " is out of range; the batch has ",
-                                   batch.rings_size(), " ring ranges"));
+    return check->Fail(absl::StrCat(where, ": ring ", chunk.ring(),
+                                    " is out of range; the batch has ",
+                                    batch.rings_size(), " ring ranges"));
   }
   if (chunk.ring() != 0) {
     const v1::RingRange& range = batch.rings(chunk.ring() - 1);
     for (size_t j = 0; j < spans->size(); ++j) {
       if (spans->record[j] < range.begin() || spans->record[j] >= range.end()) {
-        return check.Fail(absl::StrCat(where, ", span ", j, ": record ",
-                                       spans->record[j],
-                                       " is outside its ring range [",
-                                       range.begin(), ", ", range.end(), ")"));
+        return check->Fail(absl::StrCat(where, ", span ", j, ": record ",
+                                        spans->record[j],
+                                        " is outside its ring range [",
+                                        range.begin(), ", ", range.end(), ")"));
       }
     }
   }
   if (spans->start_ns.front() != chunk.first_start_ns()) {
-    return check.Fail(absl::StrCat(
+    return check->Fail(absl::StrCat(
         where, ": first_start_ns is ", chunk.first_start_ns(),
         " but its earliest span starts at ", spans->start_ns.front()));
   }
+  SpanColumns kept;
+  bool dropped = false;
   for (size_t j = 0; j < spans->size(); ++j) {
-    auto fail = [&](const std::string& problem) {
-      return check.Fail(absl::StrCat(
-          SpanWhere(check, batch, absl::StrCat(where, ", span ", j),
-                    spans->name[j]),
-          ": ", problem));
-    };
-    std::string problem = SpanFieldsProblem(
-        check, batch,
-        {spans->name[j], spans->category[j], spans->kind[j], spans->start_ns[j],
-         spans->dur_ns[j], spans->bytes[j], spans->value[j]});
-    if (!problem.empty()) return fail(problem);
     const uint32_t begin = j == 0 ? 0 : spans->arg_end[j - 1];
-    for (uint32_t a = begin; a < spans->arg_end[j]; ++a) {
-      const ChunkArg& arg = spans->args[a];
-      problem = ArgProblem(check, batch, static_cast<int>(a - begin), arg.key,
-                           arg.type == ChunkArg::Type::kString,
-                           static_cast<uint64_t>(arg.value),
-                           arg.type == ChunkArg::Type::kReal, arg.real);
-      if (!problem.empty()) return fail(problem);
+    const std::string problem = check->SpanProblemOf(
+        spans->name[j],
+        FactsOf(spans->category[j], spans->kind[j], spans->start_ns[j],
+                spans->dur_ns[j], spans->bytes[j], spans->value[j]),
+        spans->args.data() + begin, spans->arg_end[j] - begin);
+    if (problem.empty()) {
+      if (dropped) kept.AppendFrom(*spans, j);
+      continue;
+    }
+    check->Drop(absl::StrCat(where, ", span ", j), spans->name[j], problem);
+    if (!dropped) {  // the spans before it were good
+      dropped = true;
+      for (size_t k = 0; k < j; ++k) kept.AppendFrom(*spans, k);
     }
   }
+  if (dropped) *spans = std::move(kept);
   return absl::OkStatus();
 }
 
@@ -231,31 +234,27 @@ bool HasClockModel(const v1::Batch& batch) {
          c.uncertainty_ns() != 0 || c.node() != 0;
 }
 
-absl::Status ValidateBatch(const v1::Batch& batch,
-                           std::vector<SpanColumns>* decoded) {
-  Checker check(batch);
-  if (batch.agent_id().empty()) return check.Fail("agent_id is empty");
-  if (batch.agent_id().size() > kMaxAgentIdBytes) {
-    return check.Fail(absl::StrCat("agent_id is ", batch.agent_id().size(),
+absl::Status ValidateBatch(v1::Batch* batch, std::vector<SpanColumns>* decoded,
+                           BatchRepairs* repairs) {
+  *repairs = BatchRepairs();
+  decoded->clear();
+  Checker check(batch, repairs);
+  if (batch->agent_id().empty()) return check.Fail("agent_id is empty");
+  if (batch->agent_id().size() > kMaxAgentIdBytes) {
+    return check.Fail(absl::StrCat("agent_id is ", batch->agent_id().size(),
                                    " bytes; at most ", kMaxAgentIdBytes,
                                    " are allowed"));
   }
-  if (batch.batch_seq() == 0) {
+  if (batch->batch_seq() == 0) {
     return check.Fail("batch_seq is 0; sequence numbers start at 1");
   }
-  if (batch.strings_size() > 0 && !batch.strings(0).empty()) {
+  if (batch->strings_size() > 0 && !batch->strings(0).empty()) {
     return check.Fail("strings[0] must be the empty string");
   }
-  for (int i = 0; i < batch.strings_size(); ++i) {
-    if (batch.strings(i).size() > kMaxStringBytes) {
-      return check.Fail(
-          absl::StrCat("string ", i, " is ", batch.strings(i).size(),
-                       " bytes; at most ", kMaxStringBytes, " are allowed"));
-    }
-  }
-  for (int i = 0; i < batch.processes_size(); ++i) {
-    const v1::Process& p = batch.processes(i);
-    if (!check.ValidString(p.job()) || batch.strings(p.job()).empty()) {
+  check.RepairStrings();
+  for (int i = 0; i < batch->processes_size(); ++i) {
+    const v1::Process& p = batch->processes(i);
+    if (!check.ValidString(p.job()) || batch->strings(p.job()).empty()) {
       return check.Fail(absl::StrCat("process ", i, " has no job name"));
     }
     if (!check.ValidString(p.node())) {
@@ -263,13 +262,13 @@ absl::Status ValidateBatch(const v1::Batch& batch,
                                      " is out of range"));
     }
   }
-  for (int i = 0; i < batch.tracks_size(); ++i) {
-    const v1::Track& t = batch.tracks(i);
-    if (t.process() >= static_cast<uint32_t>(batch.processes_size())) {
+  for (int i = 0; i < batch->tracks_size(); ++i) {
+    const v1::Track& t = batch->tracks(i);
+    if (t.process() >= static_cast<uint32_t>(batch->processes_size())) {
       return check.Fail(absl::StrCat("track ", i, ": process index ",
                                      t.process(),
                                      " is out of range; the batch has ",
-                                     batch.processes_size(), " processes"));
+                                     batch->processes_size(), " processes"));
     }
     if (!check.ValidString(t.name())) {
       return check.Fail(absl::StrCat("track ", i, ": name index ", t.name(),
@@ -281,28 +280,24 @@ absl::Status ValidateBatch(const v1::Batch& batch,
                                      " is not a known track kind"));
     }
   }
-  for (int i = 0; i < batch.spans_size(); ++i) {
-    absl::Status status = ValidateSpan(check, batch, i);
-    if (!status.ok()) return status;
-  }
-  for (int i = 0; i < batch.rings_size(); ++i) {
-    if (batch.rings(i).end() < batch.rings(i).begin()) {
+  absl::Status status = CheckSpanMessages(&check, batch);
+  if (!status.ok()) return status;
+  for (int i = 0; i < batch->rings_size(); ++i) {
+    if (batch->rings(i).end() < batch->rings(i).begin()) {
       return check.Fail(absl::StrCat("ring range ", i, ": end ",
-                                     batch.rings(i).end(), " is before begin ",
-                                     batch.rings(i).begin()));
+                                     batch->rings(i).end(), " is before begin ",
+                                     batch->rings(i).begin()));
     }
   }
-  std::vector<SpanColumns> scratch(decoded == nullptr ? 1 : 0);
-  if (decoded != nullptr) decoded->resize(batch.chunks_size());
-  for (int i = 0; i < batch.chunks_size(); ++i) {
-    SpanColumns* spans = decoded != nullptr ? &(*decoded)[i] : &scratch[0];
-    absl::Status status = ValidateChunk(check, batch, i, spans);
+  decoded->resize(batch->chunks_size());
+  for (int i = 0; i < batch->chunks_size(); ++i) {
+    status = CheckChunk(&check, i, &(*decoded)[i]);
     if (!status.ok()) return status;
   }
-  const v1::ClockModel& clock = batch.clock();
-  if (HasClockModel(batch)) {
+  const v1::ClockModel& clock = batch->clock();
+  if (HasClockModel(*batch)) {
     if (!check.ValidString(clock.node()) ||
-        batch.strings(clock.node()).empty()) {
+        batch->strings(clock.node()).empty()) {
       return check.Fail(absl::StrCat(
           "clock: node index ", clock.node(),
           " does not name a node; a clock model says whose clock it is"));

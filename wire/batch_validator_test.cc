@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "wire/batch_builder.h"
 #include "wire/span_chunk.h"
@@ -21,48 +22,73 @@ v1::Batch ValidBatch() {
   return builder.Take();
 }
 
+struct Checked {
+  absl::Status status;
+  BatchRepairs repairs;
+  v1::Batch batch;  // as repaired
+  std::vector<SpanColumns> decoded;
+};
+
+Checked Check(v1::Batch batch) {
+  Checked out;
+  out.status = ValidateBatch(&batch, &out.decoded, &out.repairs);
+  out.batch = std::move(batch);
+  return out;
+}
+
+// Why the batch is refused.
 std::string Message(const v1::Batch& batch) {
-  return std::string(ValidateBatch(batch).message());
+  return std::string(Check(batch).status.message());
+}
+
+// What was dropped from an accepted batch: "N: first problem".
+std::string Dropped(const v1::Batch& batch) {
+  Checked checked = Check(batch);
+  if (!checked.status.ok()) return std::string(checked.status.message());
+  return absl::StrCat(checked.repairs.spans_dropped, ": ",
+                      checked.repairs.first_problem);
 }
 
 TEST(BatchValidatorTest, AcceptsAWellFormedBatchWithAwkwardNames) {
-  EXPECT_TRUE(ValidateBatch(ValidBatch()).ok());
+  Checked checked = Check(ValidBatch());
+  EXPECT_TRUE(checked.status.ok());
+  EXPECT_EQ(checked.repairs.spans_dropped, 0u);
+  EXPECT_EQ(checked.repairs.strings_repaired, 0u);
+  EXPECT_EQ(checked.batch.spans_size(), 2);
 }
 
-TEST(BatchValidatorTest, RejectsNegativeDuration) {
+TEST(BatchValidatorTest, DropsASpanWithANegativeDuration) {
   v1::Batch batch = ValidBatch();
   batch.mutable_spans(0)->set_dur_ns(-5);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): dur_ns is "
-            "-5; durations must be >= 0");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 0 (\"MPI_Send\"): dur_ns is -5; durations must be >= 0");
 }
 
-TEST(BatchValidatorTest, RejectsAbsurdTimestamps) {
+TEST(BatchValidatorTest, DropsSpansWithAbsurdTimes) {
   v1::Batch batch = ValidBatch();
   batch.mutable_spans(1)->set_start_ns(12345);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 1 (\"say \\x22hi\\x22\\x0a'; "
-            "DROP TABLE spans;--\"): start_ns 12345 is not a Unix-epoch time "
-            "in nanoseconds between the years 2000 and 2100");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 1 (\"say \\x22hi\\x22\\x0a'; DROP TABLE spans;--\"): "
+            "start_ns 12345 is not a Unix-epoch time in nanoseconds between "
+            "the years 2000 and 2100");
   batch = ValidBatch();
   batch.mutable_spans(0)->set_dur_ns(kMaxDurationNs + 1);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): dur_ns is "
-            "2592000000000001; durations must be at most 30 days "
-            "(2592000000000000 ns)");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 0 (\"MPI_Send\"): dur_ns is 2592000000000001; durations "
+            "must be at most 30 days (2592000000000000 ns)");
 }
 
-TEST(BatchValidatorTest, RejectsIndexesOutOfRange) {
+TEST(BatchValidatorTest, RefusesStructureOutOfRangeAndDropsSpansWithBadNames) {
   v1::Batch batch = ValidBatch();
   batch.mutable_spans(0)->set_track(3);
   EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): track index "
-            "3 is out of range; the batch has 1 tracks");
+            "batch 1 from agent \"node-a\": span 0: track index 3 is out of "
+            "range; the batch has 1 tracks");
   batch = ValidBatch();
   batch.mutable_spans(0)->set_name(99);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0: name index 99 is out of "
-            "range; the batch has 6 strings");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 0: name index 99 is out of range; the batch has 6 "
+            "strings");
   batch = ValidBatch();
   batch.mutable_tracks(0)->set_process(1);
   EXPECT_EQ(Message(batch),
@@ -70,16 +96,14 @@ TEST(BatchValidatorTest, RejectsIndexesOutOfRange) {
             "range; the batch has 1 processes");
 }
 
-TEST(BatchValidatorTest, RejectsEmptyNamesAndUnknownEnums) {
+TEST(BatchValidatorTest, DropsEmptyNamesAndUnknownEnumsRefusesNoJob) {
   v1::Batch batch = ValidBatch();
   batch.mutable_spans(0)->set_name(0);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"\"): name is empty");
+  EXPECT_EQ(Dropped(batch), "1: span 0 (\"\"): name is empty");
   batch = ValidBatch();
   batch.mutable_spans(0)->set_category(static_cast<v1::Category>(77));
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): category 77 "
-            "is not a known category");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 0 (\"MPI_Send\"): category 77 is not a known category");
   batch = ValidBatch();
   batch.mutable_processes(0)->set_job(0);
   EXPECT_EQ(Message(batch),
@@ -102,19 +126,17 @@ TEST(BatchValidatorTest, RejectsBadIdentityAndStringTable) {
             "string");
 }
 
-TEST(BatchValidatorTest, RejectsNonFiniteNumbers) {
+TEST(BatchValidatorTest, DropsNonFiniteNumbers) {
   v1::Batch batch = ValidBatch();
   batch.mutable_spans(0)->set_value(NAN);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): value is "
-            "not a finite number");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 0 (\"MPI_Send\"): value is not a finite number");
   batch = ValidBatch();
   v1::Arg* arg = batch.mutable_spans(0)->add_args();
   arg->set_key(1);
   arg->set_real(INFINITY);
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": span 0 (\"MPI_Send\"): arg 0 is "
-            "not a finite number");
+  EXPECT_EQ(Dropped(batch),
+            "1: span 0 (\"MPI_Send\"): arg 0 is not a finite number");
 }
 
 TEST(BatchValidatorTest, AcceptsAClockModelAndRejectsOneWithoutANode) {
@@ -130,7 +152,7 @@ TEST(BatchValidatorTest, AcceptsAClockModelAndRejectsOneWithoutANode) {
   for (int i = 0; i < batch.strings_size(); ++i) {
     if (batch.strings(i) == "host") clock->set_node(i);
   }
-  EXPECT_TRUE(ValidateBatch(batch).ok());
+  EXPECT_TRUE(Check(batch).status.ok());
   clock->set_uncertainty_ns(-1);
   EXPECT_EQ(Message(batch),
             "batch 1 from agent \"node-a\": clock: uncertainty_ns -1 is "
@@ -171,7 +193,10 @@ v1::Batch ChunkBatch(SpanColumns* columns = nullptr) {
 }
 
 TEST(BatchValidatorTest, AcceptsAWellFormedChunk) {
-  EXPECT_TRUE(ValidateBatch(ChunkBatch()).ok()) << Message(ChunkBatch());
+  Checked checked = Check(ChunkBatch());
+  EXPECT_TRUE(checked.status.ok()) << checked.status;
+  ASSERT_EQ(checked.decoded.size(), 1u);
+  EXPECT_EQ(checked.decoded[0].size(), 2u);
 }
 
 TEST(BatchValidatorTest, NamesTheChunkAndTheColumnThatIsWrong) {
@@ -194,16 +219,15 @@ TEST(BatchValidatorTest, NamesTheChunkAndTheColumnThatIsWrong) {
   batch = ChunkBatch(&c);
   c.dur_ns[1] = -7;
   batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": chunk 0 (track 0), span 1 "
-            "(\"say \\x22hi\\x22\\x0a'; DROP TABLE spans;--\"): dur_ns is -7; "
-            "durations must be >= 0");
+  EXPECT_EQ(Dropped(batch),
+            "1: chunk 0 (track 0), span 1 (\"say \\x22hi\\x22\\x0a'; DROP "
+            "TABLE spans;--\"): dur_ns is -7; durations must be >= 0");
   batch = ChunkBatch(&c);
   c.name[0] = 99;
   batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": chunk 0 (track 0), span 0: name "
-            "index 99 is out of range; the batch has 6 strings");
+  EXPECT_EQ(Dropped(batch),
+            "1: chunk 0 (track 0), span 0: name index 99 is out of range; the "
+            "batch has 6 strings");
   batch = ChunkBatch(&c);
   c.record[1] = 12;
   batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
@@ -215,6 +239,87 @@ TEST(BatchValidatorTest, NamesTheChunkAndTheColumnThatIsWrong) {
   EXPECT_EQ(Message(batch),
             "batch 1 from agent \"node-a\": ring range 0: end 9 is before "
             "begin 10");
+}
+
+// One process's bad record costs only itself: the batch also carries
+// another job's spans, which are stored (before: the whole batch was
+// refused, and the other job's spans with it).
+TEST(BatchValidatorTest, OneBadRecordCostsOnlyItself) {
+  BatchBuilder builder("node-a");
+  int a = builder.DeclareProcess({"job-a", "host", 0, 0, 42});
+  int b = builder.DeclareProcess({"job-b", "host", 0, 0, 43});
+  int ta = builder.DeclareTrack(a, v1::TRACK_KIND_THREAD, 42, "main");
+  int tb = builder.DeclareTrack(b, v1::TRACK_KIND_THREAD, 43, "main");
+  builder.AddSpan(ta, v1::CATEGORY_MPI, "MPI_Send", kT, 100)->set_bytes(-8);
+  builder.AddSpan(ta, v1::CATEGORY_MPI, "MPI_Recv", kT, 100);
+  builder.AddSpan(tb, v1::CATEGORY_USER, "step", kT, 31LL * 86400 * 1000000000);
+  builder.AddSpan(tb, v1::CATEGORY_USER, "", kT, 5);
+  builder.AddSpan(tb, v1::CATEGORY_USER, std::string(70 * 1024, 'x'), kT, 5);
+  builder.AddSpan(tb, v1::CATEGORY_USER, "forward", -2208988800000000000, 5);
+  builder.AddSpan(tb, v1::CATEGORY_USER, "backward", kT, 5);
+  Checked checked = Check(builder.Take());
+  ASSERT_TRUE(checked.status.ok()) << checked.status;
+  EXPECT_EQ(checked.repairs.spans_dropped, 5u);
+  EXPECT_EQ(checked.repairs.first_problem,
+            "span 0 (\"MPI_Send\"): bytes is -8; must be >= 0");
+  EXPECT_EQ(checked.repairs.strings_repaired, 1u);  // the 70 KB name, cut
+  ASSERT_EQ(checked.batch.spans_size(), 2);
+  EXPECT_EQ(checked.batch.strings(checked.batch.spans(0).name()), "MPI_Recv");
+  EXPECT_EQ(checked.batch.strings(checked.batch.spans(1).name()), "backward");
+  for (const std::string& s : checked.batch.strings()) {
+    EXPECT_LE(s.size(), kMaxStringBytes);
+  }
+}
+
+// A name the probe cut inside a character, or any other bytes: the batch
+// still parses (strings are bytes on the wire) and is stored with the
+// sequence replaced (before: unparseable, and retried for ever).
+TEST(BatchValidatorTest, RepairsInvalidUtf8AndKeepsTheSpan) {
+  v1::Batch batch = ValidBatch();
+  const uint32_t cut = batch.strings_size();
+  batch.add_strings("all\xE2\x82");  // a euro sign cut after two bytes
+  batch.mutable_spans(0)->set_name(cut);
+  v1::Batch parsed;
+  ASSERT_TRUE(parsed.ParseFromString(batch.SerializeAsString()));
+  Checked checked = Check(parsed);
+  ASSERT_TRUE(checked.status.ok()) << checked.status;
+  EXPECT_EQ(checked.repairs.spans_dropped, 0u);
+  EXPECT_EQ(checked.repairs.strings_repaired, 1u);
+  EXPECT_EQ(checked.batch.strings(checked.batch.spans(0).name()),
+            "all\xEF\xBF\xBD");
+}
+
+TEST(BatchValidatorTest, ABuilderNeverSendsInvalidUtf8) {
+  BatchBuilder builder("node-a");
+  int p = builder.DeclareProcess({"job\xFF", "host", 0, 0, 42});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 7, "main");
+  builder.AddSpan(t, v1::CATEGORY_MPI, "x\xC0\xAF", kT, 100);
+  Checked checked = Check(builder.Take());
+  ASSERT_TRUE(checked.status.ok()) << checked.status;
+  EXPECT_EQ(checked.repairs.strings_repaired, 0u);
+  EXPECT_EQ(checked.batch.strings(checked.batch.spans(0).name()),
+            "x\xEF\xBF\xBD");
+  EXPECT_EQ(checked.batch.strings(checked.batch.processes(0).job()),
+            "job\xEF\xBF\xBD");
+}
+
+TEST(BatchValidatorTest, DropsBadSpansFromAChunkAndKeepsTheRest) {
+  SpanColumns c;
+  v1::Batch batch = ChunkBatch(&c);
+  c.bytes[0] = -1;
+  batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
+  Checked checked = Check(batch);
+  ASSERT_TRUE(checked.status.ok()) << checked.status;
+  EXPECT_EQ(checked.repairs.spans_dropped, 1u);
+  ASSERT_EQ(checked.decoded[0].size(), 1u);
+  EXPECT_EQ(checked.decoded[0].record[0], 11u);
+  EXPECT_EQ(checked.decoded[0].arg_end.size(), 1u);
+  c.bytes[1] = -1;
+  batch.mutable_chunks(0)->set_data(*EncodeSpanChunk(c));
+  checked = Check(batch);
+  ASSERT_TRUE(checked.status.ok()) << checked.status;
+  EXPECT_EQ(checked.repairs.spans_dropped, 2u);
+  EXPECT_EQ(checked.decoded[0].size(), 0u);
 }
 
 }  // namespace

@@ -67,6 +67,9 @@ struct AgentCounters {
   uint64_t spool_writes = 0;    // batches written to the spool, ever
   uint64_t spans_dropped = 0;  // rings full, threads without a ring, spool full
   uint64_t spans_rejected = 0;  // the collector refused their batch
+  // Records dropped one by one as invalid (wire/span_rules.h), by this
+  // agent or by the collector; the rest of their batch travels on.
+  uint64_t spans_invalid = 0;
   // Connections closed unserved: another user's process, over
   // --max-connections, or out of file descriptors.
   uint64_t connections_refused = 0;

@@ -15,10 +15,12 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string_view>
 
 #include "capture/probe/agent_protocol.h"
 #include "capture/probe/launch_env.h"
 #include "capture/probe/process_region.h"
+#include "common/utf8.h"
 
 namespace meridian {
 namespace probe {
@@ -341,8 +343,10 @@ uint32_t Intern(const char* name) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!EnsureRegionLocked()) return 0;
   if (uint32_t id = Find(name, n, hash)) return id;
-  const uint32_t id =
-      AppendString(g_region, name, static_cast<uint32_t>(n > 4096 ? 4096 : n));
+  // Long names are cut at 4 KiB, before a character rather than inside one.
+  const uint32_t id = AppendString(
+      g_region, name,
+      static_cast<uint32_t>(Utf8Prefix(std::string_view(name, n), 4096)));
   if (id == 0) return 0;
   for (uint32_t i = 0; i < kNameTableSize; ++i) {
     std::atomic<uint64_t>& slot = g_names[(hash + i) % kNameTableSize];
