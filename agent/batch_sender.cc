@@ -44,6 +44,44 @@ void BatchSender::Enqueue(uint64_t spool_id, v1::Batch batch) {
   queue_.push_back({spool_id, std::move(batch)});
 }
 
+void BatchSender::EnqueueSpooled(const Spool::Recovered& recovered) {
+  absl::MutexLock lock(&mu_);
+  state_.queued_batches += 1;
+  state_.queued_spans += recovered.spans;
+  state_.spooled_spans += recovered.spans;
+  queue_.push_back({recovered.id, {}, /*loaded=*/false, recovered.spans});
+}
+
+void BatchSender::Load(std::deque<Queued>* round,
+                       std::vector<v1::Batch>* batches) {
+  for (size_t i = 0; i < round->size();) {
+    Queued& q = (*round)[i];
+    if (q.loaded) {
+      ++i;
+      continue;
+    }
+    absl::StatusOr<v1::Batch> batch = spool_->Read(q.id);
+    if (batch.ok()) {
+      (*batches)[i] = std::move(*batch);
+      q.loaded = true;
+      ++i;
+      continue;
+    }
+    spdlog::error("lost {} spooled spans: {}", q.spans,
+                  std::string(batch.status().message()));
+    spool_->Remove(q.id).IgnoreError();
+    {
+      absl::MutexLock lock(&mu_);
+      state_.queued_batches -= 1;
+      state_.queued_spans -= q.spans;
+      state_.spooled_spans -= q.spans;
+      state_.lost_spans += q.spans;
+    }
+    round->erase(round->begin() + i);
+    batches->erase(batches->begin() + i);
+  }
+}
+
 std::vector<uint64_t> BatchSender::TakeDelivered() {
   absl::MutexLock lock(&mu_);
   std::vector<uint64_t> out;
@@ -87,8 +125,9 @@ void BatchSender::Loop() {
       mu_.Await(absl::Condition(&ready));
       if (stop_) return;
       while (!queue_.empty() && batches.size() < kRound) {
-        batches.push_back(std::move(queue_.front().batch));
-        round.push_back({queue_.front().id, {}});
+        Queued& front = queue_.front();
+        batches.push_back(std::move(front.batch));
+        round.push_back({front.id, {}, front.loaded, front.spans});
         queue_.pop_front();
       }
       // Sequence numbers of the in-memory ones, kept for TakeDelivered.
@@ -97,6 +136,8 @@ void BatchSender::Loop() {
           round[i].batch.set_batch_seq(batches[i].batch_seq());
       }
     }
+    Load(&round, &batches);
+    if (batches.empty()) continue;
     SendOptions options;
     options.max_streams = 1;
     absl::StatusOr<SendReport> report = client_.SendAll(batches, options);

@@ -38,6 +38,7 @@ class BatchSender {
     uint64_t invalid_spans = 0;   // in stored batches, dropped one by one
     uint64_t memory_batches = 0;  // queued and not in the spool
     uint64_t spooled_spans = 0;   // queued and in the spool
+    uint64_t lost_spans = 0;      // spooled files that no longer read
     bool unreachable = false;     // the last round failed
   };
 
@@ -47,6 +48,9 @@ class BatchSender {
 
   // `spool_id` 0: the batch is in memory only.
   void Enqueue(uint64_t spool_id, v1::Batch batch);
+  // A batch an earlier agent spooled: read from the spool only when its
+  // turn comes, so a large spool is never all in memory.
+  void EnqueueSpooled(const Spool::Recovered& recovered);
   State state() const;
 
   // The batch_seq of each in-memory batch that is done with (stored,
@@ -69,7 +73,12 @@ class BatchSender {
   struct Queued {
     uint64_t id;
     v1::Batch batch;
+    bool loaded = true;  // false: a recovered spool file, read when sent
+    uint64_t spans = 0;  // of an unloaded one
   };
+  // Reads the round's unloaded batches from the spool; drops (and counts
+  // as lost) those that no longer read.
+  void Load(std::deque<Queued>* round, std::vector<v1::Batch>* batches);
   void Loop();
 
   IngestClient client_;

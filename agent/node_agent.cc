@@ -76,9 +76,8 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
       Spool::Open(agent->options_.spool_dir, agent->options_.spool_max_bytes);
   if (!spool.ok()) return spool.status();
   agent->spool_ = std::move(*spool);
-  for (const std::string& path : agent->spool_->corrupt_files()) {
-    spdlog::error("spool file {} is unreadable; kept as {}.corrupt", path,
-                  path);
+  for (const std::string& what : agent->spool_->corrupt_files()) {
+    spdlog::error("spool file set aside as .corrupt, its spans lost: {}", what);
   }
   int wake = agent->wake_fd_;
   auto channel = grpc::CreateChannel(agent->options_.collector,
@@ -93,13 +92,13 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
         uint64_t one = 1;
         (void)!write(wake, &one, sizeof(one));
       });
-  std::vector<Spool::Entry> recovered = agent->spool_->TakeRecovered();
+  const std::vector<Spool::Recovered>& recovered = agent->spool_->recovered();
   if (!recovered.empty()) {
     spdlog::info("resending {} batches found in the spool {}", recovered.size(),
                  agent->spool_->dir());
   }
-  for (Spool::Entry& entry : recovered) {
-    agent->sender_->Enqueue(entry.id, std::move(entry.batch));
+  for (const Spool::Recovered& entry : recovered) {
+    agent->sender_->EnqueueSpooled(entry);
   }
   for (int fd : {agent->listen_fd_, agent->wake_fd_, agent->signal_fd_}) {
     epoll_event event{};
@@ -434,7 +433,8 @@ AgentCounters NodeAgent::counters() const {
   c.spans_spooled = sender.spooled_spans;
   c.spool_writes = spool_->writes();
   c.spans_rejected = sender.rejected_spans;
-  c.spans_dropped += dropped_by_closed_sessions_;
+  c.spans_dropped += dropped_by_closed_sessions_ + sender.lost_spans;
+  c.spool_corrupt = spool_->corrupt_files().size();
   c.spans_invalid = sender.invalid_spans + invalid_by_closed_sessions_;
   for (const auto& [fd, client] : clients_) {
     if (client.session == nullptr) continue;

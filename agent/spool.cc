@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,13 +16,18 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "capture/probe/agent_dir.h"
+#include "common/crc32c.h"
+#include "wire/batch_spans.h"
 
 namespace meridian {
 namespace {
 
 constexpr char kMagic[4] = {'M', 'S', 'P', 'L'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr size_t kHeaderBytes = 28;  // magic, version, spans, length, crc
+constexpr size_t kPositionBytes = 20;
 constexpr char kSuffix[] = ".batch";
+constexpr char kLockName[] = "spool.lock";
 
 void Put(std::string* out, const void* data, size_t n) {
   out->append(static_cast<const char*>(data), n);
@@ -51,6 +57,80 @@ absl::Status MakeParents(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// Reads file `name` of `dir_fd` whole (files are one batch each).
+absl::Status ReadFile(int dir_fd, const std::string& name, std::string* data) {
+  const int fd =
+      openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return errno == ENOENT ? absl::NotFoundError(name) : Errno(name);
+  }
+  data->clear();
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status status = Errno(name);
+      close(fd);
+      return status;
+    }
+    if (n == 0) break;
+    data->append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return absl::OkStatus();
+}
+
+// A spool file's contents, checked: its ring positions and batch, and its
+// span count. `batch` may be null (checking only; version 1 files are then
+// parsed anyway, to count their spans). DATA_LOSS says what is wrong.
+absl::Status Decode(const std::string& data,
+                    std::vector<RingPosition>* positions, v1::Batch* batch,
+                    uint64_t* spans) {
+  size_t at = 4;
+  uint32_t version = 0;
+  if (data.size() < 8 || memcmp(data.data(), kMagic, 4) != 0 ||
+      !Get(data, &at, &version) || (version != 1 && version != kVersion)) {
+    return absl::DataLossError("not a spool file of version 1 or 2");
+  }
+  if (version == kVersion) {
+    uint64_t length = 0;
+    uint32_t crc = 0;
+    if (!Get(data, &at, spans) || !Get(data, &at, &length) ||
+        !Get(data, &at, &crc)) {
+      return absl::DataLossError("its header is cut short");
+    }
+    if (length != data.size() - kHeaderBytes) {
+      return absl::DataLossError(
+          absl::StrCat("it holds ", data.size() - kHeaderBytes,
+                       " bytes of batch where its header says ", length));
+    }
+    const std::string_view all(data);
+    if (Crc32c(all.substr(kHeaderBytes), Crc32c(all.substr(8, 16))) != crc) {
+      return absl::DataLossError("its checksum does not match (CRC-32C)");
+    }
+  }
+  uint32_t count = 0;
+  if (!Get(data, &at, &count) || count > (data.size() - at) / kPositionBytes) {
+    return absl::DataLossError("its ring positions are cut short");
+  }
+  positions->resize(count);
+  for (RingPosition& p : *positions) {
+    Get(data, &at, &p.incarnation);
+    Get(data, &at, &p.ring);
+    Get(data, &at, &p.end);
+  }
+  v1::Batch scratch;
+  if (batch == nullptr && version == kVersion) return absl::OkStatus();
+  v1::Batch* out = batch != nullptr ? batch : &scratch;
+  if (!out->ParseFromArray(data.data() + at,
+                           static_cast<int>(data.size() - at))) {
+    return absl::DataLossError("its batch does not parse");
+  }
+  if (version == 1) *spans = SpanCount(*out);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
@@ -62,7 +142,21 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
     return absl::FailedPreconditionError(
         absl::StrCat("the spool directory ", error));
   }
-  std::unique_ptr<Spool> spool(new Spool(dir, dir_fd, max_bytes));
+  const int lock_fd = openat(dir_fd, kLockName,
+                             O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    const bool busy = lock_fd >= 0 && errno == EWOULDBLOCK;
+    absl::Status status =
+        busy ? absl::FailedPreconditionError(absl::StrCat(
+                   "the spool ", dir,
+                   " is in use by another agent; give each agent its own "
+                   "--spool-dir"))
+             : Errno(absl::StrCat("locking the spool ", dir));
+    if (lock_fd >= 0) close(lock_fd);
+    close(dir_fd);
+    return status;
+  }
+  std::unique_ptr<Spool> spool(new Spool(dir, dir_fd, lock_fd, max_bytes));
   DIR* d = fdopendir(dup(dir_fd));
   if (d == nullptr) return Errno(absl::StrCat("reading the spool ", dir));
   std::vector<uint64_t> ids;
@@ -81,38 +175,17 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
   closedir(d);
   std::sort(ids.begin(), ids.end());
   absl::MutexLock lock(&spool->mu_);
+  std::string data;
+  std::vector<RingPosition> positions;
   for (uint64_t id : ids) {
-    const std::string path = spool->PathOf(id);
-    std::string data;
-    const int fd = openat(dir_fd, spool->NameOf(id).c_str(),
-                          O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    char buffer[1 << 16];
-    for (ssize_t n = 0; fd >= 0;) {
-      n = read(fd, buffer, sizeof(buffer));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      data.append(buffer, static_cast<size_t>(n));
-    }
-    if (fd >= 0) close(fd);
-    size_t at = 0;
-    uint32_t version = 0, count = 0;
-    bool ok = data.size() >= 4 && memcmp(data.data(), kMagic, 4) == 0;
-    at = 4;
-    ok = ok && Get(data, &at, &version) && version == kVersion &&
-         Get(data, &at, &count) && count <= 1u << 20;
-    std::vector<RingPosition> positions(ok ? count : 0);
-    for (uint32_t i = 0; ok && i < count; ++i) {
-      ok = Get(data, &at, &positions[i].incarnation) &&
-           Get(data, &at, &positions[i].ring) &&
-           Get(data, &at, &positions[i].end);
-    }
-    Entry entry{id, {}};
-    ok = ok && entry.batch.ParseFromArray(data.data() + at,
-                                          static_cast<int>(data.size() - at));
-    if (!ok) {
+    uint64_t spans = 0;
+    absl::Status status = ReadFile(dir_fd, spool->NameOf(id), &data);
+    if (status.ok()) status = Decode(data, &positions, nullptr, &spans);
+    if (!status.ok()) {
       renameat(dir_fd, spool->NameOf(id).c_str(), dir_fd,
                (spool->NameOf(id) + ".corrupt").c_str());
-      spool->corrupt_.push_back(path);
+      spool->corrupt_.push_back(
+          absl::StrCat(spool->PathOf(id), ": ", status.message()));
       continue;
     }
     for (const RingPosition& p : positions) {
@@ -121,13 +194,30 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
     }
     spool->sizes_[id] = data.size();
     spool->bytes_ += data.size();
-    spool->recovered_.push_back(std::move(entry));
+    spool->recovered_.push_back({id, spans});
   }
   if (!ids.empty()) spool->next_id_ = ids.back() + 1;
   return spool;
 }
 
-Spool::~Spool() { close(dir_fd_); }
+absl::StatusOr<v1::Batch> Spool::Read(uint64_t id) const {
+  std::string data;
+  absl::Status status = ReadFile(dir_fd_, NameOf(id), &data);
+  std::vector<RingPosition> positions;
+  v1::Batch batch;
+  uint64_t spans = 0;
+  if (status.ok()) status = Decode(data, &positions, &batch, &spans);
+  if (!status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrCat(PathOf(id), ": ", status.message()));
+  }
+  return batch;
+}
+
+Spool::~Spool() {
+  close(lock_fd_);  // releases the lock
+  close(dir_fd_);
+}
 
 std::string Spool::NameOf(uint64_t id) const {
   return absl::StrFormat("%020d%s", id, kSuffix);
@@ -141,6 +231,7 @@ absl::StatusOr<uint64_t> Spool::Append(
     const v1::Batch& batch, const std::vector<RingPosition>& positions) {
   std::string data(kMagic, 4);
   Put(&data, &kVersion, 4);
+  data.resize(kHeaderBytes);  // spans, length and crc, filled in below
   const uint32_t count = positions.size();
   Put(&data, &count, 4);
   for (const RingPosition& p : positions) {
@@ -151,6 +242,14 @@ absl::StatusOr<uint64_t> Spool::Append(
   if (!batch.AppendToString(&data)) {
     return absl::InternalError("serializing a batch for the spool");
   }
+  const uint64_t spans = SpanCount(batch);
+  const uint64_t length = data.size() - kHeaderBytes;
+  memcpy(&data[8], &spans, 8);
+  memcpy(&data[16], &length, 8);
+  const std::string_view all(data);
+  const uint32_t crc =
+      Crc32c(all.substr(kHeaderBytes), Crc32c(all.substr(8, 16)));
+  memcpy(&data[24], &crc, 4);
   uint64_t id;
   {
     absl::MutexLock lock(&mu_);
@@ -179,6 +278,8 @@ absl::StatusOr<uint64_t> Spool::Append(
   ok = ok && fdatasync(fd) == 0;
   if (fd >= 0) close(fd);
   ok = ok && renameat(dir_fd_, temporary.c_str(), dir_fd_, name.c_str()) == 0;
+  // The rename is durable only once the directory is.
+  ok = ok && fsync(dir_fd_) == 0;
   if (!ok) {
     absl::Status status = Errno(absl::StrCat("writing ", path));
     unlinkat(dir_fd_, temporary.c_str(), 0);
@@ -204,10 +305,6 @@ absl::Status Spool::Remove(uint64_t id) {
     return Errno(absl::StrCat("removing ", PathOf(id)));
   }
   return absl::OkStatus();
-}
-
-std::vector<Spool::Entry> Spool::TakeRecovered() {
-  return std::move(recovered_);
 }
 
 uint64_t Spool::bytes() const {

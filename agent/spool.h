@@ -9,12 +9,29 @@
 // stores each (agent_id, batch_seq) once.
 //
 // One file per batch, `<id>.batch` with id increasing, written to a
-// temporary name, flushed (fdatasync) and renamed, so a file is either whole
-// or absent. File: "MSPL", version, ring positions, then the v1::Batch.
+// temporary name (O_EXCL), flushed (fdatasync), renamed, and the rename
+// made durable (fsync of the directory), so a file is either whole or
+// absent. File (version 2, little-endian):
+//   "MSPL"  u32 version  u64 spans  u64 payload_bytes  u32 crc32c
+//   payload: u32 count, count x (u64 incarnation, u32 ring, u64 end),
+//            then the v1::Batch
+// crc32c covers spans, payload_bytes and the payload: a file cut short (on
+// a span boundary or not) or with any bit changed is caught at Open, set
+// aside as `<name>.corrupt` and reported, never resent as if whole.
+// Version 1 files (no length or checksum), from older agents, are still
+// read.
 // The spool holds at most `max_bytes`; Append beyond that is
-// RESOURCE_EXHAUSTED (the agent counts the spans as dropped). Files that
-// cannot be read at Open are renamed `<name>.corrupt` and reported;
-// temporary files an agent left when it died are removed.
+// RESOURCE_EXHAUSTED (the agent counts the spans as dropped). Temporary
+// files an agent left when it died are removed at Open.
+//
+// Recovery streams: Open reads one file at a time to check it and keeps
+// only its id, span count and ring positions; Read loads a batch when the
+// sender gets to it. A spool of 1 GiB costs the agent no 1 GiB of memory.
+//
+// One agent per spool: Open holds an exclusive lock (flock on `spool.lock`
+// in the directory) until the Spool is destroyed; a second Open of the
+// same directory fails with FAILED_PRECONDITION (two agents used to
+// overwrite each other's files).
 //
 // The directory must be private (agent_dir.h: OpenPrivateDir: this user's,
 // writable by no other; made 0700 if absent, FAILED_PRECONDITION
@@ -41,12 +58,14 @@ namespace meridian {
 
 class Spool {
  public:
-  struct Entry {
+  // A batch an earlier agent left, checked but not loaded (Read loads it).
+  struct Recovered {
     uint64_t id;
-    v1::Batch batch;
+    uint64_t spans;
   };
 
-  // Creates `dir` if needed and loads what an earlier agent left.
+  // Creates `dir` if needed, locks it and checks what an earlier agent
+  // left.
   ~Spool();
   static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
                                                      uint64_t max_bytes);
@@ -54,17 +73,20 @@ class Spool {
   // Writes `batch` with the ring positions it covers; returns its id.
   absl::StatusOr<uint64_t> Append(const v1::Batch& batch,
                                   const std::vector<RingPosition>& positions);
+  // Loads batch `id`, checking it again (DATA_LOSS if it no longer checks,
+  // NOT_FOUND if it is gone).
+  absl::StatusOr<v1::Batch> Read(uint64_t id) const;
   absl::Status Remove(uint64_t id);
 
-  // The batches found at Open, oldest first (moved out: call once).
-  std::vector<Entry> TakeRecovered();
+  // The batches found at Open, oldest first.
+  const std::vector<Recovered>& recovered() const { return recovered_; }
   // For each (incarnation, ring), the furthest position a recovered file
   // covers.
   const std::map<std::pair<uint64_t, uint32_t>, uint64_t>& recovered_positions()
       const {
     return positions_;
   }
-  // Files found unreadable at Open (renamed *.corrupt).
+  // Files found unreadable at Open (renamed *.corrupt), and why.
   const std::vector<std::string>& corrupt_files() const { return corrupt_; }
 
   uint64_t bytes() const;
@@ -76,20 +98,24 @@ class Spool {
   const std::string& dir() const { return dir_; }
 
  private:
-  Spool(std::string dir, int dir_fd, uint64_t max_bytes)
-      : dir_(std::move(dir)), dir_fd_(dir_fd), max_bytes_(max_bytes) {}
+  Spool(std::string dir, int dir_fd, int lock_fd, uint64_t max_bytes)
+      : dir_(std::move(dir)),
+        dir_fd_(dir_fd),
+        lock_fd_(lock_fd),
+        max_bytes_(max_bytes) {}
   std::string NameOf(uint64_t id) const;  // in the directory
   std::string PathOf(uint64_t id) const;  // for messages
 
   const std::string dir_;
-  const int dir_fd_;  // verified private; every file is opened relative to it
+  const int dir_fd_;   // verified private; every file is opened relative to it
+  const int lock_fd_;  // holds the spool's flock
   const uint64_t max_bytes_;
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<uint64_t, uint64_t> sizes_ ABSL_GUARDED_BY(mu_);  // id -> bytes
-  std::vector<Entry> recovered_;
+  std::vector<Recovered> recovered_;
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> positions_;
   std::vector<std::string> corrupt_;
 };

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "gtest/gtest.h"
 
@@ -43,11 +44,16 @@ TEST_F(SpoolTest, WhatIsNotRemovedIsFoundAgainInOrderWithItsRingPositions) {
   }
   auto again = Spool::Open(dir_ + "/a/b", 1 << 20);
   ASSERT_TRUE(again.ok()) << again.status();
-  std::vector<Spool::Entry> recovered = (*again)->TakeRecovered();
+  const std::vector<Spool::Recovered>& recovered = (*again)->recovered();
   ASSERT_EQ(recovered.size(), 2u);
-  EXPECT_EQ(recovered[0].batch.batch_seq(), 1u);
-  EXPECT_EQ(recovered[0].batch.spans_size(), 3);
+  EXPECT_EQ(recovered[0].id, 1u);
+  EXPECT_EQ(recovered[0].spans, 3u);
   EXPECT_EQ(recovered[1].id, 3u);
+  EXPECT_EQ(recovered[1].spans, 1u);
+  auto first = (*again)->Read(1);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->batch_seq(), 1u);
+  EXPECT_EQ(first->spans_size(), 3);
   const auto& positions = (*again)->recovered_positions();
   EXPECT_EQ(positions.size(), 3u);
   EXPECT_EQ(positions.at({77, 0}), 10u);  // batch 2 (to 15) was acknowledged
@@ -79,11 +85,89 @@ TEST_F(SpoolTest, AnUnreadableFileIsSetAsideAndTheRestLoads) {
   std::ofstream(broken, std::ios::trunc) << "MSPLgarbage";
   auto again = Spool::Open(dir_, 1 << 20);
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ((*again)->corrupt_files(), std::vector<std::string>{broken});
+  EXPECT_EQ((*again)->corrupt_files(),
+            std::vector<std::string>{broken +
+                                     ": not a spool file of version 1 or 2"});
   EXPECT_EQ(access((broken + ".corrupt").c_str(), F_OK), 0);
-  std::vector<Spool::Entry> recovered = (*again)->TakeRecovered();
-  ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_EQ(recovered[0].batch.batch_seq(), 2u);
+  ASSERT_EQ((*again)->recovered().size(), 1u);
+  EXPECT_EQ((*again)->Read(2)->batch_seq(), 2u);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void Write(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+// Before: a file cut on a span boundary still parsed (one span fewer) and a
+// flipped sequence number went unnoticed, while the agent reported every
+// span delivered. Now each is caught, set aside and reported.
+TEST_F(SpoolTest, AFileCutShortOrChangedIsCaughtNotResent) {
+  {
+    auto spool = Spool::Open(dir_, 1 << 20);
+    ASSERT_TRUE((*spool)->Append(Batch(1, 4), {}).ok());
+    ASSERT_TRUE((*spool)->Append(Batch(2, 4), {}).ok());
+    ASSERT_TRUE((*spool)->Append(Batch(3, 4), {}).ok());
+  }
+  const std::string cut = dir_ + "/00000000000000000001.batch";
+  const std::string flipped = dir_ + "/00000000000000000002.batch";
+  std::string data = Slurp(cut);
+  // The last span is 4 bytes on the wire (field 6, length 2, start_ns 3):
+  // without it
+  // the batch still parses, with 3 spans.
+  data.resize(data.size() - 4);
+  v1::Batch shorter;
+  ASSERT_TRUE(shorter.ParseFromString(data.substr(28 + 4)));
+  EXPECT_EQ(shorter.spans_size(), 3);
+  Write(cut, data);
+  data = Slurp(flipped);
+  const size_t seq = data.find("node/agent-1") + 12 + 1;  // batch_seq's value
+  ASSERT_EQ(data[seq], 2);
+  data[seq] = 7;
+  Write(flipped, data);
+
+  auto again = Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->corrupt_files(),
+            (std::vector<std::string>{
+                cut + ": it holds 32 bytes of batch where its header says 36",
+                flipped + ": its checksum does not match (CRC-32C)"}));
+  ASSERT_EQ((*again)->recovered().size(), 1u);
+  EXPECT_EQ((*again)->recovered()[0].id, 3u);
+}
+
+TEST_F(SpoolTest, OneAgentPerSpool) {
+  auto first = Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = Spool::Open(dir_, 1 << 20);
+  ASSERT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second.status().message(),
+            "the spool " + dir_ +
+                " is in use by another agent; give each agent its own "
+                "--spool-dir");
+  first->reset();
+  EXPECT_TRUE(Spool::Open(dir_, 1 << 20).ok());
+}
+
+TEST_F(SpoolTest, LeftoverTemporariesGoAndOldFilesStillRead) {
+  Write(dir_ + "/00000000000000000005.batch.tmp", "half written");
+  // A version 1 file: magic, version, no ring positions, the batch.
+  std::string v1_file("MSPL\x01\0\0\0\0\0\0\0", 12);
+  ASSERT_TRUE(Batch(9, 2).AppendToString(&v1_file));
+  Write(dir_ + "/00000000000000000004.batch", v1_file);
+  auto spool = Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_NE(access((dir_ + "/00000000000000000005.batch.tmp").c_str(), F_OK),
+            0);
+  ASSERT_EQ((*spool)->recovered().size(), 1u);
+  EXPECT_EQ((*spool)->recovered()[0].spans, 2u);
+  EXPECT_EQ((*spool)->Read(4)->batch_seq(), 9u);
+  EXPECT_EQ(*(*spool)->Append(Batch(10, 1), {}), 5u);
 }
 
 }  // namespace

@@ -316,6 +316,13 @@ void ReportDelivery(int agent, const std::string& socket,
               static_cast<unsigned long long>(reply.counters.spans_invalid),
               DirOf(socket).c_str());
     }
+    if (reply.counters.spool_corrupt > 0) {
+      fprintf(stderr,
+              "meridian run: %llu spool files were found damaged and set "
+              "aside as .corrupt; their spans are lost (the agent's log names "
+              "them)\n",
+              static_cast<unsigned long long>(reply.counters.spool_corrupt));
+    }
   } else if (reply.state == FlushReply::kSpooled) {
     fprintf(stderr,
             "meridian run: job %s: collector %s unreachable; spans spooled "

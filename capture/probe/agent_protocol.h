@@ -70,6 +70,9 @@ struct AgentCounters {
   // Records dropped one by one as invalid (wire/span_rules.h), by this
   // agent or by the collector; the rest of their batch travels on.
   uint64_t spans_invalid = 0;
+  // Spool files found cut short or changed (CRC-32C) and set aside: their
+  // spans are lost, and said so here rather than counted as delivered.
+  uint64_t spool_corrupt = 0;
   // Connections closed unserved: another user's process, over
   // --max-connections, or out of file descriptors.
   uint64_t connections_refused = 0;
