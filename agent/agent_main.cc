@@ -26,7 +26,7 @@ constexpr char kUsage[] =
                       [--max-drain-ms N] [--ack-window N] [--nice N]
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
                       [--control-poll-ms N] [--max-connections N]
-                      [--allow-group GROUP]
+                      [--idle-timeout-ms N] [--allow-group GROUP]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
@@ -42,6 +42,8 @@ collector has not acknowledged in time (docs/agent.md: durability).
                      this user's and writable by no other (docs/security.md)
   --max-connections  processes and clients served at once (default 128);
                      more are closed unserved and counted
+  --idle-timeout-ms  close a connection that has sent nothing this long
+                     after it was accepted (default 10000), and count it
   --allow-group      (an agent run as root) also serve this group's
                      processes: the directory becomes 0750 and the socket
                      0660 of that group
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
       {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
        "max-drain-ms", "ack-window", "nice", "timeout", "clock-sync-ms",
        "clock-offset-ns", "clock-drift-ppm", "control-poll-ms",
-       "max-connections", "allow-group"},
+       "max-connections", "idle-timeout-ms", "allow-group"},
       {"exit-when-idle", "status", "flush", "help", "sched-batch"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -205,6 +207,11 @@ int main(int argc, char** argv) {
     return Usage("--max-connections must be 1 to 65536");
   }
   options.max_connections = static_cast<size_t>(*max_connections);
+  auto idle_timeout = flags->GetInt("idle-timeout-ms", 10000);
+  if (!idle_timeout.ok() || *idle_timeout < 1 || *idle_timeout > 3600000) {
+    return Usage("--idle-timeout-ms must be 1 to 3600000");
+  }
+  options.idle_timeout_ms = static_cast<int>(*idle_timeout);
   if (flags->Has("allow-group")) {
     const std::string group = flags->Get("allow-group");
     const struct group* g = getgrnam(group.c_str());

@@ -191,7 +191,7 @@ void NodeAgent::Accept() {
       Refuse(fd, "over --max-connections", uid, pid);
       continue;
     }
-    clients_[fd] = Client{fd, nullptr};
+    clients_[fd] = Client{fd, nullptr, NowMs() + options_.idle_timeout_ms};
     had_clients_ = true;
     epoll_event event{};
     event.events = EPOLLIN;
@@ -229,6 +229,7 @@ bool NodeAgent::Serve(Client* client) {
     const long n = ReceiveMessage(client->fd, message, sizeof(message), &fd);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n <= 0) return false;
+    client->silent_until_ms = 0;
     AgentMessage type;
     memcpy(&type, message, sizeof(type));
     if (type == AgentMessage::kProbeHello && n == sizeof(ProbeHello) &&
@@ -276,6 +277,25 @@ bool NodeAgent::Serve(Client* client) {
       spdlog::warn("closing a connection that sent an unknown message");
       return false;
     }
+  }
+}
+
+void NodeAgent::CloseSilent() {
+  const int64_t now = NowMs();
+  std::vector<int> silent;
+  for (const auto& [fd, client] : clients_) {
+    if (client.silent_until_ms != 0 && now >= client.silent_until_ms) {
+      silent.push_back(fd);
+    }
+  }
+  for (int fd : silent) {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    pid_t pid = 0;
+    PeerCredentials(fd, &uid, &gid, &pid);
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    clients_.erase(fd);
+    Refuse(fd, "sent nothing within --idle-timeout-ms", uid, pid);
   }
 }
 
@@ -545,6 +565,11 @@ AgentCounters NodeAgent::Run() {
     for (const PendingFlush& f : flushes_) {
       timeout = std::min(timeout, f.deadline_ms - NowMs());
     }
+    for (const auto& [fd, client] : clients_) {
+      if (client.silent_until_ms != 0) {
+        timeout = std::min(timeout, client.silent_until_ms - NowMs());
+      }
+    }
     epoll_event events[64];
     const int n = epoll_wait(epoll_fd_, events, 64,
                              static_cast<int>(std::max<int64_t>(timeout, 0)));
@@ -580,6 +605,7 @@ AgentCounters NodeAgent::Run() {
       next_drain = NowMs() + period;
     }
     ApplyTraces();
+    CloseSilent();
     if (NowMs() >= next_drain) {
       period = NextDrainPeriod(period, Drain());
       next_drain = NowMs() + period;

@@ -81,6 +81,10 @@ struct NodeAgentOptions {
   // Connections served at once; more are accepted and closed at once, so
   // that idle ones cannot starve the processes being traced.
   size_t max_connections = 128;
+  // A connection that has sent nothing this long after it was accepted is
+  // closed (and counted refused): a probe says hello, and a client its
+  // request, at once, so a silent one only holds a place.
+  int idle_timeout_ms = 10000;
 };
 
 class NodeAgent {
@@ -102,6 +106,7 @@ class NodeAgent {
   struct Client {
     int fd;
     std::unique_ptr<ProbeSession> session;  // a traced process, or null
+    int64_t silent_until_ms = 0;  // closed if still silent then; 0: it spoke
   };
   // A `meridian trace --local` request to answer on `fd`.
   struct LocalTrace {
@@ -126,6 +131,8 @@ class NodeAgent {
   // False when the client is gone.
   bool Serve(Client* client);
   void Close(int fd);
+  // Closes the connections silent past options_.idle_timeout_ms.
+  void CloseSilent();
   // Takes in the connections and messages already queued on the socket, so
   // that what follows covers every process that registered before it.
   void TakeInQueued();

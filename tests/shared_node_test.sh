@@ -15,6 +15,7 @@
 #      all): refused on accept, and 400 such connections neither stop the
 #      victim's job nor lose any of its spans.
 #   4. --max-connections: connections over the cap are closed at once.
+#   5. --idle-timeout-ms: connections that say nothing are closed.
 # Prints "shared_node_test: N passed" or the first failure, exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -206,6 +207,31 @@ result=$(as "$victim" "$py" "$work/flood.py" "$work/capped/agent.sock" 6 </dev/n
 status=$(as "$victim" "$work/bin/meridian-agent" --status --socket "$work/capped/agent.sock")
 echo "$status" | grep -qx "connections refused 2" ||
   fail "case 4: the agent's count: $(echo "$status" | grep refused)"
+passed=$((passed + 1))
+
+# 5. --idle-timeout-ms: connections of the victim's own that say nothing
+# hold no place: each is closed by the agent (the script reads the end of
+# each connection; its 30 s socket timeout is only a guard).
+cat >"$work/silent.py" <<'PY'
+import socket, sys
+path, n = sys.argv[1], int(sys.argv[2])
+conns = []
+for _ in range(n):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.settimeout(30)
+    c.connect(path)
+    conns.append(c)
+closed = sum(1 for c in conns if c.recv(4096) == b"")
+print("closed %d" % closed, flush=True)
+PY
+install -d -o "$victim" -g "$victim" -m 0700 "$work/silent"
+start silent as "$victim" "$work/bin/meridian-agent" --collector "$address" \
+  --socket "$work/silent/agent.sock" --max-connections 4 --idle-timeout-ms 200
+result=$(as "$victim" "$py" "$work/silent.py" "$work/silent/agent.sock" 4 </dev/null)
+[ "$result" = "closed 4" ] || fail "case 5: $result"
+status=$(as "$victim" "$work/bin/meridian-agent" --status --socket "$work/silent/agent.sock")
+echo "$status" | grep -qx "connections refused 4" ||
+  fail "case 5: the agent's count: $(echo "$status" | grep refused)"
 passed=$((passed + 1))
 
 echo "shared_node_test: $passed passed"
