@@ -195,8 +195,11 @@ void BatchSender::Loop() {
       absl::MutexLock lock(&mu_);
       auto stopping = [this]()
                           ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
+      // A collector that is full says how long to wait (retry-after-ms).
+      const int64_t wait =
+          std::max<int64_t>(backoff_ms, client_.retry_after_ms());
       mu_.AwaitWithTimeout(absl::Condition(&stopping),
-                           absl::Milliseconds(backoff_ms));
+                           absl::Milliseconds(wait));
       backoff_ms = std::min(backoff_ms * 2, 2000);
     }
   }

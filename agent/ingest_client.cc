@@ -5,6 +5,7 @@
 #include <deque>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
@@ -69,6 +70,7 @@ IngestClient::IngestClient(std::shared_ptr<grpc::Channel> channel)
 absl::StatusOr<SendReport> IngestClient::SendAll(
     const std::vector<v1::Batch>& batches, const SendOptions& options) {
   SendReport report;
+  retry_after_ms_ = 0;
   std::vector<bool> acked(batches.size(), false);
   std::string last_error;
   for (int attempt = 0; attempt < options.max_streams; ++attempt) {
@@ -133,6 +135,17 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
     stream->WritesDone();
     reader.join();
     grpc::Status status = stream->Finish();
+    retry_after_ms_ = 0;
+    if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      const auto& trailers = context.GetServerTrailingMetadata();
+      auto it = trailers.find("retry-after-ms");
+      int64_t ms = 0;
+      if (it != trailers.end() &&
+          absl::SimpleAtoi(
+              absl::string_view(it->second.data(), it->second.size()), &ms)) {
+        retry_after_ms_ = std::clamp<int64_t>(ms, 0, 60000);
+      }
+    }
     if (!status.ok()) {
       last_error = absl::StrCat(status.error_message(), " (code ",
                                 static_cast<int>(status.error_code()), ")");

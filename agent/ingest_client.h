@@ -49,9 +49,14 @@ class IngestClient {
 
   absl::StatusOr<SendReport> SendAll(const std::vector<v1::Batch>& batches,
                                      const SendOptions& options = {});
+  // How long the collector asked to wait before the next stream, when the
+  // last SendAll's last stream ended with RESOURCE_EXHAUSTED
+  // (`retry-after-ms` trailing metadata); 0 otherwise.
+  int64_t retry_after_ms() const { return retry_after_ms_; }
 
  private:
   std::unique_ptr<v1::Ingest::Stub> stub_;
+  int64_t retry_after_ms_ = 0;
 };
 
 // Sends the batches of several agents at once, each on its own channel

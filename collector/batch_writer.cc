@@ -4,27 +4,44 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "wire/batch_spans.h"
 
 namespace meridian {
 
-BatchWriter::BatchWriter(std::unique_ptr<Store> store, size_t max_group_spans)
+BatchWriter::BatchWriter(std::unique_ptr<Store> store, size_t max_group_spans,
+                         size_t max_queue_bytes)
     : store_(std::move(store)),
       max_group_spans_(max_group_spans),
+      max_queue_bytes_(max_queue_bytes),
       thread_([this] { Run(); }) {}
 
 BatchWriter::~BatchWriter() { Shutdown(); }
 
-void BatchWriter::Submit(std::shared_ptr<const v1::Batch> batch, Done done,
-                         std::vector<SpanColumns> decoded) {
+absl::Status BatchWriter::Submit(std::shared_ptr<const v1::Batch> batch,
+                                 Done done, std::vector<SpanColumns> decoded) {
+  const size_t bytes = batch->ByteSizeLong();
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
-      queue_.push_back({std::move(batch), std::move(done), std::move(decoded)});
-      return;
+      if (queued_bytes_ > 0 && queued_bytes_ + bytes > max_queue_bytes_) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("the collector's write queue is full (", queued_bytes_,
+                         " bytes waiting to be committed)"));
+      }
+      queued_bytes_ += bytes;
+      queue_.push_back(
+          {std::move(batch), std::move(done), std::move(decoded), bytes});
+      return absl::OkStatus();
     }
   }
   done(absl::UnavailableError("the collector is shutting down"));
+  return absl::OkStatus();
+}
+
+size_t BatchWriter::queued_bytes() const {
+  absl::MutexLock lock(&mu_);
+  return queued_bytes_;
 }
 
 void BatchWriter::Shutdown() {
@@ -66,6 +83,10 @@ void BatchWriter::Run() {
     }
     absl::StatusOr<std::vector<BatchWriteResult>> results =
         store_->Write(batches, decoded);
+    {
+      absl::MutexLock lock(&mu_);
+      for (const Item& item : group) queued_bytes_ -= item.bytes;
+    }
     for (size_t i = 0; i < group.size(); ++i) {
       if (results.ok()) {
         group[i].done((*results)[i]);

@@ -12,6 +12,11 @@
 //     UNAVAILABLE.
 //   - A failed transaction fails only the batches in it; the writer keeps
 //     serving later ones.
+//   - The queue is bounded: Submit() of a batch that would take the bytes
+//     queued past `max_queue_bytes` (its serialized size, the measure of
+//     what it holds in memory) fails at once with RESOURCE_EXHAUSTED and
+//     `done` is never called; the caller tells its client to retry later.
+//     A batch larger than the bound is taken when the queue is empty.
 #ifndef MERIDIAN_COLLECTOR_BATCH_WRITER_H_
 #define MERIDIAN_COLLECTOR_BATCH_WRITER_H_
 
@@ -36,15 +41,18 @@ class BatchWriter {
   // At most `max_group_spans` spans go into one transaction (a single larger
   // batch still goes alone).
   explicit BatchWriter(std::unique_ptr<Store> store,
-                       size_t max_group_spans = 200000);
+                       size_t max_group_spans = 200000,
+                       size_t max_queue_bytes = 256 << 20);
   ~BatchWriter();
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;
 
   // `decoded`: the batch's chunks as ValidateBatch decoded them (or empty:
   // the store decodes them).
-  void Submit(std::shared_ptr<const v1::Batch> batch, Done done,
-              std::vector<SpanColumns> decoded = {});
+  absl::Status Submit(std::shared_ptr<const v1::Batch> batch, Done done,
+                      std::vector<SpanColumns> decoded = {});
+  // Bytes of the batches queued and not yet committed.
+  size_t queued_bytes() const;
   void Shutdown();
 
  private:
@@ -52,12 +60,15 @@ class BatchWriter {
     std::shared_ptr<const v1::Batch> batch;
     Done done;
     std::vector<SpanColumns> decoded;
+    size_t bytes;
   };
   void Run();
 
   std::unique_ptr<Store> store_;
   const size_t max_group_spans_;
-  absl::Mutex mu_;
+  const size_t max_queue_bytes_;
+  mutable absl::Mutex mu_;
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

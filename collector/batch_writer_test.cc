@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "wire/batch_builder.h"
@@ -71,10 +72,12 @@ TEST(BatchWriterTest, CommitsConcurrentSubmissionsExactlyOnce) {
       agents.emplace_back([&, agent] {
         for (int pass = 0; pass < 2; ++pass) {  // the second pass resends
           for (const v1::Batch& batch : AgentBatches(agent, 25)) {
-            writer.Submit(std::make_shared<v1::Batch>(batch),
-                          [&](absl::StatusOr<BatchWriteResult> r) {
-                            completions.Done(std::move(r));
-                          });
+            ASSERT_TRUE(writer
+                            .Submit(std::make_shared<v1::Batch>(batch),
+                                    [&](absl::StatusOr<BatchWriteResult> r) {
+                                      completions.Done(std::move(r));
+                                    })
+                            .ok());
           }
         }
       });
@@ -101,18 +104,22 @@ TEST(BatchWriterTest, ShutdownCommitsWhatWasSubmittedAndRefusesMore) {
   Completions completions;
   BatchWriter writer(std::move(*store));
   for (const v1::Batch& batch : AgentBatches(0, 10)) {
-    writer.Submit(std::make_shared<v1::Batch>(batch),
-                  [&](absl::StatusOr<BatchWriteResult> r) {
-                    completions.Done(std::move(r));
-                  });
+    ASSERT_TRUE(writer
+                    .Submit(std::make_shared<v1::Batch>(batch),
+                            [&](absl::StatusOr<BatchWriteResult> r) {
+                              completions.Done(std::move(r));
+                            })
+                    .ok());
   }
   writer.Shutdown();
   auto results = completions.WaitFor(10);
   for (const auto& r : results) EXPECT_TRUE(r.ok());
-  writer.Submit(std::make_shared<v1::Batch>(AgentBatches(1, 1)[0]),
-                [&](absl::StatusOr<BatchWriteResult> r) {
-                  completions.Done(std::move(r));
-                });
+  ASSERT_TRUE(writer
+                  .Submit(std::make_shared<v1::Batch>(AgentBatches(1, 1)[0]),
+                          [&](absl::StatusOr<BatchWriteResult> r) {
+                            completions.Done(std::move(r));
+                          })
+                  .ok());
   results = completions.WaitFor(11);
   EXPECT_EQ(results.back().status().code(), absl::StatusCode::kUnavailable);
   auto reader = Store::Open(path);
@@ -155,14 +162,14 @@ TEST(BatchWriterTest, AGroupOfChunkedBatchesKeepsItsSpanBound) {
     std::vector<int> order;
     absl::Mutex order_mu;
     for (size_t i = 0; i < batches.size(); ++i) {
-      writer.Submit(std::make_shared<v1::Batch>(batches[i]),
-                    [&, i](absl::StatusOr<BatchWriteResult> r) {
-                      {
-                        absl::MutexLock lock(&order_mu);
-                        order.push_back(static_cast<int>(i));
-                      }
-                      completions.Done(std::move(r));
-                    });
+      (void)writer.Submit(std::make_shared<v1::Batch>(batches[i]),
+                          [&, i](absl::StatusOr<BatchWriteResult> r) {
+                            {
+                              absl::MutexLock lock(&order_mu);
+                              order.push_back(static_cast<int>(i));
+                            }
+                            completions.Done(std::move(r));
+                          });
     }
     ASSERT_EQ(sqlite3_exec(other, "COMMIT;", nullptr, nullptr, nullptr),
               SQLITE_OK);
@@ -178,6 +185,49 @@ TEST(BatchWriterTest, AGroupOfChunkedBatchesKeepsItsSpanBound) {
   auto reader = Store::Open(path);
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ((*reader)->LoadCatalog("job")->job.spans, 2);
+}
+
+// The queue is bounded in bytes: with the store locked by another
+// connection nothing commits, so what was submitted stays counted; a batch
+// beyond the bound is refused at once (RESOURCE_EXHAUSTED), and accepted
+// again once the queue has drained.
+TEST(BatchWriterTest, AFullQueueRefusesAndRecovers) {
+  std::string path = TempPath("bounded.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  const std::vector<v1::Batch> batches = AgentBatches(0, 3);
+  const size_t one = batches[0].ByteSizeLong();
+  Completions completions;
+  auto done = [&](absl::StatusOr<BatchWriteResult> r) {
+    completions.Done(std::move(r));
+  };
+  {
+    BatchWriter writer(std::move(*store), 200000, /*max_queue_bytes=*/one + 1);
+    ASSERT_EQ(
+        sqlite3_exec(other, "BEGIN IMMEDIATE;", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    ASSERT_TRUE(
+        writer.Submit(std::make_shared<v1::Batch>(batches[0]), done).ok());
+    EXPECT_EQ(writer.queued_bytes(), one);
+    absl::Status full =
+        writer.Submit(std::make_shared<v1::Batch>(batches[1]), done);
+    EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(full.message(),
+              absl::StrCat("the collector's write queue is full (", one,
+                           " bytes waiting to be committed)"));
+    ASSERT_EQ(sqlite3_exec(other, "COMMIT;", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    ASSERT_TRUE(completions.WaitFor(1)[0].ok());
+    EXPECT_EQ(writer.queued_bytes(), 0u);
+    ASSERT_TRUE(
+        writer.Submit(std::make_shared<v1::Batch>(batches[1]), done).ok());
+    EXPECT_TRUE(completions.WaitFor(2)[1].ok());
+  }
+  sqlite3_close(other);
+  auto reader = Store::Open(path);
+  EXPECT_EQ((*reader)->LoadCatalog("job")->job.spans, 4);  // 2 batches
 }
 
 }  // namespace

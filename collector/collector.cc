@@ -14,9 +14,10 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   if (!store.ok()) return store.status();
 
   std::unique_ptr<Collector> collector(new Collector());
-  collector->writer_ = std::make_unique<BatchWriter>(std::move(*store));
+  collector->writer_ = std::make_unique<BatchWriter>(std::move(*store), 200000,
+                                                     options.max_queue_bytes);
   collector->ingest_ =
-      std::make_unique<IngestService>(collector->writer_.get());
+      std::make_unique<IngestService>(collector->writer_.get(), options.ingest);
   collector->clock_ = std::make_unique<ClockService>();
   collector->control_ = std::make_unique<ControlService>();
   collector->query_ = std::make_unique<QueryService>(options.db_path);
@@ -28,6 +29,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   // same port would silently take half the agents. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  grpc::ResourceQuota quota("meridian-collector");
+  quota.SetMaxThreads(2 * options.ingest.max_streams + 64);
+  builder.SetResourceQuota(quota);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   builder.RegisterService(collector->ingest_.get());
   builder.RegisterService(collector->clock_.get());

@@ -3,6 +3,10 @@
 // BatchWriter. The binary, the integration tests and the benchmark all start
 // it this way.
 //
+// gRPC's threads are capped (a ResourceQuota of 2 per ingest stream allowed,
+// plus 64 for queries and control): calls beyond the cap are refused with
+// RESOURCE_EXHAUSTED rather than starting a thread each.
+//
 // Shutdown(): stops accepting calls, lets calls in flight finish for up to
 // `grace` (then cancels them), commits every batch already received, and
 // closes the store. Batches cancelled before their ack are resent by agents
@@ -30,6 +34,10 @@ struct CollectorOptions {
   bool full_sync = true;
   // Larger messages are refused by gRPC with RESOURCE_EXHAUSTED.
   int max_message_bytes = 64 << 20;
+  // Bytes of batches waiting for the writer (BatchWriter); beyond them,
+  // streams are told to retry (IngestService).
+  size_t max_queue_bytes = 256 << 20;
+  IngestLimits ingest;
 };
 
 class Collector {

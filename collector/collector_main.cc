@@ -16,12 +16,17 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
+                          [--max-streams N] [--max-queue-mib N]
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
   --db PATH           the SQLite store, created if missing (default ./meridian.db)
   --sync full|normal  full (default): an acknowledged batch survives power
                       loss; normal: it survives a crash of the collector
+  --max-streams N     agents' ingest streams served at once (default 256);
+                      more are told to retry later (RESOURCE_EXHAUSTED)
+  --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
+                      beyond it, streams are told to retry later
 SIGTERM or SIGINT: finish what is in flight, commit it, and exit 0.
 )";
 
@@ -33,8 +38,9 @@ int main(int argc, char** argv) {
   // cost showed in profiles of both daemons.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::vector<std::string> args(argv, argv + argc);
-  auto line =
-      meridian::CommandLine::Parse(args, 1, {"listen", "db", "sync"}, {"help"});
+  auto line = meridian::CommandLine::Parse(
+      args, 1, {"listen", "db", "sync", "max-streams", "max-queue-mib"},
+      {"help"});
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
     if (!line.ok())
       fprintf(stderr, "meridian-collector: %s\n",
@@ -53,6 +59,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.full_sync = sync == "full";
+  auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
+  if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
+    fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");
+    return 2;
+  }
+  options.ingest.max_streams = static_cast<int>(*max_streams);
+  auto queue_mib = line->GetInt("max-queue-mib", 256);
+  if (!queue_mib.ok() || *queue_mib < 1 || *queue_mib > (1 << 20)) {
+    fprintf(stderr,
+            "meridian-collector: --max-queue-mib must be 1 to 1048576\n");
+    return 2;
+  }
+  options.max_queue_bytes = static_cast<size_t>(*queue_mib) << 20;
 
   // Logs go to stderr; stdout carries only the "listening on" line.
   spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-collector"));

@@ -25,6 +25,7 @@ struct StreamState {
   std::deque<std::shared_ptr<Pending>> pending ABSL_GUARDED_BY(mu);
   bool reading_done ABSL_GUARDED_BY(mu) = false;
   absl::Status failure ABSL_GUARDED_BY(mu);
+  int64_t batches_read ABSL_GUARDED_BY(mu) = 0;
 
   bool AckReady() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return (!pending.empty() && pending.front()->ready) ||
@@ -32,22 +33,57 @@ struct StreamState {
   }
 };
 
+grpc::Status Exhausted(grpc::ServerContext* context, int retry_after_ms,
+                       const std::string& why) {
+  context->AddTrailingMetadata("retry-after-ms",
+                               std::to_string(retry_after_ms));
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      why + "; retry in " + std::to_string(retry_after_ms) +
+                          " ms (unacknowledged batches are resent)");
+}
+
 }  // namespace
 
 grpc::Status IngestService::Stream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) {
+  if (streams_.fetch_add(1) >= limits_.max_streams) {
+    streams_.fetch_sub(1);
+    counters_.streams_refused++;
+    return Exhausted(context, limits_.retry_after_ms,
+                     "the collector serves at most " +
+                         std::to_string(limits_.max_streams) +
+                         " ingest streams at once");
+  }
+  struct Leave {
+    std::atomic<int>* streams;
+    ~Leave() { streams->fetch_sub(1); }
+  } leave{&streams_};
   auto state = std::make_shared<StreamState>();
   const std::string peer = context->peer();
+  const absl::Duration idle_timeout = limits_.idle_timeout;
+  IngestCounters* counters = &counters_;
 
-  // Writes acks in arrival order as they become ready.
-  std::thread acker([state, stream, context] {
+  // Writes acks in arrival order as they become ready; cancels the stream
+  // if it sends nothing for idle_timeout while nothing awaits an ack.
+  std::thread acker([state, stream, context, idle_timeout, counters] {
     bool client_gone = false;
     while (true) {
       std::shared_ptr<Pending> next;
       {
         absl::MutexLock lock(&state->mu);
-        state->mu.Await(absl::Condition(state.get(), &StreamState::AckReady));
+        const int64_t read_before = state->batches_read;
+        if (!state->mu.AwaitWithTimeout(
+                absl::Condition(state.get(), &StreamState::AckReady),
+                idle_timeout)) {
+          if (state->batches_read == read_before && state->pending.empty()) {
+            counters->streams_idle++;
+            context->TryCancel();  // the reader's Read returns false
+            state->mu.Await(
+                absl::Condition(state.get(), &StreamState::AckReady));
+          }
+          if (!state->AckReady()) continue;
+        }
         if (state->pending.empty()) return;
         next = state->pending.front();
         state->pending.pop_front();
@@ -61,6 +97,7 @@ grpc::Status IngestService::Stream(
     }
   });
 
+  bool overloaded = false;
   while (true) {
     auto batch = std::make_shared<v1::Batch>();
     if (!stream->Read(batch.get())) break;
@@ -69,6 +106,14 @@ grpc::Status IngestService::Stream(
     pending->ack.set_batch_seq(batch->batch_seq());
     {
       absl::MutexLock lock(&state->mu);
+      ++state->batches_read;
+      // A client that does not read its acks holds at most max_in_flight
+      // batches here: the stream is not read further until one is answered.
+      const size_t limit = limits_.max_in_flight;
+      auto room = [&state, limit]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
+        return state->pending.size() < limit || !state->failure.ok();
+      };
+      state->mu.Await(absl::Condition(&room));
       if (!state->failure.ok()) break;
       state->pending.push_back(pending);
     }
@@ -93,7 +138,7 @@ grpc::Status IngestService::Stream(
       pending->ack.set_spans_invalid(repairs.spans_dropped);
       pending->ack.set_error(repairs.first_problem);
     }
-    writer_->Submit(
+    absl::Status queued = writer_->Submit(
         batch,
         [this, state, pending](absl::StatusOr<BatchWriteResult> result) {
           if (result.ok()) {
@@ -119,12 +164,25 @@ grpc::Status IngestService::Stream(
           pending->ready = true;
         },
         std::move(decoded));
+    if (!queued.ok()) {
+      // No room: this batch gets no ack; the stream ends once the batches
+      // before it are answered, and the agent resends it later.
+      counters_.batches_deferred++;
+      absl::MutexLock lock(&state->mu);
+      state->pending.pop_back();
+      overloaded = true;
+      break;
+    }
   }
   {
     absl::MutexLock lock(&state->mu);
     state->reading_done = true;
   }
   acker.join();
+  if (overloaded) {
+    return Exhausted(context, limits_.retry_after_ms,
+                     "the collector's write queue is full");
+  }
   absl::MutexLock lock(&state->mu);
   if (!state->failure.ok()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,

@@ -6,28 +6,50 @@
 // RESULT_DUPLICATE once committed. Acks are written in the order the batches
 // arrived. If a commit fails, the stream ends with UNAVAILABLE and no ack for
 // what failed, so the agent resends it on a new stream.
+//
+// Bounded (IngestLimits): at most `max_streams` streams at once (more end at
+// once with RESOURCE_EXHAUSTED); at most `max_in_flight` batches of a
+// stream awaiting their ack (the stream is not read further until one is
+// answered, so a client that ignores acks holds only its own window); a
+// stream that sends nothing for `idle_timeout` is cancelled; a batch the
+// writer's queue has no room for ends the stream with RESOURCE_EXHAUSTED.
+// Each RESOURCE_EXHAUSTED carries trailing metadata `retry-after-ms`: the
+// agent waits that long before its next stream (nothing is lost: what was
+// not acknowledged is resent).
 #ifndef MERIDIAN_COLLECTOR_INGEST_SERVICE_H_
 #define MERIDIAN_COLLECTOR_INGEST_SERVICE_H_
 
 #include <atomic>
 #include <cstdint>
 
+#include "absl/time/time.h"
 #include "collector/batch_writer.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 
 namespace meridian {
+
+struct IngestLimits {
+  int max_streams = 256;
+  size_t max_in_flight = 128;
+  absl::Duration idle_timeout = absl::Seconds(60);
+  int retry_after_ms = 1000;
+};
 
 struct IngestCounters {
   std::atomic<int64_t> batches_stored{0};
   std::atomic<int64_t> batches_duplicate{0};
   std::atomic<int64_t> batches_rejected{0};
   std::atomic<int64_t> spans_stored{0};
-  std::atomic<int64_t> spans_invalid{0};  // dropped one by one (span_rules.h)
+  std::atomic<int64_t> spans_invalid{0};    // dropped one by one (span_rules.h)
+  std::atomic<int64_t> streams_refused{0};  // over max_streams
+  std::atomic<int64_t> streams_idle{0};     // cancelled: idle_timeout
+  std::atomic<int64_t> batches_deferred{0};  // the writer's queue was full
 };
 
 class IngestService final : public v1::Ingest::Service {
  public:
-  explicit IngestService(BatchWriter* writer) : writer_(writer) {}
+  explicit IngestService(BatchWriter* writer, IngestLimits limits = {})
+      : writer_(writer), limits_(limits) {}
 
   grpc::Status Stream(
       grpc::ServerContext* context,
@@ -37,6 +59,8 @@ class IngestService final : public v1::Ingest::Service {
 
  private:
   BatchWriter* writer_;
+  const IngestLimits limits_;
+  std::atomic<int> streams_{0};
   IngestCounters counters_;
 };
 

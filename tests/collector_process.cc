@@ -12,7 +12,12 @@ namespace meridian {
 
 absl::StatusOr<CollectorProcess> CollectorProcess::Start(
     const std::string& binary, const std::string& db_path,
-    const std::string& listen) {
+    const std::string& listen, const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {binary, "--listen", listen, "--db", db_path};
+  args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   int out[2];
   if (pipe(out) != 0) return absl::InternalError("pipe failed");
   pid_t pid = fork();
@@ -21,8 +26,7 @@ absl::StatusOr<CollectorProcess> CollectorProcess::Start(
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    execl(binary.c_str(), binary.c_str(), "--listen", listen.c_str(), "--db",
-          db_path.c_str(), static_cast<char*>(nullptr));
+    execv(binary.c_str(), argv.data());
     _exit(127);
   }
   close(out[1]);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -17,10 +18,12 @@ namespace meridian {
 
 class CollectorProcess {
  public:
-  // `listen` is HOST:PORT; port 0 picks a free one.
+  // `listen` is HOST:PORT; port 0 picks a free one. `flags` are passed
+  // after --listen and --db.
   static absl::StatusOr<CollectorProcess> Start(
       const std::string& binary, const std::string& db_path,
-      const std::string& listen = "127.0.0.1:0");
+      const std::string& listen = "127.0.0.1:0",
+      const std::vector<std::string>& flags = {});
   CollectorProcess(CollectorProcess&& other) noexcept;
   ~CollectorProcess();
 

@@ -377,6 +377,62 @@ TEST_F(IntegrationTest, BadInputCostsOnlyItselfAndNothingStoredChanges) {
   EXPECT_EQ((*jobs)[1].spans, 6 * (1 + kSyntheticSpansPerStep * 20));
 }
 
+// A collector serving at most one ingest stream: a second is told at once
+// to retry later (RESOURCE_EXHAUSTED with retry-after-ms), and the agent's
+// client reads how long; once the first ends, sending works again and
+// nothing is lost.
+TEST(IngestLimitsTest, StreamsBeyondTheCapAreToldToRetryLater) {
+  const std::string db = std::string(getenv("TEST_TMPDIR")) + "/capped.db";
+  auto collector =
+      CollectorProcess::Start(Runfile("collector/meridian-collector"), db,
+                              "127.0.0.1:0", {"--max-streams", "1"});
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = Connect(collector->address());
+  auto ingest = v1::Ingest::NewStub(channel);
+  BatchBuilder builder("holder");
+  int p = builder.DeclareProcess({"capped", "host", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "held", 1700000000000000000, 10);
+  const v1::Batch held = builder.Take();
+
+  grpc::ClientContext first_context;
+  auto first = ingest->Stream(&first_context);
+  ASSERT_TRUE(first->Write(held));
+  v1::Ack ack;
+  ASSERT_TRUE(first->Read(&ack));  // the stream is being served
+  EXPECT_EQ(ack.result(), v1::Ack::RESULT_STORED);
+
+  grpc::ClientContext second_context;
+  auto second = ingest->Stream(&second_context);
+  second->WritesDone();
+  EXPECT_FALSE(second->Read(&ack));
+  grpc::Status refused = second->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error_message(),
+            "the collector serves at most 1 ingest streams at once; retry in "
+            "1000 ms (unacknowledged batches are resent)");
+  const auto& trailers = second_context.GetServerTrailingMetadata();
+  ASSERT_EQ(trailers.count("retry-after-ms"), 1u);
+  EXPECT_EQ(std::string(trailers.find("retry-after-ms")->second.data(),
+                        trailers.find("retry-after-ms")->second.size()),
+            "1000");
+
+  IngestClient client(channel);
+  SendOptions once;
+  once.max_streams = 1;
+  EXPECT_FALSE(client.SendAll({held}, once).ok());
+  EXPECT_EQ(client.retry_after_ms(), 1000);
+
+  first->WritesDone();
+  EXPECT_FALSE(first->Read(&ack));
+  ASSERT_TRUE(first->Finish().ok());
+  auto sent = client.SendAll({held}, once);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->duplicate, 1);  // stored once, on the first stream
+  EXPECT_EQ(client.retry_after_ms(), 0);
+  ASSERT_EQ(WEXITSTATUS(collector->Terminate()), 0);
+}
+
 // Two nodes whose clocks are 1 ms ahead and 2 ms behind the collector's,
 // as their clock models say: raw, rank 1 leaves a barrier 2.8 ms before
 // rank 0 enters it; on the collector's clock the trace is the true one.
