@@ -11,6 +11,21 @@ constexpr size_t kKeptApplied = 64;  // per agent
 constexpr absl::Duration kDefaultTimeout = absl::Seconds(10);
 constexpr absl::Duration kMaxTimeout = absl::Seconds(600);
 constexpr absl::Duration kForgetAgent = absl::Minutes(10);
+// Bounds on what a client may ask (a fake agent polling "every 2^32 ms"
+// stayed live for months; one 5 MB job name broke every agent's polling).
+constexpr size_t kMaxNameBytes = 256;  // job, agent id, node
+constexpr size_t kMaxAgents = 10000;
+constexpr absl::Duration kMinPoll = absl::Milliseconds(100);
+constexpr absl::Duration kMaxPoll = absl::Seconds(60);
+constexpr uint32_t kMaxSteps = 1000000;
+constexpr uint32_t kMaxSeconds = 86400;
+
+grpc::Status TooLong(const char* what, size_t bytes) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      std::string(what) + " is " + std::to_string(bytes) +
+                          " bytes; at most " + std::to_string(kMaxNameBytes) +
+                          " are allowed");
+}
 
 }  // namespace
 
@@ -35,9 +50,16 @@ grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
   if (request->job().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no job given");
   }
+  if (request->job().size() > kMaxNameBytes) {
+    return TooLong("the job name", request->job().size());
+  }
   if ((request->steps() > 0) == (request->seconds() > 0)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "give one of steps and seconds");
+  }
+  if (request->steps() > kMaxSteps || request->seconds() > kMaxSeconds) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "at most 1000000 steps or 86400 seconds");
   }
   const absl::Duration timeout =
       request->timeout_ms() == 0
@@ -85,6 +107,12 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext*,
   if (request->agent_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no agent id");
   }
+  if (request->agent_id().size() > kMaxNameBytes) {
+    return TooLong("the agent id", request->agent_id().size());
+  }
+  if (request->node().size() > kMaxNameBytes) {
+    return TooLong("the node name", request->node().size());
+  }
   absl::MutexLock lock(&mutex_);
   const absl::Time now = absl::Now();
   // Forgotten: agents silent for 10 minutes, or for 3 of their own polls
@@ -96,11 +124,21 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext*,
              : std::next(it);
   }
   const bool known = agents_.count(request->agent_id()) > 0;
+  if (!known && agents_.size() >= kMaxAgents) {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "the collector follows at most 10000 agents");
+  }
   Agent& agent = agents_[request->agent_id()];
   agent.node = request->node();
   agent.last_poll = now;
-  agent.poll_interval = absl::Milliseconds(request->poll_ms());
-  for (const v1::PollRequest::Applied& applied : request->applied()) {
+  agent.poll_interval =
+      std::clamp(absl::Milliseconds(request->poll_ms()), kMinPoll, kMaxPoll);
+  // Only the latest kKeptApplied answers matter; a request with millions
+  // costs no more than that.
+  const int applied_count = request->applied_size();
+  for (int i = std::max(0, applied_count - static_cast<int>(kKeptApplied));
+       i < applied_count; ++i) {
+    const v1::PollRequest::Applied& applied = request->applied(i);
     agent.applied[applied.id()] = applied.processes();
   }
   while (agent.applied.size() > kKeptApplied) {

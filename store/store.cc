@@ -18,7 +18,27 @@ namespace {
 // Version 3: spans are stored as columnar chunks (wire/span_chunk.h), one
 // row per chunk. Version 2 (a row per span) and earlier are refused with a
 // message: their spans would have to be rewritten.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
+
+// Version 3 kept one clock model per (node, reference_ns), whoever sent it;
+// version 4 keys them by the agent that sent them and records which agents
+// delivered each job's spans. A version 3 store is upgraded in place.
+constexpr const char* kUpgrade3To4 = R"sql(
+BEGIN IMMEDIATE;
+CREATE TABLE agent_clock_models(
+  agent TEXT NOT NULL, node INTEGER NOT NULL, reference_ns INTEGER NOT NULL,
+  offset_ns INTEGER NOT NULL, drift_ppb INTEGER NOT NULL,
+  uncertainty_ns INTEGER NOT NULL,
+  PRIMARY KEY(agent, node, reference_ns)) WITHOUT ROWID;
+INSERT INTO agent_clock_models SELECT agent, node, reference_ns, offset_ns,
+  drift_ppb, uncertainty_ns FROM clock_models;
+DROP TABLE clock_models;
+CREATE TABLE job_agents(
+  job INTEGER NOT NULL, agent TEXT NOT NULL,
+  PRIMARY KEY(job, agent)) WITHOUT ROWID;
+UPDATE meta SET value=4 WHERE key='schema_version';
+COMMIT;
+)sql";
 
 // Spans of one track go into chunks of at most this many.
 constexpr size_t kStoreChunkSpans = 8192;
@@ -47,11 +67,14 @@ CREATE TABLE IF NOT EXISTS ops(
 CREATE TABLE IF NOT EXISTS batches(
   agent TEXT NOT NULL, seq INTEGER NOT NULL, spans INTEGER NOT NULL,
   stored_at_ns INTEGER NOT NULL, PRIMARY KEY(agent, seq)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS clock_models(
-  node INTEGER NOT NULL, reference_ns INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS agent_clock_models(
+  agent TEXT NOT NULL, node INTEGER NOT NULL, reference_ns INTEGER NOT NULL,
   offset_ns INTEGER NOT NULL, drift_ppb INTEGER NOT NULL,
-  uncertainty_ns INTEGER NOT NULL, agent TEXT NOT NULL,
-  PRIMARY KEY(node, reference_ns)) WITHOUT ROWID;
+  uncertainty_ns INTEGER NOT NULL,
+  PRIMARY KEY(agent, node, reference_ns)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS job_agents(
+  job INTEGER NOT NULL, agent TEXT NOT NULL,
+  PRIMARY KEY(job, agent)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunks(
   id INTEGER PRIMARY KEY, job INTEGER NOT NULL, track INTEGER NOT NULL,
   first_start INTEGER NOT NULL, max_end INTEGER NOT NULL,
@@ -265,6 +288,17 @@ absl::Status Store::RefuseOlderVersion() {
   }
   sqlite3_finalize(stmt);  // no meta table yet: a new store
   if (version == 0 || version == kSchemaVersion) return absl::OkStatus();
+  if (version == 3) {
+    absl::Status status = Exec(kUpgrade3To4);
+    if (!status.ok()) {
+      Exec("ROLLBACK;").IgnoreError();
+      return absl::FailedPreconditionError(absl::StrCat(
+          path_, " has store schema version 3; upgrading it to 4 failed (",
+          status.message(),
+          "). Open it once with a collector, which may write it"));
+    }
+    return absl::OkStatus();
+  }
   if (version < kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
         path_, " has store schema version ", version,
@@ -372,6 +406,7 @@ absl::Status Store::WriteOne(const v1::Batch& batch,
   if (!process.ok()) return process.status();
   auto track_id = StoreTracks(batch, *process, *string_id);
   if (!track_id.ok()) return track_id.status();
+  if (absl::Status s = RecordJobAgents(batch, *process); !s.ok()) return s;
   auto by_track = SpansByTrack(batch, decoded, *string_id);
   if (!by_track.ok()) return by_track.status();
 
@@ -412,15 +447,16 @@ absl::Status Store::StoreClockModel(const v1::Batch& batch) {
   auto node = InternString(batch.strings(clock.node()));
   if (!node.ok()) return node.status();
   auto insert = Prepare(
-      "INSERT OR IGNORE INTO clock_models VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+      "INSERT OR IGNORE INTO agent_clock_models VALUES(?1, ?2, ?3, ?4, ?5, "
+      "?6)");
   if (!insert.ok()) return insert.status();
   const int rc = (*insert)
-                     ->Bind(1, *node)
-                     .Bind(2, clock.reference_ns())
-                     .Bind(3, clock.offset_ns())
-                     .Bind(4, clock.drift_ppb())
-                     .Bind(5, clock.uncertainty_ns())
-                     .Bind(6, batch.agent_id())
+                     ->Bind(1, batch.agent_id())
+                     .Bind(2, *node)
+                     .Bind(3, clock.reference_ns())
+                     .Bind(4, clock.offset_ns())
+                     .Bind(5, clock.drift_ppb())
+                     .Bind(6, clock.uncertainty_ns())
                      .Step();
   (*insert)->Reset();
   if (rc != SQLITE_DONE) return Fail("storing a clock model failed");
@@ -775,19 +811,19 @@ absl::StatusOr<JobCatalog> Store::LoadCatalog(const std::string& job_name) {
   auto jobs = ListJobs();
   if (!jobs.ok()) return jobs.status();
   JobCatalog catalog;
-  std::vector<std::string> names;
   bool found = false;
   for (JobInfo& job : *jobs) {
-    names.push_back(job.name);
     if (job.name == job_name) {
       catalog.job = std::move(job);
       found = true;
     }
   }
+  // The message names no other job: the asker may not be allowed to know
+  // of them (docs/security.md).
   if (!found) {
-    return absl::NotFoundError(absl::StrCat(
-        "no job \"", job_name, "\" in store ", path_, "; jobs: ",
-        names.empty() ? std::string("(none)") : absl::StrJoin(names, ", ")));
+    return absl::NotFoundError(
+        absl::StrCat("no job \"", job_name, "\" in store ", path_,
+                     " (`meridian jobs` lists the stored jobs)"));
   }
 
   auto processes = Prepare(
@@ -1031,14 +1067,35 @@ absl::StatusOr<int64_t> Store::FileBytes() {
   return total;
 }
 
+absl::Status Store::RecordJobAgents(const v1::Batch& batch,
+                                    const std::vector<ProcessRef>& processes) {
+  auto insert = Prepare("INSERT OR IGNORE INTO job_agents VALUES(?1, ?2)");
+  if (!insert.ok()) return insert.status();
+  int64_t last_job = -1;
+  for (const ProcessRef& process : processes) {
+    if (process.job.id == last_job) continue;
+    last_job = process.job.id;
+    const int rc =
+        (*insert)->Bind(1, process.job.id).Bind(2, batch.agent_id()).Step();
+    (*insert)->Reset();
+    if (rc != SQLITE_DONE) return Fail("recording a job's agent failed");
+  }
+  return absl::OkStatus();
+}
+
+// Only the models of agents that delivered spans of the job: another job's
+// agent cannot move this job's timeline (docs/security.md). A job stored
+// before version 4 has no such record and uses every model of the node.
 absl::StatusOr<std::vector<NodeClockModel>> Store::LoadClockModels(
-    const std::string& node) {
+    const std::string& node, int64_t job_id) {
   auto select = Prepare(
       "SELECT c.reference_ns, c.offset_ns, c.drift_ppb, c.uncertainty_ns "
-      "FROM clock_models c JOIN strings s ON s.id=c.node WHERE s.s=?1 "
+      "FROM agent_clock_models c JOIN strings s ON s.id=c.node WHERE s.s=?1 "
+      "AND (c.agent IN (SELECT agent FROM job_agents WHERE job=?2) OR NOT "
+      "EXISTS (SELECT 1 FROM job_agents WHERE job=?2)) "
       "ORDER BY c.reference_ns");
   if (!select.ok()) return select.status();
-  (*select)->Bind(1, node);
+  (*select)->Bind(1, node).Bind(2, job_id);
   std::vector<NodeClockModel> models;
   int rc;
   while ((rc = (*select)->Step()) == SQLITE_ROW) {

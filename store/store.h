@@ -12,8 +12,11 @@
 //        (wire/span_chunk.h), indexed by (job, first_start); times relative
 //        to the job's epoch_ns. A scan reads only the chunks whose time,
 //        step and track bounds meet its range, and merges them in time order.
-//   clock_models(node, reference_ns, offset_ns, drift_ppb, uncertainty_ns,
-//        agent)  every clock model a node's batches carried, once each
+//   agent_clock_models(agent, node, reference_ns, offset_ns, drift_ppb,
+//        uncertainty_ns)  every clock model an agent's batches carried for
+//        a node, once each
+//   job_agents(job, agent)  which agents delivered spans of each job: a
+//        job's timeline uses only their clock models
 //
 // Threading: a Store is a single SQLite connection, used by one thread at a
 // time (the collector's BatchWriter owns the writing one). Open() more Stores
@@ -212,10 +215,10 @@ class Store {
                     const std::function<bool(const StoredSpan&)>& visit,
                     ScanStats* stats = nullptr);
 
-  // Every clock model stored for `node`, by ascending reference_ns; empty if
-  // none.
+  // Every clock model stored for `node` by an agent that delivered spans of
+  // job `job_id`, by ascending reference_ns; empty if none.
   absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
-      const std::string& node);
+      const std::string& node, int64_t job_id);
 
   // Size of the database file plus its WAL, in bytes.
   absl::StatusOr<int64_t> FileBytes();
@@ -236,7 +239,8 @@ class Store {
                         BatchWriteResult* result);
   // Records (agent, seq); false if it was recorded before (a duplicate).
   absl::StatusOr<bool> RecordBatch(const v1::Batch& batch);
-  // Stores the batch's clock model, if any, once per (node, reference_ns).
+  // Stores the batch's clock model, if any, once per (agent, node,
+  // reference_ns).
   absl::Status StoreClockModel(const v1::Batch& batch);
   // The store's id of each of the batch's strings.
   absl::StatusOr<std::vector<int64_t>> InternStrings(const v1::Batch& batch);
@@ -253,6 +257,9 @@ class Store {
   // The store's process (and its job) of each of the batch's processes.
   absl::StatusOr<std::vector<ProcessRef>> StoreProcesses(
       const v1::Batch& batch, const std::vector<int64_t>& string_id);
+  // Records that the batch's agent delivered spans of each of its jobs.
+  absl::Status RecordJobAgents(const v1::Batch& batch,
+                               const std::vector<ProcessRef>& processes);
   // The store's track id of each of the batch's tracks.
   absl::StatusOr<std::vector<int64_t>> StoreTracks(
       const v1::Batch& batch, const std::vector<ProcessRef>& process,

@@ -247,7 +247,8 @@ TEST(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
   ASSERT_TRUE(catalog.ok());
   EXPECT_EQ(catalog->job.spans, 3);
   EXPECT_EQ((*store)->LoadCatalog("job-b").status().message(),
-            "no job \"job-b\" in store " + path + "; jobs: job-a");
+            "no job \"job-b\" in store " + path +
+                " (`meridian jobs` lists the stored jobs)");
 }
 
 TEST(StoreTest, ASnapshotHidesWhatIsCommittedAfterIt) {
@@ -355,10 +356,10 @@ TEST(StoreTest, AReadOnlyStoreRefusesWritesNamingTheStore) {
 // A batch of agent `agent` carrying clock model (reference, offset) of
 // `node`.
 v1::Batch ClockBatch(const std::string& agent, uint64_t seq,
-                     const std::string& node, int64_t reference,
-                     int64_t offset) {
+                     const std::string& node, int64_t reference, int64_t offset,
+                     const std::string& job = "job-c") {
   BatchBuilder builder(agent, seq);
-  int p = builder.DeclareProcess({"job-c", node, 0, 0, 7});
+  int p = builder.DeclareProcess({job, node, 0, 0, 7});
   int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
   builder.AddSpan(t, v1::CATEGORY_USER, "step", reference, 10);
   const uint32_t node_index = builder.String(node);
@@ -371,6 +372,9 @@ v1::Batch ClockBatch(const std::string& agent, uint64_t seq,
   clock->set_uncertainty_ns(40);
   return batch;
 }
+
+// A job id with no recorded agents: every model of the node applies.
+constexpr int64_t kAnyJob = 999;
 
 TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
   auto store = Store::Open(TempPath("clocks.db"));
@@ -385,7 +389,7 @@ TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
   ASSERT_TRUE((*store)
                   ->Write({&batches[0], &batches[1], &batches[2], &batches[3]})
                   .ok());
-  auto a = (*store)->LoadClockModels("a");
+  auto a = (*store)->LoadClockModels("a", kAnyJob);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_EQ(a->size(), 2u);
   EXPECT_EQ((*a)[0].reference_ns, kT + 1000);
@@ -394,13 +398,69 @@ TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
   EXPECT_EQ((*a)[0].uncertainty_ns, 40);
   EXPECT_EQ((*a)[1].reference_ns, kT + 2000);
   EXPECT_EQ((*a)[1].offset_ns, -700);
-  auto b = (*store)->LoadClockModels("b");
+  auto b = (*store)->LoadClockModels("b", kAnyJob);
   ASSERT_TRUE(b.ok());
   ASSERT_EQ(b->size(), 1u);
   EXPECT_EQ((*b)[0].offset_ns, 900);
-  auto none = (*store)->LoadClockModels("c");
+  auto none = (*store)->LoadClockModels("c", kAnyJob);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// Before: one batch of another job (another agent) carrying a 5 s offset
+// for node n1 rewrote the timeline of a job stored earlier on n1.
+TEST(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
+  const std::string path = TempPath("clock-tenants.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<v1::Batch> batches = {
+      ClockBatch("agent-a", 1, "n1", kT + 1000, -500, "job-a"),
+      ClockBatch("intruder", 1, "n1", kT + 1000, 5000000000, "job-b"),
+      ClockBatch("intruder", 2, "n1", kT + 3000, 5000000000, "job-b")};
+  ASSERT_TRUE((*store)->Write({&batches[0], &batches[1], &batches[2]}).ok());
+  const int64_t job_a = (*store)->LoadCatalog("job-a")->job.id;
+  const int64_t job_b = (*store)->LoadCatalog("job-b")->job.id;
+  auto a = (*store)->LoadClockModels("n1", job_a);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->size(), 1u);
+  EXPECT_EQ((*a)[0].offset_ns, -500);
+  auto b = (*store)->LoadClockModels("n1", job_b);
+  ASSERT_EQ(b->size(), 2u);
+  EXPECT_EQ((*b)[0].offset_ns, 5000000000);
+}
+
+// A version 3 store (clock models keyed by node only) is upgraded in
+// place: its models are kept, now under the agent that sent them.
+TEST(StoreTest, UpgradesAVersion3Store) {
+  const std::string path = TempPath("v3.db");
+  {
+    auto store = Store::Open(path);
+    std::vector<v1::Batch> batches = {
+        ClockBatch("agent-a", 1, "a", kT + 1000, -500)};
+    ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE clock_models(node INTEGER NOT NULL, "
+                         "reference_ns INTEGER NOT NULL, offset_ns INTEGER NOT "
+                         "NULL, drift_ppb INTEGER NOT NULL, uncertainty_ns "
+                         "INTEGER NOT NULL, agent TEXT NOT NULL, PRIMARY "
+                         "KEY(node, reference_ns)) WITHOUT ROWID;"
+                         "INSERT INTO clock_models SELECT node, reference_ns, "
+                         "offset_ns, drift_ppb, uncertainty_ns, agent FROM "
+                         "agent_clock_models;"
+                         "DROP TABLE agent_clock_models; DROP TABLE job_agents;"
+                         "UPDATE meta SET value=3 WHERE key='schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto models = (*store)->LoadClockModels("a", kAnyJob);
+  ASSERT_TRUE(models.ok()) << models.status();
+  ASSERT_EQ(models->size(), 1u);
+  EXPECT_EQ((*models)[0].offset_ns, -500);
 }
 
 TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
@@ -419,7 +479,7 @@ TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string message =
       path +
       " has store schema version 2 (one row per span, Meridian before "
-      "chunked storage); this Meridian reads version 3. Read it with the "
+      "chunked storage); this Meridian reads version 4. Read it with the "
       "Meridian that wrote it (meridian export), or give this collector a "
       "new --db file";
   EXPECT_EQ(Store::Open(path).status().message(), message);

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Every Meridian test: installs what is missing, builds, runs `bazel test //...`
 # (unit tests beside the code, the integration test and the CLI test under
-# tests/), tests/layering.sh (the folders' dependencies) and
-# tests/shared_node_test.sh (two users on one node), and ends with a
-# "N passed, N failed" line. Tests that need the
-# CUDA toolkit are skipped without one (and counted as skipped); tests that
-# need a GPU are in tests/gpu/run.sh.
+# tests/), tests/layering.sh (the folders' dependencies),
+# tests/shared_node_test.sh (two users on one node) and
+# tests/deploy_files_test.sh (the service files under deploy/), and ends with
+# a "N passed, N failed" line. Tests that need the CUDA toolkit are skipped
+# without one (and counted as skipped); tests that need a GPU are in
+# tests/gpu/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/dependencies.sh
@@ -32,6 +33,13 @@ fi
 # outside bazel's sandbox (docs/security.md).
 total=$((total + 1))
 if ! ./tests/shared_node_test.sh; then
+  failed=$((failed + 1))
+  status=1
+fi
+# The deployment files (deploy/systemd, deploy/slurm, deploy/kubernetes),
+# checked without a cluster, with the agent bazel built above.
+total=$((total + 1))
+if ! ./tests/deploy_files_test.sh; then
   failed=$((failed + 1))
   status=1
 fi

@@ -202,5 +202,29 @@ TEST_F(TraceRelayTest, RefusesRequestsWithoutAJobOrWithoutOneWindow) {
   EXPECT_EQ(Request("train", 2).unanswered(), 0u);
 }
 
+// Bounds on what a client may ask: one huge job name in an order used to
+// break every agent's polling.
+TEST_F(TraceRelayTest, RefusesOversizedNamesAndWindows) {
+  grpc::Status status;
+  Request(std::string(1 << 20, 'j'), 1, 100, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "the job name is 1048576 bytes; at most 256 are allowed");
+  Request("job", 2000000, 100, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "at most 1000000 steps or 86400 seconds");
+  grpc::ClientContext context;
+  v1::PollRequest request;
+  request.set_agent_id(std::string(300, 'a'));
+  request.set_poll_ms(UINT32_MAX);
+  v1::PollReply reply;
+  status = stub_->PollTrace(&context, request, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "the agent id is 300 bytes; at most 256 are allowed");
+  // The service still serves: no order was made by the refused requests.
+  EXPECT_EQ(Poll("a", 0).latest(), 0u);
+}
+
 }  // namespace
 }  // namespace meridian

@@ -56,7 +56,7 @@ absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
     node_of_process[p.id] = it->second;
   }
   for (Node& node : nodes_) {
-    auto models = store.LoadClockModels(node.name);
+    auto models = store.LoadClockModels(node.name, catalog.job.id);
     if (!models.ok()) return models.status();
     node.timeline = ClockTimeline(std::move(*models));
   }
