@@ -27,6 +27,8 @@ constexpr char kUsage[] =
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
                       [--control-poll-ms N] [--max-connections N]
                       [--idle-timeout-ms N] [--allow-group GROUP]
+                      [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
+                      [--token-file FILE]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
@@ -35,6 +37,12 @@ records and streams them to the collector; spools to disk only what the
 collector has not acknowledged in time (docs/agent.md: durability).
 
   --collector        the collector (default $MERIDIAN_COLLECTOR)
+  --tls-ca           TLS to the collector: the CA of its certificate
+                     (default $MERIDIAN_TLS_CA; none: no TLS)
+  --tls-cert         this agent's certificate and key, for a collector that
+  --tls-key          requires them (default $MERIDIAN_TLS_CERT, _KEY)
+  --token-file       a file (mode 0600) holding the token the collector
+                     asks for (default $MERIDIAN_TOKEN, $MERIDIAN_TOKEN_FILE)
   --socket           default $MERIDIAN_AGENT_SOCKET, else
                      $XDG_RUNTIME_DIR/meridian/agent.sock, else
                      /run/user/UID/meridian/agent.sock, else
@@ -133,10 +141,27 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   auto flags = meridian::CommandLine::Parse(
       args, 1,
-      {"collector", "socket", "spool", "node", "spool-max-bytes", "drain-ms",
-       "max-drain-ms", "ack-window", "nice", "timeout", "clock-sync-ms",
-       "clock-offset-ns", "clock-drift-ppm", "control-poll-ms",
-       "max-connections", "idle-timeout-ms", "allow-group"},
+      {"collector",
+       "socket",
+       "spool",
+       "node",
+       "spool-max-bytes",
+       "drain-ms",
+       "max-drain-ms",
+       "ack-window",
+       "nice",
+       "timeout",
+       "clock-sync-ms",
+       "clock-offset-ns",
+       "clock-drift-ppm",
+       "control-poll-ms",
+       "max-connections",
+       "idle-timeout-ms",
+       "allow-group",
+       "tls-ca",
+       "tls-cert",
+       "tls-key",
+       "token-file"},
       {"exit-when-idle", "status", "flush", "help", "sched-batch"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -158,6 +183,18 @@ int main(int argc, char** argv) {
   }
   options.collector = flags->Get("collector", Env("MERIDIAN_COLLECTOR"));
   if (options.collector.empty()) return Usage("--collector is required");
+  options.security.tls_ca_file = flags->Get("tls-ca", "");
+  options.security.tls_cert_file = flags->Get("tls-cert", "");
+  options.security.tls_key_file = flags->Get("tls-key", "");
+  if (flags->Has("token-file")) {
+    auto token = meridian::ReadTokenFile(flags->Get("token-file"));
+    if (!token.ok()) return Usage(std::string(token.status().message()));
+    options.security.token = *token;
+  }
+  if (absl::Status s = meridian::AddSecurityFromEnvironment(&options.security);
+      !s.ok()) {
+    return Usage(std::string(s.message()));
+  }
   std::string default_spool = Env("MERIDIAN_SPOOL");
   if (default_spool.empty()) {
     default_spool = meridian::DirOf(options.socket) + "/spool";

@@ -80,8 +80,10 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
     spdlog::error("spool file set aside as .corrupt, its spans lost: {}", what);
   }
   int wake = agent->wake_fd_;
-  auto channel = grpc::CreateChannel(agent->options_.collector,
-                                     grpc::InsecureChannelCredentials());
+  auto made =
+      ClientChannel(agent->options_.collector, agent->options_.security);
+  if (!made.ok()) return made.status();
+  std::shared_ptr<grpc::Channel> channel = *made;
   agent->clock_sync_ = std::make_unique<ClockSync>(
       channel, agent->options_.clock_skew, agent->options_.clock_sync_ms);
   agent->relay_ = std::make_unique<TraceRelay>(
@@ -183,7 +185,9 @@ void NodeAgent::Accept() {
     gid_t gid = 0;
     pid_t pid = 0;
     if (!PeerCredentials(fd, &uid, &gid, &pid) ||
-        !PeerAllowed(geteuid(), options_.shared_gid, uid, gid)) {
+        !PeerAllowed(geteuid(), options_.shared_gid, uid, gid,
+                     options_.shared_gid != static_cast<gid_t>(-1) &&
+                         PeerInGroup(fd, options_.shared_gid))) {
       Refuse(fd, "another user's process", uid, pid);
       continue;
     }

@@ -47,12 +47,15 @@
 #include "agent/tick_clock.h"
 #include "agent/trace_relay.h"
 #include "capture/probe/agent_protocol.h"
+#include "common/client_channel.h"
 #include "wire/batch_builder.h"
 
 namespace meridian {
 
 struct NodeAgentOptions {
   std::string collector;  // HOST:PORT
+  // TLS and token for the collector (common/client_channel.h).
+  ClientSecurity security;
   std::string socket;
   std::string spool_dir;
   std::string node;  // host name by default

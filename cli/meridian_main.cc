@@ -17,6 +17,7 @@
 #include "cli/filter_flags.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
+#include "common/client_channel.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/control.grpc.pb.h"
@@ -72,6 +73,23 @@ Filters (export and stats):
 int Usage(const std::string& error) {
   fprintf(stderr, "meridian: %s\n\n%s", error.c_str(), kUsage);
   return 2;
+}
+
+// A channel to the collector with the TLS and token settings of the
+// environment (MERIDIAN_TLS_CA, MERIDIAN_TOKEN, ...: common/client_channel.h);
+// exits with status 2 and the reason if they cannot be used.
+std::shared_ptr<grpc::Channel> CollectorChannel(const std::string& collector) {
+  meridian::ClientSecurity security;
+  absl::Status status = meridian::AddSecurityFromEnvironment(&security);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      status.ok() ? meridian::ClientChannel(collector, security)
+                  : absl::StatusOr<std::shared_ptr<grpc::Channel>>(status);
+  if (!channel.ok()) {
+    fprintf(stderr, "meridian: %s\n",
+            std::string(channel.status().message()).c_str());
+    exit(2);
+  }
+  return *channel;
 }
 
 int RpcFailed(const char* what, const grpc::Status& status,
@@ -182,8 +200,7 @@ int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
 // order to its processes of the job; prints what each node reported.
 int TraceJob(const std::string& collector, const std::string& job,
              uint32_t steps, uint32_t seconds, uint32_t timeout_s) {
-  auto stub = meridian::v1::Control::NewStub(
-      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
+  auto stub = meridian::v1::Control::NewStub(CollectorChannel(collector));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(timeout_s + 10));
@@ -382,8 +399,7 @@ struct Invocation {
 
 std::unique_ptr<meridian::v1::Query::Stub> QueryStub(
     const std::string& collector) {
-  return meridian::v1::Query::NewStub(
-      grpc::CreateChannel(collector, grpc::InsecureChannelCredentials()));
+  return meridian::v1::Query::NewStub(CollectorChannel(collector));
 }
 
 int RunCommand(const Invocation& in) {

@@ -15,9 +15,12 @@ int64_t RealtimeNs() {
 
 }  // namespace
 
-grpc::Status ClockService::Now(grpc::ServerContext*,
+grpc::Status ClockService::Now(grpc::ServerContext* context,
                                const v1::NowRequest* request,
                                v1::NowReply* reply) {
+  if (grpc::Status may = auth_->CheckAny(*context, Scope::kWrite); !may.ok()) {
+    return may;
+  }
   reply->set_server_recv_ns(RealtimeNs());
   reply->set_client_send_ns(request->client_send_ns());
   reply->set_server_send_ns(RealtimeNs());

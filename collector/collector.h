@@ -7,6 +7,10 @@
 // plus 64 for queries and control): calls beyond the cap are refused with
 // RESOURCE_EXHAUSTED rather than starting a thread each.
 //
+// Security (docs/security.md): TLS from `tls_cert`/`tls_key` (mutual with
+// `tls_ca`), tokens from `auth_tokens`; Start refuses an address beyond
+// loopback without TLS and tokens unless `insecure`.
+//
 // Shutdown(): stops accepting calls, lets calls in flight finish for up to
 // `grace` (then cancels them), commits every batch already received, and
 // closes the store. Batches cancelled before their ack are resent by agents
@@ -19,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "collector/authorizer.h"
 #include "collector/batch_writer.h"
 #include "collector/clock_service.h"
 #include "collector/control_service.h"
@@ -38,6 +43,14 @@ struct CollectorOptions {
   // streams are told to retry (IngestService).
   size_t max_queue_bytes = 256 << 20;
   IngestLimits ingest;
+  // TLS: the collector's certificate and key (PEM files); with `tls_ca`,
+  // clients must present a certificate that CA signed (mutual TLS).
+  std::string tls_cert, tls_key, tls_ca;
+  // Tokens and their scopes (collector/authorizer.h); empty: none needed.
+  std::string auth_tokens;
+  // Listening on an address other than loopback is refused without TLS
+  // (and without tokens) unless this is set.
+  bool insecure = false;
 };
 
 class Collector {
@@ -63,6 +76,7 @@ class Collector {
   std::unique_ptr<ClockService> clock_;
   std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;
+  std::shared_ptr<const Authorizer> auth_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   int port_ = 0;

@@ -17,12 +17,22 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
                           [--max-streams N] [--max-queue-mib N]
+                          [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
+                          [--auth-tokens FILE] [--insecure]
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
   --db PATH           the SQLite store, created if missing (default ./meridian.db)
   --sync full|normal  full (default): an acknowledged batch survives power
                       loss; normal: it survives a crash of the collector
+  --tls-cert FILE     TLS: the collector's certificate and key (PEM)
+  --tls-key FILE
+  --tls-ca FILE       mutual TLS: clients must present a certificate this CA
+                      signed
+  --auth-tokens FILE  tokens and the jobs each may read, write or trace
+                      (docs/security.md); the file must be mode 0600
+  --insecure          allow listening beyond loopback without TLS and tokens
+                      (only where every client is trusted)
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -39,8 +49,10 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::vector<std::string> args(argv, argv + argc);
   auto line = meridian::CommandLine::Parse(
-      args, 1, {"listen", "db", "sync", "max-streams", "max-queue-mib"},
-      {"help"});
+      args, 1,
+      {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
+       "tls-key", "tls-ca", "auth-tokens"},
+      {"help", "insecure"});
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
     if (!line.ok())
       fprintf(stderr, "meridian-collector: %s\n",
@@ -59,6 +71,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.full_sync = sync == "full";
+  options.tls_cert = line->Get("tls-cert", "");
+  options.tls_key = line->Get("tls-key", "");
+  options.tls_ca = line->Get("tls-ca", "");
+  options.auth_tokens = line->Get("auth-tokens", "");
+  options.insecure = line->Has("insecure");
   auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
   if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
     fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");

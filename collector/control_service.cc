@@ -44,7 +44,7 @@ const uint32_t* ControlService::AppliedBy(const std::string& agent_id,
   return applied == agent->second.applied.end() ? nullptr : &applied->second;
 }
 
-grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
+grpc::Status ControlService::RequestTrace(grpc::ServerContext* context,
                                           const v1::TraceRequest* request,
                                           v1::TraceReply* reply) {
   if (request->job().empty()) {
@@ -52,6 +52,10 @@ grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
   }
   if (request->job().size() > kMaxNameBytes) {
     return TooLong("the job name", request->job().size());
+  }
+  if (grpc::Status may = auth_->Check(*context, Scope::kTrace, request->job());
+      !may.ok()) {
+    return may;
   }
   if ((request->steps() > 0) == (request->seconds() > 0)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -101,11 +105,14 @@ grpc::Status ControlService::RequestTrace(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::PollTrace(grpc::ServerContext*,
+grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
                                        const v1::PollRequest* request,
                                        v1::PollReply* reply) {
   if (request->agent_id().empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no agent id");
+  }
+  if (grpc::Status may = auth_->CheckAny(*context, Scope::kWrite); !may.ok()) {
+    return may;
   }
   if (request->agent_id().size() > kMaxNameBytes) {
     return TooLong("the agent id", request->agent_id().size());
@@ -150,7 +157,10 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext*,
   // the collector (beyond latest).
   if (!known || request->after() > latest_) return grpc::Status::OK;
   for (const v1::TraceOrder& order : orders_) {
-    if (order.id() > request->after()) *reply->add_orders() = order;
+    if (order.id() > request->after() &&
+        auth_->Allows(*context, Scope::kWrite, order.job())) {
+      *reply->add_orders() = order;
+    }
   }
   return grpc::Status::OK;
 }

@@ -25,12 +25,17 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "collector/authorizer.h"
 #include "meridian/v1/control.grpc.pb.h"
 
 namespace meridian {
 
+// RequestTrace needs the trace scope on the job; PollTrace some write scope,
+// and answers only the orders of jobs the token may write.
 class ControlService final : public v1::Control::Service {
  public:
+  explicit ControlService(std::shared_ptr<const Authorizer> auth)
+      : auth_(std::move(auth)) {}
   grpc::Status RequestTrace(grpc::ServerContext* context,
                             const v1::TraceRequest* request,
                             v1::TraceReply* reply) override;
@@ -56,6 +61,7 @@ class ControlService final : public v1::Control::Service {
   const uint32_t* AppliedBy(const std::string& agent_id, uint64_t id) const
       ABSL_SHARED_LOCKS_REQUIRED(mutex_);
 
+  const std::shared_ptr<const Authorizer> auth_;
   absl::Mutex mutex_;
   uint64_t latest_ ABSL_GUARDED_BY(mutex_) = 0;
   std::deque<v1::TraceOrder> orders_ ABSL_GUARDED_BY(mutex_);    // newest last

@@ -47,6 +47,9 @@ grpc::Status Exhausted(grpc::ServerContext* context, int retry_after_ms,
 grpc::Status IngestService::Stream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) {
+  if (grpc::Status may = auth_->CheckAny(*context, Scope::kWrite); !may.ok()) {
+    return may;
+  }
   if (streams_.fetch_add(1) >= limits_.max_streams) {
     streams_.fetch_sub(1);
     counters_.streams_refused++;
@@ -120,6 +123,11 @@ grpc::Status IngestService::Stream(
     std::vector<SpanColumns> decoded;
     BatchRepairs repairs;
     absl::Status valid = ValidateBatch(batch.get(), &decoded, &repairs);
+    for (int i = 0; valid.ok() && i < batch->processes_size(); ++i) {
+      const std::string& job = batch->strings(batch->processes(i).job());
+      grpc::Status may = auth_->Check(*context, Scope::kWrite, job);
+      if (!may.ok()) valid = absl::PermissionDeniedError(may.error_message());
+    }
     if (!valid.ok()) {
       counters_.batches_rejected++;
       spdlog::warn("rejected a batch from {}: {}", peer,

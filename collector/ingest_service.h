@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "collector/authorizer.h"
 #include "collector/batch_writer.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 
@@ -48,8 +49,11 @@ struct IngestCounters {
 
 class IngestService final : public v1::Ingest::Service {
  public:
-  explicit IngestService(BatchWriter* writer, IngestLimits limits = {})
-      : writer_(writer), limits_(limits) {}
+  // Callers need a token with some write scope, and write scope on every
+  // job a batch names (a batch naming another is refused whole).
+  IngestService(BatchWriter* writer, std::shared_ptr<const Authorizer> auth,
+                IngestLimits limits = {})
+      : writer_(writer), auth_(std::move(auth)), limits_(limits) {}
 
   grpc::Status Stream(
       grpc::ServerContext* context,
@@ -59,6 +63,7 @@ class IngestService final : public v1::Ingest::Service {
 
  private:
   BatchWriter* writer_;
+  const std::shared_ptr<const Authorizer> auth_;
   const IngestLimits limits_;
   std::atomic<int> streams_{0};
   IngestCounters counters_;

@@ -10,6 +10,10 @@ packages=(
   libabsl-dev libspdlog-dev libsqlite3-dev libzstd-dev libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin gfortran
   util-linux  # setpriv: tests/shared_node_test.sh acts as two users
+  # tests/deploy_files_test.sh: systemd-analyze verify on the units, shellcheck
+  # on the Slurm scripts, python3-yaml for the Kubernetes manifests (kubectl,
+  # not a Debian package, is used where installed).
+  systemd shellcheck python3-yaml
 )
 
 missing=()

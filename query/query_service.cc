@@ -134,9 +134,11 @@ grpc::Status WriteChunks(grpc::ServerContext* context, const std::string& data,
 
 }  // namespace
 
-grpc::Status QueryService::ListJobs(grpc::ServerContext*,
+grpc::Status QueryService::ListJobs(grpc::ServerContext* context,
                                     const v1::ListJobsRequest*,
                                     v1::ListJobsReply* reply) {
+  // "" asks whether the caller may read any job at all.
+  if (grpc::Status may = MayReadJob(context, ""); !may.ok()) return may;
   StoreOptions options;
   options.read_only = true;
   auto store = Store::Open(db_path_, options);
@@ -144,6 +146,8 @@ grpc::Status QueryService::ListJobs(grpc::ServerContext*,
   auto jobs = (*store)->ListJobs();
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (const JobInfo& job : *jobs) {
+    // Only the jobs the caller may read are listed, or even named.
+    if (!MayReadJob(context, job.name).ok()) continue;
     v1::JobSummary* out = reply->add_jobs();
     out->set_job(job.name);
     out->set_ranks(job.ranks);
@@ -158,6 +162,9 @@ grpc::Status QueryService::ListJobs(grpc::ServerContext*,
 grpc::Status QueryService::ExportTrace(
     grpc::ServerContext* context, const v1::ExportRequest* request,
     grpc::ServerWriter<v1::TraceChunk>* writer) {
+  if (grpc::Status may = MayReadJob(context, request->filter().job());
+      !may.ok())
+    return may;
   auto opened = OpenJob(db_path_, request->filter());
   if (!opened.ok()) return ToGrpc(opened.status());
   // Times on the collector's clock (JobClocks) unless raw ones are asked
@@ -218,9 +225,11 @@ grpc::Status QueryService::ExportTrace(
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetClocks(grpc::ServerContext*,
+grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
                                      const v1::ClocksRequest* request,
                                      v1::ClocksReply* reply) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
   v1::SpanFilter filter;
   filter.set_job(request->job());
   auto query = OpenJob(db_path_, filter);
@@ -231,9 +240,12 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetStats(grpc::ServerContext*,
+grpc::Status QueryService::GetStats(grpc::ServerContext* context,
                                     const v1::StatsRequest* request,
                                     v1::StatsReply* reply) {
+  if (grpc::Status may = MayReadJob(context, request->filter().job());
+      !may.ok())
+    return may;
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
   StatsBuilder stats(query->catalog, *query->selection);
@@ -249,8 +261,10 @@ grpc::Status QueryService::GetStats(grpc::ServerContext*,
 }
 
 grpc::Status QueryService::GetCriticalPath(
-    grpc::ServerContext*, const v1::CriticalPathRequest* request,
+    grpc::ServerContext* context, const v1::CriticalPathRequest* request,
     v1::CriticalPathReply* reply) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
   const std::optional<int64_t> step =
       request->has_step() ? std::optional<int64_t>(request->step())
                           : std::nullopt;
@@ -262,9 +276,11 @@ grpc::Status QueryService::GetCriticalPath(
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetStragglers(grpc::ServerContext*,
+grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
                                          const v1::StragglersRequest* request,
                                          v1::StragglersReply* reply) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
   if (request->head() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "head must be >= 0 (0 lists every instance)");
@@ -276,9 +292,11 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::GetSteps(grpc::ServerContext*,
+grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
                                     const v1::StepsRequest* request,
                                     v1::StepsReply* reply) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
   auto analysis = LoadAnalysis(db_path_, request->job());
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = StepBreakdown(*(*analysis)->graph);
@@ -286,9 +304,13 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::Compare(grpc::ServerContext*,
+grpc::Status QueryService::Compare(grpc::ServerContext* context,
                                    const v1::CompareRequest* request,
                                    v1::CompareReply* reply) {
+  for (const std::string& job : {request->job_a(), request->job_b()}) {
+    if (job.empty()) continue;
+    if (grpc::Status may = MayReadJob(context, job); !may.ok()) return may;
+  }
   const bool two_jobs = !request->job_b().empty();
   if (request->head() < 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -363,6 +385,8 @@ grpc::Status QueryService::Compare(grpc::ServerContext*,
 grpc::Status QueryService::ExportGraph(
     grpc::ServerContext* context, const v1::GraphRequest* request,
     grpc::ServerWriter<v1::TraceChunk>* writer) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
   auto analysis = LoadAnalysis(db_path_, request->job());
   if (!analysis.ok()) return ToGrpc(analysis.status());
   auto graph =

@@ -10,6 +10,7 @@
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
 #define MERIDIAN_QUERY_QUERY_SERVICE_H_
 
+#include <functional>
 #include <string>
 
 #include "meridian/v1/query.grpc.pb.h"
@@ -18,7 +19,14 @@ namespace meridian {
 
 class QueryService final : public v1::Query::Service {
  public:
-  explicit QueryService(std::string db_path) : db_path_(std::move(db_path)) {}
+  // Whether the caller of `context` may read job `job` (for "": some job):
+  // OK, or the status to answer (the collector's Authorizer; everyone may,
+  // by default). ListJobs lists only the jobs the caller may read.
+  using MayRead = std::function<grpc::Status(const grpc::ServerContext& context,
+                                             const std::string& job)>;
+
+  explicit QueryService(std::string db_path, MayRead may_read = nullptr)
+      : db_path_(std::move(db_path)), may_read_(std::move(may_read)) {}
 
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const v1::ListJobsRequest* request,
@@ -49,7 +57,13 @@ class QueryService final : public v1::Query::Service {
                            grpc::ServerWriter<v1::TraceChunk>* writer) override;
 
  private:
+  grpc::Status MayReadJob(const grpc::ServerContext* context,
+                          const std::string& job) const {
+    return may_read_ ? may_read_(*context, job) : grpc::Status::OK;
+  }
+
   std::string db_path_;
+  MayRead may_read_;
 };
 
 }  // namespace meridian

@@ -67,7 +67,7 @@ class TraceRelayTest : public ::testing::Test {
     return reply;
   }
 
-  ControlService service_;
+  ControlService service_{Authorizer::AllowAll()};
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Control::Stub> stub_;

@@ -102,9 +102,22 @@ bool PeerCredentials(int socket, uid_t* uid, gid_t* gid, pid_t* pid) {
 }
 
 bool PeerAllowed(uid_t agent_uid, gid_t shared_gid, uid_t peer_uid,
-                 gid_t peer_gid) {
+                 gid_t peer_gid, bool peer_in_group) {
   if (peer_uid == agent_uid || peer_uid == 0) return true;
-  return agent_uid == 0 && shared_gid != kNoGroup && peer_gid == shared_gid;
+  return agent_uid == 0 && shared_gid != kNoGroup &&
+         (peer_gid == shared_gid || peer_in_group);
+}
+
+bool PeerInGroup(int socket, gid_t gid) {
+  gid_t groups[256];
+  socklen_t length = sizeof(groups);
+  if (getsockopt(socket, SOL_SOCKET, SO_PEERGROUPS, groups, &length) != 0) {
+    return false;  // more than 256 groups, or an older kernel: not found
+  }
+  for (size_t i = 0; i < length / sizeof(gid_t); ++i) {
+    if (groups[i] == gid) return true;
+  }
+  return false;
 }
 
 }  // namespace meridian

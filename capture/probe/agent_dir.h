@@ -50,9 +50,14 @@ int OpenPrivateDir(const std::string& dir, gid_t shared_gid,
 bool PeerCredentials(int socket, uid_t* uid, gid_t* gid, pid_t* pid);
 
 // Whether an agent running as `agent_uid` serves a peer: the same user,
-// root, or (for a root agent given one) a member of `shared_gid`.
+// root, or (for a root agent given one) a member of `shared_gid`, by its
+// effective group or `peer_in_group` (a supplementary group: PeerInGroup).
 bool PeerAllowed(uid_t agent_uid, gid_t shared_gid, uid_t peer_uid,
-                 gid_t peer_gid);
+                 gid_t peer_gid, bool peer_in_group = false);
+
+// Whether the peer of a connected Unix socket had `gid` among its
+// supplementary groups when it connected (SO_PEERGROUPS, Linux 4.13).
+bool PeerInGroup(int socket, gid_t gid);
 
 }  // namespace meridian
 

@@ -1,8 +1,10 @@
 #include "capture/probe/agent_dir.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -95,6 +97,23 @@ TEST(PeerAllowedTest, SameUserRootOrTheServedGroup) {
   EXPECT_TRUE(PeerAllowed(0, 50, 1001, 50));
   EXPECT_FALSE(PeerAllowed(0, 50, 1001, 51));
   EXPECT_FALSE(PeerAllowed(0, kNoGroup, 1001, 1001));
+  // A member of the served group by a supplementary group.
+  EXPECT_TRUE(PeerAllowed(0, 50, 1001, 51, /*peer_in_group=*/true));
+  EXPECT_FALSE(PeerAllowed(1000, 50, 1001, 51, /*peer_in_group=*/true));
+}
+
+TEST(PeerInGroupTest, SeesThePeersSupplementaryGroups) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds), 0);
+  gid_t groups[256];
+  const int n = getgroups(256, groups);
+  ASSERT_GE(n, 0);
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(PeerInGroup(fds[0], groups[i]));
+  gid_t absent = 54321;
+  while (std::find(groups, groups + n, absent) != groups + n) ++absent;
+  EXPECT_FALSE(PeerInGroup(fds[0], absent));
+  close(fds[0]);
+  close(fds[1]);
 }
 
 }  // namespace

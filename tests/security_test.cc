@@ -1,0 +1,199 @@
+// The collector's port as a hostile network sees it: TLS, mutual TLS, and
+// tokens with per-job read/write/trace scopes, over real gRPC.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "agent/ingest_client.h"
+#include "collector/collector.h"
+#include "common/client_channel.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "meridian/v1/control.grpc.pb.h"
+#include "meridian/v1/query.grpc.pb.h"
+#include "wire/batch_builder.h"
+
+namespace meridian {
+namespace {
+
+constexpr char kAgentToken[] = "agent-token-0123456789";
+constexpr char kAliceToken[] = "alice-token-0123456789";
+constexpr char kAliceAgentToken[] = "alice-agent-token-0123";
+
+std::string Tls(const std::string& name) {
+  return std::string(getenv("TEST_SRCDIR")) + "/meridian/tests/testdata/tls/" +
+         name;
+}
+
+std::string Temp(const std::string& name) {
+  return std::string(getenv("TEST_TMPDIR")) + "/" + name;
+}
+
+std::string TokenFile(int mode) {
+  const std::string path = Temp("tokens-" + std::to_string(mode));
+  std::ofstream(path) << "# the agents\n"
+                      << kAgentToken << "  write:* trace:*\n"
+                      << kAliceToken << "  read:alice-* trace:alice-*\n"
+                      << kAliceAgentToken << "  write:alice-*\n";
+  chmod(path.c_str(), mode);
+  return path;
+}
+
+v1::Batch Batch(const std::string& agent, uint64_t seq,
+                const std::string& job) {
+  BatchBuilder builder(agent, seq);
+  int p = builder.DeclareProcess({job, "host", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "step", 1700000000000000000, 10);
+  return builder.Take();
+}
+
+TEST(SecurityTest, BeyondLoopbackOnlyWithTlsAndTokensOrInsecure) {
+  CollectorOptions options;
+  options.listen = "0.0.0.0:0";
+  options.db_path = Temp("open.db");
+  auto refused = Collector::Start(options);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "refusing to listen on 0.0.0.0:0 without TLS and tokens: anyone "
+            "who reaches it could write into and read every job. Give "
+            "--tls-cert, --tls-key and --auth-tokens (docs/security.md), or "
+            "--insecure on a network where every client is trusted");
+  options.insecure = true;
+  EXPECT_TRUE(Collector::Start(options).ok());
+  // A token file other users could read is refused.
+  options.insecure = false;
+  options.tls_cert = Tls("collector.crt");
+  options.tls_key = Tls("collector.key");
+  options.auth_tokens = TokenFile(0644);
+  auto readable = Collector::Start(options);
+  EXPECT_EQ(readable.status().message(),
+            "--auth-tokens " + options.auth_tokens +
+                " has mode 0644: other users could read the tokens; chmod "
+                "600 it");
+}
+
+class SecuredCollector : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CollectorOptions options;
+    options.listen = "127.0.0.1:0";
+    options.db_path = Temp("secured.db");
+    options.tls_cert = Tls("collector.crt");
+    options.tls_key = Tls("collector.key");
+    options.tls_ca = Tls("ca.crt");
+    options.auth_tokens = TokenFile(0600);
+    auto collector = Collector::Start(options);
+    ASSERT_TRUE(collector.ok()) << collector.status();
+    collector_ = std::move(*collector);
+  }
+
+  // A channel with the agent's certificate and `token`.
+  std::shared_ptr<grpc::Channel> Channel(const std::string& token,
+                                         const std::string& cert = "agent") {
+    ClientSecurity security;
+    security.tls_ca_file = Tls("ca.crt");
+    security.tls_cert_file = Tls(cert + ".crt");
+    security.tls_key_file = Tls(cert + ".key");
+    security.token = token;
+    auto channel = ClientChannel(collector_->address(), security);
+    EXPECT_TRUE(channel.ok()) << channel.status();
+    return *channel;
+  }
+
+  static grpc::Status ListJobs(const std::shared_ptr<grpc::Channel>& channel,
+                               v1::ListJobsReply* reply) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    return v1::Query::NewStub(channel)->ListJobs(&context, {}, reply);
+  }
+
+  std::unique_ptr<Collector> collector_;
+};
+
+TEST_F(SecuredCollector, RefusesClientsWithoutAValidCertificate) {
+  v1::ListJobsReply reply;
+  // No TLS at all.
+  EXPECT_EQ(ListJobs(grpc::CreateChannel(collector_->address(),
+                                         grpc::InsecureChannelCredentials()),
+                     &reply)
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // TLS but no client certificate.
+  ClientSecurity no_cert;
+  no_cert.tls_ca_file = Tls("ca.crt");
+  no_cert.token = kAgentToken;
+  EXPECT_EQ(ListJobs(*ClientChannel(collector_->address(), no_cert), &reply)
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // A certificate another CA signed.
+  EXPECT_EQ(ListJobs(Channel(kAgentToken, "stranger"), &reply).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // The right certificate: then the token decides.
+  grpc::Status status = ListJobs(Channel(""), &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(status.error_message(),
+            "this collector needs a token: set MERIDIAN_TOKEN or "
+            "MERIDIAN_TOKEN_FILE (docs/security.md)");
+  status = ListJobs(Channel("not-a-known-token-at-all"), &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(status.error_message(),
+            "the token is not one this collector knows");
+}
+
+TEST_F(SecuredCollector, EachTokenReachesOnlyItsJobs) {
+  // The agents' token writes any job.
+  IngestClient agent(Channel(kAgentToken));
+  auto sent = agent.SendAll(
+      {Batch("agent-1", 1, "alice-1"), Batch("agent-1", 2, "bob-1")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->stored, 2);
+  // An agent token for alice's jobs cannot write bob's.
+  IngestClient alice_agent(Channel(kAliceAgentToken));
+  sent = alice_agent.SendAll(
+      {Batch("agent-2", 1, "alice-2"), Batch("agent-2", 2, "bob-2")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->stored, 1);
+  ASSERT_EQ(sent->rejections.size(), 1u);
+  EXPECT_EQ(sent->rejections[0], "the token may not write job \"bob-2\"");
+
+  // Alice reads alice's jobs only, and learns of no other.
+  auto alice = Channel(kAliceToken);
+  v1::ListJobsReply jobs;
+  ASSERT_TRUE(ListJobs(alice, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 2);
+  EXPECT_EQ(jobs.jobs(0).job(), "alice-1");
+  EXPECT_EQ(jobs.jobs(1).job(), "alice-2");
+  auto query = v1::Query::NewStub(alice);
+  for (const char* job : {"alice-1", "bob-1"}) {
+    grpc::ClientContext context;
+    v1::StatsRequest request;
+    request.mutable_filter()->set_job(job);
+    v1::StatsReply stats;
+    grpc::Status status = query->GetStats(&context, request, &stats);
+    if (std::string(job) == "alice-1") {
+      EXPECT_TRUE(status.ok()) << status.error_message();
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+      EXPECT_EQ(status.error_message(), "the token may not read job \"bob-1\"");
+    }
+  }
+  // The agents' token may not read; alice may not order bob's job traced.
+  EXPECT_EQ(ListJobs(Channel(kAgentToken), &jobs).error_message(),
+            "the token grants no read scope");
+  grpc::ClientContext context;
+  v1::TraceRequest order;
+  order.set_job("bob-1");
+  order.set_steps(1);
+  v1::TraceReply reply;
+  grpc::Status status =
+      v1::Control::NewStub(alice)->RequestTrace(&context, order, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(), "the token may not trace job \"bob-1\"");
+}
+
+}  // namespace
+}  // namespace meridian
