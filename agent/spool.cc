@@ -81,12 +81,11 @@ absl::Status ReadFile(int dir_fd, const std::string& name, std::string* data) {
   return absl::OkStatus();
 }
 
-// A spool file's contents, checked: its ring positions and batch, and its
-// span count. `batch` may be null (checking only; version 1 files are then
-// parsed anyway, to count their spans). DATA_LOSS says what is wrong.
-absl::Status Decode(const std::string& data,
-                    std::vector<RingPosition>* positions, v1::Batch* batch,
-                    uint64_t* spans) {
+}  // namespace
+
+absl::Status DecodeSpoolFile(const std::string& data,
+                             std::vector<RingPosition>* positions,
+                             v1::Batch* batch, uint64_t* spans) {
   size_t at = 4;
   uint32_t version = 0;
   if (data.size() < 8 || memcmp(data.data(), kMagic, 4) != 0 ||
@@ -130,8 +129,6 @@ absl::Status Decode(const std::string& data,
   if (version == 1) *spans = SpanCount(*out);
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
                                                    uint64_t max_bytes) {
@@ -180,7 +177,9 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
   for (uint64_t id : ids) {
     uint64_t spans = 0;
     absl::Status status = ReadFile(dir_fd, spool->NameOf(id), &data);
-    if (status.ok()) status = Decode(data, &positions, nullptr, &spans);
+    if (status.ok()) {
+      status = DecodeSpoolFile(data, &positions, nullptr, &spans);
+    }
     if (!status.ok()) {
       renameat(dir_fd, spool->NameOf(id).c_str(), dir_fd,
                (spool->NameOf(id) + ".corrupt").c_str());
@@ -206,7 +205,7 @@ absl::StatusOr<v1::Batch> Spool::Read(uint64_t id) const {
   std::vector<RingPosition> positions;
   v1::Batch batch;
   uint64_t spans = 0;
-  if (status.ok()) status = Decode(data, &positions, &batch, &spans);
+  if (status.ok()) status = DecodeSpoolFile(data, &positions, &batch, &spans);
   if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat(PathOf(id), ": ", status.message()));

@@ -56,6 +56,14 @@
 
 namespace meridian {
 
+// A spool file's contents, checked: its ring positions and batch, and its
+// span count. `batch` may be null (checking only; version 1 files are then
+// parsed anyway, to count their spans). DATA_LOSS says what is wrong. For
+// Spool and its fuzz target (spool_fuzz.cc).
+absl::Status DecodeSpoolFile(const std::string& data,
+                             std::vector<RingPosition>* positions,
+                             v1::Batch* batch, uint64_t* spans);
+
 class Spool {
  public:
   // A batch an earlier agent left, checked but not loaded (Read loads it).

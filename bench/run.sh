@@ -12,6 +12,9 @@
 #                             (collector, agent and job on one machine: the
 #                              example's and an 8-byte MPI_Allreduce loop's
 #                              slowdown, the pipeline's CPU and bytes a span)
+#   ./bench/run.sh fuzz [--seconds N]
+#                             (the libFuzzer targets, N s each, default 300:
+#                              executions and findings)
 #   ./bench/run.sh gpu        (GPU machines only: CUDA + NCCL capture's
 #                              overhead on small kernels and AllReduces,
 #                              after the GPU tests; see tests/gpu/run.sh)
@@ -32,6 +35,12 @@ case "${1:-}" in
     ;;
   gpu)
     exec ./tests/gpu/run.sh --bench
+    ;;
+  fuzz)
+    shift
+    ./deploy/dependencies.sh
+    [ $# -gt 0 ] || set -- --seconds 300
+    exec ./tests/fuzz.sh "$@"
     ;;
   ring)
     ./deploy/dependencies.sh
@@ -54,8 +63,8 @@ case "${1:-}" in
     exec ./bench/colocated_bench.sh "$@"
     ;;
   *)
-    sed -n '2,14p' "$0" >&2
-    echo "benchmarks: ingest, analysis, ring, probe, colocated" >&2
+    sed -n '2,17p' "$0" >&2
+    echo "benchmarks: ingest, analysis, ring, probe, colocated, fuzz, gpu" >&2
     exit 2
     ;;
 esac

@@ -14,6 +14,9 @@ packages=(
   # on the Slurm scripts, python3-yaml for the Kubernetes manifests (kubectl,
   # not a Debian package, is used where installed).
   systemd shellcheck python3-yaml
+  # tests/fuzz.sh: libFuzzer targets built with clang (libclang-rt-14-dev holds
+  # libFuzzer and the sanitizers' runtimes), linked against pkg-config's flags.
+  clang libclang-rt-14-dev pkg-config
 )
 
 missing=()

@@ -2,8 +2,9 @@
 # Every Meridian test: installs what is missing, builds, runs `bazel test //...`
 # (unit tests beside the code, the integration test and the CLI test under
 # tests/), tests/layering.sh (the folders' dependencies),
-# tests/shared_node_test.sh (two users on one node) and
-# tests/deploy_files_test.sh (the service files under deploy/), and ends with
+# tests/shared_node_test.sh (two users on one node),
+# tests/deploy_files_test.sh (the service files under deploy/) and
+# tests/fuzz.sh (the libFuzzer targets, 10 s each), and ends with
 # a "N passed, N failed" line. Tests that need the CUDA toolkit are skipped
 # without one (and counted as skipped); tests that need a GPU are in
 # tests/gpu/run.sh.
@@ -40,6 +41,13 @@ fi
 # checked without a cluster, with the agent bazel built above.
 total=$((total + 1))
 if ! ./tests/deploy_files_test.sh; then
+  failed=$((failed + 1))
+  status=1
+fi
+# The libFuzzer targets (clang, outside bazel), 10 s each on their corpus;
+# ./bench/run.sh fuzz runs them longer.
+total=$((total + 1))
+if ! ./tests/fuzz.sh --seconds 10; then
   failed=$((failed + 1))
   status=1
 fi

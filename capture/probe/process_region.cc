@@ -70,7 +70,11 @@ bool ReadProcessRegionLayout(const void* memory, uint64_t bytes,
   if (magic != ProcessRegionHeader::kMagic ||
       version != ProcessRegionHeader::kVersion ||
       max_rings != ProcessRegionHeader::kMaxRings ||
-      !PowerOfTwo(l.ring_capacity) || l.ring_capacity > (1ULL << 30) ||
+      // The rings' atomics must be aligned as the probe lays them out
+      // (found by the process_region fuzz target: a misaligned ring).
+      l.rings_offset % 64 != 0 || l.ring_stride % 64 != 0 ||
+      l.strings_offset % 64 != 0 || !PowerOfTwo(l.ring_capacity) ||
+      l.ring_capacity > (1ULL << 30) ||
       l.ring_stride < SpanRingBytes(l.ring_capacity) ||
       l.strings_offset < sizeof(ProcessRegionHeader) ||
       l.strings_offset > bytes || l.strings_capacity > (1ULL << 31) ||

@@ -96,8 +96,8 @@ struct ProcessRegionLayout {
 
 // Copies the header of `memory` (`bytes` long) and checks the copy: true,
 // filling `*layout`, if it describes a region of this version whose string
-// area and kMaxRings rings all lie within `bytes` (every bound computed
-// without overflow).
+// area and kMaxRings rings, 64-byte aligned, all lie within `bytes` (every
+// bound computed without overflow).
 bool ReadProcessRegionLayout(const void* memory, uint64_t bytes,
                              ProcessRegionLayout* layout);
 

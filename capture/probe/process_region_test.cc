@@ -83,6 +83,10 @@ TEST(ProcessRegionTest, RejectsRegionsThatDoNotFit) {
   ASSERT_TRUE(InitProcessRegion(region.data, g, 1));
   h->rings_offset = ~0ULL;
   EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
+  // Rings off their 64-byte alignment (their atomics would be misaligned).
+  ASSERT_TRUE(InitProcessRegion(region.data, g, 1));
+  h->rings_offset += 4;
+  EXPECT_FALSE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
   g.ring_capacity = 12;
   EXPECT_FALSE(InitProcessRegion(region.data, g, 1));
 }

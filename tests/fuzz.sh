@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The libFuzzer targets, built with clang (-fsanitize=fuzzer,address,
+# undefined) outside bazel, each run for a bounded time on a copy of its
+# checked-in corpus (fuzz/corpus/NAME/). Prints each target's executions
+# and findings, then a JSON line; exits 1 if any target found a crash
+# (the input is kept under $OUT, default a temporary directory).
+#
+#   tests/fuzz.sh [--seconds N] [--grow]   (N per target, default 10;
+#                                            --grow adds new inputs to
+#                                            fuzz/corpus/)
+# Targets: span_chunk (the chunk decoder), batch_validator (any bytes as a
+# Batch), process_region (any bytes as a process's shared region), spool
+# (any bytes as a spool file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=10
+grow=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --grow) grow=1; shift ;;
+    *) sed -n '2,13p' "$0" >&2; exit 2 ;;
+  esac
+done
+command -v clang++ >/dev/null || { echo "fuzz: clang++ is missing (deploy/dependencies.sh installs clang)" >&2; exit 1; }
+# The generated protobuf code comes from bazel.
+bazel build //proto:generate >&2
+proto="$(bazel info bazel-bin 2>/dev/null)/proto"
+out=${OUT:-$(mktemp -d /tmp/meridian-fuzz-XXXXXX)}
+mkdir -p "$out"
+libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization protobuf libzstd)"
+flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined
+  -fno-sanitize-recover=undefined -I. -I"$proto")
+
+declare -A sources=(
+  [span_chunk]="wire/span_chunk_fuzz.cc wire/span_chunk.cc"
+  [batch_validator]="wire/batch_validator_fuzz.cc wire/batch_validator.cc wire/span_rules.cc wire/span_chunk.cc common/utf8.cc $proto/meridian/v1/span.pb.cc"
+  [process_region]="capture/probe/process_region_fuzz.cc capture/probe/process_region.cc capture/probe/span_ring.cc"
+  [spool]="agent/spool_fuzz.cc agent/spool.cc capture/probe/agent_dir.cc common/crc32c.cc wire/batch_spans.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
+)
+json=""
+failed=0
+for name in span_chunk batch_validator process_region spool; do
+  # shellcheck disable=SC2086
+  clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
+  corpus="$out/corpus-$name"
+  mkdir -p "$corpus"
+  [ -d "fuzz/corpus/$name" ] && cp "fuzz/corpus/$name"/* "$corpus/" 2>/dev/null || true
+  log="$out/$name.log"
+  status=0
+  (cd "$out" && "./$name" -max_total_time="$seconds" -rss_limit_mb=2048 \
+    -timeout=10 -print_final_stats=1 "$corpus" >"$log" 2>&1) || status=$?
+  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
+  crashes=$(find "$out" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' -o -maxdepth 1 -name 'timeout-*' | wc -l)
+  if [ "$status" -ne 0 ]; then
+    failed=1
+    echo "fuzz: $name FOUND A PROBLEM (exit $status); see $log and $out/crash-*" >&2
+    tail -30 "$log" >&2
+  fi
+  echo "fuzz: $name: $runs executions in ${seconds} s, exit $status"
+  [ -n "$grow" ] && cp -n "$corpus"/* "fuzz/corpus/$name/" 2>/dev/null || true
+  json="$json${json:+, }\"$name\": {\"executions\": $runs, \"seconds\": $seconds, \"findings\": $([ "$status" -eq 0 ] && echo 0 || echo "$crashes")}"
+done
+[ -n "${OUT:-}" ] || [ "$failed" -ne 0 ] || rm -rf "$out"
+echo "{\"bench\": \"fuzz\", \"targets\": {$json}}"
+exit $failed
