@@ -28,7 +28,7 @@ constexpr char kUsage[] =
                       [--control-poll-ms N] [--max-connections N]
                       [--idle-timeout-ms N] [--allow-group GROUP]
                       [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
-                      [--token-file FILE]
+                      [--token-file FILE] [--metrics HOST:PORT]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
 
@@ -41,6 +41,8 @@ collector has not acknowledged in time (docs/agent.md: durability).
                      (default $MERIDIAN_TLS_CA; none: no TLS)
   --tls-cert         this agent's certificate and key, for a collector that
   --tls-key          requires them (default $MERIDIAN_TLS_CERT, _KEY)
+  --metrics          Prometheus metrics on http://HOST:PORT/metrics (spans
+                     in/out/dropped, queue, spool bytes)
   --token-file       a file (mode 0600) holding the token the collector
                      asks for (default $MERIDIAN_TOKEN, $MERIDIAN_TOKEN_FILE)
   --socket           default $MERIDIAN_AGENT_SOCKET, else
@@ -161,7 +163,8 @@ int main(int argc, char** argv) {
        "tls-ca",
        "tls-cert",
        "tls-key",
-       "token-file"},
+       "token-file",
+       "metrics"},
       {"exit-when-idle", "status", "flush", "help", "sched-batch"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("help")) {
@@ -183,6 +186,7 @@ int main(int argc, char** argv) {
   }
   options.collector = flags->Get("collector", Env("MERIDIAN_COLLECTOR"));
   if (options.collector.empty()) return Usage("--collector is required");
+  options.metrics = flags->Get("metrics", "");
   options.security.tls_ca_file = flags->Get("tls-ca", "");
   options.security.tls_cert_file = flags->Get("tls-cert", "");
   options.security.tls_key_file = flags->Get("tls-key", "");

@@ -108,7 +108,78 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
     event.data.fd = fd;
     epoll_ctl(agent->epoll_fd_, EPOLL_CTL_ADD, fd, &event);
   }
+  if (!agent->options_.metrics.empty()) {
+    NodeAgent* a = agent.get();
+    auto metrics = MetricsEndpoint::Start(agent->options_.metrics,
+                                          [a] { return a->CollectMetrics(); });
+    if (!metrics.ok()) return metrics.status();
+    agent->metrics_ = std::move(*metrics);
+    agent->Publish();
+  }
   return agent;
+}
+
+void NodeAgent::Publish() {
+  Published p;
+  p.counters = counters();
+  const BatchSender::State sender = sender_->state();
+  p.spool_bytes = spool_->bytes();
+  p.queued_batches = sender.queued_batches;
+  p.queued_spans = sender.queued_spans;
+  p.memory_batches = sender.memory_batches;
+  p.collector_unreachable = sender.unreachable;
+  p.clients = clients_.size();
+  absl::MutexLock lock(&published_mu_);
+  published_ = p;
+}
+
+std::vector<prometheus::MetricFamily> NodeAgent::CollectMetrics() const {
+  Published p;
+  {
+    absl::MutexLock lock(&published_mu_);
+    p = published_;
+  }
+  const AgentCounters& c = p.counters;
+  const auto d = [](uint64_t v) { return static_cast<double>(v); };
+  return {
+      CounterFamily("meridian_agent_processes_total",
+                    "Traced processes registered.", d(c.processes)),
+      LabeledFamily("meridian_agent_spans_total",
+                    "Spans by what became of them: received (read from the "
+                    "rings), sent (acknowledged), dropped (full rings, "
+                    "threads beyond 64, full spool, lost spool files), "
+                    "rejected (their batch refused), invalid (dropped one "
+                    "by one).",
+                    true, "state",
+                    {{"received", d(c.spans_received)},
+                     {"sent", d(c.spans_sent)},
+                     {"dropped", d(c.spans_dropped)},
+                     {"rejected", d(c.spans_rejected)},
+                     {"invalid", d(c.spans_invalid)}}),
+      GaugeFamily("meridian_agent_spooled_spans",
+                  "Spans on disk, not yet acknowledged.", d(c.spans_spooled)),
+      GaugeFamily("meridian_agent_spool_bytes", "Bytes in the spool.",
+                  d(p.spool_bytes)),
+      CounterFamily("meridian_agent_spool_writes_total",
+                    "Batches written to the spool.", d(c.spool_writes)),
+      CounterFamily("meridian_agent_spool_corrupt_files",
+                    "Spool files found damaged and set aside.",
+                    d(c.spool_corrupt)),
+      LabeledFamily("meridian_agent_send_queue",
+                    "The sender's queue: batches, spans, and batches in "
+                    "memory only.",
+                    false, "what",
+                    {{"batches", d(p.queued_batches)},
+                     {"spans", d(p.queued_spans)},
+                     {"memory_batches", d(p.memory_batches)}}),
+      GaugeFamily("meridian_agent_collector_unreachable",
+                  "1 if the last round of sending failed.",
+                  p.collector_unreachable ? 1 : 0),
+      GaugeFamily("meridian_agent_connections", "Connections served now.",
+                  d(p.clients)),
+      CounterFamily("meridian_agent_connections_refused_total",
+                    "Connections closed unserved.", d(c.connections_refused)),
+  };
 }
 
 absl::Status NodeAgent::Listen() {
@@ -616,6 +687,7 @@ AgentCounters NodeAgent::Run() {
     }
     Reconcile();
     AnswerFlushes(false);
+    if (metrics_ != nullptr) Publish();
     if (options_.exit_when_idle && had_clients_ && clients_.empty()) {
       const BatchSender::State sender = sender_->state();
       if (sender.queued_batches == 0 || sender.unreachable) break;

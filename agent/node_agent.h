@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
 #include "agent/probe_session.h"
@@ -48,6 +49,7 @@
 #include "agent/trace_relay.h"
 #include "capture/probe/agent_protocol.h"
 #include "common/client_channel.h"
+#include "common/metrics_endpoint.h"
 #include "wire/batch_builder.h"
 
 namespace meridian {
@@ -88,6 +90,9 @@ struct NodeAgentOptions {
   // closed (and counted refused): a probe says hello, and a client its
   // request, at once, so a silent one only holds a place.
   int idle_timeout_ms = 10000;
+  // Prometheus metrics on http://ADDRESS/metrics (docs/operations.md);
+  // empty: none.
+  std::string metrics;
 };
 
 class NodeAgent {
@@ -103,6 +108,8 @@ class NodeAgent {
   void Stop();
 
   AgentCounters counters() const;
+  // The metrics endpoint's port; 0 without one.
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   const std::string& agent_id() const { return agent_id_; }
 
  private:
@@ -189,6 +196,22 @@ class NodeAgent {
   TickClock ticks_;
   AgentCounters counters_;
   uint64_t dropped_by_closed_sessions_ = 0;
+  // What the metrics endpoint serves, copied by the loop (Publish) so the
+  // endpoint's thread reads nothing the loop owns.
+  struct Published {
+    AgentCounters counters;
+    uint64_t spool_bytes = 0;
+    uint64_t queued_batches = 0;
+    uint64_t queued_spans = 0;
+    uint64_t memory_batches = 0;
+    uint64_t clients = 0;
+    bool collector_unreachable = false;
+  };
+  void Publish();
+  std::vector<prometheus::MetricFamily> CollectMetrics() const;
+  mutable absl::Mutex published_mu_;
+  Published published_ ABSL_GUARDED_BY(published_mu_);
+  std::unique_ptr<MetricsEndpoint> metrics_;
   uint64_t invalid_by_closed_sessions_ = 0;
 };
 

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "wire/batch_spans.h"
 
 namespace meridian {
@@ -37,6 +38,11 @@ absl::Status BatchWriter::Submit(std::shared_ptr<const v1::Batch> batch,
   }
   done(absl::UnavailableError("the collector is shutting down"));
   return absl::OkStatus();
+}
+
+CommitLatencies BatchWriter::commit_latencies() const {
+  absl::MutexLock lock(&mu_);
+  return latencies_;
 }
 
 size_t BatchWriter::queued_bytes() const {
@@ -81,10 +87,20 @@ void BatchWriter::Run() {
       batches.push_back(item.batch.get());
       decoded.push_back(&item.decoded);
     }
+    const absl::Time begin = absl::Now();
     absl::StatusOr<std::vector<BatchWriteResult>> results =
         store_->Write(batches, decoded);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - begin);
     {
       absl::MutexLock lock(&mu_);
+      size_t bucket = 0;
+      while (bucket < CommitLatencies::kBuckets &&
+             seconds > CommitLatencies::kBounds[bucket]) {
+        ++bucket;
+      }
+      ++latencies_.counts[bucket];
+      ++latencies_.samples;
+      latencies_.sum_seconds += seconds;
       for (const Item& item : group) queued_bytes_ -= item.bytes;
     }
     for (size_t i = 0; i < group.size(); ++i) {

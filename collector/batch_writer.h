@@ -34,6 +34,17 @@
 
 namespace meridian {
 
+// Commit latencies (one sample per transaction), for --metrics: counts per
+// upper bound in seconds, as a Prometheus histogram wants them.
+struct CommitLatencies {
+  static constexpr double kBounds[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
+                                       0.1,   0.2,   0.5,   1,    2,    5};
+  static constexpr size_t kBuckets = sizeof(kBounds) / sizeof(kBounds[0]);
+  uint64_t counts[kBuckets + 1] = {};  // [kBuckets]: above the last bound
+  uint64_t samples = 0;
+  double sum_seconds = 0;
+};
+
 class BatchWriter {
  public:
   using Done = std::function<void(absl::StatusOr<BatchWriteResult>)>;
@@ -53,6 +64,7 @@ class BatchWriter {
                       std::vector<SpanColumns> decoded = {});
   // Bytes of the batches queued and not yet committed.
   size_t queued_bytes() const;
+  CommitLatencies commit_latencies() const;
   void Shutdown();
 
  private:
@@ -69,6 +81,7 @@ class BatchWriter {
   const size_t max_queue_bytes_;
   mutable absl::Mutex mu_;
   size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  CommitLatencies latencies_ ABSL_GUARDED_BY(mu_);
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

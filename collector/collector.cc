@@ -1,10 +1,12 @@
 #include "collector/collector.h"
 
 #include <chrono>
+#include <limits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/client_channel.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
 
 namespace meridian {
 
@@ -91,6 +93,10 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
                            : auth->Check(context, Scope::kRead, job);
       });
 
+  // grpc.health.v1.Health (SERVING while up; open to every caller, as load
+  // balancers and orchestrators ask it) and server reflection.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, *credentials, &collector->port_);
   // gRPC shares ports (SO_REUSEPORT) by default: a second collector on the
@@ -112,12 +118,76 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         absl::StrCat("cannot listen on ", options.listen,
                      " (in use, or not an address of this machine?)"));
   }
+  if (!options.metrics.empty()) {
+    Collector* c = collector.get();
+    auto metrics = MetricsEndpoint::Start(options.metrics,
+                                          [c] { return c->CollectMetrics(); });
+    if (!metrics.ok()) {
+      collector->Shutdown();
+      return metrics.status();
+    }
+    collector->metrics_ = std::move(*metrics);
+  }
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   collector->address_ = absl::StrCat(host, ":", collector->port_);
   return collector;
 }
 
 Collector::~Collector() { Shutdown(); }
+
+std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
+  const IngestCounters& c = ingest_->counters();
+  std::vector<prometheus::MetricFamily> out;
+  out.push_back(LabeledFamily(
+      "meridian_collector_batches_total",
+      "Batches answered, by result (stored, duplicate, rejected).", true,
+      "result",
+      {{"stored", static_cast<double>(c.batches_stored.load())},
+       {"duplicate", static_cast<double>(c.batches_duplicate.load())},
+       {"rejected", static_cast<double>(c.batches_rejected.load())}}));
+  out.push_back(CounterFamily("meridian_collector_spans_stored_total",
+                              "Spans committed to the store.",
+                              static_cast<double>(c.spans_stored.load())));
+  out.push_back(
+      CounterFamily("meridian_collector_spans_invalid_total",
+                    "Spans dropped one by one for breaking a span rule.",
+                    static_cast<double>(c.spans_invalid.load())));
+  out.push_back(LabeledFamily(
+      "meridian_collector_retry_later_total",
+      "Times agents were told to retry later, by reason.", true, "reason",
+      {{"max_streams", static_cast<double>(c.streams_refused.load())},
+       {"queue_full", static_cast<double>(c.batches_deferred.load())},
+       {"idle_stream", static_cast<double>(c.streams_idle.load())}}));
+  out.push_back(LabeledFamily(
+      "meridian_collector_job_spans_total",
+      "Spans of stored batches, by job (at most 1000 jobs named).", true, "job",
+      ingest_->SpansByJob()));
+  out.push_back(GaugeFamily("meridian_collector_ingest_streams",
+                            "Ingest streams open now.",
+                            static_cast<double>(ingest_->streams())));
+  out.push_back(GaugeFamily("meridian_collector_write_queue_bytes",
+                            "Bytes of batches waiting to be committed.",
+                            static_cast<double>(writer_->queued_bytes())));
+  const CommitLatencies latencies = writer_->commit_latencies();
+  prometheus::MetricFamily commits;
+  commits.name = "meridian_collector_commit_seconds";
+  commits.help = "Time to commit one transaction (a group of batches).";
+  commits.type = prometheus::MetricType::Histogram;
+  prometheus::ClientMetric histogram;
+  histogram.histogram.sample_count = latencies.samples;
+  histogram.histogram.sample_sum = latencies.sum_seconds;
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < CommitLatencies::kBuckets; ++i) {
+    cumulative += latencies.counts[i];
+    histogram.histogram.bucket.push_back(
+        {cumulative, CommitLatencies::kBounds[i]});
+  }
+  histogram.histogram.bucket.push_back(
+      {latencies.samples, std::numeric_limits<double>::infinity()});
+  commits.metric.push_back(histogram);
+  out.push_back(commits);
+  return out;
+}
 
 void Collector::Shutdown(absl::Duration grace) {
   if (shut_down_) return;

@@ -28,6 +28,7 @@
 #include "collector/clock_service.h"
 #include "collector/control_service.h"
 #include "collector/ingest_service.h"
+#include "common/metrics_endpoint.h"
 #include "grpcpp/grpcpp.h"
 #include "query/query_service.h"
 
@@ -51,6 +52,9 @@ struct CollectorOptions {
   // Listening on an address other than loopback is refused without TLS
   // (and without tokens) unless this is set.
   bool insecure = false;
+  // Prometheus metrics on http://ADDRESS/metrics (docs/operations.md);
+  // empty: none.
+  std::string metrics;
 };
 
 class Collector {
@@ -64,12 +68,15 @@ class Collector {
   // HOST:PORT actually bound (the port resolved when 0 was asked for).
   const std::string& address() const { return address_; }
   int port() const { return port_; }
+  // The metrics endpoint's port; 0 without one.
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   const IngestCounters& counters() const { return ingest_->counters(); }
 
   void Shutdown(absl::Duration grace = absl::Seconds(5));
 
  private:
   Collector() = default;
+  std::vector<prometheus::MetricFamily> CollectMetrics() const;
 
   std::unique_ptr<BatchWriter> writer_;
   std::unique_ptr<IngestService> ingest_;
@@ -77,6 +84,7 @@ class Collector {
   std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;
   std::shared_ptr<const Authorizer> auth_;
+  std::unique_ptr<MetricsEndpoint> metrics_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   int port_ = 0;

@@ -18,7 +18,7 @@ constexpr char kUsage[] =
     R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
                           [--max-streams N] [--max-queue-mib N]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
-                          [--auth-tokens FILE] [--insecure]
+                          [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
@@ -33,6 +33,9 @@ constexpr char kUsage[] =
                       (docs/security.md); the file must be mode 0600
   --insecure          allow listening beyond loopback without TLS and tokens
                       (only where every client is trusted)
+  --metrics HOST:PORT Prometheus metrics on http://HOST:PORT/metrics (spans,
+                      batches, queue, commit latency, per-job rates); keep it
+                      on loopback or a monitoring network
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -51,7 +54,7 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
-       "tls-key", "tls-ca", "auth-tokens"},
+       "tls-key", "tls-ca", "auth-tokens", "metrics"},
       {"help", "insecure"});
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
     if (!line.ok())
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
   options.tls_ca = line->Get("tls-ca", "");
   options.auth_tokens = line->Get("auth-tokens", "");
   options.insecure = line->Has("insecure");
+  options.metrics = line->Get("metrics", "");
   auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
   if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
     fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");
@@ -111,6 +115,9 @@ int main(int argc, char** argv) {
   fflush(stdout);
   spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
                options.db_path, sync);
+  if ((*collector)->metrics_port() != 0) {
+    spdlog::info("metrics on http://{}/metrics", options.metrics);
+  }
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

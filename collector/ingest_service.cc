@@ -44,6 +44,15 @@ grpc::Status Exhausted(grpc::ServerContext* context, int retry_after_ms,
 
 }  // namespace
 
+std::vector<std::pair<std::string, double>> IngestService::SpansByJob() const {
+  absl::MutexLock lock(&jobs_mu_);
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [job, spans] : spans_by_job_) {
+    out.emplace_back(job, static_cast<double>(spans));
+  }
+  return out;
+}
+
 grpc::Status IngestService::Stream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) {
@@ -146,15 +155,36 @@ grpc::Status IngestService::Stream(
       pending->ack.set_spans_invalid(repairs.spans_dropped);
       pending->ack.set_error(repairs.first_problem);
     }
+    // Spans per job of this batch, counted once it is stored.
+    std::map<std::string, int64_t> by_job;
+    {
+      auto job_of_track = [&](uint32_t track) -> const std::string& {
+        return batch->strings(
+            batch->processes(batch->tracks(track).process()).job());
+      };
+      for (const v1::Span& span : batch->spans()) {
+        ++by_job[job_of_track(span.track())];
+      }
+      for (int i = 0; i < batch->chunks_size(); ++i) {
+        by_job[job_of_track(batch->chunks(i).track())] += decoded[i].size();
+      }
+    }
     absl::Status queued = writer_->Submit(
         batch,
-        [this, state, pending](absl::StatusOr<BatchWriteResult> result) {
+        [this, state, pending,
+         by_job = std::move(by_job)](absl::StatusOr<BatchWriteResult> result) {
           if (result.ok()) {
             if (result->duplicate) {
               counters_.batches_duplicate++;
             } else {
               counters_.batches_stored++;
               counters_.spans_stored += result->spans_stored;
+              absl::MutexLock lock(&jobs_mu_);
+              for (const auto& [job, spans] : by_job) {
+                const bool named = spans_by_job_.count(job) > 0 ||
+                                   spans_by_job_.size() < kMaxJobsCounted;
+                spans_by_job_[named ? job : "(other)"] += spans;
+              }
             }
           } else {
             spdlog::error("storing a batch failed: {}",

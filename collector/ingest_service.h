@@ -21,7 +21,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "collector/authorizer.h"
 #include "collector/batch_writer.h"
@@ -60,6 +65,12 @@ class IngestService final : public v1::Ingest::Service {
       grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) override;
 
   const IngestCounters& counters() const { return counters_; }
+  // Ingest streams open now.
+  int streams() const { return streams_.load(); }
+  // Spans of stored batches by job, for --metrics (at most kMaxJobsCounted
+  // jobs are named; the others are counted under "(other)").
+  static constexpr size_t kMaxJobsCounted = 1000;
+  std::vector<std::pair<std::string, double>> SpansByJob() const;
 
  private:
   BatchWriter* writer_;
@@ -67,6 +78,8 @@ class IngestService final : public v1::Ingest::Service {
   const IngestLimits limits_;
   std::atomic<int> streams_{0};
   IngestCounters counters_;
+  mutable absl::Mutex jobs_mu_;
+  std::map<std::string, int64_t> spans_by_job_ ABSL_GUARDED_BY(jobs_mu_);
 };
 
 }  // namespace meridian

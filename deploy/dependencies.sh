@@ -17,6 +17,7 @@ packages=(
   # tests/fuzz.sh: libFuzzer targets built with clang (libclang-rt-14-dev holds
   # libFuzzer and the sanitizers' runtimes), linked against pkg-config's flags.
   clang libclang-rt-14-dev pkg-config
+  prometheus-cpp-dev  # the daemons' --metrics endpoints
 )
 
 missing=()

@@ -1,0 +1,153 @@
+// Operating the daemons: Prometheus /metrics of the collector and the
+// agent, gRPC health checking and reflection, over real sockets.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "agent/ingest_client.h"
+#include "agent/node_agent.h"
+#include "collector/collector.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "wire/batch_builder.h"
+
+namespace meridian {
+namespace {
+
+std::string Temp(const std::string& name) {
+  return std::string(getenv("TEST_TMPDIR")) + "/" + name;
+}
+
+// GET /metrics from 127.0.0.1:`port`: the response body.
+std::string Scrape(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+            0);
+  const std::string request =
+      "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  EXPECT_EQ(write(fd, request.data(), request.size()),
+            static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? response : response.substr(body + 4);
+}
+
+// Whether `text` has the exact line `line`.
+bool HasLine(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+// One unary or streaming call by name with raw bytes; the first response.
+std::string RawCall(const std::shared_ptr<grpc::Channel>& channel,
+                    const std::string& method, const std::string& request) {
+  grpc::GenericStub generic(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  auto call = generic.PrepareCall(&context, method, &cq);
+  void* tag;
+  bool ok;
+  call->StartCall(reinterpret_cast<void*>(1));
+  cq.Next(&tag, &ok);
+  grpc::Slice slice(request);
+  grpc::ByteBuffer message(&slice, 1);
+  call->Write(message, reinterpret_cast<void*>(2));
+  cq.Next(&tag, &ok);
+  call->WritesDone(reinterpret_cast<void*>(3));
+  cq.Next(&tag, &ok);
+  grpc::ByteBuffer reply;
+  call->Read(&reply, reinterpret_cast<void*>(4));
+  cq.Next(&tag, &ok);
+  std::string out;
+  if (ok) {
+    std::vector<grpc::Slice> slices;
+    (void)reply.Dump(&slices);
+    for (const grpc::Slice& s : slices) {
+      out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+  }
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  cq.Next(&tag, &ok);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return out;
+}
+
+TEST(OperationsTest, CollectorMetricsHealthAndReflection) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("ops.db");
+  options.metrics = "127.0.0.1:0";
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  ASSERT_NE((*collector)->metrics_port(), 0);
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  BatchBuilder builder("ops-agent");
+  int p = builder.DeclareProcess({"ops-job", "host", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  builder.AddSpan(t, v1::CATEGORY_USER, "step", 1700000000000000000, 10);
+  builder.AddSpan(t, v1::CATEGORY_USER, "bad", 1700000000000000000, -1);
+  auto sent = IngestClient(channel).SendAll({builder.Take()});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+
+  const std::string metrics = Scrape((*collector)->metrics_port());
+  EXPECT_TRUE(
+      HasLine(metrics, "meridian_collector_batches_total{result=\"stored\"} 1"))
+      << metrics;
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_spans_stored_total 1"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_spans_invalid_total 1"));
+  EXPECT_TRUE(HasLine(metrics,
+                      "meridian_collector_job_spans_total{job=\"ops-job\"} 1"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_commit_seconds_count 1"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_write_queue_bytes 0"));
+
+  // grpc.health.v1.Health/Check {service: ""}: status SERVING (1).
+  EXPECT_EQ(RawCall(channel, "/grpc.health.v1.Health/Check", ""),
+            std::string("\x08\x01", 2));
+  // Reflection: list_services (field 7) names the collector's services.
+  const std::string services = RawCall(
+      channel, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      std::string("\x3a\x00", 2));
+  for (const char* service : {"meridian.v1.Ingest", "meridian.v1.Query",
+                              "meridian.v1.Control", "meridian.v1.Clock"}) {
+    EXPECT_NE(services.find(service), std::string::npos) << service;
+  }
+}
+
+TEST(OperationsTest, AgentMetrics) {
+  char dir[] = "/tmp/meridian-ops-XXXXXX";  // a short socket path
+  const std::string base = mkdtemp(dir);
+  NodeAgentOptions options;
+  options.collector = "127.0.0.1:1";  // nothing there: it spools
+  options.socket = base + "/agent/agent.sock";
+  options.spool_dir = base + "/agent/spool";
+  options.metrics = "127.0.0.1:0";
+  auto agent = NodeAgent::Start(options);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  const std::string metrics = Scrape((*agent)->metrics_port());
+  EXPECT_TRUE(
+      HasLine(metrics, "meridian_agent_spans_total{state=\"received\"} 0"))
+      << metrics;
+  EXPECT_TRUE(HasLine(metrics, "meridian_agent_spool_bytes 0"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_agent_connections 0"));
+  agent->reset();
+  (void)!system(("rm -rf " + base).c_str());
+}
+
+}  // namespace
+}  // namespace meridian
