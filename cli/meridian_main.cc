@@ -30,6 +30,8 @@ constexpr char kUsage[] =
 
 Commands:
   jobs                      the jobs stored: ranks, nodes, spans, time range
+  delete --job J            delete the job from the store (its spans,
+                            processes and tracks)
   export --job J -o FILE    one merged Chrome trace (chrome://tracing, Perfetto)
   stats --job J [--json]    mpitrace-style communication statistics
   clocks --job J [--json]   each node's clock offset, drift, uncertainty and
@@ -440,6 +442,19 @@ int TraceCommand(const Invocation& in) {
       static_cast<uint32_t>(*seconds), static_cast<uint32_t>(*timeout));
 }
 
+int DeleteCommand(const Invocation& in) {
+  auto stub = meridian::v1::Control::NewStub(CollectorChannel(in.collector));
+  grpc::ClientContext context;
+  meridian::v1::DeleteJobRequest request;
+  request.set_job(in.line.Get("job"));
+  meridian::v1::DeleteJobReply reply;
+  grpc::Status status = stub->DeleteJob(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("delete", status, in.collector);
+  printf("deleted job %s (%lld spans)\n", request.job().c_str(),
+         static_cast<long long>(reply.spans()));
+  return 0;
+}
+
 int JobsCommand(const Invocation& in) {
   return Jobs(*QueryStub(in.collector), in.collector);
 }
@@ -488,6 +503,7 @@ constexpr Command kCommands[] = {
     {"run", nullptr, true, RunCommand},
     {"trace", "", false, TraceCommand},
     {"jobs", nullptr, false, JobsCommand},
+    {"delete", kJobsHint, false, DeleteCommand},
     {"export", kJobsHint, false, ExportCommand},
     {"stats", kJobsHint, false, StatsCommand},
     {"clocks", kJobsHint, false, ClocksCommand},

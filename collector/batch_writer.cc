@@ -58,12 +58,27 @@ void BatchWriter::Shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool BatchWriter::Schedule(Task task) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return false;
+  Item item;
+  item.bytes = 0;
+  item.task = std::move(task);
+  queue_.push_back(std::move(item));
+  return true;
+}
+
 void BatchWriter::Run() {
   std::vector<Item> group;
+  Task task;
   std::vector<const v1::Batch*> batches;
   std::vector<std::vector<SpanColumns>*> decoded;
   while (true) {
     group.clear();
+    if (task) {
+      task(*store_);
+      task = nullptr;
+    }
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -72,8 +87,12 @@ void BatchWriter::Run() {
           },
           this));
       if (queue_.empty()) return;  // stopping, and everything is committed
+      if (queue_.front().task) {
+        task = std::move(queue_.front().task);
+        queue_.pop_front();
+      }
       size_t spans = 0;
-      while (!queue_.empty() &&
+      while (!task && !queue_.empty() && !queue_.front().task &&
              (group.empty() ||
               spans + SpanCount(*queue_.front().batch) <= max_group_spans_)) {
         spans += SpanCount(*queue_.front().batch);
@@ -81,6 +100,7 @@ void BatchWriter::Run() {
         queue_.pop_front();
       }
     }
+    if (group.empty()) continue;  // a task: run at the top of the loop
     batches.clear();
     decoded.clear();
     for (Item& item : group) {

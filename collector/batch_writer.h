@@ -67,12 +67,19 @@ class BatchWriter {
   CommitLatencies commit_latencies() const;
   void Shutdown();
 
+  // Runs `task` on the writer thread with the store, between transactions
+  // and in order with the batches submitted before it (deleting a job,
+  // retention). False, and never run, after Shutdown().
+  using Task = std::function<void(Store& store)>;
+  bool Schedule(Task task);
+
  private:
   struct Item {
     std::shared_ptr<const v1::Batch> batch;
     Done done;
     std::vector<SpanColumns> decoded;
     size_t bytes;
+    Task task;  // set: a task, not a batch
   };
   void Run();
 

@@ -5,8 +5,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "common/client_channel.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "spdlog/spdlog.h"
 
 namespace meridian {
 
@@ -52,7 +55,54 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// Runs `work` on the writer thread and waits for its result.
+template <typename T>
+absl::StatusOr<T> OnWriter(
+    BatchWriter* writer,
+    const std::function<absl::StatusOr<T>(Store& store)>& work) {
+  absl::Notification done;
+  absl::StatusOr<T> result = absl::UnavailableError("not run");
+  if (!writer->Schedule([&](Store& store) {
+        result = work(store);
+        done.Notify();
+      })) {
+    return absl::UnavailableError("the collector is shutting down");
+  }
+  done.WaitForNotification();
+  return result;
+}
+
 }  // namespace
+
+absl::Status Collector::DeleteOldJobs(int days) {
+  const int64_t cutoff =
+      absl::ToUnixNanos(absl::Now() - absl::Hours(24) * days);
+  auto deleted = OnWriter<std::vector<std::string>>(
+      writer_.get(),
+      [cutoff](Store& store) { return store.DeleteJobsEndedBefore(cutoff); });
+  if (!deleted.ok()) return deleted.status();
+  for (const std::string& job : *deleted) {
+    spdlog::info("retention: deleted job \"{}\" (older than {} days)", job,
+                 days);
+  }
+  return absl::OkStatus();
+}
+
+void Collector::RetentionLoop(int days) {
+  absl::MutexLock lock(&retention_mu_);
+  auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_) {
+    return retention_stop_;
+  };
+  while (
+      !retention_mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Hours(1))) {
+    retention_mu_.Unlock();
+    absl::Status status = DeleteOldJobs(days);
+    if (!status.ok()) {
+      spdlog::error("retention: {}", std::string(status.message()));
+    }
+    retention_mu_.Lock();
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     const CollectorOptions& options) {
@@ -85,7 +135,24 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   collector->ingest_ = std::make_unique<IngestService>(collector->writer_.get(),
                                                        auth, options.ingest);
   collector->clock_ = std::make_unique<ClockService>(auth);
-  collector->control_ = std::make_unique<ControlService>(auth);
+  BatchWriter* writer = collector->writer_.get();
+  collector->control_ = std::make_unique<ControlService>(
+      auth, [writer](const std::string& job) -> absl::StatusOr<int64_t> {
+        return OnWriter<int64_t>(
+            writer, [&job](Store& store) { return store.DeleteJob(job); });
+      });
+  if (options.retention_days > 0) {
+    // The first pass before serving, so a restarted collector never serves
+    // what it should have deleted.
+    if (absl::Status s = collector->DeleteOldJobs(options.retention_days);
+        !s.ok()) {
+      return s;
+    }
+    collector->retention_ =
+        std::thread([c = collector.get(), days = options.retention_days] {
+          c->RetentionLoop(days);
+        });
+  }
   collector->query_ = std::make_unique<QueryService>(
       options.db_path,
       [auth](const grpc::ServerContext& context, const std::string& job) {
@@ -192,6 +259,13 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
 void Collector::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  if (retention_.joinable()) {
+    {
+      absl::MutexLock lock(&retention_mu_);
+      retention_stop_ = true;
+    }
+    retention_.join();
+  }
   control_->Shutdown();  // a waiting `meridian trace` answers now
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() +

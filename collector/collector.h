@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -55,6 +56,9 @@ struct CollectorOptions {
   // Prometheus metrics on http://ADDRESS/metrics (docs/operations.md);
   // empty: none.
   std::string metrics;
+  // Jobs whose last span ended more than this many days ago are deleted,
+  // at start and then every hour; 0: kept for ever.
+  int retention_days = 0;
 };
 
 class Collector {
@@ -85,6 +89,12 @@ class Collector {
   std::unique_ptr<QueryService> query_;
   std::shared_ptr<const Authorizer> auth_;
   std::unique_ptr<MetricsEndpoint> metrics_;
+  // Retention: deletes old jobs every hour until Shutdown.
+  void RetentionLoop(int days);
+  absl::Status DeleteOldJobs(int days);
+  absl::Mutex retention_mu_;
+  bool retention_stop_ ABSL_GUARDED_BY(retention_mu_) = false;
+  std::thread retention_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   int port_ = 0;

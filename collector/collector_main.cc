@@ -19,6 +19,7 @@ constexpr char kUsage[] =
                           [--max-streams N] [--max-queue-mib N]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
+                          [--retention-days N]
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
@@ -36,6 +37,8 @@ constexpr char kUsage[] =
   --metrics HOST:PORT Prometheus metrics on http://HOST:PORT/metrics (spans,
                       batches, queue, commit latency, per-job rates); keep it
                       on loopback or a monitoring network
+  --retention-days N  delete jobs whose last span ended more than N days ago
+                      (at start, then hourly); default: keep every job
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -54,7 +57,7 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
-       "tls-key", "tls-ca", "auth-tokens", "metrics"},
+       "tls-key", "tls-ca", "auth-tokens", "metrics", "retention-days"},
       {"help", "insecure"});
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
     if (!line.ok())
@@ -80,6 +83,13 @@ int main(int argc, char** argv) {
   options.auth_tokens = line->Get("auth-tokens", "");
   options.insecure = line->Has("insecure");
   options.metrics = line->Get("metrics", "");
+  auto retention = line->GetInt("retention-days", 0);
+  if (!retention.ok() || *retention < 0 || *retention > 36500) {
+    fprintf(stderr,
+            "meridian-collector: --retention-days must be 0 to 36500\n");
+    return 2;
+  }
+  options.retention_days = static_cast<int>(*retention);
   auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
   if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
     fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");

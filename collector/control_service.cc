@@ -165,6 +165,34 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status ControlService::DeleteJob(grpc::ServerContext* context,
+                                       const v1::DeleteJobRequest* request,
+                                       v1::DeleteJobReply* reply) {
+  if (request->job().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no job given");
+  }
+  if (request->job().size() > kMaxNameBytes) {
+    return TooLong("the job name", request->job().size());
+  }
+  if (grpc::Status may = auth_->Check(*context, Scope::kWrite, request->job());
+      !may.ok()) {
+    return may;
+  }
+  if (!delete_job_) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "this collector cannot delete jobs");
+  }
+  absl::StatusOr<int64_t> spans = delete_job_(request->job());
+  if (!spans.ok()) {
+    return grpc::Status(spans.status().code() == absl::StatusCode::kNotFound
+                            ? grpc::StatusCode::NOT_FOUND
+                            : grpc::StatusCode::INTERNAL,
+                        std::string(spans.status().message()));
+  }
+  reply->set_spans(*spans);
+  return grpc::Status::OK;
+}
+
 void ControlService::Shutdown() {
   absl::MutexLock lock(&mutex_);
   shutting_down_ = true;

@@ -20,9 +20,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "collector/authorizer.h"
@@ -34,14 +36,22 @@ namespace meridian {
 // and answers only the orders of jobs the token may write.
 class ControlService final : public v1::Control::Service {
  public:
-  explicit ControlService(std::shared_ptr<const Authorizer> auth)
-      : auth_(std::move(auth)) {}
+  // Deletes a job from the store (on the writer); its span count.
+  using DeleteFn =
+      std::function<absl::StatusOr<int64_t>(const std::string& job)>;
+
+  explicit ControlService(std::shared_ptr<const Authorizer> auth,
+                          DeleteFn delete_job = nullptr)
+      : auth_(std::move(auth)), delete_job_(std::move(delete_job)) {}
   grpc::Status RequestTrace(grpc::ServerContext* context,
                             const v1::TraceRequest* request,
                             v1::TraceReply* reply) override;
   grpc::Status PollTrace(grpc::ServerContext* context,
                          const v1::PollRequest* request,
                          v1::PollReply* reply) override;
+  grpc::Status DeleteJob(grpc::ServerContext* context,
+                         const v1::DeleteJobRequest* request,
+                         v1::DeleteJobReply* reply) override;
 
   // Makes waiting RequestTrace calls answer now (with what they have), and
   // later ones at once: for the collector's shutdown.
@@ -62,6 +72,7 @@ class ControlService final : public v1::Control::Service {
       ABSL_SHARED_LOCKS_REQUIRED(mutex_);
 
   const std::shared_ptr<const Authorizer> auth_;
+  const DeleteFn delete_job_;
   absl::Mutex mutex_;
   uint64_t latest_ ABSL_GUARDED_BY(mutex_) = 0;
   std::deque<v1::TraceOrder> orders_ ABSL_GUARDED_BY(mutex_);    // newest last

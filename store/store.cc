@@ -369,6 +369,62 @@ absl::StatusOr<int64_t> Store::InsertReturningId(Statement* insert,
   return id;
 }
 
+absl::StatusOr<int64_t> Store::DeleteJob(const std::string& name) {
+  auto select = Prepare("SELECT id, spans FROM jobs WHERE name=?1");
+  if (!select.ok()) return select.status();
+  int rc = (*select)->Bind(1, name).Step();
+  const int64_t id = rc == SQLITE_ROW ? (*select)->Int(0) : -1;
+  const int64_t spans = rc == SQLITE_ROW ? (*select)->Int(1) : 0;
+  (*select)->Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    return Fail("finding a job failed");
+  if (id < 0) {
+    return absl::NotFoundError(
+        absl::StrCat("no job \"", name, "\" in store ", path_));
+  }
+  absl::Status status = Exec("BEGIN IMMEDIATE;");
+  if (!status.ok()) return status;
+  for (const char* sql :
+       {"DELETE FROM chunks WHERE job=?1",
+        "DELETE FROM tracks WHERE process IN (SELECT id FROM processes WHERE "
+        "job=?1)",
+        "DELETE FROM processes WHERE job=?1",
+        "DELETE FROM job_agents WHERE job=?1",
+        "DELETE FROM jobs WHERE id=?1"}) {
+    auto statement = Prepare(sql);
+    if (!statement.ok()) {
+      status = statement.status();
+      break;
+    }
+    rc = (*statement)->Bind(1, id).Step();
+    (*statement)->Reset();
+    if (rc != SQLITE_DONE) {
+      status = Fail("deleting a job failed");
+      break;
+    }
+  }
+  if (status.ok()) status = Exec("COMMIT;");
+  if (!status.ok()) Exec("ROLLBACK;").IgnoreError();
+  // Cached ids may name the rows just deleted.
+  caches_ = std::make_unique<Caches>();
+  if (!status.ok()) return status;
+  return spans;
+}
+
+absl::StatusOr<std::vector<std::string>> Store::DeleteJobsEndedBefore(
+    int64_t end_before_ns) {
+  auto jobs = ListJobs();
+  if (!jobs.ok()) return jobs.status();
+  std::vector<std::string> deleted;
+  for (const JobInfo& job : *jobs) {
+    if (job.spans == 0 || job.max_end_ns >= end_before_ns) continue;
+    auto spans = DeleteJob(job.name);
+    if (!spans.ok()) return spans.status();
+    deleted.push_back(job.name);
+  }
+  return deleted;
+}
+
 absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
     absl::Span<const v1::Batch* const> batches,
     absl::Span<std::vector<SpanColumns>* const> decoded) {

@@ -202,6 +202,16 @@ class Store {
 
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
 
+  // Deletes job `name` whole (its chunks, processes, tracks, agents) in one
+  // transaction; returns the spans it held. NOT_FOUND if there is none.
+  // Strings, operations and clock models stay: other jobs may share them.
+  // Spans that arrive for the job later start it afresh.
+  absl::StatusOr<int64_t> DeleteJob(const std::string& name);
+  // Deletes every job whose last span ended before `end_before_ns`
+  // (--retention-days); returns their names.
+  absl::StatusOr<std::vector<std::string>> DeleteJobsEndedBefore(
+      int64_t end_before_ns);
+
   // NOT_FOUND, naming the job and the jobs that exist, if there is no such job.
   absl::StatusOr<JobCatalog> LoadCatalog(const std::string& job);
 

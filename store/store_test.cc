@@ -373,6 +373,41 @@ v1::Batch ClockBatch(const std::string& agent, uint64_t seq,
   return batch;
 }
 
+// Deleting a job takes its spans, processes and tracks and nothing of other
+// jobs; spans that arrive for it later start it afresh.
+TEST(StoreTest, DeletesAJobWholeAndOnlyIt) {
+  const std::string path = TempPath("delete.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<v1::Batch> batches = {
+      ClockBatch("agent-a", 1, "n1", kT + 1000, -500, "job-a"),
+      ClockBatch("agent-b", 1, "n2", kT + 1000, 700, "job-b")};
+  ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
+  auto spans = (*store)->DeleteJob("job-a");
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_EQ(*spans, 1);
+  auto jobs = (*store)->ListJobs();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].name, "job-b");
+  EXPECT_EQ((*store)->LoadCatalog("job-a").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ((*store)->DeleteJob("job-a").status().message(),
+            "no job \"job-a\" in store " + path);
+  // New spans of the deleted job (a new batch) start it afresh.
+  std::vector<v1::Batch> later = {
+      ClockBatch("agent-a", 2, "n1", kT + 5000, -500, "job-a")};
+  ASSERT_TRUE((*store)->Write({&later[0]}).ok());
+  auto catalog = (*store)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->job.spans, 1);
+  EXPECT_EQ(catalog->processes.size(), 1u);
+  // Retention: jobs that ended before the cutoff go.
+  auto deleted = (*store)->DeleteJobsEndedBefore(kT + 2000);
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(*deleted, std::vector<std::string>{"job-b"});
+  EXPECT_EQ((*store)->ListJobs()->size(), 1u);
+}
+
 // A job id with no recorded agents: every model of the node applies.
 constexpr int64_t kAnyJob = 999;
 

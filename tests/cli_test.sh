@@ -211,9 +211,39 @@ grep -qF "cannot open store $work/no/such/dir/m.db" "$work/err.txt" || fail "bad
 [ $rc -eq 2 ] || fail "bad --sync: exit $rc"
 set -e
 
+# meridian delete: a job of its own, deleted; the others stay.
+"$synth_bin" --collector "$addr" --job doomed --ranks 2 --nodes 1 --steps 2 >/dev/null
+m delete --job doomed >"$work/delete.txt"
+expect_line "$work/delete.txt" "deleted job doomed (26 spans)"
+m jobs >"$work/jobs-after.txt"
+grep -q '^doomed ' "$work/jobs-after.txt" && fail "deleted job still listed"
+expect_line "$work/jobs-after.txt" \
+  "cli                           2      1           26  2023-11-14T22:13:19.999Z     0.020000"
+set +e
+m delete --job doomed 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "deleting twice: exit $rc"
+grep -qF 'meridian: delete: no job "doomed" in store' "$work/err.txt" || fail "delete twice message"
+set -e
+
+# --retention-days: a collector started on this store with a 1-day retention
+# deletes every job of 2023 before it serves (the first pass runs at start).
+
 # SIGTERM: a clean exit, and the store is intact for the next collector.
 kill -TERM "$pid"
 wait "$pid" || fail "collector exit status $?"
-grep -qF "stopped: 5 batches stored (100 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
+grep -qF "stopped: 6 batches stored (126 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
   fail "collector's last log line"
+# --retention-days: a collector started on this store with a 1-day retention
+# deletes every job (they are from 2023) before it serves: the first pass
+# runs at start.
+coproc RETAIN { exec "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" --retention-days 1 2>"$work/retain.log"; }
+retain_pid=$RETAIN_PID
+read -r line <&"${RETAIN[0]}" || fail "collector with retention did not start"
+raddr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+"$meridian_bin" --collector "$raddr" jobs >"$work/jobs-retained.txt"
+expect_line "$work/jobs-retained.txt" "no jobs stored yet"
+grep -qF 'retention: deleted job "cli" (older than 1 days)' "$work/retain.log" ||
+  fail "retention log line"
+kill -TERM "$retain_pid"
+wait "$retain_pid" || fail "retention collector exit status $?"
 echo "cli_test: all checks passed"
