@@ -63,6 +63,12 @@ CollectorProcess::~CollectorProcess() {
   }
 }
 
+void CollectorProcess::Kill() {
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 int CollectorProcess::Terminate() {
   kill(pid_, SIGTERM);
   int status = 0;

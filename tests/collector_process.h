@@ -31,6 +31,8 @@ class CollectorProcess {
   pid_t pid() const { return pid_; }
   // SIGTERM, then waits: the exit status as waitpid reports it.
   int Terminate();
+  // SIGKILL (a crash, or the OOM killer), then waits.
+  void Kill();
 
  private:
   CollectorProcess() = default;
