@@ -12,6 +12,10 @@
 #                             (collector, agent and job on one machine: the
 #                              example's and an 8-byte MPI_Allreduce loop's
 #                              slowdown, the pipeline's CPU and bytes a span)
+#   ./bench/run.sh load [--agents N] [--batches N] [--spans N] [--memory-mib N]
+#                             (N simulated agents, default 1000, against one
+#                              collector under a memory cap: peak memory,
+#                              ack latency, nothing lost)
 #   ./bench/run.sh fuzz [--seconds N]
 #                             (the libFuzzer targets, N s each, default 300:
 #                              executions and findings)
@@ -35,6 +39,13 @@ case "${1:-}" in
     ;;
   gpu)
     exec ./tests/gpu/run.sh --bench
+    ;;
+  load)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //bench:load_bench //collector:meridian-collector >&2
+    bin="$(bazel info bazel-bin 2>/dev/null)"
+    exec "$bin/bench/load_bench" --collector-bin "$bin/collector/meridian-collector" "$@"
     ;;
   fuzz)
     shift
@@ -63,8 +74,8 @@ case "${1:-}" in
     exec ./bench/colocated_bench.sh "$@"
     ;;
   *)
-    sed -n '2,17p' "$0" >&2
-    echo "benchmarks: ingest, analysis, ring, probe, colocated, fuzz, gpu" >&2
+    sed -n '2,21p' "$0" >&2
+    echo "benchmarks: ingest, analysis, ring, probe, colocated, load, fuzz, gpu" >&2
     exit 2
     ;;
 esac
