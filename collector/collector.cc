@@ -158,7 +158,8 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
       [auth](const grpc::ServerContext& context, const std::string& job) {
         return job.empty() ? auth->CheckAny(context, Scope::kRead)
                            : auth->Check(context, Scope::kRead, job);
-      });
+      },
+      options.analysis_memory_bytes);
 
   // grpc.health.v1.Health (SERVING while up; open to every caller, as load
   // balancers and orchestrators ask it) and server reflection.

@@ -40,7 +40,11 @@ struct CollectorOptions {
   std::string db_path = "meridian.db";
   bool full_sync = true;
   // Larger messages are refused by gRPC with RESOURCE_EXHAUSTED.
-  int max_message_bytes = 64 << 20;
+  // A parsed batch costs up to some 20 times its size (a message of empty
+  // strings), so this with ingest.max_streams bounds the parsing memory.
+  int max_message_bytes = 16 << 20;
+  // Bytes an analysis of a whole job may take (QueryService).
+  uint64_t analysis_memory_bytes = uint64_t{4} << 30;
   // Bytes of batches waiting for the writer (BatchWriter); beyond them,
   // streams are told to retry (IngestService).
   size_t max_queue_bytes = 256 << 20;

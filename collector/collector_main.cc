@@ -19,7 +19,8 @@ constexpr char kUsage[] =
                           [--max-streams N] [--max-queue-mib N]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
-                          [--retention-days N]
+                          [--retention-days N] [--max-batch-mib N]
+                          [--analysis-memory-mib N]
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
@@ -39,6 +40,12 @@ constexpr char kUsage[] =
                       on loopback or a monitoring network
   --retention-days N  delete jobs whose last span ended more than N days ago
                       (at start, then hourly); default: keep every job
+  --max-batch-mib N   largest message accepted (default 16); larger ones are
+                      refused (RESOURCE_EXHAUSTED)
+  --analysis-memory-mib N
+                      memory an analysis of a whole job may take (default
+                      4096, about 190 bytes a span); larger jobs are refused
+                      with a message (analyse a step instead)
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -57,7 +64,8 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
-       "tls-key", "tls-ca", "auth-tokens", "metrics", "retention-days"},
+       "tls-key", "tls-ca", "auth-tokens", "metrics", "retention-days",
+       "max-batch-mib", "analysis-memory-mib"},
       {"help", "insecure"});
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
     if (!line.ok())
@@ -90,6 +98,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.retention_days = static_cast<int>(*retention);
+  auto batch_mib = line->GetInt("max-batch-mib", 16);
+  if (!batch_mib.ok() || *batch_mib < 1 || *batch_mib > 1024) {
+    fprintf(stderr, "meridian-collector: --max-batch-mib must be 1 to 1024\n");
+    return 2;
+  }
+  options.max_message_bytes = static_cast<int>(*batch_mib) << 20;
+  auto analysis_mib = line->GetInt("analysis-memory-mib", 4096);
+  if (!analysis_mib.ok() || *analysis_mib < 1 || *analysis_mib > (1 << 24)) {
+    fprintf(
+        stderr,
+        "meridian-collector: --analysis-memory-mib must be 1 to 16777216\n");
+    return 2;
+  }
+  options.analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;
   auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
   if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
     fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");

@@ -67,10 +67,27 @@ struct JobAnalysis {
   ScanStats read;  // what the load read from the store
 };
 
+// What an analysis holds per span of the job it loads (spans, clocks and
+// the dependency graph), measured on analysis_bench's jobs.
+constexpr uint64_t kAnalysisBytesPerSpan = 190;
+
 // Loads the job of an open query: one scan of the store; or with `step`,
-// only what that step needs (JobSpans::LoadStep).
+// only what that step needs (JobSpans::LoadStep). A whole job that would
+// take more than `budget` bytes is refused (RESOURCE_EXHAUSTED) before
+// anything is read, rather than swapping the collector.
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    JobQuery query, std::optional<int64_t> step = std::nullopt) {
+    uint64_t budget, JobQuery query,
+    std::optional<int64_t> step = std::nullopt) {
+  const JobInfo& job = query.catalog.job;
+  if (!step &&
+      static_cast<uint64_t>(job.spans) * kAnalysisBytesPerSpan > budget) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "job ", job.name, " has ", job.spans,
+        " spans: analysing it whole would take about ",
+        static_cast<uint64_t>(job.spans) * kAnalysisBytesPerSpan >> 20,
+        " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
+        "; analyse one step (--step N) or raise the limit"));
+  }
   auto analysis = std::make_unique<JobAnalysis>();
   analysis->query = std::move(query);
   Store& store = *analysis->query.store;
@@ -88,13 +105,13 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
 }
 
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    const std::string& db_path, const std::string& job,
+    uint64_t budget, const std::string& db_path, const std::string& job,
     std::optional<int64_t> step = std::nullopt) {
   v1::SpanFilter filter;
   filter.set_job(job);
   auto query = OpenJob(db_path, filter);
   if (!query.ok()) return query.status();
-  return LoadAnalysis(std::move(*query), step);
+  return LoadAnalysis(budget, std::move(*query), step);
 }
 
 // The path over one step (NOT_FOUND naming it if no span has it), or over
@@ -175,7 +192,7 @@ grpc::Status QueryService::ExportTrace(
   const JobClocks* clocks = nullptr;
   std::optional<v1::CriticalPathReply> path;
   if (!request->raw_clock() && request->critical_path()) {
-    auto loaded = LoadAnalysis(std::move(*opened));
+    auto loaded = LoadAnalysis(analysis_budget_, std::move(*opened));
     if (!loaded.ok()) return ToGrpc(loaded.status());
     analysis = std::move(*loaded);
     clocks = &*analysis->clocks;
@@ -268,7 +285,8 @@ grpc::Status QueryService::GetCriticalPath(
   const std::optional<int64_t> step =
       request->has_step() ? std::optional<int64_t>(request->step())
                           : std::nullopt;
-  auto analysis = LoadAnalysis(db_path_, request->job(), step);
+  auto analysis =
+      LoadAnalysis(analysis_budget_, db_path_, request->job(), step);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   auto path = PathOf(**analysis, step);
   if (!path.ok()) return ToGrpc(path.status());
@@ -285,7 +303,7 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "head must be >= 0 (0 lists every instance)");
   }
-  auto analysis = LoadAnalysis(db_path_, request->job());
+  auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = Stragglers(*(*analysis)->graph, request->head());
   reply->set_job(request->job());
@@ -297,7 +315,7 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
                                     v1::StepsReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto analysis = LoadAnalysis(db_path_, request->job());
+  auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = StepBreakdown(*(*analysis)->graph);
   reply->set_job(request->job());
@@ -387,7 +405,7 @@ grpc::Status QueryService::ExportGraph(
     grpc::ServerWriter<v1::TraceChunk>* writer) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto analysis = LoadAnalysis(db_path_, request->job());
+  auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
   if (!analysis.ok()) return ToGrpc(analysis.status());
   auto graph =
       StepGraph(*(*analysis)->graph, request->step(), request->format());

@@ -25,8 +25,13 @@ class QueryService final : public v1::Query::Service {
   using MayRead = std::function<grpc::Status(const grpc::ServerContext& context,
                                              const std::string& job)>;
 
-  explicit QueryService(std::string db_path, MayRead may_read = nullptr)
-      : db_path_(std::move(db_path)), may_read_(std::move(may_read)) {}
+  // `analysis_budget`: bytes an analysis of a whole job may take (about
+  // 190 a span); larger jobs are refused with a message (RESOURCE_EXHAUSTED).
+  explicit QueryService(std::string db_path, MayRead may_read = nullptr,
+                        uint64_t analysis_budget = uint64_t{4} << 30)
+      : db_path_(std::move(db_path)),
+        may_read_(std::move(may_read)),
+        analysis_budget_(analysis_budget) {}
 
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const v1::ListJobsRequest* request,
@@ -64,6 +69,7 @@ class QueryService final : public v1::Query::Service {
 
   std::string db_path_;
   MayRead may_read_;
+  uint64_t analysis_budget_;
 };
 
 }  // namespace meridian

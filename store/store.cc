@@ -233,6 +233,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
         absl::StrCat("cannot open store ", path, ": ", message));
   }
   std::unique_ptr<Store> store(new Store(db, path));
+  store->max_cached_ids_ = options.max_cached_ids;
   // Waits rather than fails while another connection holds a lock briefly.
   sqlite3_busy_timeout(db, 10000);
   if (absl::Status status = store->RefuseOlderVersion(); !status.ok()) {
@@ -425,9 +426,30 @@ absl::StatusOr<std::vector<std::string>> Store::DeleteJobsEndedBefore(
   return deleted;
 }
 
+size_t Store::cached_ids() const {
+  return caches_->string_ids.size() + caches_->jobs.size() +
+         caches_->processes.size() + caches_->tracks.size() +
+         caches_->ops.size();
+}
+
+void Store::BoundCaches() {
+  const size_t bound = max_cached_ids_;
+  Caches& c = *caches_;
+  if (c.string_ids.size() > bound || c.jobs.size() > bound ||
+      c.processes.size() > bound || c.tracks.size() > bound ||
+      c.ops.size() > bound) {
+    c.string_ids = {};
+    c.jobs = {};
+    c.processes = {};
+    c.tracks = {};
+    c.ops = {};
+  }
+}
+
 absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
     absl::Span<const v1::Batch* const> batches,
     absl::Span<std::vector<SpanColumns>* const> decoded) {
+  BoundCaches();
   std::vector<BatchWriteResult> results(batches.size());
   absl::Status status = Exec("BEGIN IMMEDIATE;");
   if (!status.ok()) return status;

@@ -408,6 +408,41 @@ TEST(StoreTest, DeletesAJobWholeAndOnlyIt) {
   EXPECT_EQ((*store)->ListJobs()->size(), 1u);
 }
 
+// The writer's id caches stay within their bound whatever arrives, and
+// what is stored is the same as with unbounded caches.
+TEST(StoreTest, IdCachesStayBounded) {
+  StoreOptions options;
+  options.max_cached_ids = 8;
+  auto store = Store::Open(TempPath("bounded-caches.db"), options);
+  ASSERT_TRUE(store.ok());
+  for (int i = 0; i < 40; ++i) {
+    BatchBuilder builder("agent", i + 1);
+    int p = builder.DeclareProcess({"job", "host", 0, 0, 7});
+    int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+    builder.AddSpan(t, v1::CATEGORY_USER, "name-" + std::to_string(i),
+                    kT + i * 100, 10);
+    v1::Batch batch = builder.Take();
+    ASSERT_TRUE((*store)->Write({&batch}).ok());
+    EXPECT_LE((*store)->cached_ids(), 5u * 9);  // each of 5 caches <= 8 + 1
+  }
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.spans, 40);
+  EXPECT_EQ(catalog->processes.size(), 1u);
+  EXPECT_EQ(catalog->tracks.size(), 1u);
+  std::set<std::string> names;
+  ASSERT_TRUE((*store)
+                  ->Scan(catalog->job, {},
+                         [&](const StoredSpan& span) {
+                           for (const OpInfo& op : catalog->ops) {
+                             if (op.id == span.op_id) names.insert(op.name);
+                           }
+                           return true;
+                         })
+                  .ok());
+  EXPECT_EQ(names.size(), 40u);
+}
+
 // A job id with no recorded agents: every model of the node applies.
 constexpr int64_t kAnyJob = 999;
 

@@ -14,6 +14,8 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "meridian/v1/query.grpc.pb.h"
+#include "testing/synthetic_job.h"
 #include "wire/batch_builder.h"
 
 namespace meridian {
@@ -147,6 +149,43 @@ TEST(OperationsTest, AgentMetrics) {
   EXPECT_TRUE(HasLine(metrics, "meridian_agent_connections 0"));
   agent->reset();
   (void)!system(("rm -rf " + base).c_str());
+}
+
+// An analysis of a whole job is refused, with the way out, when it would
+// take more memory than the collector allows; one step still answers.
+TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("budget.db");
+  options.analysis_memory_bytes = 1 << 20;
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  SyntheticJob job;
+  job.job = "big";
+  job.ranks = 8;
+  job.nodes = 2;
+  job.steps = 1000;
+  for (int node = 0; node < job.nodes; ++node) {
+    auto sent = IngestClient(channel).SendAll(SyntheticBatches(job, node));
+    ASSERT_TRUE(sent.ok()) << sent.status();
+  }
+  auto query = v1::Query::NewStub(channel);
+  grpc::ClientContext whole_context;
+  v1::CriticalPathRequest whole;
+  whole.set_job("big");
+  v1::CriticalPathReply reply;
+  grpc::Status status = query->GetCriticalPath(&whole_context, whole, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "job big has 48008 spans: analysing it whole would take about 8 "
+            "MiB, over this collector's --analysis-memory-mib 1; analyse one "
+            "step (--step N) or raise the limit");
+  grpc::ClientContext step_context;
+  v1::CriticalPathRequest one = whole;
+  one.set_step(5);
+  EXPECT_TRUE(query->GetCriticalPath(&step_context, one, &reply).ok());
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "wire/batch_spans.h"
 #include "common/utf8.h"
+#include "wire/batch_spans.h"
 
 namespace meridian {
 
