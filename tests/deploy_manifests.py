@@ -13,7 +13,13 @@ No schema of the Kubernetes API is on this machine, and `kubectl apply
      against their usage text in REPO; the agent's --collector naming the
      Service; the training example's hostPath, MERIDIAN_AGENT_SOCKET and
      runAsGroup agreeing with the DaemonSet's hostPath, --socket and
-     --allow-group.
+     --allow-group; TLS and tokens (docs/security.md): a collector that
+     listens beyond loopback has --tls-cert, --tls-key and --auth-tokens
+     (or --insecure), agents speak TLS, present a certificate and send a
+     token where the collector asks for them, every such file is in a
+     volume mounted in the container and readable by its user, and a token
+     file has no group or other permission (a Secret's mode, fsGroup, or an
+     emptyDir that an init container fills with a 0600 copy).
   2. Field names and types (where kubectl is installed): `kubectl set
      ... --local` decodes a workload or Service into kubectl's own Go types
      with no server; a wrong type fails, and an unknown field (a typo) is
@@ -256,6 +262,174 @@ def check_agreement(objects, repo):
                             f"which the agent (--allow-group {group}) refuses")
 
 
+def loopback(listen):
+    """Whether the collector counts HOST:PORT as loopback (collector.cc)."""
+    host = listen[:listen.rfind(":")]
+    if len(host) >= 2 and host[0] == "[" and host[-1] == "]":
+        host = host[1:-1]
+    return host in ("localhost", "::1") or host.startswith("127.") or \
+        listen.startswith("unix:")
+
+
+def run_as(doc, container):
+    """The user a container runs as (None: the image's)."""
+    context = {**(pod_of(doc)["spec"].get("securityContext") or {}),
+               **(container.get("securityContext") or {})}
+    return context.get("runAsUser")
+
+
+def volume_of(doc, container, path):
+    """The mount holding `path` in the container (the deepest) and its
+    volume, or (None, None)."""
+    found = (None, None)
+    for m, volume in mounts(doc, container):
+        mount = m.get("mountPath", "").rstrip("/")
+        if path.startswith(mount + "/") and (
+                found[0] is None or
+                len(mount) > len(found[0]["mountPath"].rstrip("/"))):
+            found = (m, volume)
+    return found
+
+
+def secret_file_mode(where, doc, m, volume, path):
+    """The mode of `path` in a Secret or ConfigMap volume (the kubelet's:
+    the item's mode, else defaultMode, else 0644; fsGroup adds group read),
+    or None where the key is not projected. Such files are root's."""
+    source = volume.get("secret") or volume.get("configMap") or {}
+    key = path[len(m["mountPath"].rstrip("/")) + 1:]
+    mode = source.get("defaultMode", 0o644)
+    items = source.get("items")
+    if items is not None:
+        item = [i for i in items if i.get("path") == key]
+        if not item:
+            problem(where, f"{path}: {key!r} is not among the items of volume "
+                    f"{m['name']!r}")
+            return None
+        mode = item[0].get("mode", mode)
+    if (pod_of(doc)["spec"].get("securityContext") or {}).get("fsGroup") \
+            is not None:
+        mode |= 0o440
+    return mode
+
+
+def check_file(where, doc, container, path, what, private=False):
+    """A file the program reads at start: in a mounted volume, readable by
+    the container's user and, if `private`, with no group or other
+    permission (the token files: collector/authorizer.cc,
+    common/client_channel.cc)."""
+    at = f"{where} container {container.get('name')}"
+    m, volume = volume_of(doc, container, path)
+    if m is None:
+        problem(at, f"{what} {path} is in no volume mounted there")
+        return
+    uid = run_as(doc, container)
+    if "secret" in volume or "configMap" in volume:
+        if private and "configMap" in volume:
+            problem(at, f"{what} {path} is in a ConfigMap: keep it in a Secret")
+        mode = secret_file_mode(at, doc, m, volume, path)
+        if mode is None:
+            return
+        fs_group = (pod_of(doc)["spec"].get("securityContext") or {}).get(
+            "fsGroup")
+        readable = uid in (None, 0) or mode & 0o004 or (
+            fs_group is not None and mode & 0o040)
+        if private and mode & 0o077:
+            problem(at, f"{what} {path} will have mode {mode:04o}: it is "
+                    "refused with any group or other permission (a Secret's "
+                    "defaultMode, and fsGroup adds group read; see "
+                    "docs/deploy.md)")
+        elif not readable:
+            problem(at, f"{what} {path} is root's, mode {mode:04o}: user "
+                    f"{uid} cannot read it")
+    elif "emptyDir" in volume and private:
+        # Filled by an init container that mounts it writable and makes
+        # the file 0600, as the container's user.
+        key = path[len(m["mountPath"].rstrip("/")) + 1:]
+        filled = False
+        for init in pod_of(doc)["spec"].get("initContainers", []):
+            for mm in init.get("volumeMounts", []):
+                if mm.get("name") != m["name"] or mm.get("readOnly"):
+                    continue
+                target = mm.get("mountPath", "").rstrip("/") + "/" + key
+                words = [str(w) for w in
+                         init.get("command", []) + init.get("args", [])]
+                if target in words and any(w in ("0600", "600", "u=rw")
+                                           for w in words) and \
+                        run_as(doc, init) == uid:
+                    filled = True
+        if not filled:
+            problem(at, f"{what} {path} is in emptyDir {m['name']!r}, which "
+                    "no init container of the same user fills with a 0600 "
+                    "file")
+
+
+def check_security(objects):
+    pods = [(w, d) for w, d in objects if d.get("kind") in WORKLOADS]
+
+    def running(program):
+        return [(w, d, c) for w, d in pods for c in containers(d)
+                if os.path.basename((c.get("command") or [""])[0]) == program]
+
+    tls = mutual = tokens = False
+    collectors = running("meridian-collector")
+    for where, doc, c in collectors:
+        args = [str(a) for a in c.get("args", [])]
+        listen = arg_value(args, "--listen") or "127.0.0.1:7070"
+        cert, key = arg_value(args, "--tls-cert"), arg_value(args, "--tls-key")
+        ca, auth = arg_value(args, "--tls-ca"), arg_value(args, "--auth-tokens")
+        if not loopback(listen) and "--insecure" not in args and \
+                not (cert and key and auth):
+            problem(where, f"meridian-collector listens on {listen} without "
+                    "--tls-cert, --tls-key and --auth-tokens (or --insecure): "
+                    "it refuses to start (docs/security.md)")
+        if bool(cert) != bool(key):
+            problem(where, "meridian-collector needs both --tls-cert and "
+                    "--tls-key, or neither")
+        if ca and not cert:
+            problem(where, "meridian-collector --tls-ca needs --tls-cert")
+        for flag, path in (("--tls-cert", cert), ("--tls-key", key),
+                           ("--tls-ca", ca)):
+            if path:
+                check_file(where, doc, c, path, flag)
+        if auth:
+            check_file(where, doc, c, auth, "--auth-tokens", private=True)
+        tls, mutual, tokens = tls or bool(cert), mutual or bool(ca), \
+            tokens or bool(auth)
+
+    for where, doc, c in running("meridian-agent"):
+        args = [str(a) for a in c.get("args", [])]
+        env = {e.get("name"): e.get("value") for e in c.get("env", [])}
+        ca = arg_value(args, "--tls-ca") or env.get("MERIDIAN_TLS_CA")
+        cert = arg_value(args, "--tls-cert") or env.get("MERIDIAN_TLS_CERT")
+        key = arg_value(args, "--tls-key") or env.get("MERIDIAN_TLS_KEY")
+        token_file = arg_value(args, "--token-file") or \
+            env.get("MERIDIAN_TOKEN_FILE")
+        token = token_file or "MERIDIAN_TOKEN" in env
+        if bool(cert) != bool(key):
+            problem(where, "the agent needs both a certificate and its key "
+                    "(MERIDIAN_TLS_CERT, MERIDIAN_TLS_KEY), or neither")
+        if collectors and tls and not ca:
+            problem(where, "the collector serves TLS, but the agent has no "
+                    "MERIDIAN_TLS_CA (or --tls-ca): it would not connect")
+        if collectors and ca and not tls:
+            problem(where, "the agent speaks TLS (MERIDIAN_TLS_CA) to a "
+                    "collector that serves none")
+        if collectors and mutual and not cert:
+            problem(where, "the collector asks for client certificates "
+                    "(--tls-ca), but the agent has none (MERIDIAN_TLS_CERT, "
+                    "MERIDIAN_TLS_KEY)")
+        if collectors and tokens and not token:
+            problem(where, "the collector asks for tokens (--auth-tokens), but "
+                    "the agent has none (MERIDIAN_TOKEN_FILE)")
+        for what, path in (("MERIDIAN_TLS_CA", ca), ("MERIDIAN_TLS_CERT", cert),
+                           ("MERIDIAN_TLS_KEY", key)):
+            if path:
+                check_file(where, doc, c, path, what)
+        if token_file:
+            check_file(where, doc, c, token_file, "the token file",
+                       private=True)
+
+
 def paths(value, prefix=()):
     """Every key path of a parsed document (list items by index)."""
     if isinstance(value, dict):
@@ -320,6 +494,7 @@ def main():
         problem(folder, "no manifests")
     if not problems:
         check_agreement(objects, repo)
+        check_security(objects)
     kubectl = shutil.which("kubectl")
     if kubectl and not problems:
         for where, doc in objects:

@@ -42,6 +42,9 @@ if [ -n "$pid" ] && grep -qaF -- "$dir/agent.sock" "/proc/$pid/cmdline" 2>/dev/n
   kill -KILL "$pid" 2>/dev/null || true
 fi
 rm -f -- "$pidfile"
+# The prolog's copies of the TLS files and the token end with the job, even
+# where the spool is kept (rm does not follow links).
+rm -rf -- "$dir/ca.crt" "$dir/tls.crt" "$dir/tls.key" "$dir/token"
 # Spooled batches are the spool's *.batch files.
 if compgen -G "$dir/spool/*.batch" >/dev/null; then
   say "undelivered spans kept in $dir/spool, log in $base/$job.log" \
