@@ -10,7 +10,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace meridian {
 namespace {
@@ -256,19 +255,9 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
     const char* data;
     uint32_t length;
     if (!StringAt(memory_, layout_, args, &data, &length)) return;
-    for (absl::string_view pair : absl::StrSplit(
-             absl::string_view(data, length), ';', absl::SkipEmpty())) {
-      const size_t equals = pair.find('=');
-      if (equals == 0 || equals == absl::string_view::npos) continue;
-      Arg arg;
-      arg.key = std::string(pair.substr(0, equals));
-      const absl::string_view value = pair.substr(equals + 1);
-      arg.is_number = absl::SimpleAtoi(value, &arg.number);
-      if (!arg.is_number) arg.text = std::string(value);
-      it->second.push_back(std::move(arg));
-    }
+    it->second = ParseProbeArgs(absl::string_view(data, length));
   }
-  for (const Arg& arg : it->second) {
+  for (const ProbeArg& arg : it->second) {
     ChunkArg out;
     out.key = builder->String(arg.key);
     if (arg.is_number) {

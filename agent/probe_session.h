@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/probe_args.h"
 #include "agent/tick_clock.h"
 #include "capture/probe/agent_protocol.h"
 #include "capture/probe/process_region.h"
@@ -99,12 +100,6 @@ class ProbeSession {
   // span of `span`.
   void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
 
-  struct Arg {
-    std::string key;
-    std::string text;  // the value if it is not an integer
-    int64_t number;    // the value if is_number
-    bool is_number;
-  };
 
   // The mapping; the header only for its atomics (counters, ring slots,
   // trace orders). Offsets and sizes come from layout_, copied and checked
@@ -124,7 +119,7 @@ class ProbeSession {
   int process_handle_ = -1;
   // (ring, or kAnyRing for named tracks; queue; gpu) -> track handle.
   std::map<std::tuple<uint32_t, uint32_t, bool>, int> tracks_;
-  std::map<uint32_t, std::vector<Arg>> args_;  // parsed once per string
+  std::map<uint32_t, std::vector<ProbeArg>> args_;  // parsed once per string
 };
 
 }  // namespace meridian

@@ -57,7 +57,9 @@ void AddEdge(std::vector<int64_t>* d, int n, int u, int v, int64_t w) {
 }  // namespace
 
 CausalRefiner::CausalRefiner(int nodes)
-    : nodes_(nodes), bound_(static_cast<size_t>(nodes) * nodes, kInfinity) {}
+    : nodes_(nodes),
+      bound_(nodes <= kMaxRefinedNodes ? static_cast<size_t>(nodes) * nodes : 0,
+             kInfinity) {}
 
 void CausalRefiner::Add(const CausalSpan& span) {
   if (span.node < 0 || span.node >= nodes_) return;
@@ -194,6 +196,14 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
   result.correction_ns = zero;
   result.violations_before = CountViolations(groups, zero, &result.constraints);
   result.violations_after = result.violations_before;
+  if (nodes_ > kMaxRefinedNodes) {
+    result.note = absl::StrCat(
+        "causal refinement skipped: ", nodes_, " nodes, more than ",
+        kMaxRefinedNodes,
+        " (its cost grows with the cube of the node count); the probe "
+        "models alone place the nodes");
+    return result;
+  }
   CollectBounds(groups);
 
   constexpr int kMaxWiden = 8;

@@ -78,6 +78,12 @@ struct Refinement {
 
 class CausalRefiner {
  public:
+  // The solve is O(nodes^3) time and O(nodes^2) memory, and a client that
+  // writes into a job chooses how many nodes it has: beyond this many the
+  // refiner only counts violations and corrects nothing (the note says
+  // why); the probe models alone place the nodes.
+  static constexpr int kMaxRefinedNodes = 512;
+
   explicit CausalRefiner(int nodes);
 
   // Spans of other roles, or of a node out of range, are ignored.

@@ -55,6 +55,24 @@ TEST(CausalRefinerTest, BarriersBoundTheNodesOffsetsAndRemoveViolations) {
   EXPECT_EQ(r.note, "");
 }
 
+// A job claiming more nodes than the solve can afford (a client chooses
+// how many): violations are counted, nothing is corrected, the note says
+// why, and no nodes^2 matrix is allocated.
+TEST(CausalRefinerTest, TooManyNodesAreCountedNotSolved) {
+  CausalRefiner refiner(100000);
+  refiner.Add(Collective(Kind::kAllToAll, 0, 0, 1, 1000, 1100));
+  refiner.Add(Collective(Kind::kAllToAll, 99999, 1, 1, 1150, 1160));
+  const Refinement r = refiner.Solve(std::vector<int64_t>(100000, 1000));
+  EXPECT_FALSE(r.refined);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 1);
+  EXPECT_EQ(r.correction_ns, std::vector<int64_t>(100000, 0));
+  EXPECT_EQ(r.note,
+            "causal refinement skipped: 100000 nodes, more than 512 (its cost "
+            "grows with the cube of the node count); the probe models alone "
+            "place the nodes");
+}
+
 TEST(CausalRefinerTest, MatchesSendsToReceivesAndRootsToMembers) {
   CausalRefiner refiner(2);
   // Rank 1's receive "ends" at 90, before rank 0's send started at 100:
