@@ -24,6 +24,8 @@ const char* ScopeName(Scope scope) {
       return "write";
     case Scope::kTrace:
       return "trace";
+    case Scope::kAgent:
+      return "agent";
   }
   return "?";
 }
@@ -97,10 +99,12 @@ absl::StatusOr<std::shared_ptr<const Authorizer>> Authorizer::Parse(
         grant.scope = Scope::kWrite;
       } else if (scope == "trace") {
         grant.scope = Scope::kTrace;
+      } else if (scope == "agent") {
+        grant.scope = Scope::kAgent;
       } else {
         return fail(absl::StrCat("\"", words[i],
-                                 "\" is not read:GLOB, write:GLOB or "
-                                 "trace:GLOB"));
+                                 "\" is not read:GLOB, write:GLOB, "
+                                 "trace:GLOB or agent:GLOB"));
       }
       if (colon == absl::string_view::npos || colon + 1 == words[i].size()) {
         return fail(absl::StrCat("\"", words[i], "\" names no job glob"));
@@ -174,6 +178,26 @@ grpc::Status Authorizer::CheckAny(const grpc::ServerContext& context,
   return grpc::Status(
       grpc::StatusCode::PERMISSION_DENIED,
       absl::StrCat("the token grants no ", ScopeName(scope), " scope"));
+}
+
+grpc::Status Authorizer::CheckAgent(const grpc::ServerContext& context,
+                                    const std::string& agent_id) const {
+  if (open_) return grpc::Status::OK;
+  grpc::Status status;
+  const Token* token = Find(context, &status);
+  if (token == nullptr) return status;
+  bool bound = false;
+  for (const Grant& grant : token->grants) {
+    if (grant.scope != Scope::kAgent) continue;
+    bound = true;
+    if (fnmatch(grant.glob.c_str(), agent_id.c_str(), 0) == 0) {
+      return grpc::Status::OK;
+    }
+  }
+  if (!bound) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      absl::StrCat("the token may not send as agent \"",
+                                   agent_id.substr(0, 256), "\""));
 }
 
 bool Authorizer::Allows(const grpc::ServerContext& context, Scope scope,

@@ -10,7 +10,11 @@
 // Scopes: `read` (queries, exports, the job list), `write` (ingest: every
 // job a batch names; clock probes and trace polling need write on some
 // job), `trace` (`meridian trace` orders). Globs are fnmatch(3) patterns
-// over job names. Clients send `authorization: Bearer TOKEN`.
+// over job names. `agent:GLOB` binds a token to the agent ids it may send
+// as (batches and polls name their agent; its batches are deduplicated and
+// its clock models kept under that id): a token with any `agent:` grant
+// may use only matching ids, one with none any id. Clients send
+// `authorization: Bearer TOKEN`.
 //
 // The file must be a regular file readable by its owner only; each line is
 // checked once at load (INVALID_ARGUMENT naming the line). Without a file
@@ -32,7 +36,7 @@
 
 namespace meridian {
 
-enum class Scope { kRead, kWrite, kTrace };
+enum class Scope { kRead, kWrite, kTrace, kAgent };
 
 class Authorizer {
  public:
@@ -49,6 +53,9 @@ class Authorizer {
                      const std::string& job) const;
   // May the caller `scope` some job?
   grpc::Status CheckAny(const grpc::ServerContext& context, Scope scope) const;
+  // May the caller send as agent `agent_id` (agent: grants)?
+  grpc::Status CheckAgent(const grpc::ServerContext& context,
+                          const std::string& agent_id) const;
   // Check(...).ok(), for filtering lists.
   bool Allows(const grpc::ServerContext& context, Scope scope,
               const std::string& job) const;

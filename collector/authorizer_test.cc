@@ -19,7 +19,8 @@ TEST(AuthorizerTest, ParsesTokensAndRefusesBadLines) {
             "f line 1: a token must be at least 16 characters");
   EXPECT_EQ(
       Authorizer::Parse("\n0123456789abcdef delete:*", "f").status().message(),
-      "f line 2: \"delete:*\" is not read:GLOB, write:GLOB or trace:GLOB");
+      "f line 2: \"delete:*\" is not read:GLOB, write:GLOB, trace:GLOB or "
+      "agent:GLOB");
   EXPECT_EQ(Authorizer::Parse("0123456789abcdef read:", "f").status().message(),
             "f line 1: \"read:\" names no job glob");
   EXPECT_EQ(Authorizer::Parse("0123456789abcdef", "f").status().message(),

@@ -120,6 +120,10 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
   if (request->node().size() > kMaxNameBytes) {
     return TooLong("the node name", request->node().size());
   }
+  if (grpc::Status may = auth_->CheckAgent(*context, request->agent_id());
+      !may.ok()) {
+    return may;
+  }
   absl::MutexLock lock(&mutex_);
   const absl::Time now = absl::Now();
   // Forgotten: agents silent for 10 minutes, or for 3 of their own polls

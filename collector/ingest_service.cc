@@ -132,6 +132,10 @@ grpc::Status IngestService::Stream(
     std::vector<SpanColumns> decoded;
     BatchRepairs repairs;
     absl::Status valid = ValidateBatch(batch.get(), &decoded, &repairs);
+    if (valid.ok()) {
+      grpc::Status may = auth_->CheckAgent(*context, batch->agent_id());
+      if (!may.ok()) valid = absl::PermissionDeniedError(may.error_message());
+    }
     for (int i = 0; valid.ok() && i < batch->processes_size(); ++i) {
       const std::string& job = batch->strings(batch->processes(i).job());
       grpc::Status may = auth_->Check(*context, Scope::kWrite, job);

@@ -2,6 +2,7 @@
 // tokens with per-job read/write/trace scopes, over real gRPC.
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -21,6 +22,7 @@ namespace {
 constexpr char kAgentToken[] = "agent-token-0123456789";
 constexpr char kAliceToken[] = "alice-token-0123456789";
 constexpr char kAliceAgentToken[] = "alice-agent-token-0123";
+constexpr char kNodeToken[] = "node-7-token-0123456789";
 
 std::string Tls(const std::string& name) {
   return std::string(getenv("TEST_SRCDIR")) + "/meridian/tests/testdata/tls/" +
@@ -36,7 +38,8 @@ std::string TokenFile(int mode) {
   std::ofstream(path) << "# the agents\n"
                       << kAgentToken << "  write:* trace:*\n"
                       << kAliceToken << "  read:alice-* trace:alice-*\n"
-                      << kAliceAgentToken << "  write:alice-*\n";
+                      << kAliceAgentToken << "  write:alice-*\n"
+                      << kNodeToken << "  write:* agent:node-7/*\n";
   chmod(path.c_str(), mode);
   return path;
 }
@@ -81,6 +84,9 @@ class SecuredCollector : public ::testing::Test {
     CollectorOptions options;
     options.listen = "127.0.0.1:0";
     options.db_path = Temp("secured.db");
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::remove((options.db_path + suffix).c_str());
+    }
     options.tls_cert = Tls("collector.crt");
     options.tls_key = Tls("collector.key");
     options.tls_ca = Tls("ca.crt");
@@ -193,6 +199,21 @@ TEST_F(SecuredCollector, EachTokenReachesOnlyItsJobs) {
       v1::Control::NewStub(alice)->RequestTrace(&context, order, &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(status.error_message(), "the token may not trace job \"bob-1\"");
+}
+
+// A token bound to its agent ids: it cannot send as another agent, whose
+// batches it could otherwise make look like duplicates (they are
+// deduplicated by agent id and sequence) or whose clock models it could
+// replace.
+TEST_F(SecuredCollector, ATokenBoundToItsAgentsCannotPoseAsAnother) {
+  IngestClient node7(Channel(kNodeToken));
+  auto sent = node7.SendAll({Batch("node-7/agent-1", 1, "alice-9"),
+                             Batch("node-8/agent-1", 1, "alice-9")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->stored, 1);
+  ASSERT_EQ(sent->rejections.size(), 1u);
+  EXPECT_EQ(sent->rejections[0],
+            "the token may not send as agent \"node-8/agent-1\"");
 }
 
 }  // namespace
