@@ -305,12 +305,12 @@ bool NodeAgent::Serve(Client* client) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     if (n <= 0) return false;
     client->silent_until_ms = 0;
-    AgentMessage type;
-    memcpy(&type, message, sizeof(type));
-    if (type == AgentMessage::kProbeHello && n == sizeof(ProbeHello) &&
+    AgentRequest request;
+    const bool known =
+        DecodeAgentRequest(message, static_cast<size_t>(n), &request);
+    if (known && request.type == AgentMessage::kProbeHello &&
         client->session == nullptr) {
-      ProbeHello hello;
-      memcpy(&hello, message, sizeof(hello));
+      const ProbeHello& hello = request.hello;
       auto session = ProbeSession::Open(hello, fd, options_.node);
       if (!session.ok()) {
         spdlog::warn("refused a process: {}",
@@ -329,27 +329,21 @@ bool NodeAgent::Serve(Client* client) {
       continue;
     }
     if (fd >= 0) close(fd);
-    if (type == AgentMessage::kProbeIdentity && n == sizeof(ProbeIdentity) &&
+    if (known && request.type == AgentMessage::kProbeIdentity &&
         client->session != nullptr) {
-      ProbeIdentity identity;
-      memcpy(&identity, message, sizeof(identity));
-      client->session->SetIdentity(identity.rank, identity.local_rank);
-    } else if (type == AgentMessage::kFlushRequest &&
-               n == sizeof(FlushRequest)) {
-      FlushRequest request;
-      memcpy(&request, message, sizeof(request));
-      flushes_.push_back({client->fd,
-                          NowMs() + static_cast<int64_t>(request.timeout_ms),
-                          request.wait_for_collector != 0});
-    } else if (type == AgentMessage::kTraceRequest &&
-               n == sizeof(TraceRequest)) {
-      TraceRequest request;
-      memcpy(&request, message, sizeof(request));
-      request.job[sizeof(request.job) - 1] = '\0';
-      local_traces_.push_back(
-          {client->fd, request.job, request.steps, request.seconds});
+      client->session->SetIdentity(request.identity.rank,
+                                   request.identity.local_rank);
+    } else if (known && request.type == AgentMessage::kFlushRequest) {
+      flushes_.push_back(
+          {client->fd, NowMs() + static_cast<int64_t>(request.flush.timeout_ms),
+           request.flush.wait_for_collector != 0});
+    } else if (known && request.type == AgentMessage::kTraceRequest) {
+      local_traces_.push_back({client->fd, request.trace.job,
+                               request.trace.steps, request.trace.seconds});
     } else {
-      spdlog::warn("closing a connection that sent an unknown message");
+      spdlog::warn(
+          "closing a connection that sent an unknown message (or a hello of "
+          "another protocol version)");
       return false;
     }
   }

@@ -10,6 +10,7 @@
 #                                            fuzz/corpus/)
 # Targets: span_chunk (the chunk decoder), batch_validator (any bytes as a
 # Batch), process_region (any bytes as a process's shared region),
+# agent_protocol (any bytes as a client's message to the agent),
 # probe_args (any bytes as a span's "key=value;..." arguments), spool (any
 # bytes as a spool file).
 set -euo pipefail
@@ -37,12 +38,13 @@ declare -A sources=(
   [span_chunk]="wire/span_chunk_fuzz.cc wire/span_chunk.cc"
   [batch_validator]="wire/batch_validator_fuzz.cc wire/batch_validator.cc wire/span_rules.cc wire/span_chunk.cc common/utf8.cc $proto/meridian/v1/span.pb.cc"
   [process_region]="capture/probe/process_region_fuzz.cc capture/probe/process_region.cc capture/probe/span_ring.cc"
+  [agent_protocol]="capture/probe/agent_protocol_fuzz.cc capture/probe/agent_protocol.cc capture/probe/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
   [spool]="agent/spool_fuzz.cc agent/spool.cc capture/probe/agent_dir.cc common/crc32c.cc wire/batch_spans.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
 )
 json=""
 failed=0
-for name in span_chunk batch_validator process_region probe_args spool; do
+for name in span_chunk batch_validator process_region agent_protocol probe_args spool; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"

@@ -71,6 +71,33 @@ bool SendMessage(int socket, const void* message, size_t bytes, int fd) {
   return n == static_cast<ssize_t>(bytes);
 }
 
+bool DecodeAgentRequest(const void* data, size_t size, AgentRequest* out) {
+  if (size < sizeof(AgentMessage)) return false;
+  memcpy(&out->type, data, sizeof(out->type));
+  switch (out->type) {
+    case AgentMessage::kProbeHello:
+      if (size != sizeof(ProbeHello)) return false;
+      memcpy(&out->hello, data, size);
+      out->hello.job[sizeof(out->hello.job) - 1] = '\0';
+      return out->hello.version == kAgentProtocolVersion;
+    case AgentMessage::kProbeIdentity:
+      if (size != sizeof(ProbeIdentity)) return false;
+      memcpy(&out->identity, data, size);
+      return true;
+    case AgentMessage::kFlushRequest:
+      if (size != sizeof(FlushRequest)) return false;
+      memcpy(&out->flush, data, size);
+      return true;
+    case AgentMessage::kTraceRequest:
+      if (size != sizeof(TraceRequest)) return false;
+      memcpy(&out->trace, data, size);
+      out->trace.job[sizeof(out->trace.job) - 1] = '\0';
+      return true;
+    default:
+      return false;
+  }
+}
+
 long ReceiveMessage(int socket, void* message, size_t max, int* fd) {
   if (fd != nullptr) *fd = -1;
   iovec iov{message, max};

@@ -123,6 +123,19 @@ bool SendMessage(int socket, const void* message, size_t bytes, int fd);
 // received, 0 at the end of the connection, -1 on error.
 long ReceiveMessage(int socket, void* message, size_t max, int* fd);
 
+// What the agent accepts from a client, checked once: a known type of
+// exactly its size, a hello of this protocol version, text fields ending
+// within their arrays. The bytes come from another process.
+struct AgentRequest {
+  AgentMessage type;
+  ProbeHello hello;  // the one the type says is set
+  ProbeIdentity identity;
+  FlushRequest flush;
+  TraceRequest trace;
+};
+// False if the `size` bytes at `data` are no such message.
+bool DecodeAgentRequest(const void* data, size_t size, AgentRequest* out);
+
 }  // namespace meridian
 
 #endif  // MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_
