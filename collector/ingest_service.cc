@@ -5,8 +5,10 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "spdlog/spdlog.h"
+#include "wire/batch_shape.h"
 #include "wire/batch_validator.h"
 
 namespace meridian {
@@ -53,9 +55,24 @@ std::vector<std::pair<std::string, double>> IngestService::SpansByJob() const {
   return out;
 }
 
-grpc::Status IngestService::Stream(
+IngestService::IngestService(BatchWriter* writer,
+                             std::shared_ptr<const Authorizer> auth,
+                             IngestLimits limits)
+    : writer_(writer), auth_(std::move(auth)), limits_(limits) {
+  // Method 0, Stream, read and written as raw bytes.
+  MarkMethodStreamed(
+      0,
+      new grpc::internal::BidiStreamingHandler<IngestService, grpc::ByteBuffer,
+                                               grpc::ByteBuffer>(
+          [](IngestService* service, grpc::ServerContext* context,
+             grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>*
+                 stream) { return service->RawStream(context, stream); },
+          this));
+}
+
+grpc::Status IngestService::RawStream(
     grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) {
+    grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream) {
   if (grpc::Status may = auth_->CheckAny(*context, Scope::kWrite); !may.ok()) {
     return may;
   }
@@ -105,14 +122,36 @@ grpc::Status IngestService::Stream(
           return;
         }
       }
-      if (!client_gone && !stream->Write(next->ack)) client_gone = true;
+      const std::string bytes = next->ack.SerializeAsString();
+      grpc::Slice slice(bytes);
+      grpc::ByteBuffer message(&slice, 1);
+      if (!client_gone && !stream->Write(message)) client_gone = true;
     }
   });
 
   bool overloaded = false;
   while (true) {
     auto batch = std::make_shared<v1::Batch>();
-    if (!stream->Read(batch.get())) break;
+    grpc::ByteBuffer raw;
+    if (!stream->Read(&raw)) break;
+    // Counted before it is parsed: parsing costs memory per element.
+    grpc::Slice slice;
+    std::string refused;
+    if (!raw.DumpToSingleSlice(&slice).ok()) {
+      refused = "the batch could not be read";
+    } else {
+      const absl::string_view bytes(
+          reinterpret_cast<const char*>(slice.begin()), slice.size());
+      absl::StatusOr<BatchShape> shape = ScanBatchShape(bytes);
+      refused = shape.ok() ? BatchShapeProblem(*shape)
+                           : std::string(shape.status().message());
+      if (refused.empty() &&
+          !batch->ParseFromArray(bytes.data(),
+                                 static_cast<int>(bytes.size()))) {
+        refused = "the batch does not parse as a meridian.v1.Batch";
+      }
+    }
+    raw.Clear();
     auto pending = std::make_shared<Pending>();
     pending->ack.set_agent_id(batch->agent_id());
     pending->ack.set_batch_seq(batch->batch_seq());
@@ -131,7 +170,11 @@ grpc::Status IngestService::Stream(
     }
     std::vector<SpanColumns> decoded;
     BatchRepairs repairs;
-    absl::Status valid = ValidateBatch(batch.get(), &decoded, &repairs);
+    absl::Status valid =
+        refused.empty()
+            ? ValidateBatch(batch.get(), &decoded, &repairs)
+            : absl::InvalidArgumentError(absl::StrCat(
+                  "a batch from ", peer, " was refused unparsed: ", refused));
     if (valid.ok()) {
       grpc::Status may = auth_->CheckAgent(*context, batch->agent_id());
       if (!may.ok()) valid = absl::PermissionDeniedError(may.error_message());

@@ -1,6 +1,9 @@
 // IngestService: the collector's side of meridian.v1.Ingest/Stream.
 //
-// For each batch on a stream: ValidateBatch(); an invalid batch is answered
+// For each batch on a stream: its raw bytes counted (ScanBatchShape: a
+// batch over the per-batch bounds, or bytes that are no Batch, are answered
+// RESULT_REJECTED without being parsed), then parsed and ValidateBatch();
+// an invalid batch is answered
 // RESULT_REJECTED with the validator's message and the stream goes on; a
 // valid one goes to the BatchWriter and is answered RESULT_STORED or
 // RESULT_DUPLICATE once committed. Acks are written in the order the batches
@@ -56,13 +59,14 @@ class IngestService final : public v1::Ingest::Service {
  public:
   // Callers need a token with some write scope, and write scope on every
   // job a batch names (a batch naming another is refused whole).
+  // The stream is served raw (RawStream): each message is counted
+  // (wire/batch_shape.h) before protobuf parses it.
   IngestService(BatchWriter* writer, std::shared_ptr<const Authorizer> auth,
-                IngestLimits limits = {})
-      : writer_(writer), auth_(std::move(auth)), limits_(limits) {}
+                IngestLimits limits = {});
 
-  grpc::Status Stream(
+  grpc::Status RawStream(
       grpc::ServerContext* context,
-      grpc::ServerReaderWriter<v1::Ack, v1::Batch>* stream) override;
+      grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
 
   const IngestCounters& counters() const { return counters_; }
   // Ingest streams open now.

@@ -9,7 +9,8 @@
 #                                            --grow adds new inputs to
 #                                            fuzz/corpus/)
 # Targets: span_chunk (the chunk decoder), batch_validator (any bytes as a
-# Batch), process_region (any bytes as a process's shared region),
+# Batch), batch_shape (any bytes counted before parsing), process_region
+# (any bytes as a process's shared region),
 # agent_protocol (any bytes as a client's message to the agent),
 # probe_args (any bytes as a span's "key=value;..." arguments), spool (any
 # bytes as a spool file).
@@ -37,6 +38,7 @@ flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined
 declare -A sources=(
   [span_chunk]="wire/span_chunk_fuzz.cc wire/span_chunk.cc"
   [batch_validator]="wire/batch_validator_fuzz.cc wire/batch_validator.cc wire/span_rules.cc wire/span_chunk.cc common/utf8.cc $proto/meridian/v1/span.pb.cc"
+  [batch_shape]="wire/batch_shape_fuzz.cc wire/batch_shape.cc $proto/meridian/v1/span.pb.cc"
   [process_region]="capture/probe/process_region_fuzz.cc capture/probe/process_region.cc capture/probe/span_ring.cc"
   [agent_protocol]="capture/probe/agent_protocol_fuzz.cc capture/probe/agent_protocol.cc capture/probe/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
@@ -44,12 +46,14 @@ declare -A sources=(
 )
 json=""
 failed=0
-for name in span_chunk batch_validator process_region agent_protocol probe_args spool; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args spool; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"
   mkdir -p "$corpus"
-  [ -d "fuzz/corpus/$name" ] && cp "fuzz/corpus/$name"/* "$corpus/" 2>/dev/null || true
+  seeds=$name
+  [ "$name" = batch_shape ] && seeds=batch_validator  # batches, too
+  [ -d "fuzz/corpus/$seeds" ] && cp "fuzz/corpus/$seeds"/* "$corpus/" 2>/dev/null || true
   log="$out/$name.log"
   status=0
   (cd "$out" && "./$name" -max_total_time="$seconds" -rss_limit_mb=2048 \

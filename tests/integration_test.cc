@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "agent/ingest_client.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -313,9 +314,21 @@ TEST_F(IntegrationTest, BadInputCostsOnlyItselfAndNothingStoredChanges) {
     next();
     call->WritesDone(reinterpret_cast<void*>(3));
     next();
+    // Garbage is answered, refused unparsed (before: no ack at all, and an
+    // agent resent it for ever).
     grpc::ByteBuffer reply;
     call->Read(&reply, reinterpret_cast<void*>(4));
-    EXPECT_FALSE(next());  // no ack for garbage
+    ASSERT_TRUE(next());
+    grpc::Slice answer;
+    ASSERT_TRUE(reply.DumpToSingleSlice(&answer).ok());
+    v1::Ack refused;
+    ASSERT_TRUE(refused.ParseFromArray(answer.begin(),
+                                       static_cast<int>(answer.size())));
+    EXPECT_EQ(refused.result(), v1::Ack::RESULT_REJECTED);
+    EXPECT_TRUE(absl::EndsWith(refused.error(),
+                               " was refused unparsed: the batch is not a "
+                               "well-formed protocol buffer"))
+        << refused.error();
     grpc::Status status;
     call->Finish(&status, reinterpret_cast<void*>(5));
     cq.Next(&tag, &ok);
@@ -332,8 +345,9 @@ TEST_F(IntegrationTest, BadInputCostsOnlyItselfAndNothingStoredChanges) {
     v1::StatsReply reply;
     grpc::Status status = query_->GetStats(&unknown_context, request, &reply);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
-    EXPECT_EQ(status.error_message(), "no job \"nope\" in store " + db_path_ +
-                                          " (`meridian jobs` lists the stored jobs)");
+    EXPECT_EQ(status.error_message(),
+              "no job \"nope\" in store " + db_path_ +
+                  " (`meridian jobs` lists the stored jobs)");
     grpc::ClientContext steps_context;
     request.mutable_filter()->set_job("six");
     request.mutable_filter()->set_first_step(5);
@@ -526,7 +540,8 @@ TEST_F(IntegrationTest, ClockModelsPutEveryNodeOnTheCollectorsClock) {
   grpc::Status status = query_->GetClocks(&unknown_context, request, &clocks);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(status.error_message(),
-            "no job \"nope\" in store " + db_path_ + " (`meridian jobs` lists the stored jobs)");
+            "no job \"nope\" in store " + db_path_ +
+                " (`meridian jobs` lists the stored jobs)");
 }
 
 TEST_F(IntegrationTest, AnalysesOverRpcUseTheCollectorsClock) {

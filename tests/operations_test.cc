@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "agent/ingest_client.h"
 #include "agent/node_agent.h"
 #include "collector/collector.h"
@@ -186,6 +188,45 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   v1::CriticalPathRequest one = whole;
   one.set_step(5);
   EXPECT_TRUE(query->GetCriticalPath(&step_context, one, &reply).ok());
+}
+
+int64_t PeakRssMib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) >> 10;
+  }
+  return -1;
+}
+
+// Five 15 MiB batches of empty strings (one such 60 MB batch used to cost
+// 2.2 GB to parse, and five aborted the collector): each is counted and
+// refused before it is parsed, and memory stays near the messages' size.
+TEST(OperationsTest, BatchesOfEmptyStringsAreRefusedUnparsed) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("strings.db");
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  std::string empty_strings;
+  for (int i = 0; i < (15 << 19); ++i)
+    empty_strings += std::string("\x1a\x00", 2);
+  const int64_t before = PeakRssMib();
+  for (int round = 0; round < 5; ++round) {
+    const std::string reply =
+        RawCall(channel, "/meridian.v1.Ingest/Stream", empty_strings);
+    v1::Ack ack;
+    ASSERT_TRUE(ack.ParseFromString(reply));
+    EXPECT_EQ(ack.result(), v1::Ack::RESULT_REJECTED);
+    EXPECT_TRUE(absl::EndsWith(
+        ack.error(),
+        "was refused unparsed: the batch has 7864320 strings; at most 262144 "
+        "are allowed"))
+        << ack.error();
+  }
+  EXPECT_LT(PeakRssMib() - before, 200);
 }
 
 }  // namespace
