@@ -186,11 +186,17 @@ int Main(int argc, char** argv) {
       },
       wire);
   const double e2e_seconds = Seconds(start);
+  int64_t stored_spans = 0;
   for (int node = 0; node < job.nodes; ++node) {
     Check(reports[node].ok() &&
               reports[node]->stored == int64_t(nodes[node].size()),
           "an agent's batches were not all stored");
+    stored_spans += reports[node]->spans_stored;
   }
+  // Every span acknowledged as stored: a rate of spans lost would be no rate.
+  Check(stored_spans == spans,
+        "the collector acknowledged " + std::to_string(stored_spans) +
+            " spans stored, not " + std::to_string(spans));
   const double e2e_rate = spans / e2e_seconds;
   printf("e2e: %.0f spans/s (%.2f s)\n", e2e_rate, e2e_seconds);
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/lru_cache.h"
 #include "wire/batch_spans.h"
 #include "wire/batch_validator.h"
 #include "wire/span_chunk.h"
@@ -170,21 +171,29 @@ class Store::Statement {
 
 // Id caches for interning. They mirror committed rows plus the rows of the
 // open transaction, so they are dropped whenever a transaction rolls back.
+// Each bounded (LRU) by StoreOptions::max_cached_ids.
 struct Store::Caches {
-  absl::flat_hash_map<std::string, int64_t> string_ids;
-  absl::flat_hash_map<std::string, JobRef> jobs;
-  absl::flat_hash_map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
-                      int64_t>
+  explicit Caches(size_t capacity)
+      : string_ids(capacity),
+        jobs(capacity),
+        processes(capacity),
+        tracks(capacity),
+        ops(capacity) {}
+  LruCache<std::string, int64_t> string_ids;
+  LruCache<std::string, JobRef> jobs;
+  LruCache<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>, int64_t>
       processes;
-  absl::flat_hash_map<std::tuple<int64_t, int64_t, int64_t>, int64_t> tracks;
-  absl::flat_hash_map<std::pair<int64_t, int64_t>, int64_t> ops;
+  LruCache<std::tuple<int64_t, int64_t, int64_t>, int64_t> tracks;
+  LruCache<std::pair<int64_t, int64_t>, int64_t> ops;
   // Scratch columns, kept to reuse their memory.
   SpanColumns wire;
   SpanColumns piece;
 };
 
 Store::Store(sqlite3* db, std::string path)
-    : db_(db), path_(std::move(path)), caches_(std::make_unique<Caches>()) {}
+    : db_(db),
+      path_(std::move(path)),
+      caches_(std::make_unique<Caches>(size_t{1} << 18)) {}
 
 Store::~Store() {
   statements_.clear();  // finalize before close
@@ -234,6 +243,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   }
   std::unique_ptr<Store> store(new Store(db, path));
   store->max_cached_ids_ = options.max_cached_ids;
+  store->caches_ = std::make_unique<Caches>(options.max_cached_ids);
   // Waits rather than fails while another connection holds a lock briefly.
   sqlite3_busy_timeout(db, 10000);
   if (absl::Status status = store->RefuseOlderVersion(); !status.ok()) {
@@ -316,8 +326,7 @@ absl::Status Store::RefuseOlderVersion() {
 }
 
 absl::StatusOr<int64_t> Store::InternString(const std::string& s) {
-  auto it = caches_->string_ids.find(s);
-  if (it != caches_->string_ids.end()) return it->second;
+  if (const int64_t* cached = caches_->string_ids.Find(s)) return *cached;
   auto insert = Prepare("INSERT OR IGNORE INTO strings(s) VALUES(?1)");
   if (!insert.ok()) return insert.status();
   int rc = (*insert)->Bind(1, s).Step();
@@ -336,7 +345,7 @@ absl::StatusOr<int64_t> Store::InternString(const std::string& s) {
     id = (*select)->Int(0);
     (*select)->Reset();
   }
-  caches_->string_ids.emplace(s, id);
+  caches_->string_ids.Insert(s, id);
   return id;
 }
 
@@ -407,7 +416,7 @@ absl::StatusOr<int64_t> Store::DeleteJob(const std::string& name) {
   if (status.ok()) status = Exec("COMMIT;");
   if (!status.ok()) Exec("ROLLBACK;").IgnoreError();
   // Cached ids may name the rows just deleted.
-  caches_ = std::make_unique<Caches>();
+  caches_ = std::make_unique<Caches>(max_cached_ids_);
   if (!status.ok()) return status;
   return spans;
 }
@@ -432,24 +441,9 @@ size_t Store::cached_ids() const {
          caches_->ops.size();
 }
 
-void Store::BoundCaches() {
-  const size_t bound = max_cached_ids_;
-  Caches& c = *caches_;
-  if (c.string_ids.size() > bound || c.jobs.size() > bound ||
-      c.processes.size() > bound || c.tracks.size() > bound ||
-      c.ops.size() > bound) {
-    c.string_ids = {};
-    c.jobs = {};
-    c.processes = {};
-    c.tracks = {};
-    c.ops = {};
-  }
-}
-
 absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
     absl::Span<const v1::Batch* const> batches,
     absl::Span<std::vector<SpanColumns>* const> decoded) {
-  BoundCaches();
   std::vector<BatchWriteResult> results(batches.size());
   absl::Status status = Exec("BEGIN IMMEDIATE;");
   if (!status.ok()) return status;
@@ -461,7 +455,7 @@ absl::StatusOr<std::vector<BatchWriteResult>> Store::Write(
   if (!status.ok()) {
     // Nothing of this call is stored; interned ids may name rolled-back rows.
     Exec("ROLLBACK;").IgnoreError();
-    caches_ = std::make_unique<Caches>();
+    caches_ = std::make_unique<Caches>(max_cached_ids_);
     return status;
   }
   return results;
@@ -554,8 +548,7 @@ absl::StatusOr<std::vector<int64_t>> Store::InternStrings(
 
 absl::StatusOr<Store::JobRef> Store::StoreJob(const std::string& name,
                                               int64_t epoch_ns) {
-  auto it = caches_->jobs.find(name);
-  if (it != caches_->jobs.end()) return it->second;
+  if (const JobRef* cached = caches_->jobs.Find(name)) return *cached;
   auto insert = Prepare(
       "INSERT INTO jobs(name, epoch_ns, min_start_ns, max_end_ns, "
       "max_dur_ns, max_chunk_ns, spans, chunks) "
@@ -571,7 +564,7 @@ absl::StatusOr<Store::JobRef> Store::StoreJob(const std::string& name,
   auto id = InsertReturningId(*insert, "creating a job failed", &job.epoch_ns);
   if (!id.ok()) return id.status();
   job.id = *id;
-  caches_->jobs.emplace(name, job);
+  caches_->jobs.Insert(name, job);
   return job;
 }
 
@@ -587,8 +580,9 @@ absl::StatusOr<std::vector<Store::ProcessRef>> Store::StoreProcesses(
     auto key = std::make_tuple(job->id, string_id[p.node()],
                                static_cast<int64_t>(p.rank()),
                                static_cast<int64_t>(p.local_rank()), p.pid());
-    auto it = caches_->processes.find(key);
-    if (it == caches_->processes.end()) {
+    const int64_t* cached = caches_->processes.Find(key);
+    int64_t process_id = cached != nullptr ? *cached : 0;
+    if (cached == nullptr) {
       auto insert = Prepare(
           "INSERT INTO processes(job, node, rank, local_rank, pid) "
           "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET pid=pid "
@@ -602,9 +596,10 @@ absl::StatusOr<std::vector<Store::ProcessRef>> Store::StoreProcesses(
           .Bind(5, std::get<4>(key));
       auto id = InsertReturningId(*insert, "storing a process failed");
       if (!id.ok()) return id.status();
-      it = caches_->processes.emplace(key, *id).first;
+      caches_->processes.Insert(key, *id);
+      process_id = *id;
     }
-    process[i] = {it->second, *job};
+    process[i] = {process_id, *job};
   }
   return process;
 }
@@ -617,8 +612,9 @@ absl::StatusOr<std::vector<int64_t>> Store::StoreTracks(
     const v1::Track& t = batch.tracks(i);
     auto key = std::make_tuple(process[t.process()].id,
                                static_cast<int64_t>(t.kind()), t.id());
-    auto it = caches_->tracks.find(key);
-    if (it == caches_->tracks.end()) {
+    const int64_t* cached = caches_->tracks.Find(key);
+    int64_t id_of_track = cached != nullptr ? *cached : 0;
+    if (cached == nullptr) {
       // The first name a track is stored with is kept.
       auto insert = Prepare(
           "INSERT INTO tracks(process, kind, ext_id, name) "
@@ -632,9 +628,10 @@ absl::StatusOr<std::vector<int64_t>> Store::StoreTracks(
           .Bind(4, string_id[t.name()]);
       auto id = InsertReturningId(*insert, "storing a track failed");
       if (!id.ok()) return id.status();
-      it = caches_->tracks.emplace(key, *id).first;
+      caches_->tracks.Insert(key, *id);
+      id_of_track = *id;
     }
-    track_id[i] = it->second;
+    track_id[i] = id_of_track;
   }
   return track_id;
 }
@@ -706,8 +703,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::RingMarks(const v1::Batch& batch) {
 
 absl::StatusOr<int64_t> Store::OpId(int64_t category, int64_t name_id) {
   auto op_key = std::make_pair(category, name_id);
-  auto op_it = caches_->ops.find(op_key);
-  if (op_it != caches_->ops.end()) return op_it->second;
+  if (const int64_t* cached = caches_->ops.Find(op_key)) return *cached;
   auto insert = Prepare(
       "INSERT INTO ops(category, name) VALUES(?1, ?2) "
       "ON CONFLICT DO UPDATE SET name=name RETURNING id");
@@ -715,7 +711,7 @@ absl::StatusOr<int64_t> Store::OpId(int64_t category, int64_t name_id) {
   (*insert)->Bind(1, op_key.first).Bind(2, op_key.second);
   auto id = InsertReturningId(*insert, "storing an operation failed");
   if (!id.ok()) return id.status();
-  caches_->ops.emplace(op_key, *id);
+  caches_->ops.Insert(op_key, *id);
   return *id;
 }
 

@@ -56,10 +56,10 @@ struct StoreOptions {
   // false (NORMAL) only against a crash of the process.
   bool full_sync = true;
   bool read_only = false;
-  // The writer's id caches (strings, jobs, processes, tracks, operations)
-  // are emptied whenever one holds more entries than this, before a write:
-  // bounded memory whatever a client sends (5 M unique strings used to cost
-  // 1.86 GB), at the price of lookups in SQLite until they refill.
+  // Entries each of the writer's id caches (strings, jobs, processes,
+  // tracks, operations) keeps, forgetting the least recently used: bounded
+  // memory whatever a client sends (5 M unique strings used to cost
+  // 1.86 GB), at the price of a lookup in SQLite for what was forgotten.
   size_t max_cached_ids = 1 << 18;
 };
 
@@ -245,8 +245,6 @@ class Store {
   struct Caches;
 
   Store(sqlite3* db, std::string path);
-  // Empties the id caches if one is over options_.max_cached_ids.
-  void BoundCaches();
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
   absl::Status RefuseOlderVersion();
