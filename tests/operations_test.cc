@@ -229,5 +229,28 @@ TEST(OperationsTest, BatchesOfEmptyStringsAreRefusedUnparsed) {
   EXPECT_LT(PeakRssMib() - before, 200);
 }
 
+// A stream that sends nothing is cancelled after the idle timeout (2,000
+// idle streams used to hold 4,009 threads): the client's read ends, and the
+// collector counts it.
+TEST(OperationsTest, IdleStreamsAreCancelled) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("idle.db");
+  options.ingest.idle_timeout = absl::Milliseconds(200);
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::Ingest::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));  // a guard only
+  auto stream = stub->Stream(&context);
+  v1::Ack ack;
+  EXPECT_FALSE(stream->Read(&ack));  // ends when the collector cancels it
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_EQ((*collector)->counters().streams_idle.load(), 1);
+}
+
 }  // namespace
 }  // namespace meridian
