@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/crc32c.h"
 
 namespace meridian {
 namespace {
@@ -198,6 +199,14 @@ grpc::Status Authorizer::CheckAgent(const grpc::ServerContext& context,
   return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                       absl::StrCat("the token may not send as agent \"",
                                    agent_id.substr(0, 256), "\""));
+}
+
+std::string Authorizer::Identity(const grpc::ServerContext& context) const {
+  if (open_) return "";
+  grpc::Status status;
+  const Token* token = Find(context, &status);
+  if (token == nullptr) return "";
+  return absl::StrFormat("token-%08x", Crc32c(token->secret));
 }
 
 bool Authorizer::Allows(const grpc::ServerContext& context, Scope scope,

@@ -56,6 +56,10 @@ class Authorizer {
   // May the caller send as agent `agent_id` (agent: grants)?
   grpc::Status CheckAgent(const grpc::ServerContext& context,
                           const std::string& agent_id) const;
+  // The caller's identity, for keying what it stores: "" for an open
+  // collector, else "token-" and 8 hex digits of the token's CRC-32C (the
+  // token itself is never stored). Call after a Check has passed.
+  std::string Identity(const grpc::ServerContext& context) const;
   // Check(...).ok(), for filtering lists.
   bool Allows(const grpc::ServerContext& context, Scope scope,
               const std::string& job) const;

@@ -194,6 +194,14 @@ grpc::Status IngestService::RawStream(
       pending->ready = true;
       continue;
     }
+    // With tokens, what a batch's agent id keys (its exactly-once record,
+    // its clock models, the job's agents) is kept under the token that
+    // sent it too: no client can pose as an agent it does not hold the
+    // token of (its batches would otherwise be taken as duplicates).
+    if (!auth_->open()) {
+      batch->set_agent_id(
+          absl::StrCat(auth_->Identity(*context), "/", batch->agent_id()));
+    }
     if (repairs.spans_dropped > 0) {
       counters_.spans_invalid += repairs.spans_dropped;
       spdlog::warn("batch {} from {} ({}): dropped {} invalid spans, first {}",

@@ -23,6 +23,7 @@ constexpr char kAgentToken[] = "agent-token-0123456789";
 constexpr char kAliceToken[] = "alice-token-0123456789";
 constexpr char kAliceAgentToken[] = "alice-agent-token-0123";
 constexpr char kNodeToken[] = "node-7-token-0123456789";
+constexpr char kOtherAgentToken[] = "other-agent-token-0123";
 
 std::string Tls(const std::string& name) {
   return std::string(getenv("TEST_SRCDIR")) + "/meridian/tests/testdata/tls/" +
@@ -39,7 +40,8 @@ std::string TokenFile(int mode) {
                       << kAgentToken << "  write:* trace:*\n"
                       << kAliceToken << "  read:alice-* trace:alice-*\n"
                       << kAliceAgentToken << "  write:alice-*\n"
-                      << kNodeToken << "  write:* agent:node-7/*\n";
+                      << kNodeToken << "  write:* agent:node-7/*\n"
+                      << kOtherAgentToken << "  write:*\n";
   chmod(path.c_str(), mode);
   return path;
 }
@@ -214,6 +216,26 @@ TEST_F(SecuredCollector, ATokenBoundToItsAgentsCannotPoseAsAnother) {
   ASSERT_EQ(sent->rejections.size(), 1u);
   EXPECT_EQ(sent->rejections[0],
             "the token may not send as agent \"node-8/agent-1\"");
+}
+
+// Two clients with write scope, one sending first as the other's agent id
+// and sequence numbers: the real agent's batch is still stored (before:
+// answered as a duplicate, and lost), because batches are kept under the
+// token that sent them.
+TEST_F(SecuredCollector, APoseCannotMakeARealBatchADuplicate) {
+  IngestClient intruder(Channel(kOtherAgentToken));
+  auto sent = intruder.SendAll({Batch("node-1/agent-1", 1, "alice-5")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->stored, 1);
+  IngestClient real(Channel(kAgentToken));
+  sent = real.SendAll({Batch("node-1/agent-1", 1, "alice-5")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->stored, 1);
+  EXPECT_EQ(sent->duplicate, 0);
+  // Resent by the real agent: now a duplicate, of its own batch.
+  sent = real.SendAll({Batch("node-1/agent-1", 1, "alice-5")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->duplicate, 1);
 }
 
 }  // namespace
