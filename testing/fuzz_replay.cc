@@ -35,6 +35,32 @@ std::vector<std::string> FuzzCorpus(const std::string& name) {
   return inputs;
 }
 
+void Mutate(std::mt19937* rng, std::string* bytes) {
+  std::mt19937& r = *rng;
+  std::string& b = *bytes;
+  const int edits = 1 + static_cast<int>(r() % 4);
+  for (int e = 0; e < edits && !b.empty(); ++e) {
+    const size_t at = r() % b.size();
+    switch (r() % 4) {
+      case 0:
+        b[at] = static_cast<char>(r());
+        break;
+      case 1:
+        b.erase(at, 1 + r() % 8);
+        break;
+      case 2:
+        b.insert(at, 1 + r() % 4, static_cast<char>(r()));
+        break;
+      default:  // a little-endian integer set to an edge value
+        for (size_t k = at; k < std::min(b.size(), at + 8); ++k) {
+          b[k] = static_cast<char>(r() % 2 ? 0xFF : 0x00);
+        }
+        break;
+    }
+  }
+  if (b.empty()) b = "x";
+}
+
 size_t FuzzReplay(FuzzTarget target, const std::vector<std::string>& inputs,
                   int rounds) {
   std::mt19937 rng(42);
@@ -47,26 +73,7 @@ size_t FuzzReplay(FuzzTarget target, const std::vector<std::string>& inputs,
     feed(input);
     for (int round = 0; round < rounds; ++round) {
       std::string b = input;
-      const int edits = 1 + static_cast<int>(rng() % 4);
-      for (int e = 0; e < edits && !b.empty(); ++e) {
-        const size_t at = rng() % b.size();
-        switch (rng() % 4) {
-          case 0:
-            b[at] = static_cast<char>(rng());
-            break;
-          case 1:
-            b.erase(at, 1 + rng() % 8);
-            break;
-          case 2:
-            b.insert(at, 1 + rng() % 4, static_cast<char>(rng()));
-            break;
-          default:  // a little-endian integer set to an edge value
-            for (size_t k = at; k < std::min(b.size(), at + 8); ++k) {
-              b[k] = static_cast<char>(rng() % 2 ? 0xFF : 0x00);
-            }
-            break;
-        }
-      }
+      Mutate(&rng, &b);
       feed(b);
     }
   }

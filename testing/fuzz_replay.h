@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ using FuzzTarget = int (*)(const uint8_t* data, size_t size);
 
 // The files of fuzz/corpus/`name` (a runfiles path under bazel).
 std::vector<std::string> FuzzCorpus(const std::string& name);
+
+// Applies 1 to 4 random edits to `bytes` (a byte changed, bytes cut or
+// inserted, 8 bytes set to an integer's edge value); "x" if it empties.
+void Mutate(std::mt19937* rng, std::string* bytes);
 
 // Feeds each input, then `rounds` mutations of each, to `target`.
 // Returns how many inputs were fed.

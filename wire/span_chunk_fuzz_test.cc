@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "testing/fuzz_replay.h"
 #include "wire/span_chunk.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -48,22 +49,7 @@ TEST(SpanChunkFuzzTest, MutatedChunksNeverCrash) {
   std::mt19937 rng(42);
   for (int round = 0; round < 3000; ++round) {
     std::string b = block;
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits; ++e) {
-      const size_t at = rng() % b.size();
-      switch (rng() % 3) {
-        case 0:
-          b[at] = static_cast<char>(rng());
-          break;
-        case 1:
-          b.erase(at, 1 + rng() % 8);
-          break;
-        default:
-          b.insert(at, 1 + rng() % 4, static_cast<char>(rng()));
-          break;
-      }
-      if (b.empty()) b = "x";
-    }
+    Mutate(&rng, &b);
     std::string frame(1 + ZSTD_compressBound(b.size()), '\0');
     frame[0] = 1;
     frame.resize(1 + ZSTD_compress(frame.data() + 1, frame.size() - 1, b.data(),
