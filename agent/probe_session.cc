@@ -74,10 +74,7 @@ absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
 
 ProbeSession::ProbeSession(void* memory, const ProcessRegionLayout& layout,
                            ProcessDesc process)
-    : memory_(memory),
-      header_(static_cast<ProcessRegionHeader*>(memory)),
-      layout_(layout),
-      process_(std::move(process)) {
+    : memory_(memory), layout_(layout), process_(std::move(process)) {
   readers_.resize(ProcessRegionHeader::kMaxRings);
 }
 
@@ -93,7 +90,7 @@ void ProbeSession::SetIdentity(int32_t rank, int32_t local_rank) {
 void ProbeSession::OpenReadyRings() {
   for (uint32_t i = 0; i < ProcessRegionHeader::kMaxRings; ++i) {
     if (readers_[i] != nullptr ||
-        header_->slots[i].ready.load(std::memory_order_acquire) == 0) {
+        header()->slots[i].ready.load(std::memory_order_acquire) == 0) {
       continue;
     }
     auto reader = std::make_unique<SpanRingReader>(
@@ -138,7 +135,7 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
         process_handle_, gpu ? v1::TRACK_KIND_GPU_STREAM : v1::TRACK_KIND_QUEUE,
         queue, std::move(name));
   } else {
-    const int32_t tid = header_->slots[ring].tid;
+    const int32_t tid = header()->slots[ring].tid;
     it->second = builder->DeclareTrack(
         process_handle_, v1::TRACK_KIND_THREAD, tid,
         tid == process_.pid ? std::string("main")
@@ -297,7 +294,8 @@ void ProbeSession::Positions(std::vector<RingPosition>* out) const {
 }
 
 uint64_t ProbeSession::dropped() const {
-  uint64_t total = header_->events_without_ring.load(std::memory_order_relaxed);
+  uint64_t total =
+      header()->events_without_ring.load(std::memory_order_relaxed);
   for (const auto& reader : readers_) {
     if (reader != nullptr) total += reader->dropped();
   }
@@ -308,13 +306,13 @@ void ProbeSession::RequestTrace(uint32_t steps, uint32_t seconds) {
   if (seconds > 0) {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    header_->record_until_ns.store(
+    header()->record_until_ns.store(
         ts.tv_sec * 1000000000LL + ts.tv_nsec + seconds * 1000000000LL,
         std::memory_order_relaxed);
   }
   if (steps > 0) {
-    header_->trace_steps.store(steps, std::memory_order_relaxed);
-    header_->trace_generation.fetch_add(1, std::memory_order_release);
+    header()->trace_steps.store(steps, std::memory_order_relaxed);
+    header()->trace_generation.fetch_add(1, std::memory_order_release);
   }
 }
 

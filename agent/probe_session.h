@@ -100,12 +100,15 @@ class ProbeSession {
   // span of `span`.
   void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
 
+  // The region's header, for its atomics only (counters, ring slots, trace
+  // orders); offsets and sizes come from layout_.
+  ProcessRegionHeader* header() const {
+    return static_cast<ProcessRegionHeader*>(memory_);
+  }
 
-  // The mapping; the header only for its atomics (counters, ring slots,
-  // trace orders). Offsets and sizes come from layout_, copied and checked
-  // once at Open.
+  // The mapping. Offsets and sizes in it come from layout_, copied and
+  // checked once at Open.
   void* memory_;
-  ProcessRegionHeader* header_;
   ProcessRegionLayout layout_;
   ProcessDesc process_;
   std::vector<std::unique_ptr<SpanRingReader>> readers_;  // by ring index

@@ -8,7 +8,6 @@
 //
 //   load_bench --collector-bin PATH [--agents 1000] [--batches 10]
 //              [--spans 100] [--memory-mib 1024] [--dir DIR]
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,16 +27,12 @@
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 #include "store/store.h"
+#include "tests/collector_process.h"
 #include "wire/batch_builder.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Child {
-  pid_t pid = -1;
-  std::string address;
-};
 
 // A memory cgroup (v1, as on this machine) capping the collector: its
 // directory, or "" if none can be made (then the cap is not enforced, and
@@ -48,39 +43,6 @@ std::string MakeCgroup(uint64_t cap) {
   if (mkdir(dir.c_str(), 0755) != 0) return "";
   std::ofstream(dir + "/memory.limit_in_bytes") << cap;
   return dir;
-}
-
-// Starts the collector, in `cgroup` if given.
-Child StartCollector(const std::string& binary, const std::string& db,
-                     const std::string& cgroup, int max_streams) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  Child child;
-  child.pid = fork();
-  if (child.pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    if (!cgroup.empty()) {
-      std::ofstream(cgroup + "/cgroup.procs") << getpid();
-    }
-    const std::string streams = std::to_string(max_streams);
-    execl(binary.c_str(), binary.c_str(), "--listen", "127.0.0.1:0", "--db",
-          db.c_str(), "--sync", "normal", "--max-streams", streams.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  FILE* f = fdopen(out[0], "r");
-  char line[512];
-  if (fgets(line, sizeof(line), f) != nullptr) {
-    std::string text(line);
-    const size_t at = text.find(" on "), comma = text.find(',', at);
-    if (at != std::string::npos && comma != std::string::npos) {
-      child.address = text.substr(at + 4, comma - at - 4);
-    }
-  }
-  fclose(f);
-  return child;
 }
 
 int64_t ReadNumber(const std::string& path) {
@@ -146,10 +108,16 @@ int main(int argc, char** argv) {
     std::remove((db + suffix).c_str());
   }
   const std::string cgroup = MakeCgroup(static_cast<uint64_t>(cap_mib) << 20);
-  Child collector =
-      StartCollector(flags->Get("collector-bin"), db, cgroup, max_streams);
-  if (collector.address.empty()) {
-    fprintf(stderr, "load_bench: the collector did not start\n");
+  auto collector = meridian::CollectorProcess::Start(
+      flags->Get("collector-bin"), db, "127.0.0.1:0",
+      {"--sync", "normal", "--max-streams", std::to_string(max_streams)},
+      [&cgroup] {
+        if (!cgroup.empty())
+          std::ofstream(cgroup + "/cgroup.procs") << getpid();
+      });
+  if (!collector.ok()) {
+    fprintf(stderr, "load_bench: %s\n",
+            std::string(collector.status().message()).c_str());
     return 1;
   }
   std::vector<std::vector<meridian::v1::Batch>> work(agents);
@@ -162,7 +130,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int a = 0; a < agents; ++a) {
     threads.emplace_back([&, a] {
-      auto channel = grpc::CreateChannel(collector.address,
+      auto channel = grpc::CreateChannel(collector->address(),
                                          grpc::InsecureChannelCredentials());
       auto stub = meridian::v1::Ingest::NewStub(channel);
       const auto& mine = work[a];
@@ -212,14 +180,12 @@ int main(int argc, char** argv) {
   for (std::thread& t : threads) t.join();
   const double seconds =
       std::chrono::duration<double>(Clock::now() - begin).count();
-  const int64_t peak_kib = PeakRssKib(collector.pid);
+  const int64_t peak_kib = PeakRssKib(collector->pid());
   const int64_t cgroup_peak =
       cgroup.empty() ? -1 : ReadNumber(cgroup + "/memory.max_usage_in_bytes");
   const int64_t oom =
       cgroup.empty() ? -1 : ReadNumber(cgroup + "/memory.failcnt");
-  kill(collector.pid, SIGTERM);
-  int status = 0;
-  waitpid(collector.pid, &status, 0);
+  const int status = collector->Terminate();
   if (!cgroup.empty()) rmdir(cgroup.c_str());
 
   auto store = meridian::Store::Open(db);

@@ -1,17 +1,12 @@
 #include "collector/authorizer.h"
 
 #include <fnmatch.h>
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/client_channel.h"
 #include "common/crc32c.h"
 
 namespace meridian {
@@ -50,21 +45,9 @@ std::shared_ptr<const Authorizer> Authorizer::AllowAll() {
 
 absl::StatusOr<std::shared_ptr<const Authorizer>> Authorizer::Load(
     const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read --auth-tokens ", path, ": ", strerror(errno)));
-  }
-  if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "--auth-tokens %s has mode %04o: other users could read the tokens; "
-        "chmod 600 it",
-        path, st.st_mode & 07777));
-  }
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  auto text = ReadPrivateFile(path, "--auth-tokens " + path, "the tokens");
+  if (!text.ok()) return text.status();
+  return Parse(*text, path);
 }
 
 absl::StatusOr<std::shared_ptr<const Authorizer>> Authorizer::Parse(

@@ -76,6 +76,8 @@ grpc::Status IngestService::RawStream(
   if (grpc::Status may = auth_->CheckAny(*context, Scope::kWrite); !may.ok()) {
     return may;
   }
+  // The token's identity ("" without tokens): one per stream.
+  const std::string identity = auth_->Identity(*context);
   if (streams_.fetch_add(1) >= limits_.max_streams) {
     streams_.fetch_sub(1);
     counters_.streams_refused++;
@@ -198,9 +200,8 @@ grpc::Status IngestService::RawStream(
     // its clock models, the job's agents) is kept under the token that
     // sent it too: no client can pose as an agent it does not hold the
     // token of (its batches would otherwise be taken as duplicates).
-    if (!auth_->open()) {
-      batch->set_agent_id(
-          absl::StrCat(auth_->Identity(*context), "/", batch->agent_id()));
+    if (!identity.empty()) {
+      batch->set_agent_id(absl::StrCat(identity, "/", batch->agent_id()));
     }
     if (repairs.spans_dropped > 0) {
       counters_.spans_invalid += repairs.spans_dropped;

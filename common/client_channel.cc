@@ -77,19 +77,24 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   return data;
 }
 
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+absl::StatusOr<std::string> ReadPrivateFile(const std::string& path,
+                                            const std::string& name,
+                                            const std::string& holds) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read the token file ", path, ": ", strerror(errno)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read ", name, ": ", strerror(errno)));
   }
   if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "the token file %s has mode %04o: other users could read the token; "
-        "chmod 600 it",
-        path, st.st_mode & 07777));
+        "%s has mode %04o: other users could read %s; chmod 600 it", name,
+        st.st_mode & 07777, holds));
   }
-  auto data = ReadSmallFile(path);
+  return ReadSmallFile(path);
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  auto data = ReadPrivateFile(path, "the token file " + path, "the token");
   if (!data.ok()) return data.status();
   absl::string_view line = *data;
   line = line.substr(0, line.find('\n'));

@@ -33,8 +33,15 @@ struct ClientSecurity {
 // Fills what `security` leaves empty from the environment.
 absl::Status AddSecurityFromEnvironment(ClientSecurity* security);
 
-// The first line of `path`, which must be a regular file that no other
-// user may read (FAILED_PRECONDITION naming its mode otherwise).
+// The contents of `path`, which must be a regular file that no other user
+// may read: INVALID_ARGUMENT if it cannot be read, FAILED_PRECONDITION
+// naming its mode otherwise. `name` says what it is in messages ("the token
+// file PATH"), `holds` what others could read ("the token").
+absl::StatusOr<std::string> ReadPrivateFile(const std::string& path,
+                                            const std::string& name,
+                                            const std::string& holds);
+
+// The first line of `path`, a private file (ReadPrivateFile).
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // A channel to `address` with `security`; INVALID_ARGUMENT if a named file

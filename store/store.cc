@@ -190,10 +190,11 @@ struct Store::Caches {
   SpanColumns piece;
 };
 
-Store::Store(sqlite3* db, std::string path)
+Store::Store(sqlite3* db, std::string path, size_t max_cached_ids)
     : db_(db),
       path_(std::move(path)),
-      caches_(std::make_unique<Caches>(size_t{1} << 18)) {}
+      caches_(std::make_unique<Caches>(max_cached_ids)),
+      max_cached_ids_(max_cached_ids) {}
 
 Store::~Store() {
   statements_.clear();  // finalize before close
@@ -241,9 +242,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     return absl::UnavailableError(
         absl::StrCat("cannot open store ", path, ": ", message));
   }
-  std::unique_ptr<Store> store(new Store(db, path));
-  store->max_cached_ids_ = options.max_cached_ids;
-  store->caches_ = std::make_unique<Caches>(options.max_cached_ids);
+  std::unique_ptr<Store> store(new Store(db, path, options.max_cached_ids));
   // Waits rather than fails while another connection holds a lock briefly.
   sqlite3_busy_timeout(db, 10000);
   if (absl::Status status = store->RefuseOlderVersion(); !status.ok()) {

@@ -244,7 +244,7 @@ class Store {
   class Statement;
   struct Caches;
 
-  Store(sqlite3* db, std::string path);
+  Store(sqlite3* db, std::string path, size_t max_cached_ids);
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
   absl::Status RefuseOlderVersion();
@@ -311,7 +311,7 @@ class Store {
   sqlite3* db_;
   std::string path_;
   std::unique_ptr<Caches> caches_;
-  size_t max_cached_ids_ = 1 << 18;
+  const size_t max_cached_ids_;
   std::vector<std::unique_ptr<Statement>> statements_;
   absl::flat_hash_map<const char*, Statement*> statement_by_sql_;
   absl::flat_hash_map<int64_t, std::string> string_by_id_;  // read cache

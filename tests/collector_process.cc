@@ -12,7 +12,8 @@ namespace meridian {
 
 absl::StatusOr<CollectorProcess> CollectorProcess::Start(
     const std::string& binary, const std::string& db_path,
-    const std::string& listen, const std::vector<std::string>& flags) {
+    const std::string& listen, const std::vector<std::string>& flags,
+    const std::function<void()>& in_child) {
   std::vector<std::string> args = {binary, "--listen", listen, "--db", db_path};
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
@@ -26,6 +27,7 @@ absl::StatusOr<CollectorProcess> CollectorProcess::Start(
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
+    if (in_child) in_child();
     execv(binary.c_str(), argv.data());
     _exit(127);
   }

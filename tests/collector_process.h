@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,14 @@ namespace meridian {
 class CollectorProcess {
  public:
   // `listen` is HOST:PORT; port 0 picks a free one. `flags` are passed
-  // after --listen and --db.
+  // after --listen and --db. `in_child`, if given, runs in the child
+  // before the exec (e.g. to enter a cgroup): call Start before starting
+  // threads.
   static absl::StatusOr<CollectorProcess> Start(
       const std::string& binary, const std::string& db_path,
       const std::string& listen = "127.0.0.1:0",
-      const std::vector<std::string>& flags = {});
+      const std::vector<std::string>& flags = {},
+      const std::function<void()>& in_child = nullptr);
   CollectorProcess(CollectorProcess&& other) noexcept;
   ~CollectorProcess();
 

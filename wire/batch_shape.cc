@@ -3,7 +3,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "wire/batch_validator.h"
 
 namespace meridian {
 namespace {

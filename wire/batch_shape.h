@@ -2,8 +2,8 @@
 // from its raw bytes before protobuf parses it. Parsing costs memory per
 // element (a message of 16 MiB of empty strings parses to some 20 times its
 // size); counting first lets the collector refuse a batch over its bounds
-// (kMaxBatch* in batch_validator.h) for the price of one pass over the
-// bytes, allocating nothing.
+// (kMaxBatch* below) for the price of one pass over the bytes, allocating
+// nothing. The collector checks the bounds here only, once.
 //
 // Counts the top-level repeated fields and the args of every span message
 // (the only nested repeated field of any size). A malformed message
@@ -16,11 +16,19 @@
 #define MERIDIAN_WIRE_BATCH_SHAPE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace meridian {
+
+// Per batch (an agent sends at most 16,384 spans in a batch).
+inline constexpr int kMaxBatchStrings = 1 << 18;
+inline constexpr int kMaxBatchProcesses = 1 << 14;
+inline constexpr int kMaxBatchTracks = 1 << 16;
+inline constexpr int kMaxBatchItems = 1 << 18;  // span messages + chunks;
+                                                // span args
 
 struct BatchShape {
   int64_t strings = 0;

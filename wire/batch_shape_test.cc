@@ -4,7 +4,6 @@
 
 #include "gtest/gtest.h"
 #include "wire/batch_builder.h"
-#include "wire/batch_validator.h"
 
 namespace meridian {
 namespace {
@@ -42,6 +41,21 @@ TEST(BatchShapeTest, RefusesTooManyElementsBeforeParsing) {
   EXPECT_EQ(shape->strings, 8 << 20);
   EXPECT_EQ(BatchShapeProblem(*shape),
             "the batch has 8388608 strings; at most 262144 are allowed");
+}
+
+TEST(BatchShapeTest, EachBoundIsTheLastCountAllowed) {
+  BatchShape shape;
+  shape.strings = kMaxBatchStrings;
+  EXPECT_EQ(BatchShapeProblem(shape), "");
+  shape.strings = kMaxBatchStrings + 1;
+  EXPECT_EQ(BatchShapeProblem(shape),
+            "the batch has 262145 strings; at most 262144 are allowed");
+  shape = BatchShape();
+  shape.spans = kMaxBatchItems;
+  shape.chunks = 1;
+  EXPECT_EQ(BatchShapeProblem(shape),
+            "the batch has 262145 span messages and chunks; at most 262144 "
+            "are allowed");
 }
 
 TEST(BatchShapeTest, RefusesMalformedBytes) {

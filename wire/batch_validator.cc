@@ -248,21 +248,6 @@ absl::Status ValidateBatch(v1::Batch* batch, std::vector<SpanColumns>* decoded,
   if (batch->batch_seq() == 0) {
     return check.Fail("batch_seq is 0; sequence numbers start at 1");
   }
-  struct Bound {
-    const char* what;
-    int count, limit;
-  };
-  for (const Bound& b :
-       {Bound{"strings", batch->strings_size(), kMaxBatchStrings},
-        Bound{"processes", batch->processes_size(), kMaxBatchProcesses},
-        Bound{"tracks", batch->tracks_size(), kMaxBatchTracks},
-        Bound{"span messages and chunks",
-              batch->spans_size() + batch->chunks_size(), kMaxBatchItems}}) {
-    if (b.count > b.limit) {
-      return check.Fail(absl::StrCat("the batch has ", b.count, " ", b.what,
-                                     "; at most ", b.limit, " are allowed"));
-    }
-  }
   if (batch->strings_size() > 0 && !batch->strings(0).empty()) {
     return check.Fail("strings[0] must be the empty string");
   }

@@ -13,8 +13,8 @@
 // INVALID_ARGUMENT with a message that names the batch (agent and sequence
 // number), the element and the field, and says what is allowed:
 //   - agent_id: 1..256 bytes; batch_seq >= 1; strings[0] is "".
-//   - at most kMaxBatchStrings strings, kMaxBatchProcesses processes,
-//     kMaxBatchTracks tracks and kMaxBatchItems span messages and chunks.
+//   (How many elements a batch may hold is checked before it is parsed:
+//   wire/batch_shape.h.)
 //   - every index (process, track) refers to an existing entry; job names
 //     are not empty.
 //   - a chunk names an existing track, decodes (wire/span_chunk.h: the
@@ -41,11 +41,6 @@
 namespace meridian {
 
 inline constexpr size_t kMaxAgentIdBytes = 256;
-// Per batch (an agent sends at most 16,384 spans in a batch).
-inline constexpr int kMaxBatchStrings = 1 << 18;
-inline constexpr int kMaxBatchProcesses = 1 << 14;
-inline constexpr int kMaxBatchTracks = 1 << 16;
-inline constexpr int kMaxBatchItems = 1 << 18;  // span messages + chunks
 inline constexpr int64_t kMaxDriftPpb = 1000000;
 
 // What ValidateBatch changed in a batch it accepted.

@@ -126,14 +126,6 @@ TEST(BatchValidatorTest, RejectsBadIdentityAndStringTable) {
             "string");
 }
 
-TEST(BatchValidatorTest, RefusesBatchesOverTheirBounds) {
-  v1::Batch batch = ValidBatch();
-  while (batch.strings_size() <= kMaxBatchStrings) batch.add_strings("");
-  EXPECT_EQ(Message(batch),
-            "batch 1 from agent \"node-a\": the batch has 262145 strings; at "
-            "most 262144 are allowed");
-}
-
 TEST(BatchValidatorTest, DropsNonFiniteNumbers) {
   v1::Batch batch = ValidBatch();
   batch.mutable_spans(0)->set_value(NAN);
