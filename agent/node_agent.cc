@@ -333,6 +333,12 @@ bool NodeAgent::Serve(Client* client) {
         client->session != nullptr) {
       client->session->SetIdentity(request.identity.rank,
                                    request.identity.local_rank);
+    } else if (known && request.type == AgentMessage::kDrainSoon &&
+               client->session != nullptr) {
+      drain_soon_ = true;
+    } else if (known && request.type == AgentMessage::kLauncherHello &&
+               client->session == nullptr) {
+      // A launcher's connection: no longer silent, nothing to answer.
     } else if (known && request.type == AgentMessage::kFlushRequest) {
       flushes_.push_back(
           {client->fd, NowMs() + static_cast<int64_t>(request.flush.timeout_ms),
@@ -675,6 +681,13 @@ AgentCounters NodeAgent::Run() {
     }
     ApplyTraces();
     CloseSilent();
+    if (drain_soon_) {
+      // A ring is half full: read now, and at the shortest period until
+      // the rings' fill says otherwise.
+      drain_soon_ = false;
+      period = options_.drain_ms;
+      next_drain = NowMs();
+    }
     if (NowMs() >= next_drain) {
       period = NextDrainPeriod(period, Drain());
       next_drain = NowMs() + period;

@@ -7,6 +7,7 @@
 //   drain     reads every process's rings into batches of span chunks
 //             (ProbeSession), at a period that adapts to the rings' fill
 //             (drain_ms..max_drain_ms), and at once when a process exits
+//             or says a ring of its is half full (DrainSoon)
 //   send      delivers batches to the collector (BatchSender). While it
 //             acknowledges within `ack_window` batches, a batch is only in
 //             memory and its records stay in the rings, released on the
@@ -178,6 +179,7 @@ class NodeAgent {
   bool had_clients_ = false;
   std::map<int, Client> clients_;
   std::vector<PendingFlush> flushes_;
+  bool drain_soon_ = false;  // a probe said a ring is half full
   std::vector<LocalTrace> local_traces_;
   std::unique_ptr<Spool> spool_;
   std::unique_ptr<BatchSender> sender_;

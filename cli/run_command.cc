@@ -356,6 +356,16 @@ int RunTraced(const RunOptions& options) {
   const std::string socket = DefaultAgentSocket();
   const int agent = ConnectOrStartAgent(socket, options.collector);
   if (agent < 0) return 2;
+  // Held until the job ends: said at once, so that the agent does not close
+  // it as silent (--idle-timeout-ms) while a long job runs.
+  LauncherHello hello;
+  hello.pid = getpid();
+  if (!SendMessage(agent, &hello, sizeof(hello), -1)) {
+    fprintf(stderr, "meridian run: the agent on %s closed the connection\n",
+            socket.c_str());
+    close(agent);
+    return 2;
+  }
 
   std::string job = options.job;
   if (job.empty()) job = IdentityFromEnvironment().job;

@@ -171,11 +171,16 @@ class MpiCaptureTest : public ::testing::Test {
   }
 
   // Starts meridian-agent on socket_; returns once it serves.
-  Child StartAgent() {
-    Child agent =
-        Spawn({Runfile("agent/meridian-agent"), "--collector", address_,
-               "--socket", socket_, "--spool", dir_ + "/spool"},
-              env_, /*merge_stderr=*/false);
+  Child StartAgent(const std::vector<std::string>& flags = {}) {
+    std::vector<std::string> argv = {Runfile("agent/meridian-agent"),
+                                     "--collector",
+                                     address_,
+                                     "--socket",
+                                     socket_,
+                                     "--spool",
+                                     dir_ + "/spool"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    Child agent = Spawn(argv, env_, /*merge_stderr=*/false);
     EXPECT_TRUE(absl::StartsWith(agent.ReadLine(), "meridian-agent "));
     return agent;
   }
@@ -721,6 +726,31 @@ TEST_F(MpiCaptureTest, NcclPluginRecordsGpuExecutionAndLaunchOfEachCollective) {
     }
     EXPECT_EQ(launched, executed);
   }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// CUPTI hands over GPU activity in bursts on a thread of its own, which
+// waits for room in its ring (CaptureSink::AwaitRoom) rather than dropping
+// (capture/cupti/cuda_injection.cc); a ring reaching half full wakes the
+// agent (DrainSoon). With rings of 64 records and an agent whose periodic
+// read is 60 s away, 50 bursts of 64 (tests/capture_burst_job.cc) all
+// arrive, none dropped: each burst is read because it woke the agent.
+TEST_F(MpiCaptureTest, CaptureBurstsWakeTheAgentAndWaitForRoom) {
+  StartCollector();
+  Child agent = StartAgent({"--drain-ms", "60000", "--max-drain-ms", "60000"});
+  env_["MERIDIAN_RING_RECORDS"] = "64";
+  Child run = Spawn(
+      MeridianRun("burst", {Runfile("tests/capture_burst_job"), "50", "64"}),
+      env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "capture_burst_job: 3200 spans")) << out;
+  EXPECT_TRUE(absl::StrContains(out,
+                                "3200 spans received, 3200 sent, "
+                                "0 spooled, 0 dropped"))
+      << out;
+  EXPECT_EQ(Select(ReadJob(db_, "burst"), -1, "burst").size(), 3200u);
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }

@@ -16,6 +16,8 @@
 #      victim's job nor lose any of its spans.
 #   4. --max-connections: connections over the cap are closed at once.
 #   5. --idle-timeout-ms: connections that say nothing are closed.
+#   6. ... but not `meridian run`'s own, held while a job runs longer than
+#      the timeout: the job's delivery is still confirmed.
 # Prints "shared_node_test: N passed" or the first failure, exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -235,6 +237,22 @@ result=$(as "$victim" "$py" "$work/silent.py" "$work/silent/agent.sock" 4 </dev/
 status=$(as "$victim" "$work/bin/meridian-agent" --status --socket "$work/silent/agent.sock")
 echo "$status" | grep -qx "connections refused 4" ||
   fail "case 5: the agent's count: $(echo "$status" | grep refused)"
+passed=$((passed + 1))
+
+# 6. A job that outlasts --idle-timeout-ms under `meridian run`: the job
+# (silent.py again, inside meridian run) returns only once the agent has
+# closed a silent connection it opened after meridian run's own, so the
+# timeout has passed for meridian run's connection too; that one said
+# hello and stays, and the delivery is confirmed.
+as "$victim" env MERIDIAN_AGENT_SOCKET="$work/silent/agent.sock" \
+  "$work/bin/meridian" --collector "$address" run --job long-job -- \
+  "$py" "$work/silent.py" "$work/silent/agent.sock" 1 \
+  >"$work/case6-run.out" 2>"$work/case6-run.err" </dev/null ||
+  fail "case 6: the job failed"
+[ "$(cat "$work/case6-run.out")" = "closed 1" ] ||
+  fail "case 6: the job's silent connection: $(cat "$work/case6-run.out")"
+grep -qE "every span acknowledged .*, 0 dropped, 0 rejected" "$work/case6-run.err" ||
+  fail "case 6: meridian run's connection was closed: $(cat "$work/case6-run.err")"
 passed=$((passed + 1))
 
 echo "shared_node_test: $passed passed"

@@ -7,7 +7,8 @@
 //     (cuptiActivityRegisterTimestampCallback, before any kind is enabled),
 //   - enables kernel (concurrent), copy, peer copy and memset activity, and
 //     decodes CUPTI's buffers as they complete (ActivityDecoder: spans on
-//     GPU stream tracks), flushing at least every 100 ms and at exit.
+//     GPU stream tracks), flushing at least every 100 ms and at exit,
+//     waiting (bounded) for room in the ring rather than dropping.
 // CUDA 13 allows one CUPTI subscriber per process: when another tool
 // (Nsight Systems, torch.profiler/Kineto, ...) holds it, this says so once
 // on stderr and the program runs on without CUDA capture.
@@ -57,13 +58,31 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size,
   *max_records = 0;  // as many as fit
 }
 
+// Completed buffers arrive in bursts (every kFlushPeriodMs, or when 4 MiB
+// fill), on CUPTI's thread rather than the application's: before each
+// kWaitChunk records, that thread waits for room in its ring (the agent
+// drains it) instead of dropping, kMaxWaitMs per buffer at most, so that
+// an agent that stopped draining costs a bounded delay, then drops.
+constexpr uint32_t kWaitChunk = 1024;
+constexpr int64_t kMaxWaitMs = 1000;
+
 void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
                               size_t valid) {
   {
     std::lock_guard<std::mutex> lock(g_decode_mutex);
+    const int64_t give_up_ns = g_sink->NowNs() + kMaxWaitMs * 1000000;
+    bool wait = true;
+    uint32_t until_wait = 0;
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid, &record) ==
            CUPTI_SUCCESS) {
+      if (wait && until_wait == 0) {
+        const int64_t left_ms = (give_up_ns - g_sink->NowNs()) / 1000000;
+        wait = left_ms > 0 &&
+               g_sink->AwaitRoom(kWaitChunk, static_cast<int>(left_ms));
+        until_wait = kWaitChunk;
+      }
+      --until_wait;
       g_decoder->Decode(record);
     }
   }

@@ -84,6 +84,12 @@ bool DecodeAgentRequest(const void* data, size_t size, AgentRequest* out) {
       if (size != sizeof(ProbeIdentity)) return false;
       memcpy(&out->identity, data, size);
       return true;
+    case AgentMessage::kLauncherHello:
+      if (size != sizeof(LauncherHello)) return false;
+      memcpy(&out->launcher, data, size);
+      return out->launcher.version == kAgentProtocolVersion;
+    case AgentMessage::kDrainSoon:
+      return size == sizeof(DrainSoon);
     case AgentMessage::kFlushRequest:
       if (size != sizeof(FlushRequest)) return false;
       memcpy(&out->flush, data, size);

@@ -30,6 +30,8 @@ enum class AgentMessage : uint32_t {
   kFlushReply = 4,
   kTraceRequest = 5,
   kTraceReply = 6,
+  kLauncherHello = 7,
+  kDrainSoon = 8,
 };
 
 struct ProbeHello {
@@ -46,6 +48,25 @@ struct ProbeIdentity {
   AgentMessage type = AgentMessage::kProbeIdentity;
   int32_t rank = -1;
   int32_t local_rank = -1;
+  uint32_t reserved = 0;
+};
+
+// `meridian run` says this first and then nothing until its FlushRequest
+// when the job ends: its connection, held while the job runs, keeps an
+// --exit-when-idle agent up and is not closed as silent
+// (--idle-timeout-ms), however long the job runs.
+struct LauncherHello {
+  AgentMessage type = AgentMessage::kLauncherHello;
+  uint32_t version = kAgentProtocolVersion;
+  int64_t pid = 0;
+};
+
+// A probe says a ring of its is half full: the agent reads its rings now
+// rather than at its next period (which may be --max-drain-ms away when
+// the process recorded little until then). Sent without waiting; a lost
+// one costs only the wait.
+struct DrainSoon {
+  AgentMessage type = AgentMessage::kDrainSoon;
   uint32_t reserved = 0;
 };
 
@@ -124,12 +145,13 @@ bool SendMessage(int socket, const void* message, size_t bytes, int fd);
 long ReceiveMessage(int socket, void* message, size_t max, int* fd);
 
 // What the agent accepts from a client, checked once: a known type of
-// exactly its size, a hello of this protocol version, text fields ending
-// within their arrays. The bytes come from another process.
+// exactly its size, a hello (probe's or launcher's) of this protocol version,
+// text fields ending within their arrays. The bytes come from another process.
 struct AgentRequest {
   AgentMessage type;
   ProbeHello hello;  // the one the type says is set
   ProbeIdentity identity;
+  LauncherHello launcher;
   FlushRequest flush;
   TraceRequest trace;
 };

@@ -24,8 +24,10 @@ std::vector<std::string> Seeds() {
   TraceRequest trace;
   trace.steps = 5;
   strcpy(trace.job, "job-a");
+  LauncherHello launcher;
+  launcher.pid = 43;
   return {Bytes(hello), Bytes(ProbeIdentity()), Bytes(FlushRequest()),
-          Bytes(trace)};
+          Bytes(trace), Bytes(launcher),        Bytes(DrainSoon())};
 }
 
 TEST(AgentProtocolTest, DecodesWhatClientsSendAndRefusesTheRest) {
@@ -40,6 +42,18 @@ TEST(AgentProtocolTest, DecodesWhatClientsSendAndRefusesTheRest) {
   FlushRequest flush;
   EXPECT_TRUE(DecodeAgentRequest(&flush, sizeof(flush), &request));
   EXPECT_EQ(request.type, AgentMessage::kFlushRequest);
+  LauncherHello launcher;
+  launcher.pid = 43;
+  ASSERT_TRUE(DecodeAgentRequest(&launcher, sizeof(launcher), &request));
+  EXPECT_EQ(request.type, AgentMessage::kLauncherHello);
+  EXPECT_EQ(request.launcher.pid, 43);
+  launcher.version = kAgentProtocolVersion + 1;
+  EXPECT_FALSE(DecodeAgentRequest(&launcher, sizeof(launcher), &request));
+  EXPECT_FALSE(DecodeAgentRequest(&launcher, sizeof(launcher) + 1, &request));
+  DrainSoon drain;
+  EXPECT_TRUE(DecodeAgentRequest(&drain, sizeof(drain), &request));
+  EXPECT_EQ(request.type, AgentMessage::kDrainSoon);
+  EXPECT_FALSE(DecodeAgentRequest(&drain, sizeof(drain) - 1, &request));
   const uint32_t unknown = 99;
   EXPECT_FALSE(DecodeAgentRequest(&unknown, sizeof(unknown), &request));
   EXPECT_FALSE(DecodeAgentRequest(&unknown, 2, &request));
@@ -51,7 +65,7 @@ TEST(AgentProtocolFuzzTest, CorpusAndMutationsNeverCrash) {
   for (std::string& input : FuzzCorpus("agent_protocol")) {
     inputs.push_back(std::move(input));
   }
-  EXPECT_GE(FuzzReplay(LLVMFuzzerTestOneInput, inputs, 2000), 8004u);
+  EXPECT_GE(FuzzReplay(LLVMFuzzerTestOneInput, inputs, 2000), 12006u);
 }
 
 }  // namespace

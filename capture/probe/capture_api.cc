@@ -28,6 +28,14 @@ __attribute__((visibility("default"))) void meridian_capture_emit(
   probe::Emit(stamped);
 }
 
+__attribute__((visibility("default"))) int meridian_capture_await_room(
+    uint32_t records, int timeout_ms) {
+  if (!probe::g_event.enabled || timeout_ms < 0) return 0;
+  const int64_t deadline =
+      probe::NowNs() + static_cast<int64_t>(timeout_ms) * 1000000;
+  return probe::AwaitRoom(records, deadline) ? 1 : 0;
+}
+
 __attribute__((visibility("default"))) int64_t meridian_capture_now_ns(void) {
   return probe::NowNs();
 }

@@ -8,6 +8,8 @@ __attribute__((weak)) int meridian_capture_recording(void);
 __attribute__((weak)) uint32_t meridian_capture_name(const char* name);
 __attribute__((weak)) void meridian_capture_emit(
     const meridian::ProbeRecord* record, int stamp_step);
+__attribute__((weak)) int meridian_capture_await_room(uint32_t records,
+                                                      int timeout_ms);
 __attribute__((weak)) int64_t meridian_capture_now_ns(void);
 __attribute__((weak)) int meridian_capture_step(int64_t* step);
 }
@@ -23,6 +25,11 @@ class ProbeSink final : public CaptureSink {
   }
   void Emit(const ProbeRecord& record, bool stamp_step) override {
     meridian_capture_emit(&record, stamp_step ? 1 : 0);
+  }
+  bool AwaitRoom(uint32_t records, int timeout_ms) override {
+    // A probe older than this library has no such call: never wait.
+    return meridian_capture_await_room == nullptr ||
+           meridian_capture_await_room(records, timeout_ms) != 0;
   }
   int64_t NowNs() override { return meridian_capture_now_ns(); }
   bool Step(int64_t* step) override { return meridian_capture_step(step) != 0; }

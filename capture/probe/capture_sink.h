@@ -28,6 +28,9 @@ uint32_t meridian_capture_name(const char* name);
 // Pushes `record` into the calling thread's ring; if `stamp_step`, sets its
 // step to the current training step (when one is current).
 void meridian_capture_emit(const meridian::ProbeRecord* record, int stamp_step);
+// 1 once the calling thread's ring has room for `records` more (at most
+// its capacity), 0 after `timeout_ms` without (or with no ring).
+int meridian_capture_await_room(uint32_t records, int timeout_ms);
 // CLOCK_MONOTONIC in ns: the clock records without kTicks are in.
 int64_t meridian_capture_now_ns(void);
 // 1 and the current training step in `*step` if one is current, else 0.
@@ -47,6 +50,16 @@ class CaptureSink {
   // of work done on the CPU thread calling are stamped; GPU activity, which
   // is delivered later, is not.
   virtual void Emit(const ProbeRecord& record, bool stamp_step) = 0;
+  // For capture threads that are not the application's (CUPTI's buffer
+  // completion): waits up to `timeout_ms` for room for `records` more in
+  // the calling thread's ring, so that a burst waits for the agent rather
+  // than being dropped. True if there is room. The application's own
+  // threads never wait: their events are dropped and counted instead.
+  virtual bool AwaitRoom(uint32_t records, int timeout_ms) {
+    (void)records;
+    (void)timeout_ms;
+    return true;
+  }
   // The probe's clock (CLOCK_MONOTONIC ns).
   virtual int64_t NowNs() = 0;
   // The current training step, if one is current (for GPU work delivered

@@ -7,8 +7,11 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -331,6 +334,29 @@ SpanRingWriter* ClaimRing() {
   g_region->slots[index].ready.store(1, std::memory_order_release);
   tls_writer = writer;
   return writer;
+}
+
+void WakeAgent() {
+  std::unique_lock<std::mutex> lock(g_mutex, std::try_to_lock);
+  if (!lock.owns_lock() || g_socket < 0) return;
+  const DrainSoon message;
+  (void)!send(g_socket, &message, sizeof(message), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+bool AwaitRoom(uint64_t records, int64_t deadline_ns) {
+  SpanRingWriter* writer = tls_writer;
+  if (writer == nullptr) writer = ClaimRing();
+  if (writer == nullptr) return false;
+  records = std::min(records, writer->capacity());
+  // Waiting, this thread tells the agent so every 50 ms (a wake may be
+  // lost, or come before the process is registered).
+  for (int pauses = 0;; ++pauses) {
+    if (writer->Room() >= records) return true;
+    if (NowNs() >= deadline_ns) return false;
+    if (pauses % 50 == 0) WakeAgent();
+    const timespec pause = {0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
 }
 
 uint32_t Intern(const char* name) {

@@ -84,15 +84,33 @@ inline bool Recording() {
 // needed; nullptr if none is left or the region could not be made.
 SpanRingWriter* ClaimRing();
 
-// Pushes `record` into this thread's ring.
+// Tells the agent that a ring is half full (AgentMessage::kDrainSoon), if
+// the registration lock is free and the socket would not block; rare: at
+// most once per half lap of a ring.
+void WakeAgent();
+
+// Pushes `record` into this thread's ring, waking the agent when the ring
+// reaches half full, and at the first of its drops and every 4096th after
+// (a wake may be lost: sent before the process registered, say).
 inline void Emit(const ProbeRecord& record) {
   SpanRingWriter* writer = tls_writer;
   if (__builtin_expect(writer == nullptr, 0)) {
     writer = ClaimRing();
     if (writer == nullptr) return;
   }
-  writer->Push(record);
+  if (__builtin_expect(writer->Push(record), 1)) {
+    if (__builtin_expect(writer->ReachedHalf(), 0)) WakeAgent();
+  } else if ((writer->drops() & 4095) == 1) {
+    WakeAgent();
+  }
 }
+
+// Waits, sleeping 1 ms at a time, until this thread's ring has room for
+// `records` more (at most its capacity) or CLOCK_MONOTONIC reaches
+// `deadline_ns`, waking the agent every 50 ms meanwhile. For threads that are
+// not the application's (CUPTI's buffer completion), which may wait for the
+// agent rather than drop. False on timeout, or if this thread has no ring.
+bool AwaitRoom(uint64_t records, int64_t deadline_ns);
 
 // The id of `name` in this process's string area (0 if it is full or the
 // region could not be made). Takes a lock only the first time a name is

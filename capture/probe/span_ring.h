@@ -72,6 +72,7 @@ class SpanRingWriter {
       cached_tail_ = header_->tail.load(std::memory_order_acquire);
       if (head - cached_tail_ >= capacity_) {
         header_->dropped.fetch_add(1, std::memory_order_relaxed);
+        ++drops_;
         return false;
       }
     }
@@ -85,12 +86,33 @@ class SpanRingWriter {
     return true;
   }
 
+  // True at most once per half lap of the ring: at the push that may have
+  // filled it to half, if the consumer's tail (read only then) says it
+  // has. The producer then wakes the consumer (probe: a DrainSoon to the
+  // agent) rather than waiting for its next periodic read.
+  bool ReachedHalf() {
+    if (head_ - cached_tail_ != capacity_ / 2) return false;
+    cached_tail_ = header_->tail.load(std::memory_order_acquire);
+    return head_ - cached_tail_ >= capacity_ / 2;
+  }
+
+  // How many records Push would take now without dropping (reads the
+  // consumer's tail: not for the per-event path).
+  uint64_t Room() {
+    cached_tail_ = header_->tail.load(std::memory_order_acquire);
+    return capacity_ - (head_ - cached_tail_);
+  }
+  uint64_t capacity() const { return capacity_; }
+  // Records this writer dropped (the shared count sums every writer's).
+  uint64_t drops() const { return drops_; }
+
  private:
   RingHeader* header_ = nullptr;
   ProbeRecord* records_ = nullptr;
   uint64_t capacity_ = 0;
   uint64_t head_ = 0;         // the producer's own copy of header_->head
   uint64_t cached_tail_ = 0;  // last tail seen: re-read only when it looks full
+  uint64_t drops_ = 0;
 };
 
 class SpanRingReader {

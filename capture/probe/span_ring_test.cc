@@ -112,6 +112,44 @@ TEST(SpanRingTest, AFullRingDropsAndCountsInsteadOfBlocking) {
   EXPECT_EQ(out[3].start_ns, 7);
 }
 
+// The producer learns when to wake the consumer: once per half lap, only
+// if the ring really is half full; and how much room is left.
+TEST(SpanRingTest, ReachedHalfOncePerHalfLapAndRoomCountsFreeSlots) {
+  Memory memory(8);
+  ASSERT_TRUE(InitSpanRing(memory.data, 8));
+  SpanRingWriter writer(memory.data, memory.bytes);
+  SpanRingReader reader(memory.data, memory.bytes);
+  EXPECT_EQ(writer.Room(), 8u);
+  std::vector<bool> reached;
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(writer.Push(Record(i)));
+    reached.push_back(writer.ReachedHalf());
+  }
+  EXPECT_EQ(reached,
+            (std::vector<bool>{false, false, false, true, false, false}));
+  EXPECT_EQ(writer.Room(), 2u);
+  ProbeRecord out[8];
+  ASSERT_EQ(reader.Drain(out, 8), 6u);
+  EXPECT_EQ(writer.Room(), 8u);
+  // Tail now 6: half again after 4 more pushes (head 10).
+  reached.clear();
+  for (int i = 6; i < 10; ++i) {
+    ASSERT_TRUE(writer.Push(Record(i)));
+    reached.push_back(writer.ReachedHalf());
+  }
+  EXPECT_EQ(reached, (std::vector<bool>{false, false, false, true}));
+  // A stale view that looks half full but was read meanwhile: no wake.
+  ASSERT_EQ(reader.Drain(out, 8), 4u);
+  Memory other(8);
+  ASSERT_TRUE(InitSpanRing(other.data, 8));
+  SpanRingWriter w2(other.data, other.bytes);
+  SpanRingReader r2(other.data, other.bytes);
+  ASSERT_TRUE(w2.Push(Record(0)) && w2.Push(Record(1)) && w2.Push(Record(2)));
+  ASSERT_EQ(r2.Drain(out, 8), 3u);
+  ASSERT_TRUE(w2.Push(Record(3)));
+  EXPECT_FALSE(w2.ReachedHalf());  // 4 pushed, but 3 of them read
+}
+
 TEST(SpanRingTest, RefusesMemoryThatIsNotARing) {
   Memory memory(8);
   EXPECT_FALSE(InitSpanRing(memory.data, 6));  // not a power of two
