@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "agent/ingest_client.h"
+#include "wire/ingest_client.h"
 #include "agent/spool.h"
 
 namespace meridian {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/ingest_client.h"
+#include "wire/ingest_client.h"
 #include "collector/collector.h"
 #include "common/command_line.h"
 #include "meridian/v1/query.grpc.pb.h"

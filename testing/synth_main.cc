@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/ingest_client.h"
+#include "wire/ingest_client.h"
 #include "common/command_line.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"

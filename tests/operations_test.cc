@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "agent/ingest_client.h"
+#include "wire/ingest_client.h"
 #include "agent/node_agent.h"
 #include "collector/collector.h"
 #include "grpcpp/generic/generic_stub.h"

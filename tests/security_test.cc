@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "agent/ingest_client.h"
+#include "wire/ingest_client.h"
 #include "collector/collector.h"
 #include "common/client_channel.h"
 #include "grpcpp/grpcpp.h"

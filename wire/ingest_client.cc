@@ -1,4 +1,4 @@
-#include "agent/ingest_client.h"
+#include "wire/ingest_client.h"
 
 #include <algorithm>
 #include <chrono>

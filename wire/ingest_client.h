@@ -6,8 +6,8 @@
 // stream is opened after a short backoff and every unacknowledged batch is
 // sent again; the collector's exactly-once rule (agent_id, batch_seq) makes
 // that safe. Rejected batches are reported, not resent.
-#ifndef MERIDIAN_AGENT_INGEST_CLIENT_H_
-#define MERIDIAN_AGENT_INGEST_CLIENT_H_
+#ifndef MERIDIAN_WIRE_INGEST_CLIENT_H_
+#define MERIDIAN_WIRE_INGEST_CLIENT_H_
 
 #include <cstdint>
 #include <functional>
@@ -71,4 +71,4 @@ std::vector<absl::StatusOr<SendReport>> SendConcurrently(
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_INGEST_CLIENT_H_
+#endif  // MERIDIAN_WIRE_INGEST_CLIENT_H_
