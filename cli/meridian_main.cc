@@ -15,6 +15,8 @@
 #include "cli/analysis_report.h"
 #include "cli/clocks_report.h"
 #include "cli/filter_flags.h"
+#include "cli/import_command.h"
+#include "cli/import_command.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "common/client_channel.h"
@@ -50,6 +52,12 @@ Commands:
   graph --job J --step N -o FILE [--format dot|graphml]
                             the step's dependency graph (format from the
                             file name's .dot or .graphml, else dot)
+  import --job J [--format F] [--rank N] [--node NAME] [--clock-offset-ns X]
+         [--epoch-ns T] PATH...
+                            trace files of other tools (Chrome JSON, PyTorch
+                            profiler/Kineto, a Meridian export; files,
+                            directories, .gz) into the job; see
+                            docs/import-export.md
   run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
                             run CMD traced (works around or inside mpirun)
   trace --job J --steps N | --seconds S [--timeout S] [--local]
@@ -442,6 +450,35 @@ int TraceCommand(const Invocation& in) {
       static_cast<uint32_t>(*seconds), static_cast<uint32_t>(*timeout));
 }
 
+int ImportCommand(const Invocation& in) {
+  meridian::ImportOptions options;
+  options.job = in.line.Get("job");
+  options.format = in.line.Get("format");
+  options.node = in.line.Get("node");
+  if (!meridian::KnownImportFormat(options.format)) {
+    return Usage("import --format must be chrome, kineto or meridian");
+  }
+  if (in.line.Has("rank")) {
+    auto rank = in.line.GetInt("rank", -1);
+    if (!rank.ok() || *rank < 0 || *rank > (1 << 24)) {
+      return Usage("--rank must be a rank (0 or more)");
+    }
+    options.rank = static_cast<int32_t>(*rank);
+  }
+  for (const char* flag : {"clock-offset-ns", "epoch-ns"}) {
+    if (!in.line.Has(flag)) continue;
+    auto value = in.line.GetInt(flag, 0);
+    if (!value.ok()) return Usage(absl::StrCat("--", flag, " must be ns"));
+    (std::string(flag) == "epoch-ns" ? options.epoch_ns
+                                     : options.clock_offset_ns) = *value;
+  }
+  options.paths.assign(in.line.positional().begin() + 1,
+                       in.line.positional().end());
+  if (options.paths.empty()) return Usage("import needs files: PATH...");
+  return meridian::ImportFiles(CollectorChannel(in.collector), in.collector,
+                               options);
+}
+
 int DeleteCommand(const Invocation& in) {
   auto stub = meridian::v1::Control::NewStub(CollectorChannel(in.collector));
   grpc::ClientContext context;
@@ -501,6 +538,7 @@ struct Command {
 constexpr const char* kJobsHint = " (`meridian jobs` lists them)";
 constexpr Command kCommands[] = {
     {"run", nullptr, true, RunCommand},
+    {"import", "", true, ImportCommand},
     {"trace", "", false, TraceCommand},
     {"jobs", nullptr, false, JobsCommand},
     {"delete", kJobsHint, false, DeleteCommand},
@@ -524,7 +562,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> value_flags = meridian::kFilterFlags;
   value_flags.insert(value_flags.end(),
                      {"collector", "output", "seconds", "flush-timeout", "step",
-                      "head", "sort", "format", "timeout"});
+                      "head", "sort", "format", "timeout", "rank", "node",
+                      "clock-offset-ns", "epoch-ns"});
   auto line = meridian::CommandLine::Parse(
       args, 1, value_flags,
       {"json", "help", "on-demand", "raw-clock", "critical-path", "local"});

@@ -18,6 +18,7 @@ packages=(
   # libFuzzer and the sanitizers' runtimes), linked against pkg-config's flags.
   clang libclang-rt-14-dev pkg-config
   prometheus-cpp-dev  # the daemons' --metrics endpoints
+  libsimdjson-dev zlib1g-dev  # meridian import: JSON traces, .gz files
 )
 
 missing=()

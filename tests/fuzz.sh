@@ -13,7 +13,8 @@
 # (any bytes as a process's shared region),
 # agent_protocol (any bytes as a client's message to the agent),
 # probe_args (any bytes as a span's "key=value;..." arguments), spool (any
-# bytes as a spool file).
+# bytes as a spool file), chrome_trace (any bytes as a JSON trace for
+# meridian import).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=10
@@ -31,7 +32,7 @@ bazel build //proto:generate >&2
 proto="$(bazel info bazel-bin 2>/dev/null)/proto"
 out=${OUT:-$(mktemp -d /tmp/meridian-fuzz-XXXXXX)}
 mkdir -p "$out"
-libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization protobuf libzstd)"
+libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization absl_hash absl_raw_hash_set protobuf libzstd simdjson)"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=undefined -I. -I"$proto")
 
@@ -42,11 +43,12 @@ declare -A sources=(
   [process_region]="capture/probe/process_region_fuzz.cc capture/probe/process_region.cc capture/probe/span_ring.cc"
   [agent_protocol]="capture/probe/agent_protocol_fuzz.cc capture/probe/agent_protocol.cc capture/probe/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
+  [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/micros.cc common/utf8.cc"
   [spool]="agent/spool_fuzz.cc agent/spool.cc capture/probe/agent_dir.cc common/crc32c.cc wire/batch_spans.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
 )
 json=""
 failed=0
-for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args spool; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args spool chrome_trace; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"

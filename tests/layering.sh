@@ -24,7 +24,8 @@ declare -A allowed=(
   [query/export]="query/analysis query/clocks query/ops store wire proto common"
   [query]="query/export query/analysis query/clocks query/ops store wire proto common"
   [collector]="query store wire proto common"
-  [cli]="query capture proto common"
+  [import]="wire proto common"
+  [cli]="query import wire capture proto common"
 )
 
 # The folder of allowed[] that owns package $1: the longest one that is

@@ -1,0 +1,184 @@
+#include "cli/import_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/crc32c.h"
+#include "import/chrome_trace_reader.h"
+#include "import/imported_trace.h"
+#include "import/input_file.h"
+#include "wire/ingest_client.h"
+
+namespace meridian {
+namespace {
+
+// 64-bit FNV-1a.
+uint64_t Fnv1a(std::string_view data, uint64_t hash = 0xcbf29ce484222325ull) {
+  for (unsigned char c : data) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+// The import's agent id: the same file with the same options gives the
+// same id, so its batches are stored once however often it is imported.
+// 96 bits (FNV-1a 64 and CRC-32C) of the job, options and content.
+std::string ImportAgentId(const ImportOptions& options, int32_t rank,
+                          const std::string& format,
+                          const std::string& content) {
+  const std::string head = absl::StrCat(
+      options.job, "\x1f", format, "\x1f", options.node, "\x1f", rank, "\x1f",
+      options.clock_offset_ns ? absl::StrCat(*options.clock_offset_ns) : "-",
+      "\x1f", options.epoch_ns ? absl::StrCat(*options.epoch_ns) : "-", "\x1f");
+  const uint64_t fnv = Fnv1a(content, Fnv1a(head));
+  const uint32_t crc = Crc32c(content, Crc32c(head));
+  return absl::StrFormat("import-%016x%08x", fnv, crc);
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+// One file; false (having said why) if it was not imported.
+bool ImportOne(IngestClient& client, const ImportOptions& options,
+               const std::string& path, int32_t rank) {
+  const auto began = std::chrono::steady_clock::now();
+  const bool terminal = isatty(2);
+  absl::StatusOr<InputFile> file = ReadInputFile(path, options.max_file_bytes);
+  if (!file.ok()) {
+    fprintf(stderr, "meridian import: %s\n",
+            std::string(file.status().message()).c_str());
+    return false;
+  }
+  if (terminal) {
+    fprintf(stderr, "meridian import: %s: read %.1f MB%s in %.2f s\n",
+            path.c_str(), file->content.size() / 1e6,
+            file->gzip ? " (gzip)" : "", Seconds(began));
+  }
+  const size_t first = file->content.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos ||
+      (file->content[first] != '{' && file->content[first] != '[')) {
+    fprintf(stderr,
+            "meridian import: %s: not a format meridian import reads (a "
+            "JSON trace: Chrome, Kineto, a Meridian export); nothing "
+            "imported\n",
+            path.c_str());
+    return false;
+  }
+  ChromeReadOptions read;
+  read.file = path;
+  read.node = options.node;
+  read.rank = rank;
+  read.epoch_ns = options.epoch_ns;
+  read.fallback_end_ns = file->mtime_ns;
+  read.dialect = options.format;
+  const std::string content = file->content;  // kept for the agent id
+  absl::StatusOr<ImportedTrace> trace =
+      ReadChromeTrace(std::move(file->content), read);
+  if (!trace.ok()) {
+    fprintf(stderr, "meridian import: %s\n",
+            std::string(trace.status().message()).c_str());
+    return false;
+  }
+  for (ProcessDesc& p : trace->processes) p.job = options.job;
+  for (const std::string& note : trace->notes) {
+    fprintf(stderr, "meridian import: %s: %s\n", path.c_str(), note.c_str());
+  }
+  if (trace->spans.empty()) {
+    fprintf(stderr, "meridian import: %s: no spans in it; nothing imported\n",
+            path.c_str());
+    return false;
+  }
+  const std::string agent_id =
+      ImportAgentId(options, rank, trace->format, content);
+  const std::vector<v1::Batch> batches =
+      ToBatches(*trace, agent_id, options.clock_offset_ns);
+  if (terminal) {
+    fprintf(stderr, "meridian import: %s: parsed %zu spans in %.2f s\n",
+            path.c_str(), trace->spans.size(), Seconds(began));
+  }
+  absl::StatusOr<SendReport> report = client.SendAll(batches);
+  if (!report.ok()) {
+    fprintf(stderr,
+            "meridian import: %s: %s; importing it again completes it "
+            "(nothing is stored twice)\n",
+            path.c_str(), std::string(report.status().message()).c_str());
+    return false;
+  }
+  if (report->rejected > 0) {
+    fprintf(stderr,
+            "meridian import: %s: the collector refused %lld of %zu "
+            "batches: %s\n",
+            path.c_str(), static_cast<long long>(report->rejected),
+            batches.size(),
+            report->rejections.empty() ? "" : report->rejections[0].c_str());
+    return false;
+  }
+  std::string ranks;
+  for (const ProcessDesc& p : trace->processes) {
+    absl::StrAppend(&ranks, ranks.empty() ? "" : ",", p.rank);
+  }
+  const double seconds = Seconds(began);
+  if (report->stored == 0) {
+    fprintf(stderr,
+            "meridian import: %s: already imported into job %s (%zu spans "
+            "stored before; nothing stored twice)\n",
+            path.c_str(), options.job.c_str(), trace->spans.size());
+  } else {
+    fprintf(stderr,
+            "meridian import: %s: %zu spans of rank%s %s (node %s, %s) into "
+            "job %s in %.2f s (%.0f spans/s)\n",
+            path.c_str(), trace->spans.size(),
+            trace->processes.size() > 1 ? "s" : "", ranks.c_str(),
+            trace->processes[0].node.c_str(), trace->format.c_str(),
+            options.job.c_str(), seconds, trace->spans.size() / seconds);
+  }
+  if (report->spans_invalid > 0) {
+    fprintf(stderr,
+            "meridian import: %s: the collector dropped %lld invalid "
+            "spans (%s)\n",
+            path.c_str(), static_cast<long long>(report->spans_invalid),
+            report->invalid_reasons.empty()
+                ? ""
+                : report->invalid_reasons[0].c_str());
+  }
+  return true;
+}
+
+}  // namespace
+
+bool KnownImportFormat(const std::string& format) {
+  return format.empty() || format == "chrome" || format == "kineto" ||
+         format == "meridian";
+}
+
+int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
+                const std::string& collector, const ImportOptions& options) {
+  absl::StatusOr<std::vector<std::string>> paths = ExpandPaths(options.paths);
+  if (!paths.ok()) {
+    fprintf(stderr, "meridian import: %s\n",
+            std::string(paths.status().message()).c_str());
+    return 1;
+  }
+  IngestClient client(channel);
+  int failed = 0;
+  for (size_t i = 0; i < paths->size(); ++i) {
+    const int32_t rank =
+        options.rank >= 0 ? options.rank + static_cast<int32_t>(i) : -1;
+    if (!ImportOne(client, options, (*paths)[i], rank)) ++failed;
+  }
+  if (failed > 0) {
+    fprintf(stderr, "meridian import: %d of %zu files not imported (%s)\n",
+            failed, paths->size(), collector.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace meridian

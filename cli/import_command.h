@@ -1,0 +1,40 @@
+// `meridian import`: trace files other tools wrote, sent to the collector
+// over the normal ingest path (import/). Each file is read whole and
+// checked before anything of it is sent; its batches are named by a hash
+// of the job, the options and the file's content, so importing the same
+// file again stores nothing twice.
+#ifndef MERIDIAN_CLI_IMPORT_COMMAND_H_
+#define MERIDIAN_CLI_IMPORT_COMMAND_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+
+namespace meridian {
+
+struct ImportOptions {
+  std::string job;
+  std::string format;  // "" (detect), "chrome", "kineto", "meridian"
+  std::string node;    // "" : from the file, else its name
+  int32_t rank = -1;   // file i's first process gets rank + i
+  std::optional<int64_t> clock_offset_ns;  // node clock - collector clock
+  std::optional<int64_t> epoch_ns;         // ts 0 of relative traces
+  std::vector<std::string> paths;
+  size_t max_file_bytes = size_t{8} << 30;
+};
+
+// The formats --format takes.
+bool KnownImportFormat(const std::string& format);
+
+// Imports every file; says what it did per file on stderr. 0 if every file
+// was imported (or had been before), 1 otherwise.
+int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
+                const std::string& collector, const ImportOptions& options);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_CLI_IMPORT_COMMAND_H_

@@ -1,0 +1,72 @@
+#include "import/imported_trace.h"
+
+#include <algorithm>
+
+namespace meridian {
+
+std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
+                                 const std::string& agent_id,
+                                 std::optional<int64_t> clock_offset_ns,
+                                 size_t max_spans) {
+  BatchBuilder builder(agent_id);
+  std::vector<int> process_handle;
+  for (const ProcessDesc& p : trace.processes) {
+    process_handle.push_back(builder.DeclareProcess(p));
+  }
+  std::vector<int> track_handle;
+  for (const ImportedTrack& t : trace.tracks) {
+    track_handle.push_back(
+        builder.DeclareTrack(process_handle[t.process], t.kind, t.id, t.name));
+  }
+  int64_t first_start = 0;
+  for (const ImportedSpan& s : trace.spans) {
+    first_start =
+        first_start == 0 ? s.start_ns : std::min(first_start, s.start_ns);
+  }
+  std::vector<v1::Batch> batches;
+  auto take = [&] {
+    v1::Batch batch = builder.Take();
+    if (clock_offset_ns.has_value()) {
+      // One model per node named in this batch.
+      for (const v1::Process& p : batch.processes()) {
+        v1::ClockModel* clock = batch.mutable_clock();
+        clock->set_node(p.node());
+        clock->set_reference_ns(first_start);
+        clock->set_offset_ns(*clock_offset_ns);
+        break;  // a batch carries one model: an import has one node a file
+      }
+    }
+    batches.push_back(ToChunks(std::move(batch)));
+  };
+  for (const ImportedSpan& s : trace.spans) {
+    v1::Span* span = builder.AddSpan(track_handle[s.track], s.category, s.name,
+                                     s.start_ns, s.dur_ns);
+    span->set_kind(s.kind);
+    span->set_bytes(s.bytes);
+    if (s.peer) span->set_peer(*s.peer);
+    if (s.tag) span->set_tag(*s.tag);
+    span->set_comm(s.comm);
+    span->set_comm_size(s.comm_size);
+    if (s.seq) span->set_seq(*s.seq);
+    if (s.step) span->set_step(*s.step);
+    if (s.partition) span->set_partition(*s.partition);
+    span->set_correlation(s.correlation);
+    span->set_value(s.value);
+    for (const ImportedArg& a : s.args) {
+      v1::Arg* arg = span->add_args();
+      arg->set_key(builder.String(a.key));
+      if (const auto* str = std::get_if<std::string>(&a.value)) {
+        arg->set_str(builder.String(*str));
+      } else if (const auto* i = std::get_if<int64_t>(&a.value)) {
+        arg->set_int_(*i);
+      } else {
+        arg->set_real(std::get<double>(a.value));
+      }
+    }
+    if (builder.spans() >= max_spans) take();
+  }
+  if (builder.spans() > 0) take();
+  return batches;
+}
+
+}  // namespace meridian

@@ -1,0 +1,62 @@
+#include "import/imported_trace.h"
+
+#include "gtest/gtest.h"
+#include "wire/batch_spans.h"
+#include "wire/span_chunk.h"
+
+namespace meridian {
+namespace {
+
+ImportedTrace ThreeSpans() {
+  ImportedTrace t;
+  ProcessDesc p;
+  p.job = "j";
+  p.node = "n";
+  p.rank = 2;
+  t.processes.push_back(p);
+  t.tracks.push_back({0, v1::TRACK_KIND_THREAD, 11, "main"});
+  for (int i = 0; i < 3; ++i) {
+    ImportedSpan s;
+    s.name = i == 1 ? "b" : "a";
+    s.start_ns = 1764000000000000000 + i * 1000;
+    s.dur_ns = 10 + i;
+    s.seq = i;
+    s.args.push_back({"k", int64_t{i}});
+    t.spans.push_back(s);
+  }
+  return t;
+}
+
+TEST(ImportedTraceTest, BatchesAreNumberedChunkedAndCarryTheOffset) {
+  const std::vector<v1::Batch> batches =
+      ToBatches(ThreeSpans(), "import-x", int64_t{-5000}, 2);
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].agent_id(), "import-x");
+  EXPECT_EQ(batches[0].batch_seq(), 1u);
+  EXPECT_EQ(batches[1].batch_seq(), 2u);
+  EXPECT_EQ(SpanCount(batches[0]), 2);
+  EXPECT_EQ(SpanCount(batches[1]), 1);
+  EXPECT_EQ(batches[0].spans_size(), 0);  // as chunks, like an agent's
+  ASSERT_EQ(batches[1].chunks_size(), 1);
+  SpanColumns columns;
+  ASSERT_TRUE(DecodeSpanChunk(batches[1].chunks(0).data(), &columns).ok());
+  ASSERT_EQ(columns.size(), 1u);
+  EXPECT_EQ(columns.start_ns[0], 1764000000000002000);
+  EXPECT_EQ(columns.dur_ns[0], 12);
+  EXPECT_EQ(columns.seq[0], 2u);
+  EXPECT_EQ(batches[1].strings(columns.name[0]), "a");
+  ASSERT_EQ(columns.args.size(), 1u);
+  const v1::ClockModel& clock = batches[1].clock();
+  EXPECT_EQ(clock.offset_ns(), -5000);
+  EXPECT_EQ(clock.reference_ns(), 1764000000000000000);
+  EXPECT_EQ(batches[1].strings(clock.node()), "n");
+  ASSERT_EQ(batches[1].processes_size(), 1);
+  EXPECT_EQ(batches[1].processes(0).rank(), 2);
+  EXPECT_EQ(batches[1].strings(batches[1].tracks(0).name()), "main");
+  // Without an offset, no model: the query engine aligns the clocks.
+  EXPECT_FALSE(
+      ToBatches(ThreeSpans(), "import-x", std::nullopt)[0].has_clock());
+}
+
+}  // namespace
+}  // namespace meridian

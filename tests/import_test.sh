@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# `meridian import` as a user runs it: a real collector, real files; exact
+# spans, the round trip through `meridian export`, exactly once, combining
+# files of two nodes with a known clock offset, and bad files refused with
+# their reason while the collector and what it stored stay.
+set -euo pipefail
+
+runfiles="${TEST_SRCDIR}/meridian"
+collector_bin="$runfiles/collector/meridian-collector"
+meridian_bin="$runfiles/cli/meridian"
+synth_bin="$runfiles/testing/meridian-synth"
+data="$runfiles/tests/testdata/import"
+work="${TEST_TMPDIR}/import"
+rm -rf "$work" && mkdir -p "$work"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_line() {  # expect_line FILE LINE
+  grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "no line \"$2\" in $1"; }
+}
+
+coproc COLLECTOR { exec "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" 2>"$work/collector.log"; }
+pid=$COLLECTOR_PID
+trap 'kill -9 $pid 2>/dev/null || true' EXIT
+read -r line <&"${COLLECTOR[0]}" || fail "collector did not start"
+addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+m() { "$meridian_bin" --collector "$addr" "$@"; }
+
+# 1. Round trip: a job exported, imported as another job and exported
+#    again gives the same events (names, categories, ranks, threads, exact
+#    times, args).
+"$synth_bin" --collector "$addr" --job orig --ranks 2 --nodes 2 --steps 3 >/dev/null
+m export --job orig -o "$work/orig.json" >/dev/null
+m import --job rt "$work/orig.json" 2>"$work/rt.err" || { cat "$work/rt.err"; fail "import"; }
+expect_line "$work/rt.err" \
+  "meridian import: $work/orig.json: 38 spans of ranks 0,1 (node node-0, meridian) into job rt in $(sed -nE 's/.* in ([0-9.]+ s) .*/\1/p' "$work/rt.err") ($(sed -nE 's/.*\(([0-9]+ spans\/s)\)$/\1/p' "$work/rt.err"))"
+m export --job rt -o "$work/rt.json" >/dev/null
+python3 - "$work/orig.json" "$work/rt.json" <<'PY'
+import json, sys
+def events(path):
+    t = json.load(open(path))["traceEvents"]
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in t
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    procs = {e["pid"]: e["args"]["name"] for e in t
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    return sorted((e["ph"], e["name"], e["cat"], procs[e["pid"]],
+                   threads[(e["pid"], e["tid"])], e["ts"], e.get("dur"),
+                   json.dumps(e["args"], sort_keys=True))
+                  for e in t if e["ph"] in ("X", "i", "C"))
+a, b = events(sys.argv[1]), events(sys.argv[2])
+assert len(a) == 38, len(a)
+assert a == b, [x for x in zip(a, b) if x[0] != x[1]][:3]
+PY
+
+# 2. Exactly once: the same file again stores nothing.
+m import --job rt "$work/orig.json" 2>"$work/again.err"
+expect_line "$work/again.err" \
+  "meridian import: $work/orig.json: already imported into job rt (38 spans stored before; nothing stored twice)"
+m jobs >"$work/jobs.txt"
+grep -qE '^rt +2 +2 +38 ' "$work/jobs.txt" || { cat "$work/jobs.txt"; fail "rt holds other than 38 spans"; }
+
+# 3. A PyTorch profiler trace, gzipped: rank from distributedInfo, kernels,
+#    copies and NCCL as a collective with its bytes.
+gzip -c "$data/kineto_rank5.json" >"$work/rank5.pt.trace.json.gz"
+m import --job k "$work/rank5.pt.trace.json.gz" 2>"$work/k.err" || { cat "$work/k.err"; fail "kineto"; }
+grep -qF "7 spans of rank 5 (node rank5.pt.trace.json.gz, kineto) into job k" "$work/k.err" ||
+  { cat "$work/k.err"; fail "kineto summary"; }
+m export --job k -o "$work/k.json" >/dev/null
+python3 - "$work/k.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+x = {e["name"]: e for e in t["traceEvents"] if e["ph"] == "X"}
+assert t["otherData"]["epoch_ns"] == 1764000000000100000, t["otherData"]
+assert x["allreduce"]["cat"] == "nccl" and x["allreduce"]["args"]["bytes"] == 4096, x["allreduce"]
+assert x["sgemm_128x64"]["cat"] == "cuda_kernel" and x["sgemm_128x64"]["ts"] == 20.0, x["sgemm_128x64"]
+assert x["sgemm_128x64"]["dur"] == 30.0
+assert x["cudaStreamSynchronize"]["cat"] == "cuda_sync"
+names = {e["args"]["name"] for e in t["traceEvents"] if e.get("name") == "thread_name"}
+assert {"GPU 0 stream 7", "GPU 0 stream 13", "thread 4321"} <= names, names
+starts = {e["id"] for e in t["traceEvents"] if e["ph"] == "s"}
+ends = {e["id"] for e in t["traceEvents"] if e["ph"] == "f"}
+assert starts & ends == {"5:4d"}, (starts, ends)  # the launch -> sgemm (77)
+PY
+
+# 4. Combining two nodes' files: rank 1's node runs 5 ms ahead; given the
+#    offset, the merged timeline puts their common collective together.
+python3 - "$work" <<'PY'
+import json, sys
+base = 1764000000000000000 // 1000  # us
+for rank, skew in ((0, 0), (1, 5000)):
+    events = [{"ph": "X", "name": "MPI_Allreduce", "cat": "mpi", "pid": 1,
+               "tid": 1, "ts": base + 1000 + skew + 10 * rank, "dur": 50,
+               "args": {"comm": "0x7", "comm_size": 2, "seq": 0, "bytes": 8}}]
+    json.dump(events, open(f"{sys.argv[1]}/rank{rank}.json", "w"))
+PY
+m import --job c --rank 0 --node a "$work/rank0.json" 2>/dev/null
+m import --job c --rank 1 --node b --clock-offset-ns 5000000 "$work/rank1.json" 2>/dev/null
+m clocks --job c --json >"$work/clocks.json"
+m export --job c -o "$work/c.json" >/dev/null
+python3 - "$work/clocks.json" "$work/c.json" <<'PY'
+import json, sys
+clocks = json.load(open(sys.argv[1]))
+nodes = {n["node"]: n for n in clocks["nodes"]}
+assert nodes["b"]["offset_ns"] == 5000000, nodes
+x = sorted((e["pid"], e["ts"]) for e in json.load(open(sys.argv[2]))["traceEvents"] if e["ph"] == "X")
+assert len(x) == 2 and x[1][1] - x[0][1] == 10.0, x  # rank 1 started 10 us later
+PY
+
+# 5. Bad input: refused with the file, event and field; nothing of it
+#    stored; the collector serves on and what it stored is intact.
+printf '[{"ph":"X","name":"a","ts":1764000000000000,"dur":1},\n {"ph":"X","name":"b","ts":"later","dur":1}]' >"$work/bad.json"
+if m import --job bad "$work/bad.json" 2>"$work/bad.err"; then fail "bad.json imported"; fi
+expect_line "$work/bad.err" \
+  "meridian import: $work/bad.json: event 1 (\"b\"): field \"ts\": later is not a number of microseconds that fits"
+head -c 300 "$work/rank5.pt.trace.json.gz" >"$work/cut.json.gz"
+if m import --job bad "$work/cut.json.gz" 2>"$work/cut.err"; then fail "cut.json.gz imported"; fi
+expect_line "$work/cut.err" \
+  "meridian import: $work/cut.json.gz: the gzip data is cut short (a truncated .gz); nothing imported"
+printf 'MPI_Send 12 0.5\n' >"$work/text.txt"
+if m import --job bad "$work/text.txt" 2>"$work/text.err"; then fail "text imported"; fi
+grep -qF "$work/text.txt: not a format meridian import reads" "$work/text.err" || fail "text: $(cat "$work/text.err")"
+m jobs >"$work/jobs2.txt"
+grep -q '^bad ' "$work/jobs2.txt" && fail "job bad has spans"
+grep -qE '^rt +2 +2 +38 ' "$work/jobs2.txt" || fail "rt changed"
+echo "import_test: passed"
