@@ -55,7 +55,7 @@ events = json.load(open(sys.argv[1]))["traceEvents"]
 spans = [e for e in events if e["ph"] == "X"]
 assert len(events) == 4 + 2, len(events)
 assert [(e["name"], e["pid"], e["ts"], e["dur"]) for e in spans] == [
-    ("MPI_Allreduce", 1, 18000.0, 21.0), ("MPI_Allreduce", 1, 18100.0, 1010.0)], spans
+    ("MPI_Allreduce", 2, 18000.0, 21.0), ("MPI_Allreduce", 2, 18100.0, 1010.0)], spans
 PY
 
 # The analyses, on scenario jobs whose answers are known exactly

@@ -78,7 +78,7 @@ names = {e["args"]["name"] for e in t["traceEvents"] if e.get("name") == "thread
 assert {"GPU 0 stream 7", "GPU 0 stream 13", "thread 4321"} <= names, names
 starts = {e["id"] for e in t["traceEvents"] if e["ph"] == "s"}
 ends = {e["id"] for e in t["traceEvents"] if e["ph"] == "f"}
-assert starts & ends == {"5:4d"}, (starts, ends)  # the launch -> sgemm (77)
+assert starts & ends == {"6:4d"}, (starts, ends)  # the launch -> sgemm (77)
 PY
 
 # 4. Combining two nodes' files: rank 1's node runs 5 ms ahead; given the

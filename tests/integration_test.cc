@@ -185,7 +185,7 @@ TEST_F(IntegrationTest, ConcurrentAgentsResendsStatsAndExportAreExact) {
       EXPECT_GE(ts, last_ts) << "event " << i << " is out of time order";
       last_ts = ts;
       if (e.at("name").string_value() == "MPI_Allreduce") ++allreduces;
-      ++per_rank[static_cast<int>(e.at("pid").number_value())];
+      ++per_rank[static_cast<int>(e.at("pid").number_value()) - 1];
     }
     EXPECT_EQ(allreduces, 240);
     for (int count : per_rank) EXPECT_EQ(count, 121);
@@ -216,7 +216,7 @@ TEST_F(IntegrationTest, ConcurrentAgentsResendsStatsAndExportAreExact) {
     const auto& events = trace.fields().at("traceEvents").list_value();
     ASSERT_EQ(events.values_size(), 4 + 4);  // metadata of rank 3, 2 x 2 MPI
     const auto& e = events.values(4).struct_value().fields();
-    EXPECT_EQ(e.at("pid").number_value(), 3);
+    EXPECT_EQ(e.at("pid").number_value(), 4);  // rank 3
     // step 5 starts 51 ms after the job's first span; the 8-byte allreduce
     // 7 ms later.
     EXPECT_EQ(e.at("ts").number_value(), 58000);
@@ -504,7 +504,7 @@ TEST_F(IntegrationTest, ClockModelsPutEveryNodeOnTheCollectorsClock) {
       const auto& e = v.struct_value().fields();
       if (e.at("ph").string_value() == "M") continue;
       out[{e.at("name").string_value(),
-           static_cast<int>(e.at("pid").number_value())}] = {
+           static_cast<int>(e.at("pid").number_value()) - 1}] = {
           e.at("ts").number_value(), e.at("dur").number_value()};
     }
     return out;

@@ -7,8 +7,9 @@
 namespace meridian {
 namespace {
 
+// Rank r is process id r + 1: some viewers treat process id 0 specially.
 int64_t PidOf(const ProcessInfo& p) {
-  return p.rank >= 0 ? p.rank : 1000000 + p.id;
+  return p.rank >= 0 ? p.rank + 1 : 1000000 + p.id;
 }
 
 std::string TrackName(const TrackInfo& t) {

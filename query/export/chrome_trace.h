@@ -10,7 +10,8 @@
 //     spans, in the order given (Store::Scan: ascending start):
 //       complete spans as "X", instants as "i", counters as "C";
 //   ],"displayTimeUnit":"ns","otherData":{...}}
-// pid is the rank (1000000 + process id when the rank is unknown); tid is
+// pid is the rank + 1 (some viewers treat pid 0 specially; 1000000 +
+// process id when the rank is unknown); tid is
 // the track's position in its process, from 1. ts and dur are microseconds
 // with three decimals (nanosecond precision) since the job's first span, so
 // values stay well inside a double's exact range; otherData.epoch_ns holds
