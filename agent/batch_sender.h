@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "wire/ingest_client.h"
 #include "agent/spool.h"
+#include "wire/ingest_client.h"
 
 namespace meridian {
 

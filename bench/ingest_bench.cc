@@ -20,13 +20,13 @@
 #include <string>
 #include <vector>
 
-#include "wire/ingest_client.h"
 #include "collector/collector.h"
 #include "common/command_line.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
 #include "wire/batch_builder.h"
+#include "wire/ingest_client.h"
 
 namespace meridian {
 namespace {

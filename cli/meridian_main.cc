@@ -16,7 +16,6 @@
 #include "cli/clocks_report.h"
 #include "cli/filter_flags.h"
 #include "cli/import_command.h"
-#include "cli/import_command.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "common/client_channel.h"

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "wire/ingest_client.h"
 #include "common/command_line.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"
+#include "wire/ingest_client.h"
 
 namespace {
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "wire/ingest_client.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -22,6 +21,7 @@
 #include "testing/synthetic_job.h"
 #include "tests/collector_process.h"
 #include "wire/batch_builder.h"
+#include "wire/ingest_client.h"
 
 namespace meridian {
 namespace {

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "wire/ingest_client.h"
 #include "agent/node_agent.h"
 #include "collector/collector.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -19,6 +18,7 @@
 #include "meridian/v1/query.grpc.pb.h"
 #include "testing/synthetic_job.h"
 #include "wire/batch_builder.h"
+#include "wire/ingest_client.h"
 
 namespace meridian {
 namespace {

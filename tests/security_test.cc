@@ -7,7 +7,6 @@
 #include <fstream>
 #include <string>
 
-#include "wire/ingest_client.h"
 #include "collector/collector.h"
 #include "common/client_channel.h"
 #include "grpcpp/grpcpp.h"
@@ -15,6 +14,7 @@
 #include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "wire/batch_builder.h"
+#include "wire/ingest_client.h"
 
 namespace meridian {
 namespace {
