@@ -25,19 +25,23 @@ uint64_t Fnv1a(std::string_view data, uint64_t hash = 0xcbf29ce484222325ull) {
   return hash;
 }
 
+// A file's content hashed once, before the reader takes it: 96 bits.
+struct ContentHash {
+  uint64_t fnv;
+  uint32_t crc;
+};
+
 // The import's agent id: the same file with the same options gives the
 // same id, so its batches are stored once however often it is imported.
-// 96 bits (FNV-1a 64 and CRC-32C) of the job, options and content.
+// FNV-1a 64 and CRC-32C of the content, then of the job and options.
 std::string ImportAgentId(const ImportOptions& options, int32_t rank,
-                          const std::string& format,
-                          const std::string& content) {
+                          const std::string& format, ContentHash content) {
   const std::string head = absl::StrCat(
       options.job, "\x1f", format, "\x1f", options.node, "\x1f", rank, "\x1f",
       options.clock_offset_ns ? absl::StrCat(*options.clock_offset_ns) : "-",
       "\x1f", options.epoch_ns ? absl::StrCat(*options.epoch_ns) : "-", "\x1f");
-  const uint64_t fnv = Fnv1a(content, Fnv1a(head));
-  const uint32_t crc = Crc32c(content, Crc32c(head));
-  return absl::StrFormat("import-%016x%08x", fnv, crc);
+  return absl::StrFormat("import-%016x%08x", Fnv1a(head, content.fnv),
+                         Crc32c(head, content.crc));
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -78,7 +82,7 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
   read.epoch_ns = options.epoch_ns;
   read.fallback_end_ns = file->mtime_ns;
   read.dialect = options.format;
-  const std::string content = file->content;  // kept for the agent id
+  const ContentHash content{Fnv1a(file->content), Crc32c(file->content)};
   absl::StatusOr<ImportedTrace> trace =
       ReadChromeTrace(std::move(file->content), read);
   if (!trace.ok()) {
@@ -86,7 +90,17 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
             std::string(trace.status().message()).c_str());
     return false;
   }
-  for (ProcessDesc& p : trace->processes) p.job = options.job;
+  for (ProcessDesc& p : trace->processes) {
+    p.job = options.job;
+    if (options.clock_offset_ns && p.node != trace->processes[0].node) {
+      fprintf(stderr,
+              "meridian import: %s: --clock-offset-ns is one node's offset, "
+              "and this file holds several nodes (%s, %s, ...): import it "
+              "without, or with --node; nothing imported\n",
+              path.c_str(), trace->processes[0].node.c_str(), p.node.c_str());
+      return false;
+    }
+  }
   for (const std::string& note : trace->notes) {
     fprintf(stderr, "meridian import: %s: %s\n", path.c_str(), note.c_str());
   }

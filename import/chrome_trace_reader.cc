@@ -174,6 +174,12 @@ class Reader {
   }
   // `doc` null: the parser failed before the document began.
   absl::Status Syntax(simdjson::error_code error, od::document* doc);
+  // Keeps a parser error for Read to report with its location; true if
+  // there was one (the caller returns at once).
+  bool Failed(simdjson::error_code error) {
+    if (error != simdjson::SUCCESS) pending_ = error;
+    return error != simdjson::SUCCESS;
+  }
   absl::Status ReadTop(od::document& doc);
   absl::Status ReadEvents(od::array events);
   absl::Status ReadEvent(od::object object, Event* e);
@@ -211,7 +217,6 @@ class Reader {
            std::vector<ImportedSpan>>
       open_async_;  // b without e, by (process, cat, id)
   std::map<std::string, std::vector<FlowEnd>> flows_;
-  int64_t skipped_phases_ = 0;
   std::map<std::string, int64_t> skipped_by_phase_;
 };
 
@@ -238,19 +243,13 @@ absl::Status Reader::Syntax(simdjson::error_code error, od::document* doc) {
 absl::Status Reader::ReadTime(od::value value, const char* field,
                               std::optional<int64_t>* out) {
   od::json_type type;
-  if (auto error = value.type().get(type)) {
-    pending_ = error;
-    return absl::OkStatus();
-  }
+  if (Failed(value.type().get(type))) return absl::OkStatus();
   std::string_view text;
   if (type == od::json_type::number) {
     text = value.raw_json_token();
     text = TrimRight(text);
   } else if (type == od::json_type::string) {
-    if (auto error = value.get_string().get(text)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(value.get_string().get(text))) return absl::OkStatus();
   } else {
     return Fail(index_, failing_name_,
                 absl::StrCat("field \"", field, "\" is not a number"));
@@ -268,10 +267,7 @@ absl::Status Reader::ReadTime(od::value value, const char* field,
 
 absl::Status Reader::ReadKey(od::value value, const char* field, Key* out) {
   od::json_type type;
-  if (auto error = value.type().get(type)) {
-    pending_ = error;
-    return absl::OkStatus();
-  }
+  if (Failed(value.type().get(type))) return absl::OkStatus();
   if (type == od::json_type::number) {
     std::string_view text;
     text = value.raw_json_token();
@@ -292,10 +288,7 @@ absl::Status Reader::ReadKey(od::value value, const char* field, Key* out) {
   }
   if (type == od::json_type::string) {
     std::string_view text;
-    if (auto error = value.get_string().get(text)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(value.get_string().get(text))) return absl::OkStatus();
     out->numeric = false;
     out->text = RepairUtf8(std::string(text));
     return absl::OkStatus();
@@ -308,29 +301,17 @@ absl::Status Reader::ReadKey(od::value value, const char* field, Key* out) {
 absl::Status Reader::ReadArgs(od::object args, Event* e) {
   for (auto field : args) {
     std::string_view key;
-    if (auto error = field.unescaped_key().get(key)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(field.unescaped_key().get(key))) return absl::OkStatus();
     od::value value;
-    if (auto error = field.value().get(value)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(field.value().get(value))) return absl::OkStatus();
     od::json_type type;
-    if (auto error = value.type().get(type)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(value.type().get(type))) return absl::OkStatus();
     ImportedArg arg;
     arg.key = Prefix(RepairUtf8(std::string(key)), 256);
     switch (type) {
       case od::json_type::string: {
         std::string_view text;
-        if (auto error = value.get_string().get(text)) {
-          pending_ = error;
-          return absl::OkStatus();
-        }
+        if (Failed(value.get_string().get(text))) return absl::OkStatus();
         arg.value = Prefix(RepairUtf8(std::string(text)), kMaxStringBytes);
         break;
       }
@@ -354,10 +335,7 @@ absl::Status Reader::ReadArgs(od::object args, Event* e) {
       }
       case od::json_type::boolean: {
         bool b = false;
-        if (auto error = value.get_bool().get(b)) {
-          pending_ = error;
-          return absl::OkStatus();
-        }
+        if (Failed(value.get_bool().get(b))) return absl::OkStatus();
         arg.value = static_cast<int64_t>(b ? 1 : 0);
         break;
       }
@@ -366,10 +344,8 @@ absl::Status Reader::ReadArgs(od::object args, Event* e) {
       default: {
         // Arrays and objects (Kineto's "Input Dims", grids): their JSON.
         std::string_view text;
-        if (auto error = simdjson::to_json_string(value).get(text)) {
-          pending_ = error;
+        if (Failed(simdjson::to_json_string(value).get(text)))
           return absl::OkStatus();
-        }
         arg.value = Prefix(RepairUtf8(std::string(text)), kMaxStringBytes);
       }
     }
@@ -381,15 +357,9 @@ absl::Status Reader::ReadArgs(od::object args, Event* e) {
 absl::Status Reader::ReadEvent(od::object object, Event* e) {
   for (auto field : object) {
     std::string_view key;
-    if (auto error = field.unescaped_key().get(key)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(field.unescaped_key().get(key))) return absl::OkStatus();
     od::value value;
-    if (auto error = field.value().get(value)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(field.value().get(value))) return absl::OkStatus();
     std::string_view text;
     absl::Status status;
     if (key == "ph" || key == "name" || key == "cat" || key == "bp") {
@@ -421,21 +391,13 @@ absl::Status Reader::ReadEvent(od::object object, Event* e) {
       status = ReadKey(value, "tid", &e->tid);
     } else if (key == "id" || key == "id2") {
       od::json_type type;
-      if (auto error = value.type().get(type)) {
-        pending_ = error;
-        return absl::OkStatus();
-      }
+      if (Failed(value.type().get(type))) return absl::OkStatus();
       if (type == od::json_type::object) {  // id2 {"local": ...}
-        if (auto error = simdjson::to_json_string(value).get(text)) {
-          pending_ = error;
+        if (Failed(simdjson::to_json_string(value).get(text)))
           return absl::OkStatus();
-        }
         e->id = std::string(text);
       } else if (type == od::json_type::string) {
-        if (auto error = value.get_string().get(text)) {
-          pending_ = error;
-          return absl::OkStatus();
-        }
+        if (Failed(value.get_string().get(text))) return absl::OkStatus();
         e->id = std::string(text);
       } else {
         text = value.raw_json_token();
@@ -561,7 +523,6 @@ absl::Status Reader::Handle(Event& e) {
                      ph == 't' || ph == 'f' || ph == 'b' || ph == 'e' ||
                      ph == 'n';
   if (!timed) {
-    ++skipped_phases_;
     ++skipped_by_phase_[e.ph];
     return absl::OkStatus();
   }
@@ -620,7 +581,7 @@ absl::Status Reader::Handle(Event& e) {
       break;
     case 'C': {
       // One series per numeric arg; named by the event alone if one.
-      const auto numbers = e.numbers;
+      const auto& numbers = e.numbers;  // MakeSpan leaves them be
       for (const auto& [key, value] : numbers) {
         ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
         if (numbers.size() > 1) s.name = absl::StrCat(e.name, " ", key);
@@ -675,10 +636,7 @@ absl::Status Reader::Handle(Event& e) {
 absl::Status Reader::ReadEvents(od::array events) {
   for (auto element : events) {
     od::value value;
-    if (auto error = element.get(value)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(element.get(value))) return absl::OkStatus();
     od::object object;
     if (auto error = value.get_object().get(object)) {
       if (error == simdjson::INCORRECT_TYPE) {
@@ -700,16 +658,10 @@ absl::Status Reader::ReadEvents(od::array events) {
 
 absl::Status Reader::ReadTop(od::document& doc) {
   od::json_type type;
-  if (auto error = doc.type().get(type)) {
-    pending_ = error;
-    return absl::OkStatus();
-  }
+  if (Failed(doc.type().get(type))) return absl::OkStatus();
   if (type == od::json_type::array) {
     od::array events;
-    if (auto error = doc.get_array().get(events)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(doc.get_array().get(events))) return absl::OkStatus();
     return ReadEvents(events);
   }
   if (type != od::json_type::object) {
@@ -719,22 +671,13 @@ absl::Status Reader::ReadTop(od::document& doc) {
         "nor an object with \"traceEvents\""));
   }
   od::object top;
-  if (auto error = doc.get_object().get(top)) {
-    pending_ = error;
-    return absl::OkStatus();
-  }
+  if (Failed(doc.get_object().get(top))) return absl::OkStatus();
   bool saw_events = false;
   for (auto field : top) {
     std::string_view key;
-    if (auto error = field.unescaped_key().get(key)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(field.unescaped_key().get(key))) return absl::OkStatus();
     od::value value;
-    if (auto error = field.value().get(value)) {
-      pending_ = error;
-      return absl::OkStatus();
-    }
+    if (Failed(field.value().get(value))) return absl::OkStatus();
     if (key == "traceEvents") {
       od::array events;
       if (auto error = value.get_array().get(events)) {
@@ -767,10 +710,7 @@ absl::Status Reader::ReadTop(od::document& doc) {
       }
       for (auto item : info) {
         std::string_view name;
-        if (auto error = item.unescaped_key().get(name)) {
-          pending_ = error;
-          return absl::OkStatus();
-        }
+        if (Failed(item.unescaped_key().get(name))) return absl::OkStatus();
         int64_t rank = 0;
         if (name == "rank") {
           if (item.value().get_int64().get(rank) != simdjson::SUCCESS ||
@@ -786,10 +726,7 @@ absl::Status Reader::ReadTop(od::document& doc) {
       if (value.get_object().get(other) != simdjson::SUCCESS) continue;
       for (auto item : other) {
         std::string_view name;
-        if (auto error = item.unescaped_key().get(name)) {
-          pending_ = error;
-          return absl::OkStatus();
-        }
+        if (Failed(item.unescaped_key().get(name))) return absl::OkStatus();
         if (name != "epoch_ns") continue;
         int64_t epoch = 0;
         if (item.value().get_int64().get(epoch) != simdjson::SUCCESS) {
@@ -879,13 +816,15 @@ absl::Status Reader::Finish(ImportedTrace* out) {
     out->notes.push_back(absl::StrCat(
         unclosed, " \"B\"/\"b\" events without their end were skipped"));
   }
-  if (skipped_phases_ > 0) {
+  if (!skipped_by_phase_.empty()) {
     std::string phases;
+    int64_t skipped = 0;
     for (const auto& [ph, n] : skipped_by_phase_) {
       absl::StrAppend(&phases, phases.empty() ? "" : ", ", "\"", ph, "\" ", n);
+      skipped += n;
     }
-    out->notes.push_back(absl::StrCat(
-        skipped_phases_, " events of phases not imported (", phases, ")"));
+    out->notes.push_back(
+        absl::StrCat(skipped, " events of phases not imported (", phases, ")"));
   }
   BindFlows();
 

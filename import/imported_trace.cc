@@ -26,15 +26,12 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
   std::vector<v1::Batch> batches;
   auto take = [&] {
     v1::Batch batch = builder.Take();
-    if (clock_offset_ns.has_value()) {
-      // One model per node named in this batch.
-      for (const v1::Process& p : batch.processes()) {
-        v1::ClockModel* clock = batch.mutable_clock();
-        clock->set_node(p.node());
-        clock->set_reference_ns(first_start);
-        clock->set_offset_ns(*clock_offset_ns);
-        break;  // a batch carries one model: an import has one node a file
-      }
+    // A batch carries one model: an imported file's processes share a node.
+    if (clock_offset_ns.has_value() && batch.processes_size() > 0) {
+      v1::ClockModel* clock = batch.mutable_clock();
+      clock->set_node(batch.processes(0).node());
+      clock->set_reference_ns(first_start);
+      clock->set_offset_ns(*clock_offset_ns);
     }
     batches.push_back(ToChunks(std::move(batch)));
   };

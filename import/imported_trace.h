@@ -64,8 +64,9 @@ struct ImportedTrace {
 };
 
 // Batches of at most `max_spans` spans. With `clock_offset_ns`, each
-// batch carries a clock model saying that every node of the trace is that
-// far ahead of the collector (--clock-offset-ns).
+// batch carries a clock model saying that the trace's node is that far
+// ahead of the collector (--clock-offset-ns): every process of `trace`
+// must be on one node (a batch carries one model).
 std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
                                  const std::string& agent_id,
                                  std::optional<int64_t> clock_offset_ns,

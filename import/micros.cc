@@ -17,9 +17,7 @@ bool MicrosToNs(std::string_view text, int64_t* ns) {
   uint64_t digits = 0;
   int scale = 0;
   int significant = 0;  // digits kept in `digits`
-  bool any = false;
   auto add = [&](char c, bool fraction) {
-    any = true;
     if (significant == 0 && c == '0') {
       if (fraction) --scale;
       return;
@@ -61,7 +59,7 @@ bool MicrosToNs(std::string_view text, int64_t* ns) {
     if (i == exp_begin) return false;
     scale += exp_negative ? -exponent : exponent;
   }
-  if (i != text.size() || !any) return false;
+  if (i != text.size()) return false;
   // Microseconds to nanoseconds.
   scale += 3;
   if (digits == 0) {

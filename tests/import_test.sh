@@ -118,6 +118,9 @@ expect_line "$work/cut.err" \
 printf 'MPI_Send 12 0.5\n' >"$work/text.txt"
 if m import --job bad "$work/text.txt" 2>"$work/text.err"; then fail "text imported"; fi
 grep -qF "$work/text.txt: not a format meridian import reads" "$work/text.err" || fail "text: $(cat "$work/text.err")"
+if m import --job bad --clock-offset-ns 5 "$work/orig.json" 2>"$work/nodes.err"; then fail "two nodes, one offset"; fi
+expect_line "$work/nodes.err" \
+  "meridian import: $work/orig.json: --clock-offset-ns is one node's offset, and this file holds several nodes (node-0, node-1, ...): import it without, or with --node; nothing imported"
 m jobs >"$work/jobs2.txt"
 grep -q '^bad ' "$work/jobs2.txt" && fail "job bad has spans"
 grep -qE '^rt +2 +2 +38 ' "$work/jobs2.txt" || fail "rt changed"
