@@ -47,12 +47,13 @@ std::string StatsText(const v1::StatsReply& stats) {
     }
   }
   out += "\nCommunication per rank:\n";
-  absl::StrAppendFormat(&out, "%6s  %-20s %10s %12s %12s\n", "rank", "host",
-                        "#calls", "comm(s)", "elapsed(s)");
+  absl::StrAppendFormat(&out, "%6s  %-20s %10s %12s %12s  %s\n", "rank", "host",
+                        "#calls", "comm(s)", "elapsed(s)", "source");
   for (const v1::RankStats& r : stats.ranks()) {
-    absl::StrAppendFormat(&out, "%6d  %-20s %10d %12.6f %12.6f\n", r.rank(),
-                          r.host(), r.calls(), Seconds(r.comm_ns()),
-                          Seconds(r.elapsed_ns()));
+    absl::StrAppendFormat(
+        &out, "%6d  %-20s %10d %12.6f %12.6f  %s\n", r.rank(), r.host(),
+        r.calls(), Seconds(r.comm_ns()), Seconds(r.elapsed_ns()),
+        r.source().empty() ? "spans" : absl::StrCat(r.source(), " (imported)"));
   }
   if (stats.ranks_size() > 0) {
     auto comm_of = [&stats](int32_t rank) {
@@ -101,7 +102,9 @@ std::string StatsJson(const v1::StatsReply& stats) {
     AppendJsonString(&out, r.host());
     absl::StrAppend(&out, ",\"calls\":", r.calls(),
                     ",\"comm_ns\":", r.comm_ns(),
-                    ",\"elapsed_ns\":", r.elapsed_ns(), "}");
+                    ",\"elapsed_ns\":", r.elapsed_ns(), ",\"source\":");
+    AppendJsonString(&out, r.source().empty() ? "spans" : r.source());
+    out += "}";
   }
   absl::StrAppend(&out, "],\"min_comm_rank\":", stats.min_comm_rank(),
                   ",\"median_comm_rank\":", stats.median_comm_rank(),

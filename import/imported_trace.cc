@@ -27,7 +27,8 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
   auto take = [&] {
     v1::Batch batch = builder.Take();
     // A batch carries one model: an imported file's processes share a node.
-    if (clock_offset_ns.has_value() && batch.processes_size() > 0) {
+    if (clock_offset_ns.has_value() && batch.processes_size() > 0 &&
+        first_start != 0) {
       v1::ClockModel* clock = batch.mutable_clock();
       clock->set_node(batch.processes(0).node());
       clock->set_reference_ns(first_start);
@@ -35,6 +36,28 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     }
     batches.push_back(ToChunks(std::move(batch)));
   };
+  // Totals first, with the first spans.
+  for (const ImportedOpTotals& t : trace.op_totals) {
+    v1::ImportedOpTotals* op =
+        builder.AddOpTotals(process_handle[t.process], t.category, t.name);
+    op->set_calls(t.calls);
+    op->set_bytes(t.bytes);
+    op->set_dur_ns(t.dur_ns);
+    for (const ImportedSize& size : t.sizes) {
+      v1::ImportedSizeTotals* out = op->add_sizes();
+      out->set_log2(size.log2);
+      out->set_calls(size.calls);
+      out->set_bytes(size.bytes);
+      out->set_dur_ns(size.dur_ns);
+    }
+  }
+  for (const ImportedProcessTotals& t : trace.process_totals) {
+    v1::ImportedProcessTotals* out =
+        builder.AddProcessTotals(process_handle[t.process], t.source);
+    out->set_comm_ns(t.comm_ns);
+    out->set_elapsed_ns(t.elapsed_ns);
+  }
+  const bool totals = !trace.op_totals.empty() || !trace.process_totals.empty();
   for (const ImportedSpan& s : trace.spans) {
     v1::Span* span = builder.AddSpan(track_handle[s.track], s.category, s.name,
                                      s.start_ns, s.dur_ns);
@@ -62,7 +85,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     }
     if (builder.spans() >= max_spans) take();
   }
-  if (builder.spans() > 0) take();
+  if (builder.spans() > 0 || (totals && batches.empty())) take();
   return batches;
 }
 

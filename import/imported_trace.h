@@ -53,20 +53,48 @@ struct ImportedSpan {
   int64_t event = 0;  // index of the file's event it came from (messages)
 };
 
+// Statistics a tool measured without spans (an mpitrace profile): stored
+// as totals (v1::ImportedOpTotals), shown by `meridian stats`.
+struct ImportedSize {
+  int32_t log2 = -1;  // bytes in [2^log2, 2^(log2+1)); -1: 0 bytes
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  int64_t dur_ns = 0;
+};
+
+struct ImportedOpTotals {
+  int process = 0;  // index into ImportedTrace::processes
+  v1::Category category = v1::CATEGORY_MPI;
+  std::string name;
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  int64_t dur_ns = 0;
+  std::vector<ImportedSize> sizes;  // ascending log2
+};
+
+struct ImportedProcessTotals {
+  int process = 0;
+  int64_t comm_ns = 0;
+  int64_t elapsed_ns = 0;
+  std::string source;  // the tool, e.g. "mpitrace"
+};
+
 struct ImportedTrace {
-  std::string format;  // "chrome", "kineto", "meridian" (a Meridian export)
+  std::string format;  // "chrome", "kineto", "meridian", "horovod", ...
   std::vector<ProcessDesc> processes;
   std::vector<ImportedTrack> tracks;
   std::vector<ImportedSpan> spans;
+  std::vector<ImportedOpTotals> op_totals;
+  std::vector<ImportedProcessTotals> process_totals;
   // What the importer says about the file besides errors (events of kinds
   // it does not import, duplicates skipped, where times were placed).
   std::vector<std::string> notes;
 };
 
-// Batches of at most `max_spans` spans. With `clock_offset_ns`, each
-// batch carries a clock model saying that the trace's node is that far
-// ahead of the collector (--clock-offset-ns): every process of `trace`
-// must be on one node (a batch carries one model).
+// Batches of at most `max_spans` spans; the totals go in the first. With
+// `clock_offset_ns`, each batch carries a clock model saying that the trace's
+// node is that far ahead of the collector (--clock-offset-ns): every process of
+// `trace` must be on one node (a batch carries one model).
 std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
                                  const std::string& agent_id,
                                  std::optional<int64_t> clock_offset_ns,

@@ -58,5 +58,37 @@ TEST(ImportedTraceTest, BatchesAreNumberedChunkedAndCarryTheOffset) {
       ToBatches(ThreeSpans(), "import-x", std::nullopt)[0].has_clock());
 }
 
+TEST(ImportedTraceTest, TotalsWithoutSpansMakeOneBatch) {
+  ImportedTrace t;
+  ProcessDesc p;
+  p.job = "j";
+  p.node = "n";
+  p.rank = 3;
+  t.processes.push_back(p);
+  ImportedOpTotals op;
+  op.name = "MPI_Send";
+  op.calls = 2;
+  op.bytes = 16;
+  op.dur_ns = 500;
+  op.sizes.push_back({3, 2, 16, 500});
+  t.op_totals.push_back(op);
+  t.process_totals.push_back({0, 500, 9000, "mpitrace"});
+  const std::vector<v1::Batch> batches = ToBatches(t, "import-y", int64_t{100});
+  ASSERT_EQ(batches.size(), 1u);
+  const v1::Batch& b = batches[0];
+  EXPECT_FALSE(b.has_clock());  // no spans: nothing to place
+  ASSERT_EQ(b.processes_size(), 1);
+  EXPECT_EQ(b.processes(0).rank(), 3);
+  ASSERT_EQ(b.op_totals_size(), 1);
+  EXPECT_EQ(b.strings(b.op_totals(0).name()), "MPI_Send");
+  EXPECT_EQ(b.op_totals(0).category(), v1::CATEGORY_MPI);
+  EXPECT_EQ(b.op_totals(0).calls(), 2);
+  ASSERT_EQ(b.op_totals(0).sizes_size(), 1);
+  EXPECT_EQ(b.op_totals(0).sizes(0).log2(), 3);
+  ASSERT_EQ(b.process_totals_size(), 1);
+  EXPECT_EQ(b.process_totals(0).elapsed_ns(), 9000);
+  EXPECT_EQ(b.strings(b.process_totals(0).source()), "mpitrace");
+}
+
 }  // namespace
 }  // namespace meridian

@@ -273,6 +273,14 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
         return true;
       });
   if (!status.ok()) return ToGrpc(status);
+  // Imported totals cover whole runs: not with a time or step range.
+  const v1::SpanFilter& f = request->filter();
+  if (!f.has_from_ns() && !f.has_to_ns() && !f.has_first_step() &&
+      !f.has_last_step()) {
+    auto totals = query->store->LoadTotals(query->catalog.job.id);
+    if (!totals.ok()) return ToGrpc(totals.status());
+    stats.AddTotals(*totals);
+  }
   *reply = stats.Finish();
   return grpc::Status::OK;
 }

@@ -82,6 +82,17 @@ CREATE TABLE IF NOT EXISTS chunks(
   count INTEGER NOT NULL, min_step INTEGER, max_step INTEGER,
   data BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_by_time ON chunks(job, first_start);
+CREATE TABLE IF NOT EXISTS op_totals(
+  process INTEGER NOT NULL, op INTEGER NOT NULL, calls INTEGER NOT NULL,
+  bytes INTEGER NOT NULL, dur_ns INTEGER NOT NULL,
+  PRIMARY KEY(process, op)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS op_size_totals(
+  process INTEGER NOT NULL, op INTEGER NOT NULL, log2 INTEGER NOT NULL,
+  calls INTEGER NOT NULL, bytes INTEGER NOT NULL, dur_ns INTEGER NOT NULL,
+  PRIMARY KEY(process, op, log2)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS process_totals(
+  process INTEGER PRIMARY KEY, comm_ns INTEGER NOT NULL,
+  elapsed_ns INTEGER NOT NULL, source INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS ring_marks(
   incarnation INTEGER NOT NULL, ring INTEGER NOT NULL, end_record INTEGER NOT NULL,
   PRIMARY KEY(incarnation, ring)) WITHOUT ROWID;
@@ -395,6 +406,12 @@ absl::StatusOr<int64_t> Store::DeleteJob(const std::string& name) {
   if (!status.ok()) return status;
   for (const char* sql :
        {"DELETE FROM chunks WHERE job=?1",
+        "DELETE FROM op_totals WHERE process IN (SELECT id FROM processes "
+        "WHERE job=?1)",
+        "DELETE FROM op_size_totals WHERE process IN (SELECT id FROM "
+        "processes WHERE job=?1)",
+        "DELETE FROM process_totals WHERE process IN (SELECT id FROM "
+        "processes WHERE job=?1)",
         "DELETE FROM tracks WHERE process IN (SELECT id FROM processes WHERE "
         "job=?1)",
         "DELETE FROM processes WHERE job=?1",
@@ -478,6 +495,9 @@ absl::Status Store::WriteOne(const v1::Batch& batch,
   auto track_id = StoreTracks(batch, *process, *string_id);
   if (!track_id.ok()) return track_id.status();
   if (absl::Status s = RecordJobAgents(batch, *process); !s.ok()) return s;
+  if (absl::Status s = StoreTotals(batch, *process, *string_id); !s.ok()) {
+    return s;
+  }
   auto by_track = SpansByTrack(batch, decoded, *string_id);
   if (!by_track.ok()) return by_track.status();
 
@@ -1178,6 +1198,141 @@ absl::StatusOr<std::vector<NodeClockModel>> Store::LoadClockModels(
   (*select)->Reset();
   if (rc != SQLITE_DONE) return Fail("reading clock models failed");
   return models;
+}
+
+// Totals replace what was stored for the same process (and operation):
+// they are one tool's measurement of it, not increments.
+absl::Status Store::StoreTotals(const v1::Batch& batch,
+                                const std::vector<ProcessRef>& process,
+                                const std::vector<int64_t>& string_id) {
+  if (batch.op_totals_size() == 0 && batch.process_totals_size() == 0) {
+    return absl::OkStatus();
+  }
+  auto op_row = Prepare(
+      "INSERT OR REPLACE INTO op_totals(process, op, calls, bytes, dur_ns) "
+      "VALUES(?1, ?2, ?3, ?4, ?5)");
+  auto clear_sizes =
+      Prepare("DELETE FROM op_size_totals WHERE process=?1 AND op=?2");
+  auto size_row = Prepare(
+      "INSERT INTO op_size_totals(process, op, log2, calls, bytes, dur_ns) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  auto process_row = Prepare(
+      "INSERT OR REPLACE INTO process_totals(process, comm_ns, elapsed_ns, "
+      "source) VALUES(?1, ?2, ?3, ?4)");
+  for (const auto* s : {&op_row, &clear_sizes, &size_row, &process_row}) {
+    if (!s->ok()) return s->status();
+  }
+  const auto step = [&](Statement* statement) {
+    const int rc = statement->Step();
+    statement->Reset();
+    return rc == SQLITE_DONE ? absl::OkStatus()
+                             : Fail("storing imported totals failed");
+  };
+  for (const v1::ImportedOpTotals& op : batch.op_totals()) {
+    const int64_t process_id = process[op.process()].id;
+    auto op_id = OpId(op.category(), string_id[op.name()]);
+    if (!op_id.ok()) return op_id.status();
+    (*op_row)
+        ->Bind(1, process_id)
+        .Bind(2, *op_id)
+        .Bind(3, op.calls())
+        .Bind(4, op.bytes())
+        .Bind(5, op.dur_ns());
+    if (absl::Status s = step(*op_row); !s.ok()) return s;
+    (*clear_sizes)->Bind(1, process_id).Bind(2, *op_id);
+    if (absl::Status s = step(*clear_sizes); !s.ok()) return s;
+    for (const v1::ImportedSizeTotals& size : op.sizes()) {
+      (*size_row)
+          ->Bind(1, process_id)
+          .Bind(2, *op_id)
+          .Bind(3, static_cast<int64_t>(size.log2()))
+          .Bind(4, size.calls())
+          .Bind(5, size.bytes())
+          .Bind(6, size.dur_ns());
+      if (absl::Status s = step(*size_row); !s.ok()) return s;
+    }
+  }
+  for (const v1::ImportedProcessTotals& p : batch.process_totals()) {
+    (*process_row)
+        ->Bind(1, process[p.process()].id)
+        .Bind(2, p.comm_ns())
+        .Bind(3, p.elapsed_ns())
+        .Bind(4, string_id[p.source()]);
+    if (absl::Status s = step(*process_row); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// A store opened read-only that an older Meridian created has no totals
+// tables (they are created when a writer opens it): it has no totals.
+absl::StatusOr<JobTotals> Store::LoadTotals(int64_t job_id) {
+  JobTotals totals;
+  auto has_tables = Prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN "
+      "('op_totals', 'op_size_totals', 'process_totals')");
+  if (!has_tables.ok()) return has_tables.status();
+  int rc = (*has_tables)->Step();
+  const int64_t tables = rc == SQLITE_ROW ? (*has_tables)->Int(0) : 0;
+  (*has_tables)->Reset();
+  if (rc != SQLITE_ROW) return Fail("reading the schema failed");
+  if (tables != 3) return totals;
+
+  auto ops = Prepare(
+      "SELECT t.process, t.op, t.calls, t.bytes, t.dur_ns FROM op_totals t "
+      "JOIN processes p ON p.id=t.process WHERE p.job=?1 "
+      "ORDER BY t.process, t.op");
+  if (!ops.ok()) return ops.status();
+  (*ops)->Bind(1, job_id);
+  while ((rc = (*ops)->Step()) == SQLITE_ROW) {
+    StoredOpTotals op;
+    op.process_id = (*ops)->Int(0);
+    op.op_id = (*ops)->Int(1);
+    op.calls = (*ops)->Int(2);
+    op.bytes = (*ops)->Int(3);
+    op.dur_ns = (*ops)->Int(4);
+    totals.ops.push_back(std::move(op));
+  }
+  (*ops)->Reset();
+  if (rc != SQLITE_DONE) return Fail("reading op totals failed");
+
+  auto sizes = Prepare(
+      "SELECT t.process, t.op, t.log2, t.calls, t.bytes, t.dur_ns FROM "
+      "op_size_totals t JOIN processes p ON p.id=t.process WHERE p.job=?1 "
+      "ORDER BY t.process, t.op, t.log2");
+  if (!sizes.ok()) return sizes.status();
+  (*sizes)->Bind(1, job_id);
+  size_t at = 0;  // both are in (process, op) order
+  while ((rc = (*sizes)->Step()) == SQLITE_ROW) {
+    const int64_t process_id = (*sizes)->Int(0), op_id = (*sizes)->Int(1);
+    while (at < totals.ops.size() &&
+           std::make_pair(totals.ops[at].process_id, totals.ops[at].op_id) <
+               std::make_pair(process_id, op_id)) {
+      ++at;
+    }
+    if (at == totals.ops.size() || totals.ops[at].process_id != process_id ||
+        totals.ops[at].op_id != op_id) {
+      continue;  // a size without its op: not written by this store
+    }
+    totals.ops[at].sizes.push_back({static_cast<int32_t>((*sizes)->Int(2)),
+                                    (*sizes)->Int(3), (*sizes)->Int(4),
+                                    (*sizes)->Int(5)});
+  }
+  (*sizes)->Reset();
+  if (rc != SQLITE_DONE) return Fail("reading size totals failed");
+
+  auto processes = Prepare(
+      "SELECT t.process, t.comm_ns, t.elapsed_ns, s.s FROM process_totals t "
+      "JOIN processes p ON p.id=t.process JOIN strings s ON s.id=t.source "
+      "WHERE p.job=?1 ORDER BY t.process");
+  if (!processes.ok()) return processes.status();
+  (*processes)->Bind(1, job_id);
+  while ((rc = (*processes)->Step()) == SQLITE_ROW) {
+    totals.processes.push_back({(*processes)->Int(0), (*processes)->Int(1),
+                                (*processes)->Int(2), (*processes)->Text(3)});
+  }
+  (*processes)->Reset();
+  if (rc != SQLITE_DONE) return Fail("reading process totals failed");
+  return totals;
 }
 
 }  // namespace meridian

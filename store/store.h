@@ -17,6 +17,10 @@
 //        a node, once each
 //   job_agents(job, agent)  which agents delivered spans of each job: a
 //        job's timeline uses only their clock models
+//   op_totals(process, op, calls, bytes, dur_ns), op_size_totals(process,
+//        op, log2, calls, bytes, dur_ns), process_totals(process, comm_ns,
+//        elapsed_ns, source)  statistics another tool measured (imported
+//        mpitrace profiles), without spans; the latest replaces the older
 //
 // Threading: a Store is a single SQLite connection, used by one thread at a
 // time (the collector's BatchWriter owns the writing one). Open() more Stores
@@ -142,6 +146,35 @@ struct StoredSpan {
   std::vector<StoredArg> args;
 };
 
+// Statistics another tool measured for one process and operation.
+struct StoredOpTotals {
+  int64_t process_id = 0;
+  int64_t op_id = 0;
+  int64_t calls = 0;
+  int64_t bytes = 0;
+  int64_t dur_ns = 0;
+  struct Size {
+    int32_t log2 = 0;  // bytes in [2^log2, 2^(log2+1)); -1: 0 bytes
+    int64_t calls = 0;
+    int64_t bytes = 0;
+    int64_t dur_ns = 0;
+  };
+  std::vector<Size> sizes;  // ascending log2
+};
+
+struct StoredProcessTotals {
+  int64_t process_id = 0;
+  int64_t comm_ns = 0;
+  int64_t elapsed_ns = 0;
+  std::string source;  // the tool, e.g. "mpitrace"
+};
+
+// A job's imported totals, by ascending process (then operation) id.
+struct JobTotals {
+  std::vector<StoredOpTotals> ops;
+  std::vector<StoredProcessTotals> processes;
+};
+
 // A node's clock model as stored (see v1::ClockModel): the collector's time
 // for node time t is t - (offset_ns + drift_ppb * (t - reference_ns) / 1e9).
 struct NodeClockModel {
@@ -237,6 +270,10 @@ class Store {
   absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
       const std::string& node, int64_t job_id);
 
+  // The statistics imported for job `job_id` (Batch.op_totals and
+  // process_totals); empty if none.
+  absl::StatusOr<JobTotals> LoadTotals(int64_t job_id);
+
   // Size of the database file plus its WAL, in bytes.
   absl::StatusOr<int64_t> FileBytes();
 
@@ -277,6 +314,10 @@ class Store {
   // Records that the batch's agent delivered spans of each of its jobs.
   absl::Status RecordJobAgents(const v1::Batch& batch,
                                const std::vector<ProcessRef>& processes);
+  // The batch's op and process totals, replacing those stored before.
+  absl::Status StoreTotals(const v1::Batch& batch,
+                           const std::vector<ProcessRef>& process,
+                           const std::vector<int64_t>& string_id);
   // The store's track id of each of the batch's tracks.
   absl::StatusOr<std::vector<int64_t>> StoreTracks(
       const v1::Batch& batch, const std::vector<ProcessRef>& process,

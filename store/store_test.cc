@@ -408,6 +408,82 @@ TEST(StoreTest, DeletesAJobWholeAndOnlyIt) {
   EXPECT_EQ((*store)->ListJobs()->size(), 1u);
 }
 
+// A batch of imported statistics for `job`'s rank `rank`: MPI_Send with
+// `calls` calls of 8 bytes and the rank's comm and elapsed times.
+v1::Batch TotalsBatch(const std::string& agent, uint64_t seq,
+                      const std::string& job, int32_t rank, int64_t calls) {
+  BatchBuilder builder(agent, seq);
+  const int p = builder.DeclareProcess({job, "host-0", rank, -1, 0});
+  v1::ImportedOpTotals* op =
+      builder.AddOpTotals(p, v1::CATEGORY_MPI, "MPI_Send");
+  op->set_calls(calls);
+  op->set_bytes(8 * calls);
+  op->set_dur_ns(1000 * calls);
+  v1::ImportedSizeTotals* size = op->add_sizes();
+  size->set_log2(3);
+  size->set_calls(calls);
+  size->set_bytes(8 * calls);
+  size->set_dur_ns(1000 * calls);
+  v1::ImportedProcessTotals* totals = builder.AddProcessTotals(p, "mpitrace");
+  totals->set_comm_ns(1000 * calls);
+  totals->set_elapsed_ns(5000000);
+  return builder.Take();
+}
+
+TEST(StoreTest, StoresImportedTotalsReplacingOlderOnesAndDeletesThem) {
+  const std::string path = TempPath("totals.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok());
+  std::vector<v1::Batch> batches = {TotalsBatch("import-1", 1, "job-t", 3, 4),
+                                    TotalsBatch("import-1", 1, "job-t", 3, 4),
+                                    TotalsBatch("import-2", 1, "job-u", 0, 9)};
+  auto written = (*store)->Write({&batches[0], &batches[1], &batches[2]});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_TRUE((*written)[1].duplicate);
+  auto catalog = (*store)->LoadCatalog("job-t");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  ASSERT_EQ(catalog->processes.size(), 1u);
+  EXPECT_EQ(catalog->processes[0].rank, 3);
+  EXPECT_EQ(catalog->job.spans, 0);
+  auto totals = (*store)->LoadTotals(catalog->job.id);
+  ASSERT_TRUE(totals.ok()) << totals.status();
+  ASSERT_EQ(totals->ops.size(), 1u);
+  const StoredOpTotals& op = totals->ops[0];
+  EXPECT_EQ(op.process_id, catalog->processes[0].id);
+  EXPECT_EQ(op.calls, 4);
+  EXPECT_EQ(op.bytes, 32);
+  EXPECT_EQ(op.dur_ns, 4000);
+  ASSERT_EQ(op.sizes.size(), 1u);
+  EXPECT_EQ(op.sizes[0].log2, 3);
+  EXPECT_EQ(op.sizes[0].calls, 4);
+  const auto name =
+      std::find_if(catalog->ops.begin(), catalog->ops.end(),
+                   [&](const OpInfo& info) { return info.id == op.op_id; });
+  ASSERT_NE(name, catalog->ops.end());
+  EXPECT_EQ(name->name, "MPI_Send");
+  EXPECT_EQ(name->category, v1::CATEGORY_MPI);
+  ASSERT_EQ(totals->processes.size(), 1u);
+  EXPECT_EQ(totals->processes[0].comm_ns, 4000);
+  EXPECT_EQ(totals->processes[0].elapsed_ns, 5000000);
+  EXPECT_EQ(totals->processes[0].source, "mpitrace");
+
+  // A later measurement of the same rank replaces the first.
+  std::vector<v1::Batch> again = {TotalsBatch("import-3", 1, "job-t", 3, 6)};
+  ASSERT_TRUE((*store)->Write({&again[0]}).ok());
+  totals = (*store)->LoadTotals(catalog->job.id);
+  ASSERT_EQ(totals->ops.size(), 1u);
+  EXPECT_EQ(totals->ops[0].calls, 6);
+  EXPECT_EQ(totals->ops[0].sizes.size(), 1u);
+  EXPECT_EQ(totals->processes[0].comm_ns, 6000);
+
+  // Deleting the job deletes its totals, and only its.
+  ASSERT_TRUE((*store)->DeleteJob("job-t").ok());
+  EXPECT_TRUE((*store)->LoadTotals(catalog->job.id)->ops.empty());
+  auto other = (*store)->LoadCatalog("job-u");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*store)->LoadTotals(other->job.id)->ops.size(), 1u);
+}
+
 // The writer's id caches (LRU) stay within their bound whatever arrives,
 // and what is stored is the same as with unbounded caches.
 TEST(StoreTest, IdCachesStayBounded) {

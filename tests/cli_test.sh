@@ -44,7 +44,8 @@ python3 - "$work/stats.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["ranks"] == [{"rank": 1, "host": "node-0", "calls": 5,
-                       "comm_ns": 2162000, "elapsed_ns": 20000000}], s["ranks"]
+                       "comm_ns": 2162000, "elapsed_ns": 20000000,
+                       "source": "spans"}], s["ranks"]
 assert s["ops"][0]["name"] == "MPI_Allreduce" and s["ops"][0]["dur_ns"] == 2062000
 PY
 

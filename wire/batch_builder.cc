@@ -47,21 +47,25 @@ uint32_t BatchBuilder::String(absl::string_view s) {
   return index;
 }
 
+uint32_t BatchBuilder::ProcessIndex(int process) {
+  if (process_index_[process] >= 0) return process_index_[process];
+  const ProcessDesc& p = processes_[process];
+  v1::Process* out = batch_.add_processes();
+  out->set_job(String(p.job));
+  out->set_node(String(p.node));
+  out->set_rank(p.rank);
+  out->set_local_rank(p.local_rank);
+  out->set_pid(p.pid);
+  process_index_[process] = batch_.processes_size() - 1;
+  return process_index_[process];
+}
+
 uint32_t BatchBuilder::TrackIndex(int track) {
   if (track_index_[track] >= 0) return track_index_[track];
   const TrackDesc& desc = tracks_[track];
-  if (process_index_[desc.process] < 0) {
-    const ProcessDesc& p = processes_[desc.process];
-    v1::Process* out = batch_.add_processes();
-    out->set_job(String(p.job));
-    out->set_node(String(p.node));
-    out->set_rank(p.rank);
-    out->set_local_rank(p.local_rank);
-    out->set_pid(p.pid);
-    process_index_[desc.process] = batch_.processes_size() - 1;
-  }
+  const uint32_t process = ProcessIndex(desc.process);
   v1::Track* out = batch_.add_tracks();
-  out->set_process(process_index_[desc.process]);
+  out->set_process(process);
   out->set_kind(desc.kind);
   out->set_id(desc.id);
   out->set_name(String(desc.name));
@@ -79,6 +83,28 @@ v1::Span* BatchBuilder::AddSpan(int track, v1::Category category,
   span->set_start_ns(start_ns);
   span->set_dur_ns(dur_ns);
   return span;
+}
+
+v1::ImportedOpTotals* BatchBuilder::AddOpTotals(int process,
+                                                v1::Category category,
+                                                absl::string_view name) {
+  const uint32_t index = ProcessIndex(process);
+  const uint32_t name_index = String(name);
+  v1::ImportedOpTotals* op = batch_.add_op_totals();
+  op->set_process(index);
+  op->set_category(category);
+  op->set_name(name_index);
+  return op;
+}
+
+v1::ImportedProcessTotals* BatchBuilder::AddProcessTotals(
+    int process, absl::string_view source) {
+  const uint32_t index = ProcessIndex(process);
+  const uint32_t source_index = String(source);
+  v1::ImportedProcessTotals* totals = batch_.add_process_totals();
+  totals->set_process(index);
+  totals->set_source(source_index);
+  return totals;
 }
 
 int BatchBuilder::AddRing(uint64_t incarnation, uint32_t ring, uint64_t begin) {

@@ -50,6 +50,14 @@ class BatchBuilder {
                     int64_t start_ns, int64_t dur_ns);
   uint32_t String(absl::string_view s);
 
+  // Statistics another tool measured for `process` (Batch.op_totals and
+  // process_totals), returned for their counts and sizes; valid until the
+  // next Add*Totals or Take.
+  v1::ImportedOpTotals* AddOpTotals(int process, v1::Category category,
+                                    absl::string_view name);
+  v1::ImportedProcessTotals* AddProcessTotals(int process,
+                                              absl::string_view source);
+
   // Declares that the following column spans come from ring `ring` of the
   // process region `incarnation`, records [begin, ...); returns its handle.
   // SetRingEnd gives the end once the records are read.
@@ -78,6 +86,7 @@ class BatchBuilder {
     int64_t id;
     std::string name;
   };
+  uint32_t ProcessIndex(int process);
   uint32_t TrackIndex(int track);
   void Reset();
   void EncodeChunks();

@@ -80,6 +80,15 @@ absl::StatusOr<BatchShape> ScanBatchShape(absl::string_view bytes) {
       case 9:
         ++shape.rings;
         return true;
+      case 10:
+        ++shape.totals;
+        return Fields(value, [&](uint64_t totals_field, absl::string_view) {
+          if (totals_field == 7) ++shape.sizes;
+          return true;
+        });
+      case 11:
+        ++shape.totals;
+        return true;
       default:
         return true;
     }
@@ -103,7 +112,9 @@ std::string BatchShapeProblem(const BatchShape& shape) {
         Bound{"span messages and chunks", shape.spans + shape.chunks,
               kMaxBatchItems},
         Bound{"span args", shape.args, kMaxBatchItems},
-        Bound{"ring ranges", shape.rings, kMaxBatchTracks}}) {
+        Bound{"ring ranges", shape.rings, kMaxBatchTracks},
+        Bound{"op and process totals", shape.totals, kMaxBatchItems},
+        Bound{"size totals", shape.sizes, kMaxBatchItems}}) {
     if (b.count > b.limit) {
       return absl::StrCat("the batch has ", b.count, " ", b.what, "; at most ",
                           b.limit, " are allowed");

@@ -5,8 +5,9 @@
 // (kMaxBatch* below) for the price of one pass over the bytes, allocating
 // nothing. The collector checks the bounds here only, once.
 //
-// Counts the top-level repeated fields and the args of every span message
-// (the only nested repeated field of any size). A malformed message
+// Counts the top-level repeated fields, the args of every span message and
+// the size totals of every op totals (the only nested repeated fields of
+// any size). A malformed message
 // (truncated varint or length, a length past the end, a wire type protobuf
 // does not use) is INVALID_ARGUMENT: protobuf would refuse it too.
 //
@@ -38,6 +39,8 @@ struct BatchShape {
   int64_t args = 0;   // of span messages
   int64_t chunks = 0;
   int64_t rings = 0;
+  int64_t totals = 0;  // op_totals + process_totals
+  int64_t sizes = 0;   // size totals of op_totals
 };
 
 absl::StatusOr<BatchShape> ScanBatchShape(absl::string_view bytes);

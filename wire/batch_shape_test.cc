@@ -30,6 +30,24 @@ TEST(BatchShapeTest, CountsWhatTheBatchHolds) {
   EXPECT_EQ(BatchShapeProblem(*shape), "");
 }
 
+TEST(BatchShapeTest, CountsTotalsAndTheirSizes) {
+  v1::Batch batch;
+  for (int i = 0; i < 3; ++i) {
+    v1::ImportedOpTotals* op = batch.add_op_totals();
+    op->set_calls(1);
+    for (int k = 0; k < i; ++k) op->add_sizes()->set_log2(k);
+  }
+  batch.add_process_totals()->set_comm_ns(5);
+  auto shape = ScanBatchShape(batch.SerializeAsString());
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EXPECT_EQ(shape->totals, 4);
+  EXPECT_EQ(shape->sizes, 3);
+  BatchShape over;
+  over.sizes = kMaxBatchItems + 1;
+  EXPECT_EQ(BatchShapeProblem(over),
+            "the batch has 262145 size totals; at most 262144 are allowed");
+}
+
 // 16 MiB of empty strings is refused before anything is parsed (it used to
 // cost gigabytes to parse).
 TEST(BatchShapeTest, RefusesTooManyElementsBeforeParsing) {

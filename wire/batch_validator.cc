@@ -228,6 +228,87 @@ absl::Status CheckChunk(Checker* check, int i, SpanColumns* spans) {
 
 }  // namespace
 
+// A count, byte total or time total: 0..limit.
+std::string TotalProblem(const char* what, int64_t value, int64_t limit) {
+  if (value < 0) return absl::StrCat(what, " ", value, " is negative");
+  if (value > limit) {
+    return absl::StrCat(what, " ", value, " is over ", limit);
+  }
+  return "";
+}
+
+// Statistics are all or nothing: a wrong one refuses the batch (only a
+// broken importer sends one).
+absl::Status CheckTotals(Checker* check, const v1::Batch& batch) {
+  const auto process_ok = [&](uint32_t p) {
+    return p < static_cast<uint32_t>(batch.processes_size());
+  };
+  constexpr int64_t kMaxCount = int64_t{1} << 53;
+  for (int i = 0; i < batch.op_totals_size(); ++i) {
+    const v1::ImportedOpTotals& op = batch.op_totals(i);
+    const std::string where = absl::StrCat("op totals ", i, ": ");
+    if (!process_ok(op.process())) {
+      return check->Fail(absl::StrCat(where, "process index ", op.process(),
+                                      " is out of range"));
+    }
+    if (!check->ValidString(op.name()) || batch.strings(op.name()).empty()) {
+      return check->Fail(absl::StrCat(where, "no valid name string"));
+    }
+    if (op.category() != v1::CATEGORY_MPI &&
+        op.category() != v1::CATEGORY_NCCL) {
+      return check->Fail(absl::StrCat(where, "category ",
+                                      static_cast<int>(op.category()),
+                                      " is not MPI (1) or NCCL (2)"));
+    }
+    int64_t size_calls = 0;
+    int32_t last_log2 = -2;
+    for (const v1::ImportedSizeTotals& size : op.sizes()) {
+      if (size.log2() <= last_log2 || size.log2() > 62) {
+        return check->Fail(absl::StrCat(where, "size bucket log2 ", size.log2(),
+                                        " is not ascending in -1..62 (after ",
+                                        last_log2, ")"));
+      }
+      last_log2 = size.log2();
+      for (const std::string& problem :
+           {TotalProblem("size calls", size.calls(), kMaxCount),
+            TotalProblem("size bytes", size.bytes(), INT64_MAX / 2),
+            TotalProblem("size dur_ns", size.dur_ns(), INT64_MAX / 2)}) {
+        if (!problem.empty()) return check->Fail(where + problem);
+      }
+      size_calls += size.calls();
+    }
+    for (const std::string& problem :
+         {TotalProblem("calls", op.calls(), kMaxCount),
+          TotalProblem("bytes", op.bytes(), INT64_MAX / 2),
+          TotalProblem("dur_ns", op.dur_ns(), INT64_MAX / 2)}) {
+      if (!problem.empty()) return check->Fail(where + problem);
+    }
+    if (size_calls > op.calls()) {
+      return check->Fail(absl::StrCat(where, "its size buckets hold ",
+                                      size_calls, " calls, more than its ",
+                                      op.calls()));
+    }
+  }
+  for (int i = 0; i < batch.process_totals_size(); ++i) {
+    const v1::ImportedProcessTotals& p = batch.process_totals(i);
+    const std::string where = absl::StrCat("process totals ", i, ": ");
+    if (!process_ok(p.process())) {
+      return check->Fail(absl::StrCat(where, "process index ", p.process(),
+                                      " is out of range"));
+    }
+    if (!check->ValidString(p.source())) {
+      return check->Fail(
+          absl::StrCat(where, "source index ", p.source(), " is out of range"));
+    }
+    for (const std::string& problem :
+         {TotalProblem("comm_ns", p.comm_ns(), INT64_MAX / 2),
+          TotalProblem("elapsed_ns", p.elapsed_ns(), INT64_MAX / 2)}) {
+      if (!problem.empty()) return check->Fail(where + problem);
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool HasClockModel(const v1::Batch& batch) {
   const v1::ClockModel& c = batch.clock();
   return c.reference_ns() != 0 || c.offset_ns() != 0 || c.drift_ppb() != 0 ||
@@ -281,6 +362,8 @@ absl::Status ValidateBatch(v1::Batch* batch, std::vector<SpanColumns>* decoded,
     }
   }
   absl::Status status = CheckSpanMessages(&check, batch);
+  if (!status.ok()) return status;
+  status = CheckTotals(&check, *batch);
   if (!status.ok()) return status;
   for (int i = 0; i < batch->rings_size(); ++i) {
     if (batch->rings(i).end() < batch->rings(i).begin()) {

@@ -22,6 +22,10 @@
 //     earliest start is first_start_ns.
 //   - a ring range has begin <= end; a chunk's ring names one, and each of
 //     its spans' records lies inside it.
+//   - op and process totals name an existing process; op totals name an
+//     operation of category MPI or NCCL; counts, bytes and times are >= 0;
+//     size buckets ascend in log2 -1..62 and hold no more calls than their
+//     operation.
 //   - a clock model, if any field is set, names its node (a non-empty
 //     string), has reference_ns within the timestamp range, uncertainty_ns
 //     >= 0 and |drift_ppb| <= kMaxDriftPpb.

@@ -169,6 +169,63 @@ TEST(BatchValidatorTest, AcceptsAClockModelAndRejectsOneWithoutANode) {
             "outside years 2000..2100");
 }
 
+// Statistics another tool measured: all or nothing.
+TEST(BatchValidatorTest, AcceptsTotalsAndRefusesWrongOnes) {
+  v1::Batch batch = ValidBatch();
+  int name = 0;
+  for (int i = 0; i < batch.strings_size(); ++i) {
+    if (batch.strings(i) == "MPI_Send") name = i;
+  }
+  v1::ImportedOpTotals* op = batch.add_op_totals();
+  op->set_category(v1::CATEGORY_MPI);
+  op->set_name(name);
+  op->set_calls(10);
+  op->set_bytes(800);
+  op->set_dur_ns(5000);
+  v1::ImportedSizeTotals* size = op->add_sizes();
+  size->set_log2(3);
+  size->set_calls(10);
+  size->set_bytes(800);
+  size->set_dur_ns(5000);
+  v1::ImportedProcessTotals* process = batch.add_process_totals();
+  process->set_comm_ns(5000);
+  process->set_elapsed_ns(90000);
+  EXPECT_TRUE(Check(batch).status.ok());
+
+  const std::string head = "batch 1 from agent \"node-a\": ";
+  size->set_calls(11);
+  EXPECT_EQ(Message(batch), head +
+                                "op totals 0: its size buckets hold 11 "
+                                "calls, more than its 10");
+  size->set_calls(10);
+  op->add_sizes()->set_log2(3);
+  EXPECT_EQ(Message(batch), head +
+                                "op totals 0: size bucket log2 3 is not "
+                                "ascending in -1..62 (after 3)");
+  op->mutable_sizes()->RemoveLast();
+  op->set_category(v1::CATEGORY_USER);
+  EXPECT_EQ(Message(batch),
+            head + "op totals 0: category 9 is not MPI (1) or NCCL (2)");
+  op->set_category(v1::CATEGORY_NCCL);
+  op->set_dur_ns(-1);
+  EXPECT_EQ(Message(batch), head + "op totals 0: dur_ns -1 is negative");
+  op->set_dur_ns(5000);
+  op->set_process(1);
+  EXPECT_EQ(Message(batch),
+            head + "op totals 0: process index 1 is out of range");
+  op->set_process(0);
+  op->set_name(0);
+  EXPECT_EQ(Message(batch), head + "op totals 0: no valid name string");
+  op->set_name(name);
+  process->set_elapsed_ns(-5);
+  EXPECT_EQ(Message(batch),
+            head + "process totals 0: elapsed_ns -5 is negative");
+  process->set_elapsed_ns(5);
+  process->set_source(100000);
+  EXPECT_EQ(Message(batch),
+            head + "process totals 0: source index 100000 is out of range");
+}
+
 // The batch's spans as one wire chunk of ring 0's records 10 and 11.
 v1::Batch ChunkBatch(SpanColumns* columns = nullptr) {
   v1::Batch batch = ValidBatch();

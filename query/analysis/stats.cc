@@ -14,11 +14,12 @@ int SizeBucketOf(int64_t bytes) {
 
 StatsBuilder::StatsBuilder(const JobCatalog& catalog,
                            const SpanSelection& selection)
-    : catalog_(catalog) {
+    : catalog_(catalog), selection_(selection) {
   for (const OpInfo& op : catalog.ops) op_[op.id] = &op;
   absl::flat_hash_map<int64_t, const ProcessInfo*> process_by_id;
   for (const ProcessInfo& p : catalog.processes) {
     process_by_id[p.id] = &p;
+    rank_of_process_[p.id] = p.rank;
     if (selection.SelectsProcess(p.id)) ranks_[p.rank].host = p.node;
   }
   for (const TrackInfo& t : catalog.tracks) {
@@ -41,11 +42,36 @@ void StatsBuilder::Add(const StoredSpan& span) {
                                                            span.dur_ns);
 }
 
+void StatsBuilder::AddTotals(const JobTotals& totals) {
+  for (const StoredOpTotals& op : totals.ops) {
+    if (!selection_.SelectsProcess(op.process_id) ||
+        !selection_.SelectsOp(op.op_id)) {
+      continue;
+    }
+    RankSums& rank = ranks_[rank_of_process_[op.process_id]];
+    rank.calls += op.calls;
+    op_sums_[op.op_id].Add(op.bytes, op.dur_ns, op.calls);
+    for (const StoredOpTotals::Size& size : op.sizes) {
+      bucket_sums_[{op.op_id, size.log2}].Add(size.bytes, size.dur_ns,
+                                              size.calls);
+    }
+  }
+  for (const StoredProcessTotals& p : totals.processes) {
+    if (!selection_.SelectsProcess(p.process_id)) continue;
+    RankSums& rank = ranks_[rank_of_process_[p.process_id]];
+    rank.comm_ns += p.comm_ns;
+    rank.imported_elapsed_ns = std::max(rank.imported_elapsed_ns, p.elapsed_ns);
+    rank.source = p.source;
+    imported_elapsed_ns_ = std::max(imported_elapsed_ns_, p.elapsed_ns);
+  }
+}
+
 v1::StatsReply StatsBuilder::Finish() const {
   v1::StatsReply reply;
   reply.set_job(catalog_.job.name);
-  reply.set_elapsed_ns(last_end_ >= first_start_ ? last_end_ - first_start_
-                                                 : 0);
+  reply.set_elapsed_ns(
+      std::max(last_end_ >= first_start_ ? last_end_ - first_start_ : 0,
+               imported_elapsed_ns_));
 
   std::vector<std::pair<int64_t, Sums>> ops(op_sums_.begin(), op_sums_.end());
   std::sort(ops.begin(), ops.end(), [this](const auto& a, const auto& b) {
@@ -78,9 +104,11 @@ v1::StatsReply StatsBuilder::Finish() const {
     out->set_host(sums.host);
     out->set_calls(sums.calls);
     out->set_comm_ns(sums.comm_ns);
-    out->set_elapsed_ns(sums.last_end >= sums.first_start
-                            ? sums.last_end - sums.first_start
-                            : 0);
+    out->set_elapsed_ns(std::max(sums.last_end >= sums.first_start
+                                     ? sums.last_end - sums.first_start
+                                     : 0,
+                                 sums.imported_elapsed_ns));
+    out->set_source(sums.source);
     by_comm.push_back({sums.comm_ns, rank});
   }
   if (!by_comm.empty()) {

@@ -12,6 +12,14 @@
 //     communication time, ties broken by the lower rank;
 //   - the job's elapsed time over all selected spans.
 // Every selected rank of the catalog is listed, with zeros if it had none.
+//
+// Imported totals (Store::LoadTotals: a profile another tool wrote, e.g.
+// mpitrace's) are added for the selected ranks and operations: their calls,
+// bytes, times and size buckets to the operations', their communication
+// time to the rank's (its source named), their elapsed time as the rank's
+// if longer. They cover the whole run, so a query with a time or step range
+// leaves them out. A rank that has both is counted twice: import a profile
+// only for ranks Meridian did not capture.
 #ifndef MERIDIAN_QUERY_STATS_H_
 #define MERIDIAN_QUERY_STATS_H_
 
@@ -32,8 +40,11 @@ int SizeBucketOf(int64_t bytes);
 class StatsBuilder {
  public:
   StatsBuilder(const JobCatalog& catalog, const SpanSelection& selection);
+  StatsBuilder(const StatsBuilder&) = delete;
+  StatsBuilder& operator=(const StatsBuilder&) = delete;
 
   void Add(const StoredSpan& span);
+  void AddTotals(const JobTotals& totals);
   v1::StatsReply Finish() const;
 
  private:
@@ -41,8 +52,8 @@ class StatsBuilder {
     int64_t calls = 0;
     int64_t bytes = 0;
     int64_t dur_ns = 0;
-    void Add(int64_t b, int64_t d) {
-      ++calls;
+    void Add(int64_t b, int64_t d, int64_t n = 1) {
+      calls += n;
       bytes += b;
       dur_ns += d;
     }
@@ -53,9 +64,14 @@ class StatsBuilder {
     int64_t comm_ns = 0;
     int64_t first_start = INT64_MAX;
     int64_t last_end = INT64_MIN;
+    int64_t imported_elapsed_ns = 0;
+    std::string source;  // of imported totals
   };
 
   const JobCatalog& catalog_;
+  const SpanSelection& selection_;
+  absl::flat_hash_map<int64_t, int32_t> rank_of_process_;
+  int64_t imported_elapsed_ns_ = 0;
   absl::flat_hash_map<int64_t, const OpInfo*> op_;
   absl::flat_hash_map<int64_t, int32_t> rank_of_track_;
   std::map<int32_t, RankSums> ranks_;

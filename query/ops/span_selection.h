@@ -27,6 +27,8 @@ class SpanSelection {
   bool SelectsProcess(int64_t process_id) const {
     return processes_.contains(process_id);
   }
+  // Whether spans of this operation can be selected (category and name).
+  bool SelectsOp(int64_t op_id) const { return ops_.contains(op_id); }
   // Whether the filter leaves out some ranks (then only tracks() are read).
   bool narrows_tracks() const { return narrows_tracks_; }
   const absl::flat_hash_set<int64_t>& tracks() const { return tracks_; }
