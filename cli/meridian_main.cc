@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/analysis_report.h"
 #include "cli/clocks_report.h"
+#include "cli/export_command.h"
 #include "cli/filter_flags.h"
 #include "cli/import_command.h"
 #include "cli/run_command.h"
@@ -33,7 +35,13 @@ Commands:
   jobs                      the jobs stored: ranks, nodes, spans, time range
   delete --job J            delete the job from the store (its spans,
                             processes and tracks)
-  export --job J -o FILE    one merged Chrome trace (chrome://tracing, Perfetto)
+  export --job J -o FILE[.gz] [--format chrome|perfetto|kineto]
+         [--per-rank DIR] [--split-by step|rank N]
+                            the merged trace: Chrome JSON (chrome://tracing,
+                            Perfetto UI), Perfetto protobuf (FILE.pftrace),
+                            PyTorch profiler JSON per rank (HTA,
+                            TensorBoard); .gz compresses; see
+                            docs/import-export.md
   stats --job J [--json]    mpitrace-style communication statistics
   clocks --job J [--json]   each node's clock offset, drift, uncertainty and
                             causal correction; violations before and after
@@ -183,26 +191,6 @@ int64_t WriteStream(const char* what, Reader& reader,
     return -1;
   }
   return bytes;
-}
-
-int Export(meridian::v1::Query::Stub& stub, const std::string& collector,
-           const meridian::v1::SpanFilter& filter, const std::string& output,
-           bool raw_clock, bool critical_path) {
-  if (output.empty()) return Usage("export needs -o FILE");
-  grpc::ClientContext context;
-  meridian::v1::ExportRequest request;
-  *request.mutable_filter() = filter;
-  request.set_raw_clock(raw_clock);
-  request.set_critical_path(critical_path);
-  auto reader = stub.ExportTrace(&context, request);
-  const int64_t bytes =
-      WriteStream("export", reader, context, output, collector);
-  if (bytes < 0) return 1;
-  printf(
-      "wrote %s (%lld bytes): the merged trace of job %s; open it in "
-      "https://ui.perfetto.dev or chrome://tracing\n",
-      output.c_str(), static_cast<long long>(bytes), filter.job().c_str());
-  return 0;
 }
 
 // `meridian trace` through the collector: every live agent applies the
@@ -514,9 +502,24 @@ int ExportCommand(const Invocation& in) {
         "export --critical-path needs the collector's clock: drop "
         "--raw-clock");
   }
-  return Export(*QueryStub(in.collector), in.collector, *filter,
-                in.line.Get("output"), in.line.Has("raw-clock"),
-                in.line.Has("critical-path"));
+  meridian::ExportOptions options;
+  options.filter = *filter;
+  options.output = in.line.Get("output");
+  options.format = in.line.Get("format");
+  options.per_rank_dir = in.line.Get("per-rank");
+  options.raw_clock = in.line.Has("raw-clock");
+  options.critical_path = in.line.Has("critical-path");
+  if (in.line.Has("split-by")) {
+    // "step:N" (main() joins "--split-by step N" so).
+    const std::string split = in.line.Get("split-by");
+    const size_t colon = split.find(':');
+    options.split_by = split.substr(0, colon);
+    if (colon == std::string::npos ||
+        !absl::SimpleAtoi(split.substr(colon + 1), &options.split_every)) {
+      return Usage("--split-by needs step N or rank N");
+    }
+  }
+  return meridian::ExportJob(*QueryStub(in.collector), in.collector, options);
 }
 
 int StatsCommand(const Invocation& in) {
@@ -558,11 +561,19 @@ int main(int argc, char** argv) {
   for (std::string& arg : args) {
     if (arg == "-o") arg = "--output";
   }
+  // "--split-by step 10": one flag value, "step:10".
+  for (size_t i = 0; i + 2 < args.size(); ++i) {
+    if (args[i] == "--split-by" && !args[i + 2].empty() &&
+        args[i + 2].find_first_not_of("0123456789") == std::string::npos) {
+      args[i + 1] += ":" + args[i + 2];
+      args.erase(args.begin() + static_cast<long>(i) + 2);
+    }
+  }
   std::vector<std::string> value_flags = meridian::kFilterFlags;
   value_flags.insert(value_flags.end(),
                      {"collector", "output", "seconds", "flush-timeout", "step",
                       "head", "sort", "format", "timeout", "rank", "node",
-                      "clock-offset-ns", "epoch-ns"});
+                      "clock-offset-ns", "epoch-ns", "per-rank", "split-by"});
   auto line = meridian::CommandLine::Parse(
       args, 1, value_flags,
       {"json", "help", "on-demand", "raw-clock", "critical-path", "local"});

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +26,38 @@ grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
+}
+
+void Summarize(const JobInfo& job, v1::JobSummary* out) {
+  out->set_job(job.name);
+  out->set_ranks(job.ranks);
+  out->set_nodes(job.nodes);
+  out->set_spans(job.spans);
+  out->set_start_ns(job.spans > 0 ? job.min_start_ns : 0);
+  out->set_end_ns(job.spans > 0 ? job.max_end_ns : 0);
+}
+
+// One job with its ranks and steps: what `meridian export --per-rank` and
+// `--split-by` cut by.
+grpc::Status DescribeJob(Store& store, const std::string& job,
+                         v1::ListJobsReply* reply) {
+  if (absl::Status s = store.BeginSnapshot(); !s.ok()) return ToGrpc(s);
+  auto catalog = store.LoadCatalog(job);
+  if (!catalog.ok()) return ToGrpc(catalog.status());
+  v1::JobSummary* out = reply->add_jobs();
+  Summarize(catalog->job, out);
+  std::set<int32_t> ranks;
+  for (const ProcessInfo& p : catalog->processes) {
+    if (p.rank >= 0) ranks.insert(p.rank);
+  }
+  for (int32_t rank : ranks) out->add_rank_ids(rank);
+  auto steps = store.StepRange(catalog->job.id);
+  if (!steps.ok()) return ToGrpc(steps.status());
+  if (steps->has_value()) {
+    out->set_first_step((*steps)->first);
+    out->set_last_step((*steps)->second);
+  }
+  return grpc::Status::OK;
 }
 
 // A read connection, the job's catalog and the filter's selection.
@@ -152,26 +185,24 @@ grpc::Status WriteChunks(grpc::ServerContext* context, const std::string& data,
 }  // namespace
 
 grpc::Status QueryService::ListJobs(grpc::ServerContext* context,
-                                    const v1::ListJobsRequest*,
+                                    const v1::ListJobsRequest* request,
                                     v1::ListJobsReply* reply) {
   // "" asks whether the caller may read any job at all.
-  if (grpc::Status may = MayReadJob(context, ""); !may.ok()) return may;
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok()) {
+    return may;
+  }
   StoreOptions options;
   options.read_only = true;
   auto store = Store::Open(db_path_, options);
   if (!store.ok()) return ToGrpc(store.status());
+  if (!request->job().empty())
+    return DescribeJob(**store, request->job(), reply);
   auto jobs = (*store)->ListJobs();
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (const JobInfo& job : *jobs) {
     // Only the jobs the caller may read are listed, or even named.
     if (!MayReadJob(context, job.name).ok()) continue;
-    v1::JobSummary* out = reply->add_jobs();
-    out->set_job(job.name);
-    out->set_ranks(job.ranks);
-    out->set_nodes(job.nodes);
-    out->set_spans(job.spans);
-    out->set_start_ns(job.spans > 0 ? job.min_start_ns : 0);
-    out->set_end_ns(job.spans > 0 ? job.max_end_ns : 0);
+    Summarize(job, reply->add_jobs());
   }
   return grpc::Status::OK;
 }
@@ -182,6 +213,10 @@ grpc::Status QueryService::ExportTrace(
   if (grpc::Status may = MayReadJob(context, request->filter().job());
       !may.ok())
     return may;
+  if (request->format() != v1::EXPORT_FORMAT_CHROME) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                        "this collector exports Chrome JSON only");
+  }
   auto opened = OpenJob(db_path_, request->filter());
   if (!opened.ok()) return ToGrpc(opened.status());
   // Times on the collector's clock (JobClocks) unless raw ones are asked

@@ -1335,4 +1335,20 @@ absl::StatusOr<JobTotals> Store::LoadTotals(int64_t job_id) {
   return totals;
 }
 
+absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> Store::StepRange(
+    int64_t job_id) {
+  auto select = Prepare(
+      "SELECT min(min_step), max(max_step) FROM chunks WHERE job=?1 AND "
+      "min_step IS NOT NULL");
+  if (!select.ok()) return select.status();
+  const int rc = (*select)->Bind(1, job_id).Step();
+  std::optional<std::pair<int64_t, int64_t>> range;
+  if (rc == SQLITE_ROW && !(*select)->IsNull(0)) {
+    range = std::make_pair((*select)->Int(0), (*select)->Int(1));
+  }
+  (*select)->Reset();
+  if (rc != SQLITE_ROW) return Fail("reading a job's steps failed");
+  return range;
+}
+
 }  // namespace meridian

@@ -270,6 +270,11 @@ class Store {
   absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
       const std::string& node, int64_t job_id);
 
+  // The lowest and highest step of job `job_id`'s spans; nullopt if none
+  // carries a step.
+  absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
+      int64_t job_id);
+
   // The statistics imported for job `job_id` (Batch.op_totals and
   // process_totals); empty if none.
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id);
