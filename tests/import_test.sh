@@ -105,6 +105,51 @@ x = sorted((e["pid"], e["ts"]) for e in json.load(open(sys.argv[2]))["traceEvent
 assert len(x) == 2 and x[1][1] - x[0][1] == 10.0, x  # rank 1 started 10 us later
 PY
 
+# 4b. The same without offsets: node b's files run 5 ms ahead, and the
+#     causal refinement recovers that from the matched collectives and
+#     messages between the files (byteprofile's `combine`, with clocks),
+#     within 10 us; `meridian clocks` reports it.
+python3 - "$work" <<'PY'
+import json, sys
+base = 1764000000000000000 // 1000  # us, true time
+SKEW = 5000                          # node b is 5 ms ahead
+def ev(name, rank, t, dur, **args):
+    skew = SKEW if rank == 1 else 0
+    return {"ph": "X", "name": name, "cat": "mpi", "pid": 1, "tid": 1,
+            "ts": base + t + skew, "dur": dur, "args": args}
+files = {0: [], 1: []}
+for k in range(5):
+    t = 1000 * k
+    # Allreduce: rank 1 enters 10 us after rank 0; both leave at t + 60.
+    files[0].append(ev("MPI_Allreduce", 0, t, 60, comm="0x7", comm_size=2, seq=k, bytes=8))
+    files[1].append(ev("MPI_Allreduce", 1, t + 10, 50, comm="0x7", comm_size=2, seq=k, bytes=8))
+    # A message each way, received 3 us after the send started.
+    files[0].append(ev("MPI_Send", 0, t + 100, 2, comm="0x7", peer=1, tag=k, bytes=64))
+    files[1].append(ev("MPI_Recv", 1, t + 90, 13, comm="0x7", peer=0, tag=k, bytes=64))
+    files[1].append(ev("MPI_Send", 1, t + 200, 2, comm="0x7", peer=0, tag=k, bytes=64))
+    files[0].append(ev("MPI_Recv", 0, t + 190, 13, comm="0x7", peer=1, tag=k, bytes=64))
+for rank, events in files.items():
+    json.dump(events, open(f"{sys.argv[1]}/free{rank}.json", "w"))
+PY
+m import --job free --rank 0 --node a "$work/free0.json" 2>/dev/null
+m import --job free --rank 1 --node b "$work/free1.json" 2>/dev/null
+m clocks --job free --json >"$work/free-clocks.json"
+m export --job free -o "$work/free.json" >/dev/null
+python3 - "$work/free-clocks.json" "$work/free.json" <<'PY'
+import json, sys
+clocks = json.load(open(sys.argv[1]))
+nodes = {n["node"]: n for n in clocks["nodes"]}
+shift = nodes["b"]["correction_ns"] - nodes["a"]["correction_ns"]
+print(f"combine without offsets: node b corrected by {shift} ns (true -5000000)")
+assert abs(shift + 5000000) <= 10000, nodes   # b's clock moved back 5 ms
+assert clocks["violations_after"] == 0, clocks
+x = {}
+for e in json.load(open(sys.argv[2]))["traceEvents"]:
+    if e["ph"] == "X" and e["name"] == "MPI_Allreduce" and e["args"]["seq"] == 0:
+        x[e["pid"]] = e["ts"]
+assert abs((x[2] - x[1]) - 10.0) <= 10.0, x     # rank 1 entered 10 us later
+PY
+
 # 5. Bad input: refused with the file, event and field; nothing of it
 #    stored; the collector serves on and what it stored is intact.
 printf '[{"ph":"X","name":"a","ts":1764000000000000,"dur":1},\n {"ph":"X","name":"b","ts":"later","dur":1}]' >"$work/bad.json"
