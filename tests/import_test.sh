@@ -81,6 +81,19 @@ ends = {e["id"] for e in t["traceEvents"] if e["ph"] == "f"}
 assert starts & ends == {"6:4d"}, (starts, ends)  # the launch -> sgemm (77)
 PY
 
+# 3b. A captured job takes an imported rank: job orig (ranks 0 and 1 from
+#     their agents) gets rank 5 from the PyTorch profiler file; every query
+#     sees three ranks, the captured spans unchanged.
+m import --job orig "$work/rank5.pt.trace.json.gz" 2>/dev/null
+m jobs >"$work/jobs-live.txt"
+grep -qE '^orig +3 +3 +45 ' "$work/jobs-live.txt" || { cat "$work/jobs-live.txt"; fail "orig did not take rank 5"; }
+m stats --job orig --json >"$work/orig-stats.json"
+python3 - "$work/orig-stats.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [r["rank"] for r in s["ranks"]] == [0, 1, 5], s["ranks"]
+PY
+
 # 4. Combining two nodes' files: rank 1's node runs 5 ms ahead; given the
 #    offset, the merged timeline puts their common collective together.
 python3 - "$work" <<'PY'
