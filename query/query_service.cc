@@ -16,6 +16,8 @@
 #include "query/clocks/job_clocks.h"
 #include "query/export/chrome_trace.h"
 #include "query/export/graph_writer.h"
+#include "query/export/kineto_trace.h"
+#include "query/export/perfetto_trace.h"
 #include "query/ops/span_selection.h"
 #include "store/store.h"
 
@@ -213,10 +215,6 @@ grpc::Status QueryService::ExportTrace(
   if (grpc::Status may = MayReadJob(context, request->filter().job());
       !may.ok())
     return may;
-  if (request->format() != v1::EXPORT_FORMAT_CHROME) {
-    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        "this collector exports Chrome JSON only");
-  }
   auto opened = OpenJob(db_path_, request->filter());
   if (!opened.ok()) return ToGrpc(opened.status());
   // Times on the collector's clock (JobClocks) unless raw ones are asked
@@ -249,11 +247,32 @@ grpc::Status QueryService::ExportTrace(
   }
   JobQuery* query = analysis ? &analysis->query : &*opened;
   v1::TraceChunk chunk;
-  ChromeTraceWriter trace(
-      query->catalog, *query->selection, [&](absl::string_view data) {
-        chunk.set_data(data.data(), data.size());
-        return !context->IsCancelled() && writer->Write(chunk);
-      });
+  auto sink = [&](absl::string_view data) {
+    chunk.set_data(data.data(), data.size());
+    return !context->IsCancelled() && writer->Write(chunk);
+  };
+  std::unique_ptr<TraceWriter> writer_of_format;
+  switch (request->format()) {
+    case v1::EXPORT_FORMAT_PERFETTO:
+      writer_of_format = std::make_unique<PerfettoTraceWriter>(
+          query->catalog, *query->selection, sink);
+      break;
+    case v1::EXPORT_FORMAT_KINETO: {
+      absl::Status one_rank =
+          KinetoTraceWriter::CheckSelection(query->catalog, *query->selection);
+      if (!one_rank.ok()) return ToGrpc(one_rank);
+      writer_of_format = std::make_unique<KinetoTraceWriter>(
+          query->catalog, *query->selection, sink);
+      break;
+    }
+    default:
+      writer_of_format = std::make_unique<ChromeTraceWriter>(
+          query->catalog, *query->selection, sink);
+  }
+  TraceWriter& trace = *writer_of_format;
+  // A time window can cut two ranks' messages at different points.
+  const v1::SpanFilter& filter = request->filter();
+  trace.set_message_flows(!filter.has_from_ns() && !filter.has_to_ns());
   if (clocks) trace.set_origin_ns(clocks->epoch_ns());
   trace.Begin();
   if (path) trace.AddCriticalPath(*path);

@@ -66,6 +66,34 @@ for r in range(4):
     assert ranks(f"{work}/ranks/ex_rank_{r}.json") == [str(r)]
 PY
 
+# 3b. --format perfetto (from the name .pftrace): decoded with the proto
+#     definitions, the same slices as the JSON export, one process track per
+#     rank, flows between the collectives' members; smaller than JSON.
+m export --job ex -o "$work/p.pftrace" >/dev/null
+protoc --proto_path="$runfiles/query/export/testdata" \
+  --decode=meridian.perfetto_subset.Trace perfetto_subset.proto \
+  <"$work/p.pftrace" >"$work/p.txt" || fail "the Perfetto trace does not decode"
+begins=$(grep -c "type: TYPE_SLICE_BEGIN" "$work/p.txt")
+ends=$(grep -c "type: TYPE_SLICE_END" "$work/p.txt")
+x=$(python3 -c "import json,sys; print(sum(e['ph'] == 'X' for e in json.load(open(sys.argv[1]))['traceEvents']))" "$work/t.json")
+[ "$begins" = "$x" ] && [ "$ends" = "$x" ] || fail "perfetto: $begins begins, $ends ends, $x X events in JSON"
+for r in 0 1 2 3; do
+  grep -q "process_name: \"rank $r (node-$((r / 2)))\"" "$work/p.txt" || fail "perfetto: no process of rank $r"
+done
+grep -q "flow_ids" "$work/p.txt" || fail "perfetto: no flows"
+[ "$(stat -c %s "$work/p.pftrace")" -lt "$(stat -c %s "$work/t.json")" ] || fail "perfetto not smaller than JSON"
+
+# 3c. --format kineto --per-rank: one file per rank that HTA reads
+#     ("rank": N with a space, before traceEvents) and meridian import
+#     takes back as that rank.
+m export --job ex --format kineto --per-rank "$work/kineto" >/dev/null
+for r in 0 1 2 3; do
+  f="$work/kineto/ex_$r.pt.trace.json"
+  head -c 400 "$f" | grep -qE "\"rank\": $r\b" || fail "kineto: $f has no \"rank\": $r"
+  m import --job kb "$f" 2>"$work/kb.err" || { cat "$work/kb.err"; fail "kineto import"; }
+  grep -qF "of rank $r (" "$work/kb.err" || { cat "$work/kb.err"; fail "kineto rank $r"; }
+done
+
 # 4. Options that do not fit: refused with the reason, nothing written.
 if m export --job ex -o "$work/k.json" --format kineto 2>"$work/k.err"; then
   fail "a kineto export of 4 ranks into one file"

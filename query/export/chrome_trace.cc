@@ -2,29 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "query/export/json.h"
+#include "query/export/trace_names.h"
 #include "query/ops/category.h"
 
 namespace meridian {
-namespace {
-
-// Rank r is process id r + 1: some viewers treat process id 0 specially.
-int64_t PidOf(const ProcessInfo& p) {
-  return p.rank >= 0 ? p.rank + 1 : 1000000 + p.id;
-}
-
-std::string TrackName(const TrackInfo& t) {
-  if (!t.name.empty()) return t.name;
-  switch (t.kind) {
-    case v1::TRACK_KIND_GPU_STREAM:
-      return absl::StrCat("stream ", t.ext_id);
-    case v1::TRACK_KIND_QUEUE:
-      return absl::StrCat("queue ", t.ext_id);
-    default:
-      return absl::StrCat("thread ", t.ext_id);
-  }
-}
-
-}  // namespace
 
 ChromeTraceWriter::ChromeTraceWriter(const JobCatalog& catalog,
                                      const SpanSelection& selection, Sink sink,
@@ -34,7 +15,10 @@ ChromeTraceWriter::ChromeTraceWriter(const JobCatalog& catalog,
       selection_(selection),
       sink_(std::move(sink)),
       chunk_bytes_(chunk_bytes) {
-  for (const OpInfo& op : catalog_.ops) op_[op.id] = &op;
+  for (const OpInfo& op : catalog_.ops) {
+    op_[op.id] = &op;
+    role_[op.id] = RoleOf(op.category, op.name);
+  }
 }
 
 void ChromeTraceWriter::Flush() {
@@ -48,10 +32,8 @@ void ChromeTraceWriter::Begin() {
   for (const ProcessInfo& p : catalog_.processes) {
     process_by_id[p.id] = &p;
     if (!selection_.SelectsProcess(p.id)) continue;
-    int64_t pid = PidOf(p);
-    std::string name = p.rank >= 0
-                           ? absl::StrCat("rank ", p.rank, " (", p.node, ")")
-                           : absl::StrCat("pid ", p.pid, " (", p.node, ")");
+    int64_t pid = TracePid(p);
+    std::string name = TraceProcessName(p);
     absl::StrAppend(&buffer_, first_event_ ? "" : ",\n",
                     "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
                     ",\"args\":{\"name\":");
@@ -72,13 +54,13 @@ void ChromeTraceWriter::Begin() {
     }
     ++tid;
     const ProcessInfo* p = process_by_id[t.process_id];
-    int64_t pid = PidOf(*p);
-    track_ref_[t.id] = {pid, tid, t.kind};
+    int64_t pid = TracePid(*p);
+    track_ref_[t.id] = {pid, tid, t.kind, p->rank};
     if (!selection_.SelectsProcess(t.process_id)) continue;
     absl::StrAppend(&buffer_, first_event_ ? "" : ",\n",
                     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pid,
                     ",\"tid\":", tid, ",\"args\":{\"name\":");
-    AppendJsonString(&buffer_, TrackName(t));
+    AppendJsonString(&buffer_, TraceTrackName(t));
     absl::StrAppend(&buffer_,
                     "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\","
                     "\"pid\":",
@@ -175,7 +157,25 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
     AppendMicros(&buffer_, start_ns - origin_ns_);
     buffer_.append("}");
   }
+  if (message_flows_) AddMessageFlow(track, span, start_ns);
   if (buffer_.size() >= chunk_bytes_) Flush();
+}
+
+// A matched message's arrow: "s" at the send's start, "f" (bound to the
+// enclosing slice) at the receive's start, one id per message.
+void ChromeTraceWriter::AddMessageFlow(const TrackRef& track,
+                                       const StoredSpan& span,
+                                       int64_t start_ns) {
+  const std::optional<MessageEnd> m = messages_.Next(
+      role_[span.op_id], track.rank, span.peer, span.tag, span.comm);
+  if (!m) return;
+  absl::StrAppend(&buffer_, ",\n{\"ph\":\"", m->send ? "s" : "f\",\"bp\":\"e",
+                  "\",\"cat\":\"message\",\"name\":\"message\",\"id\":\"",
+                  absl::Hex(m->comm), ":", m->source, ">", m->destination, ":",
+                  m->tag, "#", m->ordinal, "\",\"pid\":", track.pid,
+                  ",\"tid\":", track.tid, ",\"ts\":");
+  AppendMicros(&buffer_, start_ns - origin_ns_);
+  buffer_.append("}");
 }
 
 void ChromeTraceWriter::AddCriticalPath(const v1::CriticalPathReply& path) {

@@ -139,5 +139,47 @@ TEST(ChromeTraceTest, OmitsUnselectedRanksAndStopsWhenTheSinkDoes) {
   EXPECT_FALSE(writer.End());
 }
 
+// A matched send and receive get one arrow; off for a time window.
+TEST(ChromeTraceTest, MatchedMessagesGetFlowArrows) {
+  JobCatalog catalog = Catalog();
+  catalog.ops.push_back({5, v1::CATEGORY_MPI, "MPI_Send"});
+  catalog.ops.push_back({6, v1::CATEGORY_MPI, "MPI_Recv"});
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  for (bool flows : {true, false}) {
+    std::string out;
+    ChromeTraceWriter writer(catalog, *selection, [&](absl::string_view d) {
+      out.append(d.data(), d.size());
+      return true;
+    });
+    writer.set_message_flows(flows);
+    writer.Begin();
+    StoredSpan send;
+    send.start_ns = kT + 1000;
+    send.dur_ns = 10;
+    send.track_id = 1;  // rank 0
+    send.op_id = 5;
+    send.peer = 1;
+    send.tag = 3;
+    send.comm = 0x7;
+    writer.Add(send);
+    StoredSpan recv = send;
+    recv.start_ns = kT + 1004;
+    recv.track_id = 3;  // rank 1
+    recv.op_id = 6;
+    recv.peer = 0;
+    writer.Add(recv);
+    ASSERT_TRUE(writer.End());
+    const std::string s_event =
+        "{\"ph\":\"s\",\"cat\":\"message\",\"name\":\"message\",\"id\":"
+        "\"7:0>1:3#0\",\"pid\":1,\"tid\":1,\"ts\":1.000}";
+    const std::string f_event =
+        "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\","
+        "\"id\":\"7:0>1:3#0\",\"pid\":2,\"tid\":1,\"ts\":1.004}";
+    EXPECT_EQ(out.find(s_event) != std::string::npos, flows) << out;
+    EXPECT_EQ(out.find(f_event) != std::string::npos, flows) << out;
+  }
+}
+
 }  // namespace
 }  // namespace meridian

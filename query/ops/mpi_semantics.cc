@@ -214,4 +214,21 @@ int64_t MpiMatching::MemoryBytes() const {
          Bytes(root_) + Bytes(last_) + Bytes(messages_);
 }
 
+std::optional<MessageEnd> MessageOrdinals::Next(SpanRole role, int32_t rank,
+                                                std::optional<int32_t> peer,
+                                                std::optional<int32_t> tag,
+                                                uint64_t comm) {
+  if (!IsMessage(role) || rank < 0 || !peer || *peer < 0) return std::nullopt;
+  MessageEnd end;
+  end.send = role == SpanRole::kSend;
+  end.comm = comm;
+  end.source = end.send ? rank : *peer;
+  end.destination = end.send ? *peer : rank;
+  end.tag = tag.value_or(0);
+  auto& [sends, receives] =
+      channels_[Channel(comm, end.source, end.destination, end.tag)];
+  end.ordinal = end.send ? sends++ : receives++;
+  return end;
+}
+
 }  // namespace meridian

@@ -43,10 +43,13 @@
 #define MERIDIAN_QUERY_MPI_SEMANTICS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
 #include "meridian/v1/span.pb.h"
@@ -127,6 +130,38 @@ class MpiMatching {
   std::vector<int64_t> root_;            // index into members_, or -1
   std::vector<int64_t> last_;            // index into members_
   std::vector<std::pair<int32_t, int32_t>> messages_;
+};
+
+// MessageOrdinals: MpiMatching's message rule as spans stream in (an
+// export): the n-th send and the n-th receive seen of a channel (comm,
+// source, destination, tag) are one message. Exact when every rank's spans
+// come in start order (Store::Scan) and whole: the whole job or whole
+// steps. A time window can cut two ranks' streams at different points and
+// misnumber them. Memory: two counters per channel, nothing per message.
+//
+// Example: rank 0 sends twice to rank 1 (tag 5, comm 7): sends (7, 0, 1,
+// 5) ordinals 0 and 1; rank 1's two receives from 0, tag 5, get ordinals
+// 0 and 1 of the same channel: two messages.
+struct MessageEnd {
+  uint64_t comm = 0;
+  int32_t source = -1;
+  int32_t destination = -1;
+  int32_t tag = 0;
+  uint64_t ordinal = 0;  // within the channel, counted per direction
+  bool send = false;
+};
+
+class MessageOrdinals {
+ public:
+  // The message end a span of `role` on `rank` with `peer` is; nullopt if
+  // it is none (not a send or receive, or without a rank or peer).
+  std::optional<MessageEnd> Next(SpanRole role, int32_t rank,
+                                 std::optional<int32_t> peer,
+                                 std::optional<int32_t> tag, uint64_t comm);
+
+ private:
+  using Channel = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
+  absl::flat_hash_map<Channel, std::pair<uint64_t, uint64_t>> channels_;
 };
 
 }  // namespace meridian

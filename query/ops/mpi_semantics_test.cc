@@ -136,5 +136,28 @@ TEST(MpiSemanticsTest, MessagesPairInOrderPerChannel) {
   EXPECT_EQ(g.last, 1);
 }
 
+TEST(MessageOrdinalsTest, NumbersEachChannelsEndsInOrder) {
+  MessageOrdinals ordinals;
+  auto send = ordinals.Next(SpanRole::kSend, 0, 1, 5, 7);
+  ASSERT_TRUE(send.has_value());
+  EXPECT_TRUE(send->send);
+  EXPECT_EQ(send->source, 0);
+  EXPECT_EQ(send->destination, 1);
+  EXPECT_EQ(send->ordinal, 0u);
+  EXPECT_EQ(ordinals.Next(SpanRole::kSend, 0, 1, 5, 7)->ordinal, 1u);
+  // Another tag is another channel.
+  EXPECT_EQ(ordinals.Next(SpanRole::kSend, 0, 1, 6, 7)->ordinal, 0u);
+  auto recv = ordinals.Next(SpanRole::kRecv, 1, 0, 5, 7);
+  ASSERT_TRUE(recv.has_value());
+  EXPECT_FALSE(recv->send);
+  EXPECT_EQ(recv->source, 0);
+  EXPECT_EQ(recv->destination, 1);
+  EXPECT_EQ(recv->ordinal, 0u);
+  EXPECT_EQ(ordinals.Next(SpanRole::kRecv, 1, 0, 5, 7)->ordinal, 1u);
+  EXPECT_FALSE(ordinals.Next(SpanRole::kAllToAll, 1, 0, 5, 7).has_value());
+  EXPECT_FALSE(ordinals.Next(SpanRole::kSend, 1, std::nullopt, 5, 7));
+  EXPECT_FALSE(ordinals.Next(SpanRole::kSend, -1, 0, 5, 7));
+}
+
 }  // namespace
 }  // namespace meridian
