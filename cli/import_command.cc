@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/crc32c.h"
-#include "import/chrome_trace_reader.h"
 #include "import/imported_trace.h"
 #include "import/input_file.h"
+#include "import/trace_formats.h"
 #include "wire/ingest_client.h"
 
 namespace meridian {
@@ -65,26 +65,16 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
             path.c_str(), file->content.size() / 1e6,
             file->gzip ? " (gzip)" : "", Seconds(began));
   }
-  const size_t first = file->content.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos ||
-      (file->content[first] != '{' && file->content[first] != '[')) {
-    fprintf(stderr,
-            "meridian import: %s: not a format meridian import reads (a "
-            "JSON trace: Chrome, Kineto, a Meridian export); nothing "
-            "imported\n",
-            path.c_str());
-    return false;
-  }
-  ChromeReadOptions read;
+  ImportReadOptions read;
   read.file = path;
+  read.format = options.format;
   read.node = options.node;
   read.rank = rank;
   read.epoch_ns = options.epoch_ns;
   read.fallback_end_ns = file->mtime_ns;
-  read.dialect = options.format;
   const ContentHash content{Fnv1a(file->content), Crc32c(file->content)};
   absl::StatusOr<ImportedTrace> trace =
-      ReadChromeTrace(std::move(file->content), read);
+      ReadImportFile(std::move(file->content), read);
   if (!trace.ok()) {
     fprintf(stderr, "meridian import: %s\n",
             std::string(trace.status().message()).c_str());
@@ -104,7 +94,9 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
   for (const std::string& note : trace->notes) {
     fprintf(stderr, "meridian import: %s: %s\n", path.c_str(), note.c_str());
   }
-  if (trace->spans.empty()) {
+  const bool totals =
+      !trace->op_totals.empty() || !trace->process_totals.empty();
+  if (trace->spans.empty() && !totals) {
     fprintf(stderr, "meridian import: %s: no spans in it; nothing imported\n",
             path.c_str());
     return false;
@@ -144,6 +136,16 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
             "meridian import: %s: already imported into job %s (%zu spans "
             "stored before; nothing stored twice)\n",
             path.c_str(), options.job.c_str(), trace->spans.size());
+  } else if (trace->spans.empty()) {
+    fprintf(stderr,
+            "meridian import: %s: statistics of %zu operations and %zu "
+            "processes of rank%s %s (node %s, %s) into job %s; meridian "
+            "stats shows them\n",
+            path.c_str(), trace->op_totals.size(),
+            trace->process_totals.size(),
+            trace->processes.size() > 1 ? "s" : "", ranks.c_str(),
+            trace->processes[0].node.c_str(), trace->format.c_str(),
+            options.job.c_str());
   } else {
     fprintf(stderr,
             "meridian import: %s: %zu spans of rank%s %s (node %s, %s) into "
@@ -166,11 +168,6 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
 }
 
 }  // namespace
-
-bool KnownImportFormat(const std::string& format) {
-  return format.empty() || format == "chrome" || format == "kineto" ||
-         format == "meridian";
-}
 
 int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
                 const std::string& collector, const ImportOptions& options) {

@@ -18,7 +18,7 @@ namespace meridian {
 
 struct ImportOptions {
   std::string job;
-  std::string format;  // "" (detect), "chrome", "kineto", "meridian"
+  std::string format;  // "" (detect), or a name import/trace_formats.h lists
   std::string node;    // "" : from the file, else its name
   int32_t rank = -1;   // file i's first process gets rank + i
   std::optional<int64_t> clock_offset_ns;  // node clock - collector clock
@@ -26,9 +26,6 @@ struct ImportOptions {
   std::vector<std::string> paths;
   size_t max_file_bytes = size_t{8} << 30;
 };
-
-// The formats --format takes.
-bool KnownImportFormat(const std::string& format);
 
 // Imports every file; says what it did per file on stderr. 0 if every file
 // was imported (or had been before), 1 otherwise.

@@ -18,6 +18,7 @@
 #include "cli/export_command.h"
 #include "cli/filter_flags.h"
 #include "cli/import_command.h"
+#include "import/trace_formats.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "common/client_channel.h"
@@ -62,9 +63,10 @@ Commands:
   import --job J [--format F] [--rank N] [--node NAME] [--clock-offset-ns X]
          [--epoch-ns T] PATH...
                             trace files of other tools (Chrome JSON, PyTorch
-                            profiler/Kineto, a Meridian export; files,
-                            directories, .gz) into the job; see
-                            docs/import-export.md
+                            profiler/Kineto, a Meridian export, Horovod,
+                            BytePS and Bluefog timelines, mpitrace profiles,
+                            Nsight Systems SQLite; files, directories, .gz)
+                            into the job; see docs/import-export.md
   run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
                             run CMD traced (works around or inside mpirun)
   trace --job J --steps N | --seconds S [--timeout S] [--local]
@@ -443,7 +445,9 @@ int ImportCommand(const Invocation& in) {
   options.format = in.line.Get("format");
   options.node = in.line.Get("node");
   if (!meridian::KnownImportFormat(options.format)) {
-    return Usage("import --format must be chrome, kineto or meridian");
+    return Usage(
+        "import --format must be chrome, kineto, meridian, horovod, byteps, "
+        "bluefog, mpitrace or nsight");
   }
   if (in.line.Has("rank")) {
     auto rank = in.line.GetInt("rank", -1);

@@ -14,7 +14,9 @@
 # agent_protocol (any bytes as a client's message to the agent),
 # probe_args (any bytes as a span's "key=value;..." arguments), spool (any
 # bytes as a spool file), chrome_trace (any bytes as a JSON trace for
-# meridian import).
+# meridian import), framework_timeline (any bytes as a Horovod, BytePS and
+# Bluefog timeline), nsight_sqlite (any bytes as an Nsight Systems SQLite
+# export), mpitrace_profile (any bytes as an mpitrace text profile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=10
@@ -32,7 +34,7 @@ bazel build //proto:generate >&2
 proto="$(bazel info bazel-bin 2>/dev/null)/proto"
 out=${OUT:-$(mktemp -d /tmp/meridian-fuzz-XXXXXX)}
 mkdir -p "$out"
-libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization absl_hash absl_raw_hash_set protobuf libzstd simdjson)"
+libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization absl_hash absl_raw_hash_set protobuf libzstd simdjson sqlite3)"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=undefined -I. -I"$proto")
 
@@ -44,11 +46,14 @@ declare -A sources=(
   [agent_protocol]="capture/probe/agent_protocol_fuzz.cc capture/probe/agent_protocol.cc capture/probe/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
   [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/micros.cc common/utf8.cc"
+  [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/micros.cc common/utf8.cc"
+  [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc common/utf8.cc"
+  [mpitrace_profile]="import/mpitrace_profile_fuzz.cc import/mpitrace_profile_reader.cc"
   [spool]="agent/spool_fuzz.cc agent/spool.cc capture/probe/agent_dir.cc common/crc32c.cc wire/batch_spans.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
 )
 json=""
 failed=0
-for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args spool chrome_trace; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"

@@ -10,6 +10,7 @@ collector_bin="$runfiles/collector/meridian-collector"
 meridian_bin="$runfiles/cli/meridian"
 synth_bin="$runfiles/testing/meridian-synth"
 data="$runfiles/tests/testdata/import"
+samples="$runfiles/import/testdata"  # one small file of every format
 work="${TEST_TMPDIR}/import"
 rm -rf "$work" && mkdir -p "$work"
 
@@ -161,6 +162,67 @@ for e in json.load(open(sys.argv[2]))["traceEvents"]:
     if e["ph"] == "X" and e["name"] == "MPI_Allreduce" and e["args"]["seq"] == 0:
         x[e["pid"]] = e["ts"]
 assert abs((x[2] - x[1]) - 10.0) <= 10.0, x     # rank 1 entered 10 us later
+PY
+
+# 4c. The frameworks' timelines, mpitrace profiles and an Nsight Systems
+#     export, told apart by content: their phases on per-tensor queue
+#     tracks, their collectives as communication with bytes; mpitrace as
+#     statistics only; Nsight's kernels, copies, runtime calls and NVTX.
+m import --job fw "$samples/horovod_timeline.json" 2>"$work/h.err" || { cat "$work/h.err"; fail "horovod"; }
+grep -qF "15 spans of rank 0 (node horovod_timeline.json, horovod) into job fw" "$work/h.err" || { cat "$work/h.err"; fail "horovod summary"; }
+m import --job fw --rank 1 "$samples/byteps" 2>"$work/b.err" || { cat "$work/b.err"; fail "byteps"; }
+grep -qF "8 spans of rank 1 (node $samples/byteps, byteps)" "$work/b.err" || { cat "$work/b.err"; fail "byteps summary"; }
+m import --job fw --rank 5 --epoch-ns 1764000000000000000 "$samples/bluefog/tl1.json" 2>"$work/f.err" || { cat "$work/f.err"; fail "bluefog"; }
+grep -qF "8 spans of rank 5 (node tl1.json, bluefog)" "$work/f.err" || { cat "$work/f.err"; fail "bluefog summary"; }
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.commit()" \
+  "$samples/nsight_sample.sql" "$work/report.sqlite"
+m import --job ns "$work/report.sqlite" 2>"$work/n.err" || { cat "$work/n.err"; fail "nsight"; }
+grep -qF "16 spans of ranks 0,1 (node report.sqlite, nsight) into job ns" "$work/n.err" || { cat "$work/n.err"; fail "nsight summary"; }
+m export --job fw -o "$work/fw.json" >/dev/null
+m export --job ns -o "$work/ns.json" >/dev/null
+python3 - "$work/fw.json" "$work/ns.json" <<'PY'
+import json, sys
+def spans(path):
+    t = json.load(open(path))["traceEvents"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in t
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    return [(e["name"], e["cat"], tracks[(e["pid"], e["tid"])],
+             e["args"].get("bytes")) for e in t if e["ph"] == "X"]
+fw = spans(sys.argv[1])
+assert ("ncclAllReduce", "nccl", "DistributedSGD_Allreduce/grad_0", 1048576) in fw, fw
+assert ("MPI_Allgather", "mpi", "DistributedSGD_Allgather/embedding", 20) in fw, fw
+assert ("QUEUE", "user", "DistributedSGD_Allreduce/grad_0", None) in fw, fw
+assert ("PUSH", "mpi", "byteps.gradient_0 partition 1", None) in fw, fw
+assert ("REDUCE", "nccl", "byteps.gradient_0 partition 0", None) in fw, fw
+assert ("MPI_Allreduce", "mpi", "fc.bias (thread 2)", None) in fw, fw
+assert ("COMPUTE_AVERAGE", "user", "fc.weight (thread 2)", None) in fw, fw
+ns = spans(sys.argv[2])
+assert ("void gemm<float>(float*, int)", "cuda_kernel", "GPU 0 stream 7", None) in ns, ns
+assert ("Memcpy HtoD", "cuda_memcpy", "GPU 0 stream 7", 4194304) in ns, ns
+assert ("cudaLaunchKernel", "cuda_runtime", "main", None) in ns, ns
+assert ("forward", "nvtx", "dataloader", None) in ns, ns
+assert len(ns) == 15, len(ns)
+PY
+m import --job mp "$samples/mpi_profile.1234.0" "$samples/mpi_profile.1234.3" 2>"$work/mp.err" || { cat "$work/mp.err"; fail "mpitrace"; }
+expect_line "$work/mp.err" \
+  "meridian import: $samples/mpi_profile.1234.0: statistics of 7 operations and 4 processes of ranks 0,1,2,3 (node nid00102, mpitrace) into job mp; meridian stats shows them"
+m stats --job mp --json >"$work/mp.json"
+m stats --job mp >"$work/mp.txt"
+expect_line "$work/mp.txt" \
+  "MPI_Allreduce                        2000         671096.6     8.873000"
+expect_line "$work/mp.txt" \
+  "     2  nid00103                      0     4.100000    12.380000  mpitrace (imported)"
+python3 - "$work/mp.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ranks = {r["rank"]: r for r in s["ranks"]}
+assert sorted(ranks) == [0, 1, 2, 3], ranks
+assert all(r["source"] == "mpitrace" for r in ranks.values()), ranks
+assert ranks[3]["comm_ns"] == 5823000000 and ranks[3]["elapsed_ns"] == 12401000000, ranks[3]
+assert s["max_comm_rank"] == 3 and s["elapsed_ns"] == 12401000000, s
+allreduce = next(o for o in s["ops"] if o["name"] == "MPI_Allreduce")
+assert allreduce["calls"] == 2000 and allreduce["dur_ns"] == 8873000000, allreduce
+assert [b["log2"] for b in allreduce["buckets"]] == [3, 26], allreduce
 PY
 
 # 5. Bad input: refused with the file, event and field; nothing of it

@@ -58,8 +58,10 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
   }
   for (const StoredProcessTotals& p : totals.processes) {
     if (!selection_.SelectsProcess(p.process_id)) continue;
+    // One rank may have several imported processes (its own profile, and
+    // rank 0's table of all ranks): the same run's figures, taken once.
     RankSums& rank = ranks_[rank_of_process_[p.process_id]];
-    rank.comm_ns += p.comm_ns;
+    rank.imported_comm_ns = std::max(rank.imported_comm_ns, p.comm_ns);
     rank.imported_elapsed_ns = std::max(rank.imported_elapsed_ns, p.elapsed_ns);
     rank.source = p.source;
     imported_elapsed_ns_ = std::max(imported_elapsed_ns_, p.elapsed_ns);
@@ -103,13 +105,13 @@ v1::StatsReply StatsBuilder::Finish() const {
     out->set_rank(rank);
     out->set_host(sums.host);
     out->set_calls(sums.calls);
-    out->set_comm_ns(sums.comm_ns);
+    out->set_comm_ns(sums.comm_ns + sums.imported_comm_ns);
     out->set_elapsed_ns(std::max(sums.last_end >= sums.first_start
                                      ? sums.last_end - sums.first_start
                                      : 0,
                                  sums.imported_elapsed_ns));
     out->set_source(sums.source);
-    by_comm.push_back({sums.comm_ns, rank});
+    by_comm.push_back({sums.comm_ns + sums.imported_comm_ns, rank});
   }
   if (!by_comm.empty()) {
     std::sort(by_comm.begin(), by_comm.end());

@@ -64,6 +64,7 @@ class StatsBuilder {
     int64_t comm_ns = 0;
     int64_t first_start = INT64_MAX;
     int64_t last_end = INT64_MIN;
+    int64_t imported_comm_ns = 0;
     int64_t imported_elapsed_ns = 0;
     std::string source;  // of imported totals
   };

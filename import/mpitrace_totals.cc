@@ -1,0 +1,50 @@
+#include "import/mpitrace_totals.h"
+
+namespace meridian {
+
+ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
+                             const std::string& node,
+                             const std::string& file_name, int32_t rank) {
+  ImportedTrace trace;
+  trace.format = "mpitrace";
+  ProcessDesc own;
+  own.rank = rank >= 0 ? rank : profile.rank;
+  own.node = !node.empty()           ? node
+             : !profile.host.empty() ? profile.host
+                                     : file_name;
+  trace.processes.push_back(own);
+  int64_t routines_ns = 0;
+  for (const MpitraceRoutine& r : profile.routines) {
+    if (r.calls == 0) continue;
+    ImportedOpTotals op;
+    op.process = 0;
+    op.category = v1::CATEGORY_MPI;
+    op.name = r.name;
+    op.calls = r.calls;
+    op.bytes = r.bytes;
+    op.dur_ns = r.time_ns;
+    for (const MpitraceSizeBucket& b : r.buckets) {
+      op.sizes.push_back({b.log2, b.calls, b.bytes, b.time_ns});
+    }
+    routines_ns += r.time_ns;
+    trace.op_totals.push_back(std::move(op));
+  }
+  trace.process_totals.push_back({0, profile.comm_ns.value_or(routines_ns),
+                                  profile.elapsed_ns.value_or(0), "mpitrace"});
+  // Rank 0's table: the other ranks' times. With --rank the file's ranks
+  // are not the job's, so the table is left out.
+  if (rank >= 0) return trace;
+  for (const MpitraceRankTotals& r : profile.ranks) {
+    if (r.rank == profile.rank) continue;
+    ProcessDesc other;
+    other.rank = r.rank;
+    other.node = !node.empty() ? node : r.host;
+    trace.processes.push_back(other);
+    trace.process_totals.push_back(
+        {static_cast<int>(trace.processes.size()) - 1, r.comm_ns, r.elapsed_ns,
+         "mpitrace"});
+  }
+  return trace;
+}
+
+}  // namespace meridian
