@@ -19,6 +19,10 @@
 #   ./bench/run.sh fuzz [--seconds N]
 #                             (the libFuzzer targets, N s each, default 300:
 #                              executions and findings)
+#   ./bench/run.sh import [--events N] [--rounds R]
+#                             (meridian import of a 1M-event Chrome trace:
+#                              events/s; export as JSON and as Perfetto:
+#                              bytes/s and sizes)
 #   ./bench/run.sh gpu        (GPU machines only: CUDA + NCCL capture's
 #                              overhead on small kernels and AllReduces,
 #                              after the GPU tests; see tests/gpu/run.sh)
@@ -53,6 +57,12 @@ case "${1:-}" in
     [ $# -gt 0 ] || set -- --seconds 300
     exec ./tests/fuzz.sh "$@"
     ;;
+  import)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //collector:meridian-collector //cli:meridian >&2
+    exec ./bench/import_bench.sh "$@"
+    ;;
   ring)
     ./deploy/dependencies.sh
     bazel build //capture/probe:ring_bench >&2
@@ -74,8 +84,8 @@ case "${1:-}" in
     exec ./bench/colocated_bench.sh "$@"
     ;;
   *)
-    sed -n '2,21p' "$0" >&2
-    echo "benchmarks: ingest, analysis, ring, probe, colocated, load, fuzz, gpu" >&2
+    sed -n '2,25p' "$0" >&2
+    echo "benchmarks: ingest, analysis, ring, probe, colocated, load, fuzz, import, gpu" >&2
     exit 2
     ;;
 esac
