@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -61,9 +62,11 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
     return false;
   }
   if (terminal) {
-    fprintf(stderr, "meridian import: %s: read %.1f MB%s in %.2f s\n",
-            path.c_str(), file->content.size() / 1e6,
-            file->gzip ? " (gzip)" : "", Seconds(began));
+    const double seconds = std::max(1e-6, Seconds(began));
+    fprintf(
+        stderr, "meridian import: %s: read %.1f MB%s in %.2f s (%.1f MB/s)\n",
+        path.c_str(), file->content.size() / 1e6, file->gzip ? " (gzip)" : "",
+        seconds, file->content.size() / 1e6 / seconds);
   }
   ImportReadOptions read;
   read.file = path;
@@ -106,8 +109,12 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
   const std::vector<v1::Batch> batches =
       ToBatches(*trace, agent_id, options.clock_offset_ns);
   if (terminal) {
-    fprintf(stderr, "meridian import: %s: parsed %zu spans in %.2f s\n",
-            path.c_str(), trace->spans.size(), Seconds(began));
+    const double seconds = std::max(1e-6, Seconds(began));
+    fprintf(stderr,
+            "meridian import: %s: parsed %zu spans in %.2f s (%.0f spans/s); "
+            "sending %zu batches\n",
+            path.c_str(), trace->spans.size(), seconds,
+            trace->spans.size() / seconds, batches.size());
   }
   absl::StatusOr<SendReport> report = client.SendAll(batches);
   if (!report.ok()) {
@@ -141,8 +148,7 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
             "meridian import: %s: statistics of %zu operations and %zu "
             "processes of rank%s %s (node %s, %s) into job %s; meridian "
             "stats shows them\n",
-            path.c_str(), trace->op_totals.size(),
-            trace->process_totals.size(),
+            path.c_str(), trace->op_totals.size(), trace->process_totals.size(),
             trace->processes.size() > 1 ? "s" : "", ranks.c_str(),
             trace->processes[0].node.c_str(), trace->format.c_str(),
             options.job.c_str());
