@@ -1,5 +1,6 @@
 #include "cli/output_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,10 +14,18 @@ namespace meridian {
 absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(
     const std::string& path, std::string what) {
   const std::string partial = path + ".partial";
-  FILE* file = fopen(partial.c_str(), "wb");
+  // Never through a symbolic link: in a shared directory another user's
+  // link would aim the write at a file of theirs choosing.
+  const int fd =
+      open(partial.c_str(),
+           O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  FILE* file = fd >= 0 ? fdopen(fd, "wb") : nullptr;
   if (file == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot write ", partial, ": ", strerror(errno)));
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    return absl::UnavailableError(absl::StrCat(
+        "cannot write ", partial, ": ", strerror(error),
+        error == ELOOP ? " (it is a symbolic link; remove it)" : ""));
   }
   const bool gzip = absl::EndsWith(path, ".gz");
   std::unique_ptr<OutputFile> out(

@@ -1,8 +1,9 @@
 // OutputFile: where `meridian export` writes a file: beside it first
 // (NAME.partial) and renamed at Commit, so a failed or interrupted export
 // leaves no partial file under the name; gzip-compressed (zlib, level 6)
-// when the name ends in ".gz". When stderr is a terminal it shows progress
-// (bytes received, rate) at most twice a second.
+// when the name ends in ".gz". NAME.partial is never opened through a
+// symbolic link (a shared directory's trap). When stderr is a terminal it shows
+// progress (bytes received, rate) at most twice a second.
 #ifndef MERIDIAN_CLI_OUTPUT_FILE_H_
 #define MERIDIAN_CLI_OUTPUT_FILE_H_
 

@@ -1,6 +1,7 @@
 #include "cli/output_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -72,6 +73,21 @@ TEST(OutputFileTest, GzipByNameAndZlibReadsItBack) {
   gzclose(in);
   back.resize(n);
   EXPECT_EQ(back, data);
+}
+
+TEST(OutputFileTest, RefusesToWriteThroughASymbolicLink) {
+  const std::string victim = TempPath("victim.txt");
+  { std::ofstream(victim) << "keep"; }
+  const std::string path = TempPath("trap.json");
+  std::remove((path + ".partial").c_str());
+  ASSERT_EQ(symlink(victim.c_str(), (path + ".partial").c_str()), 0);
+  auto file = OutputFile::Create(path, "test");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(),
+            "cannot write " + path +
+                ".partial: Too many levels of symbolic links (it is a "
+                "symbolic link; remove it)");
+  EXPECT_EQ(Slurp(victim), "keep");
 }
 
 TEST(OutputFileTest, AnUnwritableDirectoryIsAClearError) {
