@@ -12,6 +12,9 @@
 namespace meridian {
 namespace {
 
+// The most files one export writes.
+constexpr uint64_t kMaxExportParts = 10000;
+
 // `path` with `tag` before its extension: "t.json.gz" + ".steps-0-9" is
 // "t.steps-0-9.json.gz"; a name without an extension gets it at the end.
 std::string WithTag(const std::string& path, const std::string& tag) {
@@ -101,16 +104,29 @@ absl::StatusOr<std::vector<ExportPart>> SplitBySteps(
   const int64_t last = f.has_last_step()
                            ? std::min(f.last_step(), job.last_step())
                            : job.last_step();
+  // Steps are numbered by the job (or a file it imported): a range too
+  // wide to cut is refused rather than planned file by file.
+  if (last >= first &&
+      static_cast<uint64_t>(last - first) / options.split_every >=
+          kMaxExportParts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "steps ", first, "..", last, " in files of ", options.split_every,
+        " would be more than ", kMaxExportParts,
+        " files: give a larger N, or --steps A:B"));
+  }
   std::vector<ExportPart> parts;
-  for (int64_t a = first; a <= last; a += options.split_every) {
-    const int64_t b = std::min(last, a + options.split_every - 1);
+  for (int64_t a = first; a <= last;) {
+    // b = min(last, a + N - 1), without overflow.
+    const int64_t b =
+        last - a < options.split_every ? last : a + options.split_every - 1;
     ExportPart part;
     part.path = WithTag(options.output, absl::StrCat(".steps-", a, "-", b));
     part.filter = f;
     part.filter.set_first_step(a);
     part.filter.set_last_step(b);
     parts.push_back(std::move(part));
-    if (b == last) break;  // a + N would overflow at INT64_MAX
+    if (b == last) break;
+    a = b + 1;
   }
   if (parts.empty()) {
     return absl::InvalidArgumentError(

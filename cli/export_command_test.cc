@@ -121,6 +121,20 @@ TEST(ExportCommandTest, RefusesOptionsThatDoNotFit) {
   EXPECT_EQ(message(o, v1::EXPORT_FORMAT_CHROME, no_steps),
             "job train/run 1 has no steps to split by (its spans carry "
             "none): use --split-by rank N");
+  v1::JobSummary wide = Job();
+  wide.set_first_step(0);
+  wide.set_last_step(int64_t{1} << 40);
+  EXPECT_EQ(message(o, v1::EXPORT_FORMAT_CHROME, wide),
+            "steps 0..1099511627776 in files of 5 would be more than 10000 "
+            "files: give a larger N, or --steps A:B");
+  // The last step of int64 and a huge N: one file, no overflow.
+  wide.set_first_step(INT64_MAX - 3);
+  wide.set_last_step(INT64_MAX);
+  o.split_every = INT64_MAX;
+  auto parts = PlanExport(o, v1::EXPORT_FORMAT_CHROME, wide);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  ASSERT_EQ(parts->size(), 1u);
+  EXPECT_EQ((*parts)[0].filter.last_step(), INT64_MAX);
 }
 
 }  // namespace

@@ -3,6 +3,12 @@
 #include <algorithm>
 
 namespace meridian {
+namespace {
+
+// Well under the collector's kMaxBatchProcesses (wire/batch_shape.h).
+constexpr size_t kTotalsPerBatch = 8192;
+
+}  // namespace
 
 std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
                                  const std::string& agent_id,
@@ -24,6 +30,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
         first_start == 0 ? s.start_ns : std::min(first_start, s.start_ns);
   }
   std::vector<v1::Batch> batches;
+  bool pending_totals = false;  // added to the builder, not yet taken
   auto take = [&] {
     v1::Batch batch = builder.Take();
     // A batch carries one model: an imported file's processes share a node.
@@ -35,6 +42,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
       clock->set_offset_ns(*clock_offset_ns);
     }
     batches.push_back(ToChunks(std::move(batch)));
+    pending_totals = false;
   };
   // Totals first, with the first spans.
   for (const ImportedOpTotals& t : trace.op_totals) {
@@ -43,6 +51,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     op->set_calls(t.calls);
     op->set_bytes(t.bytes);
     op->set_dur_ns(t.dur_ns);
+    pending_totals = true;
     for (const ImportedSize& size : t.sizes) {
       v1::ImportedSizeTotals* out = op->add_sizes();
       out->set_log2(size.log2);
@@ -51,13 +60,20 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
       out->set_dur_ns(size.dur_ns);
     }
   }
+  // A batch holds at most kMaxBatchProcesses processes: a table of many
+  // ranks' times (mpitrace's, of a large job) goes out in several.
+  size_t in_batch = 0;
   for (const ImportedProcessTotals& t : trace.process_totals) {
     v1::ImportedProcessTotals* out =
         builder.AddProcessTotals(process_handle[t.process], t.source);
     out->set_comm_ns(t.comm_ns);
     out->set_elapsed_ns(t.elapsed_ns);
+    pending_totals = true;
+    if (++in_batch == kTotalsPerBatch) {
+      take();
+      in_batch = 0;
+    }
   }
-  const bool totals = !trace.op_totals.empty() || !trace.process_totals.empty();
   for (const ImportedSpan& s : trace.spans) {
     v1::Span* span = builder.AddSpan(track_handle[s.track], s.category, s.name,
                                      s.start_ns, s.dur_ns);
@@ -85,7 +101,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     }
     if (builder.spans() >= max_spans) take();
   }
-  if (builder.spans() > 0 || (totals && batches.empty())) take();
+  if (builder.spans() > 0 || pending_totals) take();
   return batches;
 }
 

@@ -90,5 +90,29 @@ TEST(ImportedTraceTest, TotalsWithoutSpansMakeOneBatch) {
   EXPECT_EQ(b.strings(b.process_totals(0).source()), "mpitrace");
 }
 
+// A table of 20,000 ranks' times goes out in batches the collector takes.
+TEST(ImportedTraceTest, ManyProcessesTotalsSpreadOverBatches) {
+  ImportedTrace t;
+  for (int r = 0; r < 20000; ++r) {
+    ProcessDesc p;
+    p.job = "j";
+    p.node = "n";
+    p.rank = r;
+    t.processes.push_back(p);
+    t.process_totals.push_back({r, 1000 + r, 9000, "mpitrace"});
+  }
+  const std::vector<v1::Batch> batches = ToBatches(t, "import-z", std::nullopt);
+  ASSERT_EQ(batches.size(), 3u);
+  int64_t totals = 0;
+  for (const v1::Batch& b : batches) {
+    EXPECT_LE(b.processes_size(), 8192);
+    EXPECT_EQ(b.processes_size(), b.process_totals_size());
+    totals += b.process_totals_size();
+  }
+  EXPECT_EQ(totals, 20000);
+  EXPECT_EQ(batches[2].batch_seq(), 3u);
+  EXPECT_EQ(batches[2].processes(0).rank(), 16384);
+}
+
 }  // namespace
 }  // namespace meridian

@@ -13,10 +13,20 @@ std::string DetectTimelineFormat(std::string_view head) {
   };
   if (has("\"pid\":\"Comm.")) return "byteps";
   if (squeezed.empty() || squeezed[0] != '[') return "";
-  const bool writer = has("{\"name\":\"process_name\",\"ph\":\"M\",") ||
-                      has("\"start_time_since_epoch_in_micros\"");
-  if (!writer) return "";
-  return has("\"tid\":") ? "bluefog" : "horovod";
+  // The record order Horovod's and Bluefog's writer uses (name first) is
+  // also what other tools write: it takes one of their operations too.
+  const bool epoch = has("\"start_time_since_epoch_in_micros\"");
+  const bool writer = has("{\"name\":\"process_name\",\"ph\":\"M\",");
+  if (!epoch && !writer) return "";
+  const bool tid = has("\"tid\":");
+  const bool horovod_ops =
+      has("\"name\":\"NEGOTIATE_") || has("\"name\":\"CYCLE_START\"");
+  const bool bluefog_ops = has("\"name\":\"ENQUEUE_") ||
+                           has("\"name\":\"PROC_") ||
+                           has("\"name\":\"COMMUNICATE\"");
+  if (!tid && (epoch || horovod_ops)) return "horovod";
+  if (tid && bluefog_ops) return "bluefog";
+  return "";
 }
 
 }  // namespace meridian

@@ -47,6 +47,11 @@ TEST(TimelineFormatTest, LeavesOtherJsonToTheChromeReader) {
            R"({"traceEvents":[{"name":"process_name","ph":"M","pid":1}]})",
            R"({"schemaVersion":1,"traceEvents":[]})",
            R"([{"ph": "M", "name": "process_name", "pid": 1, "args": {}}])",
+           // Another tool's name-first metadata, with and without a tid.
+           R"([{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{}},)"
+           R"({"name":"forward","ph":"X","pid":1,"tid":3,"ts":5,"dur":1}])",
+           R"([{"name":"process_name","ph":"M","pid":1,"args":{}},)"
+           R"({"name":"forward","ph":"X","pid":1,"ts":5,"dur":1}])",
        }) {
     EXPECT_EQ(DetectTimelineFormat(head), "") << head;
   }

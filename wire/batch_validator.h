@@ -23,7 +23,8 @@
 //   - a ring range has begin <= end; a chunk's ring names one, and each of
 //     its spans' records lies inside it.
 //   - op and process totals name an existing process; op totals name an
-//     operation of category MPI or NCCL; counts, bytes and times are >= 0;
+//     operation of category MPI or NCCL; counts, bytes and times are
+//     0..2^53;
 //     size buckets ascend in log2 -1..62 and hold no more calls than their
 //     operation.
 //   - a clock model, if any field is set, names its node (a non-empty

@@ -43,6 +43,9 @@ void StatsBuilder::Add(const StoredSpan& span) {
 }
 
 void StatsBuilder::AddTotals(const JobTotals& totals) {
+  // A process's selected operations' time: its communication time when
+  // the filter leaves some operations out.
+  absl::flat_hash_map<int64_t, int64_t> selected_ns;
   for (const StoredOpTotals& op : totals.ops) {
     if (!selection_.SelectsProcess(op.process_id) ||
         !selection_.SelectsOp(op.op_id)) {
@@ -50,6 +53,7 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
     }
     RankSums& rank = ranks_[rank_of_process_[op.process_id]];
     rank.calls += op.calls;
+    selected_ns[op.process_id] += op.dur_ns;
     op_sums_[op.op_id].Add(op.bytes, op.dur_ns, op.calls);
     for (const StoredOpTotals::Size& size : op.sizes) {
       bucket_sums_[{op.op_id, size.log2}].Add(size.bytes, size.dur_ns,
@@ -61,7 +65,9 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
     // One rank may have several imported processes (its own profile, and
     // rank 0's table of all ranks): the same run's figures, taken once.
     RankSums& rank = ranks_[rank_of_process_[p.process_id]];
-    rank.imported_comm_ns = std::max(rank.imported_comm_ns, p.comm_ns);
+    const int64_t comm_ns =
+        selection_.narrows_ops() ? selected_ns[p.process_id] : p.comm_ns;
+    rank.imported_comm_ns = std::max(rank.imported_comm_ns, comm_ns);
     rank.imported_elapsed_ns = std::max(rank.imported_elapsed_ns, p.elapsed_ns);
     rank.source = p.source;
     imported_elapsed_ns_ = std::max(imported_elapsed_ns_, p.elapsed_ns);

@@ -16,10 +16,11 @@
 // Imported totals (Store::LoadTotals: a profile another tool wrote, e.g.
 // mpitrace's) are added for the selected ranks and operations: their calls,
 // bytes, times and size buckets to the operations', their communication
-// time to the rank's (its source named), their elapsed time as the rank's
-// if longer. They cover the whole run, so a query with a time or step range
-// leaves them out. A rank that has both is counted twice: import a profile
-// only for ranks Meridian did not capture.
+// time to the rank's (its source named; with a category or name filter,
+// the selected operations' time instead), their elapsed time as the
+// rank's if longer. They cover the whole run, so a query with a time or step
+// range leaves them out. A rank that has both is counted twice: import a
+// profile only for ranks Meridian did not capture.
 #ifndef MERIDIAN_QUERY_STATS_H_
 #define MERIDIAN_QUERY_STATS_H_
 

@@ -143,5 +143,30 @@ TEST(StatsTest, AddsImportedTotalsOfSelectedRanksBesideSpans) {
   EXPECT_EQ(reply.max_comm_rank(), 1);
 }
 
+// With a name filter, a rank's imported communication time is its
+// selected operations' time, not the profile's total.
+TEST(StatsTest, ImportedTimeFollowsAnOperationFilter) {
+  JobCatalog catalog;
+  catalog.processes = {{2, "b", 1, -1, 0}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Allreduce"},
+                 {2, v1::CATEGORY_MPI, "MPI_Send"}};
+  v1::SpanFilter filter;
+  filter.set_name_glob("MPI_Send");
+  auto selection = SpanSelection::Make(catalog, filter);
+  ASSERT_TRUE(selection.ok());
+  StatsBuilder stats(catalog, *selection);
+  JobTotals totals;
+  totals.ops.push_back({2, 1, 4, 64, 2000, {}});
+  totals.ops.push_back({2, 2, 1, 0, 100, {}});
+  totals.processes.push_back({2, 2100, 50000, "mpitrace"});
+  stats.AddTotals(totals);
+  v1::StatsReply reply = stats.Finish();
+  ASSERT_EQ(reply.ops_size(), 1);
+  EXPECT_EQ(reply.ops(0).name(), "MPI_Send");
+  ASSERT_EQ(reply.ranks_size(), 1);
+  EXPECT_EQ(reply.ranks(0).comm_ns(), 100);
+  EXPECT_EQ(reply.ranks(0).calls(), 1);
+}
+
 }  // namespace
 }  // namespace meridian

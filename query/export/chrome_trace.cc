@@ -1,5 +1,7 @@
 #include "query/export/chrome_trace.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "query/export/json.h"
 #include "query/export/trace_names.h"
@@ -157,15 +159,17 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
     AppendMicros(&buffer_, start_ns - origin_ns_);
     buffer_.append("}");
   }
-  if (message_flows_) AddMessageFlow(track, span, start_ns);
+  if (message_flows_) AddMessageFlow(track, span, start_ns, dur_ns);
   if (buffer_.size() >= chunk_bytes_) Flush();
 }
 
 // A matched message's arrow: "s" at the send's start, "f" (bound to the
-// enclosing slice) at the receive's start, one id per message.
+// enclosing slice) at the receive's last nanosecond, one id per message. A
+// blocking receive often starts before its send; it ends after the send
+// started (the export keeps that order), so the arrow points forward.
 void ChromeTraceWriter::AddMessageFlow(const TrackRef& track,
-                                       const StoredSpan& span,
-                                       int64_t start_ns) {
+                                       const StoredSpan& span, int64_t start_ns,
+                                       int64_t dur_ns) {
   const std::optional<MessageEnd> m = messages_.Next(
       role_[span.op_id], track.rank, span.peer, span.tag, span.comm);
   if (!m) return;
@@ -174,7 +178,9 @@ void ChromeTraceWriter::AddMessageFlow(const TrackRef& track,
                   absl::Hex(m->comm), ":", m->source, ">", m->destination, ":",
                   m->tag, "#", m->ordinal, "\",\"pid\":", track.pid,
                   ",\"tid\":", track.tid, ",\"ts\":");
-  AppendMicros(&buffer_, start_ns - origin_ns_);
+  const int64_t at =
+      m->send ? start_ns : start_ns + std::max<int64_t>(0, dur_ns - 1);
+  AppendMicros(&buffer_, at - origin_ns_);
   buffer_.append("}");
 }
 

@@ -74,7 +74,7 @@ class ChromeTraceWriter : public TraceWriter {
     int32_t rank;
   };
   void AddMessageFlow(const TrackRef& track, const StoredSpan& span,
-                      int64_t start_ns);
+                      int64_t start_ns, int64_t dur_ns);
   void Flush();
 
   const JobCatalog& catalog_;

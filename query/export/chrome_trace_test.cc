@@ -175,7 +175,7 @@ TEST(ChromeTraceTest, MatchedMessagesGetFlowArrows) {
         "\"7:0>1:3#0\",\"pid\":1,\"tid\":1,\"ts\":1.000}";
     const std::string f_event =
         "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"message\",\"name\":\"message\","
-        "\"id\":\"7:0>1:3#0\",\"pid\":2,\"tid\":1,\"ts\":1.004}";
+        "\"id\":\"7:0>1:3#0\",\"pid\":2,\"tid\":1,\"ts\":1.013}";
     EXPECT_EQ(out.find(s_event) != std::string::npos, flows) << out;
     EXPECT_EQ(out.find(f_event) != std::string::npos, flows) << out;
   }

@@ -33,6 +33,7 @@ absl::StatusOr<SpanSelection> SpanSelection::Make(
 
   SpanSelection selection;
   selection.narrows_tracks_ = !ranks.empty();
+  selection.narrows_ops_ = !categories.empty() || !filter.name_glob().empty();
   for (const ProcessInfo& p : catalog.processes) {
     if (ranks.empty() || ranks.contains(p.rank)) {
       selection.processes_.insert(p.id);

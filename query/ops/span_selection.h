@@ -32,12 +32,15 @@ class SpanSelection {
   // Whether the filter leaves out some ranks (then only tracks() are read).
   bool narrows_tracks() const { return narrows_tracks_; }
   const absl::flat_hash_set<int64_t>& tracks() const { return tracks_; }
+  // Whether the filter leaves out some operations (categories, a name).
+  bool narrows_ops() const { return narrows_ops_; }
 
  private:
   absl::flat_hash_set<int64_t> processes_;
   absl::flat_hash_set<int64_t> tracks_;
   absl::flat_hash_set<int64_t> ops_;
   bool narrows_tracks_ = false;
+  bool narrows_ops_ = false;
 };
 
 // The store scan for `filter`: its time and step ranges, and the selected
