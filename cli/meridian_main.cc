@@ -18,12 +18,12 @@
 #include "cli/export_command.h"
 #include "cli/filter_flags.h"
 #include "cli/import_command.h"
-#include "import/trace_formats.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "common/client_channel.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
+#include "import/trace_formats.h"
 #include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
 

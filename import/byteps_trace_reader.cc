@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "import/framework_ops.h"
+#include "import/paths.h"
 #include "import/time_base.h"
 #include "wire/span_rules.h"
 

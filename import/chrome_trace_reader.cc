@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/utf8.h"
 #include "import/micros.h"
+#include "import/paths.h"
 #include "wire/span_rules.h"
 
 namespace meridian {
@@ -150,11 +151,6 @@ std::string_view TrimRight(std::string_view s) {
 // UTF-8 character.
 std::string Prefix(std::string_view s, size_t max) {
   return std::string(s.substr(0, Utf8Prefix(s, max)));
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 class Reader {
@@ -830,7 +826,7 @@ absl::Status Reader::Finish(ImportedTrace* out) {
 
   // Processes: which raw pid becomes which process.
   const std::string default_node =
-      options_.node.empty() ? BaseName(options_.file) : options_.node;
+      options_.node.empty() ? PathBaseName(options_.file) : options_.node;
   std::vector<int> process_of(processes_.size(), -1);
   std::vector<bool> skip_process(processes_.size(), false);
   if (dialect == "kineto") {

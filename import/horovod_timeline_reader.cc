@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "import/framework_ops.h"
+#include "import/paths.h"
 #include "import/time_base.h"
 #include "wire/span_rules.h"
 
@@ -317,11 +318,8 @@ absl::StatusOr<ImportedTrace> Reader::Read(std::string json) {
       &summary);
   if (!status.ok()) return status;
   ImportedTrace trace;
-  if (summary.escaped_names > 0) {
-    trace.notes.push_back(
-        absl::StrCat(summary.escaped_names,
-                     " tensor names with unescaped quotes, backslashes or "
-                     "control characters were read as written"));
+  if (std::string note = EscapedNamesNote(summary); !note.empty()) {
+    trace.notes.push_back(std::move(note));
   }
   status = Finish(&trace);
   if (!status.ok()) return status;

@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/utf8.h"
+#include "import/paths.h"
 #include "wire/span_rules.h"
 
 namespace meridian {
@@ -75,11 +76,6 @@ uint32_t Be16(const char* p) {
 }
 
 uint32_t Be32(const char* p) { return Be16(p) << 16 | Be16(p + 2); }
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // What SQLite's header says about the file's size, checked against the
 // size it has: a cut file is refused here with a clear message rather
@@ -931,7 +927,7 @@ absl::Status Reader::Finish(ImportedTrace* out) {
   std::set<int32_t> taken;
   for (const auto& [key, rank] : ranks_) taken.insert(rank);
   const std::string node =
-      options_.node.empty() ? BaseName(options_.file) : options_.node;
+      options_.node.empty() ? PathBaseName(options_.file) : options_.node;
   int32_t next = std::max(options_.rank, 0);
   std::map<int64_t, int> process_of;
   for (const auto& [pid, key] : keys) {

@@ -539,16 +539,11 @@ int64_t EscapeRawProcessNames(std::string* json) {
   return escaped;
 }
 
-std::string PathBaseName(std::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  return std::string(slash == std::string_view::npos ? path
-                                                     : path.substr(slash + 1));
-}
-
-std::string PathDirName(std::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string_view::npos) return "";
-  return std::string(path.substr(0, slash == 0 ? 1 : slash));
+std::string EscapedNamesNote(const TimelineSummary& summary) {
+  if (summary.escaped_names == 0) return "";
+  return absl::StrCat(summary.escaped_names,
+                      " tensor names with unescaped quotes, backslashes or "
+                      "control characters were read as written");
 }
 
 }  // namespace meridian

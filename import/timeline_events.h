@@ -112,9 +112,8 @@ std::string SkippedPhasesNote(const std::map<std::string, int64_t>& by_phase);
 // above); returns how many it changed.
 int64_t EscapeRawProcessNames(std::string* json);
 
-// The file name of `path`, and its directory ("" if none).
-std::string PathBaseName(std::string_view path);
-std::string PathDirName(std::string_view path);
+// What a reader says of the names ReadTimelineEvents escaped; "" if none.
+std::string EscapedNamesNote(const TimelineSummary& summary);
 
 }  // namespace meridian
 

@@ -203,13 +203,5 @@ TEST(TimelineEventsTest, SkippedPhasesNote) {
             "3 events of phases not imported (\"C\" 2, \"P\" 1)");
 }
 
-TEST(TimelineEventsTest, Paths) {
-  EXPECT_EQ(PathBaseName("/a/b/c.json"), "c.json");
-  EXPECT_EQ(PathBaseName("c.json"), "c.json");
-  EXPECT_EQ(PathDirName("/a/b/c.json"), "/a/b");
-  EXPECT_EQ(PathDirName("/c.json"), "/");
-  EXPECT_EQ(PathDirName("c.json"), "");
-}
-
 }  // namespace
 }  // namespace meridian

@@ -8,6 +8,7 @@
 #include "import/mpitrace_profile_reader.h"
 #include "import/mpitrace_totals.h"
 #include "import/nsight_sqlite_reader.h"
+#include "import/paths.h"
 #include "import/timeline_format.h"
 
 namespace meridian {
@@ -20,11 +21,6 @@ constexpr const char* kFormats =
 
 // How much of a file the fingerprints look at.
 constexpr size_t kHeadBytes = 64 * 1024;
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 TimelineReadOptions TimelineOptions(const ImportReadOptions& o) {
   TimelineReadOptions t;
@@ -83,7 +79,7 @@ absl::StatusOr<ImportedTrace> ReadImportFile(std::string content,
     absl::StatusOr<MpitraceProfile> profile =
         ReadMpitraceProfile(content, options.file);
     if (!profile.ok()) return profile.status();
-    return MpitraceTotals(*profile, options.node, BaseName(options.file),
+    return MpitraceTotals(*profile, options.node, PathBaseName(options.file),
                           options.rank);
   }
   if (format == "horovod") {

@@ -45,9 +45,9 @@ declare -A sources=(
   [process_region]="capture/probe/process_region_fuzz.cc capture/probe/process_region.cc capture/probe/span_ring.cc"
   [agent_protocol]="capture/probe/agent_protocol_fuzz.cc capture/probe/agent_protocol.cc capture/probe/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
-  [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/micros.cc common/utf8.cc"
-  [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/micros.cc common/utf8.cc"
-  [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc common/utf8.cc"
+  [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/paths.cc import/micros.cc common/utf8.cc"
+  [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/paths.cc import/micros.cc common/utf8.cc"
+  [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc import/paths.cc common/utf8.cc"
   [mpitrace_profile]="import/mpitrace_profile_fuzz.cc import/mpitrace_profile_reader.cc"
   [spool]="agent/spool_fuzz.cc agent/spool.cc capture/probe/agent_dir.cc common/crc32c.cc wire/batch_spans.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
 )
