@@ -332,7 +332,8 @@ bool NodeAgent::Serve(Client* client) {
     if (known && request.type == AgentMessage::kProbeIdentity &&
         client->session != nullptr) {
       client->session->SetIdentity(request.identity.rank,
-                                   request.identity.local_rank);
+                                   request.identity.local_rank,
+                                   request.identity.world_size);
     } else if (known && request.type == AgentMessage::kDrainSoon &&
                client->session != nullptr) {
       drain_soon_ = true;

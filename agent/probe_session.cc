@@ -17,6 +17,12 @@ namespace {
 constexpr size_t kChunk = 512;
 constexpr uint32_t kAnyRing = UINT32_MAX;  // tracks_ key of named tracks
 
+// A process's word for its world size, kept if plausible (the launcher's
+// variables are checked in the probe, but the socket is a boundary).
+int32_t ValidWorldSize(int32_t world_size) {
+  return world_size > 0 && world_size < (1 << 30) ? world_size : 0;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
@@ -67,6 +73,7 @@ absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
   process.node = node;
   process.rank = hello.rank;
   process.local_rank = hello.local_rank;
+  process.world_size = ValidWorldSize(hello.world_size);
   process.pid = hello.pid;
   return std::unique_ptr<ProbeSession>(
       new ProbeSession(memory, layout, std::move(process)));
@@ -80,10 +87,16 @@ ProbeSession::ProbeSession(void* memory, const ProcessRegionLayout& layout,
 
 ProbeSession::~ProbeSession() { munmap(memory_, layout_.bytes); }
 
-void ProbeSession::SetIdentity(int32_t rank, int32_t local_rank) {
-  if (rank == process_.rank && local_rank == process_.local_rank) return;
+void ProbeSession::SetIdentity(int32_t rank, int32_t local_rank,
+                               int32_t world_size) {
+  world_size = ValidWorldSize(world_size);
+  if (rank == process_.rank && local_rank == process_.local_rank &&
+      world_size == process_.world_size) {
+    return;
+  }
   process_.rank = rank;
   if (local_rank >= 0) process_.local_rank = local_rank;
+  if (world_size > 0) process_.world_size = world_size;
   builder_ = nullptr;  // declare the process anew
 }
 

@@ -53,7 +53,9 @@ class ProbeSession {
       const ProbeHello& hello, int memfd, const std::string& node);
   ~ProbeSession();
 
-  void SetIdentity(int32_t rank, int32_t local_rank);
+  // What MPI_Init learnt: a rank, local rank or world size of -1/0 (not
+  // known) keeps the one from the hello.
+  void SetIdentity(int32_t rank, int32_t local_rank, int32_t world_size);
 
   // Reads up to `max_records` published records into `builder`; returns how
   // many were read. Records that cannot be stored (a name that is not in

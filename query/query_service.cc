@@ -33,6 +33,8 @@ grpc::Status ToGrpc(const absl::Status& status) {
 void Summarize(const JobInfo& job, v1::JobSummary* out) {
   out->set_job(job.name);
   out->set_ranks(job.ranks);
+  out->set_world_size(job.world_size);
+  out->set_incomplete(job.world_size > 0 && job.ranks < job.world_size);
   out->set_nodes(job.nodes);
   out->set_spans(job.spans);
   out->set_start_ns(job.spans > 0 ? job.min_start_ns : 0);

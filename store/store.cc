@@ -19,7 +19,7 @@ namespace {
 // Version 3: spans are stored as columnar chunks (wire/span_chunk.h), one
 // row per chunk. Version 2 (a row per span) and earlier are refused with a
 // message: their spans would have to be rewritten.
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 // Version 3 kept one clock model per (node, reference_ns), whoever sent it;
 // version 4 keys them by the agent that sent them and records which agents
@@ -41,6 +41,15 @@ UPDATE meta SET value=4 WHERE key='schema_version';
 COMMIT;
 )sql";
 
+// Version 5 records each process's world size (the ranks its launcher
+// started), so that a job with lost ranks shows as incomplete.
+constexpr const char* kUpgrade4To5 = R"sql(
+BEGIN IMMEDIATE;
+ALTER TABLE processes ADD COLUMN world_size INTEGER NOT NULL DEFAULT 0;
+UPDATE meta SET value=5 WHERE key='schema_version';
+COMMIT;
+)sql";
+
 // Spans of one track go into chunks of at most this many.
 constexpr size_t kStoreChunkSpans = 8192;
 
@@ -57,6 +66,7 @@ CREATE TABLE IF NOT EXISTS jobs(
 CREATE TABLE IF NOT EXISTS processes(
   id INTEGER PRIMARY KEY, job INTEGER NOT NULL, node INTEGER NOT NULL,
   rank INTEGER NOT NULL, local_rank INTEGER NOT NULL, pid INTEGER NOT NULL,
+  world_size INTEGER NOT NULL DEFAULT 0,
   UNIQUE(job, node, pid, rank, local_rank));
 CREATE TABLE IF NOT EXISTS tracks(
   id INTEGER PRIMARY KEY, process INTEGER NOT NULL, kind INTEGER NOT NULL,
@@ -192,7 +202,9 @@ struct Store::Caches {
         ops(capacity) {}
   LruCache<std::string, int64_t> string_ids;
   LruCache<std::string, JobRef> jobs;
-  LruCache<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>, int64_t>
+  // A process's id and the largest world size stored for it.
+  LruCache<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
+           std::pair<int64_t, int32_t>>
       processes;
   LruCache<std::tuple<int64_t, int64_t, int64_t>, int64_t> tracks;
   LruCache<std::pair<int64_t, int64_t>, int64_t> ops;
@@ -309,16 +321,18 @@ absl::Status Store::RefuseOlderVersion() {
   }
   sqlite3_finalize(stmt);  // no meta table yet: a new store
   if (version == 0 || version == kSchemaVersion) return absl::OkStatus();
-  if (version == 3) {
-    absl::Status status = Exec(kUpgrade3To4);
+  // Upgraded in place, one version at a time, each in one transaction.
+  constexpr const char* kUpgrades[] = {kUpgrade3To4, kUpgrade4To5};
+  for (; version >= 3 && version < kSchemaVersion; ++version) {
+    absl::Status status = Exec(kUpgrades[version - 3]);
     if (!status.ok()) {
       Exec("ROLLBACK;").IgnoreError();
       return absl::FailedPreconditionError(absl::StrCat(
-          path_, " has store schema version 3; upgrading it to 4 failed (",
-          status.message(),
+          path_, " has store schema version ", version, "; upgrading it to ",
+          version + 1, " failed (", status.message(),
           "). Open it once with a collector, which may write it"));
     }
-    return absl::OkStatus();
+    if (version + 1 == kSchemaVersion) return absl::OkStatus();
   }
   if (version < kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -599,23 +613,29 @@ absl::StatusOr<std::vector<Store::ProcessRef>> Store::StoreProcesses(
     auto key = std::make_tuple(job->id, string_id[p.node()],
                                static_cast<int64_t>(p.rank()),
                                static_cast<int64_t>(p.local_rank()), p.pid());
-    const int64_t* cached = caches_->processes.Find(key);
-    int64_t process_id = cached != nullptr ? *cached : 0;
-    if (cached == nullptr) {
+    const std::pair<int64_t, int32_t>* cached = caches_->processes.Find(key);
+    int64_t process_id = cached != nullptr ? cached->first : 0;
+    // A process learns its world size at MPI_Init, after its first spans.
+    if (cached == nullptr || cached->second < p.world_size()) {
       auto insert = Prepare(
-          "INSERT INTO processes(job, node, rank, local_rank, pid) "
-          "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET pid=pid "
-          "RETURNING id");
+          "INSERT INTO processes(job, node, rank, local_rank, pid, world_size) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET "
+          "world_size=max(world_size, excluded.world_size) RETURNING id, "
+          "world_size");
       if (!insert.ok()) return insert.status();
       (*insert)
           ->Bind(1, std::get<0>(key))
           .Bind(2, std::get<1>(key))
           .Bind(3, std::get<2>(key))
           .Bind(4, std::get<3>(key))
-          .Bind(5, std::get<4>(key));
-      auto id = InsertReturningId(*insert, "storing a process failed");
+          .Bind(5, std::get<4>(key))
+          .Bind(6, static_cast<int64_t>(p.world_size()));
+      int64_t stored_world_size = 0;
+      auto id = InsertReturningId(*insert, "storing a process failed",
+                                  &stored_world_size);
       if (!id.ok()) return id.status();
-      caches_->processes.Insert(key, *id);
+      caches_->processes.Insert(key,
+                                {*id, static_cast<int32_t>(stored_world_size)});
       process_id = *id;
     }
     process[i] = {process_id, *job};
@@ -874,9 +894,12 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
   auto select = Prepare(
       "SELECT j.id, j.name, j.epoch_ns, j.min_start_ns, j.max_end_ns, "
       "j.max_dur_ns, j.spans, "
-      "(SELECT count(DISTINCT rank) FROM processes p WHERE p.job=j.id), "
+      "(SELECT count(DISTINCT rank) FROM processes p WHERE p.job=j.id "
+      "AND rank >= 0), "
       "(SELECT count(DISTINCT node) FROM processes p WHERE p.job=j.id), "
-      "j.max_chunk_ns, j.chunks FROM jobs j ORDER BY j.name");
+      "j.max_chunk_ns, j.chunks, "
+      "(SELECT ifnull(max(world_size), 0) FROM processes p WHERE p.job=j.id) "
+      "FROM jobs j ORDER BY j.name");
   if (!select.ok()) return select.status();
   std::vector<JobInfo> jobs;
   int rc;
@@ -893,6 +916,7 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
     job.nodes = static_cast<int32_t>((*select)->Int(8));
     job.max_chunk_ns = (*select)->Int(9);
     job.chunks = (*select)->Int(10);
+    job.world_size = static_cast<int32_t>((*select)->Int(11));
     jobs.push_back(std::move(job));
   }
   (*select)->Reset();

@@ -597,6 +597,7 @@ TEST(StoreTest, UpgradesAVersion3Store) {
                          "offset_ns, drift_ppb, uncertainty_ns, agent FROM "
                          "agent_clock_models;"
                          "DROP TABLE agent_clock_models; DROP TABLE job_agents;"
+                         "ALTER TABLE processes DROP COLUMN world_size;"
                          "UPDATE meta SET value=3 WHERE key='schema_version';",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
@@ -607,6 +608,49 @@ TEST(StoreTest, UpgradesAVersion3Store) {
   ASSERT_TRUE(models.ok()) << models.status();
   ASSERT_EQ(models->size(), 1u);
   EXPECT_EQ((*models)[0].offset_ns, -500);
+}
+
+// A version 4 store (no world sizes) is upgraded in place: its processes
+// are kept, their world size unknown (0) until a process reports one.
+TEST(StoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
+  const std::string path = TempPath("v4.db");
+  {
+    auto store = Store::Open(path);
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE processes DROP COLUMN world_size;"
+                         "UPDATE meta SET value=4 WHERE key='schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto jobs = (*store)->ListJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].ranks, 2);
+  EXPECT_EQ((*jobs)[0].world_size, 0);
+  // Rank 1 of the same process reports a world of 4 (MPI_Init learnt it);
+  // a process of unknown rank is no rank seen.
+  BatchBuilder builder("agent-2");
+  const int p1 =
+      builder.DeclareProcess({"job-a", "host-1", 1, 0, 101, /*world=*/4});
+  const int unknown = builder.DeclareProcess({"job-a", "host-2", -1, -1, 7});
+  builder.AddSpan(builder.DeclareTrack(p1, v1::TRACK_KIND_THREAD, 1, "main"),
+                  v1::CATEGORY_USER, "step", kT, 10);
+  builder.AddSpan(
+      builder.DeclareTrack(unknown, v1::TRACK_KIND_THREAD, 1, "main"),
+      v1::CATEGORY_USER, "step", kT, 10);
+  v1::Batch batch = builder.Take();
+  ASSERT_TRUE((*store)->Write({&batch}).ok());
+  jobs = (*store)->ListJobs();
+  EXPECT_EQ((*jobs)[0].ranks, 2);
+  EXPECT_EQ((*jobs)[0].world_size, 4);
+  EXPECT_EQ((*store)->LoadCatalog("job-a")->processes.size(), 3u);
 }
 
 TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
@@ -625,7 +669,7 @@ TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string message =
       path +
       " has store schema version 2 (one row per span, Meridian before "
-      "chunked storage); this Meridian reads version 4. Read it with the "
+      "chunked storage); this Meridian reads version 5. Read it with the "
       "Meridian that wrote it (meridian export), or give this collector a "
       "new --db file";
   EXPECT_EQ(Store::Open(path).status().message(), message);

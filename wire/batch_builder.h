@@ -33,6 +33,7 @@ struct ProcessDesc {
   int32_t rank = -1;
   int32_t local_rank = -1;
   int64_t pid = 0;
+  int32_t world_size = 0;  // 0: unknown
 };
 
 class BatchBuilder {

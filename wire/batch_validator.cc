@@ -344,6 +344,10 @@ absl::Status ValidateBatch(v1::Batch* batch, std::vector<SpanColumns>* decoded,
       return check.Fail(absl::StrCat("process ", i, ": node index ", p.node(),
                                      " is out of range"));
     }
+    if (p.world_size() < 0 || p.world_size() >= (1 << 30)) {
+      return check.Fail(absl::StrCat("process ", i, ": world size ",
+                                     p.world_size(), " is out of range"));
+    }
   }
   for (int i = 0; i < batch->tracks_size(); ++i) {
     const v1::Track& t = batch->tracks(i);

@@ -108,6 +108,13 @@ TEST(BatchValidatorTest, DropsEmptyNamesAndUnknownEnumsRefusesNoJob) {
   batch.mutable_processes(0)->set_job(0);
   EXPECT_EQ(Message(batch),
             "batch 1 from agent \"node-a\": process 0 has no job name");
+  batch = ValidBatch();
+  batch.mutable_processes(0)->set_world_size(-4);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": process 0: world size -4 is out "
+            "of range");
+  batch.mutable_processes(0)->set_world_size(64);
+  EXPECT_EQ(Message(batch), "");
 }
 
 TEST(BatchValidatorTest, RejectsBadIdentityAndStringTable) {

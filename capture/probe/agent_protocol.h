@@ -21,7 +21,7 @@
 
 namespace meridian {
 
-constexpr uint32_t kAgentProtocolVersion = 1;
+constexpr uint32_t kAgentProtocolVersion = 2;
 
 enum class AgentMessage : uint32_t {
   kProbeHello = 1,
@@ -42,13 +42,15 @@ struct ProbeHello {
   int32_t local_rank = -1;
   uint64_t region_bytes = 0;
   char job[256] = {};
+  int32_t world_size = 0;  // 0: not known yet
+  uint32_t reserved = 0;
 };
 
 struct ProbeIdentity {
   AgentMessage type = AgentMessage::kProbeIdentity;
   int32_t rank = -1;
   int32_t local_rank = -1;
-  uint32_t reserved = 0;
+  int32_t world_size = 0;
 };
 
 // `meridian run` says this first and then nothing until its FlushRequest

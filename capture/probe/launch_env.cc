@@ -1,58 +1,133 @@
 #include "capture/probe/launch_env.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace meridian {
 namespace {
 
-// The first of `names` that is set to a non-negative integer, else -1.
-int FirstInt(const char* (*getenv_fn)(const char*),
-             std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    const char* value = getenv_fn(name);
-    if (value == nullptr || *value == '\0') continue;
-    char* end;
-    long n = strtol(value, &end, 10);
-    if (*end == '\0' && n >= 0 && n < (1L << 30)) return static_cast<int>(n);
-  }
-  return -1;
+using Getenv = const char* (*)(const char*);
+
+// One row of the table in launch_env.h; null: the launcher sets none.
+struct RankVariables {
+  const char* launcher;
+  const char* rank;
+  const char* local_rank;
+  const char* world_size;
+};
+
+constexpr RankVariables kRankVariables[] = {
+    {"meridian", "MERIDIAN_RANK", "MERIDIAN_LOCAL_RANK", "MERIDIAN_WORLD_SIZE"},
+    {"torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE"},
+    {"open-mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_SIZE"},
+    {"hydra", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
+    {"pmix", "PMIX_RANK", nullptr, nullptr},
+    {"flux", "FLUX_TASK_RANK", "FLUX_TASK_LOCAL_ID", "FLUX_JOB_SIZE"},
+    {"lsf", "JSM_NAMESPACE_RANK", "JSM_NAMESPACE_LOCAL_RANK",
+     "JSM_NAMESPACE_SIZE"},
+    {"slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},
+};
+
+// $name as an integer in [min, 2^30), else -1.
+int IntVariable(Getenv getenv_fn, const char* name, long min) {
+  if (name == nullptr) return -1;
+  const char* value = getenv_fn(name);
+  if (value == nullptr || *value < '0' || *value > '9') return -1;
+  char* end;
+  const long n = strtol(value, &end, 10);
+  if (*end != '\0' || n < min || n >= (1L << 30)) return -1;
+  return static_cast<int>(n);
 }
 
-std::string Get(const char* (*getenv_fn)(const char*), const char* name) {
+std::string Text(Getenv getenv_fn, const char* name) {
   const char* value = getenv_fn(name);
   return value == nullptr ? "" : value;
+}
+
+// torchrun's RANK only counts with WORLD_SIZE (torch.distributed's env://
+// contract): a lone RANK may be anybody's variable.
+bool Applies(Getenv getenv_fn, const RankVariables& row) {
+  if (IntVariable(getenv_fn, row.rank, 0) < 0) return false;
+  if (strcmp(row.launcher, "torchrun") == 0) {
+    return IntVariable(getenv_fn, row.world_size, 1) > 0;
+  }
+  return true;
+}
+
+void ResolveRank(Getenv getenv_fn, LaunchIdentity* id) {
+  for (const RankVariables& row : kRankVariables) {
+    if (!Applies(getenv_fn, row)) continue;
+    id->rank_source = row.launcher;
+    id->rank = IntVariable(getenv_fn, row.rank, 0);
+    id->local_rank = IntVariable(getenv_fn, row.local_rank, 0);
+    const int size = IntVariable(getenv_fn, row.world_size, 1);
+    id->world_size = size > id->rank ? size : 0;
+    return;
+  }
+}
+
+// "<a>" or "<a>.<b>" when $b is set.
+std::string WithSuffix(Getenv getenv_fn, const std::string& a, const char* b) {
+  const std::string suffix = Text(getenv_fn, b);
+  return suffix.empty() ? a : a + "." + suffix;
+}
+
+void ResolveJob(Getenv getenv_fn, LaunchIdentity* id) {
+  struct {
+    const char* launcher;
+    const char* variable;
+    const char* prefix;
+    const char* suffix;  // appended after '.', if set
+  } constexpr kJobVariables[] = {
+      {"meridian", "MERIDIAN_JOB", "", nullptr},
+      {"torchrun", "TORCHELASTIC_RUN_ID", "torchrun-", nullptr},
+      {"slurm", "SLURM_JOB_ID", "slurm-", "SLURM_STEP_ID"},
+      {"flux", "FLUX_JOB_ID", "flux-", nullptr},
+      {"lsf", "LSB_JOBID", "lsf-", "LSB_JOBINDEX"},
+      {"pbs", "PBS_JOBID", "pbs-", nullptr},
+      {"open-mpi", "OMPI_MCA_ess_base_jobid", "ompi-", nullptr},
+      {"pmix", "PMIX_NAMESPACE", "pmix-", nullptr},
+      {"hydra", "PMI_KVSNAME", "hydra-", nullptr},
+  };
+  for (const auto& row : kJobVariables) {
+    const std::string value = Text(getenv_fn, row.variable);
+    // torchrun's rendezvous id defaults to "none" on every job.
+    if (value.empty() ||
+        (strcmp(row.launcher, "torchrun") == 0 && value == "none")) {
+      continue;
+    }
+    id->job = row.suffix == nullptr
+                  ? row.prefix + value
+                  : WithSuffix(getenv_fn, row.prefix + value, row.suffix);
+    id->job_source = row.launcher;
+    return;
+  }
 }
 
 const char* SystemGetenv(const char* name) { return getenv(name); }
 
 }  // namespace
 
-LaunchIdentity IdentityFromEnvironment(const char* (*getenv_fn)(const char*)) {
+LaunchIdentity IdentityFromEnvironment(Getenv getenv_fn) {
   LaunchIdentity id;
-  id.rank =
-      FirstInt(getenv_fn, {"MERIDIAN_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                           "PMIX_RANK", "SLURM_PROCID", "RANK"});
-  id.local_rank =
-      FirstInt(getenv_fn, {"MERIDIAN_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                           "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"});
-  id.job = Get(getenv_fn, "MERIDIAN_JOB");
-  if (!id.job.empty()) return id;
-  if (std::string ompi = Get(getenv_fn, "OMPI_MCA_ess_base_jobid");
-      !ompi.empty()) {
-    id.job = "ompi-" + ompi;
-  } else if (std::string slurm = Get(getenv_fn, "SLURM_JOB_ID");
-             !slurm.empty()) {
-    std::string step = Get(getenv_fn, "SLURM_STEP_ID");
-    id.job = "slurm-" + slurm + (step.empty() ? "" : "." + step);
-  } else if (std::string run = Get(getenv_fn, "TORCHELASTIC_RUN_ID");
-             !run.empty()) {
-    id.job = "torchrun-" + run;
-  }
+  ResolveRank(getenv_fn, &id);
+  ResolveJob(getenv_fn, &id);
   return id;
 }
 
 LaunchIdentity IdentityFromEnvironment() {
   return IdentityFromEnvironment(SystemGetenv);
+}
+
+bool InsideLauncher(Getenv getenv_fn) {
+  const LaunchIdentity id = IdentityFromEnvironment(getenv_fn);
+  if (*id.rank_source == '\0') return false;
+  // sbatch's batch script has SLURM_PROCID=0 too; a task of srun has a step.
+  if (strcmp(id.rank_source, "slurm") == 0) {
+    return !Text(getenv_fn, "SLURM_STEP_ID").empty();
+  }
+  return true;
 }
 
 }  // namespace meridian

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <new>
 #include <string_view>
 
+#include "capture/probe/agent_launch.h"
 #include "capture/probe/agent_protocol.h"
 #include "capture/probe/launch_env.h"
 #include "capture/probe/process_region.h"
@@ -47,6 +49,10 @@ ProcessRegionGeometry g_geometry;
 // Plain data only: LoadProbe may run before this file's C++ initializers.
 char g_socket_path[108];
 ProbeHello g_hello;  // identity as last known
+// The agent to start if none answers (agent_launch.h), from the
+// environment as the program started.
+char g_agent_bin[4096];
+char g_collector[256];
 
 // Names: open addressing over (hash32 << 32 | id); 0 is an empty slot.
 constexpr uint32_t kNameTableSize = 4096;
@@ -117,25 +123,87 @@ bool ConnectLocked() {
   return true;
 }
 
+void Say(const std::string& text) {
+  const std::string line = "meridian: " + text + "\n";
+  (void)!write(2, line.data(), line.size());
+}
+
+// An agent this process started when it found none (agent_launch.h): at
+// most one try per process, said once on stderr.
+class AgentStarter {
+ public:
+  // After a failed connection (`error`: its errno): starts an agent if none
+  // listens on the socket, else reports how the one it started ended.
+  void NotConnected(int error) {
+    if (pid_ > 0) {
+      Reap(false);
+    } else if (!tried_ && (error == ENOENT || error == ECONNREFUSED)) {
+      tried_ = true;
+      Start();
+    }
+  }
+  // After a connection: says that the agent this process started serves.
+  void Connected() {
+    if (pid_ > 0) Reap(true);
+  }
+
+ private:
+  void Start() {
+    const AgentLaunch launch{g_agent_bin, g_collector, g_socket_path};
+    std::string error;
+    pid_ = SpawnAgent(launch, ::environ, &error);
+    if (pid_ < 0) {
+      Say("no agent answers on " + launch.socket + " and none could be " +
+          "started (" + error + "); this process's spans wait in its rings " +
+          "until an agent serves that socket (docs/launchers.md)");
+    }
+  }
+  // Whether the agent started here still runs, or how it ended: exit 3
+  // means an agent another process started serves, which is as good.
+  void Reap(bool connected) {
+    int status = 0;
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == 0 && !connected) return;
+    const std::string log = AgentLogPath(g_socket_path);
+    if (done == 0) {
+      Say("no agent answered on " + std::string(g_socket_path) + ": started " +
+          g_agent_bin + " (pid " + std::to_string(pid_) + ") for collector " +
+          (*g_collector ? g_collector : "default") + "; its log: " + log);
+    } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == kAgentLostRace)) {
+      Say("the agent this process started (" + std::string(g_agent_bin) +
+          ") ended with status " + std::to_string(status) + "; see " + log);
+    }
+    pid_ = 0;
+  }
+
+  bool tried_ = false;
+  pid_t pid_ = 0;
+};
+
 // Keeps the process registered with an agent: waits on the connection and,
 // when the agent goes away, connects again (to its successor) with backoff.
 void* WatchAgent(void*) {
   int backoff_ms = 20;
+  AgentStarter starter;
   for (;;) {
     int fd;
+    int error = 0;
     {
       std::lock_guard<std::mutex> lock(g_mutex);
       if (g_socket < 0 && !ConnectLocked()) {
+        error = errno;
         fd = -1;
       } else {
         fd = g_socket;
       }
     }
     if (fd < 0) {
+      starter.NotConnected(error);
       SleepMs(backoff_ms);
       if (backoff_ms < 1000) backoff_ms *= 2;
       continue;
     }
+    starter.Connected();
     backoff_ms = 20;
     char buffer[64];
     while (ReceiveMessage(fd, buffer, sizeof(buffer), nullptr) > 0) {
@@ -247,7 +315,14 @@ __attribute__((constructor)) void LoadProbe() {
   LaunchIdentity id = IdentityFromEnvironment();
   g_hello.rank = id.rank;
   g_hello.local_rank = id.local_rank;
+  g_hello.world_size = id.world_size;
   CopyField(id.job.c_str(), g_hello.job, sizeof(g_hello.job));
+  if (const char* agent = getenv("MERIDIAN_AGENT_BIN")) {
+    CopyField(agent, g_agent_bin, sizeof(g_agent_bin));
+  }
+  if (const char* collector = getenv("MERIDIAN_COLLECTOR")) {
+    CopyField(collector, g_collector, sizeof(g_collector));
+  }
   const int64_t records = EnvInt("MERIDIAN_RING_RECORDS", 1 << 15);
   if (records >= 16 && records <= (1 << 24) && (records & (records - 1)) == 0) {
     g_geometry.ring_capacity = static_cast<uint64_t>(records);
@@ -391,18 +466,23 @@ uint32_t InternSlow(int slot, const char* name) {
   return id;
 }
 
-void SetWorldRank(int rank) {
+void SetWorldRank(int rank, int world_size) {
   if (!g_event.enabled) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  const bool changed = g_hello.rank != rank;
+  // The launcher's word comes first (launch_env.h); MPI's fills what it
+  // left unknown.
+  const bool changed = (g_hello.rank < 0 && rank >= 0) ||
+                       (g_hello.world_size <= 0 && world_size > 0);
   const bool registered = g_region != nullptr;
-  g_hello.rank = rank;
+  if (g_hello.rank < 0) g_hello.rank = rank;
+  if (g_hello.world_size <= 0) g_hello.world_size = world_size;
   // A region made now is announced with the new rank in its hello; one the
   // agent already knows gets the rank in an identity message.
   if (!EnsureRegionLocked() || !changed || !registered || g_socket < 0) return;
   ProbeIdentity identity;
   identity.rank = g_hello.rank;
   identity.local_rank = g_hello.local_rank;
+  identity.world_size = g_hello.world_size;
   SendMessage(g_socket, &identity, sizeof(identity), -1);
 }
 

@@ -141,9 +141,10 @@ inline void StampStep(ProbeRecord* record) {
   }
 }
 
-// MPI_Init learned this process's world rank (used when the launcher's
-// environment did not say).
-void SetWorldRank(int rank);
+// MPI_Init learned this process's world rank and MPI_COMM_WORLD's size:
+// each is used where the launcher's environment did not say
+// (launch_env.h).
+void SetWorldRank(int rank, int world_size = 0);
 
 // Step API (meridian_step_begin/end); see include/meridian/probe.h.
 void StepBegin(int64_t step);
