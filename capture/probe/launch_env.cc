@@ -88,7 +88,6 @@ void ResolveJob(Getenv getenv_fn, LaunchIdentity* id) {
       {"pbs", "PBS_JOBID", "pbs-", nullptr},
       {"open-mpi", "OMPI_MCA_ess_base_jobid", "ompi-", nullptr},
       {"pmix", "PMIX_NAMESPACE", "pmix-", nullptr},
-      {"hydra", "PMI_KVSNAME", "hydra-", nullptr},
   };
   for (const auto& row : kJobVariables) {
     const std::string value = Text(getenv_fn, row.variable);

@@ -32,8 +32,9 @@
 // (TORCHELASTIC_RUN_ID, unless torchrun's default "none"), Slurm
 // (SLURM_JOB_ID[.SLURM_STEP_ID]), Flux (FLUX_JOB_ID), LSF
 // (LSB_JOBID[.LSB_JOBINDEX]), PBS (PBS_JOBID), Open MPI
-// (OMPI_MCA_ess_base_jobid), PMIx (PMIX_NAMESPACE), MPICH Hydra
-// (PMI_KVSNAME... when set); else empty (the caller chooses one).
+// (OMPI_MCA_ess_base_jobid), PMIx (PMIX_NAMESPACE); else empty (the caller
+// chooses one). MPICH's Hydra puts no job id in its ranks' environment
+// (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, PMI_FD, as MPICH 4.0 sets them).
 // `meridian run` exports MERIDIAN_JOB, so its children never reach the rest.
 #ifndef MERIDIAN_AGENT_PROBE_LAUNCH_ENV_H_
 #define MERIDIAN_AGENT_PROBE_LAUNCH_ENV_H_

@@ -53,10 +53,10 @@ TEST(LaunchEnvTest, OpenMpi) {
 }
 
 TEST(LaunchEnvTest, MpichHydra) {
-  const Environment hydra = {{"PMI_RANK", "5"},        {"PMI_SIZE", "8"},
-                             {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "4"},
-                             {"PMI_FD", "7"},          {"PMI_VERSION", "1"}};
-  // Hydra names no job in the environment: `meridian run` names it.
+  const Environment hydra = {
+      {"PMI_RANK", "5"},        {"PMI_SIZE", "8"}, {"MPI_LOCALRANKID", "1"},
+      {"MPI_LOCALNRANKS", "4"}, {"PMI_FD", "6"},   {"HYDI_CONTROL_FD", "7"}};
+  // As MPICH 4.0's mpiexec sets them: no job id (`meridian run` names it).
   ExpectIdentity(With(hydra), "", 5, 1, 8, "hydra");
   EXPECT_TRUE(Inside(hydra));
 }
