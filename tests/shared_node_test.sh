@@ -57,7 +57,8 @@ chmod 0755 "$work"
 mkdir "$work/bin" "$work/lib"
 cp "$bin/agent/meridian-agent" "$bin/cli/meridian" \
   "$bin/collector/meridian-collector" "$bin/examples/data_parallel" "$work/bin/"
-cp "$bin/capture/probe/libmeridian_probe.so" "$work/lib/"
+cp "$bin/capture/probe/libmeridian_probe.so" \
+  "$bin/capture/probe/libmeridian_mpi_openmpi.so" "$work/lib/"
 chmod -R a+rX "$work/bin" "$work/lib"
 export MERIDIAN_PROBE_LIB="$work/lib/libmeridian_probe.so"
 export MERIDIAN_AGENT_BIN="$work/bin/meridian-agent"

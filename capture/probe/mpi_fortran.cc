@@ -15,9 +15,18 @@
 // common blocks. In mpi_f08 a handle is a type holding one integer, a status
 // has the same layout as mpif.h's, and the trailing ierror is optional (a
 // null pointer when absent), so one definition serves both bindings.
+//
+// Part of libmeridian_mpi_openmpi.so only (mpi_family.cc): MPICH's Fortran
+// bindings call the C functions, so the C wrappers see its Fortran calls.
 #include <mpi.h>
 
 #include <new>
+
+#include "capture/probe/mpi_family_abi.h"
+
+#if !defined(OPEN_MPI)
+#error "Open MPI's Fortran ABI: build this file against Open MPI's mpi.h"
+#endif
 
 extern "C" {
 // Open MPI's Fortran sentinels (weak: a build without Fortran has none).
@@ -517,3 +526,21 @@ MERIDIAN_FORTRAN(mpi_comm_free, MPI_COMM_FREE,
 }
 
 }  // extern "C"
+
+namespace meridian {
+namespace mpi {
+
+// Every Fortran name in the family table (mpi_family.cc), each checked
+// against mpi_family_abi.h's list.
+void FillFortranEntries(void** entries) {
+#define MERIDIAN_F_ENTRY(name, lower, UPPER, count) \
+  MERIDIAN_MPI_FAMILY_ENTRY(entries, name, count, void);
+#define MERIDIAN_F_ENTRIES(lower, UPPER, count) \
+  MERIDIAN_MPI_FORTRAN_NAMES(MERIDIAN_F_ENTRY, lower, UPPER, count)
+  MERIDIAN_MPI_FORTRAN_FUNCTIONS(MERIDIAN_F_ENTRIES)
+#undef MERIDIAN_F_ENTRIES
+#undef MERIDIAN_F_ENTRY
+}
+
+}  // namespace mpi
+}  // namespace meridian

@@ -1,5 +1,9 @@
 // MPI capture through the profiling interface: each MPI_X below records a
-// ProbeRecord around PMPI_X.
+// ProbeRecord around PMPI_X. Built once per MPI family, against its mpi.h
+// (mpi_family.cc: libmeridian_mpi_openmpi.so, libmeridian_mpi_mpich.so), and
+// reached through libmeridian_probe.so's dispatcher (mpi_dispatch.h). Calls
+// into MPI go to PMPI_* only: an MPI_* call would go back through the
+// dispatcher.
 //
 // What a record holds (docs/architecture.md has the full table):
 //   bytes      count x type size of the call's primary buffer, summed over
@@ -24,6 +28,7 @@
 #include <atomic>
 #include <mutex>
 #include <new>
+#include <type_traits>
 
 #include "capture/probe/handle_table.h"
 #include "capture/probe/probe_runtime.h"
@@ -141,7 +146,17 @@ uint64_t Mix(uint64_t a, uint64_t b, uint64_t c) {
   return h < 16 ? h + 16 : h;  // small ids are reserved (1: world, 2: self)
 }
 
-uint64_t Key(MPI_Comm comm) { return reinterpret_cast<uintptr_t>(comm); }
+// A handle as a table key: Open MPI's handles are pointers, MPICH's are
+// ints; neither family has a handle 0 (MPICH's null handles are non-zero
+// constants too).
+template <typename Handle>
+uint64_t Key(Handle handle) {
+  if constexpr (std::is_pointer_v<Handle>) {
+    return reinterpret_cast<uintptr_t>(handle);
+  } else {
+    return static_cast<uint32_t>(handle);
+  }
+}
 
 // World ranks of `comm`'s ranks (allocated once per communicator; never
 // freed, since records in flight may still point at it).
@@ -231,7 +246,7 @@ class TypeSizes {
  public:
   // Inline: a named type in its home slot, the common case.
   int Size(MPI_Datatype type) {
-    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    const uintptr_t key = Key(type);
     const Entry& entry = entries_[Home(key)];
     if (entry.type.load(std::memory_order_acquire) == key && entry.size >= 0) {
       return entry.size;
@@ -258,7 +273,7 @@ class TypeSizes {
   // The other slots of `type`'s 4; at its first use, its size kept in the
   // first free one.
   __attribute__((noinline, cold)) int SizeSlow(MPI_Datatype type) {
-    const uintptr_t key = reinterpret_cast<uintptr_t>(type);
+    const uintptr_t key = Key(type);
     const uint32_t home = Home(key);
     for (uint32_t i = 0; i < kProbe; ++i) {
       const Entry& entry = entries_[(home + i) & (kEntries - 1)];
@@ -351,10 +366,6 @@ struct Pending {
 };
 
 HandleTable<Pending, 8192, 16> g_requests;
-
-uint64_t Key(MPI_Request request) {
-  return reinterpret_cast<uintptr_t>(request);
-}
 
 void Issue(MPI_Request* request, const ProbeRecord& record,
            const CommInfo* comm, bool resolve_source, bool resolve_tag) {
@@ -505,7 +516,8 @@ void AfterInit(int64_t start, Op op) {
   }
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  probe::SetWorldRank(rank);
+  // Where the launcher's environment said neither (launch_env.h).
+  probe::SetWorldRank(rank, CommSize(MPI_COMM_WORLD));
   if (probe::Recording()) probe::Emit(Base(op, start, end, nullptr));
 }
 

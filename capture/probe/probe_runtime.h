@@ -30,6 +30,13 @@
 #include "capture/probe/probe_record.h"
 #include "capture/probe/span_ring.h"
 
+// MERIDIAN_PROBE_SHARED: exported by libmeridian_probe.so for the MPI
+// family libraries (mpi_family_abi.h), which record through this runtime
+// rather than a copy of it. An internal ABI between libraries of one build
+// (probe.lds exports meridian::probe::*; only what is marked is visible),
+// not an API: nothing else may link against it.
+#define MERIDIAN_PROBE_SHARED __attribute__((visibility("default")))
+
 namespace meridian {
 namespace probe {
 
@@ -49,11 +56,13 @@ struct alignas(64) EventState {
   std::atomic<bool> in_step{false};
   std::atomic<int64_t> step{-1};
 };
-extern EventState g_event;
+extern MERIDIAN_PROBE_SHARED EventState g_event;
 
 // This thread's ring (the library is built with initial-exec TLS: see
-// BUILD.bazel).
-extern __thread SpanRingWriter* tls_writer;
+// BUILD.bazel). Initial-exec for the family libraries too, which reach it
+// in libmeridian_probe.so's TLS block.
+extern MERIDIAN_PROBE_SHARED __thread SpanRingWriter* tls_writer
+    __attribute__((tls_model("initial-exec")));
 
 inline int64_t NowNs() {
   timespec ts;
@@ -73,7 +82,7 @@ inline int64_t Now() {
 }
 inline uint16_t TimeFlags() { return g_event.ticks ? ProbeRecord::kTicks : 0; }
 
-bool RecordingInWindow();
+MERIDIAN_PROBE_SHARED bool RecordingInWindow();
 // Whether an event happening now is recorded.
 inline bool Recording() {
   return g_event.enabled &&
@@ -82,12 +91,12 @@ inline bool Recording() {
 
 // This thread's writer, claiming a ring (and creating the region) first if
 // needed; nullptr if none is left or the region could not be made.
-SpanRingWriter* ClaimRing();
+MERIDIAN_PROBE_SHARED SpanRingWriter* ClaimRing();
 
 // Tells the agent that a ring is half full (AgentMessage::kDrainSoon), if
 // the registration lock is free and the socket would not block; rare: at
 // most once per half lap of a ring.
-void WakeAgent();
+MERIDIAN_PROBE_SHARED void WakeAgent();
 
 // Pushes `record` into this thread's ring, waking the agent when the ring
 // reaches half full, and at the first of its drops and every 4096th after
@@ -120,8 +129,8 @@ uint32_t Intern(const char* name);
 // Interned ids of fixed names (MPI functions), cached in `slot`
 // (0 <= slot < kNameSlots): after the first call, one load.
 constexpr int kNameSlots = 256;
-extern uint32_t g_name_cache[kNameSlots];
-uint32_t InternSlow(int slot, const char* name);
+extern MERIDIAN_PROBE_SHARED uint32_t g_name_cache[kNameSlots];
+MERIDIAN_PROBE_SHARED uint32_t InternSlow(int slot, const char* name);
 inline uint32_t CachedName(int slot, const char* name) {
   uint32_t id = __atomic_load_n(&g_name_cache[slot], __ATOMIC_RELAXED);
   return id != 0 ? id : InternSlow(slot, name);
@@ -144,7 +153,7 @@ inline void StampStep(ProbeRecord* record) {
 // MPI_Init learned this process's world rank and MPI_COMM_WORLD's size:
 // each is used where the launcher's environment did not say
 // (launch_env.h).
-void SetWorldRank(int rank, int world_size = 0);
+MERIDIAN_PROBE_SHARED void SetWorldRank(int rank, int world_size = 0);
 
 // Step API (meridian_step_begin/end); see include/meridian/probe.h.
 void StepBegin(int64_t step);

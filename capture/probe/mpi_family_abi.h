@@ -1,0 +1,262 @@
+// The interface between libmeridian_probe.so's MPI dispatcher
+// (mpi_dispatch.h) and the MPI family libraries (libmeridian_mpi_openmpi.so,
+// libmeridian_mpi_mpich.so: mpi_wrappers.cc, and for Open MPI mpi_fortran.cc,
+// built against one family's mpi.h: mpi_family.cc). Both sides are
+// generated from the one list below, so they cannot disagree on which
+// symbols exist, in which order, or with how many arguments.
+//
+// Why arguments can be forwarded without knowing their types: on x86-64
+// (System V) and AArch64 (LP64) every argument of these functions is an
+// integer or a pointer (MPICH's handles are ints, Open MPI's are pointers;
+// none is floating point or a struct by value), and each such argument takes
+// one general register, or one 8-byte stack slot past the registers. So the
+// dispatcher's stub for MPI_Send takes six pointer-sized integers and passes
+// them unchanged to the family library's MPI_Send, whose int parameters read
+// the low 32 bits, as they would from the program's own call. Each family
+// library checks at compile time that its wrapper's parameter count equals
+// the count here and that every parameter is an integer or a pointer
+// (MERIDIAN_MPI_FAMILY_ENTRY below). None of the Fortran functions has a
+// CHARACTER argument, so no hidden string lengths follow the listed ones.
+//
+// The list holds every MPI function the probe records, C names with their
+// parameter count, Fortran ones as (lower, UPPER, parameter count including
+// ierror); each Fortran function is exported under five names (mpi_send,
+// mpi_send_, mpi_send__, MPI_SEND, mpi_send_f08_), so the table has one
+// entry per name. One per line by hand: clang-format reflows X-macro lists
+// unstably.
+#ifndef MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
+#define MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
+
+#include <cstdint>
+#include <type_traits>
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error \
+    "MPI dispatch forwards arguments as pointer-sized integers: x86-64 and AArch64 only"
+#endif
+
+// clang-format off
+#define MERIDIAN_MPI_C_FUNCTIONS(X) \
+  X(MPI_Init, 2) \
+  X(MPI_Init_thread, 4) \
+  X(MPI_Finalize, 0) \
+  X(MPI_Send, 6) \
+  X(MPI_Ssend, 6) \
+  X(MPI_Rsend, 6) \
+  X(MPI_Bsend, 6) \
+  X(MPI_Recv, 7) \
+  X(MPI_Sendrecv, 12) \
+  X(MPI_Sendrecv_replace, 9) \
+  X(MPI_Isend, 7) \
+  X(MPI_Issend, 7) \
+  X(MPI_Irsend, 7) \
+  X(MPI_Ibsend, 7) \
+  X(MPI_Irecv, 7) \
+  X(MPI_Wait, 2) \
+  X(MPI_Test, 3) \
+  X(MPI_Waitall, 3) \
+  X(MPI_Testall, 4) \
+  X(MPI_Waitany, 4) \
+  X(MPI_Testany, 5) \
+  X(MPI_Waitsome, 5) \
+  X(MPI_Testsome, 5) \
+  X(MPI_Barrier, 1) \
+  X(MPI_Bcast, 5) \
+  X(MPI_Reduce, 7) \
+  X(MPI_Allreduce, 6) \
+  X(MPI_Allgather, 7) \
+  X(MPI_Allgatherv, 8) \
+  X(MPI_Alltoall, 7) \
+  X(MPI_Alltoallv, 9) \
+  X(MPI_Gather, 8) \
+  X(MPI_Gatherv, 9) \
+  X(MPI_Scatter, 8) \
+  X(MPI_Scatterv, 9) \
+  X(MPI_Reduce_scatter, 6) \
+  X(MPI_Reduce_scatter_block, 6) \
+  X(MPI_Scan, 6) \
+  X(MPI_Exscan, 6) \
+  X(MPI_Ibarrier, 2) \
+  X(MPI_Ibcast, 6) \
+  X(MPI_Ireduce, 8) \
+  X(MPI_Iallreduce, 7) \
+  X(MPI_Iallgather, 8) \
+  X(MPI_Iallgatherv, 9) \
+  X(MPI_Ialltoall, 8) \
+  X(MPI_Ialltoallv, 10) \
+  X(MPI_Igather, 9) \
+  X(MPI_Igatherv, 10) \
+  X(MPI_Iscatter, 9) \
+  X(MPI_Iscatterv, 10) \
+  X(MPI_Ireduce_scatter, 7) \
+  X(MPI_Ireduce_scatter_block, 7) \
+  X(MPI_Iscan, 7) \
+  X(MPI_Iexscan, 7) \
+  X(MPI_Comm_dup, 2) \
+  X(MPI_Comm_split, 4) \
+  X(MPI_Comm_split_type, 5) \
+  X(MPI_Comm_create, 3) \
+  X(MPI_Comm_create_group, 4) \
+  X(MPI_Cart_create, 6) \
+  X(MPI_Comm_free, 1)
+
+#define MERIDIAN_MPI_FORTRAN_FUNCTIONS(X) \
+  X(mpi_init, MPI_INIT, 1) \
+  X(mpi_init_thread, MPI_INIT_THREAD, 3) \
+  X(mpi_finalize, MPI_FINALIZE, 1) \
+  X(mpi_send, MPI_SEND, 7) \
+  X(mpi_ssend, MPI_SSEND, 7) \
+  X(mpi_rsend, MPI_RSEND, 7) \
+  X(mpi_bsend, MPI_BSEND, 7) \
+  X(mpi_recv, MPI_RECV, 8) \
+  X(mpi_sendrecv, MPI_SENDRECV, 13) \
+  X(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, 10) \
+  X(mpi_isend, MPI_ISEND, 8) \
+  X(mpi_issend, MPI_ISSEND, 8) \
+  X(mpi_irsend, MPI_IRSEND, 8) \
+  X(mpi_ibsend, MPI_IBSEND, 8) \
+  X(mpi_irecv, MPI_IRECV, 8) \
+  X(mpi_wait, MPI_WAIT, 3) \
+  X(mpi_test, MPI_TEST, 4) \
+  X(mpi_waitall, MPI_WAITALL, 4) \
+  X(mpi_testall, MPI_TESTALL, 5) \
+  X(mpi_waitany, MPI_WAITANY, 5) \
+  X(mpi_testany, MPI_TESTANY, 6) \
+  X(mpi_waitsome, MPI_WAITSOME, 6) \
+  X(mpi_testsome, MPI_TESTSOME, 6) \
+  X(mpi_barrier, MPI_BARRIER, 2) \
+  X(mpi_ibarrier, MPI_IBARRIER, 3) \
+  X(mpi_bcast, MPI_BCAST, 6) \
+  X(mpi_ibcast, MPI_IBCAST, 7) \
+  X(mpi_reduce, MPI_REDUCE, 8) \
+  X(mpi_ireduce, MPI_IREDUCE, 9) \
+  X(mpi_allreduce, MPI_ALLREDUCE, 7) \
+  X(mpi_iallreduce, MPI_IALLREDUCE, 8) \
+  X(mpi_scan, MPI_SCAN, 7) \
+  X(mpi_iscan, MPI_ISCAN, 8) \
+  X(mpi_exscan, MPI_EXSCAN, 7) \
+  X(mpi_iexscan, MPI_IEXSCAN, 8) \
+  X(mpi_reduce_scatter, MPI_REDUCE_SCATTER, 7) \
+  X(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, 8) \
+  X(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, 7) \
+  X(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, 8) \
+  X(mpi_allgather, MPI_ALLGATHER, 8) \
+  X(mpi_iallgather, MPI_IALLGATHER, 9) \
+  X(mpi_alltoall, MPI_ALLTOALL, 8) \
+  X(mpi_ialltoall, MPI_IALLTOALL, 9) \
+  X(mpi_allgatherv, MPI_ALLGATHERV, 9) \
+  X(mpi_iallgatherv, MPI_IALLGATHERV, 10) \
+  X(mpi_alltoallv, MPI_ALLTOALLV, 10) \
+  X(mpi_ialltoallv, MPI_IALLTOALLV, 11) \
+  X(mpi_gather, MPI_GATHER, 9) \
+  X(mpi_igather, MPI_IGATHER, 10) \
+  X(mpi_scatter, MPI_SCATTER, 9) \
+  X(mpi_iscatter, MPI_ISCATTER, 10) \
+  X(mpi_gatherv, MPI_GATHERV, 10) \
+  X(mpi_igatherv, MPI_IGATHERV, 11) \
+  X(mpi_scatterv, MPI_SCATTERV, 10) \
+  X(mpi_iscatterv, MPI_ISCATTERV, 11) \
+  X(mpi_comm_dup, MPI_COMM_DUP, 3) \
+  X(mpi_comm_split, MPI_COMM_SPLIT, 5) \
+  X(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE, 6) \
+  X(mpi_comm_create, MPI_COMM_CREATE, 4) \
+  X(mpi_comm_create_group, MPI_COMM_CREATE_GROUP, 5) \
+  X(mpi_cart_create, MPI_CART_CREATE, 7) \
+  X(mpi_comm_free, MPI_COMM_FREE, 2)
+
+// The five exported names of one Fortran function, as F(name, lower, UPPER,
+// count): mpif.h and `use mpi` (gfortran's mpi_send_, other compilers'
+// mpi_send, mpi_send__, MPI_SEND) and `use mpi_f08` (Open MPI's
+// mpi_send_f08_).
+#define MERIDIAN_MPI_FORTRAN_NAMES(F, lower, UPPER, count) \
+  F(lower, lower, UPPER, count) \
+  F(lower##_, lower, UPPER, count) \
+  F(lower##__, lower, UPPER, count) \
+  F(UPPER, lower, UPPER, count) \
+  F(lower##_f08_, lower, UPPER, count)
+// clang-format on
+
+namespace meridian {
+namespace mpi {
+
+// The table's index of each name: kSym_MPI_Send, kSym_mpi_send_...
+enum MpiSymbol : int {
+#define MERIDIAN_C_INDEX(name, count) kSym_##name,
+#define MERIDIAN_F_INDEX(name, lower, UPPER, count) kSym_##name,
+#define MERIDIAN_F_NAMES(lower, UPPER, count) \
+  MERIDIAN_MPI_FORTRAN_NAMES(MERIDIAN_F_INDEX, lower, UPPER, count)
+  MERIDIAN_MPI_C_FUNCTIONS(MERIDIAN_C_INDEX)
+      MERIDIAN_MPI_FORTRAN_FUNCTIONS(MERIDIAN_F_NAMES) kMpiSymbolCount
+#undef MERIDIAN_F_NAMES
+#undef MERIDIAN_F_INDEX
+#undef MERIDIAN_C_INDEX
+};
+
+// Every name and count of the list, in order: "MPI_Init/2;...". Its hash
+// identifies the list, so that a family library built from another
+// version of it is refused rather than called with the wrong arguments.
+#define MERIDIAN_C_TEXT(name, count) #name "/" #count ";"
+#define MERIDIAN_F_TEXT(lower, UPPER, count) #lower "/" #count ";"
+inline constexpr char kMpiSymbolList[] =
+    MERIDIAN_MPI_C_FUNCTIONS(MERIDIAN_C_TEXT)
+        MERIDIAN_MPI_FORTRAN_FUNCTIONS(MERIDIAN_F_TEXT);
+#undef MERIDIAN_F_TEXT
+#undef MERIDIAN_C_TEXT
+
+constexpr uint64_t HashOfList(const char* text) {
+  uint64_t h = 14695981039346656037ULL;  // FNV-1a
+  for (; *text != '\0'; ++text) {
+    h = (h ^ static_cast<unsigned char>(*text)) * 1099511628211ULL;
+  }
+  return h;
+}
+inline constexpr uint64_t kMpiSymbolListHash = HashOfList(kMpiSymbolList);
+
+// What a family library exports, through one function (kFamilyEntryPoint).
+// entries[i] is the function for MpiSymbol i, or null where the family has
+// none (MPICH's Fortran bindings call the C functions, so its library wraps
+// only those): the dispatcher then calls the MPI library's own symbol.
+struct MpiFamilyTable {
+  uint64_t list_hash;  // kMpiSymbolListHash of the library's build
+  uint32_t count;      // kMpiSymbolCount
+  const char* family;  // "openmpi", "mpich"
+  void* const* entries;
+};
+
+// extern "C" const MpiFamilyTable* meridian_mpi_family_v1(void);
+inline constexpr char kFamilyEntryPoint[] = "meridian_mpi_family_v1";
+
+// For the family libraries: a function's parameter count and whether the
+// stubs can pass its arguments (each an integer or a pointer of at most 8
+// bytes).
+template <typename F>
+struct ForwardedSignature;
+template <typename R, typename... Args>
+struct ForwardedSignature<R (*)(Args...)> {
+  using Result = R;
+  static constexpr int kCount = sizeof...(Args);
+  static constexpr bool kForwardable =
+      (((std::is_integral_v<Args> || std::is_pointer_v<Args>)&&sizeof(Args) <=
+        sizeof(intptr_t)) &&
+       ...);
+};
+
+// entries[kSym_NAME] = NAME, once NAME is checked against the list: `count`
+// parameters that the stubs can pass, returning `result_type` (int in C, void
+// in Fortran) as its stub does.
+#define MERIDIAN_MPI_FAMILY_ENTRY(entries, name, count, result_type)          \
+  do {                                                                        \
+    using Signature = ::meridian::mpi::ForwardedSignature<decltype(&name)>;   \
+    static_assert(Signature::kCount == count,                                 \
+                  #name ": parameter count differs from mpi_family_abi.h");   \
+    static_assert(Signature::kForwardable,                                    \
+                  #name ": a parameter is not an integer or a pointer");      \
+    static_assert(std::is_same_v<Signature::Result, result_type>,             \
+                  #name ": returns another type than its stub");              \
+    (entries)[::meridian::mpi::kSym_##name] = reinterpret_cast<void*>(&name); \
+  } while (0)
+
+}  // namespace mpi
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
