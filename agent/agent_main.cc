@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/node_agent.h"
 #include "common/command_line.h"
+#include "common/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -31,6 +32,7 @@ constexpr char kUsage[] =
                       [--token-file FILE] [--metrics HOST:PORT]
        meridian-agent --status [--socket PATH]
        meridian-agent --flush [--timeout S] [--socket PATH]
+       meridian-agent --version | -h | --help
 
 Serves the traced processes of this node on a Unix socket, reads their
 records and streams them to the collector; spools to disk only what the
@@ -165,8 +167,12 @@ int main(int argc, char** argv) {
        "tls-key",
        "token-file",
        "metrics"},
-      {"exit-when-idle", "status", "flush", "help", "sched-batch"});
+      {"exit-when-idle", "status", "flush", "help", "sched-batch", "version"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
+  if (flags->Has("version")) {
+    printf("meridian-agent %s\n", meridian::kVersion);
+    return 0;
+  }
   if (flags->Has("help")) {
     printf("%s", kUsage);
     return 0;

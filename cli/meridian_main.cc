@@ -1,6 +1,5 @@
-// meridian: the command-line client of a Meridian collector. See docs/cli.md.
-#include <time.h>
-
+// meridian: the command-line client of a Meridian collector. See docs/cli.md;
+// its commands and flags are defined in cli/command_tree.h.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,12 +13,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/analysis_report.h"
+#include "cli/bash_completion.h"
 #include "cli/clocks_report.h"
+#include "cli/command_parse.h"
+#include "cli/command_tree.h"
 #include "cli/export_command.h"
 #include "cli/filter_flags.h"
+#include "cli/help_text.h"
 #include "cli/import_command.h"
+#include "cli/jobs_report.h"
+#include "cli/man_page.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
+#include "cli/trace_report.h"
 #include "common/client_channel.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
@@ -29,69 +35,16 @@
 
 namespace {
 
-constexpr char kUsage[] =
-    R"(usage: meridian [--collector HOST:PORT] COMMAND [flags]
+// The command being run, whose usage a usage error prints.
+const CLI::App* usage_of = nullptr;
 
-Commands:
-  jobs                      the jobs stored: ranks, nodes, spans, time range
-  delete --job J            delete the job from the store (its spans,
-                            processes and tracks)
-  export --job J -o FILE[.gz] [--format chrome|perfetto|kineto]
-         [--per-rank DIR] [--split-by step|rank N]
-                            the merged trace: Chrome JSON (chrome://tracing,
-                            Perfetto UI), Perfetto protobuf (FILE.pftrace),
-                            PyTorch profiler JSON per rank (HTA,
-                            TensorBoard); .gz compresses; see
-                            docs/import-export.md
-  stats --job J [--json]    mpitrace-style communication statistics
-  clocks --job J [--json]   each node's clock offset, drift, uncertainty and
-                            causal correction; violations before and after
-  critical-path --job J [--step N] [--json]
-                            what bounds the step (or job) time: the longest
-                            path across ranks, with its breakdown
-  stragglers --job J [--head N] [--json]
-                            arrival skew per collective (most skewed N,
-                            default 20); the ranks others waited for most
-  steps --job J [--json]    iteration time per step and rank; compute,
-                            communication and their overlap
-  compare --job A --job B | --job A --ranks R1,R2
-          [--sort time|count|bytes|name] [--head N] [--json]
-                            per operation: count, time and bytes, B - A
-  graph --job J --step N -o FILE [--format dot|graphml]
-                            the step's dependency graph (format from the
-                            file name's .dot or .graphml, else dot)
-  import --job J [--format F] [--rank N] [--node NAME] [--clock-offset-ns X]
-         [--epoch-ns T] PATH...
-                            trace files of other tools (Chrome JSON, PyTorch
-                            profiler/Kineto, a Meridian export, Horovod,
-                            BytePS and Bluefog timelines, mpitrace profiles,
-                            Nsight Systems SQLite; files, directories, .gz)
-                            into the job; see docs/import-export.md
-  run [--job J] [--on-demand] [--flush-timeout S] -- CMD...
-                            run CMD traced (works around or inside mpirun)
-  trace --job J --steps N | --seconds S [--timeout S] [--local]
-                            make the job's processes on every node record
-                            the next N steps (or S seconds), through the
-                            collector and each node's agent (answers within
-                            --timeout, default 10 s); --local: only this
-                            node's, from its agent; see --on-demand
-
-export shows every node on the collector's clock (docs/clocks.md);
---raw-clock shows the nodes' raw timestamps instead. export --critical-path
-adds a "critical path" track: of step N with --steps N, else of the job.
-The analyses are explained in docs/analysis.md.
-
-Filters (export and stats):
-  --ranks 0,2-5  --category mpi,nccl,cuda_kernel,...,user  --name GLOB
-  --from T --to T (since the job's first span: 1.5s, 250ms, 10us, 100ns)
-  --steps A:B
-
---collector defaults to $MERIDIAN_COLLECTOR, else 127.0.0.1:7070.
-)";
-
+// A usage error: the reason and the command's usage on stderr. Exit 2, or
+// kRunFailed for meridian run, whose other exit statuses are its command's.
 int Usage(const std::string& error) {
-  fprintf(stderr, "meridian: %s\n\n%s", error.c_str(), kUsage);
-  return 2;
+  fprintf(stderr, "meridian: %s\n\n%s", error.c_str(),
+          usage_of == nullptr ? "" : meridian::HelpText(*usage_of).c_str());
+  const bool run = usage_of != nullptr && usage_of->get_name() == "run";
+  return run ? meridian::kRunFailed : 2;
 }
 
 // A channel to the collector with the TLS and token settings of the
@@ -122,36 +75,6 @@ int RpcFailed(const char* what, const grpc::Status& status,
     fprintf(stderr, "meridian: %s: %s\n", what, status.error_message().c_str());
   }
   return 1;
-}
-
-std::string Utc(int64_t ns) {
-  time_t seconds = ns / 1000000000;
-  struct tm tm;
-  gmtime_r(&seconds, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return absl::StrFormat("%s.%03dZ", buf, (ns / 1000000) % 1000);
-}
-
-int Jobs(meridian::v1::Query::Stub& stub, const std::string& collector) {
-  grpc::ClientContext context;
-  meridian::v1::ListJobsReply reply;
-  grpc::Status status =
-      stub.ListJobs(&context, meridian::v1::ListJobsRequest(), &reply);
-  if (!status.ok()) return RpcFailed("jobs", status, collector);
-  if (reply.jobs_size() == 0) {
-    printf("no jobs stored yet\n");
-    return 0;
-  }
-  printf("%-24s %6s %6s %12s  %-24s %12s\n", "JOB", "RANKS", "NODES", "SPANS",
-         "START (UTC)", "DURATION(s)");
-  for (const auto& job : reply.jobs()) {
-    printf("%-24s %6d %6d %12lld  %-24s %12.6f\n", job.job().c_str(),
-           job.ranks(), job.nodes(), static_cast<long long>(job.spans()),
-           job.spans() > 0 ? Utc(job.start_ns()).c_str() : "-",
-           (job.end_ns() - job.start_ns()) / 1e9);
-  }
-  return 0;
 }
 
 // Writes a streamed reply to `output`, beside it first and renamed at the
@@ -196,9 +119,10 @@ int64_t WriteStream(const char* what, Reader& reader,
 }
 
 // `meridian trace` through the collector: every live agent applies the
-// order to its processes of the job; prints what each node reported.
+// order to its processes of the job; prints what each node reported (as
+// JSON with `json`, also when no process was reached).
 int TraceJob(const std::string& collector, const std::string& job,
-             uint32_t steps, uint32_t seconds, uint32_t timeout_s) {
+             uint32_t steps, uint32_t seconds, uint32_t timeout_s, bool json) {
   auto stub = meridian::v1::Control::NewStub(CollectorChannel(collector));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
@@ -218,37 +142,26 @@ int TraceJob(const std::string& collector, const std::string& job,
     }
     return 1;
   }
-  uint32_t processes = 0, nodes = 0;
-  for (const auto& node : reply.nodes()) {
-    processes += node.processes();
-    nodes += node.processes() > 0;
-  }
   if (reply.unanswered() > 0) {
     fprintf(stderr,
             "meridian: trace: %u agents did not answer within %u s; their "
             "processes may still start recording\n",
             reply.unanswered(), timeout_s);
   }
-  if (processes == 0) {
+  const bool reached = meridian::TracedProcesses(reply) > 0;
+  if (!reached) {
     fprintf(stderr,
             "meridian: trace: no process of job %s on the %d agents that "
             "answered\n",
             job.c_str(), reply.nodes_size());
-    return 1;
   }
-  printf("meridian trace: %u processes of job %s on %u nodes will record ",
-         processes, job.c_str(), nodes);
-  if (steps > 0) {
-    printf("the next %u steps\n", steps);
-  } else {
-    printf("for %u seconds\n", seconds);
+  if (json || reached) {
+    const std::string out =
+        json ? meridian::TraceJson(job, steps, seconds, reply)
+             : meridian::TraceText(job, steps, seconds, reply);
+    fwrite(out.data(), 1, out.size(), stdout);
   }
-  for (const auto& node : reply.nodes()) {
-    if (node.processes() > 0) {
-      printf("  %s: %u processes\n", node.node().c_str(), node.processes());
-    }
-  }
-  return 0;
+  return reached ? 0 : 1;
 }
 
 // Calls a unary Query RPC and prints its reply as text, or as JSON.
@@ -388,10 +301,9 @@ int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
-// What a command gets: the arguments as given, the parsed line, and the
-// collector's address.
+// What a command gets: its flags and arguments, and the collector's
+// address.
 struct Invocation {
-  const std::vector<std::string>& args;
   const meridian::CommandLine& line;
   std::string collector;
 };
@@ -402,8 +314,8 @@ std::unique_ptr<meridian::v1::Query::Stub> QueryStub(
 }
 
 int RunCommand(const Invocation& in) {
-  if (std::find(in.args.begin(), in.args.end(), "--") == in.args.end()) {
-    return Usage("run needs -- before the command: meridian run -- CMD...");
+  if (in.line.positional().empty()) {
+    return Usage("run needs a command after --: meridian run -- CMD...");
   }
   auto timeout = in.line.GetInt("flush-timeout", 60);
   if (!timeout.ok() || *timeout < 0 || *timeout > 86400) {
@@ -413,9 +325,10 @@ int RunCommand(const Invocation& in) {
   run.collector = in.collector;
   run.job = in.line.Get("job");
   run.on_demand = in.line.Has("on-demand");
+  run.append = in.line.Has("append");
+  run.json = in.line.Has("json");
   run.flush_timeout_ms = static_cast<int>(*timeout * 1000);
-  run.command.assign(in.line.positional().begin() + 1,
-                     in.line.positional().end());
+  run.command = in.line.positional();
   return meridian::RunTraced(run);
 }
 
@@ -428,15 +341,17 @@ int TraceCommand(const Invocation& in) {
   }
   if (in.line.Has("local")) {
     return meridian::RequestTrace(in.line.Get("job"), static_cast<int>(*steps),
-                                  static_cast<int>(*seconds));
+                                  static_cast<int>(*seconds),
+                                  in.line.Has("json"));
   }
   auto timeout = in.line.GetInt("timeout", 10);
   if (!timeout.ok() || *timeout <= 0 || *timeout > 600) {
     return Usage("--timeout must be seconds (1 to 600)");
   }
-  return TraceJob(
-      in.collector, in.line.Get("job"), static_cast<uint32_t>(*steps),
-      static_cast<uint32_t>(*seconds), static_cast<uint32_t>(*timeout));
+  return TraceJob(in.collector, in.line.Get("job"),
+                  static_cast<uint32_t>(*steps),
+                  static_cast<uint32_t>(*seconds),
+                  static_cast<uint32_t>(*timeout), in.line.Has("json"));
 }
 
 int ImportCommand(const Invocation& in) {
@@ -463,8 +378,7 @@ int ImportCommand(const Invocation& in) {
     (std::string(flag) == "epoch-ns" ? options.epoch_ns
                                      : options.clock_offset_ns) = *value;
   }
-  options.paths.assign(in.line.positional().begin() + 1,
-                       in.line.positional().end());
+  options.paths = in.line.positional();
   if (options.paths.empty()) return Usage("import needs files: PATH...");
   return meridian::ImportFiles(CollectorChannel(in.collector), in.collector,
                                options);
@@ -484,7 +398,10 @@ int DeleteCommand(const Invocation& in) {
 }
 
 int JobsCommand(const Invocation& in) {
-  return Jobs(*QueryStub(in.collector), in.collector);
+  return CallAndPrint(
+      "jobs", *QueryStub(in.collector), &meridian::v1::Query::Stub::ListJobs,
+      meridian::v1::ListJobsRequest(), in.collector, in.line.Has("json"),
+      meridian::JobsJson, meridian::JobsText);
 }
 
 int ClocksCommand(const Invocation& in) {
@@ -514,14 +431,17 @@ int ExportCommand(const Invocation& in) {
   options.raw_clock = in.line.Has("raw-clock");
   options.critical_path = in.line.Has("critical-path");
   if (in.line.Has("split-by")) {
-    // "step:N" (main() joins "--split-by step N" so).
-    const std::string split = in.line.Get("split-by");
-    const size_t colon = split.find(':');
-    options.split_by = split.substr(0, colon);
-    if (colon == std::string::npos ||
-        !absl::SimpleAtoi(split.substr(colon + 1), &options.split_every)) {
+    // "--split-by step N" (two values), or "--split-by step:N".
+    std::vector<std::string> split = in.line.GetAll("split-by");
+    if (split.size() == 1 && split[0].find(':') != std::string::npos) {
+      const size_t colon = split[0].find(':');
+      split = {split[0].substr(0, colon), split[0].substr(colon + 1)};
+    }
+    if (split.size() != 2 ||
+        !absl::SimpleAtoi(split[1], &options.split_every)) {
       return Usage("--split-by needs step N or rank N");
     }
+    options.split_by = split[0];
   }
   return meridian::ExportJob(*QueryStub(in.collector), in.collector, options);
 }
@@ -533,76 +453,92 @@ int StatsCommand(const Invocation& in) {
                in.line.Has("json"));
 }
 
-// Every command. `job_hint`: null if the command needs no --job; else what
-// the usage error adds after "NAME needs --job J".
+// `meridian completion bash`: the completion script (hidden; for
+// deploy/install.sh).
+int CompletionCommand(const Invocation& in) {
+  if (in.line.positional() != std::vector<std::string>{"bash"}) {
+    return Usage("completion: only bash is supported");
+  }
+  fputs(meridian::BashCompletion(*usage_of->get_parent()).c_str(), stdout);
+  return 0;
+}
+
+// `meridian man [COMMAND]`: a man page on stdout; `meridian man --dir DIR`:
+// all of them into DIR (hidden; for deploy/install.sh).
+int ManCommand(const Invocation& in) {
+  const CLI::App& tree = *usage_of->get_parent();
+  const std::string name =
+      in.line.positional().empty() ? "" : in.line.positional()[0];
+  const CLI::App* command = meridian::FindCommand(tree, name);
+  if (command == nullptr) {
+    return Usage(absl::StrCat("man: unknown command \"", name, "\""));
+  }
+  if (!in.line.Has("dir")) {
+    fputs(meridian::ManPage(*command).c_str(), stdout);
+    return 0;
+  }
+  std::vector<const CLI::App*> pages = meridian::VisibleCommands(tree);
+  pages.insert(pages.begin(), &tree);
+  for (const CLI::App* page : pages) {
+    const std::string path =
+        absl::StrCat(in.line.Get("dir"), "/", meridian::ManPageName(*page));
+    std::ofstream file(path, std::ios::trunc);
+    file << meridian::ManPage(*page);
+    file.close();
+    if (!file) {
+      fprintf(stderr, "meridian: man: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// What runs each command of the tree (cli/command_tree.h).
 struct Command {
   const char* name;
-  const char* job_hint;
-  bool takes_arguments;  // positional arguments after the name (run's CMD)
   int (*run)(const Invocation&);
 };
-constexpr const char* kJobsHint = " (`meridian jobs` lists them)";
 constexpr Command kCommands[] = {
-    {"run", nullptr, true, RunCommand},
-    {"import", "", true, ImportCommand},
-    {"trace", "", false, TraceCommand},
-    {"jobs", nullptr, false, JobsCommand},
-    {"delete", kJobsHint, false, DeleteCommand},
-    {"export", kJobsHint, false, ExportCommand},
-    {"stats", kJobsHint, false, StatsCommand},
-    {"clocks", kJobsHint, false, ClocksCommand},
-    {"critical-path", kJobsHint, false, AnalysisCommand<CriticalPath>},
-    {"stragglers", kJobsHint, false, AnalysisCommand<Stragglers>},
-    {"steps", kJobsHint, false, AnalysisCommand<Steps>},
-    {"compare", kJobsHint, false, AnalysisCommand<Compare>},
-    {"graph", kJobsHint, false, AnalysisCommand<Graph>},
+    {"run", RunCommand},
+    {"import", ImportCommand},
+    {"trace", TraceCommand},
+    {"jobs", JobsCommand},
+    {"delete", DeleteCommand},
+    {"export", ExportCommand},
+    {"stats", StatsCommand},
+    {"clocks", ClocksCommand},
+    {"critical-path", AnalysisCommand<CriticalPath>},
+    {"stragglers", AnalysisCommand<Stragglers>},
+    {"steps", AnalysisCommand<Steps>},
+    {"compare", AnalysisCommand<Compare>},
+    {"graph", AnalysisCommand<Graph>},
+    {"completion", CompletionCommand},
+    {"man", ManCommand},
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (std::string& arg : args) {
-    if (arg == "-o") arg = "--output";
+  const std::unique_ptr<CLI::App> tree = meridian::MeridianCommandTree();
+  const meridian::ParsedArgs parsed =
+      meridian::ParseArgs(*tree, std::vector<std::string>(argv, argv + argc));
+  usage_of = meridian::FindCommand(*tree, parsed.command);
+  switch (parsed.action) {
+    case meridian::ParsedArgs::Action::kHelp:
+      fputs(meridian::HelpText(*usage_of).c_str(), stdout);
+      return 0;
+    case meridian::ParsedArgs::Action::kVersion:
+      printf("%s\n", parsed.message.c_str());
+      return 0;
+    case meridian::ParsedArgs::Action::kUsageError:
+      return Usage(parsed.message);
+    case meridian::ParsedArgs::Action::kRun:
+      break;
   }
-  // "--split-by step 10": one flag value, "step:10".
-  for (size_t i = 0; i + 2 < args.size(); ++i) {
-    if (args[i] == "--split-by" && !args[i + 2].empty() &&
-        args[i + 2].find_first_not_of("0123456789") == std::string::npos) {
-      args[i + 1] += ":" + args[i + 2];
-      args.erase(args.begin() + static_cast<long>(i) + 2);
+  for (const Command& command : kCommands) {
+    if (parsed.command == command.name) {
+      return command.run(Invocation{parsed.line, parsed.collector});
     }
   }
-  std::vector<std::string> value_flags = meridian::kFilterFlags;
-  value_flags.insert(value_flags.end(),
-                     {"collector", "output", "seconds", "flush-timeout", "step",
-                      "head", "sort", "format", "timeout", "rank", "node",
-                      "clock-offset-ns", "epoch-ns", "per-rank", "split-by"});
-  auto line = meridian::CommandLine::Parse(
-      args, 1, value_flags,
-      {"json", "help", "on-demand", "raw-clock", "critical-path", "local"});
-  if (!line.ok()) return Usage(std::string(line.status().message()));
-  if (line->Has("help")) {
-    fputs(kUsage, stdout);
-    return 0;
-  }
-  if (line->positional().empty()) return Usage("no command given");
-  const std::string& name = line->positional()[0];
-  const Command* command = nullptr;
-  for (const Command& c : kCommands) {
-    if (name == c.name) command = &c;
-  }
-  if (command == nullptr) {
-    return Usage(absl::StrCat("unknown command \"", name, "\""));
-  }
-  if (!command->takes_arguments && line->positional().size() != 1) {
-    return Usage("give one command");
-  }
-  if (command->job_hint != nullptr && !line->Has("job")) {
-    return Usage(absl::StrCat(name, " needs --job J", command->job_hint));
-  }
-  const char* env = getenv("MERIDIAN_COLLECTOR");
-  return command->run(
-      Invocation{args, *line,
-                 line->Get("collector", env && *env ? env : "127.0.0.1:7070")});
+  return Usage(absl::StrCat("no code runs command \"", parsed.command, "\""));
 }

@@ -19,6 +19,11 @@
 #include "absl/strings/str_cat.h"
 #include "capture/probe/agent_protocol.h"
 #include "capture/probe/launch_env.h"
+#include "cli/job_name.h"
+#include "common/client_channel.h"
+#include "grpcpp/grpcpp.h"
+#include "meridian/v1/query.grpc.pb.h"
+#include "query/export/json.h"
 
 extern char** environ;
 
@@ -171,6 +176,53 @@ bool IsOpenMpiLauncher(const std::string& program) {
          absl::StrContains(resolved, "orterun");
 }
 
+// The job's name (cli/job_name.h), with a warning where only this node
+// can know it.
+std::string JobName(const RunOptions& options) {
+  const std::string stamp = UtcStamp();
+  const std::string job = RunJobName(options.job, options.command,
+                                     IdentityFromEnvironment().job, stamp);
+  if (options.job.empty() && IsTorchrun(options.command) &&
+      absl::EndsWith(job, "-" + stamp)) {
+    fprintf(stderr,
+            "meridian run: torchrun without --rdzv-id: on several nodes each "
+            "would name the job differently; give every node the same --job "
+            "(or --rdzv-id)\n");
+  }
+  return job;
+}
+
+// Whether the collector already holds `job`: true, false, or nullopt if it
+// cannot tell (unreachable: the spans will be spooled), said on stderr.
+std::optional<bool> JobExists(const std::string& collector,
+                              const std::string& job) {
+  ClientSecurity security;
+  absl::Status status = AddSecurityFromEnvironment(&security);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      status.ok() ? ClientChannel(collector, security)
+                  : absl::StatusOr<std::shared_ptr<grpc::Channel>>(status);
+  if (!channel.ok()) {
+    fprintf(stderr, "meridian run: %s\n",
+            std::string(channel.status().message()).c_str());
+    return std::nullopt;
+  }
+  auto stub = v1::Query::NewStub(*channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  v1::ListJobsRequest request;
+  request.set_job(job);
+  v1::ListJobsReply reply;
+  const grpc::Status rpc = stub->ListJobs(&context, request, &reply);
+  if (rpc.ok()) return true;
+  if (rpc.error_code() == grpc::StatusCode::NOT_FOUND) return false;
+  fprintf(stderr,
+          "meridian run: cannot ask the collector at %s whether job %s "
+          "exists (%s); going on\n",
+          collector.c_str(), job.c_str(), rpc.error_message().c_str());
+  return std::nullopt;
+}
+
 std::string Summary(const FlushReply& reply) {
   const AgentCounters& c = reply.counters;
   return absl::StrCat("agent: ", c.spans_received, " spans received, ",
@@ -181,20 +233,33 @@ std::string Summary(const FlushReply& reply) {
 
 // The variables the traced job runs with: the agent's socket, the job, the
 // probe preloaded, and the GPU capture libraries where they were built.
-std::map<std::string, std::string> CaptureEnvironment(const std::string& probe,
-                                                      const std::string& socket,
-                                                      const std::string& job,
-                                                      bool on_demand) {
+std::map<std::string, std::string> CaptureEnvironment(
+    const std::string& probe, const std::string& socket, const std::string& job,
+    const RunOptions& options) {
   std::map<std::string, std::string> set = {
       {"MERIDIAN_AGENT_SOCKET", socket},
       {"MERIDIAN_JOB", job},
+      // For a probe on a node without an agent: it starts one with these
+      // (capture/probe/agent_launch.h).
+      {"MERIDIAN_COLLECTOR", options.collector},
   };
+  const std::string agent =
+      Find("MERIDIAN_AGENT_BIN", {"meridian-agent", "../agent/meridian-agent"});
+  if (!agent.empty()) set["MERIDIAN_AGENT_BIN"] = agent;
+  // The Python package (import meridian), ahead of the user's path.
+  const std::string python =
+      Find("MERIDIAN_PYTHON_DIR",
+           {"../lib/meridian/python", "../capture/probe/python"});
+  if (!python.empty()) {
+    const char* old = getenv("PYTHONPATH");
+    set["PYTHONPATH"] = old != nullptr && *old ? python + ":" + old : python;
+  }
   std::string preload = probe;
   if (const char* old = getenv("LD_PRELOAD"); old != nullptr && *old) {
     preload = absl::StrContains(old, probe) ? old : probe + ":" + old;
   }
   set["LD_PRELOAD"] = preload;
-  if (on_demand) set["MERIDIAN_TRACE"] = "on-demand";
+  if (options.on_demand) set["MERIDIAN_TRACE"] = "on-demand";
   // GPU capture, where it was built: CUPTI and NVTX injections and NCCL's
   // profiler plugin. A value the user set already is kept (say, another
   // NCCL plugin); the libraries record only into the preloaded probe.
@@ -276,9 +341,10 @@ std::optional<int> RunToExit(std::vector<std::string> command,
   if (child == 0) {
     close(agent);
     execvpe(argv[0], argv.data(), envp.data());
+    const int error = errno;
     fprintf(stderr, "meridian run: cannot execute %s: %s\n", argv[0],
-            strerror(errno));
-    _exit(127);
+            strerror(error));
+    _exit(error == ENOENT ? kRunNotFound : kRunCannotExecute);
   }
   // The terminal's Ctrl-C reaches the child too; we wait for it to end.
   signal(SIGINT, SIG_IGN);
@@ -290,20 +356,46 @@ std::optional<int> RunToExit(std::vector<std::string> command,
                                : 1;
 }
 
-// Asks the agent to deliver everything, and says how that went.
-void ReportDelivery(int agent, const std::string& socket,
-                    const std::string& job, int flush_timeout_ms) {
+// How the job's spans were delivered: "delivered", "spooled", "sending"
+// (still, at the timeout) or "agent-gone"; JSON keys in docs/cli.md.
+std::string DeliveryJson(const std::string& job, int exit_status,
+                         const char* delivery, const FlushReply& reply) {
+  const AgentCounters& c = reply.counters;
+  std::string out = "{\"job\":";
+  AppendJsonString(&out, job);
+  absl::StrAppend(&out, ",\"exit_status\":", exit_status, ",\"delivery\":\"",
+                  delivery, "\",\"collector\":");
+  AppendJsonString(
+      &out, std::string(reply.collector,
+                        strnlen(reply.collector, sizeof(reply.collector))));
+  absl::StrAppend(&out, ",\"spans_received\":", c.spans_received,
+                  ",\"spans_sent\":", c.spans_sent,
+                  ",\"spans_spooled\":", c.spans_spooled,
+                  ",\"spans_dropped\":", c.spans_dropped,
+                  ",\"spans_rejected\":", c.spans_rejected,
+                  ",\"spans_invalid\":", c.spans_invalid, "}");
+  return out;
+}
+
+// Asks the agent to deliver everything, and says how that went; returns
+// the delivery's name (DeliveryJson) and fills *reply.
+const char* ReportDelivery(int agent, const std::string& socket,
+                           const std::string& job, int flush_timeout_ms,
+                           FlushReply* reply_out) {
   FlushRequest request;
   request.timeout_ms = flush_timeout_ms;
-  FlushReply reply;
+  FlushReply& reply = *reply_out;
   if (!SendMessage(agent, &request, sizeof(request), -1) ||
       ReceiveMessage(agent, &reply, sizeof(reply), nullptr) !=
           static_cast<long>(sizeof(reply))) {
+    reply = FlushReply();
     fprintf(stderr,
             "meridian run: job %s: the agent on %s went away before it "
             "confirmed delivery; a restarted agent resends from its spool\n",
             job.c_str(), socket.c_str());
-  } else if (reply.state == FlushReply::kDelivered) {
+    return "agent-gone";
+  }
+  if (reply.state == FlushReply::kDelivered) {
     fprintf(stderr,
             "meridian run: job %s: every span acknowledged by %s (%s)\n",
             job.c_str(), reply.collector, Summary(reply).c_str());
@@ -323,18 +415,21 @@ void ReportDelivery(int agent, const std::string& socket,
               "them)\n",
               static_cast<unsigned long long>(reply.counters.spool_corrupt));
     }
-  } else if (reply.state == FlushReply::kSpooled) {
+    return "delivered";
+  }
+  if (reply.state == FlushReply::kSpooled) {
     fprintf(stderr,
             "meridian run: job %s: collector %s unreachable; spans spooled "
             "in %s, sent when an agent with that spool reaches it (%s)\n",
             job.c_str(), reply.collector, reply.spool, Summary(reply).c_str());
-  } else {
-    fprintf(stderr,
-            "meridian run: job %s: still sending to %s after %d ms; the rest "
-            "is spooled in %s (%s)\n",
-            job.c_str(), reply.collector, flush_timeout_ms, reply.spool,
-            Summary(reply).c_str());
+    return "spooled";
   }
+  fprintf(stderr,
+          "meridian run: job %s: still sending to %s after %d ms; the rest "
+          "is spooled in %s (%s)\n",
+          job.c_str(), reply.collector, flush_timeout_ms, reply.spool,
+          Summary(reply).c_str());
+  return "sending";
 }
 
 }  // namespace
@@ -342,7 +437,7 @@ void ReportDelivery(int agent, const std::string& socket,
 int RunTraced(const RunOptions& options) {
   if (options.command.empty()) {
     fprintf(stderr, "meridian run: no command given (meridian run -- CMD)\n");
-    return 2;
+    return kRunFailed;
   }
   const std::string probe = Find(
       "MERIDIAN_PROBE_LIB",
@@ -351,11 +446,26 @@ int RunTraced(const RunOptions& options) {
     fprintf(stderr,
             "meridian run: libmeridian_probe.so not found beside meridian "
             "(set MERIDIAN_PROBE_LIB)\n");
-    return 2;
+    return kRunFailed;
   }
+  // Named and checked before anything starts, and said at once, so that
+  // `meridian trace --job J` can be typed while the job runs.
+  const std::string job = JobName(options);
+  if (!options.job.empty() && !options.append &&
+      !InsideLauncher(
+          [](const char* name) -> const char* { return getenv(name); }) &&
+      JobExists(options.collector, job).value_or(false)) {
+    fprintf(stderr,
+            "meridian run: the collector at %s already holds job %s: its "
+            "spans would merge into the old job's. Pass --append to add to "
+            "it, or choose another --job (meridian jobs lists them)\n",
+            options.collector.c_str(), job.c_str());
+    return kRunFailed;
+  }
+  fprintf(stderr, "meridian run: job %s\n", job.c_str());
   const std::string socket = DefaultAgentSocket();
   const int agent = ConnectOrStartAgent(socket, options.collector);
-  if (agent < 0) return 2;
+  if (agent < 0) return kRunFailed;
   // Held until the job ends: said at once, so that the agent does not close
   // it as silent (--idle-timeout-ms) while a long job runs.
   LauncherHello hello;
@@ -364,27 +474,28 @@ int RunTraced(const RunOptions& options) {
     fprintf(stderr, "meridian run: the agent on %s closed the connection\n",
             socket.c_str());
     close(agent);
-    return 2;
+    return kRunFailed;
   }
 
-  std::string job = options.job;
-  if (job.empty()) job = IdentityFromEnvironment().job;
-  if (job.empty()) job = Base(options.command[0]) + "-" + UtcStamp();
-
   const std::map<std::string, std::string> set =
-      CaptureEnvironment(probe, socket, job, options.on_demand);
+      CaptureEnvironment(probe, socket, job, options);
   const std::optional<int> exit_status =
       RunToExit(LauncherCommand(options.command, set), set, agent);
   if (!exit_status.has_value()) {
     close(agent);
-    return 2;
+    return kRunFailed;
   }
-  ReportDelivery(agent, socket, job, options.flush_timeout_ms);
+  FlushReply reply;
+  const char* delivery =
+      ReportDelivery(agent, socket, job, options.flush_timeout_ms, &reply);
   close(agent);
+  if (options.json) {
+    printf("%s\n", DeliveryJson(job, *exit_status, delivery, reply).c_str());
+  }
   return *exit_status;
 }
 
-int RequestTrace(const std::string& job, int steps, int seconds) {
+int RequestTrace(const std::string& job, int steps, int seconds, bool json) {
   const std::string socket = DefaultAgentSocket();
   int fd = ConnectAgent(socket.c_str());
   if (fd < 0) {
@@ -406,6 +517,14 @@ int RequestTrace(const std::string& job, int steps, int seconds) {
     return 1;
   }
   close(fd);
+  if (json) {
+    std::string out = "{\"job\":";
+    AppendJsonString(&out, job);
+    absl::StrAppend(&out, ",\"processes\":", reply.processes,
+                    ",\"steps\":", steps, ",\"seconds\":", seconds, "}");
+    printf("%s\n", out.c_str());
+    return reply.processes > 0 ? 0 : 1;
+  }
   printf("meridian trace: %u processes of job %s on this node will record ",
          reply.processes, job.c_str());
   if (steps > 0) {

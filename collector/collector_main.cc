@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "collector/collector.h"
 #include "common/command_line.h"
+#include "common/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -21,6 +22,7 @@ constexpr char kUsage[] =
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N]
+       meridian-collector --version | -h | --help
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
@@ -66,7 +68,11 @@ int main(int argc, char** argv) {
       {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
        "tls-key", "tls-ca", "auth-tokens", "metrics", "retention-days",
        "max-batch-mib", "analysis-memory-mib"},
-      {"help", "insecure"});
+      {"help", "insecure", "version"});
+  if (line.ok() && line->Has("version")) {
+    printf("meridian-collector %s\n", meridian::kVersion);
+    return 0;
+  }
   if (!line.ok() || line->Has("help") || !line->positional().empty()) {
     if (!line.ok())
       fprintf(stderr, "meridian-collector: %s\n",

@@ -1,6 +1,7 @@
 #include "common/command_line.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,10 @@ absl::StatusOr<CommandLine> CommandLine::Parse(
       line.positional_.insert(line.positional_.end(), args.begin() + i + 1,
                               args.end());
       break;
+    }
+    if (arg == "-h" && known(switches, "help")) {
+      line.values_["help"].push_back("");
+      continue;
     }
     if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
       line.positional_.push_back(arg);
@@ -54,6 +59,15 @@ absl::StatusOr<CommandLine> CommandLine::Parse(
           absl::StrCat("unknown flag --", name, "; see --help"));
     }
   }
+  return line;
+}
+
+CommandLine CommandLine::FromValues(
+    std::map<std::string, std::vector<std::string>> values,
+    std::vector<std::string> positional) {
+  CommandLine line;
+  line.values_ = std::move(values);
+  line.positional_ = std::move(positional);
   return line;
 }
 

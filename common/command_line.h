@@ -1,9 +1,13 @@
 // CommandLine: the flags and arguments of Meridian's programs.
 //
 // Accepts `--name VALUE`, `--name=VALUE` for value flags and `--name` for
-// switches; a flag may repeat (GetAll). Everything after `--` is positional,
-// as are words that do not start with `--`. An unknown flag or a value flag
-// without a value is INVALID_ARGUMENT naming it.
+// switches; a flag may repeat (GetAll). `-h` is `--help` where "help" is a
+// switch. Everything after `--` is positional, as are words that do not
+// start with `--`. An unknown flag or a value flag without a value is
+// INVALID_ARGUMENT naming it.
+//
+// The `meridian` CLI parses with CLI11 (cli/command_parse.h) and hands its
+// commands the result as a CommandLine made by FromValues.
 #ifndef MERIDIAN_COMMON_COMMAND_LINE_H_
 #define MERIDIAN_COMMON_COMMAND_LINE_H_
 
@@ -25,6 +29,12 @@ class CommandLine {
       const std::vector<std::string>& args, size_t first,
       const std::vector<std::string>& value_flags,
       const std::vector<std::string>& switches);
+
+  // The flags given (name without dashes -> each value given, "" for a
+  // switch) and the positional arguments, as another parser found them.
+  static CommandLine FromValues(
+      std::map<std::string, std::vector<std::string>> values,
+      std::vector<std::string> positional);
 
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
   // The last value given, or `fallback`.

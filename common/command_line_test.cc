@@ -28,6 +28,26 @@ TEST(CommandLineTest, RejectsUnknownFlagsAndMissingValues) {
       "--json takes no value");
 }
 
+TEST(CommandLineTest, DashHIsHelpWhereHelpIsASwitch) {
+  auto line = CommandLine::Parse({"x", "-h"}, 1, {}, {"help"});
+  ASSERT_TRUE(line.ok());
+  EXPECT_TRUE(line->Has("help"));
+  EXPECT_TRUE(line->positional().empty());
+  line = CommandLine::Parse({"x", "-h"}, 1, {}, {});
+  ASSERT_TRUE(line.ok());
+  EXPECT_EQ(line->positional(), std::vector<std::string>{"-h"});
+}
+
+TEST(CommandLineTest, FromValuesKeepsWhatItIsGiven) {
+  CommandLine line =
+      CommandLine::FromValues({{"job", {"a", "b"}}, {"json", {""}}}, {"PATH"});
+  EXPECT_EQ(line.Get("job"), "b");
+  EXPECT_EQ(line.GetAll("job"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(line.Has("json"));
+  EXPECT_FALSE(line.Has("ranks"));
+  EXPECT_EQ(line.positional(), std::vector<std::string>{"PATH"});
+}
+
 TEST(CommandLineTest, GetIntNamesTheFlag) {
   auto line = CommandLine::Parse({"x", "--ranks", "four"}, 1, {"ranks"}, {});
   ASSERT_TRUE(line.ok());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/command_line.h"
+#include "common/version.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"
 #include "wire/ingest_client.h"
@@ -15,6 +16,7 @@ constexpr char kUsage[] =
     R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
        meridian-synth [--collector HOST:PORT] --scenario NAME [--job ID]
+       meridian-synth --version | -h | --help
 
 Sends a synthetic training job: N ranks (default 4) on M nodes (default 2),
 S steps (default 10), each node's agent on its own stream. --resend sends
@@ -38,8 +40,12 @@ int main(int argc, char** argv) {
       meridian::CommandLine::Parse(args, 1,
                                    {"collector", "job", "ranks", "nodes",
                                     "steps", "spans-per-batch", "scenario"},
-                                   {"resend", "help"});
+                                   {"resend", "help", "version"});
   if (!line.ok()) return Fail(std::string(line.status().message()));
+  if (line->Has("version")) {
+    printf("meridian-synth %s\n", meridian::kVersion);
+    return 0;
+  }
   if (line->Has("help")) {
     fputs(kUsage, stdout);
     return 0;

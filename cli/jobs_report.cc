@@ -1,0 +1,66 @@
+#include "cli/jobs_report.h"
+
+#include <time.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "query/export/json.h"
+
+namespace meridian {
+namespace {
+
+std::string Utc(int64_t ns) {
+  time_t seconds = ns / 1000000000;
+  struct tm tm;
+  gmtime_r(&seconds, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return absl::StrFormat("%s.%03dZ", buf, (ns / 1000000) % 1000);
+}
+
+std::string Ranks(const v1::JobSummary& job) {
+  return job.world_size() > 0 ? absl::StrCat(job.ranks(), "/", job.world_size())
+                              : absl::StrCat(job.ranks());
+}
+
+std::string Incomplete(const v1::JobSummary& job) {
+  if (!job.incomplete()) return "";
+  if (job.world_size() <= 0) return "  incomplete";
+  return absl::StrCat("  incomplete: ", job.ranks(), " of ", job.world_size(),
+                      " ranks seen");
+}
+
+}  // namespace
+
+std::string JobsText(const v1::ListJobsReply& reply) {
+  if (reply.jobs_size() == 0) return "no jobs stored yet\n";
+  std::string out =
+      absl::StrFormat("%-24s %6s %6s %12s  %-24s %12s\n", "JOB", "RANKS",
+                      "NODES", "SPANS", "START (UTC)", "DURATION(s)");
+  for (const v1::JobSummary& job : reply.jobs()) {
+    absl::StrAppendFormat(
+        &out, "%-24s %6s %6d %12d  %-24s %12.6f%s\n", job.job(), Ranks(job),
+        job.nodes(), job.spans(), job.spans() > 0 ? Utc(job.start_ns()) : "-",
+        (job.end_ns() - job.start_ns()) / 1e9, Incomplete(job));
+  }
+  return out;
+}
+
+std::string JobsJson(const v1::ListJobsReply& reply) {
+  std::string out = "{\"jobs\":[";
+  for (int i = 0; i < reply.jobs_size(); ++i) {
+    const v1::JobSummary& job = reply.jobs(i);
+    absl::StrAppend(&out, i ? "," : "", "{\"job\":");
+    AppendJsonString(&out, job.job());
+    absl::StrAppend(&out, ",\"ranks_seen\":", job.ranks(),
+                    ",\"world_size\":", job.world_size(),
+                    ",\"incomplete\":", job.incomplete() ? "true" : "false",
+                    ",\"nodes\":", job.nodes(), ",\"spans\":", job.spans(),
+                    ",\"start_ns\":", job.start_ns(),
+                    ",\"end_ns\":", job.end_ns(), "}");
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace meridian

@@ -1,0 +1,54 @@
+#include "cli/jobs_report.h"
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+v1::ListJobsReply TwoJobs() {
+  v1::ListJobsReply reply;
+  v1::JobSummary* done = reply.add_jobs();
+  done->set_job("cli");
+  done->set_ranks(2);
+  done->set_nodes(1);
+  done->set_spans(26);
+  done->set_start_ns(1700000000000000000 - 1000000);
+  done->set_end_ns(1700000000000000000 + 19000000);
+  v1::JobSummary* lost = reply.add_jobs();
+  lost->set_job("train \"a\"");
+  lost->set_ranks(3);
+  lost->set_world_size(4);
+  lost->set_incomplete(true);
+  lost->set_nodes(2);
+  lost->set_spans(1200);
+  lost->set_start_ns(1700000000000000000);
+  lost->set_end_ns(1700000001500000000);
+  return reply;
+}
+
+TEST(JobsReportTest, TextShowsRanksSeenOfExpectedAndFlagsIncompleteJobs) {
+  EXPECT_EQ(
+      JobsText(TwoJobs()),
+      "JOB                       RANKS  NODES        SPANS  START (UTC)        "
+      "       DURATION(s)\n"
+      "cli                           2      1           26  "
+      "2023-11-14T22:13:19.999Z     0.020000\n"
+      "train \"a\"                   3/4      2         1200  "
+      "2023-11-14T22:13:20.000Z     1.500000  incomplete: 3 of 4 ranks seen\n");
+  EXPECT_EQ(JobsText(v1::ListJobsReply()), "no jobs stored yet\n");
+}
+
+TEST(JobsReportTest, Json) {
+  EXPECT_EQ(JobsJson(TwoJobs()),
+            "{\"jobs\":[{\"job\":\"cli\",\"ranks_seen\":2,\"world_size\":0,"
+            "\"incomplete\":false,\"nodes\":1,\"spans\":26,"
+            "\"start_ns\":1699999999999000000,\"end_ns\":1700000000019000000},"
+            "{\"job\":\"train \\\"a\\\"\",\"ranks_seen\":3,\"world_size\":4,"
+            "\"incomplete\":true,\"nodes\":2,\"spans\":1200,"
+            "\"start_ns\":1700000000000000000,"
+            "\"end_ns\":1700000001500000000}]}\n");
+  EXPECT_EQ(JobsJson(v1::ListJobsReply()), "{\"jobs\":[]}\n");
+}
+
+}  // namespace
+}  // namespace meridian
