@@ -9,6 +9,11 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev libzstd-dev libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin gfortran
+  # MPICH beside Open MPI: the probe's MPICH-family wrappers build against its
+  # mpi.h, tests/mpi_capture_test.cc runs an MPICH job. Debian's alternatives
+  # keep mpirun/mpicc/mpif90 Open MPI's (its priority is higher); tests name
+  # each MPI's own programs (mpirun.openmpi, mpiexec.mpich).
+  libmpich-dev mpich
   util-linux  # setpriv: tests/shared_node_test.sh acts as two users
   # tests/deploy_files_test.sh: systemd-analyze verify on the units, shellcheck
   # on the Slurm scripts, python3-yaml for the Kubernetes manifests (kubectl,
@@ -19,6 +24,9 @@ packages=(
   clang libclang-rt-14-dev pkg-config
   prometheus-cpp-dev  # the daemons' --metrics endpoints
   libsimdjson-dev zlib1g-dev  # meridian import: JSON traces, .gz files
+  python3-venv  # tests/python_package_test.sh: pip installs the package in a venv
+  python3-setuptools-whl python3-wheel-whl  # ... offline: setuptools builds it
+  libcli11-dev  # the meridian command line's parser (header only)
 )
 
 missing=()

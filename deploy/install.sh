@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds Meridian if needed and installs its programs under PREFIX/bin and
-# its shared libraries under PREFIX/lib.
+# Builds Meridian if needed and installs its programs under PREFIX/bin, its
+# shared libraries under PREFIX/lib, and meridian's man pages and bash
+# completion under PREFIX/share.
 #
 #   ./deploy/install.sh PREFIX        (e.g. /usr/local or ~/.local)
 set -euo pipefail
 if [ $# -ne 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
-  sed -n '2,5p' "$0"
+  sed -n '2,6p' "$0"
   exit 2
 fi
 prefix=$1
@@ -25,10 +26,22 @@ for target in "${programs[@]}"; do
   install -m 0755 "$bin/${path%%:*}/${path##*:}" "$prefix/bin/"
   echo "installed $prefix/bin/${path##*:}"
 done
-# The probe (`meridian run` finds it at PREFIX/lib), its C header and the
+# meridian's bash completion and man pages, generated from its command line
+# (cli/command_tree.h).
+completions="$prefix/share/bash-completion/completions"
+man1="$prefix/share/man/man1"
+mkdir -p "$completions" "$man1"
+"$bin/cli/meridian" completion bash >"$completions/meridian"
+"$bin/cli/meridian" man --dir "$man1"
+echo "installed $completions/meridian and $man1/meridian*.1"
+# The probe (`meridian run` finds it at PREFIX/lib) with its MPI family
+# libraries, which it loads from its own directory, its C header and the
 # Python binding.
-install -m 0755 "$bin/capture/probe/libmeridian_probe.so" "$prefix/lib/"
-echo "installed $prefix/lib/libmeridian_probe.so"
+for library in libmeridian_probe.so libmeridian_mpi_openmpi.so \
+  libmeridian_mpi_mpich.so; do
+  install -m 0755 "$bin/capture/probe/$library" "$prefix/lib/"
+  echo "installed $prefix/lib/$library"
+done
 for library in capture/nccl/libnccl-profiler-meridian.so \
   capture/cupti/libmeridian_cuda.so capture/nvtx/libmeridian_nvtx.so; do
   if [ -f "$bin/$library" ]; then
@@ -38,8 +51,20 @@ for library in capture/nccl/libnccl-profiler-meridian.so \
     echo "not built (no CUDA toolkit): ${library##*/}"
   fi
 done
-mkdir -p "$prefix/include/meridian" "$prefix/lib/python3/dist-packages"
+mkdir -p "$prefix/include/meridian"
 install -m 0644 capture/probe/include/meridian/probe.h "$prefix/include/meridian/"
-install -m 0644 capture/probe/python/meridian_probe.py \
-  "$prefix/lib/python3/dist-packages/"
-echo "installed $prefix/include/meridian/probe.h and meridian_probe.py"
+echo "installed $prefix/include/meridian/probe.h"
+# The Python package as a source tree: any venv's, conda's or pyenv's pip
+# installs it (`pip install PREFIX/lib/meridian/python`; offline, with
+# `--no-index --find-links /usr/share/python-wheels`, Debian's setuptools and
+# wheel), and `meridian run` puts the directory on PYTHONPATH
+# (meridian/ and meridian_probe.py). The copy older versions put in
+# lib/python3/dist-packages, where no venv looks, is removed.
+python_dir="$prefix/lib/meridian/python"
+rm -rf "$python_dir"
+install -d "$python_dir/meridian"
+install -m 0644 capture/probe/python/pyproject.toml \
+  capture/probe/python/meridian_probe.py "$python_dir/"
+install -m 0644 capture/probe/python/meridian/*.py "$python_dir/meridian/"
+rm -f "$prefix/lib/python3/dist-packages/meridian_probe.py"
+echo "installed $python_dir: pip install $python_dir"

@@ -133,6 +133,22 @@ std::vector<Row> ReadJob(const std::string& db, const std::string& job) {
   return rows;
 }
 
+// The full path of `program` on $PATH, or "" where there is none.
+std::string OnPath(const std::string& program) {
+  const char* env_path = getenv("PATH");
+  const std::string paths = env_path != nullptr ? env_path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= paths.size()) {
+    size_t end = paths.find(':', start);
+    if (end == std::string::npos) end = paths.size();
+    const std::string candidate =
+        paths.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
 std::vector<Row> Select(const std::vector<Row>& rows, int rank,
                         const std::string& name) {
   std::vector<Row> out;
@@ -156,6 +172,15 @@ class MpiCaptureTest : public ::testing::Test {
         {"TMPDIR", "/tmp"},  // Open MPI's session sockets need a short path
         {"PYTHONPATH", Runfile("capture/probe/python")},
     };
+    // `mpirun` is Open MPI's here whatever Debian's alternatives say once
+    // MPICH is installed beside it: a link of that name (the name is what
+    // `meridian run` recognizes) first on PATH.
+    const std::string open_mpi = OnPath("mpirun.openmpi");
+    const char* path = getenv("PATH");
+    if (!open_mpi.empty() && mkdir((dir_ + "/bin").c_str(), 0700) == 0 &&
+        symlink(open_mpi.c_str(), (dir_ + "/bin/mpirun").c_str()) == 0) {
+      env_["PATH"] = dir_ + "/bin:" + (path != nullptr ? path : "/usr/bin");
+    }
   }
   void TearDown() override {
     std::string command = "rm -rf " + dir_;
@@ -430,6 +455,57 @@ TEST_F(MpiCaptureTest, AnalysesFindARealLateRank) {
   EXPECT_EQ(agent.Wait(), 0);
 }
 
+// What every rank of tests/mpi_known_fortran.F90 recorded.
+void ExpectFortranSequence(const std::vector<Row>& rows) {
+  ASSERT_EQ(rows.size(), 4u * 11);
+  std::map<uint64_t, std::set<int>> members_of_comm;
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    for (const char* name :
+         {"MPI_Init", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Allreduce",
+          "MPI_Bcast", "MPI_Comm_split", "MPI_Iallreduce", "MPI_Waitall",
+          "MPI_Barrier", "MPI_Finalize"}) {
+      EXPECT_EQ(Select(rows, rank, name).size(), 1u) << name;
+    }
+    const Row isend = Select(rows, rank, "MPI_Isend")[0];
+    EXPECT_EQ(isend.span.bytes, 20);
+    EXPECT_EQ(isend.span.peer, (rank + 1) % 4);
+    EXPECT_EQ(isend.span.tag, 7);
+    EXPECT_EQ(isend.span.comm, 1u);
+    const Row wait = Select(rows, rank, "MPI_Wait")[0];
+    EXPECT_LE(isend.span.start_ns + isend.span.dur_ns,
+              wait.span.start_ns + wait.span.dur_ns);
+    EXPECT_GE(isend.span.start_ns + isend.span.dur_ns, wait.span.start_ns);
+    const Row recv = Select(rows, rank, "MPI_Recv")[0];
+    EXPECT_EQ(recv.span.bytes, 20);
+    EXPECT_EQ(recv.span.peer, (rank + 3) % 4);  // MPI_ANY_SOURCE resolved
+    EXPECT_EQ(recv.span.tag, 7);
+    const Row allreduce = Select(rows, rank, "MPI_Allreduce")[0];
+    EXPECT_EQ(allreduce.span.bytes, 16);
+    EXPECT_EQ(allreduce.span.seq, 0u);
+    EXPECT_EQ(allreduce.span.comm_size, 4u);
+    const Row bcast = Select(rows, rank, "MPI_Bcast")[0];
+    EXPECT_EQ(bcast.span.bytes, 12);
+    EXPECT_EQ(bcast.span.seq, 1u);
+    EXPECT_EQ(bcast.span.peer, 1);
+    const Row iallreduce = Select(rows, rank, "MPI_Iallreduce")[0];
+    EXPECT_EQ(iallreduce.span.bytes, 4);
+    EXPECT_EQ(iallreduce.span.seq, 0u);
+    EXPECT_EQ(iallreduce.span.comm_size, 2u);
+    const Row waitall = Select(rows, rank, "MPI_Waitall")[0];
+    EXPECT_LE(iallreduce.span.start_ns + iallreduce.span.dur_ns,
+              waitall.span.start_ns + waitall.span.dur_ns);
+    const Row barrier = Select(rows, rank, "MPI_Barrier")[0];
+    EXPECT_EQ(barrier.span.comm, iallreduce.span.comm);
+    EXPECT_EQ(barrier.span.seq, 1u);
+    members_of_comm[barrier.span.comm].insert(rank);
+  }
+  EXPECT_EQ(members_of_comm.size(), 2u);
+  std::set<std::set<int>> groups;
+  for (const auto& [comm, members] : members_of_comm) groups.insert(members);
+  EXPECT_EQ(groups, (std::set<std::set<int>>{{0, 2}, {1, 3}}));
+}
+
 // Open MPI's Fortran bindings call PMPI_* directly: these records come from
 // the probe's Fortran symbols (mpi_isend_ with mpif.h, mpi_isend_f08_ with
 // mpi_f08). tests/mpi_known_fortran.F90 checks its own results, so a wrong
@@ -445,55 +521,176 @@ TEST_F(MpiCaptureTest, FortranCallsAreRecordedLikeCCalls) {
               env_);
     const std::string out = run.ReadAll();
     ASSERT_EQ(run.Wait(), 0) << out;
-    const std::vector<Row> rows = ReadJob(db_, job);
-    ASSERT_EQ(rows.size(), 4u * 11);
-    std::map<uint64_t, std::set<int>> members_of_comm;
-    for (int rank = 0; rank < 4; ++rank) {
-      SCOPED_TRACE(absl::StrCat("rank ", rank));
-      for (const char* name :
-           {"MPI_Init", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Allreduce",
-            "MPI_Bcast", "MPI_Comm_split", "MPI_Iallreduce", "MPI_Waitall",
-            "MPI_Barrier", "MPI_Finalize"}) {
-        EXPECT_EQ(Select(rows, rank, name).size(), 1u) << name;
-      }
-      const Row isend = Select(rows, rank, "MPI_Isend")[0];
-      EXPECT_EQ(isend.span.bytes, 20);
-      EXPECT_EQ(isend.span.peer, (rank + 1) % 4);
-      EXPECT_EQ(isend.span.tag, 7);
-      EXPECT_EQ(isend.span.comm, 1u);
-      const Row wait = Select(rows, rank, "MPI_Wait")[0];
-      EXPECT_LE(isend.span.start_ns + isend.span.dur_ns,
-                wait.span.start_ns + wait.span.dur_ns);
-      EXPECT_GE(isend.span.start_ns + isend.span.dur_ns, wait.span.start_ns);
-      const Row recv = Select(rows, rank, "MPI_Recv")[0];
-      EXPECT_EQ(recv.span.bytes, 20);
-      EXPECT_EQ(recv.span.peer, (rank + 3) % 4);  // MPI_ANY_SOURCE resolved
-      EXPECT_EQ(recv.span.tag, 7);
-      const Row allreduce = Select(rows, rank, "MPI_Allreduce")[0];
-      EXPECT_EQ(allreduce.span.bytes, 16);
-      EXPECT_EQ(allreduce.span.seq, 0u);
-      EXPECT_EQ(allreduce.span.comm_size, 4u);
-      const Row bcast = Select(rows, rank, "MPI_Bcast")[0];
-      EXPECT_EQ(bcast.span.bytes, 12);
-      EXPECT_EQ(bcast.span.seq, 1u);
-      EXPECT_EQ(bcast.span.peer, 1);
-      const Row iallreduce = Select(rows, rank, "MPI_Iallreduce")[0];
-      EXPECT_EQ(iallreduce.span.bytes, 4);
-      EXPECT_EQ(iallreduce.span.seq, 0u);
-      EXPECT_EQ(iallreduce.span.comm_size, 2u);
-      const Row waitall = Select(rows, rank, "MPI_Waitall")[0];
-      EXPECT_LE(iallreduce.span.start_ns + iallreduce.span.dur_ns,
-                waitall.span.start_ns + waitall.span.dur_ns);
-      const Row barrier = Select(rows, rank, "MPI_Barrier")[0];
-      EXPECT_EQ(barrier.span.comm, iallreduce.span.comm);
-      EXPECT_EQ(barrier.span.seq, 1u);
-      members_of_comm[barrier.span.comm].insert(rank);
-    }
-    EXPECT_EQ(members_of_comm.size(), 2u);
-    std::set<std::set<int>> groups;
-    for (const auto& [comm, members] : members_of_comm) groups.insert(members);
-    EXPECT_EQ(groups, (std::set<std::set<int>>{{0, 2}, {1, 3}}));
+    ExpectFortranSequence(ReadJob(db_, job));
   }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// What every rank of tests/mpi_local_job recorded: Init, 3 Allreduce of
+// one double on the world (seq 0 to 2), Finalize.
+void ExpectLocalSequence(const std::vector<Row>& rows) {
+  ASSERT_EQ(rows.size(), 4u * 5);
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    EXPECT_EQ(Select(rows, rank, "MPI_Init").size(), 1u);
+    EXPECT_EQ(Select(rows, rank, "MPI_Finalize").size(), 1u);
+    const std::vector<Row> allreduce = Select(rows, rank, "MPI_Allreduce");
+    ASSERT_EQ(allreduce.size(), 3u);
+    for (uint64_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(allreduce[i].span.seq, i);
+      EXPECT_EQ(allreduce[i].span.bytes, 8);
+      EXPECT_EQ(allreduce[i].span.comm, 1u);
+      EXPECT_EQ(allreduce[i].span.comm_size, 4u);
+    }
+  }
+}
+
+// Python loads extensions RTLD_LOCAL, so the libmpi of one (mpi4py,
+// Horovod) is not in the global scope, where the probe's dispatcher looks
+// for it: the dispatcher makes it global (mpi_dispatch.h, step 2) and the
+// calls are recorded.
+TEST_F(MpiCaptureTest, MpiOfALibraryLoadedLocallyIsRecorded) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(
+      MeridianRun("local", Mpirun({Runfile("tests/mpi_local_job"),
+                                   Runfile("tests/libmpi_local_ext.so")})),
+      env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "mpi_local_job: 96\n")) << out;
+  EXPECT_FALSE(absl::StrContains(out, "are not recorded")) << out;
+  ExpectLocalSequence(ReadJob(db_, "local"));
+  // Untraced (the probe preloaded, no agent socket): the calls reach the
+  // MPI library all the same.
+  std::vector<std::string> untraced = {
+      "env", "-u", "MERIDIAN_AGENT_SOCKET",
+      "LD_PRELOAD=" + Runfile("capture/probe/libmeridian_probe.so")};
+  for (const std::string& arg :
+       Mpirun({Runfile("tests/mpi_local_job"),
+               Runfile("tests/libmpi_local_ext.so")})) {
+    untraced.push_back(arg);
+  }
+  Child plain = Spawn(untraced, env_);
+  const std::string plain_out = plain.ReadAll();
+  ASSERT_EQ(plain.Wait(), 0) << plain_out;
+  EXPECT_EQ(plain_out,
+            "mpi_local_job: 96\nmpi_local_job: 96\nmpi_local_job: 96\n"
+            "mpi_local_job: 96\n");
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// A family library that cannot be loaded (here: MERIDIAN_MPI_WRAPPERS names
+// a file that is not there) leaves the program's MPI calls to its MPI
+// library, untraced; each process says so once, and what the program
+// records through the C API still arrives.
+TEST_F(MpiCaptureTest, WithoutItsFamilyLibraryMpiRunsUntracedAndSaysWhy) {
+  StartCollector();
+  Child agent = StartAgent();
+  env_["MERIDIAN_MPI_WRAPPERS"] = dir_ + "/no-such-library.so";
+  Child run = Spawn(
+      MeridianRun("no-wrappers", Mpirun({Runfile("tests/mpi_known")})), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  const std::string said =
+      "meridian: MPI calls of this process are not "
+      "recorded: " +
+      dir_ +
+      "/no-such-library.so: cannot open shared "
+      "object file: No such file or directory";
+  size_t times = 0;
+  for (size_t at = out.find(said); at != std::string::npos;
+       at = out.find(said, at + 1)) {
+    ++times;
+  }
+  EXPECT_EQ(times, 4u) << out;
+  const std::vector<Row> rows = ReadJob(db_, "no-wrappers");
+  ASSERT_EQ(rows.size(), 4u * 4);  // step, forward, checkpoint, loss
+  for (const Row& r : rows) EXPECT_EQ(r.category, v1::CATEGORY_USER) << r.name;
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// MPICH (Debian's mpich): the known sequences built with MPICH's compilers
+// and run by its mpiexec (Hydra) arrive exactly as under Open MPI, recorded
+// by libmeridian_mpi_mpich.so, which libmeridian_probe.so loaded for the
+// program's libmpich. The Fortran one (mpif.h) goes through MPICH's own
+// Fortran bindings, which call the C functions; tests/mpi_local_job loads
+// its libmpich RTLD_LOCAL, as Python would. Skipped where MPICH is not
+// installed.
+TEST_F(MpiCaptureTest, MpichJobsAreRecordedLikeOpenMpiJobs) {
+  const std::string mpicxx = OnPath("mpicxx.mpich");
+  const std::string mpif90 = OnPath("mpif90.mpich");
+  const std::string mpiexec = OnPath("mpiexec.mpich");
+  if (mpicxx.empty() || mpif90.empty() || mpiexec.empty()) {
+    GTEST_SKIP() << "MPICH is not installed (no mpicxx.mpich, mpif90.mpich "
+                    "or mpiexec.mpich on PATH; deploy/dependencies.sh "
+                    "installs Debian's mpich and libmpich-dev)";
+  }
+  const std::string known = dir_ + "/mpi_known_mpich";
+  const std::string fortran = dir_ + "/mpi_known_fortran_mpich";
+  const std::string local = dir_ + "/libmpi_local_ext_mpich.so";
+  for (const std::vector<std::string>& build :
+       {std::vector<std::string>{mpicxx, "-O1", "-I",
+                                 Runfile("capture/probe/include"),
+                                 Runfile("tests/mpi_known.cc"), "-o", known},
+        std::vector<std::string>{mpif90, "-O1", "-J", dir_,
+                                 Runfile("tests/mpi_known_fortran.F90"), "-o",
+                                 fortran},
+        std::vector<std::string>{mpicxx, "-O1", "-shared", "-fPIC",
+                                 Runfile("tests/mpi_local_ext.cc"), "-o",
+                                 local}}) {
+    Child compile = Spawn(build, env_);
+    const std::string said = compile.ReadAll();
+    ASSERT_EQ(compile.Wait(), 0) << said;
+  }
+  StartCollector();
+  Child agent = StartAgent();
+  env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
+  const std::vector<std::vector<std::string>> jobs = {
+      {"mpich", known},
+      {"mpich-fortran", fortran},
+      {"mpich-local", Runfile("tests/mpi_local_job"), local}};
+  for (const std::vector<std::string>& job : jobs) {
+    SCOPED_TRACE(job[0]);
+    std::vector<std::string> mpiexec_argv = {mpiexec, "-n", "4"};
+    mpiexec_argv.insert(mpiexec_argv.end(), job.begin() + 1, job.end());
+    Child run = Spawn(MeridianRun(job[0], mpiexec_argv), env_);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+    EXPECT_FALSE(absl::StrContains(out, "are not recorded")) << out;
+    const std::vector<Row> rows = ReadJob(db_, job[0]);
+    if (job[0] == "mpich") ExpectKnownSequence(rows);
+    if (job[0] == "mpich-fortran") ExpectFortranSequence(rows);
+    if (job[0] == "mpich-local") ExpectLocalSequence(rows);
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// A program that uses no MPI (a PyTorch worker, a data loader) gets no MPI
+// library from the probe: tests/no_mpi_job records a step and a phase
+// through the C API, then checks its own memory map.
+TEST_F(MpiCaptureTest, AProgramWithoutMpiLoadsNoMpiLibraryAndIsRecorded) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(MeridianRun("no-mpi", {Runfile("tests/no_mpi_job")}), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(
+      out, "no_mpi_job: traced, libmeridian_probe.so mapped, no MPI library\n"))
+      << out;
+  const std::vector<Row> rows = ReadJob(db_, "no-mpi");
+  ASSERT_EQ(rows.size(), 2u);
+  std::multiset<std::string> names;
+  for (const Row& r : rows) {
+    names.insert(r.name);
+    EXPECT_EQ(r.category, v1::CATEGORY_USER);
+    EXPECT_EQ(r.span.step, 0);
+  }
+  EXPECT_EQ(names, (std::multiset<std::string>{"load", "step"}));
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }
@@ -663,7 +860,8 @@ TEST_F(MpiCaptureTest, RunInsideMpirunStartsOneAgentAndUsesTheLaunchersJob) {
   const size_t at = out.find("meridian run: job ompi-");
   ASSERT_NE(at, std::string::npos) << out;
   const size_t begin = at + strlen("meridian run: job ");
-  const std::string job = out.substr(begin, out.find(':', begin) - begin);
+  const std::string job =
+      out.substr(begin, out.find_first_of(":\n", begin) - begin);
   ExpectKnownSequence(ReadJob(db_, job));
 }
 
@@ -974,6 +1172,129 @@ TEST_F(MpiCaptureTest, CollectorDownDuringTheJobGetsEverythingOnceWhenBack) {
   ExpectKnownSequence(ReadJob(db_, "offline"));
   kill(agent.pid, SIGTERM);
   agent.Wait();
+}
+
+// `meridian jobs --json`'s entry for `job`.
+google::protobuf::Struct JobEntry(const std::string& meridian,
+                                  const std::string& address,
+                                  const std::map<std::string, std::string>& env,
+                                  const std::string& job) {
+  Child jobs = Spawn({meridian, "--collector", address, "jobs", "--json"}, env,
+                     /*merge_stderr=*/false);
+  const std::string json = jobs.ReadAll();
+  EXPECT_EQ(jobs.Wait(), 0) << json;
+  google::protobuf::Struct all;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &all).ok())
+      << json;
+  for (const auto& entry : all.fields().at("jobs").list_value().values()) {
+    if (entry.struct_value().fields().at("job").string_value() == job) {
+      return entry.struct_value();
+    }
+  }
+  ADD_FAILURE() << "no job " << job << " in " << json;
+  return {};
+}
+
+// `meridian run -- mpirun` on a node whose agent it starts; ranks 2 and 3
+// stand for another node (their own agent socket, no agent there): their
+// probes start an agent for that node with the collector meridian run
+// exported, once, and every rank's spans arrive.
+TEST_F(MpiCaptureTest, ARankOnANodeWithoutAnAgentStartsOne) {
+  StartCollector();
+  const std::string other = dir_ + "/node-b/agent.sock";
+  const std::string rank_script =
+      "if [ \"$OMPI_COMM_WORLD_RANK\" -ge 2 ]; then "
+      "export MERIDIAN_AGENT_SOCKET=" +
+      other + "; fi; exec " + Runfile("tests/mpi_known");
+  Child run =
+      Spawn(MeridianRun("two-nodes", Mpirun({"sh", "-c", rank_script})), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StartsWith(out, "meridian run: job two-nodes\n")) << out;
+  // Said by each rank that started one (both may: one serves, the other
+  // exits as it finds the socket served).
+  const std::string started = "meridian: no agent answers on " + other +
+                              ": starting " + Runfile("agent/meridian-agent") +
+                              " for collector " + address_ +
+                              "; its log: " + dir_ + "/node-b/agent.log\n";
+  const size_t at = out.find(started);
+  ASSERT_NE(at, std::string::npos) << out;
+  const size_t again = out.find(started, at + 1);
+  EXPECT_TRUE(again == std::string::npos ||
+              out.find(started, again + 1) == std::string::npos)
+      << out;
+  // That agent exits once its processes are gone and all is sent; if it
+  // is still there, it is asked to deliver.
+  Child flush = Spawn({Runfile("agent/meridian-agent"), "--flush", "--timeout",
+                       "60", "--socket", other},
+                      env_);
+  const std::string flushed = flush.ReadAll();
+  flush.Wait();
+  EXPECT_TRUE(absl::StrContains(flushed, "state delivered") ||
+              absl::StrContains(flushed, "no agent answers") ||
+              absl::StrContains(flushed, "did not answer"))
+      << flushed;
+  ExpectKnownSequence(ReadJob(db_, "two-nodes"));
+  const auto job =
+      JobEntry(Runfile("cli/meridian"), address_, env_, "two-nodes");
+  EXPECT_EQ(job.fields().at("ranks_seen").number_value(), 4);
+  EXPECT_EQ(job.fields().at("world_size").number_value(), 4);
+  EXPECT_FALSE(job.fields().at("incomplete").bool_value());
+}
+
+// A rank that runs untraced: 3 ranks seen of the 4 Open MPI started. The
+// launcher's world size is hidden: MPI_Comm_size says it at MPI_Init.
+TEST_F(MpiCaptureTest, AJobWithAnUntracedRankIsIncomplete) {
+  StartCollector();
+  const std::string rank_script =
+      "unset OMPI_COMM_WORLD_SIZE; "
+      "if [ \"$OMPI_COMM_WORLD_RANK\" = 3 ]; then unset LD_PRELOAD; fi; "
+      "exec " +
+      Runfile("tests/mpi_known");
+  Child run =
+      Spawn(MeridianRun("lost", Mpirun({"sh", "-c", rank_script})), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  const auto job = JobEntry(Runfile("cli/meridian"), address_, env_, "lost");
+  EXPECT_EQ(job.fields().at("ranks_seen").number_value(), 3);
+  EXPECT_EQ(job.fields().at("world_size").number_value(), 4);
+  EXPECT_TRUE(job.fields().at("incomplete").bool_value());
+}
+
+// --job names a job once: a second run with that name is refused (125,
+// before the command runs) unless --append; meridian run's own exit codes
+// are not the command's.
+TEST_F(MpiCaptureTest, AReusedJobNameIsRefusedUnlessAppended) {
+  StartCollector();
+  Child first =
+      Spawn(MeridianRun("reuse", Mpirun({Runfile("tests/mpi_known")})), env_);
+  const std::string first_out = first.ReadAll();
+  ASSERT_EQ(first.Wait(), 0) << first_out;
+  const std::string marker = dir_ + "/ran";
+  Child again = Spawn(MeridianRun("reuse", {"touch", marker}), env_);
+  EXPECT_EQ(again.ReadAll(),
+            "meridian run: the collector at " + address_ +
+                " already holds job reuse: its spans would merge into the old "
+                "job's. Pass --append to add to it, or choose another --job "
+                "(meridian jobs lists them)\n");
+  EXPECT_EQ(again.Wait(), 125);
+  EXPECT_NE(access(marker.c_str(), F_OK), 0);  // the command never ran
+  std::vector<std::string> append = MeridianRun("reuse", {"touch", marker});
+  append.insert(append.begin() + 4, "--append");  // after "run"
+  Child appended = Spawn(append, env_);
+  const std::string appended_out = appended.ReadAll();
+  EXPECT_EQ(appended.Wait(), 0) << appended_out;
+  EXPECT_EQ(access(marker.c_str(), F_OK), 0);
+  Child missing =
+      Spawn(MeridianRun("codes", {dir_ + "/no-such-program"}), env_);
+  const std::string missing_out = missing.ReadAll();
+  EXPECT_EQ(missing.Wait(), 127) << missing_out;
+  Child not_executable = Spawn(MeridianRun("codes2", {db_}), env_);
+  const std::string not_executable_out = not_executable.ReadAll();
+  EXPECT_EQ(not_executable.Wait(), 126) << not_executable_out;
+  Child status = Spawn(MeridianRun("codes3", {"sh", "-c", "exit 7"}), env_);
+  status.ReadAll();
+  EXPECT_EQ(status.Wait(), 7);
 }
 
 }  // namespace

@@ -53,6 +53,8 @@ ProbeHello g_hello;  // identity as last known
 // environment as the program started.
 char g_agent_bin[4096];
 char g_collector[256];
+// Set once this process has started an agent: at exit it waits for it.
+std::atomic<bool> g_started_agent{false};
 
 // Names: open addressing over (hash32 << 32 | id); 0 is an empty slot.
 constexpr uint32_t kNameTableSize = 4096;
@@ -129,7 +131,9 @@ void Say(const std::string& text) {
 }
 
 // An agent this process started when it found none (agent_launch.h): at
-// most one try per process, said once on stderr.
+// most one try per process, and only before it ever reached an agent (an
+// agent that goes away mid-job is restarted by whoever ran it, with its
+// spool: docs/agent.md), said once on stderr.
 class AgentStarter {
  public:
   // After a failed connection (`error`: its errno): starts an agent if none
@@ -137,13 +141,15 @@ class AgentStarter {
   void NotConnected(int error) {
     if (pid_ > 0) {
       Reap(false);
-    } else if (!tried_ && (error == ENOENT || error == ECONNREFUSED)) {
+    } else if (!tried_ && !connected_ &&
+               (error == ENOENT || error == ECONNREFUSED)) {
       tried_ = true;
       Start();
     }
   }
   // After a connection: says that the agent this process started serves.
   void Connected() {
+    connected_ = true;
     if (pid_ > 0) Reap(true);
   }
 
@@ -156,27 +162,34 @@ class AgentStarter {
       Say("no agent answers on " + launch.socket + " and none could be " +
           "started (" + error + "); this process's spans wait in its rings " +
           "until an agent serves that socket (docs/launchers.md)");
+      return;
     }
+    g_started_agent.store(true, std::memory_order_release);
+    Say("no agent answers on " + launch.socket + ": starting " + launch.agent +
+        " for collector " +
+        (launch.collector.empty() ? "(its default)" : launch.collector) +
+        "; its log: " + AgentLogPath(launch.socket));
   }
-  // Whether the agent started here still runs, or how it ended: exit 3
-  // means an agent another process started serves, which is as good.
+  // How the agent started here ended, if it did: exit 3 means that one
+  // another process started serves, which is as good; anything else is
+  // said. Once connected, a running one is left alone.
   void Reap(bool connected) {
     int status = 0;
     const pid_t done = waitpid(pid_, &status, WNOHANG);
-    if (done == 0 && !connected) return;
-    const std::string log = AgentLogPath(g_socket_path);
     if (done == 0) {
-      Say("no agent answered on " + std::string(g_socket_path) + ": started " +
-          g_agent_bin + " (pid " + std::to_string(pid_) + ") for collector " +
-          (*g_collector ? g_collector : "default") + "; its log: " + log);
-    } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == kAgentLostRace)) {
+      if (connected) pid_ = 0;
+      return;
+    }
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == kAgentLostRace)) {
       Say("the agent this process started (" + std::string(g_agent_bin) +
-          ") ended with status " + std::to_string(status) + "; see " + log);
+          ") ended with status " + std::to_string(status) + "; see " +
+          AgentLogPath(g_socket_path));
     }
     pid_ = 0;
   }
 
   bool tried_ = false;
+  bool connected_ = false;
   pid_t pid_ = 0;
 };
 
@@ -345,10 +358,22 @@ __attribute__((constructor)) void LoadProbe() {
 // At exit, a process that is not connected (its agent restarting) tries
 // once more, so that an agent which is up gets the region before the
 // process's memory goes away.
+//
+// A process that started its node's agent itself (a short job on a node
+// without one) gives that agent up to kStartedAgentWaitMs to come up: the
+// process's spans are lost if no agent maps its region before it exits.
 __attribute__((destructor)) void UnloadProbe() {
   if (!g_event.enabled) return;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_region != nullptr && g_socket < 0) ConnectLocked();
+  constexpr int kStartedAgentWaitMs = 5000;
+  const bool started = g_started_agent.load(std::memory_order_acquire);
+  for (int waited = 0;; waited += 10) {
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      if (g_region == nullptr || g_socket >= 0 || ConnectLocked()) return;
+    }
+    if (!started || waited >= kStartedAgentWaitMs) return;
+    SleepMs(10);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# The `meridian` Python package as a user installs it: pip install of
+# capture/probe/python into a fresh venv, offline (no index: setuptools and
+# wheel from Debian's python3-setuptools-whl and python3-wheel-whl in
+# /usr/share/python-wheels build it), then programs run
+# with that venv's python -I (so only the venv's copy can be imported)
+# record through a real agent and collector, checked in what `meridian
+# export` gives back: exact span names and steps.
+#   1. The probe library found: preloaded by `meridian run`, from
+#      $MERIDIAN_PROBE_LIB, beside the `meridian` on PATH; and none.
+#   2. meridian.steps(), auto_steps() with a fake torch
+#      (testdata/fake_torch: torch 2's step hooks, and an older torch's
+#      wrapped step methods), capture_record_functions() and
+#      record_function(); the old module name with probe_binding_test.py.
+#   3. Without a library, and with one but no agent, every call does
+#      nothing and nothing raises; an unloadable $MERIDIAN_PROBE_LIB warns.
+set -euo pipefail
+
+runfiles="${TEST_SRCDIR}/meridian"
+collector_bin="$runfiles/collector/meridian-collector"
+agent_bin="$runfiles/agent/meridian-agent"
+meridian_bin="$runfiles/cli/meridian"
+probe_lib="$runfiles/capture/probe/libmeridian_probe.so"
+job_py="$runfiles/tests/python_package_job.py"
+fake_torch="$runfiles/tests/testdata/fake_torch"
+# Sockets need a short path: not under TEST_TMPDIR.
+work=$(mktemp -d /tmp/meridian-pypkg-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The venv, and the package installed from a copy (as deploy/install.sh
+# copies it), so that nothing is written into the runfiles.
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+"$python" -m venv "$work/venv" || fail "python3 -m venv (Debian: python3-venv)"
+cp -rL "$runfiles/capture/probe/python" "$work/package"
+wheels=/usr/share/python-wheels
+"$work/venv/bin/pip" install --no-index --find-links "$wheels" --no-cache-dir \
+  --disable-pip-version-check "$work/package" >"$work/pip.log" 2>&1 || { cat "$work/pip.log" >&2; fail "pip install"; }
+venv_python="$work/venv/bin/python"
+site=$("$venv_python" -I -B -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+if [ ! -f "$site/meridian/__init__.py" ] || [ ! -f "$site/meridian_probe.py" ]; then
+  fail "pip did not install meridian/ and meridian_probe.py into $site"
+fi
+
+# start NAME CMD...: runs CMD in the background, its first output line (each
+# server here prints one once it serves) in $line.
+start() {
+  local name=$1
+  shift
+  mkfifo "$work/$name.fifo"
+  "$@" >"$work/$name.fifo" 2>"$work/$name.log" &
+  pids+=("$!")
+  exec {fd}<"$work/$name.fifo"
+  read -r line <&"$fd" || fail "$name did not start: $(cat "$work/$name.log")"
+}
+
+# A collector and the node's agent.
+start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db"
+addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+socket="$work/agent.sock"
+start agent "$agent_bin" --collector "$addr" --socket "$socket" --spool "$work/spool"
+export MERIDIAN_AGENT_SOCKET="$socket"
+unset MERIDIAN_PROBE_LIB LD_PRELOAD
+
+# run_job JOB SCENARIO [VAR=VALUE...]: the scenario under `meridian run`;
+# its first output line (where meridian came from) in $work/JOB.found.
+run_job() {
+  local job=$1 scenario=$2
+  shift 2
+  env "$@" "$meridian_bin" --collector "$addr" run --job "$job" -- \
+    "$venv_python" -I -B "$job_py" "$scenario" >"$work/$job.out" 2>"$work/$job.err" ||
+    { cat "$work/$job.out" "$work/$job.err" >&2; fail "job $job"; }
+  head -1 "$work/$job.out" >"$work/$job.found"
+}
+
+# direct NAME SCENARIO [VAR=VALUE...]: the scenario outside `meridian run`;
+# output in $work/NAME.{out,err,found} as run_job's.
+direct() {
+  local name=$1 scenario=$2
+  shift 2
+  env "$@" "$venv_python" -I -B "$job_py" "$scenario" >"$work/$name.out" 2>"$work/$name.err" ||
+    { cat "$work/$name.out" "$work/$name.err" >&2; fail "$name ($scenario)"; }
+  head -1 "$work/$name.out" >"$work/$name.found"
+}
+
+# spans JOB: the job's spans as "name step" lines, sorted ("-" without one).
+spans() {
+  "$meridian_bin" --collector "$addr" export --job "$1" -o "$work/$1.json" >/dev/null
+  python3 - "$work/$1.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+rows = sorted("%s %s" % (e["name"], e.get("args", {}).get("step", "-"))
+              for e in events if e["ph"] in ("X", "i", "I", "C"))
+print("\n".join(rows))
+PY
+}
+
+expect_spans() {  # expect_spans JOB "name step" ...
+  local job=$1
+  shift
+  printf '%s\n' "$@" | sort >"$work/$job.expected"
+  spans "$job" >"$work/$job.actual"
+  diff -u "$work/$job.expected" "$work/$job.actual" >&2 || fail "job $job's spans"
+}
+
+# found FILE LIBRARY ENABLED: the first line a job printed.
+found() {
+  python3 - "$1" "$2" "$3" "$site" <<'PY' || fail "$1: $(cat "$1")"
+import json, sys
+found = json.load(open(sys.argv[1]))
+library = None if sys.argv[2] == "None" else sys.argv[2]
+assert found["file"] == sys.argv[4] + "/meridian/__init__.py", found
+assert found["library"] == library, (found, library)
+assert found["enabled"] == (sys.argv[3] == "true"), found
+PY
+}
+
+# 1 and 2. Under `meridian run`: the preloaded library, by its real path.
+run_job py-loop loop
+found "$work/py-loop.found" "$(realpath "$probe_lib")" true
+expect_spans py-loop "step 0" "work-a 0" "step 1" "work-b 1" "step 2" "work-c 2" \
+  "step 10" "early 10" "step 11"
+
+run_job py-auto auto-steps MERIDIAN_TEST_FAKE_TORCH="$fake_torch"
+expect_spans py-auto \
+  "step 0" "forward 0" "backward 0" "Optimizer.step#SGD.step 0" \
+  "step 1" "forward 1" "backward 1" "Optimizer.step#SGD.step 1" \
+  "step 2" "forward 2" "backward 2" "Optimizer.step#SGD.step 2" \
+  "Optimizer.step#SGD.step 3" "after 3"
+
+# An older torch: no global step hooks, the step methods wrapped instead.
+run_job py-auto-old auto-steps MERIDIAN_TEST_FAKE_TORCH="$fake_torch" \
+  MERIDIAN_FAKE_TORCH_STEP_HOOKS=0
+expect_spans py-auto-old \
+  "step 0" "forward 0" "backward 0" "Optimizer.step#SGD.step 0" \
+  "step 1" "forward 1" "backward 1" "Optimizer.step#SGD.step 1" \
+  "step 2" "forward 2" "backward 2" "Optimizer.step#SGD.step 2" \
+  "Optimizer.step#SGD.step 3" "after 3"
+
+# An optimizer step inside another's counts once.
+run_job py-wrapped wrapped MERIDIAN_TEST_FAKE_TORCH="$fake_torch"
+expect_spans py-wrapped \
+  "step 0" "Optimizer.step#Wrapping.step 0" "Optimizer.step#SGD.step 0" \
+  "step 1" "Optimizer.step#Wrapping.step 1" "Optimizer.step#SGD.step 1"
+
+# The old module name, and tests/probe_binding_test.py's calls, in the venv.
+"$meridian_bin" --collector "$addr" run --job py-binding -- "$venv_python" -I -B \
+  "$runfiles/tests/probe_binding_test.py" >"$work/py-binding.out" 2>&1 ||
+  { cat "$work/py-binding.out" >&2; fail "probe_binding_test.py in the venv"; }
+expect_spans py-binding \
+  "step 0" "forward 0" "NEGOTIATE_ALLREDUCE 0" "mark 0" "loss 0" \
+  "step 1" "forward 1" "NEGOTIATE_ALLREDUCE 1" "mark 1" "loss 1" \
+  "step 2" "forward 2" "NEGOTIATE_ALLREDUCE 2" "mark 2" "loss 2"
+
+# $MERIDIAN_PROBE_LIB, outside `meridian run`: loaded by the package (the
+# agent is told to send what it has before the check).
+direct py-lib found MERIDIAN_JOB=py-lib MERIDIAN_PROBE_LIB="$probe_lib"
+found "$work/py-lib.found" "$probe_lib" true
+"$agent_bin" --flush --socket "$socket" >/dev/null || fail "agent --flush"
+expect_spans py-lib "step 0" "found 0"
+
+# 3. Beside the `meridian` on PATH (an install.sh prefix), with no agent
+# socket: loaded, records nothing, every call returns.
+mkdir -p "$work/prefix/bin" "$work/prefix/lib" "$work/empty"
+cp "$meridian_bin" "$work/prefix/bin/"
+cp "$probe_lib" "$work/prefix/lib/"
+direct beside no-op MERIDIAN_AGENT_SOCKET= PATH="$work/prefix/bin" \
+  MERIDIAN_TEST_FAKE_TORCH="$fake_torch"
+found "$work/beside.found" "$(realpath "$work")/prefix/lib/libmeridian_probe.so" false
+
+# No library anywhere, with and without torch: every call does nothing.
+direct none-torch no-op MERIDIAN_AGENT_SOCKET= PATH="$work/empty" \
+  MERIDIAN_TEST_FAKE_TORCH="$fake_torch"
+found "$work/none-torch.found" None false
+direct none no-op MERIDIAN_AGENT_SOCKET= PATH="$work/empty"
+found "$work/none.found" None false
+
+# An unloadable $MERIDIAN_PROBE_LIB: a warning naming it, then no library.
+direct missing no-op PATH="$work/empty" MERIDIAN_PROBE_LIB="$work/missing.so"
+grep -qF "MERIDIAN_PROBE_LIB=$work/missing.so could not be loaded" "$work/missing.err" ||
+  fail "no warning for the missing library: $(cat "$work/missing.err")"
+found "$work/missing.found" None false
+
+echo "python_package_test: passed"

@@ -1,0 +1,1 @@
+from torch.autograd.profiler import record_function  # noqa: F401
