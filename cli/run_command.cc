@@ -152,7 +152,9 @@ int ConnectOrStartAgent(const std::string& socket,
 
 bool IsOpenMpiLauncher(const std::string& program) {
   const std::string base = Base(program);
-  if (base != "mpirun" && base != "mpiexec" && base != "orterun") return false;
+  // Debian names each MPI's launcher too: mpirun.openmpi, mpiexec.mpich.
+  const std::string name = base.substr(0, base.find('.'));
+  if (name != "mpirun" && name != "mpiexec" && name != "orterun") return false;
   // Debian: /usr/bin/mpirun -> /etc/alternatives/mpirun -> mpirun.openmpi.
   std::string path = program;
   if (program.find('/') == std::string::npos) {

@@ -189,3 +189,14 @@ grep -qF "MERIDIAN_PROBE_LIB=$work/missing.so could not be loaded" "$work/missin
 found "$work/missing.found" None false
 
 echo "python_package_test: passed"
+
+# Not pip installed: `meridian run` of an install.sh prefix puts the
+# prefix's copy (lib/meridian/python) on PYTHONPATH, ahead of the user's.
+mkdir -p "$work/prefix/lib/meridian"
+cp -rL "$runfiles/capture/probe/python" "$work/prefix/lib/meridian/python"
+PYTHONPATH=/nonexistent "$work/prefix/bin/meridian" --collector "$addr" run --job py-path -- \
+  /usr/bin/python3 -B -c 'import meridian, os, sys; print(os.path.dirname(os.path.dirname(meridian.__file__))); print(sys.path[2])' \
+  >"$work/py-path.out" 2>"$work/py-path.err" ||
+  { cat "$work/py-path.err" >&2; fail "import meridian under meridian run"; }
+[ "$(cat "$work/py-path.out")" = "$(realpath "$work")/prefix/lib/meridian/python
+/nonexistent" ] || fail "meridian run's PYTHONPATH: $(cat "$work/py-path.out")"
