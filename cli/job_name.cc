@@ -1,20 +1,16 @@
 #include "cli/job_name.h"
 
 #include "absl/strings/match.h"
+#include "import/paths.h"
 
 namespace meridian {
 namespace {
-
-std::string Base(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // Where torchrun's own arguments start in `command`; 0 if it is not
 // torchrun.
 size_t TorchrunArguments(const std::vector<std::string>& command) {
   if (command.empty()) return 0;
-  const std::string program = Base(command[0]);
+  const std::string program = PathBaseName(command[0]);
   if (program == "torchrun") return 1;
   if (absl::StartsWith(program, "python") && command.size() > 2 &&
       command[1] == "-m" &&
@@ -65,7 +61,7 @@ std::string RunJobName(const std::string& job_flag,
   if (!launcher_job.empty()) return launcher_job;
   const std::string run_id = TorchrunRunId(command);
   if (!run_id.empty() && run_id != "none") return "torchrun-" + run_id;
-  return Base(command.empty() ? "job" : command[0]) + "-" + utc_stamp;
+  return PathBaseName(command.empty() ? "job" : command[0]) + "-" + utc_stamp;
 }
 
 }  // namespace meridian

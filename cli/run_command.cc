@@ -22,6 +22,7 @@
 #include "cli/job_name.h"
 #include "common/client_channel.h"
 #include "grpcpp/grpcpp.h"
+#include "import/paths.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "query/export/json.h"
 
@@ -29,11 +30,6 @@ extern char** environ;
 
 namespace meridian {
 namespace {
-
-std::string Base(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string SelfDir() {
   char path[PATH_MAX];
@@ -151,7 +147,7 @@ int ConnectOrStartAgent(const std::string& socket,
 }
 
 bool IsOpenMpiLauncher(const std::string& program) {
-  const std::string base = Base(program);
+  const std::string base = PathBaseName(program);
   // Debian names each MPI's launcher too: mpirun.openmpi, mpiexec.mpich.
   const std::string name = base.substr(0, base.find('.'));
   if (name != "mpirun" && name != "mpiexec" && name != "orterun") return false;

@@ -14,11 +14,14 @@ struct RankVariables {
   const char* rank;
   const char* local_rank;
   const char* world_size;
+  // The rank counts only with the world size: torchrun's RANK (the
+  // torch.distributed env:// contract) is a name anybody may use alone.
+  bool needs_world_size = false;
 };
 
 constexpr RankVariables kRankVariables[] = {
     {"meridian", "MERIDIAN_RANK", "MERIDIAN_LOCAL_RANK", "MERIDIAN_WORLD_SIZE"},
-    {"torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE"},
+    {"torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", true},
     {"open-mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
      "OMPI_COMM_WORLD_SIZE"},
     {"hydra", "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
@@ -45,14 +48,10 @@ std::string Text(Getenv getenv_fn, const char* name) {
   return value == nullptr ? "" : value;
 }
 
-// torchrun's RANK only counts with WORLD_SIZE (torch.distributed's env://
-// contract): a lone RANK may be anybody's variable.
 bool Applies(Getenv getenv_fn, const RankVariables& row) {
-  if (IntVariable(getenv_fn, row.rank, 0) < 0) return false;
-  if (strcmp(row.launcher, "torchrun") == 0) {
-    return IntVariable(getenv_fn, row.world_size, 1) > 0;
-  }
-  return true;
+  return IntVariable(getenv_fn, row.rank, 0) >= 0 &&
+         (!row.needs_world_size ||
+          IntVariable(getenv_fn, row.world_size, 1) > 0);
 }
 
 void ResolveRank(Getenv getenv_fn, LaunchIdentity* id) {
@@ -67,38 +66,32 @@ void ResolveRank(Getenv getenv_fn, LaunchIdentity* id) {
   }
 }
 
-// "<a>" or "<a>.<b>" when $b is set.
-std::string WithSuffix(Getenv getenv_fn, const std::string& a, const char* b) {
-  const std::string suffix = Text(getenv_fn, b);
-  return suffix.empty() ? a : a + "." + suffix;
-}
-
 void ResolveJob(Getenv getenv_fn, LaunchIdentity* id) {
   struct {
     const char* launcher;
     const char* variable;
     const char* prefix;
-    const char* suffix;  // appended after '.', if set
+    const char* suffix;      // its value appended after '.', if set
+    const char* not_a_name;  // a default every job has: as if unset
   } constexpr kJobVariables[] = {
-      {"meridian", "MERIDIAN_JOB", "", nullptr},
-      {"torchrun", "TORCHELASTIC_RUN_ID", "torchrun-", nullptr},
-      {"slurm", "SLURM_JOB_ID", "slurm-", "SLURM_STEP_ID"},
-      {"flux", "FLUX_JOB_ID", "flux-", nullptr},
-      {"lsf", "LSB_JOBID", "lsf-", "LSB_JOBINDEX"},
-      {"pbs", "PBS_JOBID", "pbs-", nullptr},
-      {"open-mpi", "OMPI_MCA_ess_base_jobid", "ompi-", nullptr},
-      {"pmix", "PMIX_NAMESPACE", "pmix-", nullptr},
+      {"meridian", "MERIDIAN_JOB", "", nullptr, nullptr},
+      {"torchrun", "TORCHELASTIC_RUN_ID", "torchrun-", nullptr, "none"},
+      {"slurm", "SLURM_JOB_ID", "slurm-", "SLURM_STEP_ID", nullptr},
+      {"flux", "FLUX_JOB_ID", "flux-", nullptr, nullptr},
+      {"lsf", "LSB_JOBID", "lsf-", "LSB_JOBINDEX", nullptr},
+      {"pbs", "PBS_JOBID", "pbs-", nullptr, nullptr},
+      {"open-mpi", "OMPI_MCA_ess_base_jobid", "ompi-", nullptr, nullptr},
+      {"pmix", "PMIX_NAMESPACE", "pmix-", nullptr, nullptr},
   };
   for (const auto& row : kJobVariables) {
     const std::string value = Text(getenv_fn, row.variable);
-    // torchrun's rendezvous id defaults to "none" on every job.
-    if (value.empty() ||
-        (strcmp(row.launcher, "torchrun") == 0 && value == "none")) {
-      continue;
+    if (value.empty() || (row.not_a_name && value == row.not_a_name)) continue;
+    id->job = row.prefix + value;
+    if (row.suffix != nullptr) {
+      if (std::string suffix = Text(getenv_fn, row.suffix); !suffix.empty()) {
+        id->job += "." + suffix;
+      }
     }
-    id->job = row.suffix == nullptr
-                  ? row.prefix + value
-                  : WithSuffix(getenv_fn, row.prefix + value, row.suffix);
     id->job_source = row.launcher;
     return;
   }
