@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "capture/probe/mpi_family_choice.h"
@@ -33,10 +34,17 @@ const char* const kSymbolNames[kMpiSymbolCount] = {
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+// One write(2), so that the lines of ranks sharing a stderr pipe do not
+// interleave (a pipe keeps writes of up to PIPE_BUF bytes whole).
 void Say(const char* a, const char* b = "", const char* c = "") {
-  (void)!write(2, a, strlen(a));
-  (void)!write(2, b, strlen(b));
-  (void)!write(2, c, strlen(c));
+  char line[1024];
+  size_t n = 0;
+  for (const char* part : {a, b, c}) {
+    const size_t length = std::min(strlen(part), sizeof(line) - n);
+    memcpy(line + n, part, length);
+    n += length;
+  }
+  (void)!write(2, line, n);
 }
 
 // What an entry is when no loaded library defines its name. Only reached

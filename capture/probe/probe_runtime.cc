@@ -99,6 +99,13 @@ void SleepMs(int ms) {
   nanosleep(&ts, nullptr);
 }
 
+// One line on stderr, in one write(2): the lines of ranks sharing a pipe
+// do not interleave.
+void Say(const std::string& text) {
+  const std::string line = "meridian: " + text + "\n";
+  (void)!write(2, line.data(), line.size());
+}
+
 // Connects to the agent and hands it the region. Called with g_mutex held.
 bool ConnectLocked() {
   int fd = ConnectAgent(g_socket_path);
@@ -108,12 +115,8 @@ bool ConnectLocked() {
     static bool warned = false;
     if (errno == EACCES && !warned) {
       warned = true;
-      static const char kPrefix[] = "meridian: not registering with ";
-      static const char kSuffix[] =
-          ": it is served by another user (docs/security.md)\n";
-      (void)!write(2, kPrefix, sizeof(kPrefix) - 1);
-      (void)!write(2, g_socket_path, strlen(g_socket_path));
-      (void)!write(2, kSuffix, sizeof(kSuffix) - 1);
+      Say("not registering with " + std::string(g_socket_path) +
+          ": it is served by another user (docs/security.md)");
     }
     return false;
   }
@@ -123,11 +126,6 @@ bool ConnectLocked() {
   }
   g_socket = fd;
   return true;
-}
-
-void Say(const std::string& text) {
-  const std::string line = "meridian: " + text + "\n";
-  (void)!write(2, line.data(), line.size());
 }
 
 // An agent this process started when it found none (agent_launch.h): at
