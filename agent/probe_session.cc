@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -250,6 +251,7 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         }
         c.flags[at] = flags;
         if (r.args != 0) AddArgs(builder, r.args, &c);
+        AddExtra(builder, r, start, dur, ticks, &c);
       }
       if (n < want) break;
     }
@@ -278,6 +280,32 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
     }
     span->AddArg(out);
   }
+}
+
+// The record's `extra` as an integer arg, if it is in range: a call time
+// within the span, sent bytes within its bytes. Out of range (a probe
+// writing nonsense) it is left out; the span itself is still good.
+void ProbeSession::AddExtra(BatchBuilder* builder, const ProbeRecord& r,
+                            int64_t start, int64_t dur, const TickClock& ticks,
+                            SpanColumns* span) {
+  ChunkArg arg;
+  if (r.flags & ProbeRecord::kExtraCallTime) {
+    if (r.extra < 0 || r.extra > r.dur_ns) return;
+    arg.key = builder->String("call_ns");
+    arg.value = (r.flags & ProbeRecord::kTicks)
+                    ? ticks.ToMonotonicNs(static_cast<uint64_t>(r.start_ns) +
+                                          static_cast<uint64_t>(r.extra)) -
+                          start
+                    : r.extra;
+    arg.value = std::clamp<int64_t>(arg.value, 0, dur);
+  } else if (r.flags & ProbeRecord::kExtraSendBytes) {
+    if (r.extra < 0 || r.extra > r.bytes) return;
+    arg.key = builder->String("send_bytes");
+    arg.value = r.extra;
+  } else {
+    return;
+  }
+  span->AddArg(arg);
 }
 
 void ProbeSession::Invalid(uint64_t record, const std::string& problem) {

@@ -100,6 +100,8 @@ class ProbeSession {
   int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue, bool gpu);
   // Adds the arguments of string `args` ("key=value;key=value") to the last
   // span of `span`.
+  void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t start,
+                int64_t dur, const TickClock& ticks, SpanColumns* span);
   void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
 
   // The region's header, for its atomics only (counters, ring slots, trace

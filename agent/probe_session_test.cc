@@ -231,6 +231,55 @@ TEST(ProbeSessionTest, GpuTracksAndArguments) {
   }
 }
 
+// A non-blocking call's time inside its issuing call and a Sendrecv's sent
+// bytes become integer args; values outside the span are left out, the
+// span kept.
+TEST(ProbeSessionTest, CallTimeAndSentBytesBecomeArgs) {
+  FakeProbe probe;
+  TickClock ticks = FakeTicks();
+  const uint32_t isend = AppendString(probe.header, "MPI_Isend", 9);
+  SpanRingWriter main = probe.Ring(0, 77);
+  ProbeRecord a = Record(isend, 1000);  // 10 ns, 4 of them in the call
+  a.extra = 4;
+  a.flags = ProbeRecord::kExtraCallTime;
+  main.Push(a);
+  ProbeRecord timed = Record(isend, 1500);  // ticks: 10 ticks, 3 in the call
+  timed.extra = 3;
+  timed.flags = ProbeRecord::kTicks | ProbeRecord::kExtraCallTime;
+  main.Push(timed);
+  ProbeRecord sendrecv = Record(isend, 1600);
+  sendrecv.bytes = 24;
+  sendrecv.extra = 12;
+  sendrecv.flags = ProbeRecord::kExtraSendBytes;
+  main.Push(sendrecv);
+  ProbeRecord too_long = a;  // more time in the call than in the span
+  too_long.extra = 11;
+  main.Push(too_long);
+  ProbeRecord too_many = sendrecv;
+  too_many.extra = 25;
+  main.Push(too_many);
+
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
+  ASSERT_TRUE(session.ok()) << session.status();
+  BatchBuilder builder("agent");
+  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 5u);
+  EXPECT_EQ((*session)->invalid_records(), 0u);
+  v1::Batch batch = Spans(builder.Take());
+  ASSERT_EQ(batch.spans_size(), 5);
+  auto only_arg = [&batch](const v1::Span& span, const std::string& key) {
+    EXPECT_EQ(span.args_size(), 1);
+    if (span.args_size() != 1) return int64_t{-1};
+    EXPECT_EQ(batch.strings(span.args(0).key()), key);
+    return span.args(0).int_();
+  };
+  EXPECT_EQ(only_arg(batch.spans(0), "call_ns"), 4);
+  EXPECT_EQ(batch.spans(1).dur_ns(), 20);             // 10 ticks of 2 ns
+  EXPECT_EQ(only_arg(batch.spans(1), "call_ns"), 6);  // 3 ticks
+  EXPECT_EQ(only_arg(batch.spans(2), "send_bytes"), 12);
+  EXPECT_EQ(batch.spans(3).args_size(), 0);  // too_long
+  EXPECT_EQ(batch.spans(4).args_size(), 0);  // too_many
+}
+
 TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   FakeProbe probe;
   TickClock ticks = FakeTicks();

@@ -105,7 +105,18 @@ struct Row {
   StoredSpan span;
 };
 
-std::vector<Row> ReadJob(const std::string& db, const std::string& job) {
+// What every MPI rank records besides the calls a test is about: the
+// resource use counters at MPI_Finalize and at exit, and MPI_Comm_rank and
+// MPI_Comm_size (which Open MPI's Fortran bindings do not reach).
+// EveryNewCallIsRecordedExactly checks them; ReadJob leaves them out unless
+// asked.
+bool IsAccounting(const std::string& name) {
+  return absl::StartsWith(name, "rusage.") || name == "MPI_Comm_rank" ||
+         name == "MPI_Comm_size";
+}
+
+std::vector<Row> ReadJob(const std::string& db, const std::string& job,
+                         bool with_accounting = false) {
   auto store = Store::Open(db, StoreOptions{});
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return {};
@@ -124,6 +135,7 @@ std::vector<Row> ReadJob(const std::string& db, const std::string& job) {
       (*store)->Scan(catalog->job, ScanRange{}, [&](const StoredSpan& span) {
         const TrackInfo* track = tracks[span.track_id];
         const OpInfo* op = ops[span.op_id];
+        if (!with_accounting && IsAccounting(op->name)) return true;
         rows.push_back({rank_of_process[track->process_id], op->name,
                         op->category, span.kind, track->name, track->kind,
                         span});
@@ -620,6 +632,322 @@ TEST_F(MpiCaptureTest, WithoutItsFamilyLibraryMpiRunsUntracedAndSaysWhy) {
 // Fortran bindings, which call the C functions; tests/mpi_local_job loads
 // its libmpich RTLD_LOCAL, as Python would. Skipped where MPICH is not
 // installed.
+// The span's integer arg `key`, if it has one.
+std::optional<int64_t> IntArg(const StoredSpan& span, const std::string& key) {
+  for (const StoredArg& arg : span.args) {
+    if (arg.key == key && arg.type == StoredArg::Type::kInt) {
+      return arg.int_value;
+    }
+  }
+  return std::nullopt;
+}
+
+// A non-blocking call's time inside its issuing call: present, and within
+// the span (issue to completion).
+void ExpectCallTime(const Row& row) {
+  const std::optional<int64_t> call_ns = IntArg(row.span, "call_ns");
+  ASSERT_TRUE(call_ns.has_value()) << row.name;
+  EXPECT_GE(*call_ns, 0) << row.name;
+  EXPECT_LE(*call_ns, row.span.dur_ns) << row.name;
+}
+
+// The one span named `name` of `rank`.
+Row One(const std::vector<Row>& rows, int rank, const std::string& name) {
+  const std::vector<Row> found = Select(rows, rank, name);
+  EXPECT_EQ(found.size(), 1u) << name;
+  return found.empty() ? Row{} : found[0];
+}
+
+// What every rank of tests/mpi_coverage.cc recorded (see its comments).
+void ExpectCoverage(const std::vector<Row>& rows) {
+  std::set<uint64_t> windows, files, carts, graphs;
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    const int right = (rank + 1) % 4, left = (rank + 3) % 4, partner = rank ^ 1;
+    const bool odd = rank % 2 == 1;
+    // Exactly these names, each this many times (Improbe: polled).
+    std::map<std::string, size_t> counts = {
+        {"MPI_Init", 1},
+        {"MPI_Finalize", 1},
+        {"MPI_Comm_rank", 5},
+        {"MPI_Comm_size", 3},
+        {"MPI_Send_init", 3},
+        {"MPI_Recv_init", 3},
+        {"MPI_Waitall", 4},
+        {"MPI_Wait", odd ? 5u : 4u},
+        {"MPI_Sendrecv", 1},
+        {"MPI_Alltoallw", 1},
+        {"MPI_Ialltoallw", 1},
+        {"MPI_Cart_create", 1},
+        {"MPI_Dist_graph_create_adjacent", 1},
+        {"MPI_Neighbor_allgather", 2},
+        {"MPI_Neighbor_allgatherv", 1},
+        {"MPI_Neighbor_alltoall", 1},
+        {"MPI_Neighbor_alltoallv", 1},
+        {"MPI_Neighbor_alltoallw", 1},
+        {"MPI_Ineighbor_allgather", 1},
+        {"MPI_Win_allocate", 1},
+        {"MPI_Win_fence", 4},
+        {"MPI_Put", 3},
+        {"MPI_Get", 1},
+        {"MPI_Accumulate", 1},
+        {"MPI_Win_lock", 1},
+        {"MPI_Win_unlock", 1},
+        {"MPI_Win_lock_all", 1},
+        {"MPI_Win_unlock_all", 1},
+        {"MPI_Fetch_and_op", 1},
+        {"MPI_Compare_and_swap", 1},
+        {"MPI_Win_flush", 1},
+        {"MPI_Win_flush_all", 1},
+        {"MPI_Rput", 1},
+        {"MPI_Rget", 1},
+        {"MPI_Win_post", 1},
+        {"MPI_Win_start", 1},
+        {"MPI_Win_complete", 1},
+        {"MPI_Win_wait", 1},
+        {"MPI_Win_free", 1},
+        {"MPI_Barrier", 3},
+        {"MPI_File_open", 1},
+        {"MPI_File_write_at", 1},
+        {"MPI_File_read_at", 1},
+        {"MPI_File_write_at_all", 1},
+        {"MPI_File_read_at_all", 1},
+        {"MPI_File_iwrite_at", 1},
+        {"MPI_File_iread_at", 1},
+        {"MPI_File_close", 1},
+        {"MPI_Pcontrol", 2},
+        {"rusage.user_ns", 2},
+        {"rusage.system_ns", 2},
+        {"rusage.max_rss_bytes", 2},
+        {"rusage.context_switches", 2},
+    };
+    if (odd) {
+      for (const char* name : {"MPI_Probe", "MPI_Iprobe", "MPI_Recv",
+                               "MPI_Mprobe", "MPI_Mrecv", "MPI_Imrecv"}) {
+        counts[name] = 1;
+      }
+      counts["MPI_Improbe"] = Select(rows, rank, "MPI_Improbe").size();
+      EXPECT_GE(counts["MPI_Improbe"], 1u);
+    } else {
+      counts["MPI_Send"] = 3;
+    }
+    std::map<std::string, size_t> seen;
+    for (const Row& r : rows) {
+      if (r.rank == rank) ++seen[r.name];
+    }
+    EXPECT_EQ(seen, counts);
+
+    // Persistent requests: one span per start, issue to completion.
+    for (const Row& r : Select(rows, rank, "MPI_Send_init")) {
+      EXPECT_EQ(r.span.bytes, 64);
+      EXPECT_EQ(r.span.peer, right);
+      EXPECT_EQ(r.span.tag, 3);
+      EXPECT_EQ(r.span.comm, 1u);
+      ExpectCallTime(r);
+    }
+    for (const Row& r : Select(rows, rank, "MPI_Recv_init")) {
+      EXPECT_EQ(r.span.bytes, 64);
+      EXPECT_EQ(r.span.peer, left);
+      ExpectCallTime(r);
+    }
+
+    // Probes and matched receives.
+    if (odd) {
+      const Row probe = One(rows, rank, "MPI_Probe");
+      EXPECT_EQ(probe.span.peer, partner);
+      EXPECT_EQ(probe.span.tag, 11);
+      EXPECT_EQ(probe.span.bytes, 0);
+      EXPECT_EQ(One(rows, rank, "MPI_Iprobe").span.peer, partner);
+      const Row mprobe = One(rows, rank, "MPI_Mprobe");
+      EXPECT_EQ(mprobe.span.peer, partner);
+      EXPECT_EQ(mprobe.span.tag, 12);
+      const Row mrecv = One(rows, rank, "MPI_Mrecv");
+      EXPECT_EQ(mrecv.span.peer, partner);
+      EXPECT_EQ(mrecv.span.tag, 12);
+      EXPECT_EQ(mrecv.span.bytes, 40);
+      EXPECT_EQ(mrecv.span.comm, 1u);
+      int found = 0;
+      for (const Row& r : Select(rows, rank, "MPI_Improbe")) {
+        if (r.span.peer.has_value()) {
+          ++found;
+          EXPECT_EQ(r.span.peer, partner);
+          EXPECT_EQ(r.span.tag, 13);
+        }
+      }
+      EXPECT_EQ(found, 1);
+      const Row imrecv = One(rows, rank, "MPI_Imrecv");
+      EXPECT_EQ(imrecv.span.peer, partner);
+      EXPECT_EQ(imrecv.span.tag, 13);
+      EXPECT_EQ(imrecv.span.bytes, 40);
+      ExpectCallTime(imrecv);
+    }
+
+    const Row sendrecv = One(rows, rank, "MPI_Sendrecv");
+    EXPECT_EQ(sendrecv.span.bytes, 24);
+    EXPECT_EQ(IntArg(sendrecv.span, "send_bytes"), 12);
+    EXPECT_EQ(sendrecv.span.peer, right);
+
+    // World collectives in order: Alltoallw 0, Ialltoallw 1, Win_allocate
+    // 2, Barrier 3, File_open 4, Barrier 5, (Barrier 6 paused), Barrier 7.
+    const Row alltoallw = One(rows, rank, "MPI_Alltoallw");
+    EXPECT_EQ(alltoallw.span.bytes, 40);
+    EXPECT_EQ(alltoallw.span.seq, 0u);
+    const Row ialltoallw = One(rows, rank, "MPI_Ialltoallw");
+    EXPECT_EQ(ialltoallw.span.bytes, 40);
+    EXPECT_EQ(ialltoallw.span.seq, 1u);
+    ExpectCallTime(ialltoallw);
+    EXPECT_EQ(One(rows, rank, "MPI_Win_allocate").span.seq, 2u);
+    EXPECT_EQ(One(rows, rank, "MPI_File_open").span.seq, 4u);
+    std::vector<uint64_t> barriers;
+    for (const Row& r : Select(rows, rank, "MPI_Barrier")) {
+      EXPECT_EQ(r.span.comm, 1u);
+      barriers.push_back(r.span.seq.value_or(99));
+    }
+    EXPECT_EQ(barriers, (std::vector<uint64_t>{3, 5, 7}));
+
+    // Neighbor collectives: bytes sent (to each neighbor, or summed over
+    // both for v and w), instances on the cartesian ring 0..5.
+    const std::vector<Row> allgather =
+        Select(rows, rank, "MPI_Neighbor_allgather");
+    ASSERT_EQ(allgather.size(), 2u);
+    const Row& cart = allgather[0];
+    EXPECT_EQ(cart.span.bytes, 8);
+    EXPECT_EQ(cart.span.seq, 0u);
+    EXPECT_EQ(cart.span.comm_size, 4u);
+    EXPECT_NE(cart.span.comm, 1u);
+    carts.insert(cart.span.comm);
+    EXPECT_EQ(allgather[1].span.seq, 0u);
+    EXPECT_NE(allgather[1].span.comm, cart.span.comm);
+    graphs.insert(allgather[1].span.comm);
+    const std::pair<const char*, int64_t> on_ring[] = {
+        {"MPI_Neighbor_allgatherv", 8},
+        {"MPI_Neighbor_alltoall", 4},
+        {"MPI_Neighbor_alltoallv", 12},
+        {"MPI_Neighbor_alltoallw", 12},
+        {"MPI_Ineighbor_allgather", 8}};
+    uint64_t seq = 1;
+    for (const auto& [name, bytes] : on_ring) {
+      const Row r = One(rows, rank, name);
+      EXPECT_EQ(r.span.bytes, bytes) << name;
+      EXPECT_EQ(r.span.comm, cart.span.comm) << name;
+      EXPECT_EQ(r.span.seq, seq++) << name;
+    }
+    ExpectCallTime(One(rows, rank, "MPI_Ineighbor_allgather"));
+
+    // One-sided: every call on the window's id; fences are its instances
+    // 0..3 and Win_free its 4th.
+    const std::vector<Row> fences = Select(rows, rank, "MPI_Win_fence");
+    ASSERT_EQ(fences.size(), 4u);
+    const uint64_t window = fences[0].span.comm;
+    windows.insert(window);
+    EXPECT_NE(window, 1u);
+    for (uint64_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(fences[i].span.comm, window);
+      EXPECT_EQ(fences[i].span.comm_size, 4u);
+      EXPECT_EQ(fences[i].span.seq, i);
+    }
+    const Row free = One(rows, rank, "MPI_Win_free");
+    EXPECT_EQ(free.span.comm, window);
+    EXPECT_EQ(free.span.seq, 4u);
+    for (const Row& put : Select(rows, rank, "MPI_Put")) {
+      EXPECT_EQ(put.span.peer, right);
+      EXPECT_EQ(put.span.bytes, 4);
+      EXPECT_EQ(put.span.comm, window);
+    }
+    const struct {
+      const char* name;
+      std::optional<int32_t> peer;
+      int64_t bytes;
+    } transfers[] = {
+        {"MPI_Get", left, 8},
+        {"MPI_Accumulate", right, 12},
+        {"MPI_Fetch_and_op", left, 4},
+        {"MPI_Compare_and_swap", left, 4},
+        {"MPI_Rput", right, 4},
+        {"MPI_Rget", left, 8},
+        {"MPI_Win_lock", right, 0},
+        {"MPI_Win_unlock", right, 0},
+        {"MPI_Win_flush", left, 0},
+        {"MPI_Win_lock_all", std::nullopt, 0},
+        {"MPI_Win_post", std::nullopt, 0},
+        {"MPI_Win_wait", std::nullopt, 0},
+    };
+    for (const auto& t : transfers) {
+      const Row r = One(rows, rank, t.name);
+      EXPECT_EQ(r.span.peer, t.peer) << t.name;
+      EXPECT_EQ(r.span.bytes, t.bytes) << t.name;
+      EXPECT_EQ(r.span.comm, window) << t.name;
+    }
+    ExpectCallTime(One(rows, rank, "MPI_Rput"));
+    ExpectCallTime(One(rows, rank, "MPI_Rget"));
+
+    // MPI-IO: the file's id; its collectives are instances 0..2.
+    const Row write_at = One(rows, rank, "MPI_File_write_at");
+    const uint64_t file = write_at.span.comm;
+    files.insert(file);
+    EXPECT_NE(file, 1u);
+    EXPECT_NE(file, window);
+    EXPECT_EQ(write_at.span.comm_size, 4u);
+    EXPECT_EQ(write_at.span.bytes, 64);
+    EXPECT_EQ(One(rows, rank, "MPI_File_read_at").span.bytes, 32);
+    const Row write_all = One(rows, rank, "MPI_File_write_at_all");
+    EXPECT_EQ(write_all.span.bytes, 16);
+    EXPECT_EQ(write_all.span.seq, 0u);
+    EXPECT_EQ(write_all.span.comm, file);
+    const Row read_all = One(rows, rank, "MPI_File_read_at_all");
+    EXPECT_EQ(read_all.span.bytes, 8);
+    EXPECT_EQ(read_all.span.seq, 1u);
+    for (const char* name : {"MPI_File_iwrite_at", "MPI_File_iread_at"}) {
+      const Row r = One(rows, rank, name);
+      EXPECT_EQ(r.span.bytes, 64) << name;
+      EXPECT_EQ(r.span.comm, file) << name;
+      ExpectCallTime(r);
+    }
+    const Row close = One(rows, rank, "MPI_File_close");
+    EXPECT_EQ(close.span.comm, file);
+    EXPECT_EQ(close.span.seq, 2u);
+
+    // Pcontrol: two instants, levels 0 then 1.
+    const std::vector<Row> pcontrol = Select(rows, rank, "MPI_Pcontrol");
+    ASSERT_EQ(pcontrol.size(), 2u);
+    EXPECT_EQ(pcontrol[0].kind, v1::SPAN_KIND_INSTANT);
+    EXPECT_EQ(IntArg(pcontrol[0].span, "level"), 0);
+    EXPECT_EQ(IntArg(pcontrol[1].span, "level"), 1);
+
+    // Resource use: at MPI_Finalize and at exit, never decreasing.
+    for (const char* name :
+         {"rusage.user_ns", "rusage.system_ns", "rusage.max_rss_bytes",
+          "rusage.context_switches"}) {
+      const std::vector<Row> samples = Select(rows, rank, name);
+      ASSERT_EQ(samples.size(), 2u) << name;
+      EXPECT_EQ(samples[0].kind, v1::SPAN_KIND_COUNTER) << name;
+      EXPECT_EQ(samples[0].category, v1::CATEGORY_MPI) << name;
+      EXPECT_GE(samples[0].span.value, 0) << name;
+      EXPECT_LE(samples[0].span.value, samples[1].span.value) << name;
+    }
+    EXPECT_GT(Select(rows, rank, "rusage.max_rss_bytes")[0].span.value, 1e6);
+  }
+  // Window, file and topology ids are equal on every member.
+  EXPECT_EQ(windows.size(), 1u);
+  EXPECT_EQ(files.size(), 1u);
+  EXPECT_EQ(carts.size(), 1u);
+  EXPECT_EQ(graphs.size(), 1u);
+}
+
+TEST_F(MpiCaptureTest, EveryNewCallIsRecordedExactly) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run =
+      Spawn(MeridianRun("coverage", Mpirun({Runfile("tests/mpi_coverage"),
+                                            dir_ + "/coverage.dat"})),
+            env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  ExpectCoverage(ReadJob(db_, "coverage", /*with_accounting=*/true));
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
 TEST_F(MpiCaptureTest, MpichJobsAreRecordedLikeOpenMpiJobs) {
   const std::string mpicxx = OnPath("mpicxx.mpich");
   const std::string mpif90 = OnPath("mpif90.mpich");
@@ -632,8 +960,11 @@ TEST_F(MpiCaptureTest, MpichJobsAreRecordedLikeOpenMpiJobs) {
   const std::string known = dir_ + "/mpi_known_mpich";
   const std::string fortran = dir_ + "/mpi_known_fortran_mpich";
   const std::string local = dir_ + "/libmpi_local_ext_mpich.so";
+  const std::string coverage = dir_ + "/mpi_coverage_mpich";
   for (const std::vector<std::string>& build :
-       {std::vector<std::string>{mpicxx, "-O1", "-I",
+       {std::vector<std::string>{
+            mpicxx, "-O1", Runfile("tests/mpi_coverage.cc"), "-o", coverage},
+        std::vector<std::string>{mpicxx, "-O1", "-I",
                                  Runfile("capture/probe/include"),
                                  Runfile("tests/mpi_known.cc"), "-o", known},
         std::vector<std::string>{mpif90, "-O1", "-J", dir_,
@@ -652,7 +983,8 @@ TEST_F(MpiCaptureTest, MpichJobsAreRecordedLikeOpenMpiJobs) {
   const std::vector<std::vector<std::string>> jobs = {
       {"mpich", known},
       {"mpich-fortran", fortran},
-      {"mpich-local", Runfile("tests/mpi_local_job"), local}};
+      {"mpich-local", Runfile("tests/mpi_local_job"), local},
+      {"mpich-coverage", coverage, dir_ + "/coverage.dat"}};
   for (const std::vector<std::string>& job : jobs) {
     SCOPED_TRACE(job[0]);
     std::vector<std::string> mpiexec_argv = {mpiexec, "-n", "4"};
@@ -662,6 +994,9 @@ TEST_F(MpiCaptureTest, MpichJobsAreRecordedLikeOpenMpiJobs) {
     ASSERT_EQ(run.Wait(), 0) << out;
     EXPECT_FALSE(absl::StrContains(out, "are not recorded")) << out;
     const std::vector<Row> rows = ReadJob(db_, job[0]);
+    if (job[0] == "mpich-coverage") {
+      ExpectCoverage(ReadJob(db_, job[0], /*with_accounting=*/true));
+    }
     if (job[0] == "mpich") ExpectKnownSequence(rows);
     if (job[0] == "mpich-fortran") ExpectFortranSequence(rows);
     if (job[0] == "mpich-local") ExpectLocalSequence(rows);

@@ -98,7 +98,85 @@
   X(MPI_Comm_create, 3) \
   X(MPI_Comm_create_group, 4) \
   X(MPI_Cart_create, 6) \
-  X(MPI_Comm_free, 1)
+  X(MPI_Comm_free, 1) \
+  X(MPI_Graph_create, 6) \
+  X(MPI_Dist_graph_create, 9) \
+  X(MPI_Dist_graph_create_adjacent, 10) \
+  X(MPI_Comm_rank, 2) \
+  X(MPI_Comm_size, 2) \
+  X(MPI_Pcontrol, 1) \
+  X(MPI_Send_init, 7) \
+  X(MPI_Ssend_init, 7) \
+  X(MPI_Rsend_init, 7) \
+  X(MPI_Bsend_init, 7) \
+  X(MPI_Recv_init, 7) \
+  X(MPI_Start, 1) \
+  X(MPI_Startall, 2) \
+  X(MPI_Request_free, 1) \
+  X(MPI_Probe, 4) \
+  X(MPI_Iprobe, 5) \
+  X(MPI_Mprobe, 5) \
+  X(MPI_Improbe, 6) \
+  X(MPI_Mrecv, 5) \
+  X(MPI_Imrecv, 5) \
+  X(MPI_Alltoallw, 9) \
+  X(MPI_Ialltoallw, 10) \
+  X(MPI_Neighbor_allgather, 7) \
+  X(MPI_Neighbor_allgatherv, 8) \
+  X(MPI_Neighbor_alltoall, 7) \
+  X(MPI_Neighbor_alltoallv, 9) \
+  X(MPI_Neighbor_alltoallw, 9) \
+  X(MPI_Ineighbor_allgather, 8) \
+  X(MPI_Ineighbor_allgatherv, 9) \
+  X(MPI_Ineighbor_alltoall, 8) \
+  X(MPI_Ineighbor_alltoallv, 10) \
+  X(MPI_Ineighbor_alltoallw, 10) \
+  X(MPI_Win_create, 6) \
+  X(MPI_Win_allocate, 6) \
+  X(MPI_Win_allocate_shared, 6) \
+  X(MPI_Win_create_dynamic, 3) \
+  X(MPI_Win_free, 1) \
+  X(MPI_Win_fence, 2) \
+  X(MPI_Put, 8) \
+  X(MPI_Get, 8) \
+  X(MPI_Accumulate, 9) \
+  X(MPI_Get_accumulate, 12) \
+  X(MPI_Fetch_and_op, 7) \
+  X(MPI_Compare_and_swap, 7) \
+  X(MPI_Rput, 9) \
+  X(MPI_Rget, 9) \
+  X(MPI_Raccumulate, 10) \
+  X(MPI_Rget_accumulate, 13) \
+  X(MPI_Win_lock, 4) \
+  X(MPI_Win_unlock, 2) \
+  X(MPI_Win_lock_all, 2) \
+  X(MPI_Win_unlock_all, 1) \
+  X(MPI_Win_flush, 2) \
+  X(MPI_Win_flush_all, 1) \
+  X(MPI_Win_flush_local, 2) \
+  X(MPI_Win_flush_local_all, 1) \
+  X(MPI_Win_post, 3) \
+  X(MPI_Win_start, 3) \
+  X(MPI_Win_complete, 1) \
+  X(MPI_Win_wait, 1) \
+  X(MPI_File_open, 5) \
+  X(MPI_File_close, 1) \
+  X(MPI_File_read, 5) \
+  X(MPI_File_write, 5) \
+  X(MPI_File_read_at, 6) \
+  X(MPI_File_write_at, 6) \
+  X(MPI_File_read_all, 5) \
+  X(MPI_File_write_all, 5) \
+  X(MPI_File_read_at_all, 6) \
+  X(MPI_File_write_at_all, 6) \
+  X(MPI_File_iread, 5) \
+  X(MPI_File_iwrite, 5) \
+  X(MPI_File_iread_at, 6) \
+  X(MPI_File_iwrite_at, 6) \
+  X(MPI_File_iread_all, 5) \
+  X(MPI_File_iwrite_all, 5) \
+  X(MPI_File_iread_at_all, 6) \
+  X(MPI_File_iwrite_at_all, 6)
 
 #define MERIDIAN_MPI_FORTRAN_FUNCTIONS(X) \
   X(mpi_init, MPI_INIT, 1) \
@@ -240,6 +318,12 @@ struct ForwardedSignature<R (*)(Args...)> {
         sizeof(intptr_t)) &&
        ...);
 };
+
+// MPI_Pcontrol(int level, ...): only its first argument is read, and none
+// is floating point, so it is forwarded like a function of its named ones.
+template <typename R, typename... Args>
+struct ForwardedSignature<R (*)(Args..., ...)>
+    : ForwardedSignature<R (*)(Args...)> {};
 
 // entries[kSym_NAME] = NAME, once NAME is checked against the list: `count`
 // parameters that the stubs can pass, returning `result_type` (int in C, void

@@ -26,6 +26,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <new>
 #include <type_traits>
@@ -102,7 +103,82 @@ constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
   X(Comm_create) \
   X(Comm_create_group) \
   X(Cart_create) \
-  X(Comm_free)
+  X(Comm_free) \
+  X(Graph_create) \
+  X(Dist_graph_create) \
+  X(Dist_graph_create_adjacent) \
+  X(Comm_rank) \
+  X(Comm_size) \
+  X(Pcontrol) \
+  X(Send_init) \
+  X(Ssend_init) \
+  X(Rsend_init) \
+  X(Bsend_init) \
+  X(Recv_init) \
+  X(Probe) \
+  X(Iprobe) \
+  X(Mprobe) \
+  X(Improbe) \
+  X(Mrecv) \
+  X(Imrecv) \
+  X(Alltoallw) \
+  X(Ialltoallw) \
+  X(Neighbor_allgather) \
+  X(Neighbor_allgatherv) \
+  X(Neighbor_alltoall) \
+  X(Neighbor_alltoallv) \
+  X(Neighbor_alltoallw) \
+  X(Ineighbor_allgather) \
+  X(Ineighbor_allgatherv) \
+  X(Ineighbor_alltoall) \
+  X(Ineighbor_alltoallv) \
+  X(Ineighbor_alltoallw) \
+  X(Win_create) \
+  X(Win_allocate) \
+  X(Win_allocate_shared) \
+  X(Win_create_dynamic) \
+  X(Win_free) \
+  X(Win_fence) \
+  X(Put) \
+  X(Get) \
+  X(Accumulate) \
+  X(Get_accumulate) \
+  X(Fetch_and_op) \
+  X(Compare_and_swap) \
+  X(Rput) \
+  X(Rget) \
+  X(Raccumulate) \
+  X(Rget_accumulate) \
+  X(Win_lock) \
+  X(Win_unlock) \
+  X(Win_lock_all) \
+  X(Win_unlock_all) \
+  X(Win_flush) \
+  X(Win_flush_all) \
+  X(Win_flush_local) \
+  X(Win_flush_local_all) \
+  X(Win_post) \
+  X(Win_start) \
+  X(Win_complete) \
+  X(Win_wait) \
+  X(File_open) \
+  X(File_close) \
+  X(File_read) \
+  X(File_write) \
+  X(File_read_at) \
+  X(File_write_at) \
+  X(File_read_all) \
+  X(File_write_all) \
+  X(File_read_at_all) \
+  X(File_write_at_all) \
+  X(File_iread) \
+  X(File_iwrite) \
+  X(File_iread_at) \
+  X(File_iwrite_at) \
+  X(File_iread_all) \
+  X(File_iwrite_all) \
+  X(File_iread_at_all) \
+  X(File_iwrite_at_all)
 // clang-format on
 
 enum Op {
@@ -160,9 +236,8 @@ uint64_t Key(Handle handle) {
 
 // World ranks of `comm`'s ranks (allocated once per communicator; never
 // freed, since records in flight may still point at it).
-const int32_t* WorldRanks(MPI_Comm comm, int size) {
-  MPI_Group group, world_group;
-  if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS) return nullptr;
+const int32_t* WorldRanksOfGroup(MPI_Group group, int size) {
+  MPI_Group world_group;
   PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
   int* ranks = new (std::nothrow) int[size];
   int32_t* world = new (std::nothrow) int32_t[size];
@@ -171,8 +246,15 @@ const int32_t* WorldRanks(MPI_Comm comm, int size) {
     PMPI_Group_translate_ranks(group, size, ranks, world_group, world);
   }
   delete[] ranks;
-  PMPI_Group_free(&group);
   PMPI_Group_free(&world_group);
+  return world;
+}
+
+const int32_t* WorldRanks(MPI_Comm comm, int size) {
+  MPI_Group group;
+  if (PMPI_Comm_group(comm, &group) != MPI_SUCCESS) return nullptr;
+  const int32_t* world = WorldRanksOfGroup(group, size);
+  PMPI_Group_free(&group);
   return world;
 }
 
@@ -367,11 +449,21 @@ struct Pending {
 
 HandleTable<Pending, 8192, 16> g_requests;
 
-void Issue(MPI_Request* request, const ProbeRecord& record,
-           const CommInfo* comm, bool resolve_source, bool resolve_tag) {
+// `record` starts where the issuing call started; the call returned at
+// `call_end`: the time inside it goes with the record (kExtraCallTime).
+void IssueAt(MPI_Request* request, ProbeRecord record, int64_t call_end,
+             const CommInfo* comm, bool resolve_source, bool resolve_tag) {
   if (request == nullptr || *request == MPI_REQUEST_NULL) return;
+  record.extra = call_end - record.start_ns;
+  record.flags |= ProbeRecord::kExtraCallTime;
   g_requests.Insert(Key(*request),
                     Pending{record, comm, resolve_source, resolve_tag});
+}
+
+// The issuing call returned just now.
+void Issue(MPI_Request* request, const ProbeRecord& record,
+           const CommInfo* comm, bool resolve_source, bool resolve_tag) {
+  IssueAt(request, record, probe::Now(), comm, resolve_source, resolve_tag);
 }
 
 // `key` completed at `end` with `status` (nullptr if unknown).
@@ -468,6 +560,18 @@ void RecordPointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
   probe::Emit(PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes));
 }
 
+// A blocking call that sends `sent` of its `bytes` and receives the rest
+// (Sendrecv): the sent bytes go with the record (kExtraSendBytes).
+void RecordSendReceive(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
+                       int64_t bytes, int64_t sent) {
+  const int64_t end = probe::Now();
+  ProbeRecord r =
+      PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes);
+  r.extra = sent;
+  r.flags |= ProbeRecord::kExtraSendBytes;
+  probe::Emit(r);
+}
+
 // A non-blocking one issued at `start`: recorded when it completes.
 void IssuePointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
                        int64_t bytes, MPI_Request* request) {
@@ -521,6 +625,158 @@ void AfterInit(int64_t start, Op op) {
   if (probe::Recording()) probe::Emit(Base(op, start, end, nullptr));
 }
 
+// ---- Windows, files, topologies, messages -----------------------------------
+
+// Windows and files are named like communicators: an id equal on every
+// member, a size, world ranks. They live in g_comms too (their handles are
+// other objects than communicators', so keys never coincide).
+constexpr uint64_t kWindowSalt = 0x57494e;  // "WIN"
+constexpr uint64_t kFileSalt = 0x46494c45;  // "FILE"
+
+// Registers window or file `key`, made by a call collective over `parent`,
+// whose members are `group`'s (freed here): the id mixes the parent's id,
+// how many objects the parent made before, and the members, as
+// RegisterChild does.
+void RegisterMade(uint64_t key, MPI_Comm parent, uint64_t salt,
+                  MPI_Group group) {
+  CommInfo* p = Comm(parent);
+  const uint64_t ordinal =
+      p == nullptr ? 0 : __atomic_fetch_add(&p->children, 1, __ATOMIC_RELAXED);
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  const int32_t* world = WorldRanksOfGroup(group, size);
+  PMPI_Group_free(&group);
+  const uint64_t first = world != nullptr && size > 0 ? world[0] : 0;
+  const uint64_t parent_id = p == nullptr ? 0 : p->id;
+  g_comms.Insert(key, CommInfo{Mix(Mix(parent_id, ordinal, salt), first, size),
+                               static_cast<uint32_t>(size), world});
+}
+
+// A window or file made before the probe saw it (or whose table window was
+// full): named from its members, as RegisterLazily names communicators.
+CommInfo* RegisterObjectLazily(uint64_t key, uint64_t salt, MPI_Group group) {
+  std::lock_guard<std::mutex> lock(g_comm_mutex);
+  if (CommInfo* info = g_comms.Find(key)) {
+    PMPI_Group_free(&group);
+    return info;
+  }
+  int size = 0;
+  PMPI_Group_size(group, &size);
+  const int32_t* world = WorldRanksOfGroup(group, size);
+  PMPI_Group_free(&group);
+  if (!g_comms.Insert(key, CommInfo{IdOfMembers(salt, world, size),
+                                    static_cast<uint32_t>(size), world})) {
+    return nullptr;
+  }
+  return g_comms.Find(key);
+}
+
+CommInfo* Window(MPI_Win win) {
+  if (win == MPI_WIN_NULL) return nullptr;
+  if (CommInfo* info = g_comms.Find(Key(win))) return info;
+  MPI_Group group;
+  if (PMPI_Win_get_group(win, &group) != MPI_SUCCESS) return nullptr;
+  return RegisterObjectLazily(Key(win), kWindowSalt, group);
+}
+
+CommInfo* File(MPI_File file) {
+  if (file == MPI_FILE_NULL) return nullptr;
+  if (CommInfo* info = g_comms.Find(Key(file))) return info;
+  MPI_Group group;
+  if (PMPI_File_get_group(file, &group) != MPI_SUCCESS) return nullptr;
+  return RegisterObjectLazily(Key(file), kFileSalt, group);
+}
+
+// How many neighbors `comm`'s topology gives this rank to send to (the
+// counts of a neighbor collective's v and w forms); 0 without a topology.
+int OutDegree(MPI_Comm comm) {
+  int kind = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return 0;
+  int n = 0;
+  if (kind == MPI_CART) {
+    PMPI_Cartdim_get(comm, &n);
+    return 2 * n;
+  }
+  if (kind == MPI_GRAPH) {
+    PMPI_Graph_neighbors_count(comm, CommRank(comm), &n);
+    return n;
+  }
+  if (kind == MPI_DIST_GRAPH) {
+    int in = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &in, &n, &weighted);
+    return n;
+  }
+  return 0;
+}
+
+// Bytes of `n` blocks of counts[i] elements of types[i] (the w forms).
+int64_t SumTypedBytes(const int counts[], const MPI_Datatype types[], int n) {
+  if (counts == nullptr || types == nullptr) return 0;
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i) total += TypeBytes(counts[i], types[i]);
+  return total;
+}
+
+// A one-sided transfer with `target` (a rank of the window's group): its
+// peer is the target's world rank, its comm the window's id.
+void RecordOneSided(Op op, int64_t start, MPI_Win win, int target,
+                    int64_t bytes) {
+  const int64_t end = probe::Now();
+  const CommInfo* info = Window(win);
+  probe::Emit(PointToPointRecord(op, start, end, info, target, -1, bytes));
+}
+
+void IssueOneSided(Op op, int64_t start, MPI_Win win, int target, int64_t bytes,
+                   MPI_Request* request) {
+  const CommInfo* info = Window(win);
+  Issue(request, PointToPointRecord(op, start, start, info, target, -1, bytes),
+        info, false, false);
+}
+
+// Persistent requests: the operation MPI_Send_init & co describe, recorded
+// from each MPI_Start to the completion that follows it, as a
+// non-blocking call is (named after the init call that made it).
+HandleTable<Pending, 4096, 16> g_persistent;
+
+// Persistent request `key` was started at `start` by a call that returned
+// at `call_end` having started `count` requests (its time shared among
+// them).
+void StartPersistent(uint64_t key, int64_t start, int64_t call_end, int count) {
+  const Pending* made = key == 0 ? nullptr : g_persistent.Find(key);
+  if (made == nullptr) return;
+  Pending started = *made;
+  ProbeRecord& r = started.record;
+  r.start_ns = start;
+  r.dur_ns = 0;
+  r.flags = static_cast<uint16_t>(
+      (r.flags & ~(ProbeRecord::kHasStep | ProbeRecord::kTicks)) |
+      probe::TimeFlags() | ProbeRecord::kExtraCallTime);
+  probe::StampStep(&r);
+  r.extra = (call_end - start) / (count > 0 ? count : 1);
+  g_requests.Insert(key, started);
+}
+
+// Matched probes: the communicator a message was probed on, for the
+// MPI_Mrecv that receives it (its status names a rank of that
+// communicator).
+struct ProbedMessage {
+  const CommInfo* comm;
+};
+HandleTable<ProbedMessage, 1024, 16> g_messages;
+
+void KeepMessage(MPI_Message message, const CommInfo* comm) {
+  if (message != MPI_MESSAGE_NULL && message != MPI_MESSAGE_NO_PROC) {
+    g_messages.Insert(Key(message), ProbedMessage{comm});
+  }
+}
+
+const CommInfo* TakeMessage(uint64_t key) {
+  ProbedMessage message{nullptr};
+  if (key != 0) g_messages.Take(key, &message);
+  return message.comm;
+}
+
 }  // namespace
 
 // Every collective: its sequence number is counted, recorded or not; if
@@ -568,7 +824,10 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   return rc;
 }
 
+// The resource use counters come first: mpitrace reads them at
+// MPI_Finalize, before MPI tears down.
 int MPI_Finalize(void) {
+  probe::EmitResourceUse();
   const int64_t start = probe::Now();
   const int rc = PMPI_Finalize();
   if (probe::Recording()) {
@@ -625,9 +884,9 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   const int rc =
       PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                     recvcount, recvtype, source, recvtag, comm, status);
-  RecordPointToPoint(
-      kSendrecv, start, comm, dest, sendtag,
-      TypeBytes(sendcount, sendtype) + TypeBytes(recvcount, recvtype));
+  const int64_t sent = TypeBytes(sendcount, sendtype);
+  RecordSendReceive(kSendrecv, start, comm, dest, sendtag,
+                    sent + TypeBytes(recvcount, recvtype), sent);
   return rc;
 }
 
@@ -641,8 +900,8 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
   const int64_t start = probe::Now();
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
                                        recvtag, comm, status);
-  RecordPointToPoint(kSendrecv_replace, start, comm, dest, sendtag,
-                     2 * TypeBytes(count, type));
+  RecordSendReceive(kSendrecv_replace, start, comm, dest, sendtag,
+                    2 * TypeBytes(count, type), TypeBytes(count, type));
   return rc;
 }
 
@@ -1153,5 +1412,839 @@ int MPI_Comm_free(MPI_Comm* comm) {
     g_comms.Take(Key(*comm), nullptr);
   return PMPI_Comm_free(comm);
 }
+
+// ---- Topologies -------------------------------------------------------------
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[],
+                     const int edges[], int reorder, MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(
+      kGraph_create, comm, newcomm, 0,
+      PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm))
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[],
+                          const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(
+      kDist_graph_create, comm, newcomm, 0,
+      PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights,
+                             info, reorder, newcomm))
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree,
+                                   const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[],
+                                   const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* newcomm) {
+  MERIDIAN_COMM_CREATE(kDist_graph_create_adjacent, comm, newcomm, 0,
+                       PMPI_Dist_graph_create_adjacent(
+                           comm, indegree, sources, sourceweights, outdegree,
+                           destinations, destweights, info, reorder, newcomm))
+}
+
+// ---- Queries mpitrace counts, and MPI_Pcontrol ------------------------------
+
+int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+  if (!probe::Recording()) return PMPI_Comm_rank(comm, rank);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Comm_rank(comm, rank);
+  probe::Emit(Base(kComm_rank, start, probe::Now(), Comm(comm)));
+  return rc;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int* size) {
+  if (!probe::Recording()) return PMPI_Comm_size(comm, size);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Comm_size(comm, size);
+  probe::Emit(Base(kComm_size, start, probe::Now(), Comm(comm)));
+  return rc;
+}
+
+// Level 0 pauses recording, any other resumes it (probe_runtime.h). The
+// call is recorded as an instant with its level ("level" arg) whether or
+// not recording is on, so that the windows show in the timeline.
+int MPI_Pcontrol(const int level, ...) {
+  if (probe::g_event.enabled) {
+    if (level != 0) probe::SetPcontrol(level);
+    const int64_t now = probe::Now();
+    ProbeRecord r = Base(kPcontrol, now, now, nullptr);
+    r.kind = 1;  // v1::SPAN_KIND_INSTANT
+    // One string per level: a program uses a handful.
+    char args[24];
+    snprintf(args, sizeof(args), "level=%d", level);
+    r.args = probe::Intern(args);
+    probe::Emit(r);
+    if (level == 0) probe::SetPcontrol(0);
+  }
+  return PMPI_Pcontrol(level);
+}
+
+// ---- Persistent requests ----------------------------------------------------
+
+#define MERIDIAN_INIT(Name, op)                                              \
+  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int peer,    \
+                 int tag, MPI_Comm comm, MPI_Request* request) {             \
+    const int rc = PMPI_##Name(buf, count, type, peer, tag, comm, request);  \
+    if (rc == MPI_SUCCESS && probe::g_event.enabled && request != nullptr && \
+        *request != MPI_REQUEST_NULL) {                                      \
+      const CommInfo* info = Comm(comm);                                     \
+      g_persistent.Insert(                                                   \
+          Key(*request),                                                     \
+          Pending{PointToPointRecord(op, 0, 0, info, peer, tag,              \
+                                     TypeBytes(count, type)),                \
+                  info, peer == MPI_ANY_SOURCE, tag == MPI_ANY_TAG});        \
+    }                                                                        \
+    return rc;                                                               \
+  }
+MERIDIAN_INIT(Send_init, kSend_init)
+MERIDIAN_INIT(Ssend_init, kSsend_init)
+MERIDIAN_INIT(Rsend_init, kRsend_init)
+MERIDIAN_INIT(Bsend_init, kBsend_init)
+#undef MERIDIAN_INIT
+
+int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
+                  MPI_Comm comm, MPI_Request* request) {
+  const int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  if (rc == MPI_SUCCESS && probe::g_event.enabled && request != nullptr &&
+      *request != MPI_REQUEST_NULL) {
+    const CommInfo* info = Comm(comm);
+    g_persistent.Insert(
+        Key(*request),
+        Pending{PointToPointRecord(kRecv_init, 0, 0, info, source, tag,
+                                   TypeBytes(count, type)),
+                info, source == MPI_ANY_SOURCE, tag == MPI_ANY_TAG});
+  }
+  return rc;
+}
+
+int MPI_Start(MPI_Request* request) {
+  if (!probe::Recording()) return PMPI_Start(request);
+  const uint64_t key =
+      (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Start(request);
+  if (rc == MPI_SUCCESS) StartPersistent(key, start, probe::Now(), 1);
+  return rc;
+}
+
+int MPI_Startall(int count, MPI_Request requests[]) {
+  if (!probe::Recording() || requests == nullptr) {
+    return PMPI_Startall(count, requests);
+  }
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Startall(count, requests);
+  const int64_t end = probe::Now();
+  // Persistent requests keep their handles when started.
+  for (int i = 0; rc == MPI_SUCCESS && i < count; ++i) {
+    if (requests[i] != MPI_REQUEST_NULL) {
+      StartPersistent(Key(requests[i]), start, end, count);
+    }
+  }
+  return rc;
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  if (probe::g_event.enabled && request != nullptr &&
+      *request != MPI_REQUEST_NULL) {
+    g_persistent.Take(Key(*request), nullptr);
+    g_requests.Take(Key(*request), nullptr);
+  }
+  return PMPI_Request_free(request);
+}
+
+// ---- Probes and matched receives --------------------------------------------
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!probe::Recording()) return PMPI_Probe(source, tag, comm, status);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Probe(source, tag, comm, s);
+  RecordPointToPoint(kProbe, start, comm,
+                     source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                     tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0);
+  return rc;
+}
+
+// Every call is recorded (mpitrace counts them all), with the matched
+// source and tag when a message was there.
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
+               MPI_Status* status) {
+  if (!probe::Recording()) return PMPI_Iprobe(source, tag, comm, flag, status);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Iprobe(source, tag, comm, flag, s);
+  const bool found = rc == MPI_SUCCESS && *flag;
+  RecordPointToPoint(kIprobe, start, comm,
+                     found && source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                     found && tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0);
+  return rc;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
+               MPI_Status* status) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Mprobe(source, tag, comm, message, status);
+  }
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Mprobe(source, tag, comm, message, s);
+  const CommInfo* info = Comm(comm);
+  if (rc == MPI_SUCCESS) KeepMessage(*message, info);
+  if (probe::Recording()) {
+    probe::Emit(
+        PointToPointRecord(kMprobe, start, probe::Now(), info,
+                           source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                           tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0));
+  }
+  return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
+                MPI_Message* message, MPI_Status* status) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Improbe(source, tag, comm, flag, message, status);
+  }
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Improbe(source, tag, comm, flag, message, s);
+  const bool found = rc == MPI_SUCCESS && *flag;
+  const CommInfo* info = Comm(comm);
+  if (found) KeepMessage(*message, info);
+  if (probe::Recording()) {
+    probe::Emit(PointToPointRecord(
+        kImprobe, start, probe::Now(), info,
+        found && source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+        found && tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0));
+  }
+  return rc;
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+              MPI_Status* status) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Mrecv(buf, count, type, message, status);
+  }
+  const uint64_t key = message == nullptr || *message == MPI_MESSAGE_NULL ||
+                               *message == MPI_MESSAGE_NO_PROC
+                           ? 0
+                           : Key(*message);
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Mrecv(buf, count, type, message, s);
+  const CommInfo* info = TakeMessage(key);
+  if (probe::Recording()) {
+    probe::Emit(PointToPointRecord(kMrecv, start, probe::Now(), info,
+                                   s->MPI_SOURCE, s->MPI_TAG,
+                                   TypeBytes(count, type)));
+  }
+  return rc;
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
+               MPI_Request* request) {
+  if (!probe::g_event.enabled) {
+    return PMPI_Imrecv(buf, count, type, message, request);
+  }
+  const uint64_t key = message == nullptr || *message == MPI_MESSAGE_NULL ||
+                               *message == MPI_MESSAGE_NO_PROC
+                           ? 0
+                           : Key(*message);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Imrecv(buf, count, type, message, request);
+  const CommInfo* info = TakeMessage(key);
+  if (rc == MPI_SUCCESS && probe::Recording()) {
+    // Source and tag from the completing status.
+    Issue(request,
+          PointToPointRecord(kImrecv, start, start, info, -1, -1,
+                             TypeBytes(count, type)),
+          info, true, true);
+  }
+  return rc;
+}
+
+// ---- Alltoallw and neighbor collectives -------------------------------------
+
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
+                  const int sdispls[], const MPI_Datatype sendtypes[],
+                  void* recvbuf, const int recvcounts[], const int rdispls[],
+                  const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kAlltoallw, comm,
+      sendbuf == MPI_IN_PLACE
+          ? SumTypedBytes(recvcounts, recvtypes, CommSize(comm))
+          : SumTypedBytes(sendcounts, sendtypes, CommSize(comm)),
+      -1,
+      PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                     recvcounts, rdispls, recvtypes, comm))
+}
+
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[], const int rdispls[],
+                   const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIalltoallw, comm,
+      sendbuf == MPI_IN_PLACE
+          ? SumTypedBytes(recvcounts, recvtypes, CommSize(comm))
+          : SumTypedBytes(sendcounts, sendtypes, CommSize(comm)),
+      -1, request,
+      PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                      recvcounts, rdispls, recvtypes, comm, request))
+}
+
+// Neighbor collectives: the bytes this rank sends, to each neighbor for
+// allgather(v) and alltoall (as Allgather and Alltoall record them), summed
+// over its out-neighbors for alltoallv and alltoallw.
+int MPI_Neighbor_allgather(const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kNeighbor_allgather, comm, TypeBytes(sendcount, sendtype), -1,
+      PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                              recvtype, comm))
+}
+
+int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kNeighbor_allgatherv, comm, TypeBytes(sendcount, sendtype), -1,
+      PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm))
+}
+
+int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kNeighbor_alltoall, comm, TypeBytes(sendcount, sendtype), -1,
+      PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                             recvtype, comm))
+}
+
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                           const int sdispls[], MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kNeighbor_alltoallv, comm,
+      SumBytes(sendcounts, OutDegree(comm), sendtype), -1,
+      PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                              recvcounts, rdispls, recvtype, comm))
+}
+
+int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                           const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf,
+                           const int recvcounts[], const MPI_Aint rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  MERIDIAN_COLLECTIVE(
+      kNeighbor_alltoallw, comm,
+      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)), -1,
+      PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                              recvcounts, rdispls, recvtypes, comm))
+}
+
+int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIneighbor_allgather, comm, TypeBytes(sendcount, sendtype), -1, request,
+      PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, comm, request))
+}
+
+int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIneighbor_allgatherv, comm, TypeBytes(sendcount, sendtype), -1, request,
+      PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+                                recvcounts, displs, recvtype, comm, request))
+}
+
+int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIneighbor_alltoall, comm, TypeBytes(sendcount, sendtype), -1, request,
+      PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                              recvtype, comm, request))
+}
+
+int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                            const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIneighbor_alltoallv, comm,
+      SumBytes(sendcounts, OutDegree(comm), sendtype), -1, request,
+      PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                               recvcounts, rdispls, recvtype, comm, request))
+}
+
+int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                            const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf,
+                            const int recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            MPI_Request* request) {
+  MERIDIAN_ICOLLECTIVE(
+      kIneighbor_alltoallw, comm,
+      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)), -1, request,
+      PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                               recvcounts, rdispls, recvtypes, comm, request))
+}
+
+// ---- One-sided communication ------------------------------------------------
+
+// Window creation is collective over `comm`: recorded as its collective
+// (comm, seq), and the window is registered with an id of its own.
+#define MERIDIAN_WIN_CREATE(op, comm, win, call)                              \
+  if (!probe::g_event.enabled) return call;                                   \
+  CommInfo* parent = Comm(comm);                                              \
+  const uint64_t seq = NextSeq(parent);                                       \
+  const int64_t start = probe::Now();                                         \
+  const int rc = call;                                                        \
+  const int64_t end = probe::Now();                                           \
+  MPI_Group group;                                                            \
+  if (rc == MPI_SUCCESS && PMPI_Win_get_group(*(win), &group) == MPI_SUCCESS) \
+    RegisterMade(Key(*(win)), comm, kWindowSalt, group);                      \
+  if (probe::Recording()) {                                                   \
+    probe::Emit(CollectiveRecord(op, start, end, parent, seq, 0, -1));        \
+  }                                                                           \
+  return rc;
+
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
+                   MPI_Comm comm, MPI_Win* win) {
+  MERIDIAN_WIN_CREATE(kWin_create, comm, win,
+                      PMPI_Win_create(base, size, disp_unit, info, comm, win))
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                     void* baseptr, MPI_Win* win) {
+  MERIDIAN_WIN_CREATE(
+      kWin_allocate, comm, win,
+      PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win))
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                            MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  MERIDIAN_WIN_CREATE(
+      kWin_allocate_shared, comm, win,
+      PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win))
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  MERIDIAN_WIN_CREATE(kWin_create_dynamic, comm, win,
+                      PMPI_Win_create_dynamic(info, comm, win))
+}
+#undef MERIDIAN_WIN_CREATE
+
+// Collective over the window: an instance (window id, seq) like a
+// communicator's collectives.
+int MPI_Win_free(MPI_Win* win) {
+  if (!probe::g_event.enabled || win == nullptr) return PMPI_Win_free(win);
+  const uint64_t key = Key(*win);
+  CommInfo* info = Window(*win);
+  const uint64_t seq = NextSeq(info);
+  CommInfo copy = info != nullptr ? *info : CommInfo{};
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Win_free(win);
+  const int64_t end = probe::Now();
+  g_comms.Take(key, nullptr);
+  if (probe::Recording() && info != nullptr) {
+    probe::Emit(CollectiveRecord(kWin_free, start, end, &copy, seq, 0, -1));
+  }
+  return rc;
+}
+
+int MPI_Win_fence(int assert_flags, MPI_Win win) {
+  if (!probe::g_event.enabled) return PMPI_Win_fence(assert_flags, win);
+  CommInfo* info = Window(win);
+  const uint64_t seq = NextSeq(info);
+  if (!probe::Recording()) return PMPI_Win_fence(assert_flags, win);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Win_fence(assert_flags, win);
+  probe::Emit(
+      CollectiveRecord(kWin_fence, start, probe::Now(), info, seq, 0, -1));
+  return rc;
+}
+
+#define MERIDIAN_RMA(op, win, target, bytes, call) \
+  if (!probe::Recording()) return call;            \
+  const int64_t start = probe::Now();              \
+  const int rc = call;                             \
+  RecordOneSided(op, start, win, target, bytes);   \
+  return rc;
+
+#define MERIDIAN_RRMA(op, win, target, bytes, request, call) \
+  if (!probe::Recording()) return call;                      \
+  const int64_t start = probe::Now();                        \
+  const int rc = call;                                       \
+  if (rc == MPI_SUCCESS) {                                   \
+    IssueOneSided(op, start, win, target, bytes, request);   \
+  }                                                          \
+  return rc;
+
+int MPI_Put(const void* origin, int origin_count, MPI_Datatype origin_type,
+            int target, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_type, MPI_Win win) {
+  MERIDIAN_RMA(kPut, win, target, TypeBytes(origin_count, origin_type),
+               PMPI_Put(origin, origin_count, origin_type, target, target_disp,
+                        target_count, target_type, win))
+}
+
+int MPI_Get(void* origin, int origin_count, MPI_Datatype origin_type,
+            int target, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_type, MPI_Win win) {
+  MERIDIAN_RMA(kGet, win, target, TypeBytes(origin_count, origin_type),
+               PMPI_Get(origin, origin_count, origin_type, target, target_disp,
+                        target_count, target_type, win))
+}
+
+int MPI_Accumulate(const void* origin, int origin_count,
+                   MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+                   int target_count, MPI_Datatype target_type, MPI_Op op,
+                   MPI_Win win) {
+  MERIDIAN_RMA(kAccumulate, win, target, TypeBytes(origin_count, origin_type),
+               PMPI_Accumulate(origin, origin_count, origin_type, target,
+                               target_disp, target_count, target_type, op, win))
+}
+
+// Bytes: the origin buffer's (0 for MPI_NO_OP's empty one).
+int MPI_Get_accumulate(const void* origin, int origin_count,
+                       MPI_Datatype origin_type, void* result, int result_count,
+                       MPI_Datatype result_type, int target,
+                       MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_type, MPI_Op op, MPI_Win win) {
+  MERIDIAN_RMA(
+      kGet_accumulate, win, target, TypeBytes(origin_count, origin_type),
+      PMPI_Get_accumulate(origin, origin_count, origin_type, result,
+                          result_count, result_type, target, target_disp,
+                          target_count, target_type, op, win))
+}
+
+int MPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype type,
+                     int target, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  MERIDIAN_RMA(
+      kFetch_and_op, win, target, TypeBytes(1, type),
+      PMPI_Fetch_and_op(origin, result, type, target, target_disp, op, win))
+}
+
+int MPI_Compare_and_swap(const void* origin, const void* compare, void* result,
+                         MPI_Datatype type, int target, MPI_Aint target_disp,
+                         MPI_Win win) {
+  MERIDIAN_RMA(kCompare_and_swap, win, target, TypeBytes(1, type),
+               PMPI_Compare_and_swap(origin, compare, result, type, target,
+                                     target_disp, win))
+}
+
+int MPI_Rput(const void* origin, int origin_count, MPI_Datatype origin_type,
+             int target, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  MERIDIAN_RRMA(kRput, win, target, TypeBytes(origin_count, origin_type),
+                request,
+                PMPI_Rput(origin, origin_count, origin_type, target,
+                          target_disp, target_count, target_type, win, request))
+}
+
+int MPI_Rget(void* origin, int origin_count, MPI_Datatype origin_type,
+             int target, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_type, MPI_Win win, MPI_Request* request) {
+  MERIDIAN_RRMA(kRget, win, target, TypeBytes(origin_count, origin_type),
+                request,
+                PMPI_Rget(origin, origin_count, origin_type, target,
+                          target_disp, target_count, target_type, win, request))
+}
+
+int MPI_Raccumulate(const void* origin, int origin_count,
+                    MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+                    int target_count, MPI_Datatype target_type, MPI_Op op,
+                    MPI_Win win, MPI_Request* request) {
+  MERIDIAN_RRMA(
+      kRaccumulate, win, target, TypeBytes(origin_count, origin_type), request,
+      PMPI_Raccumulate(origin, origin_count, origin_type, target, target_disp,
+                       target_count, target_type, op, win, request))
+}
+
+int MPI_Rget_accumulate(const void* origin, int origin_count,
+                        MPI_Datatype origin_type, void* result,
+                        int result_count, MPI_Datatype result_type, int target,
+                        MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_type, MPI_Op op, MPI_Win win,
+                        MPI_Request* request) {
+  MERIDIAN_RRMA(
+      kRget_accumulate, win, target, TypeBytes(origin_count, origin_type),
+      request,
+      PMPI_Rget_accumulate(origin, origin_count, origin_type, result,
+                           result_count, result_type, target, target_disp,
+                           target_count, target_type, op, win, request))
+}
+
+// Synchronization: lock, unlock and flush name their target as the peer;
+// the _all forms and the general active target calls name none.
+int MPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
+  MERIDIAN_RMA(kWin_lock, win, target, 0,
+               PMPI_Win_lock(lock_type, target, assert_flags, win))
+}
+
+int MPI_Win_unlock(int target, MPI_Win win) {
+  MERIDIAN_RMA(kWin_unlock, win, target, 0, PMPI_Win_unlock(target, win))
+}
+
+int MPI_Win_lock_all(int assert_flags, MPI_Win win) {
+  MERIDIAN_RMA(kWin_lock_all, win, -1, 0, PMPI_Win_lock_all(assert_flags, win))
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  MERIDIAN_RMA(kWin_unlock_all, win, -1, 0, PMPI_Win_unlock_all(win))
+}
+
+int MPI_Win_flush(int target, MPI_Win win) {
+  MERIDIAN_RMA(kWin_flush, win, target, 0, PMPI_Win_flush(target, win))
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  MERIDIAN_RMA(kWin_flush_all, win, -1, 0, PMPI_Win_flush_all(win))
+}
+
+int MPI_Win_flush_local(int target, MPI_Win win) {
+  MERIDIAN_RMA(kWin_flush_local, win, target, 0,
+               PMPI_Win_flush_local(target, win))
+}
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+  MERIDIAN_RMA(kWin_flush_local_all, win, -1, 0, PMPI_Win_flush_local_all(win))
+}
+
+int MPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
+  MERIDIAN_RMA(kWin_post, win, -1, 0, PMPI_Win_post(group, assert_flags, win))
+}
+
+int MPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
+  MERIDIAN_RMA(kWin_start, win, -1, 0, PMPI_Win_start(group, assert_flags, win))
+}
+
+int MPI_Win_complete(MPI_Win win) {
+  MERIDIAN_RMA(kWin_complete, win, -1, 0, PMPI_Win_complete(win))
+}
+
+int MPI_Win_wait(MPI_Win win) {
+  MERIDIAN_RMA(kWin_wait, win, -1, 0, PMPI_Win_wait(win))
+}
+#undef MERIDIAN_RMA
+#undef MERIDIAN_RRMA
+
+// ---- MPI-IO -----------------------------------------------------------------
+
+// Opening is collective over `comm` (its (comm, seq)); the file gets an id
+// of its own, and its collective calls (_all, close) are instances
+// (file id, seq).
+int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info,
+                  MPI_File* fh) {
+  if (!probe::g_event.enabled) {
+    return PMPI_File_open(comm, filename, amode, info, fh);
+  }
+  CommInfo* parent = Comm(comm);
+  const uint64_t seq = NextSeq(parent);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_File_open(comm, filename, amode, info, fh);
+  const int64_t end = probe::Now();
+  MPI_Group group;
+  if (rc == MPI_SUCCESS && PMPI_File_get_group(*fh, &group) == MPI_SUCCESS) {
+    RegisterMade(Key(*fh), comm, kFileSalt, group);
+  }
+  if (probe::Recording()) {
+    probe::Emit(CollectiveRecord(kFile_open, start, end, parent, seq, 0, -1));
+  }
+  return rc;
+}
+
+int MPI_File_close(MPI_File* fh) {
+  if (!probe::g_event.enabled || fh == nullptr) return PMPI_File_close(fh);
+  const uint64_t key = Key(*fh);
+  CommInfo* info = File(*fh);
+  const uint64_t seq = NextSeq(info);
+  CommInfo copy = info != nullptr ? *info : CommInfo{};
+  const int64_t start = probe::Now();
+  const int rc = PMPI_File_close(fh);
+  const int64_t end = probe::Now();
+  g_comms.Take(key, nullptr);
+  if (probe::Recording() && info != nullptr) {
+    probe::Emit(CollectiveRecord(kFile_close, start, end, &copy, seq, 0, -1));
+  }
+  return rc;
+}
+
+// Independent blocking reads and writes: bytes asked for (count x type).
+#define MERIDIAN_FILE_IO(op, fh, count, type, call)                         \
+  if (!probe::Recording()) return call;                                     \
+  const int64_t start = probe::Now();                                       \
+  const int rc = call;                                                      \
+  probe::Emit(PointToPointRecord(op, start, probe::Now(), File(fh), -1, -1, \
+                                 TypeBytes(count, type)));                  \
+  return rc;
+
+// Collective ones: an instance (file id, seq), counted recorded or not.
+#define MERIDIAN_FILE_IO_ALL(op, fh, count, type, call)            \
+  if (!probe::g_event.enabled) return call;                        \
+  CommInfo* info = File(fh);                                       \
+  const uint64_t seq = NextSeq(info);                              \
+  if (!probe::Recording()) return call;                            \
+  const int64_t start = probe::Now();                              \
+  const int rc = call;                                             \
+  probe::Emit(CollectiveRecord(op, start, probe::Now(), info, seq, \
+                               TypeBytes(count, type), -1));       \
+  return rc;
+
+// Non-blocking: from issue to completion, like MPI_Isend.
+#define MERIDIAN_FILE_IIO(op, fh, count, type, request, call) \
+  if (!probe::Recording()) return call;                       \
+  const int64_t start = probe::Now();                         \
+  const int rc = call;                                        \
+  if (rc == MPI_SUCCESS) {                                    \
+    const CommInfo* info = File(fh);                          \
+    Issue(request,                                            \
+          PointToPointRecord(op, start, start, info, -1, -1,  \
+                             TypeBytes(count, type)),         \
+          info, false, false);                                \
+  }                                                           \
+  return rc;
+
+// Non-blocking collective: an instance too.
+#define MERIDIAN_FILE_IIO_ALL(op, fh, count, type, request, call) \
+  if (!probe::g_event.enabled) return call;                       \
+  CommInfo* info = File(fh);                                      \
+  const uint64_t seq = NextSeq(info);                             \
+  if (!probe::Recording()) return call;                           \
+  const int64_t start = probe::Now();                             \
+  const int rc = call;                                            \
+  if (rc == MPI_SUCCESS) {                                        \
+    Issue(request,                                                \
+          CollectiveRecord(op, start, start, info, seq,           \
+                           TypeBytes(count, type), -1),           \
+          info, false, false);                                    \
+  }                                                               \
+  return rc;
+
+int MPI_File_read(MPI_File fh, void* buf, int count, MPI_Datatype type,
+                  MPI_Status* status) {
+  MERIDIAN_FILE_IO(kFile_read, fh, count, type,
+                   PMPI_File_read(fh, buf, count, type, status))
+}
+
+int MPI_File_write(MPI_File fh, const void* buf, int count, MPI_Datatype type,
+                   MPI_Status* status) {
+  MERIDIAN_FILE_IO(kFile_write, fh, count, type,
+                   PMPI_File_write(fh, buf, count, type, status))
+}
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void* buf, int count,
+                     MPI_Datatype type, MPI_Status* status) {
+  MERIDIAN_FILE_IO(kFile_read_at, fh, count, type,
+                   PMPI_File_read_at(fh, offset, buf, count, type, status))
+}
+
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void* buf,
+                      int count, MPI_Datatype type, MPI_Status* status) {
+  MERIDIAN_FILE_IO(kFile_write_at, fh, count, type,
+                   PMPI_File_write_at(fh, offset, buf, count, type, status))
+}
+
+int MPI_File_read_all(MPI_File fh, void* buf, int count, MPI_Datatype type,
+                      MPI_Status* status) {
+  MERIDIAN_FILE_IO_ALL(kFile_read_all, fh, count, type,
+                       PMPI_File_read_all(fh, buf, count, type, status))
+}
+
+int MPI_File_write_all(MPI_File fh, const void* buf, int count,
+                       MPI_Datatype type, MPI_Status* status) {
+  MERIDIAN_FILE_IO_ALL(kFile_write_all, fh, count, type,
+                       PMPI_File_write_all(fh, buf, count, type, status))
+}
+
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
+                         MPI_Datatype type, MPI_Status* status) {
+  MERIDIAN_FILE_IO_ALL(
+      kFile_read_at_all, fh, count, type,
+      PMPI_File_read_at_all(fh, offset, buf, count, type, status))
+}
+
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void* buf,
+                          int count, MPI_Datatype type, MPI_Status* status) {
+  MERIDIAN_FILE_IO_ALL(
+      kFile_write_at_all, fh, count, type,
+      PMPI_File_write_at_all(fh, offset, buf, count, type, status))
+}
+
+int MPI_File_iread(MPI_File fh, void* buf, int count, MPI_Datatype type,
+                   MPI_Request* request) {
+  MERIDIAN_FILE_IIO(kFile_iread, fh, count, type, request,
+                    PMPI_File_iread(fh, buf, count, type, request))
+}
+
+int MPI_File_iwrite(MPI_File fh, const void* buf, int count, MPI_Datatype type,
+                    MPI_Request* request) {
+  MERIDIAN_FILE_IIO(kFile_iwrite, fh, count, type, request,
+                    PMPI_File_iwrite(fh, buf, count, type, request))
+}
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void* buf, int count,
+                      MPI_Datatype type, MPI_Request* request) {
+  MERIDIAN_FILE_IIO(kFile_iread_at, fh, count, type, request,
+                    PMPI_File_iread_at(fh, offset, buf, count, type, request))
+}
+
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void* buf,
+                       int count, MPI_Datatype type, MPI_Request* request) {
+  MERIDIAN_FILE_IIO(kFile_iwrite_at, fh, count, type, request,
+                    PMPI_File_iwrite_at(fh, offset, buf, count, type, request))
+}
+
+int MPI_File_iread_all(MPI_File fh, void* buf, int count, MPI_Datatype type,
+                       MPI_Request* request) {
+  MERIDIAN_FILE_IIO_ALL(kFile_iread_all, fh, count, type, request,
+                        PMPI_File_iread_all(fh, buf, count, type, request))
+}
+
+int MPI_File_iwrite_all(MPI_File fh, const void* buf, int count,
+                        MPI_Datatype type, MPI_Request* request) {
+  MERIDIAN_FILE_IIO_ALL(kFile_iwrite_all, fh, count, type, request,
+                        PMPI_File_iwrite_all(fh, buf, count, type, request))
+}
+
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
+                          MPI_Datatype type, MPI_Request* request) {
+  MERIDIAN_FILE_IIO_ALL(
+      kFile_iread_at_all, fh, count, type, request,
+      PMPI_File_iread_at_all(fh, offset, buf, count, type, request))
+}
+
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* buf,
+                           int count, MPI_Datatype type, MPI_Request* request) {
+  MERIDIAN_FILE_IIO_ALL(
+      kFile_iwrite_at_all, fh, count, type, request,
+      PMPI_File_iwrite_at_all(fh, offset, buf, count, type, request))
+}
+#undef MERIDIAN_FILE_IO
+#undef MERIDIAN_FILE_IO_ALL
+#undef MERIDIAN_FILE_IIO
+#undef MERIDIAN_FILE_IIO_ALL
 
 }  // extern "C"

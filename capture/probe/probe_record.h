@@ -29,6 +29,13 @@ struct ProbeRecord {
     // `queue` names a GPU stream's track (TRACK_KIND_GPU_STREAM: "GPU 0
     // stream 7", "GPU NCCL 3f2a...") instead of a queue.
     kGpuTrack = 1 << 6,
+    // `extra` holds the time spent inside the call that issued a
+    // non-blocking operation recorded from issue to completion (the agent
+    // sends it as the span's "call_ns" arg; time units as start_ns).
+    kExtraCallTime = 1 << 7,
+    // `extra` holds the bytes sent by a call that also receives
+    // (MPI_Sendrecv): the "send_bytes" arg.
+    kExtraSendBytes = 1 << 8,
   };
 
   int64_t start_ns;
@@ -53,10 +60,11 @@ struct ProbeRecord {
   // ("algo=RING;proto=SIMPLE;channels=2"): values that are integers become
   // integer args. 0: none.
   uint32_t args;
+  int64_t extra;  // see kExtraCallTime, kExtraSendBytes
 };
 
 static_assert(std::is_trivially_copyable_v<ProbeRecord>);
-static_assert(sizeof(ProbeRecord) == 88, "the shared-memory layout is ABI");
+static_assert(sizeof(ProbeRecord) == 96, "the shared-memory layout is ABI");
 
 }  // namespace meridian
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +65,9 @@ std::atomic<uint64_t> g_names[kNameTableSize];
 std::atomic<int64_t> g_step_start_ns{0};
 int64_t g_env_first_step = -1;  // MERIDIAN_START_STEP..MERIDIAN_END_STEP
 int64_t g_env_last_step = -1;
+// No step or on-demand window (record_always when not paused).
+bool g_windowless = true;
+std::atomic<bool> g_paused{false};  // by MPI_Pcontrol(0) (SetPcontrol)
 std::atomic<int64_t> g_demand_first_step{-1};  // from `meridian trace`
 std::atomic<int64_t> g_demand_last_step{-2};
 uint64_t g_seen_generation = 0;
@@ -346,7 +350,12 @@ __attribute__((constructor)) void LoadProbe() {
   if (g_env_last_step >= 0 && g_env_first_step < 0) g_env_first_step = 0;
   const char* mode = getenv("MERIDIAN_TRACE");
   const bool on_demand = mode != nullptr && strcmp(mode, "on-demand") == 0;
-  g_event.record_always = g_env_first_step < 0 && !on_demand;
+  g_windowless = g_env_first_step < 0 && !on_demand;
+  const char* pcontrol = getenv("MERIDIAN_PCONTROL");
+  g_paused.store(pcontrol != nullptr && strcmp(pcontrol, "windows") == 0,
+                 std::memory_order_relaxed);
+  g_event.record_always.store(g_windowless && !g_paused.load(),
+                              std::memory_order_relaxed);
   const char* clock = getenv("MERIDIAN_CLOCK");
   g_event.ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
@@ -362,6 +371,9 @@ __attribute__((constructor)) void LoadProbe() {
 // process's spans are lost if no agent maps its region before it exits.
 __attribute__((destructor)) void UnloadProbe() {
   if (!g_event.enabled) return;
+  // Only a process that recorded something (it has a region) reports what
+  // it used: mpirun and shells stay silent.
+  if (g_region != nullptr) EmitResourceUse();
   constexpr int kStartedAgentWaitMs = 5000;
   const bool started = g_started_agent.load(std::memory_order_acquire);
   for (int waited = 0;; waited += 10) {
@@ -377,6 +389,8 @@ __attribute__((destructor)) void UnloadProbe() {
 }  // namespace
 
 bool RecordingInWindow() {
+  if (g_paused.load(std::memory_order_relaxed)) return false;
+  if (g_windowless) return true;
   const int64_t step = g_event.step.load(std::memory_order_relaxed);
   if (step >= g_env_first_step && step <= g_env_last_step &&
       g_env_first_step >= 0) {
@@ -509,13 +523,54 @@ void SetWorldRank(int rank, int world_size) {
   SendMessage(g_socket, &identity, sizeof(identity), -1);
 }
 
+void SetPcontrol(int level) {
+  if (!g_event.enabled) return;
+  g_paused.store(level == 0, std::memory_order_relaxed);
+  g_event.record_always.store(g_windowless && level != 0,
+                              std::memory_order_relaxed);
+}
+
+void EmitResourceUse() {
+  if (!g_event.enabled) return;
+  struct rusage use;
+  if (getrusage(RUSAGE_SELF, &use) != 0) return;
+  auto ns = [](const timeval& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 +
+           static_cast<int64_t>(t.tv_usec) * 1000;
+  };
+  // Linux reports ru_maxrss in KiB.
+  const struct {
+    int slot;
+    const char* name;
+    int64_t value;
+  } counters[] = {
+      {1, "rusage.user_ns", ns(use.ru_utime)},
+      {2, "rusage.system_ns", ns(use.ru_stime)},
+      {3, "rusage.max_rss_bytes", static_cast<int64_t>(use.ru_maxrss) * 1024},
+      {4, "rusage.context_switches",
+       static_cast<int64_t>(use.ru_nvcsw + use.ru_nivcsw)},
+  };
+  const int64_t now = Now();
+  for (const auto& counter : counters) {
+    ProbeRecord record{};
+    record.start_ns = now;
+    record.name = CachedName(counter.slot, counter.name);
+    record.category = 1;  // v1::CATEGORY_MPI
+    record.kind = 2;      // v1::SPAN_KIND_COUNTER
+    record.flags = TimeFlags();
+    const double value = static_cast<double>(counter.value);
+    memcpy(&record.bytes, &value, sizeof(value));
+    Emit(record);
+  }
+}
+
 void StepBegin(int64_t step) {
   if (!g_event.enabled) return;
   g_event.step.store(step, std::memory_order_relaxed);
   g_event.in_step.store(true, std::memory_order_relaxed);
   g_step_start_ns.store(Now(), std::memory_order_relaxed);
   ProcessRegionHeader* region = g_region;
-  if (region == nullptr && !g_event.record_always) {
+  if (region == nullptr && !g_windowless) {
     // On-demand tracing needs the agent to know this process already.
     std::lock_guard<std::mutex> lock(g_mutex);
     EnsureRegionLocked();

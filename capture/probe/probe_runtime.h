@@ -51,7 +51,8 @@ struct alignas(64) EventState {
   // machines); MERIDIAN_CLOCK=monotonic turns it off.
   bool ticks = false;
   // True when no window limits recording: Recording() is then one load.
-  bool record_always = true;
+  // Cleared while MPI_Pcontrol(0) pauses recording (SetPcontrol).
+  std::atomic<bool> record_always{true};
   // The current training step (-1 before any), and whether one is open.
   std::atomic<bool> in_step{false};
   std::atomic<int64_t> step{-1};
@@ -86,8 +87,24 @@ MERIDIAN_PROBE_SHARED bool RecordingInWindow();
 // Whether an event happening now is recorded.
 inline bool Recording() {
   return g_event.enabled &&
-         (__builtin_expect(g_event.record_always, 1) || RecordingInWindow());
+         (__builtin_expect(
+              g_event.record_always.load(std::memory_order_relaxed), 1) ||
+          RecordingInWindow());
 }
+
+// MPI_Pcontrol(level), as the MPI standard asks of profilers: level 0 stops
+// recording, any other level starts it again. Recording is on from the
+// start (the standard's default) unless MERIDIAN_PCONTROL=windows, which
+// records only between MPI_Pcontrol(1) and MPI_Pcontrol(0). The step and
+// on-demand windows still apply inside.
+MERIDIAN_PROBE_SHARED void SetPcontrol(int level);
+
+// Records this process's resource use so far (getrusage(RUSAGE_SELF)) as
+// four counters of category MPI on this thread's track, whatever the
+// tracing window: "rusage.user_ns", "rusage.system_ns",
+// "rusage.max_rss_bytes", "rusage.context_switches" (voluntary and
+// involuntary). MPI_Finalize calls it, and the probe at exit.
+MERIDIAN_PROBE_SHARED void EmitResourceUse();
 
 // This thread's writer, claiming a ring (and creating the region) first if
 // needed; nullptr if none is left or the region could not be made.
@@ -124,7 +141,7 @@ bool AwaitRoom(uint64_t records, int64_t deadline_ns);
 // The id of `name` in this process's string area (0 if it is full or the
 // region could not be made). Takes a lock only the first time a name is
 // seen.
-uint32_t Intern(const char* name);
+MERIDIAN_PROBE_SHARED uint32_t Intern(const char* name);
 
 // Interned ids of fixed names (MPI functions), cached in `slot`
 // (0 <= slot < kNameSlots): after the first call, one load.
