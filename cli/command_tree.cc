@@ -182,6 +182,16 @@ void AddStats(CLI::App& tree) {
       "communication and elapsed time.");
   StoredJob(stats);
   Json(stats);
+  Switch(stats, "--matrix",
+         "print only the communication matrix: messages and bytes from each "
+         "rank to each other (MPI point-to-point and one-sided)");
+  Switch(stats, "--expand-collectives",
+         "with --matrix: add each MPI collective as its data movement "
+         "between its members");
+  Switch(stats, "--csv", "with --matrix: print it as CSV");
+  Value(stats, "--mpitrace", "DIR",
+        "also write each rank's profile as mpitrace does, DIR/mpi_profile.RANK "
+        "(DIR created if missing; existing files are never replaced)");
   Filters(stats);
 }
 

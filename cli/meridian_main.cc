@@ -23,6 +23,8 @@
 #include "cli/import_command.h"
 #include "cli/jobs_report.h"
 #include "cli/man_page.h"
+#include "cli/matrix_report.h"
+#include "cli/mpitrace_profile_writer.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "cli/trace_report.h"
@@ -190,13 +192,77 @@ int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
                       meridian::ClocksText);
 }
 
+// `meridian stats --mpitrace DIR`: each rank's profile as mpitrace writes
+// it (cli/mpitrace_profile_writer.h), "rank R of N" with the job's world
+// size.
+int WriteMpitrace(meridian::v1::Query::Stub& stub, const std::string& collector,
+                  const meridian::v1::StatsReply& stats, const std::string& job,
+                  const std::string& dir) {
+  grpc::ClientContext context;
+  meridian::v1::ListJobsRequest request;
+  request.set_job(job);
+  meridian::v1::ListJobsReply jobs;
+  grpc::Status status = stub.ListJobs(&context, request, &jobs);
+  if (!status.ok()) return RpcFailed("stats", status, collector);
+  const int32_t world_size =
+      jobs.jobs_size() == 1 ? jobs.jobs(0).world_size() : 0;
+  absl::StatusOr<int> written =
+      meridian::WriteMpitraceProfiles(stats, world_size, dir);
+  if (!written.ok()) {
+    fprintf(stderr, "meridian: stats: %s\n",
+            std::string(written.status().message()).c_str());
+    return 1;
+  }
+  fprintf(stderr, "meridian stats: wrote %d profiles to %s\n", *written,
+          dir.c_str());
+  return 0;
+}
+
+// With `mpitrace_dir`, also each rank's operations, written there.
 int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
-          const meridian::v1::SpanFilter& filter, bool json) {
+          const meridian::v1::SpanFilter& filter, bool json,
+          const std::string& mpitrace_dir) {
   meridian::v1::StatsRequest request;
   *request.mutable_filter() = filter;
-  return CallAndPrint("stats", stub, &meridian::v1::Query::Stub::GetStats,
-                      request, collector, json, meridian::StatsJson,
-                      meridian::StatsText);
+  if (mpitrace_dir.empty()) {
+    return CallAndPrint("stats", stub, &meridian::v1::Query::Stub::GetStats,
+                        request, collector, json, meridian::StatsJson,
+                        meridian::StatsText);
+  }
+  request.set_per_rank(true);
+  grpc::ClientContext context;
+  meridian::v1::StatsReply reply;
+  grpc::Status status = stub.GetStats(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("stats", status, collector);
+  const std::string out =
+      json ? meridian::StatsJson(reply) : meridian::StatsText(reply);
+  fwrite(out.data(), 1, out.size(), stdout);
+  return WriteMpitrace(stub, collector, reply, filter.job(), mpitrace_dir);
+}
+
+// `meridian stats --matrix`: the communication matrix alone, as text, JSON
+// or CSV.
+int Matrix(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const meridian::v1::SpanFilter& filter, bool expand_collectives,
+           bool json, bool csv) {
+  meridian::v1::StatsRequest request;
+  *request.mutable_filter() = filter;
+  request.set_matrix(true);
+  request.set_expand_collectives(expand_collectives);
+  grpc::ClientContext context;
+  meridian::v1::StatsReply reply;
+  grpc::Status status = stub.GetStats(&context, request, &reply);
+  if (!status.ok()) return RpcFailed("stats", status, collector);
+  std::string out;
+  if (json) {
+    out = meridian::MatrixJson(reply);
+  } else if (csv) {
+    out = meridian::MatrixCsv(reply);
+  } else {
+    out = meridian::MatrixText(reply, expand_collectives);
+  }
+  fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
 }
 
 int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
@@ -449,8 +515,26 @@ int ExportCommand(const Invocation& in) {
 int StatsCommand(const Invocation& in) {
   auto filter = meridian::ParseFilter(in.line);
   if (!filter.ok()) return Usage(std::string(filter.status().message()));
+  const bool matrix = in.line.Has("matrix");
+  for (const char* flag : {"expand-collectives", "csv"}) {
+    if (in.line.Has(flag) && !matrix) {
+      return Usage(absl::StrCat("--", flag, " needs --matrix"));
+    }
+  }
+  if (in.line.Has("csv") && in.line.Has("json")) {
+    return Usage("--csv and --json: choose one");
+  }
+  if (in.line.Has("mpitrace") && (matrix || in.line.Get("mpitrace").empty())) {
+    return Usage(matrix ? "--mpitrace and --matrix: one at a time"
+                        : "--mpitrace needs a directory");
+  }
+  if (matrix) {
+    return Matrix(*QueryStub(in.collector), in.collector, *filter,
+                  in.line.Has("expand-collectives"), in.line.Has("json"),
+                  in.line.Has("csv"));
+  }
   return Stats(*QueryStub(in.collector), in.collector, *filter,
-               in.line.Has("json"));
+               in.line.Has("json"), in.line.Get("mpitrace"));
 }
 
 // `meridian completion bash`: the completion script (hidden; for

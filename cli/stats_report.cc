@@ -14,6 +14,61 @@ double AvgBytes(int64_t bytes, int64_t calls) {
   return calls > 0 ? static_cast<double>(bytes) / calls : 0.0;
 }
 
+// mpitrace's "MBytes": ru_maxrss (KiB) / 1024, so MiB.
+double MiB(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// What mpitrace calls a rank's elapsed time: MPI_Init to MPI_Finalize,
+// else (no such spans) its first span to its last.
+int64_t ElapsedOf(const v1::RankStats& r) {
+  return r.mpi_elapsed_ns() != 0 ? r.mpi_elapsed_ns() : r.elapsed_ns();
+}
+
+// mpitrace's lines naming the ranks with the largest memory and elapsed
+// time (the lower rank among equals); no memory line when no rank sent its
+// resource use.
+std::string LargestLines(const v1::StatsReply& stats) {
+  const v1::RankStats* memory = nullptr;
+  const v1::RankStats* elapsed = nullptr;
+  for (const v1::RankStats& r : stats.ranks()) {
+    if (memory == nullptr || r.max_rss_bytes() > memory->max_rss_bytes()) {
+      memory = &r;
+    }
+    if (elapsed == nullptr || ElapsedOf(r) > ElapsedOf(*elapsed)) elapsed = &r;
+  }
+  std::string out;
+  if (memory != nullptr && memory->max_rss_bytes() > 0) {
+    absl::StrAppendFormat(
+        &out, "Rank %d reported the largest memory utilization : %.2f MBytes\n",
+        memory->rank(), MiB(memory->max_rss_bytes()));
+  }
+  if (elapsed != nullptr) {
+    absl::StrAppendFormat(&out,
+                          "Rank %d reported the largest elapsed time : %.2f "
+                          "sec\n",
+                          elapsed->rank(), Seconds(ElapsedOf(*elapsed)));
+  }
+  return out;
+}
+
+void AppendOpsJson(const google::protobuf::RepeatedPtrField<v1::OpStats>& ops,
+                   std::string* out) {
+  for (int i = 0; i < ops.size(); ++i) {
+    const v1::OpStats& op = ops.Get(i);
+    absl::StrAppend(out, i ? "," : "", "{\"name\":");
+    AppendJsonString(out, op.name());
+    absl::StrAppend(out, ",\"category\":\"", CategoryName(op.category()),
+                    "\",\"calls\":", op.calls(), ",\"bytes\":", op.bytes(),
+                    ",\"dur_ns\":", op.dur_ns(), ",\"buckets\":[");
+    for (int j = 0; j < op.buckets_size(); ++j) {
+      const v1::SizeBucket& b = op.buckets(j);
+      absl::StrAppend(out, j ? "," : "", "{\"log2\":", b.log2(),
+                      ",\"calls\":", b.calls(), ",\"bytes\":", b.bytes(),
+                      ",\"dur_ns\":", b.dur_ns(), "}");
+    }
+    *out += "]}";
+  }
+}
+
 std::string BucketLabel(int log2) {
   if (log2 < 0) return "0";
   return absl::StrCat(
@@ -27,7 +82,9 @@ std::string BucketLabel(int log2) {
 std::string StatsText(const v1::StatsReply& stats) {
   std::string out = absl::StrFormat(
       "Job %s: %d ranks. Communication (MPI and NCCL) summed over all "
-      "ranks.\n\n",
+      "ranks.\n"
+      "Time is time inside the calls: a non-blocking call's completion time "
+      "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n\n",
       stats.job(), stats.ranks_size());
   absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", "Operation", "#calls",
                         "avg. bytes", "time(sec)");
@@ -47,15 +104,20 @@ std::string StatsText(const v1::StatsReply& stats) {
     }
   }
   out += "\nCommunication per rank:\n";
-  absl::StrAppendFormat(&out, "%6s  %-20s %10s %12s %12s  %s\n", "rank", "host",
-                        "#calls", "comm(s)", "elapsed(s)", "source");
+  absl::StrAppendFormat(
+      &out, "%6s  %-20s %10s %12s %12s %10s %10s %10s %10s  %s\n", "rank",
+      "host", "#calls", "comm(s)", "elapsed(s)", "user(s)", "system(s)",
+      "size(MB)", "switches", "source");
   for (const v1::RankStats& r : stats.ranks()) {
     absl::StrAppendFormat(
-        &out, "%6d  %-20s %10d %12.6f %12.6f  %s\n", r.rank(), r.host(),
-        r.calls(), Seconds(r.comm_ns()), Seconds(r.elapsed_ns()),
+        &out, "%6d  %-20s %10d %12.6f %12.6f %10.3f %10.3f %10.3f %10d  %s\n",
+        r.rank(), r.host(), r.calls(), Seconds(r.comm_ns()),
+        Seconds(r.elapsed_ns()), Seconds(r.user_ns()), Seconds(r.system_ns()),
+        MiB(r.max_rss_bytes()), r.context_switches(),
         r.source().empty() ? "spans" : absl::StrCat(r.source(), " (imported)"));
   }
   if (stats.ranks_size() > 0) {
+    out += "\n" + LargestLines(stats);
     auto comm_of = [&stats](int32_t rank) {
       for (const v1::RankStats& r : stats.ranks()) {
         if (r.rank() == rank) return r.comm_ns();
@@ -80,21 +142,7 @@ std::string StatsJson(const v1::StatsReply& stats) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, stats.job());
   absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns(), ",\"ops\":[");
-  for (int i = 0; i < stats.ops_size(); ++i) {
-    const v1::OpStats& op = stats.ops(i);
-    absl::StrAppend(&out, i ? "," : "", "{\"name\":");
-    AppendJsonString(&out, op.name());
-    absl::StrAppend(&out, ",\"category\":\"", CategoryName(op.category()),
-                    "\",\"calls\":", op.calls(), ",\"bytes\":", op.bytes(),
-                    ",\"dur_ns\":", op.dur_ns(), ",\"buckets\":[");
-    for (int j = 0; j < op.buckets_size(); ++j) {
-      const v1::SizeBucket& b = op.buckets(j);
-      absl::StrAppend(&out, j ? "," : "", "{\"log2\":", b.log2(),
-                      ",\"calls\":", b.calls(), ",\"bytes\":", b.bytes(),
-                      ",\"dur_ns\":", b.dur_ns(), "}");
-    }
-    out += "]}";
-  }
+  AppendOpsJson(stats.ops(), &out);
   out += "],\"ranks\":[";
   for (int i = 0; i < stats.ranks_size(); ++i) {
     const v1::RankStats& r = stats.ranks(i);
@@ -104,6 +152,16 @@ std::string StatsJson(const v1::StatsReply& stats) {
                     ",\"comm_ns\":", r.comm_ns(),
                     ",\"elapsed_ns\":", r.elapsed_ns(), ",\"source\":");
     AppendJsonString(&out, r.source().empty() ? "spans" : r.source());
+    absl::StrAppend(&out, ",\"user_ns\":", r.user_ns(),
+                    ",\"system_ns\":", r.system_ns(),
+                    ",\"max_rss_bytes\":", r.max_rss_bytes(),
+                    ",\"context_switches\":", r.context_switches(),
+                    ",\"mpi_elapsed_ns\":", r.mpi_elapsed_ns());
+    if (r.ops_size() > 0) {
+      out += ",\"ops\":[";
+      AppendOpsJson(r.ops(), &out);
+      out += "]";
+    }
     out += "}";
   }
   absl::StrAppend(&out, "],\"min_comm_rank\":", stats.min_comm_rank(),

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "query/analysis/comm_matrix.h"
 #include "query/analysis/critical_path.h"
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
@@ -321,11 +322,21 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
     return may;
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
-  StatsBuilder stats(query->catalog, *query->selection);
+  StatsBuilder stats(query->catalog, *query->selection, request->per_rank());
+  std::optional<CommMatrixBuilder> matrix;
+  if (request->matrix()) {
+    matrix.emplace(query->catalog, *query->selection,
+                   CommMatrixOptions{request->expand_collectives()});
+  }
   absl::Status status = query->store->Scan(
       query->catalog.job, ScanRangeOf(request->filter(), *query->selection),
       [&](const StoredSpan& span) {
-        if (query->selection->Selects(span)) stats.Add(span);
+        if (query->selection->Selects(span)) {
+          stats.Add(span);
+          if (matrix) matrix->Add(span);
+        } else {
+          stats.AddUnselected(span);  // its rank's rusage, MPI_Init...
+        }
         return true;
       });
   if (!status.ok()) return ToGrpc(status);
@@ -338,6 +349,7 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
     stats.AddTotals(*totals);
   }
   *reply = stats.Finish();
+  if (matrix) matrix->Finish(reply->mutable_matrix());
   return grpc::Status::OK;
 }
 

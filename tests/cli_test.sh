@@ -45,9 +45,25 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["ranks"] == [{"rank": 1, "host": "node-0", "calls": 5,
                        "comm_ns": 2162000, "elapsed_ns": 20000000,
-                       "source": "spans"}], s["ranks"]
+                       "source": "spans", "user_ns": 0, "system_ns": 0,
+                       "max_rss_bytes": 0, "context_switches": 0,
+                       "mpi_elapsed_ns": 0}], s["ranks"]
 assert s["ops"][0]["name"] == "MPI_Allreduce" and s["ops"][0]["dur_ns"] == 2062000
 PY
+
+# --mpitrace: mpitrace's per-rank profiles, which `meridian import` reads
+# back to the same statistics (to the files' millisecond).
+m stats --job cli --mpitrace "$work/profiles" >/dev/null 2>"$work/mpitrace.txt"
+expect_line "$work/mpitrace.txt" "meridian stats: wrote 2 profiles to $work/profiles"
+[ "$(stat -c %a "$work/profiles")" = 700 ] || fail "profiles directory mode"
+expect_line "$work/profiles/mpi_profile.1" "Data for MPI rank 1 of 2:"
+expect_line "$work/profiles/mpi_profile.1" "total communication time = 0.002 seconds."
+expect_line "$work/profiles/mpi_profile.0" "MPI timing summary for all ranks:"
+m import --job cli-back "$work/profiles"/mpi_profile.* >/dev/null 2>&1
+m stats --job cli-back >"$work/stats-back.txt"
+expect_line "$work/stats-back.txt" \
+  "MPI_Allreduce                           8        2097156.0     0.004000"
+m delete --job cli-back >/dev/null  # no spans: retention would keep it
 
 m export --job cli --ranks 1 --steps 1 --category mpi -o "$work/t.json" >/dev/null
 python3 - "$work/t.json" <<'PY'
@@ -156,6 +172,22 @@ assert path == [("rank 2: forward", 10000.0, 5000.0, "compute"),
                 ("rank 0: MPI_Allreduce", 15000.0, 100.0, "communication")], path
 PY
 
+# The communication matrix (query/analysis/comm_matrix.h): the chain's
+# three sends; the cli job's Bcast (root 0) and four Allreduces only when
+# collectives are expanded.
+m stats --job chain --matrix >"$work/matrix.txt"
+expect_line "$work/matrix.txt" "     1      2            1          1048576"
+expect_line "$work/matrix.txt" "total: 3 pairs, 3 messages, 3145728 bytes"
+m stats --job chain --matrix --csv --ranks 1-3 >"$work/matrix.csv"
+printf 'from,to,messages,bytes\n1,2,1,1048576\n2,3,1,1048576\n' |
+  cmp -s - "$work/matrix.csv" || fail "chain's matrix: $(cat "$work/matrix.csv")"
+m stats --job cli --matrix --json >"$work/matrix.json"
+[ "$(cat "$work/matrix.json")" = '{"job":"cli","matrix":[]}' ] ||
+  fail "cli's matrix: $(cat "$work/matrix.json")"
+m stats --job cli --matrix --expand-collectives --json >"$work/matrix.json"
+[ "$(cat "$work/matrix.json")" = '{"job":"cli","matrix":[{"from":0,"to":1,"messages":5,"bytes":8389624},{"from":1,"to":0,"messages":4,"bytes":8388624}]}' ] ||
+  fail "cli's expanded matrix: $(cat "$work/matrix.json")"
+
 # Errors: clear messages, the right exit codes, no partial files.
 set +e
 m critical-path --job slow-rank --step 9 2>"$work/err.txt"; rc=$?
@@ -195,6 +227,21 @@ grep -qF 'step range 3:1 is empty' "$work/err.txt" || fail "step range message"
 m stats --job cli --bogus 2>"$work/err.txt"; rc=$?
 [ $rc -eq 2 ] || fail "unknown flag: exit $rc"
 grep -qF 'unknown flag --bogus' "$work/err.txt" || fail "unknown flag message"
+m stats --job cli --csv 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "--csv without --matrix: exit $rc"
+grep -qF 'meridian: --csv needs --matrix' "$work/err.txt" || fail "--csv message"
+m stats --job cli --expand-collectives 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "--expand-collectives without --matrix: exit $rc"
+m stats --job cli --matrix --csv --json 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "--csv with --json: exit $rc"
+m stats --job cli --mpitrace "$work/profiles" >/dev/null 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "--mpitrace over existing profiles: exit $rc"
+grep -qF "$work/profiles/mpi_profile.0 exists; meridian stats --mpitrace never replaces a file" \
+  "$work/err.txt" || fail "--mpitrace existing file message"
+m stats --job cli --mpitrace "$work/stats.txt" >/dev/null 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "--mpitrace to a file: exit $rc"
+grep -qF "$work/stats.txt exists and is not a directory" "$work/err.txt" ||
+  fail "--mpitrace not a directory message"
 m export --job cli -o "$work/missing-dir/t.json" 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "unwritable output: exit $rc"
 [ ! -e "$work/missing-dir" ] || fail "export left files behind"
@@ -232,7 +279,8 @@ set -e
 # SIGTERM: a clean exit, and the store is intact for the next collector.
 kill -TERM "$pid"
 wait "$pid" || fail "collector exit status $?"
-grep -qF "stopped: 6 batches stored (126 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
+# (8 batches: the 2 imported profiles are statistics, no spans.)
+grep -qF "stopped: 8 batches stored (126 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
   fail "collector's last log line"
 # --retention-days: a collector started on this store with a 1-day retention
 # deletes every job (they are from 2023) before it serves: the first pass

@@ -944,6 +944,59 @@ TEST_F(MpiCaptureTest, EveryNewCallIsRecordedExactly) {
   const std::string out = run.ReadAll();
   ASSERT_EQ(run.Wait(), 0) << out;
   ExpectCoverage(ReadJob(db_, "coverage", /*with_accounting=*/true));
+
+  // The communication matrix of the job, ring neighbors only: to its right
+  // a rank sends 3 persistent sends (192 B), a Sendrecv's half (12 B), 3
+  // Puts, an Rput and an Accumulate (28 B), and the right neighbor's Get
+  // and Rget read from it (16 B); even ranks also send their partner (the
+  // right one) 3 x 40 B. To its left: a Fetch_and_op and a
+  // Compare_and_swap (8 B).
+  auto meridian = [this](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {Runfile("cli/meridian"), "--collector", address_});
+    Child child = Spawn(args, env_, /*merge_stderr=*/false);
+    const std::string out = child.ReadAll();
+    EXPECT_EQ(child.Wait(), 0) << out;
+    return out;
+  };
+  std::string expected = "from,to,messages,bytes\n";
+  for (int rank = 0; rank < 4; ++rank) {
+    const int right = (rank + 1) % 4, left = (rank + 3) % 4;
+    const std::string to_right =
+        rank % 2 == 0 ? absl::StrCat(rank, ",", right, ",14,368\n")
+                      : absl::StrCat(rank, ",", right, ",11,248\n");
+    const std::string to_left = absl::StrCat(rank, ",", left, ",2,8\n");
+    absl::StrAppend(&expected, left < right ? to_left : to_right,
+                    left < right ? to_right : to_left);
+  }
+  EXPECT_EQ(meridian({"stats", "--job", "coverage", "--matrix", "--csv"}),
+            expected);
+
+  // mpitrace's per-rank profiles: each routine's calls as made.
+  const std::string profiles = dir_ + "/profiles";
+  meridian({"stats", "--job", "coverage", "--mpitrace", profiles});
+  for (int rank = 0; rank < 4; ++rank) {
+    FILE* f = fopen(absl::StrCat(profiles, "/mpi_profile.", rank).c_str(), "r");
+    ASSERT_NE(f, nullptr) << rank;
+    std::map<std::string, long> calls;
+    char line[512];
+    while (fgets(line, sizeof(line), f) != nullptr) {
+      char name[128];
+      long n = 0;
+      double bytes = 0, seconds = 0;
+      if (sscanf(line, "%127s %ld %lf %lf", name, &n, &bytes, &seconds) == 4 &&
+          absl::StartsWith(name, "MPI_") && calls.count(name) == 0) {
+        calls[name] = n;  // the routine table comes first
+      }
+    }
+    fclose(f);
+    EXPECT_EQ(calls["MPI_Comm_rank"], 5) << rank;
+    EXPECT_EQ(calls["MPI_Comm_size"], 3) << rank;
+    EXPECT_EQ(calls["MPI_Win_fence"], 4) << rank;
+    EXPECT_EQ(calls["MPI_Send_init"], 3) << rank;
+    EXPECT_EQ(calls["MPI_Put"], 3) << rank;
+    EXPECT_EQ(calls["MPI_File_iwrite_at"], 1) << rank;
+  }
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }

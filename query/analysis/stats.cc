@@ -12,10 +12,35 @@ int SizeBucketOf(int64_t bytes) {
   return 63 - __builtin_clzll(static_cast<uint64_t>(bytes));
 }
 
+int64_t InCallNs(const StoredSpan& span) {
+  for (const StoredArg& arg : span.args) {
+    // Inside the issuing call: never more than issue to completion.
+    if (arg.key == "call_ns" && arg.type == StoredArg::Type::kInt) {
+      return std::clamp<int64_t>(arg.int_value, 0, span.dur_ns);
+    }
+  }
+  return span.dur_ns;
+}
+
 StatsBuilder::StatsBuilder(const JobCatalog& catalog,
-                           const SpanSelection& selection)
-    : catalog_(catalog), selection_(selection) {
-  for (const OpInfo& op : catalog.ops) op_[op.id] = &op;
+                           const SpanSelection& selection, bool per_rank)
+    : catalog_(catalog), selection_(selection), per_rank_(per_rank) {
+  static const std::pair<const char*, Figure> kFigures[] = {
+      {"MPI_Init", Figure::kInit},
+      {"MPI_Init_thread", Figure::kInit},
+      {"MPI_Finalize", Figure::kFinalize},
+      {"rusage.user_ns", Figure::kUserNs},
+      {"rusage.system_ns", Figure::kSystemNs},
+      {"rusage.max_rss_bytes", Figure::kMaxRssBytes},
+      {"rusage.context_switches", Figure::kContextSwitches},
+  };
+  for (const OpInfo& op : catalog.ops) {
+    op_[op.id] = &op;
+    if (op.category != v1::CATEGORY_MPI) continue;
+    for (const auto& [name, figure] : kFigures) {
+      if (op.name == name) figure_of_op_[op.id] = figure;
+    }
+  }
   absl::flat_hash_map<int64_t, const ProcessInfo*> process_by_id;
   for (const ProcessInfo& p : catalog.processes) {
     process_by_id[p.id] = &p;
@@ -34,12 +59,59 @@ void StatsBuilder::Add(const StoredSpan& span) {
   RankSums& rank = ranks_[rank_of_track_[span.track_id]];
   rank.first_start = std::min(rank.first_start, span.start_ns);
   rank.last_end = std::max(rank.last_end, end);
-  if (!IsCommunication(op_[span.op_id]->category)) return;
+  AddProcessFigures(span, rank);
+  // MPI_Init and MPI_Finalize bound the profile; mpitrace counts neither as
+  // communication.
+  if (span.kind != v1::SPAN_KIND_COMPLETE ||
+      !IsCommunication(op_[span.op_id]->category) ||
+      figure_of_op_.contains(span.op_id)) {
+    return;
+  }
+  const int64_t in_call_ns = InCallNs(span);
+  const int bucket = SizeBucketOf(span.bytes);
   ++rank.calls;
-  rank.comm_ns += span.dur_ns;
-  op_sums_[span.op_id].Add(span.bytes, span.dur_ns);
-  bucket_sums_[{span.op_id, SizeBucketOf(span.bytes)}].Add(span.bytes,
-                                                           span.dur_ns);
+  rank.comm_ns += in_call_ns;
+  op_sums_.Add(span.op_id, bucket, span.bytes, in_call_ns);
+  if (per_rank_) rank.ops.Add(span.op_id, bucket, span.bytes, in_call_ns);
+}
+
+void StatsBuilder::AddUnselected(const StoredSpan& span) {
+  if (!figure_of_op_.contains(span.op_id) ||
+      !selection_.tracks().contains(span.track_id)) {
+    return;
+  }
+  AddProcessFigures(span, ranks_[rank_of_track_[span.track_id]]);
+}
+
+void StatsBuilder::AddProcessFigures(const StoredSpan& span, RankSums& rank) {
+  auto it = figure_of_op_.find(span.op_id);
+  if (it == figure_of_op_.end()) return;
+  const bool complete = span.kind == v1::SPAN_KIND_COMPLETE;
+  const bool counter = span.kind == v1::SPAN_KIND_COUNTER;
+  switch (it->second) {
+    case Figure::kInit:
+      if (complete) {
+        rank.init_end = std::min(rank.init_end, span.start_ns + span.dur_ns);
+      }
+      break;
+    case Figure::kFinalize:
+      if (complete) {
+        rank.finalize_start = std::max(rank.finalize_start, span.start_ns);
+      }
+      break;
+    case Figure::kUserNs:
+      if (counter) rank.user_ns.Take(span.start_ns, span.value);
+      break;
+    case Figure::kSystemNs:
+      if (counter) rank.system_ns.Take(span.start_ns, span.value);
+      break;
+    case Figure::kMaxRssBytes:
+      if (counter) rank.max_rss_bytes.Take(span.start_ns, span.value);
+      break;
+    case Figure::kContextSwitches:
+      if (counter) rank.context_switches.Take(span.start_ns, span.value);
+      break;
+  }
 }
 
 void StatsBuilder::AddTotals(const JobTotals& totals) {
@@ -54,11 +126,15 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
     RankSums& rank = ranks_[rank_of_process_[op.process_id]];
     rank.calls += op.calls;
     selected_ns[op.process_id] += op.dur_ns;
-    op_sums_[op.op_id].Add(op.bytes, op.dur_ns, op.calls);
-    for (const StoredOpTotals::Size& size : op.sizes) {
-      bucket_sums_[{op.op_id, size.log2}].Add(size.bytes, size.dur_ns,
-                                              size.calls);
-    }
+    auto add_to = [&op](OpSums& sums) {
+      sums.ops[op.op_id].Add(op.bytes, op.dur_ns, op.calls);
+      for (const StoredOpTotals::Size& size : op.sizes) {
+        sums.buckets[{op.op_id, size.log2}].Add(size.bytes, size.dur_ns,
+                                                size.calls);
+      }
+    };
+    add_to(op_sums_);
+    if (per_rank_) add_to(rank.ops);
   }
   for (const StoredProcessTotals& p : totals.processes) {
     if (!selection_.SelectsProcess(p.process_id)) continue;
@@ -74,29 +150,25 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
   }
 }
 
-v1::StatsReply StatsBuilder::Finish() const {
-  v1::StatsReply reply;
-  reply.set_job(catalog_.job.name);
-  reply.set_elapsed_ns(
-      std::max(last_end_ >= first_start_ ? last_end_ - first_start_ : 0,
-               imported_elapsed_ns_));
-
-  std::vector<std::pair<int64_t, Sums>> ops(op_sums_.begin(), op_sums_.end());
+void StatsBuilder::AppendOps(
+    const OpSums& sums,
+    google::protobuf::RepeatedPtrField<v1::OpStats>* out) const {
+  std::vector<std::pair<int64_t, Sums>> ops(sums.ops.begin(), sums.ops.end());
   std::sort(ops.begin(), ops.end(), [this](const auto& a, const auto& b) {
     if (a.second.dur_ns != b.second.dur_ns) {
       return a.second.dur_ns > b.second.dur_ns;
     }
     return op_.at(a.first)->name < op_.at(b.first)->name;
   });
-  for (const auto& [op_id, sums] : ops) {
-    v1::OpStats* op = reply.add_ops();
+  for (const auto& [op_id, op_sums] : ops) {
+    v1::OpStats* op = out->Add();
     op->set_category(op_.at(op_id)->category);
     op->set_name(op_.at(op_id)->name);
-    op->set_calls(sums.calls);
-    op->set_bytes(sums.bytes);
-    op->set_dur_ns(sums.dur_ns);
-    for (auto it = bucket_sums_.lower_bound({op_id, -1});
-         it != bucket_sums_.end() && it->first.first == op_id; ++it) {
+    op->set_calls(op_sums.calls);
+    op->set_bytes(op_sums.bytes);
+    op->set_dur_ns(op_sums.dur_ns);
+    for (auto it = sums.buckets.lower_bound({op_id, -1});
+         it != sums.buckets.end() && it->first.first == op_id; ++it) {
       v1::SizeBucket* bucket = op->add_buckets();
       bucket->set_log2(it->first.second);
       bucket->set_calls(it->second.calls);
@@ -104,6 +176,16 @@ v1::StatsReply StatsBuilder::Finish() const {
       bucket->set_dur_ns(it->second.dur_ns);
     }
   }
+}
+
+v1::StatsReply StatsBuilder::Finish() const {
+  v1::StatsReply reply;
+  reply.set_job(catalog_.job.name);
+  reply.set_elapsed_ns(
+      std::max(last_end_ >= first_start_ ? last_end_ - first_start_ : 0,
+               imported_elapsed_ns_));
+
+  AppendOps(op_sums_, reply.mutable_ops());
 
   std::vector<std::pair<int64_t, int32_t>> by_comm;  // (comm_ns, rank)
   for (const auto& [rank, sums] : ranks_) {
@@ -117,6 +199,14 @@ v1::StatsReply StatsBuilder::Finish() const {
                                      : 0,
                                  sums.imported_elapsed_ns));
     out->set_source(sums.source);
+    out->set_user_ns(sums.user_ns.value);
+    out->set_system_ns(sums.system_ns.value);
+    out->set_max_rss_bytes(sums.max_rss_bytes.value);
+    out->set_context_switches(sums.context_switches.value);
+    if (sums.finalize_start >= sums.init_end) {
+      out->set_mpi_elapsed_ns(sums.finalize_start - sums.init_end);
+    }
+    if (per_rank_) AppendOps(sums.ops, out->mutable_ops());
     by_comm.push_back({sums.comm_ns + sums.imported_comm_ns, rank});
   }
   if (!by_comm.empty()) {

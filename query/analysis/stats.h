@@ -7,15 +7,37 @@
 //     bucket k holds calls of [2^k, 2^(k+1)) bytes and bucket -1 calls of
 //     0 bytes;
 //   - per rank: communication calls and time, and elapsed time (first span
-//     start to last span end, any category);
+//     start to last span end, any category); with `per_rank`, also the
+//     rank's own operations, as above;
 //   - the ranks with the minimum, median (the lower middle) and maximum
 //     communication time, ties broken by the lower rank;
 //   - the job's elapsed time over all selected spans.
 // Every selected rank of the catalog is listed, with zeros if it had none.
 //
+// A communication call is a COMPLETE span (counters and instants never
+// are) of category MPI or NCCL. Its time is the time inside the call, as
+// mpitrace counts it: the span's integer "call_ns" arg when it has one,
+// else its duration. The probe records a non-blocking call (MPI_Isend,
+// MPI_Iallreduce, MPI_Start, MPI_File_iwrite...) from issue to completion
+// and gives the issuing call's own time as "call_ns"; the time until
+// completion is counted in the MPI_Wait* that completes it (MPI_Test*
+// calls are not recorded). MPI_Init(_thread) and MPI_Finalize bound the
+// profile and are no calls, as in mpitrace.
+//
+// Per-rank process figures, taken from spans whatever the filter's
+// categories and name (Add, and AddUnselected for the spans they leave out;
+// only the rank filter applies):
+//   - user_ns, system_ns, max_rss_bytes, context_switches: the MPI counters
+//     "rusage.user_ns", "rusage.system_ns", "rusage.max_rss_bytes",
+//     "rusage.context_switches", the earliest sample of each per rank (the
+//     probe sends them at MPI_Finalize, and again at exit);
+//   - mpi_elapsed_ns: the start of the rank's MPI_Finalize span minus the
+//     end of its MPI_Init (or MPI_Init_thread) span; 0 if either is missing.
+//
 // Imported totals (Store::LoadTotals: a profile another tool wrote, e.g.
 // mpitrace's) are added for the selected ranks and operations: their calls,
-// bytes, times and size buckets to the operations', their communication
+// bytes, times and size buckets to the operations' (and, with `per_rank`,
+// to their rank's operations), their communication
 // time to the rank's (its source named; with a category or name filter,
 // the selected operations' time instead), their elapsed time as the
 // rank's if longer. They cover the whole run, so a query with a time or step
@@ -26,6 +48,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -38,13 +61,23 @@ namespace meridian {
 // The bucket of a message size: -1 for 0 bytes, else floor(log2(bytes)).
 int SizeBucketOf(int64_t bytes);
 
+// The time a communication span counts: its "call_ns" arg (at most dur_ns),
+// else dur_ns.
+int64_t InCallNs(const StoredSpan& span);
+
 class StatsBuilder {
  public:
-  StatsBuilder(const JobCatalog& catalog, const SpanSelection& selection);
+  // `per_rank`: also each rank's operations (RankStats.ops).
+  StatsBuilder(const JobCatalog& catalog, const SpanSelection& selection,
+               bool per_rank = false);
   StatsBuilder(const StatsBuilder&) = delete;
   StatsBuilder& operator=(const StatsBuilder&) = delete;
 
+  // A span the selection selects.
   void Add(const StoredSpan& span);
+  // A span the selection does not select: only the process figures above
+  // are taken from it, and only if its rank is selected.
+  void AddUnselected(const StoredSpan& span);
   void AddTotals(const JobTotals& totals);
   v1::StatsReply Finish() const;
 
@@ -59,6 +92,36 @@ class StatsBuilder {
       dur_ns += d;
     }
   };
+  // Operations' sums and their size buckets: the job's, or one rank's.
+  struct OpSums {
+    absl::flat_hash_map<int64_t, Sums> ops;
+    std::map<std::pair<int64_t, int>, Sums> buckets;  // (op, bucket)
+    void Add(int64_t op, int bucket, int64_t bytes, int64_t dur_ns,
+             int64_t calls = 1) {
+      ops[op].Add(bytes, dur_ns, calls);
+      buckets[{op, bucket}].Add(bytes, dur_ns, calls);
+    }
+  };
+  // What a span of an operation tells of its process (AddProcessFigures).
+  enum class Figure {
+    kInit,
+    kFinalize,
+    kUserNs,
+    kSystemNs,
+    kMaxRssBytes,
+    kContextSwitches
+  };
+  // The earliest sample of a rusage counter. A value that is no count
+  // (negative, NaN, past int64) is no sample.
+  struct Sample {
+    int64_t at_ns = INT64_MAX;
+    int64_t value = 0;
+    void Take(int64_t at, double v) {
+      if (at >= at_ns || !(v >= 0 && v < 9.2e18)) return;
+      at_ns = at;
+      value = static_cast<int64_t>(v);
+    }
+  };
   struct RankSums {
     std::string host;
     int64_t calls = 0;
@@ -68,17 +131,26 @@ class StatsBuilder {
     int64_t imported_comm_ns = 0;
     int64_t imported_elapsed_ns = 0;
     std::string source;  // of imported totals
+    Sample user_ns, system_ns, max_rss_bytes, context_switches;
+    int64_t init_end = INT64_MAX;        // of MPI_Init, the earliest
+    int64_t finalize_start = INT64_MIN;  // of MPI_Finalize, the latest
+    OpSums ops;                          // with per_rank_ only
   };
+
+  void AddProcessFigures(const StoredSpan& span, RankSums& rank);
+  void AppendOps(const OpSums& sums,
+                 google::protobuf::RepeatedPtrField<v1::OpStats>* out) const;
 
   const JobCatalog& catalog_;
   const SpanSelection& selection_;
+  const bool per_rank_;
   absl::flat_hash_map<int64_t, int32_t> rank_of_process_;
   int64_t imported_elapsed_ns_ = 0;
   absl::flat_hash_map<int64_t, const OpInfo*> op_;
+  absl::flat_hash_map<int64_t, Figure> figure_of_op_;
   absl::flat_hash_map<int64_t, int32_t> rank_of_track_;
   std::map<int32_t, RankSums> ranks_;
-  absl::flat_hash_map<int64_t, Sums> op_sums_;
-  std::map<std::pair<int64_t, int>, Sums> bucket_sums_;  // (op, bucket)
+  OpSums op_sums_;
   int64_t first_start_ = INT64_MAX;
   int64_t last_end_ = INT64_MIN;
 };

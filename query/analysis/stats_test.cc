@@ -1,5 +1,8 @@
 #include "query/analysis/stats.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -166,6 +169,246 @@ TEST(StatsTest, ImportedTimeFollowsAnOperationFilter) {
   ASSERT_EQ(reply.ranks_size(), 1);
   EXPECT_EQ(reply.ranks(0).comm_ns(), 100);
   EXPECT_EQ(reply.ranks(0).calls(), 1);
+}
+
+StoredSpan Span(int64_t track, int64_t op, int64_t start, int64_t dur,
+                int64_t bytes = 0) {
+  StoredSpan span;
+  span.track_id = track;
+  span.op_id = op;
+  span.start_ns = start;
+  span.dur_ns = dur;
+  span.bytes = bytes;
+  return span;
+}
+
+StoredSpan Counter(int64_t track, int64_t op, int64_t at, double value) {
+  StoredSpan span = Span(track, op, at, 0);
+  span.kind = v1::SPAN_KIND_COUNTER;
+  span.value = value;
+  return span;
+}
+
+StoredArg IntArg(const std::string& key, int64_t value) {
+  StoredArg arg;
+  arg.key = key;
+  arg.type = StoredArg::Type::kInt;
+  arg.int_value = value;
+  return arg;
+}
+
+// What GetStats does with each scanned span.
+void Feed(StatsBuilder& stats, const SpanSelection& selection,
+          const std::vector<StoredSpan>& spans) {
+  for (const StoredSpan& span : spans) {
+    if (selection.Selects(span)) {
+      stats.Add(span);
+    } else {
+      stats.AddUnselected(span);
+    }
+  }
+}
+
+// A non-blocking call counts its "call_ns" (the issuing call's time), not
+// issue to completion; counters and instants are no calls.
+TEST(StatsTest, CountsTimeInsideTheCall) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "a", 0, 0, 1}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Isend"},
+                 {2, v1::CATEGORY_MPI, "MPI_Wait"},
+                 {3, v1::CATEGORY_MPI, "MPI_Counter"},
+                 {4, v1::CATEGORY_NCCL, "AllReduce"}};
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  StatsBuilder stats(catalog, *selection);
+  StoredSpan isend = Span(10, 1, 100, 1000, 64);
+  isend.args = {IntArg("other", 7), IntArg("call_ns", 40)};
+  stats.Add(isend);
+  StoredSpan odd = Span(10, 1, 2000, 100, 64);  // call_ns over dur_ns
+  odd.args = {IntArg("call_ns", 500)};
+  stats.Add(odd);
+  StoredSpan real_arg = Span(10, 1, 3000, 100, 64);  // not an int: ignored
+  real_arg.args = {IntArg("call_ns", 0)};
+  real_arg.args[0].type = StoredArg::Type::kReal;
+  real_arg.args[0].real_value = 3;
+  stats.Add(real_arg);
+  stats.Add(Span(10, 2, 1050, 900));
+  stats.Add(Counter(10, 3, 1200, 5));
+  StoredSpan instant = Span(10, 4, 1300, 0);
+  instant.kind = v1::SPAN_KIND_INSTANT;
+  stats.Add(instant);
+  v1::StatsReply reply = stats.Finish();
+  ASSERT_EQ(reply.ops_size(), 2);
+  EXPECT_EQ(reply.ops(0).name(), "MPI_Wait");
+  EXPECT_EQ(reply.ops(0).dur_ns(), 900);
+  EXPECT_EQ(reply.ops(1).name(), "MPI_Isend");
+  EXPECT_EQ(reply.ops(1).calls(), 3);
+  EXPECT_EQ(reply.ops(1).dur_ns(), 40 + 100 + 100);
+  ASSERT_EQ(reply.ops(1).buckets_size(), 1);
+  EXPECT_EQ(reply.ops(1).buckets(0).log2(), 6);
+  EXPECT_EQ(reply.ops(1).buckets(0).dur_ns(), 240);
+  ASSERT_EQ(reply.ranks_size(), 1);
+  EXPECT_EQ(reply.ranks(0).calls(), 4);
+  EXPECT_EQ(reply.ranks(0).comm_ns(), 240 + 900);
+  EXPECT_EQ(reply.ranks(0).elapsed_ns(), 3000);  // 100 .. 3100
+  EXPECT_EQ(reply.ranks(0).ops_size(), 0);       // not per_rank
+}
+
+// rusage counters (the earliest sample) and MPI_Init..MPI_Finalize are
+// taken even when --name leaves them out; not for an unselected rank.
+TEST(StatsTest, TakesProcessFiguresWhateverTheNameFilter) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "a", 0, 0, 1}, {2, "a", 1, 1, 2}, {3, "b", 2, 0, 3}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""},
+                    {11, 2, v1::TRACK_KIND_THREAD, 1, ""},
+                    {12, 3, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Allreduce"},
+                 {2, v1::CATEGORY_MPI, "MPI_Init"},
+                 {3, v1::CATEGORY_MPI, "MPI_Init_thread"},
+                 {4, v1::CATEGORY_MPI, "MPI_Finalize"},
+                 {5, v1::CATEGORY_MPI, "rusage.user_ns"},
+                 {6, v1::CATEGORY_MPI, "rusage.system_ns"},
+                 {7, v1::CATEGORY_MPI, "rusage.max_rss_bytes"},
+                 {8, v1::CATEGORY_MPI, "rusage.context_switches"},
+                 {9, v1::CATEGORY_USER, "rusage.user_ns"}};
+  v1::SpanFilter filter;
+  filter.add_ranks(0);
+  filter.add_ranks(1);
+  filter.set_name_glob("MPI_Allreduce");
+  auto selection = SpanSelection::Make(catalog, filter);
+  ASSERT_TRUE(selection.ok());
+  StatsBuilder stats(catalog, *selection);
+  Feed(stats, *selection,
+       {
+           Span(10, 2, 1000, 500),  // MPI_Init: ends at 1500
+           Span(10, 1, 2000, 100, 8),
+           Span(10, 4, 9000, 700),            // MPI_Finalize
+           Counter(10, 5, 9600, 3000000000),  // at Finalize
+           Counter(10, 6, 9600, 200000000),
+           Counter(10, 7, 9600, 1177191000),
+           Counter(10, 8, 9600, 634913),
+           Counter(10, 5, 9900, 3500000000),  // at exit: later, ignored
+           Counter(10, 7, 9900, 2000000000),
+           Counter(10, 9, 9500, 1),  // a USER counter of the same name
+           Span(11, 3, 500, 100),    // MPI_Init_thread: ends at 600
+           Span(11, 1, 2000, 300, 8),
+           Counter(11, 5, 8000, 42),  // no MPI_Finalize: at exit only
+           Span(12, 2, 0, 10),        // rank 2 is not selected
+           Span(12, 4, 9000, 10),
+           Counter(12, 5, 9000, 1),
+       });
+  v1::StatsReply reply = stats.Finish();
+  ASSERT_EQ(reply.ops_size(), 1);
+  EXPECT_EQ(reply.ops(0).name(), "MPI_Allreduce");
+  EXPECT_EQ(reply.ops(0).calls(), 2);
+  ASSERT_EQ(reply.ranks_size(), 2);
+  const v1::RankStats& r0 = reply.ranks(0);
+  EXPECT_EQ(r0.calls(), 1);
+  EXPECT_EQ(r0.comm_ns(), 100);
+  EXPECT_EQ(r0.elapsed_ns(), 100);  // the selected spans only
+  EXPECT_EQ(r0.user_ns(), 3000000000);
+  EXPECT_EQ(r0.system_ns(), 200000000);
+  EXPECT_EQ(r0.max_rss_bytes(), 1177191000);
+  EXPECT_EQ(r0.context_switches(), 634913);
+  EXPECT_EQ(r0.mpi_elapsed_ns(), 9000 - 1500);
+  const v1::RankStats& r1 = reply.ranks(1);
+  EXPECT_EQ(r1.user_ns(), 42);
+  EXPECT_EQ(r1.system_ns(), 0);
+  EXPECT_EQ(r1.max_rss_bytes(), 0);
+  EXPECT_EQ(r1.context_switches(), 0);
+  EXPECT_EQ(r1.mpi_elapsed_ns(), 0);  // no MPI_Finalize
+}
+
+// Without a filter the same spans are selected: MPI_Init, MPI_Finalize and
+// the counters are no calls (mpitrace counts neither); figures as with a
+// filter.
+TEST(StatsTest, ProcessFiguresOfSelectedSpans) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "a", 0, 0, 1}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{2, v1::CATEGORY_MPI, "MPI_Init"},
+                 {4, v1::CATEGORY_MPI, "MPI_Finalize"},
+                 {5, v1::CATEGORY_MPI, "rusage.user_ns"}};
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  StatsBuilder stats(catalog, *selection);
+  Feed(stats, *selection,
+       {Span(10, 2, 1000, 500), Span(10, 4, 9000, 700), Counter(10, 5, 9900, 7),
+        Counter(10, 5, 9600, 5)});
+  v1::StatsReply reply = stats.Finish();
+  ASSERT_EQ(reply.ranks_size(), 1);
+  EXPECT_EQ(reply.ranks(0).calls(), 0);
+  EXPECT_EQ(reply.ranks(0).comm_ns(), 0);
+  EXPECT_EQ(reply.ranks(0).user_ns(), 5);  // the earliest sample
+  EXPECT_EQ(reply.ranks(0).mpi_elapsed_ns(), 7500);
+  EXPECT_EQ(reply.ops_size(), 0);
+}
+
+// per_rank: each rank's operations as StatsReply.ops gives the job's, with
+// imported totals in their rank's.
+TEST(StatsTest, PerRankOperations) {
+  JobCatalog catalog;
+  catalog.processes = {
+      {1, "a", 0, 0, 1}, {2, "a", 1, 1, 2}, {3, "b", 2, -1, 0}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""},
+                    {11, 2, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Allreduce"},
+                 {2, v1::CATEGORY_MPI, "MPI_Send"},
+                 {3, v1::CATEGORY_USER, "forward"}};
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  StatsBuilder stats(catalog, *selection, /*per_rank=*/true);
+  Feed(stats, *selection,
+       {Span(10, 1, 100, 10, 8), Span(10, 1, 200, 30, 0),
+        Span(10, 2, 300, 50, 4096), Span(10, 3, 400, 1000),
+        Span(11, 1, 100, 40, 8)});
+  JobTotals totals;
+  totals.ops.push_back({3, 2, 2, 64, 500, {{5, 2, 64, 500}}});
+  totals.processes.push_back({3, 500, 9000, "mpitrace"});
+  stats.AddTotals(totals);
+  v1::StatsReply reply = stats.Finish();
+  ASSERT_EQ(reply.ops_size(), 2);
+  EXPECT_EQ(reply.ops(0).name(), "MPI_Send");  // 550 ns
+  EXPECT_EQ(reply.ops(0).calls(), 3);
+  ASSERT_EQ(reply.ranks_size(), 3);
+
+  const v1::RankStats& r0 = reply.ranks(0);
+  ASSERT_EQ(r0.ops_size(), 2);
+  EXPECT_EQ(r0.ops(0).name(), "MPI_Send");  // 50 ns > 40 ns
+  EXPECT_EQ(r0.ops(0).category(), v1::CATEGORY_MPI);
+  EXPECT_EQ(r0.ops(0).calls(), 1);
+  EXPECT_EQ(r0.ops(0).bytes(), 4096);
+  EXPECT_EQ(r0.ops(0).dur_ns(), 50);
+  ASSERT_EQ(r0.ops(0).buckets_size(), 1);
+  EXPECT_EQ(r0.ops(0).buckets(0).log2(), 12);
+  const v1::OpStats& allreduce = r0.ops(1);
+  EXPECT_EQ(allreduce.name(), "MPI_Allreduce");
+  EXPECT_EQ(allreduce.calls(), 2);
+  EXPECT_EQ(allreduce.bytes(), 8);
+  EXPECT_EQ(allreduce.dur_ns(), 40);
+  ASSERT_EQ(allreduce.buckets_size(), 2);
+  EXPECT_EQ(allreduce.buckets(0).log2(), -1);
+  EXPECT_EQ(allreduce.buckets(0).calls(), 1);
+  EXPECT_EQ(allreduce.buckets(0).dur_ns(), 30);
+  EXPECT_EQ(allreduce.buckets(1).log2(), 3);
+  EXPECT_EQ(allreduce.buckets(1).bytes(), 8);
+  EXPECT_EQ(allreduce.buckets(1).dur_ns(), 10);
+
+  const v1::RankStats& r1 = reply.ranks(1);
+  ASSERT_EQ(r1.ops_size(), 1);
+  EXPECT_EQ(r1.ops(0).name(), "MPI_Allreduce");
+  EXPECT_EQ(r1.ops(0).dur_ns(), 40);
+
+  const v1::RankStats& r2 = reply.ranks(2);  // imported
+  ASSERT_EQ(r2.ops_size(), 1);
+  EXPECT_EQ(r2.ops(0).name(), "MPI_Send");
+  EXPECT_EQ(r2.ops(0).calls(), 2);
+  EXPECT_EQ(r2.ops(0).bytes(), 64);
+  EXPECT_EQ(r2.ops(0).dur_ns(), 500);
+  ASSERT_EQ(r2.ops(0).buckets_size(), 1);
+  EXPECT_EQ(r2.ops(0).buckets(0).log2(), 5);
+  EXPECT_EQ(r2.ops(0).buckets(0).calls(), 2);
 }
 
 }  // namespace

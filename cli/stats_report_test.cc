@@ -1,0 +1,119 @@
+#include "cli/stats_report.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+constexpr int64_t kMs = 1000000;
+
+v1::StatsReply TwoRanks() {
+  v1::StatsReply stats;
+  stats.set_job("j");
+  stats.set_elapsed_ns(3000 * kMs);
+  v1::OpStats* op = stats.add_ops();
+  op->set_category(v1::CATEGORY_MPI);
+  op->set_name("MPI_Allreduce");
+  op->set_calls(2);
+  op->set_bytes(16);
+  op->set_dur_ns(30 * kMs);
+  v1::SizeBucket* b = op->add_buckets();
+  b->set_log2(3);
+  b->set_calls(2);
+  b->set_bytes(16);
+  b->set_dur_ns(30 * kMs);
+  v1::RankStats* r0 = stats.add_ranks();
+  r0->set_rank(0);
+  r0->set_host("a");
+  r0->set_calls(1);
+  r0->set_comm_ns(10 * kMs);
+  r0->set_elapsed_ns(3000 * kMs);
+  r0->set_mpi_elapsed_ns(2500 * kMs);
+  r0->set_user_ns(2000 * kMs);
+  r0->set_system_ns(250 * kMs);
+  r0->set_max_rss_bytes(300 << 20);
+  r0->set_context_switches(77);
+  *r0->add_ops() = *op;
+  v1::RankStats* r1 = stats.add_ranks();
+  r1->set_rank(1);
+  r1->set_host("b");
+  r1->set_calls(1);
+  r1->set_comm_ns(20 * kMs);
+  r1->set_elapsed_ns(2900 * kMs);  // no MPI_Init..MPI_Finalize
+  r1->set_max_rss_bytes(600 << 20);
+  stats.set_min_comm_rank(0);
+  stats.set_median_comm_rank(0);
+  stats.set_max_comm_rank(1);
+  return stats;
+}
+
+TEST(StatsReportTest, TextHasTheRanksResourceUse) {
+  EXPECT_EQ(
+      StatsText(TwoRanks()),
+      "Job j: 2 ranks. Communication (MPI and NCCL) summed over all ranks.\n"
+      "Time is time inside the calls: a non-blocking call's completion time "
+      "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n"
+      "\n"
+      "Operation                          #calls       avg. bytes    "
+      "time(sec)\n"
+      "MPI_Allreduce                           2              8.0     "
+      "0.030000\n"
+      "\n"
+      "Message size distributions:\n"
+      "MPI_Allreduce                      #calls       avg. bytes    "
+      "time(sec)\n"
+      "  [8, 16)                               2              8.0     "
+      "0.030000\n"
+      "\n"
+      "Communication per rank:\n"
+      "  rank  host                     #calls      comm(s)   elapsed(s)    "
+      "user(s)  system(s)   size(MB)   switches  source\n"
+      "     0  a                             1     0.010000     3.000000      "
+      "2.000      0.250    300.000         77  spans\n"
+      "     1  b                             1     0.020000     2.900000      "
+      "0.000      0.000    600.000          0  spans\n"
+      "\n"
+      "Rank 1 reported the largest memory utilization : 600.00 MBytes\n"
+      "Rank 1 reported the largest elapsed time : 2.90 sec\n"
+      "\n"
+      "minimum communication time = 0.010000 sec for rank 0\n"
+      "median communication time = 0.010000 sec for rank 0\n"
+      "maximum communication time = 0.020000 sec for rank 1\n"
+      "total elapsed time = 3.000000 seconds.\n");
+}
+
+TEST(StatsReportTest, NoMemoryLineWithoutResourceUse) {
+  v1::StatsReply stats;
+  v1::RankStats* r = stats.add_ranks();
+  r->set_rank(0);
+  r->set_elapsed_ns(kMs);
+  const std::string text = StatsText(stats);
+  EXPECT_EQ(text.find("largest memory"), std::string::npos);
+  EXPECT_NE(text.find("Rank 0 reported the largest elapsed time : 0.00 sec\n"),
+            std::string::npos);
+}
+
+TEST(StatsReportTest, JsonHasTheRanksFiguresAndOperations) {
+  EXPECT_EQ(
+      StatsJson(TwoRanks()),
+      "{\"job\":\"j\",\"elapsed_ns\":3000000000,\"ops\":[{\"name\":"
+      "\"MPI_Allreduce\",\"category\":\"mpi\",\"calls\":2,\"bytes\":16,"
+      "\"dur_ns\":30000000,\"buckets\":[{\"log2\":3,\"calls\":2,\"bytes\":16,"
+      "\"dur_ns\":30000000}]}],\"ranks\":[{\"rank\":0,\"host\":\"a\","
+      "\"calls\":1,\"comm_ns\":10000000,\"elapsed_ns\":3000000000,"
+      "\"source\":\"spans\",\"user_ns\":2000000000,\"system_ns\":250000000,"
+      "\"max_rss_bytes\":314572800,\"context_switches\":77,"
+      "\"mpi_elapsed_ns\":2500000000,\"ops\":[{\"name\":\"MPI_Allreduce\","
+      "\"category\":\"mpi\",\"calls\":2,\"bytes\":16,\"dur_ns\":30000000,"
+      "\"buckets\":[{\"log2\":3,\"calls\":2,\"bytes\":16,\"dur_ns\":30000000}"
+      "]}]},{\"rank\":1,\"host\":\"b\",\"calls\":1,\"comm_ns\":20000000,"
+      "\"elapsed_ns\":2900000000,\"source\":\"spans\",\"user_ns\":0,"
+      "\"system_ns\":0,\"max_rss_bytes\":629145600,\"context_switches\":0,"
+      "\"mpi_elapsed_ns\":0}],\"min_comm_rank\":0,\"median_comm_rank\":0,"
+      "\"max_comm_rank\":1}\n");
+}
+
+}  // namespace
+}  // namespace meridian
