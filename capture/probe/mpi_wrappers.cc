@@ -1874,6 +1874,9 @@ int MPI_Win_free(MPI_Win* win) {
   return rc;
 }
 
+// A fence that only opens an epoch (MPI_MODE_NOPRECEDE, which every member
+// gives or none) need not synchronize: it is counted but carries no seq, so
+// the analyses do not take it for an instance that waits for every member.
 int MPI_Win_fence(int assert_flags, MPI_Win win) {
   if (!probe::g_event.enabled) return PMPI_Win_fence(assert_flags, win);
   CommInfo* info = Window(win);
@@ -1881,8 +1884,10 @@ int MPI_Win_fence(int assert_flags, MPI_Win win) {
   if (!probe::Recording()) return PMPI_Win_fence(assert_flags, win);
   const int64_t start = probe::Now();
   const int rc = PMPI_Win_fence(assert_flags, win);
-  probe::Emit(
-      CollectiveRecord(kWin_fence, start, probe::Now(), info, seq, 0, -1));
+  ProbeRecord r =
+      CollectiveRecord(kWin_fence, start, probe::Now(), info, seq, 0, -1);
+  if (assert_flags & MPI_MODE_NOPRECEDE) r.flags &= ~ProbeRecord::kHasSeq;
+  probe::Emit(r);
   return rc;
 }
 

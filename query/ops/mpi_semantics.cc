@@ -10,54 +10,95 @@
 namespace meridian {
 namespace {
 
-SpanRole MpiRole(const std::string& name) {
-  static const auto* const roles =
-      new absl::flat_hash_map<std::string, SpanRole>{
-          {"MPI_Barrier", SpanRole::kAllToAll},
-          {"MPI_Allreduce", SpanRole::kAllToAll},
-          {"MPI_Allgather", SpanRole::kAllToAll},
-          {"MPI_Allgatherv", SpanRole::kAllToAll},
-          {"MPI_Alltoall", SpanRole::kAllToAll},
-          {"MPI_Alltoallv", SpanRole::kAllToAll},
-          {"MPI_Reduce_scatter", SpanRole::kAllToAll},
-          {"MPI_Reduce_scatter_block", SpanRole::kAllToAll},
-          {"MPI_Ibarrier", SpanRole::kAllToAll},
-          {"MPI_Iallreduce", SpanRole::kAllToAll},
-          {"MPI_Iallgather", SpanRole::kAllToAll},
-          {"MPI_Iallgatherv", SpanRole::kAllToAll},
-          {"MPI_Ialltoall", SpanRole::kAllToAll},
-          {"MPI_Ialltoallv", SpanRole::kAllToAll},
-          {"MPI_Ireduce_scatter", SpanRole::kAllToAll},
-          {"MPI_Ireduce_scatter_block", SpanRole::kAllToAll},
-          {"MPI_Reduce", SpanRole::kRootIn},
-          {"MPI_Gather", SpanRole::kRootIn},
-          {"MPI_Gatherv", SpanRole::kRootIn},
-          {"MPI_Ireduce", SpanRole::kRootIn},
-          {"MPI_Igather", SpanRole::kRootIn},
-          {"MPI_Igatherv", SpanRole::kRootIn},
-          {"MPI_Bcast", SpanRole::kRootOut},
-          {"MPI_Scatter", SpanRole::kRootOut},
-          {"MPI_Scatterv", SpanRole::kRootOut},
-          {"MPI_Ibcast", SpanRole::kRootOut},
-          {"MPI_Iscatter", SpanRole::kRootOut},
-          {"MPI_Iscatterv", SpanRole::kRootOut},
-          {"MPI_Send", SpanRole::kSend},
-          {"MPI_Ssend", SpanRole::kSend},
-          {"MPI_Rsend", SpanRole::kSend},
-          {"MPI_Bsend", SpanRole::kSend},
-          {"MPI_Isend", SpanRole::kSend},
-          {"MPI_Issend", SpanRole::kSend},
-          {"MPI_Irsend", SpanRole::kSend},
-          {"MPI_Ibsend", SpanRole::kSend},
-          {"MPI_Recv", SpanRole::kRecv},
-          {"MPI_Irecv", SpanRole::kRecv},
-          {"MPI_Wait", SpanRole::kWait},
-          {"MPI_Waitall", SpanRole::kWait},
-          {"MPI_Waitany", SpanRole::kWait},
-          {"MPI_Waitsome", SpanRole::kWait},
+// What MPI_* operations are: their role in MPI's order and how they move
+// data (DataFlow). One table, so that a send is a send for both.
+struct MpiKind {
+  SpanRole role = SpanRole::kNone;
+  DataFlow flow = DataFlow::kNone;
+};
+
+const MpiKind& MpiKindOf(const std::string& name) {
+  using R = SpanRole;
+  using F = DataFlow;
+  static const auto* const kinds =
+      new absl::flat_hash_map<std::string, MpiKind>{
+          {"MPI_Barrier", {R::kAllToAll, F::kSynchronize}},
+          {"MPI_Allreduce", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Allgather", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Allgatherv", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Alltoall", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Alltoallv", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Alltoallw", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Reduce_scatter", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Reduce_scatter_block", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Scan", {R::kNone, F::kPrefix}},
+          {"MPI_Exscan", {R::kNone, F::kPrefix}},
+          {"MPI_Ibarrier", {R::kAllToAll, F::kSynchronize}},
+          {"MPI_Iallreduce", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Iallgather", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Iallgatherv", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Ialltoall", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Ialltoallv", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Ialltoallw", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Ireduce_scatter", {R::kAllToAll, F::kAllToAllTotal}},
+          {"MPI_Ireduce_scatter_block", {R::kAllToAll, F::kAllToAll}},
+          {"MPI_Iscan", {R::kNone, F::kPrefix}},
+          {"MPI_Iexscan", {R::kNone, F::kPrefix}},
+          {"MPI_Reduce", {R::kRootIn, F::kToRoot}},
+          {"MPI_Gather", {R::kRootIn, F::kToRoot}},
+          {"MPI_Gatherv", {R::kRootIn, F::kToRoot}},
+          {"MPI_Ireduce", {R::kRootIn, F::kToRoot}},
+          {"MPI_Igather", {R::kRootIn, F::kToRoot}},
+          {"MPI_Igatherv", {R::kRootIn, F::kToRoot}},
+          {"MPI_Bcast", {R::kRootOut, F::kFromRoot}},
+          {"MPI_Scatter", {R::kRootOut, F::kFromRoot}},
+          {"MPI_Scatterv", {R::kRootOut, F::kFromRoot}},
+          {"MPI_Ibcast", {R::kRootOut, F::kFromRoot}},
+          {"MPI_Iscatter", {R::kRootOut, F::kFromRoot}},
+          {"MPI_Iscatterv", {R::kRootOut, F::kFromRoot}},
+          {"MPI_Send", {R::kSend, F::kToPeer}},
+          {"MPI_Ssend", {R::kSend, F::kToPeer}},
+          {"MPI_Rsend", {R::kSend, F::kToPeer}},
+          {"MPI_Bsend", {R::kSend, F::kToPeer}},
+          {"MPI_Isend", {R::kSend, F::kToPeer}},
+          {"MPI_Issend", {R::kSend, F::kToPeer}},
+          {"MPI_Irsend", {R::kSend, F::kToPeer}},
+          {"MPI_Ibsend", {R::kSend, F::kToPeer}},
+          // Each MPI_Start of a persistent send is recorded under its init
+          // call's name.
+          {"MPI_Send_init", {R::kSend, F::kToPeer}},
+          {"MPI_Ssend_init", {R::kSend, F::kToPeer}},
+          {"MPI_Rsend_init", {R::kSend, F::kToPeer}},
+          {"MPI_Bsend_init", {R::kSend, F::kToPeer}},
+          {"MPI_Sendrecv", {R::kNone, F::kExchange}},
+          {"MPI_Sendrecv_replace", {R::kNone, F::kExchange}},
+          {"MPI_Put", {R::kNone, F::kToPeer}},
+          {"MPI_Rput", {R::kNone, F::kToPeer}},
+          {"MPI_Accumulate", {R::kNone, F::kToPeer}},
+          {"MPI_Raccumulate", {R::kNone, F::kToPeer}},
+          {"MPI_Get_accumulate", {R::kNone, F::kToPeer}},
+          {"MPI_Rget_accumulate", {R::kNone, F::kToPeer}},
+          {"MPI_Fetch_and_op", {R::kNone, F::kToPeer}},
+          {"MPI_Compare_and_swap", {R::kNone, F::kToPeer}},
+          {"MPI_Get", {R::kNone, F::kFromPeer}},
+          {"MPI_Rget", {R::kNone, F::kFromPeer}},
+          {"MPI_Recv", {R::kRecv, F::kNone}},
+          {"MPI_Irecv", {R::kRecv, F::kNone}},
+          {"MPI_Recv_init", {R::kRecv, F::kNone}},
+          {"MPI_Mrecv", {R::kRecv, F::kNone}},
+          {"MPI_Imrecv", {R::kRecv, F::kNone}},
+          // A fence that ends an epoch waits for every member's (the probe
+          // gives one that only opens an epoch, MPI_MODE_NOPRECEDE, no
+          // sequence number: it need not synchronize).
+          {"MPI_Win_fence", {R::kAllToAll, F::kNone}},
+          {"MPI_Wait", {R::kWait, F::kNone}},
+          {"MPI_Waitall", {R::kWait, F::kNone}},
+          {"MPI_Waitany", {R::kWait, F::kNone}},
+          {"MPI_Waitsome", {R::kWait, F::kNone}},
       };
-  auto it = roles->find(name);
-  return it == roles->end() ? SpanRole::kNone : it->second;
+  static const MpiKind kNone;
+  auto it = kinds->find(name);
+  return it == kinds->end() ? kNone : it->second;
 }
 
 // NCCL operations by their collective's name, with or without "nccl".
@@ -85,7 +126,7 @@ int64_t Bytes(const std::vector<T>& v) {
 SpanRole RoleOf(v1::Category category, const std::string& name) {
   switch (category) {
     case v1::CATEGORY_MPI:
-      return MpiRole(name);
+      return MpiKindOf(name).role;
     case v1::CATEGORY_NCCL:
       return NcclRole(name);
     case v1::CATEGORY_CUDA_SYNC:
@@ -98,8 +139,15 @@ SpanRole RoleOf(v1::Category category, const std::string& name) {
   }
 }
 
+DataFlow DataFlowOf(v1::Category category, const std::string& name) {
+  return category == v1::CATEGORY_MPI ? MpiKindOf(name).flow : DataFlow::kNone;
+}
+
 bool IsAsynchronous(v1::Category category, const std::string& name) {
-  if (category != v1::CATEGORY_MPI || !absl::StartsWith(name, "MPI_I")) {
+  // The starts of persistent requests are recorded under their init call's
+  // name, to completion too.
+  if (category != v1::CATEGORY_MPI ||
+      !(absl::StartsWith(name, "MPI_I") || absl::EndsWith(name, "_init"))) {
     return false;
   }
   const SpanRole role = RoleOf(category, name);
@@ -109,6 +157,12 @@ bool IsAsynchronous(v1::Category category, const std::string& name) {
 bool IsCollective(SpanRole role) {
   return role == SpanRole::kAllToAll || role == SpanRole::kRootIn ||
          role == SpanRole::kRootOut;
+}
+
+bool IsCollective(DataFlow flow) {
+  return flow == DataFlow::kFromRoot || flow == DataFlow::kToRoot ||
+         flow == DataFlow::kAllToAll || flow == DataFlow::kAllToAllTotal ||
+         flow == DataFlow::kPrefix || flow == DataFlow::kSynchronize;
 }
 
 bool IsMessage(SpanRole role) {

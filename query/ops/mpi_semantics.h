@@ -6,15 +6,39 @@
 //
 // Roles (RoleOf, from an operation's category and name):
 //   kAllToAll  every result depends on every rank's input: Barrier,
-//              Allreduce, Allgather(v), Alltoall(v), Reduce_scatter(_block)
-//              and their I- forms; NCCL AllReduce, AllGather, ReduceScatter,
-//              AllToAll
+//              Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter(_block)
+//              and their I- forms, Win_fence (an epoch-ending fence: one
+//              that only opens an epoch has no seq); NCCL AllReduce,
+//              AllGather, ReduceScatter, AllToAll
 //   kRootIn    the root's result depends on every input: Reduce, Gather(v)
 //   kRootOut   every result depends on the root's input: Bcast, Scatter(v)
-//   kSend, kRecv  point-to-point (every MPI send mode, MPI_Recv, MPI_Irecv)
+//   kSend, kRecv  point-to-point (every MPI send mode, MPI_Recv, MPI_Irecv,
+//              Mrecv, Imrecv, and the starts of persistent requests, named
+//              after their init call: MPI_Send_init..., MPI_Recv_init)
 //   kWait      MPI_Wait, Waitall, Waitany, Waitsome: completes earlier
 //              nonblocking operations of its thread
 //   kSync      a CUDA synchronisation: waits for the GPU
+//
+// Data flow (DataFlowOf, MPI operations only): which way an operation moves
+// data between ranks, as the communication matrix counts it
+// (query/analysis/comm_matrix.h says how many bytes each carries):
+//   kToPeer       rank -> peer: every send mode, the starts of persistent
+//                 sends (recorded under their init call's name), one-sided
+//                 Put, Rput, Accumulate, Raccumulate, Get_accumulate,
+//                 Rget_accumulate, Fetch_and_op, Compare_and_swap
+//   kExchange     rank -> peer, part of the bytes: Sendrecv(_replace)
+//   kFromPeer     peer -> rank: one-sided Get, Rget (the target's data)
+//   kFromRoot     root -> members: Bcast, Scatter(v)
+//   kToRoot       members -> root: Gather(v), Reduce
+//   kAllToAll     each member -> every other, its own bytes: Allreduce,
+//                 Allgather, Alltoall, Reduce_scatter_block
+//   kAllToAllTotal  each member -> every other, a total over members
+//                 recorded: Allgatherv, Alltoallv, Alltoallw, Reduce_scatter
+//   kPrefix       each member -> every higher one: Scan, Exscan
+//   kSynchronize  no data: Barrier
+// I- forms as their blocking ones. Receives (counted at their sends),
+// waits, neighbor collectives and NCCL operations (whose peers and roots
+// are communicator ranks) have none.
 //
 // Matching (MpiMatching):
 //   instance   the spans of a collective role with equal (comm, seq), seq
@@ -68,10 +92,29 @@ enum class SpanRole : uint8_t {
   kSync,
 };
 
+// How an operation moves data between ranks (see above).
+enum class DataFlow : uint8_t {
+  kNone,
+  kToPeer,
+  kExchange,
+  kFromPeer,
+  kFromRoot,
+  kToRoot,
+  kAllToAll,
+  kAllToAllTotal,
+  kPrefix,
+  kSynchronize,
+};
+
 // The role of an operation, from its category and name.
 SpanRole RoleOf(v1::Category category, const std::string& name);
+// The data flow of an operation, from its category and name.
+DataFlow DataFlowOf(v1::Category category, const std::string& name);
+// Whether a flow is a collective's (its instances are expanded together).
+bool IsCollective(DataFlow flow);
 // Whether an MPI operation is nonblocking (recorded from issue to
-// completion): MPI_I* operations with a role.
+// completion): MPI_I* operations and persistent starts (MPI_*_init) with a
+// role.
 bool IsAsynchronous(v1::Category category, const std::string& name);
 bool IsCollective(SpanRole role);
 bool IsMessage(SpanRole role);

@@ -54,8 +54,49 @@ TEST(MpiSemanticsTest, RolesFromCategoryAndName) {
   EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Send"));
   EXPECT_TRUE(IsCollective(SpanRole::kRootIn));
   EXPECT_FALSE(IsCollective(SpanRole::kSend));
+  // The wider coverage: Alltoallw and epoch-ending fences are instances
+  // over every member; persistent starts and matched receives are
+  // messages, completed by their Wait like I- calls.
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Ialltoallw"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_fence"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Send_init"), SpanRole::kSend);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Recv_init"), SpanRole::kRecv);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Mrecv"), SpanRole::kRecv);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Put"), SpanRole::kNone);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Neighbor_allgather"),
+            SpanRole::kNone);
+  EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Send_init"));
+  EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Imrecv"));
+  EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Mrecv"));
   EXPECT_TRUE(IsMessage(SpanRole::kRecv));
   EXPECT_FALSE(IsMessage(SpanRole::kWait));
+}
+
+TEST(MpiSemanticsTest, DataFlowsFromCategoryAndName) {
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Ibsend"), DataFlow::kToPeer);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Send_init"), DataFlow::kToPeer);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Compare_and_swap"),
+            DataFlow::kToPeer);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Sendrecv_replace"),
+            DataFlow::kExchange);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Rget"), DataFlow::kFromPeer);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Iscatterv"), DataFlow::kFromRoot);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Reduce"), DataFlow::kToRoot);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Reduce_scatter_block"),
+            DataFlow::kAllToAll);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Allgatherv"),
+            DataFlow::kAllToAllTotal);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Iexscan"), DataFlow::kPrefix);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Barrier"),
+            DataFlow::kSynchronize);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Recv"), DataFlow::kNone);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Neighbor_alltoall"),
+            DataFlow::kNone);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_NCCL, "ncclSend"), DataFlow::kNone);
+  // The roles stay as they were: a Sendrecv is no matched message.
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Sendrecv"), SpanRole::kNone);
+  EXPECT_TRUE(IsCollective(DataFlow::kSynchronize));
+  EXPECT_FALSE(IsCollective(DataFlow::kExchange));
 }
 
 // The header's example: ranks 0, 1, 2 enter MPI_Bcast (root 1) at 10, 30,
