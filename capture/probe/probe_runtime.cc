@@ -372,8 +372,13 @@ __attribute__((constructor)) void LoadProbe() {
 __attribute__((destructor)) void UnloadProbe() {
   if (!g_event.enabled) return;
   // Only a process that recorded something (it has a region) reports what
-  // it used: mpirun and shells stay silent.
-  if (g_region != nullptr) EmitResourceUse();
+  // it used: mpirun and shells stay silent. Its ring may be full (a burst
+  // just before exit): the agent, woken, gets up to a second to make room
+  // rather than the counters being dropped.
+  if (g_region != nullptr) {
+    AwaitRoom(4, NowNs() + 1000000000);
+    EmitResourceUse();
+  }
   constexpr int kStartedAgentWaitMs = 5000;
   const bool started = g_started_agent.load(std::memory_order_acquire);
   for (int waited = 0;; waited += 10) {
