@@ -1856,22 +1856,26 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
 }
 #undef MERIDIAN_WIN_CREATE
 
-// Collective over the window: an instance (window id, seq) like a
-// communicator's collectives.
-int MPI_Win_free(MPI_Win* win) {
-  if (!probe::g_event.enabled || win == nullptr) return PMPI_Win_free(win);
-  const uint64_t key = Key(*win);
-  CommInfo* info = Window(*win);
-  const uint64_t seq = NextSeq(info);
-  CommInfo copy = info != nullptr ? *info : CommInfo{};
-  const int64_t start = probe::Now();
-  const int rc = PMPI_Win_free(win);
-  const int64_t end = probe::Now();
-  g_comms.Take(key, nullptr);
-  if (probe::Recording() && info != nullptr) {
-    probe::Emit(CollectiveRecord(kWin_free, start, end, &copy, seq, 0, -1));
-  }
+// Freeing a window or closing a file is collective over its members: an
+// instance (its id, seq) like a communicator's collectives. Its id is
+// copied first, since the table entry goes with the handle.
+#define MERIDIAN_FREE_OBJECT(op, handle, lookup, call)                \
+  if (!probe::g_event.enabled || (handle) == nullptr) return call;    \
+  const uint64_t key = Key(*(handle));                                \
+  CommInfo* info = lookup(*(handle));                                 \
+  const uint64_t seq = NextSeq(info);                                 \
+  CommInfo copy = info != nullptr ? *info : CommInfo{};               \
+  const int64_t start = probe::Now();                                 \
+  const int rc = call;                                                \
+  const int64_t end = probe::Now();                                   \
+  g_comms.Take(key, nullptr);                                         \
+  if (probe::Recording() && info != nullptr) {                        \
+    probe::Emit(CollectiveRecord(op, start, end, &copy, seq, 0, -1)); \
+  }                                                                   \
   return rc;
+
+int MPI_Win_free(MPI_Win* win) {
+  MERIDIAN_FREE_OBJECT(kWin_free, win, Window, PMPI_Win_free(win))
 }
 
 // A fence that only opens an epoch (MPI_MODE_NOPRECEDE, which every member
@@ -2082,20 +2086,9 @@ int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info,
 }
 
 int MPI_File_close(MPI_File* fh) {
-  if (!probe::g_event.enabled || fh == nullptr) return PMPI_File_close(fh);
-  const uint64_t key = Key(*fh);
-  CommInfo* info = File(*fh);
-  const uint64_t seq = NextSeq(info);
-  CommInfo copy = info != nullptr ? *info : CommInfo{};
-  const int64_t start = probe::Now();
-  const int rc = PMPI_File_close(fh);
-  const int64_t end = probe::Now();
-  g_comms.Take(key, nullptr);
-  if (probe::Recording() && info != nullptr) {
-    probe::Emit(CollectiveRecord(kFile_close, start, end, &copy, seq, 0, -1));
-  }
-  return rc;
+  MERIDIAN_FREE_OBJECT(kFile_close, fh, File, PMPI_File_close(fh))
 }
+#undef MERIDIAN_FREE_OBJECT
 
 // Independent blocking reads and writes: bytes asked for (count x type).
 #define MERIDIAN_FILE_IO(op, fh, count, type, call)                         \
