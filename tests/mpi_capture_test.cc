@@ -25,6 +25,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -997,6 +998,53 @@ TEST_F(MpiCaptureTest, EveryNewCallIsRecordedExactly) {
     EXPECT_EQ(calls["MPI_Put"], 3) << rank;
     EXPECT_EQ(calls["MPI_File_iwrite_at"], 1) << rank;
   }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// The seed mpitrace profile's rank 0 (8 ranks), made again by a program
+// with the same calls and sizes (tests/mpi_seed_profile.cc): `meridian
+// stats --mpitrace` prints its routine table with mpitrace's counts and
+// average bytes exactly.
+TEST_F(MpiCaptureTest, TheSeedProfilesCountsAndBytesAreReproduced) {
+  StartCollector();
+  Child agent = StartAgent();
+  std::vector<std::string> mpirun = Mpirun({Runfile("tests/mpi_seed_profile")});
+  mpirun[6] = "8";  // -np 8
+  Child run = Spawn(MeridianRun("seed", mpirun), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  const std::string profiles = dir_ + "/seed-profiles";
+  Child stats = Spawn({Runfile("cli/meridian"), "--collector", address_,
+                       "stats", "--job", "seed", "--mpitrace", profiles},
+                      env_);
+  const std::string said = stats.ReadAll();
+  ASSERT_EQ(stats.Wait(), 0) << said;
+  FILE* f = fopen((profiles + "/mpi_profile.0").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::map<std::string, std::string> table;  // routine -> "calls avg"
+  char line[512];
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    char name[128];
+    long calls = 0;
+    double bytes = 0, seconds = 0;
+    if (sscanf(line, "%127s %ld %lf %lf", name, &calls, &bytes, &seconds) ==
+            4 &&
+        absl::StartsWith(name, "MPI_") && table.count(name) == 0) {
+      table[name] = absl::StrFormat("%ld %.1f", calls, bytes);
+    }
+  }
+  fclose(f);
+  EXPECT_EQ(table, (std::map<std::string, std::string>{
+                       {"MPI_Comm_rank", "5 0.0"},
+                       {"MPI_Comm_size", "3 0.0"},
+                       {"MPI_Bcast", "64 129.3"},
+                       {"MPI_Barrier", "1 0.0"},
+                       {"MPI_Allreduce", "8758 8.0"},
+                       {"MPI_Gather", "29 4.0"},
+                       {"MPI_Gatherv", "29 0.0"},
+                       {"MPI_Allgather", "2 4.0"},
+                   }));
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }
