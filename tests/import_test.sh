@@ -211,7 +211,7 @@ m stats --job mp >"$work/mp.txt"
 expect_line "$work/mp.txt" \
   "MPI_Allreduce                        2000         671096.6     8.873000"
 expect_line "$work/mp.txt" \
-  "     2  nid00103                      0     4.100000    12.380000  mpitrace (imported)"
+  "     2  nid00103                      0     4.100000    12.380000      0.000      0.000      0.000          0  mpitrace (imported)"
 python3 - "$work/mp.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
