@@ -108,9 +108,10 @@ struct Row {
 
 // What every MPI rank records besides the calls a test is about: the
 // resource use counters at MPI_Finalize and at exit, and MPI_Comm_rank and
-// MPI_Comm_size (which Open MPI's Fortran bindings do not reach).
-// EveryNewCallIsRecordedExactly checks them; ReadJob leaves them out unless
-// asked.
+// MPI_Comm_size (which the known-sequence programs call to set themselves
+// up, from C and from Fortran). EveryNewCallIsRecordedExactly and
+// FortranNewCallsAreRecordedLikeC check them; ReadJob leaves them out
+// unless asked.
 bool IsAccounting(const std::string& name) {
   return absl::StartsWith(name, "rusage.") || name == "MPI_Comm_rank" ||
          name == "MPI_Comm_size";
@@ -998,6 +999,327 @@ TEST_F(MpiCaptureTest, EveryNewCallIsRecordedExactly) {
     EXPECT_EQ(calls["MPI_Put"], 3) << rank;
     EXPECT_EQ(calls["MPI_File_iwrite_at"], 1) << rank;
   }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// What every rank of tests/mpi_coverage_fortran.F90 recorded (see its
+// comments). `file_open_recorded`: whether its MPI_File_open reached the C
+// wrapper (MPICH's Fortran bindings call it; Open MPI's call PMPI_File_open,
+// and the probe has no Fortran MPI_File_open: the file then gets its id at
+// its first recorded use, and the world's instances are numbered without
+// the open).
+void ExpectFortranCoverage(const std::vector<Row>& rows,
+                           bool file_open_recorded) {
+  std::set<uint64_t> windows, files, carts, graphs;
+  const uint64_t after_open = file_open_recorded ? 1 : 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(absl::StrCat("rank ", rank));
+    const int right = (rank + 1) % 4, left = (rank + 3) % 4, partner = rank ^ 1;
+    const bool odd = rank % 2 == 1;
+    // Exactly these names, each this many times (Improbe: polled).
+    std::map<std::string, size_t> counts = {
+        {"MPI_Init", 1},
+        {"MPI_Finalize", 1},
+        {"MPI_Comm_rank", 5},
+        {"MPI_Comm_size", 3},
+        {"MPI_Send_init", 3},
+        {"MPI_Recv_init", 3},
+        {"MPI_Waitall", 3},
+        {"MPI_Wait", odd ? 5u : 4u},
+        {"MPI_Sendrecv", 1},
+        {"MPI_Alltoallw", 1},
+        {"MPI_Ialltoallw", 1},
+        {"MPI_Cart_create", 1},
+        {"MPI_Dist_graph_create_adjacent", 1},
+        {"MPI_Neighbor_allgather", 2},
+        {"MPI_Neighbor_alltoallv", 1},
+        {"MPI_Neighbor_alltoallw", 1},
+        {"MPI_Ineighbor_allgather", 1},
+        {"MPI_Win_allocate", 1},
+        {"MPI_Win_fence", 3},
+        {"MPI_Put", 1},
+        {"MPI_Get", 1},
+        {"MPI_Win_lock", 1},
+        {"MPI_Win_unlock", 1},
+        {"MPI_Rput", 1},
+        {"MPI_Win_free", 1},
+        {"MPI_File_write_at", 1},
+        {"MPI_File_read_at", 1},
+        {"MPI_File_write_at_all", 1},
+        {"MPI_File_iread_at_all", 1},
+        {"MPI_File_close", 1},
+        {"MPI_Barrier", 2},
+        {"MPI_Pcontrol", 2},
+        {"rusage.user_ns", 2},
+        {"rusage.system_ns", 2},
+        {"rusage.max_rss_bytes", 2},
+        {"rusage.context_switches", 2},
+    };
+    if (file_open_recorded) counts["MPI_File_open"] = 1;
+    if (odd) {
+      for (const char* name : {"MPI_Probe", "MPI_Iprobe", "MPI_Recv",
+                               "MPI_Mprobe", "MPI_Mrecv", "MPI_Imrecv"}) {
+        counts[name] = 1;
+      }
+      counts["MPI_Improbe"] = Select(rows, rank, "MPI_Improbe").size();
+      EXPECT_GE(counts["MPI_Improbe"], 1u);
+    } else {
+      counts["MPI_Send"] = 3;
+    }
+    std::map<std::string, size_t> seen;
+    for (const Row& r : rows) {
+      if (r.rank == rank) ++seen[r.name];
+    }
+    EXPECT_EQ(seen, counts);
+
+    for (const char* name : {"MPI_Comm_rank", "MPI_Comm_size"}) {
+      for (const Row& r : Select(rows, rank, name)) {
+        EXPECT_EQ(r.span.comm, 1u) << name;
+        EXPECT_EQ(r.span.comm_size, 4u) << name;
+      }
+    }
+
+    // Persistent requests: one span per start, issue to completion.
+    for (const Row& r : Select(rows, rank, "MPI_Send_init")) {
+      EXPECT_EQ(r.span.bytes, 64);
+      EXPECT_EQ(r.span.peer, right);
+      EXPECT_EQ(r.span.tag, 3);
+      EXPECT_EQ(r.span.comm, 1u);
+      ExpectCallTime(r);
+    }
+    for (const Row& r : Select(rows, rank, "MPI_Recv_init")) {
+      EXPECT_EQ(r.span.bytes, 64);
+      EXPECT_EQ(r.span.peer, left);
+      EXPECT_EQ(r.span.tag, 3);
+      ExpectCallTime(r);
+    }
+
+    // Probes and matched receives (the message handles converted).
+    if (odd) {
+      const Row probe = One(rows, rank, "MPI_Probe");
+      EXPECT_EQ(probe.span.peer, partner);
+      EXPECT_EQ(probe.span.tag, 11);
+      EXPECT_EQ(probe.span.bytes, 0);
+      EXPECT_EQ(One(rows, rank, "MPI_Iprobe").span.peer, partner);
+      const Row mprobe = One(rows, rank, "MPI_Mprobe");
+      EXPECT_EQ(mprobe.span.peer, partner);
+      EXPECT_EQ(mprobe.span.tag, 12);
+      const Row mrecv = One(rows, rank, "MPI_Mrecv");
+      EXPECT_EQ(mrecv.span.peer, partner);
+      EXPECT_EQ(mrecv.span.tag, 12);
+      EXPECT_EQ(mrecv.span.bytes, 40);
+      EXPECT_EQ(mrecv.span.comm, 1u);
+      int found = 0;
+      for (const Row& r : Select(rows, rank, "MPI_Improbe")) {
+        if (r.span.peer.has_value()) {
+          ++found;
+          EXPECT_EQ(r.span.peer, partner);
+          EXPECT_EQ(r.span.tag, 13);
+        }
+      }
+      EXPECT_EQ(found, 1);
+      const Row imrecv = One(rows, rank, "MPI_Imrecv");
+      EXPECT_EQ(imrecv.span.peer, partner);
+      EXPECT_EQ(imrecv.span.tag, 13);
+      EXPECT_EQ(imrecv.span.bytes, 40);
+      ExpectCallTime(imrecv);
+    } else {
+      int tag = 11;
+      for (const Row& r : Select(rows, rank, "MPI_Send")) {
+        EXPECT_EQ(r.span.bytes, 40);
+        EXPECT_EQ(r.span.peer, partner);
+        EXPECT_EQ(r.span.tag, tag++);
+      }
+    }
+
+    const Row sendrecv = One(rows, rank, "MPI_Sendrecv");
+    EXPECT_EQ(sendrecv.span.bytes, 24);
+    EXPECT_EQ(IntArg(sendrecv.span, "send_bytes"), 12);
+    EXPECT_EQ(sendrecv.span.peer, right);
+
+    // World instances in order: Alltoallw 0, Ialltoallw 1, Win_allocate 2,
+    // (File_open 3 where recorded), then 3 Barriers, the second paused.
+    const Row alltoallw = One(rows, rank, "MPI_Alltoallw");
+    EXPECT_EQ(alltoallw.span.bytes, 40);
+    EXPECT_EQ(alltoallw.span.seq, 0u);
+    EXPECT_EQ(alltoallw.span.comm, 1u);
+    const Row ialltoallw = One(rows, rank, "MPI_Ialltoallw");
+    EXPECT_EQ(ialltoallw.span.bytes, 40);
+    EXPECT_EQ(ialltoallw.span.seq, 1u);
+    ExpectCallTime(ialltoallw);
+    const Row allocate = One(rows, rank, "MPI_Win_allocate");
+    EXPECT_EQ(allocate.span.seq, 2u);
+    EXPECT_EQ(allocate.span.comm, 1u);
+    if (file_open_recorded) {
+      EXPECT_EQ(One(rows, rank, "MPI_File_open").span.seq, 3u);
+    }
+    std::vector<uint64_t> barriers;
+    for (const Row& r : Select(rows, rank, "MPI_Barrier")) {
+      EXPECT_EQ(r.span.comm, 1u);
+      barriers.push_back(r.span.seq.value_or(99));
+    }
+    EXPECT_EQ(barriers,
+              (std::vector<uint64_t>{3 + after_open, 5 + after_open}));
+
+    // Neighbor collectives: the ring's instances 0..2, the graph's 0..1;
+    // bytes sent to each neighbor, or summed over both for v and w.
+    EXPECT_EQ(One(rows, rank, "MPI_Cart_create").span.comm, 1u);
+    EXPECT_EQ(One(rows, rank, "MPI_Dist_graph_create_adjacent").span.comm, 1u);
+    const std::vector<Row> allgather =
+        Select(rows, rank, "MPI_Neighbor_allgather");
+    ASSERT_EQ(allgather.size(), 2u);
+    const Row& cart = allgather[0];
+    EXPECT_EQ(cart.span.bytes, 8);
+    EXPECT_EQ(cart.span.seq, 0u);
+    EXPECT_EQ(cart.span.comm_size, 4u);
+    EXPECT_NE(cart.span.comm, 1u);
+    carts.insert(cart.span.comm);
+    const Row alltoallv = One(rows, rank, "MPI_Neighbor_alltoallv");
+    EXPECT_EQ(alltoallv.span.bytes, 12);
+    EXPECT_EQ(alltoallv.span.comm, cart.span.comm);
+    EXPECT_EQ(alltoallv.span.seq, 1u);
+    const Row ineighbor = One(rows, rank, "MPI_Ineighbor_allgather");
+    EXPECT_EQ(ineighbor.span.bytes, 8);
+    EXPECT_EQ(ineighbor.span.comm, cart.span.comm);
+    EXPECT_EQ(ineighbor.span.seq, 2u);
+    ExpectCallTime(ineighbor);
+    const Row& graph = allgather[1];
+    EXPECT_EQ(graph.span.bytes, 8);
+    EXPECT_EQ(graph.span.seq, 0u);
+    EXPECT_NE(graph.span.comm, cart.span.comm);
+    EXPECT_NE(graph.span.comm, 1u);
+    graphs.insert(graph.span.comm);
+    const Row alltoallw_graph = One(rows, rank, "MPI_Neighbor_alltoallw");
+    EXPECT_EQ(alltoallw_graph.span.bytes, 12);
+    EXPECT_EQ(alltoallw_graph.span.comm, graph.span.comm);
+    EXPECT_EQ(alltoallw_graph.span.seq, 1u);
+
+    // One-sided: every call on the window's id; fences are its instances
+    // 0..2 and Win_free its 3rd.
+    const std::vector<Row> fences = Select(rows, rank, "MPI_Win_fence");
+    ASSERT_EQ(fences.size(), 3u);
+    const uint64_t window = fences[0].span.comm;
+    windows.insert(window);
+    EXPECT_NE(window, 1u);
+    for (uint64_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(fences[i].span.comm, window);
+      EXPECT_EQ(fences[i].span.comm_size, 4u);
+      EXPECT_EQ(fences[i].span.seq, i);
+    }
+    const Row free = One(rows, rank, "MPI_Win_free");
+    EXPECT_EQ(free.span.comm, window);
+    EXPECT_EQ(free.span.seq, 3u);
+    const struct {
+      const char* name;
+      int32_t peer;
+      int64_t bytes;
+    } transfers[] = {
+        {"MPI_Put", right, 4},      {"MPI_Get", left, 8},
+        {"MPI_Win_lock", right, 0}, {"MPI_Win_unlock", right, 0},
+        {"MPI_Rput", right, 4},
+    };
+    for (const auto& t : transfers) {
+      const Row r = One(rows, rank, t.name);
+      EXPECT_EQ(r.span.peer, t.peer) << t.name;
+      EXPECT_EQ(r.span.bytes, t.bytes) << t.name;
+      EXPECT_EQ(r.span.comm, window) << t.name;
+    }
+    ExpectCallTime(One(rows, rank, "MPI_Rput"));
+
+    // MPI-IO: the file's id (equal on every member however it was named);
+    // its collectives are instances 0..2.
+    const Row write_at = One(rows, rank, "MPI_File_write_at");
+    const uint64_t file = write_at.span.comm;
+    files.insert(file);
+    EXPECT_NE(file, 1u);
+    EXPECT_NE(file, window);
+    EXPECT_EQ(write_at.span.comm_size, 4u);
+    EXPECT_EQ(write_at.span.bytes, 64);
+    const Row read_at = One(rows, rank, "MPI_File_read_at");
+    EXPECT_EQ(read_at.span.bytes, 32);
+    EXPECT_EQ(read_at.span.comm, file);
+    const Row write_all = One(rows, rank, "MPI_File_write_at_all");
+    EXPECT_EQ(write_all.span.bytes, 16);
+    EXPECT_EQ(write_all.span.seq, 0u);
+    EXPECT_EQ(write_all.span.comm, file);
+    const Row iread_all = One(rows, rank, "MPI_File_iread_at_all");
+    EXPECT_EQ(iread_all.span.bytes, 64);
+    EXPECT_EQ(iread_all.span.seq, 1u);
+    EXPECT_EQ(iread_all.span.comm, file);
+    ExpectCallTime(iread_all);
+    const Row close = One(rows, rank, "MPI_File_close");
+    EXPECT_EQ(close.span.comm, file);
+    EXPECT_EQ(close.span.seq, 2u);
+
+    // Pcontrol: two instants, levels 0 then 1.
+    const std::vector<Row> pcontrol = Select(rows, rank, "MPI_Pcontrol");
+    ASSERT_EQ(pcontrol.size(), 2u);
+    EXPECT_EQ(pcontrol[0].kind, v1::SPAN_KIND_INSTANT);
+    EXPECT_EQ(IntArg(pcontrol[0].span, "level"), 0);
+    EXPECT_EQ(IntArg(pcontrol[1].span, "level"), 1);
+  }
+  // Window, file and topology ids are equal on every member.
+  EXPECT_EQ(windows.size(), 1u);
+  EXPECT_EQ(files.size(), 1u);
+  EXPECT_EQ(carts.size(), 1u);
+  EXPECT_EQ(graphs.size(), 1u);
+}
+
+// Open MPI's Fortran bindings call PMPI_* directly: these records come from
+// the probe's Fortran symbols for the wider coverage (mpi_put_ with
+// mpif.h, mpi_put_f08_ with mpi_f08). tests/mpi_coverage_fortran.F90
+// checks its own results, so a wrong conversion fails the job.
+TEST_F(MpiCaptureTest, FortranNewCallsAreRecordedLikeC) {
+  StartCollector();
+  Child agent = StartAgent();
+  for (const std::string binding : {"mpifh", "f08"}) {
+    SCOPED_TRACE(binding);
+    const std::string job = "fortran-coverage-" + binding;
+    Child run =
+        Spawn(MeridianRun(job, Mpirun({Runfile("tests/mpi_coverage_" + binding),
+                                       dir_ + "/" + job + ".dat"})),
+              env_);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+    ExpectFortranCoverage(ReadJob(db_, job, /*with_accounting=*/true),
+                          /*file_open_recorded=*/false);
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// Under MPICH the probe's Fortran names pass the calls on to MPICH's own
+// bindings (mpif.h), which call the C functions: the same program is
+// recorded the same way, its MPI_File_open too. Skipped where MPICH is not
+// installed.
+TEST_F(MpiCaptureTest, MpichFortranNewCallsAreRecordedLikeC) {
+  const std::string mpif90 = OnPath("mpif90.mpich");
+  const std::string mpiexec = OnPath("mpiexec.mpich");
+  if (mpif90.empty() || mpiexec.empty()) {
+    GTEST_SKIP() << "MPICH is not installed (no mpif90.mpich or "
+                    "mpiexec.mpich on PATH)";
+  }
+  const std::string program = dir_ + "/mpi_coverage_fortran_mpich";
+  Child compile =
+      Spawn({mpif90, "-O1", "-J", dir_,
+             Runfile("tests/mpi_coverage_fortran.F90"), "-o", program},
+            env_);
+  const std::string said = compile.ReadAll();
+  ASSERT_EQ(compile.Wait(), 0) << said;
+  StartCollector();
+  Child agent = StartAgent();
+  env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
+  Child run =
+      Spawn(MeridianRun("mpich-fortran-coverage",
+                        {mpiexec, "-n", "4", program, dir_ + "/coverage.dat"}),
+            env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_FALSE(absl::StrContains(out, "are not recorded")) << out;
+  ExpectFortranCoverage(
+      ReadJob(db_, "mpich-fortran-coverage", /*with_accounting=*/true),
+      /*file_open_recorded=*/true);
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }

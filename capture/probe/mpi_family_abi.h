@@ -22,8 +22,11 @@
 // parameter count, Fortran ones as (lower, UPPER, parameter count including
 // ierror); each Fortran function is exported under five names (mpi_send,
 // mpi_send_, mpi_send__, MPI_SEND, mpi_send_f08_), so the table has one
-// entry per name. One per line by hand: clang-format reflows X-macro lists
-// unstably.
+// entry per name. Two C functions have no Fortran entry: MPI_File_open (its
+// CHARACTER filename would add a hidden length argument) and
+// MPI_Rget_accumulate (14 Fortran parameters; the stubs take at most 13).
+// Fortran's MPI_PCONTROL(level) has no ierror. One per line by hand:
+// clang-format reflows X-macro lists unstably.
 #ifndef MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
 #define MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
 
@@ -240,7 +243,83 @@
   X(mpi_comm_create, MPI_COMM_CREATE, 4) \
   X(mpi_comm_create_group, MPI_COMM_CREATE_GROUP, 5) \
   X(mpi_cart_create, MPI_CART_CREATE, 7) \
-  X(mpi_comm_free, MPI_COMM_FREE, 2)
+  X(mpi_comm_free, MPI_COMM_FREE, 2) \
+  X(mpi_graph_create, MPI_GRAPH_CREATE, 7) \
+  X(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE, 10) \
+  X(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT, 11) \
+  X(mpi_comm_rank, MPI_COMM_RANK, 3) \
+  X(mpi_comm_size, MPI_COMM_SIZE, 3) \
+  X(mpi_pcontrol, MPI_PCONTROL, 1) \
+  X(mpi_send_init, MPI_SEND_INIT, 8) \
+  X(mpi_ssend_init, MPI_SSEND_INIT, 8) \
+  X(mpi_rsend_init, MPI_RSEND_INIT, 8) \
+  X(mpi_bsend_init, MPI_BSEND_INIT, 8) \
+  X(mpi_recv_init, MPI_RECV_INIT, 8) \
+  X(mpi_start, MPI_START, 2) \
+  X(mpi_startall, MPI_STARTALL, 3) \
+  X(mpi_request_free, MPI_REQUEST_FREE, 2) \
+  X(mpi_probe, MPI_PROBE, 5) \
+  X(mpi_iprobe, MPI_IPROBE, 6) \
+  X(mpi_mprobe, MPI_MPROBE, 6) \
+  X(mpi_improbe, MPI_IMPROBE, 7) \
+  X(mpi_mrecv, MPI_MRECV, 6) \
+  X(mpi_imrecv, MPI_IMRECV, 6) \
+  X(mpi_alltoallw, MPI_ALLTOALLW, 10) \
+  X(mpi_ialltoallw, MPI_IALLTOALLW, 11) \
+  X(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, 8) \
+  X(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, 9) \
+  X(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, 8) \
+  X(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, 10) \
+  X(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, 10) \
+  X(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, 9) \
+  X(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, 10) \
+  X(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, 9) \
+  X(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, 11) \
+  X(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, 11) \
+  X(mpi_win_create, MPI_WIN_CREATE, 7) \
+  X(mpi_win_allocate, MPI_WIN_ALLOCATE, 7) \
+  X(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, 7) \
+  X(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, 4) \
+  X(mpi_win_free, MPI_WIN_FREE, 2) \
+  X(mpi_win_fence, MPI_WIN_FENCE, 3) \
+  X(mpi_put, MPI_PUT, 9) \
+  X(mpi_get, MPI_GET, 9) \
+  X(mpi_accumulate, MPI_ACCUMULATE, 10) \
+  X(mpi_get_accumulate, MPI_GET_ACCUMULATE, 13) \
+  X(mpi_fetch_and_op, MPI_FETCH_AND_OP, 8) \
+  X(mpi_compare_and_swap, MPI_COMPARE_AND_SWAP, 8) \
+  X(mpi_rput, MPI_RPUT, 10) \
+  X(mpi_rget, MPI_RGET, 10) \
+  X(mpi_raccumulate, MPI_RACCUMULATE, 11) \
+  X(mpi_win_lock, MPI_WIN_LOCK, 5) \
+  X(mpi_win_unlock, MPI_WIN_UNLOCK, 3) \
+  X(mpi_win_lock_all, MPI_WIN_LOCK_ALL, 3) \
+  X(mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL, 2) \
+  X(mpi_win_flush, MPI_WIN_FLUSH, 3) \
+  X(mpi_win_flush_all, MPI_WIN_FLUSH_ALL, 2) \
+  X(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, 3) \
+  X(mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL, 2) \
+  X(mpi_win_post, MPI_WIN_POST, 4) \
+  X(mpi_win_start, MPI_WIN_START, 4) \
+  X(mpi_win_complete, MPI_WIN_COMPLETE, 2) \
+  X(mpi_win_wait, MPI_WIN_WAIT, 2) \
+  X(mpi_file_close, MPI_FILE_CLOSE, 2) \
+  X(mpi_file_read, MPI_FILE_READ, 6) \
+  X(mpi_file_write, MPI_FILE_WRITE, 6) \
+  X(mpi_file_read_at, MPI_FILE_READ_AT, 7) \
+  X(mpi_file_write_at, MPI_FILE_WRITE_AT, 7) \
+  X(mpi_file_read_all, MPI_FILE_READ_ALL, 6) \
+  X(mpi_file_write_all, MPI_FILE_WRITE_ALL, 6) \
+  X(mpi_file_read_at_all, MPI_FILE_READ_AT_ALL, 7) \
+  X(mpi_file_write_at_all, MPI_FILE_WRITE_AT_ALL, 7) \
+  X(mpi_file_iread, MPI_FILE_IREAD, 6) \
+  X(mpi_file_iwrite, MPI_FILE_IWRITE, 6) \
+  X(mpi_file_iread_at, MPI_FILE_IREAD_AT, 7) \
+  X(mpi_file_iwrite_at, MPI_FILE_IWRITE_AT, 7) \
+  X(mpi_file_iread_all, MPI_FILE_IREAD_ALL, 6) \
+  X(mpi_file_iwrite_all, MPI_FILE_IWRITE_ALL, 6) \
+  X(mpi_file_iread_at_all, MPI_FILE_IREAD_AT_ALL, 7) \
+  X(mpi_file_iwrite_at_all, MPI_FILE_IWRITE_AT_ALL, 7)
 
 // The five exported names of one Fortran function, as F(name, lower, UPPER,
 // count): mpif.h and `use mpi` (gfortran's mpi_send_, other compilers'
