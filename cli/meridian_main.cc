@@ -166,6 +166,21 @@ int TraceJob(const std::string& collector, const std::string& job,
   return reached ? 0 : 1;
 }
 
+// Calls a unary Query RPC: 0, or the exit code after saying why it failed.
+template <typename Request, typename Reply>
+int Call(const char* what, meridian::v1::Query::Stub& stub,
+         grpc::Status (meridian::v1::Query::Stub::*rpc)(grpc::ClientContext*,
+                                                        const Request&, Reply*),
+         const Request& request, const std::string& collector, Reply* reply) {
+  grpc::ClientContext context;
+  grpc::Status status = (stub.*rpc)(&context, request, reply);
+  return status.ok() ? 0 : RpcFailed(what, status, collector);
+}
+
+void Print(const std::string& out) {
+  fwrite(out.data(), 1, out.size(), stdout);
+}
+
 // Calls a unary Query RPC and prints its reply as text, or as JSON.
 template <typename Request, typename Reply>
 int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
@@ -174,12 +189,11 @@ int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
                  const Request& request, const std::string& collector,
                  bool json, std::string (*as_json)(const Reply&),
                  std::string (*as_text)(const Reply&)) {
-  grpc::ClientContext context;
   Reply reply;
-  grpc::Status status = (stub.*rpc)(&context, request, &reply);
-  if (!status.ok()) return RpcFailed(what, status, collector);
-  const std::string out = json ? as_json(reply) : as_text(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
+  if (int failed = Call(what, stub, rpc, request, collector, &reply)) {
+    return failed;
+  }
+  Print(json ? as_json(reply) : as_text(reply));
   return 0;
 }
 
@@ -198,12 +212,13 @@ int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
 int WriteMpitrace(meridian::v1::Query::Stub& stub, const std::string& collector,
                   const meridian::v1::StatsReply& stats, const std::string& job,
                   const std::string& dir) {
-  grpc::ClientContext context;
   meridian::v1::ListJobsRequest request;
   request.set_job(job);
   meridian::v1::ListJobsReply jobs;
-  grpc::Status status = stub.ListJobs(&context, request, &jobs);
-  if (!status.ok()) return RpcFailed("stats", status, collector);
+  if (int failed = Call("stats", stub, &meridian::v1::Query::Stub::ListJobs,
+                        request, collector, &jobs)) {
+    return failed;
+  }
   const int32_t world_size =
       jobs.jobs_size() == 1 ? jobs.jobs(0).world_size() : 0;
   absl::StatusOr<int> written =
@@ -224,19 +239,14 @@ int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
           const std::string& mpitrace_dir) {
   meridian::v1::StatsRequest request;
   *request.mutable_filter() = filter;
-  if (mpitrace_dir.empty()) {
-    return CallAndPrint("stats", stub, &meridian::v1::Query::Stub::GetStats,
-                        request, collector, json, meridian::StatsJson,
-                        meridian::StatsText);
-  }
-  request.set_per_rank(true);
-  grpc::ClientContext context;
+  request.set_per_rank(!mpitrace_dir.empty());
   meridian::v1::StatsReply reply;
-  grpc::Status status = stub.GetStats(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("stats", status, collector);
-  const std::string out =
-      json ? meridian::StatsJson(reply) : meridian::StatsText(reply);
-  fwrite(out.data(), 1, out.size(), stdout);
+  if (int failed = Call("stats", stub, &meridian::v1::Query::Stub::GetStats,
+                        request, collector, &reply)) {
+    return failed;
+  }
+  Print(json ? meridian::StatsJson(reply) : meridian::StatsText(reply));
+  if (mpitrace_dir.empty()) return 0;
   return WriteMpitrace(stub, collector, reply, filter.job(), mpitrace_dir);
 }
 
@@ -249,19 +259,14 @@ int Matrix(meridian::v1::Query::Stub& stub, const std::string& collector,
   *request.mutable_filter() = filter;
   request.set_matrix(true);
   request.set_expand_collectives(expand_collectives);
-  grpc::ClientContext context;
   meridian::v1::StatsReply reply;
-  grpc::Status status = stub.GetStats(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("stats", status, collector);
-  std::string out;
-  if (json) {
-    out = meridian::MatrixJson(reply);
-  } else if (csv) {
-    out = meridian::MatrixCsv(reply);
-  } else {
-    out = meridian::MatrixText(reply, expand_collectives);
+  if (int failed = Call("stats", stub, &meridian::v1::Query::Stub::GetStats,
+                        request, collector, &reply)) {
+    return failed;
   }
-  fwrite(out.data(), 1, out.size(), stdout);
+  Print(json  ? meridian::MatrixJson(reply)
+        : csv ? meridian::MatrixCsv(reply)
+              : meridian::MatrixText(reply, expand_collectives));
   return 0;
 }
 

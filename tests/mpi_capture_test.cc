@@ -660,134 +660,196 @@ Row One(const std::vector<Row>& rows, int rank, const std::string& name) {
   return found.empty() ? Row{} : found[0];
 }
 
+// Both coverage programs (tests/mpi_coverage.cc, mpi_coverage_fortran.F90)
+// run on a ring of 4 with the same point-to-point part: `rank`'s right is
+// rank+1, its left rank-1, its partner rank^1.
+struct Ring {
+  explicit Ring(int rank)
+      : right((rank + 1) % 4),
+        left((rank + 3) % 4),
+        partner(rank ^ 1),
+        odd(rank % 2 == 1) {}
+  int right, left, partner;
+  bool odd;
+};
+
+// Exactly the names `rank` recorded, each this many times: `counts`, which
+// names what is the program's own, and what both programs record: Init,
+// Finalize, Comm_rank x5, Comm_size x3, 3 persistent sends and receives, a
+// Sendrecv, 2 Pcontrols, 2 samples of each resource use counter, and the
+// probes and receives of odd ranks (Improbe: polled) or sends of even ones.
+void ExpectNames(const std::vector<Row>& rows, int rank,
+                 std::map<std::string, size_t> counts) {
+  counts.insert({{"MPI_Init", 1},
+                 {"MPI_Finalize", 1},
+                 {"MPI_Comm_rank", 5},
+                 {"MPI_Comm_size", 3},
+                 {"MPI_Send_init", 3},
+                 {"MPI_Recv_init", 3},
+                 {"MPI_Sendrecv", 1},
+                 {"MPI_Pcontrol", 2},
+                 {"rusage.user_ns", 2},
+                 {"rusage.system_ns", 2},
+                 {"rusage.max_rss_bytes", 2},
+                 {"rusage.context_switches", 2}});
+  if (Ring(rank).odd) {
+    for (const char* name : {"MPI_Probe", "MPI_Iprobe", "MPI_Recv",
+                             "MPI_Mprobe", "MPI_Mrecv", "MPI_Imrecv"}) {
+      counts[name] = 1;
+    }
+    counts["MPI_Improbe"] = Select(rows, rank, "MPI_Improbe").size();
+    EXPECT_GE(counts["MPI_Improbe"], 1u);
+  } else {
+    counts["MPI_Send"] = 3;
+  }
+  std::map<std::string, size_t> seen;
+  for (const Row& r : rows) {
+    if (r.rank == rank) ++seen[r.name];
+  }
+  EXPECT_EQ(seen, counts);
+}
+
+// The point-to-point part both programs share, on `rank`: Comm_rank and
+// Comm_size of the world, 3 persistent sends of 16 ints right and receives
+// from the left (each start a span, issue to completion); even ranks send
+// their partner 5 doubles with tags 11, 12, 13, which odd ranks Probe and
+// Iprobe, Mprobe and Mrecv, Improbe and Imrecv; a Sendrecv of 3 ints each
+// way with the right.
+void ExpectSharedPointToPoint(const std::vector<Row>& rows, int rank) {
+  const Ring ring(rank);
+  for (const char* name : {"MPI_Comm_rank", "MPI_Comm_size"}) {
+    for (const Row& r : Select(rows, rank, name)) {
+      EXPECT_EQ(r.span.comm, 1u) << name;
+      EXPECT_EQ(r.span.comm_size, 4u) << name;
+    }
+  }
+  for (const Row& r : Select(rows, rank, "MPI_Send_init")) {
+    EXPECT_EQ(r.span.bytes, 64);
+    EXPECT_EQ(r.span.peer, ring.right);
+    EXPECT_EQ(r.span.tag, 3);
+    EXPECT_EQ(r.span.comm, 1u);
+    ExpectCallTime(r);
+  }
+  for (const Row& r : Select(rows, rank, "MPI_Recv_init")) {
+    EXPECT_EQ(r.span.bytes, 64);
+    EXPECT_EQ(r.span.peer, ring.left);
+    EXPECT_EQ(r.span.tag, 3);
+    ExpectCallTime(r);
+  }
+  if (ring.odd) {
+    const Row probe = One(rows, rank, "MPI_Probe");
+    EXPECT_EQ(probe.span.peer, ring.partner);
+    EXPECT_EQ(probe.span.tag, 11);
+    EXPECT_EQ(probe.span.bytes, 0);
+    EXPECT_EQ(One(rows, rank, "MPI_Iprobe").span.peer, ring.partner);
+    const Row mprobe = One(rows, rank, "MPI_Mprobe");
+    EXPECT_EQ(mprobe.span.peer, ring.partner);
+    EXPECT_EQ(mprobe.span.tag, 12);
+    const Row mrecv = One(rows, rank, "MPI_Mrecv");
+    EXPECT_EQ(mrecv.span.peer, ring.partner);
+    EXPECT_EQ(mrecv.span.tag, 12);
+    EXPECT_EQ(mrecv.span.bytes, 40);
+    EXPECT_EQ(mrecv.span.comm, 1u);
+    int found = 0;
+    for (const Row& r : Select(rows, rank, "MPI_Improbe")) {
+      if (r.span.peer.has_value()) {
+        ++found;
+        EXPECT_EQ(r.span.peer, ring.partner);
+        EXPECT_EQ(r.span.tag, 13);
+      }
+    }
+    EXPECT_EQ(found, 1);
+    const Row imrecv = One(rows, rank, "MPI_Imrecv");
+    EXPECT_EQ(imrecv.span.peer, ring.partner);
+    EXPECT_EQ(imrecv.span.tag, 13);
+    EXPECT_EQ(imrecv.span.bytes, 40);
+    ExpectCallTime(imrecv);
+  } else {
+    int tag = 11;
+    for (const Row& r : Select(rows, rank, "MPI_Send")) {
+      EXPECT_EQ(r.span.bytes, 40);
+      EXPECT_EQ(r.span.peer, ring.partner);
+      EXPECT_EQ(r.span.tag, tag++);
+    }
+  }
+  const Row sendrecv = One(rows, rank, "MPI_Sendrecv");
+  EXPECT_EQ(sendrecv.span.bytes, 24);
+  EXPECT_EQ(IntArg(sendrecv.span, "send_bytes"), 12);
+  EXPECT_EQ(sendrecv.span.peer, ring.right);
+}
+
+// Two Pcontrol instants, levels 0 then 1; the resource use counters at
+// MPI_Finalize and at exit, never decreasing.
+void ExpectPcontrolAndResourceUse(const std::vector<Row>& rows, int rank) {
+  const std::vector<Row> pcontrol = Select(rows, rank, "MPI_Pcontrol");
+  ASSERT_EQ(pcontrol.size(), 2u);
+  EXPECT_EQ(pcontrol[0].kind, v1::SPAN_KIND_INSTANT);
+  EXPECT_EQ(IntArg(pcontrol[0].span, "level"), 0);
+  EXPECT_EQ(IntArg(pcontrol[1].span, "level"), 1);
+  for (const char* name : {"rusage.user_ns", "rusage.system_ns",
+                           "rusage.max_rss_bytes", "rusage.context_switches"}) {
+    const std::vector<Row> samples = Select(rows, rank, name);
+    ASSERT_EQ(samples.size(), 2u) << name;
+    EXPECT_EQ(samples[0].kind, v1::SPAN_KIND_COUNTER) << name;
+    EXPECT_EQ(samples[0].category, v1::CATEGORY_MPI) << name;
+    EXPECT_GE(samples[0].span.value, 0) << name;
+    EXPECT_LE(samples[0].span.value, samples[1].span.value) << name;
+  }
+  EXPECT_GT(Select(rows, rank, "rusage.max_rss_bytes")[0].span.value, 1e6);
+}
+
 // What every rank of tests/mpi_coverage.cc recorded (see its comments).
 void ExpectCoverage(const std::vector<Row>& rows) {
   std::set<uint64_t> windows, files, carts, graphs;
   for (int rank = 0; rank < 4; ++rank) {
     SCOPED_TRACE(absl::StrCat("rank ", rank));
-    const int right = (rank + 1) % 4, left = (rank + 3) % 4, partner = rank ^ 1;
-    const bool odd = rank % 2 == 1;
-    // Exactly these names, each this many times (Improbe: polled).
-    std::map<std::string, size_t> counts = {
-        {"MPI_Init", 1},
-        {"MPI_Finalize", 1},
-        {"MPI_Comm_rank", 5},
-        {"MPI_Comm_size", 3},
-        {"MPI_Send_init", 3},
-        {"MPI_Recv_init", 3},
-        {"MPI_Waitall", 4},
-        {"MPI_Wait", odd ? 5u : 4u},
-        {"MPI_Sendrecv", 1},
-        {"MPI_Alltoallw", 1},
-        {"MPI_Ialltoallw", 1},
-        {"MPI_Cart_create", 1},
-        {"MPI_Dist_graph_create_adjacent", 1},
-        {"MPI_Neighbor_allgather", 2},
-        {"MPI_Neighbor_allgatherv", 1},
-        {"MPI_Neighbor_alltoall", 1},
-        {"MPI_Neighbor_alltoallv", 1},
-        {"MPI_Neighbor_alltoallw", 1},
-        {"MPI_Ineighbor_allgather", 1},
-        {"MPI_Win_allocate", 1},
-        {"MPI_Win_fence", 4},
-        {"MPI_Put", 3},
-        {"MPI_Get", 1},
-        {"MPI_Accumulate", 1},
-        {"MPI_Win_lock", 1},
-        {"MPI_Win_unlock", 1},
-        {"MPI_Win_lock_all", 1},
-        {"MPI_Win_unlock_all", 1},
-        {"MPI_Fetch_and_op", 1},
-        {"MPI_Compare_and_swap", 1},
-        {"MPI_Win_flush", 1},
-        {"MPI_Win_flush_all", 1},
-        {"MPI_Rput", 1},
-        {"MPI_Rget", 1},
-        {"MPI_Win_post", 1},
-        {"MPI_Win_start", 1},
-        {"MPI_Win_complete", 1},
-        {"MPI_Win_wait", 1},
-        {"MPI_Win_free", 1},
-        {"MPI_Barrier", 3},
-        {"MPI_File_open", 1},
-        {"MPI_File_write_at", 1},
-        {"MPI_File_read_at", 1},
-        {"MPI_File_write_at_all", 1},
-        {"MPI_File_read_at_all", 1},
-        {"MPI_File_iwrite_at", 1},
-        {"MPI_File_iread_at", 1},
-        {"MPI_File_close", 1},
-        {"MPI_Pcontrol", 2},
-        {"rusage.user_ns", 2},
-        {"rusage.system_ns", 2},
-        {"rusage.max_rss_bytes", 2},
-        {"rusage.context_switches", 2},
-    };
-    if (odd) {
-      for (const char* name : {"MPI_Probe", "MPI_Iprobe", "MPI_Recv",
-                               "MPI_Mprobe", "MPI_Mrecv", "MPI_Imrecv"}) {
-        counts[name] = 1;
-      }
-      counts["MPI_Improbe"] = Select(rows, rank, "MPI_Improbe").size();
-      EXPECT_GE(counts["MPI_Improbe"], 1u);
-    } else {
-      counts["MPI_Send"] = 3;
-    }
-    std::map<std::string, size_t> seen;
-    for (const Row& r : rows) {
-      if (r.rank == rank) ++seen[r.name];
-    }
-    EXPECT_EQ(seen, counts);
-
-    // Persistent requests: one span per start, issue to completion.
-    for (const Row& r : Select(rows, rank, "MPI_Send_init")) {
-      EXPECT_EQ(r.span.bytes, 64);
-      EXPECT_EQ(r.span.peer, right);
-      EXPECT_EQ(r.span.tag, 3);
-      EXPECT_EQ(r.span.comm, 1u);
-      ExpectCallTime(r);
-    }
-    for (const Row& r : Select(rows, rank, "MPI_Recv_init")) {
-      EXPECT_EQ(r.span.bytes, 64);
-      EXPECT_EQ(r.span.peer, left);
-      ExpectCallTime(r);
-    }
-
-    // Probes and matched receives.
-    if (odd) {
-      const Row probe = One(rows, rank, "MPI_Probe");
-      EXPECT_EQ(probe.span.peer, partner);
-      EXPECT_EQ(probe.span.tag, 11);
-      EXPECT_EQ(probe.span.bytes, 0);
-      EXPECT_EQ(One(rows, rank, "MPI_Iprobe").span.peer, partner);
-      const Row mprobe = One(rows, rank, "MPI_Mprobe");
-      EXPECT_EQ(mprobe.span.peer, partner);
-      EXPECT_EQ(mprobe.span.tag, 12);
-      const Row mrecv = One(rows, rank, "MPI_Mrecv");
-      EXPECT_EQ(mrecv.span.peer, partner);
-      EXPECT_EQ(mrecv.span.tag, 12);
-      EXPECT_EQ(mrecv.span.bytes, 40);
-      EXPECT_EQ(mrecv.span.comm, 1u);
-      int found = 0;
-      for (const Row& r : Select(rows, rank, "MPI_Improbe")) {
-        if (r.span.peer.has_value()) {
-          ++found;
-          EXPECT_EQ(r.span.peer, partner);
-          EXPECT_EQ(r.span.tag, 13);
-        }
-      }
-      EXPECT_EQ(found, 1);
-      const Row imrecv = One(rows, rank, "MPI_Imrecv");
-      EXPECT_EQ(imrecv.span.peer, partner);
-      EXPECT_EQ(imrecv.span.tag, 13);
-      EXPECT_EQ(imrecv.span.bytes, 40);
-      ExpectCallTime(imrecv);
-    }
-
-    const Row sendrecv = One(rows, rank, "MPI_Sendrecv");
-    EXPECT_EQ(sendrecv.span.bytes, 24);
-    EXPECT_EQ(IntArg(sendrecv.span, "send_bytes"), 12);
-    EXPECT_EQ(sendrecv.span.peer, right);
+    const Ring ring(rank);
+    const int right = ring.right, left = ring.left;
+    ExpectNames(rows, rank,
+                {
+                    {"MPI_Waitall", 4},
+                    {"MPI_Wait", ring.odd ? 5u : 4u},
+                    {"MPI_Alltoallw", 1},
+                    {"MPI_Ialltoallw", 1},
+                    {"MPI_Cart_create", 1},
+                    {"MPI_Dist_graph_create_adjacent", 1},
+                    {"MPI_Neighbor_allgather", 2},
+                    {"MPI_Neighbor_allgatherv", 1},
+                    {"MPI_Neighbor_alltoall", 1},
+                    {"MPI_Neighbor_alltoallv", 1},
+                    {"MPI_Neighbor_alltoallw", 1},
+                    {"MPI_Ineighbor_allgather", 1},
+                    {"MPI_Win_allocate", 1},
+                    {"MPI_Win_fence", 4},
+                    {"MPI_Put", 3},
+                    {"MPI_Get", 1},
+                    {"MPI_Accumulate", 1},
+                    {"MPI_Win_lock", 1},
+                    {"MPI_Win_unlock", 1},
+                    {"MPI_Win_lock_all", 1},
+                    {"MPI_Win_unlock_all", 1},
+                    {"MPI_Fetch_and_op", 1},
+                    {"MPI_Compare_and_swap", 1},
+                    {"MPI_Win_flush", 1},
+                    {"MPI_Win_flush_all", 1},
+                    {"MPI_Rput", 1},
+                    {"MPI_Rget", 1},
+                    {"MPI_Win_post", 1},
+                    {"MPI_Win_start", 1},
+                    {"MPI_Win_complete", 1},
+                    {"MPI_Win_wait", 1},
+                    {"MPI_Win_free", 1},
+                    {"MPI_Barrier", 3},
+                    {"MPI_File_open", 1},
+                    {"MPI_File_write_at", 1},
+                    {"MPI_File_read_at", 1},
+                    {"MPI_File_write_at_all", 1},
+                    {"MPI_File_read_at_all", 1},
+                    {"MPI_File_iwrite_at", 1},
+                    {"MPI_File_iread_at", 1},
+                    {"MPI_File_close", 1},
+                });
+    ExpectSharedPointToPoint(rows, rank);
 
     // World collectives in order: Alltoallw 0, Ialltoallw 1, Win_allocate
     // 2, Barrier 3, File_open 4, Barrier 5, (Barrier 6 paused), Barrier 7.
@@ -909,25 +971,7 @@ void ExpectCoverage(const std::vector<Row>& rows) {
     EXPECT_EQ(close.span.comm, file);
     EXPECT_EQ(close.span.seq, 2u);
 
-    // Pcontrol: two instants, levels 0 then 1.
-    const std::vector<Row> pcontrol = Select(rows, rank, "MPI_Pcontrol");
-    ASSERT_EQ(pcontrol.size(), 2u);
-    EXPECT_EQ(pcontrol[0].kind, v1::SPAN_KIND_INSTANT);
-    EXPECT_EQ(IntArg(pcontrol[0].span, "level"), 0);
-    EXPECT_EQ(IntArg(pcontrol[1].span, "level"), 1);
-
-    // Resource use: at MPI_Finalize and at exit, never decreasing.
-    for (const char* name :
-         {"rusage.user_ns", "rusage.system_ns", "rusage.max_rss_bytes",
-          "rusage.context_switches"}) {
-      const std::vector<Row> samples = Select(rows, rank, name);
-      ASSERT_EQ(samples.size(), 2u) << name;
-      EXPECT_EQ(samples[0].kind, v1::SPAN_KIND_COUNTER) << name;
-      EXPECT_EQ(samples[0].category, v1::CATEGORY_MPI) << name;
-      EXPECT_GE(samples[0].span.value, 0) << name;
-      EXPECT_LE(samples[0].span.value, samples[1].span.value) << name;
-    }
-    EXPECT_GT(Select(rows, rank, "rusage.max_rss_bytes")[0].span.value, 1e6);
+    ExpectPcontrolAndResourceUse(rows, rank);
   }
   // Window, file and topology ids are equal on every member.
   EXPECT_EQ(windows.size(), 1u);
@@ -1015,19 +1059,11 @@ void ExpectFortranCoverage(const std::vector<Row>& rows,
   const uint64_t after_open = file_open_recorded ? 1 : 0;
   for (int rank = 0; rank < 4; ++rank) {
     SCOPED_TRACE(absl::StrCat("rank ", rank));
-    const int right = (rank + 1) % 4, left = (rank + 3) % 4, partner = rank ^ 1;
-    const bool odd = rank % 2 == 1;
-    // Exactly these names, each this many times (Improbe: polled).
+    const Ring ring(rank);
+    const int right = ring.right, left = ring.left;
     std::map<std::string, size_t> counts = {
-        {"MPI_Init", 1},
-        {"MPI_Finalize", 1},
-        {"MPI_Comm_rank", 5},
-        {"MPI_Comm_size", 3},
-        {"MPI_Send_init", 3},
-        {"MPI_Recv_init", 3},
         {"MPI_Waitall", 3},
-        {"MPI_Wait", odd ? 5u : 4u},
-        {"MPI_Sendrecv", 1},
+        {"MPI_Wait", ring.odd ? 5u : 4u},
         {"MPI_Alltoallw", 1},
         {"MPI_Ialltoallw", 1},
         {"MPI_Cart_create", 1},
@@ -1050,93 +1086,10 @@ void ExpectFortranCoverage(const std::vector<Row>& rows,
         {"MPI_File_iread_at_all", 1},
         {"MPI_File_close", 1},
         {"MPI_Barrier", 2},
-        {"MPI_Pcontrol", 2},
-        {"rusage.user_ns", 2},
-        {"rusage.system_ns", 2},
-        {"rusage.max_rss_bytes", 2},
-        {"rusage.context_switches", 2},
     };
     if (file_open_recorded) counts["MPI_File_open"] = 1;
-    if (odd) {
-      for (const char* name : {"MPI_Probe", "MPI_Iprobe", "MPI_Recv",
-                               "MPI_Mprobe", "MPI_Mrecv", "MPI_Imrecv"}) {
-        counts[name] = 1;
-      }
-      counts["MPI_Improbe"] = Select(rows, rank, "MPI_Improbe").size();
-      EXPECT_GE(counts["MPI_Improbe"], 1u);
-    } else {
-      counts["MPI_Send"] = 3;
-    }
-    std::map<std::string, size_t> seen;
-    for (const Row& r : rows) {
-      if (r.rank == rank) ++seen[r.name];
-    }
-    EXPECT_EQ(seen, counts);
-
-    for (const char* name : {"MPI_Comm_rank", "MPI_Comm_size"}) {
-      for (const Row& r : Select(rows, rank, name)) {
-        EXPECT_EQ(r.span.comm, 1u) << name;
-        EXPECT_EQ(r.span.comm_size, 4u) << name;
-      }
-    }
-
-    // Persistent requests: one span per start, issue to completion.
-    for (const Row& r : Select(rows, rank, "MPI_Send_init")) {
-      EXPECT_EQ(r.span.bytes, 64);
-      EXPECT_EQ(r.span.peer, right);
-      EXPECT_EQ(r.span.tag, 3);
-      EXPECT_EQ(r.span.comm, 1u);
-      ExpectCallTime(r);
-    }
-    for (const Row& r : Select(rows, rank, "MPI_Recv_init")) {
-      EXPECT_EQ(r.span.bytes, 64);
-      EXPECT_EQ(r.span.peer, left);
-      EXPECT_EQ(r.span.tag, 3);
-      ExpectCallTime(r);
-    }
-
-    // Probes and matched receives (the message handles converted).
-    if (odd) {
-      const Row probe = One(rows, rank, "MPI_Probe");
-      EXPECT_EQ(probe.span.peer, partner);
-      EXPECT_EQ(probe.span.tag, 11);
-      EXPECT_EQ(probe.span.bytes, 0);
-      EXPECT_EQ(One(rows, rank, "MPI_Iprobe").span.peer, partner);
-      const Row mprobe = One(rows, rank, "MPI_Mprobe");
-      EXPECT_EQ(mprobe.span.peer, partner);
-      EXPECT_EQ(mprobe.span.tag, 12);
-      const Row mrecv = One(rows, rank, "MPI_Mrecv");
-      EXPECT_EQ(mrecv.span.peer, partner);
-      EXPECT_EQ(mrecv.span.tag, 12);
-      EXPECT_EQ(mrecv.span.bytes, 40);
-      EXPECT_EQ(mrecv.span.comm, 1u);
-      int found = 0;
-      for (const Row& r : Select(rows, rank, "MPI_Improbe")) {
-        if (r.span.peer.has_value()) {
-          ++found;
-          EXPECT_EQ(r.span.peer, partner);
-          EXPECT_EQ(r.span.tag, 13);
-        }
-      }
-      EXPECT_EQ(found, 1);
-      const Row imrecv = One(rows, rank, "MPI_Imrecv");
-      EXPECT_EQ(imrecv.span.peer, partner);
-      EXPECT_EQ(imrecv.span.tag, 13);
-      EXPECT_EQ(imrecv.span.bytes, 40);
-      ExpectCallTime(imrecv);
-    } else {
-      int tag = 11;
-      for (const Row& r : Select(rows, rank, "MPI_Send")) {
-        EXPECT_EQ(r.span.bytes, 40);
-        EXPECT_EQ(r.span.peer, partner);
-        EXPECT_EQ(r.span.tag, tag++);
-      }
-    }
-
-    const Row sendrecv = One(rows, rank, "MPI_Sendrecv");
-    EXPECT_EQ(sendrecv.span.bytes, 24);
-    EXPECT_EQ(IntArg(sendrecv.span, "send_bytes"), 12);
-    EXPECT_EQ(sendrecv.span.peer, right);
+    ExpectNames(rows, rank, counts);
+    ExpectSharedPointToPoint(rows, rank);
 
     // World instances in order: Alltoallw 0, Ialltoallw 1, Win_allocate 2,
     // (File_open 3 where recorded), then 3 Barriers, the second paused.
@@ -1252,12 +1205,7 @@ void ExpectFortranCoverage(const std::vector<Row>& rows,
     EXPECT_EQ(close.span.comm, file);
     EXPECT_EQ(close.span.seq, 2u);
 
-    // Pcontrol: two instants, levels 0 then 1.
-    const std::vector<Row> pcontrol = Select(rows, rank, "MPI_Pcontrol");
-    ASSERT_EQ(pcontrol.size(), 2u);
-    EXPECT_EQ(pcontrol[0].kind, v1::SPAN_KIND_INSTANT);
-    EXPECT_EQ(IntArg(pcontrol[0].span, "level"), 0);
-    EXPECT_EQ(IntArg(pcontrol[1].span, "level"), 1);
+    ExpectPcontrolAndResourceUse(rows, rank);
   }
   // Window, file and topology ids are equal on every member.
   EXPECT_EQ(windows.size(), 1u);

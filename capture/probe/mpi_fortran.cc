@@ -96,19 +96,24 @@ class Status {
   MPI_Status c_{};
 };
 
-// A request argument: converted to C, and back after the call (a completed
-// request becomes MPI_REQUEST_NULL).
-class Request {
+// A handle argument the call may change: converted to C, and back after
+// the call (a completed request becomes MPI_REQUEST_NULL, a received
+// message MPI_MESSAGE_NULL).
+template <typename Handle, Handle (*kToC)(MPI_Fint),
+          MPI_Fint (*kToFortran)(Handle)>
+class InOut {
  public:
-  explicit Request(MPI_Fint* fortran)
-      : fortran_(fortran), c_(PMPI_Request_f2c(*fortran)) {}
-  ~Request() { *fortran_ = PMPI_Request_c2f(c_); }
-  MPI_Request* c() { return &c_; }
+  explicit InOut(MPI_Fint* fortran) : fortran_(fortran), c_(kToC(*fortran)) {}
+  ~InOut() { *fortran_ = kToFortran(c_); }
+  Handle* c() { return &c_; }
 
  private:
   MPI_Fint* fortran_;
-  MPI_Request c_;
+  Handle c_;
 };
+using Request = InOut<MPI_Request, PMPI_Request_f2c, PMPI_Request_c2f>;
+// A matched message (Mrecv, Imrecv).
+using Message = InOut<MPI_Message, PMPI_Message_f2c, PMPI_Message_c2f>;
 
 // A new request (the I* calls): converted after the call.
 class NewRequest {
@@ -120,20 +125,6 @@ class NewRequest {
  private:
   MPI_Fint* fortran_;
   MPI_Request c_ = MPI_REQUEST_NULL;
-};
-
-// A matched message (Mrecv, Imrecv): converted to C, and back after the
-// call (a received message becomes MPI_MESSAGE_NULL).
-class Message {
- public:
-  explicit Message(MPI_Fint* fortran)
-      : fortran_(fortran), c_(PMPI_Message_f2c(*fortran)) {}
-  ~Message() { *fortran_ = PMPI_Message_c2f(c_); }
-  MPI_Message* c() { return &c_; }
-
- private:
-  MPI_Fint* fortran_;
-  MPI_Message c_;
 };
 
 // The arrays of an array completion call (Waitall & co): requests and

@@ -765,9 +765,17 @@ struct ProbedMessage {
 };
 HandleTable<ProbedMessage, 1024, 16> g_messages;
 
-void KeepMessage(MPI_Message message, const CommInfo* comm) {
-  if (message != MPI_MESSAGE_NULL && message != MPI_MESSAGE_NO_PROC) {
-    g_messages.Insert(Key(message), ProbedMessage{comm});
+// A matched message's table key; 0 for none (null, or MPI_PROC_NULL's).
+uint64_t MessageKey(const MPI_Message* message) {
+  return message == nullptr || *message == MPI_MESSAGE_NULL ||
+                 *message == MPI_MESSAGE_NO_PROC
+             ? 0
+             : Key(*message);
+}
+
+void KeepMessage(const MPI_Message* message, const CommInfo* comm) {
+  if (const uint64_t key = MessageKey(message)) {
+    g_messages.Insert(key, ProbedMessage{comm});
   }
 }
 
@@ -1594,7 +1602,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
   const int64_t start = probe::Now();
   const int rc = PMPI_Mprobe(source, tag, comm, message, s);
   const CommInfo* info = Comm(comm);
-  if (rc == MPI_SUCCESS) KeepMessage(*message, info);
+  if (rc == MPI_SUCCESS) KeepMessage(message, info);
   if (probe::Recording()) {
     probe::Emit(
         PointToPointRecord(kMprobe, start, probe::Now(), info,
@@ -1615,7 +1623,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
   const int rc = PMPI_Improbe(source, tag, comm, flag, message, s);
   const bool found = rc == MPI_SUCCESS && *flag;
   const CommInfo* info = Comm(comm);
-  if (found) KeepMessage(*message, info);
+  if (found) KeepMessage(message, info);
   if (probe::Recording()) {
     probe::Emit(PointToPointRecord(
         kImprobe, start, probe::Now(), info,
@@ -1630,10 +1638,7 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
   if (!probe::g_event.enabled) {
     return PMPI_Mrecv(buf, count, type, message, status);
   }
-  const uint64_t key = message == nullptr || *message == MPI_MESSAGE_NULL ||
-                               *message == MPI_MESSAGE_NO_PROC
-                           ? 0
-                           : Key(*message);
+  const uint64_t key = MessageKey(message);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
@@ -1652,10 +1657,7 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message,
   if (!probe::g_event.enabled) {
     return PMPI_Imrecv(buf, count, type, message, request);
   }
-  const uint64_t key = message == nullptr || *message == MPI_MESSAGE_NULL ||
-                               *message == MPI_MESSAGE_NO_PROC
-                           ? 0
-                           : Key(*message);
+  const uint64_t key = MessageKey(message);
   const int64_t start = probe::Now();
   const int rc = PMPI_Imrecv(buf, count, type, message, request);
   const CommInfo* info = TakeMessage(key);
