@@ -318,6 +318,7 @@ bool NodeAgent::Serve(Client* client) {
         return false;
       }
       client->session = std::move(*session);
+      client->session->set_symbolizer(&symbolizer_);
       for (const auto& [key, end] : spool_->recovered_positions()) {
         if (key.first == client->session->incarnation()) {
           client->session->SkipTo(key.second, end);

@@ -196,6 +196,9 @@ class NodeAgent {
   };
   std::deque<Pending> pending_;
   TickClock ticks_;
+  // Names MPI call sites for every session (one cache for the node's
+  // processes, which share their programs' objects).
+  CallsiteSymbolizer symbolizer_;
   AgentCounters counters_;
   uint64_t dropped_by_closed_sessions_ = 0;
   // What the metrics endpoint serves, copied by the loop (Publish) so the

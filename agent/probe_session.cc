@@ -251,6 +251,7 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         }
         c.flags[at] = flags;
         if (r.args != 0) AddArgs(builder, r.args, &c);
+        if (r.callsite != 0) AddCallsite(builder, r.callsite, &c);
         AddExtra(builder, r, start, dur, ticks, &c);
       }
       if (n < want) break;
@@ -280,6 +281,28 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
     }
     span->AddArg(out);
   }
+}
+
+void ProbeSession::AddCallsite(BatchBuilder* builder, uint32_t callsite,
+                               SpanColumns* span) {
+  if (symbolizer_ == nullptr) return;
+  auto it = callsites_.find(callsite);
+  if (it == callsites_.end()) {
+    if (callsites_.size() >= kMaxCallsites) return;
+    const char* data;
+    uint32_t length;
+    std::string site;
+    if (StringAt(memory_, layout_, callsite, &data, &length)) {
+      site = symbolizer_->Symbolize(absl::string_view(data, length));
+    }
+    it = callsites_.emplace(callsite, std::move(site)).first;
+  }
+  if (it->second.empty()) return;
+  ChunkArg arg;
+  arg.key = builder->String("callsite");
+  arg.type = ChunkArg::Type::kString;
+  arg.value = builder->String(it->second);
+  span->AddArg(arg);
 }
 
 // The record's `extra` as an integer arg, if it is in range: a call time

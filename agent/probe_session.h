@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/callsite_symbolizer.h"
 #include "agent/probe_args.h"
 #include "agent/tick_clock.h"
 #include "capture/probe/agent_protocol.h"
@@ -81,6 +82,16 @@ class ProbeSession {
   uint64_t invalid_records() const { return invalid_; }
   const std::string& first_invalid() const { return first_invalid_; }
 
+  // Call sites (records with a `callsite`, MERIDIAN_CALLSITES=1) become the
+  // span's string arg "callsite", as `symbolizer` names them (once per
+  // distinct call site of the process; at most kMaxCallsites of them, the
+  // rest carry none). Without a symbolizer, or before one is set, records'
+  // call sites are left out. `symbolizer` must outlive the session.
+  static constexpr size_t kMaxCallsites = 8192;
+  void set_symbolizer(CallsiteSymbolizer* symbolizer) {
+    symbolizer_ = symbolizer;
+  }
+
   // Asks the process to record the next `steps` steps, or everything for
   // `seconds` seconds (see ProcessRegionHeader).
   void RequestTrace(uint32_t steps, uint32_t seconds);
@@ -103,6 +114,7 @@ class ProbeSession {
   void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t start,
                 int64_t dur, const TickClock& ticks, SpanColumns* span);
   void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
+  void AddCallsite(BatchBuilder* builder, uint32_t callsite, SpanColumns* span);
 
   // The region's header, for its atomics only (counters, ring slots, trace
   // orders); offsets and sizes come from layout_.
@@ -127,6 +139,8 @@ class ProbeSession {
   // (ring, or kAnyRing for named tracks; queue; gpu) -> track handle.
   std::map<std::tuple<uint32_t, uint32_t, bool>, int> tracks_;
   std::map<uint32_t, std::vector<ProbeArg>> args_;  // parsed once per string
+  CallsiteSymbolizer* symbolizer_ = nullptr;
+  std::map<uint32_t, std::string> callsites_;  // "" when not a call site
 };
 
 }  // namespace meridian

@@ -280,6 +280,48 @@ TEST(ProbeSessionTest, CallTimeAndSentBytesBecomeArgs) {
   EXPECT_EQ(batch.spans(4).args_size(), 0);  // too_many
 }
 
+TEST(ProbeSessionTest, CallSitesBecomeNamedArgs) {
+  FakeProbe probe;
+  const uint32_t send = AppendString(probe.header, "MPI_Send", 8);
+  // Call sites the symbolizer cannot read are named as recorded; what is no
+  // call site (not a path, or no string) gives no arg.
+  const uint32_t device = AppendString(probe.header, "/dev/zero+0x10", 14);
+  const uint32_t garbage = AppendString(probe.header, "zero", 4);
+  SpanRingWriter main = probe.Ring(0, 77);
+  for (uint32_t callsite : {device, garbage, 9999u, device, 0u}) {
+    ProbeRecord r = Record(send, 1000);
+    r.callsite = callsite;
+    main.Push(r);
+  }
+
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
+  ASSERT_TRUE(session.ok()) << session.status();
+  CallsiteSymbolizer symbolizer;
+  (*session)->set_symbolizer(&symbolizer);
+  BatchBuilder builder("agent");
+  ASSERT_EQ((*session)->Read(&builder, kWall, FakeTicks(), 100), 5u);
+  v1::Batch batch = Spans(builder.Take());
+  ASSERT_EQ(batch.spans_size(), 5);
+  for (int i : {0, 3}) {
+    const v1::Span& span = batch.spans(i);
+    ASSERT_EQ(span.args_size(), 1);
+    EXPECT_EQ(batch.strings(span.args(0).key()), "callsite");
+    EXPECT_EQ(batch.strings(span.args(0).str()), "/dev/zero+0x10");
+  }
+  for (int i : {1, 2, 4}) EXPECT_EQ(batch.spans(i).args_size(), 0) << i;
+  EXPECT_EQ((*session)->invalid_records(), 0u);  // the spans themselves stand
+
+  // Without a symbolizer, call sites are left out.
+  auto plain = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  BatchBuilder plain_builder("agent");
+  ASSERT_EQ((*plain)->Read(&plain_builder, kWall, FakeTicks(), 100), 5u);
+  v1::Batch plain_batch = Spans(plain_builder.Take());
+  for (const v1::Span& span : plain_batch.spans()) {
+    EXPECT_EQ(span.args_size(), 0);
+  }
+}
+
 TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   FakeProbe probe;
   TickClock ticks = FakeTicks();

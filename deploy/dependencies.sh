@@ -27,6 +27,7 @@ packages=(
   python3-venv  # tests/python_package_test.sh: pip installs the package in a venv
   python3-setuptools-whl python3-wheel-whl  # ... offline: setuptools builds it
   libcli11-dev  # the meridian command line's parser (header only)
+  libdw-dev  # the agent names MPI call sites (elfutils' libdw)
 )
 
 missing=()

@@ -34,7 +34,7 @@ bazel build //proto:generate >&2
 proto="$(bazel info bazel-bin 2>/dev/null)/proto"
 out=${OUT:-$(mktemp -d /tmp/meridian-fuzz-XXXXXX)}
 mkdir -p "$out"
-libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization absl_hash absl_raw_hash_set protobuf libzstd simdjson sqlite3)"
+libs="$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_synchronization absl_hash absl_raw_hash_set protobuf libzstd simdjson sqlite3 libdw)"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=undefined -I. -I"$proto")
 
@@ -45,6 +45,7 @@ declare -A sources=(
   [process_region]="capture/probe/process_region_fuzz.cc capture/probe/process_region.cc capture/probe/span_ring.cc"
   [agent_protocol]="capture/probe/agent_protocol_fuzz.cc capture/probe/agent_protocol.cc capture/probe/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
+  [callsite]="agent/callsite_symbolizer_fuzz.cc agent/callsite_symbolizer.cc"
   [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/paths.cc import/micros.cc common/utf8.cc"
   [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/paths.cc import/micros.cc common/utf8.cc"
   [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc import/paths.cc common/utf8.cc"
@@ -53,7 +54,7 @@ declare -A sources=(
 )
 json=""
 failed=0
-for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"

@@ -1047,6 +1047,101 @@ TEST_F(MpiCaptureTest, EveryNewCallIsRecordedExactly) {
   EXPECT_EQ(agent.Wait(), 0);
 }
 
+// The 1-based line of the first line of source `path` (a runfile) holding
+// `text`; 0 if none does.
+int LineOf(const std::string& path, const std::string& text) {
+  FILE* f = fopen(Runfile(path).c_str(), "r");
+  EXPECT_NE(f, nullptr) << path;
+  if (f == nullptr) return 0;
+  char line[1024];
+  int number = 0, found = 0;
+  while (found == 0 && fgets(line, sizeof(line), f) != nullptr) {
+    ++number;
+    if (strstr(line, text.c_str()) != nullptr) found = number;
+  }
+  fclose(f);
+  return found;
+}
+
+// The span's string arg `key`, or "" if it has none.
+std::string StringArg(const StoredSpan& span, const std::string& key) {
+  for (const StoredArg& arg : span.args) {
+    if (arg.key == key && arg.type == StoredArg::Type::kString) return arg.str;
+  }
+  return "";
+}
+
+// MERIDIAN_CALLSITES=1: every MPI call names the line of the program that
+// made it (the programs are built with -g), from C and from Fortran, never
+// a line inside MPI or the probe; a persistent request's starts name the
+// MPI_Start/Startall that started them, not its init.
+TEST_F(MpiCaptureTest, CallSitesNameTheLinesOfTheProgramsCalls) {
+  StartCollector();
+  Child agent = StartAgent();
+  std::map<std::string, std::string> env = env_;
+  env["MERIDIAN_CALLSITES"] = "1";
+  struct Program {
+    std::string job, binary, source, function, send, startall, start;
+  };
+  const Program c{"callsites-c", "tests/mpi_coverage", "tests/mpi_coverage.cc",
+                  // Inlined into main: named as its DWARF scope is.
+                  "Probes at ", "MPI_Send(values, 5", "MPI_Startall(2",
+                  "MPI_Start(&requests[0])"};
+  const Program fortran{"callsites-fortran",
+                        "tests/mpi_coverage_mpifh",
+                        "tests/mpi_coverage_fortran.F90",
+                        "MAIN__ at ",
+                        "call MPI_Send(doubles, 5",
+                        "call MPI_Startall(2",
+                        "call MPI_Start(requests(1)"};
+  for (const Program& program : {c, fortran}) {
+    SCOPED_TRACE(program.job);
+    Child run = Spawn(
+        MeridianRun(program.job, Mpirun({Runfile(program.binary),
+                                         dir_ + "/" + program.job + ".dat"})),
+        env);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+    const std::string file = program.source + ":";
+    auto site = [&](const std::string& text) {
+      return absl::StrCat(file, LineOf(program.source, text));
+    };
+    std::map<std::string, int> sends, starts;
+    int calls = 0;
+    for (const Row& row : ReadJob(db_, program.job, true)) {
+      if (absl::StartsWith(row.name, "rusage.")) continue;
+      ++calls;
+      const std::string callsite = StringArg(row.span, "callsite");
+      // In the program's own source, whichever call it is.
+      EXPECT_NE(callsite.find(" at "), std::string::npos)
+          << row.name << ": " << callsite;
+      EXPECT_NE(callsite.find(file), std::string::npos)
+          << row.name << ": " << callsite;
+      const size_t at = callsite.find(file);
+      const std::string where =
+          at == std::string::npos ? callsite : callsite.substr(at);
+      if (row.name == "MPI_Send") ++sends[callsite];
+      if (row.name == "MPI_Send_init") ++starts[where];
+    }
+    EXPECT_GT(calls, 100);
+    if (program.job == c.job) {
+      // Only the even ranks send, 3 times each.
+      EXPECT_EQ(sends, (std::map<std::string, int>{
+                           {program.function + site(program.send), 6}}));
+    } else {
+      ASSERT_EQ(sends.size(), 1u);
+      EXPECT_EQ(sends.begin()->second, 6);
+      EXPECT_TRUE(absl::StartsWith(sends.begin()->first, program.function))
+          << sends.begin()->first;
+    }
+    // Two Startalls and one Start per rank.
+    EXPECT_EQ(starts, (std::map<std::string, int>{{site(program.startall), 8},
+                                                  {site(program.start), 4}}));
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
 // What every rank of tests/mpi_coverage_fortran.F90 recorded (see its
 // comments). `file_open_recorded`: whether its MPI_File_open reached the C
 // wrapper (MPICH's Fortran bindings call it; Open MPI's call PMPI_File_open,

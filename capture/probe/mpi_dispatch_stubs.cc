@@ -8,10 +8,13 @@
 //     return reinterpret_cast<int (*)(A, A, A, A, A, A)>(
 //         MpiTarget(kSym_MPI_Send))(a0, a1, a2, a3, a4, a5);
 //   }
-// and, Fortran functions returning nothing, for mpi_send_ (7):
+// (each stub first keeps its return address for the call site, unless an
+// outer MPI call did: callsite.h) and, Fortran functions returning nothing,
+// for mpi_send_ (7):
 //   void mpi_send_(A a0, ..., A a6) { ...(MpiTarget(kSym_mpi_send_))(...); }
 #include <cstdint>
 
+#include "capture/probe/callsite.h"
 #include "capture/probe/mpi_dispatch.h"
 
 namespace {
@@ -66,6 +69,8 @@ using A = intptr_t;
 
 #define MERIDIAN_C_STUB(name, count)                                   \
   __attribute__((visibility("default"))) int name(MERIDIAN_P##count) { \
+    const meridian::probe::OutermostMpiCall call(                      \
+        __builtin_return_address(0));                                 \
     return reinterpret_cast<int (*)(MERIDIAN_T##count)>(               \
         meridian::mpi::MpiTarget(meridian::mpi::kSym_##name))(         \
         MERIDIAN_A##count);                                            \
@@ -73,6 +78,8 @@ using A = intptr_t;
 
 #define MERIDIAN_F_STUB(name, lower, UPPER, count)                          \
   __attribute__((visibility("default"))) void name(MERIDIAN_P##count) {     \
+    const meridian::probe::OutermostMpiCall call(                           \
+        __builtin_return_address(0));                                      \
     reinterpret_cast<void (*)(MERIDIAN_T##count)>(meridian::mpi::MpiTarget( \
         meridian::mpi::kSym_##name))(MERIDIAN_A##count);                    \
   }

@@ -20,6 +20,8 @@
 //   seq        for collectives, the instance number on that communicator
 //              (0, 1, 2...), counted even outside the tracing window so that
 //              it matches across ranks.
+//   callsite   with MERIDIAN_CALLSITES=1, where the program made the call
+//              (callsite.h); a persistent request's start names MPI_Start's.
 // Non-blocking calls are recorded from issue to completion (the Wait or
 // Test that completes them); the Wait calls are recorded as well, the Test
 // calls (usually polled) are not.
@@ -31,6 +33,7 @@
 #include <new>
 #include <type_traits>
 
+#include "capture/probe/callsite.h"
 #include "capture/probe/handle_table.h"
 #include "capture/probe/probe_runtime.h"
 
@@ -421,6 +424,7 @@ inline __attribute__((always_inline)) ProbeRecord Base(Op op, int64_t start,
     r.comm_size = comm->size;
   }
   probe::StampStep(&r);
+  r.callsite = probe::CurrentCallsite();
   return r;
 }
 
@@ -753,6 +757,7 @@ void StartPersistent(uint64_t key, int64_t start, int64_t call_end, int count) {
       (r.flags & ~(ProbeRecord::kHasStep | ProbeRecord::kTicks)) |
       probe::TimeFlags() | ProbeRecord::kExtraCallTime);
   probe::StampStep(&r);
+  r.callsite = probe::CurrentCallsite();  // the start's, not the init's
   r.extra = (call_end - start) / (count > 0 ? count : 1);
   g_requests.Insert(key, started);
 }

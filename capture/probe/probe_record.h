@@ -61,10 +61,15 @@ struct ProbeRecord {
   // integer args. 0: none.
   uint32_t args;
   int64_t extra;  // see kExtraCallTime, kExtraSendBytes
+  // String id of the call site ("<object path>+0x<file address>" of the
+  // return address of the program's call: capture/probe/callsite.h); 0: not
+  // recorded (MERIDIAN_CALLSITES unset, or not an MPI call).
+  uint32_t callsite;
+  uint32_t reserved;  // 0
 };
 
 static_assert(std::is_trivially_copyable_v<ProbeRecord>);
-static_assert(sizeof(ProbeRecord) == 96, "the shared-memory layout is ABI");
+static_assert(sizeof(ProbeRecord) == 104, "the shared-memory layout is ABI");
 
 }  // namespace meridian
 

@@ -24,6 +24,7 @@
 
 #include "capture/probe/agent_launch.h"
 #include "capture/probe/agent_protocol.h"
+#include "capture/probe/callsite.h"
 #include "capture/probe/launch_env.h"
 #include "capture/probe/process_region.h"
 #include "common/utf8.h"
@@ -305,6 +306,7 @@ void ForkChild() {
   for (auto& id : g_name_cache) id = 0;
   tls_writer = nullptr;
   tls_no_ring = false;
+  ResetCallsites();
   g_mutex.unlock();
 }
 
@@ -356,6 +358,8 @@ __attribute__((constructor)) void LoadProbe() {
                  std::memory_order_relaxed);
   g_event.record_always.store(g_windowless && !g_paused.load(),
                               std::memory_order_relaxed);
+  const char* callsites = getenv("MERIDIAN_CALLSITES");
+  g_event.callsites = callsites != nullptr && strcmp(callsites, "1") == 0;
   const char* clock = getenv("MERIDIAN_CLOCK");
   g_event.ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);

@@ -56,6 +56,9 @@ struct alignas(64) EventState {
   // The current training step (-1 before any), and whether one is open.
   std::atomic<bool> in_step{false};
   std::atomic<int64_t> step{-1};
+  // Set once, before main: MERIDIAN_CALLSITES=1 records each MPI call's
+  // call site (callsite.h).
+  bool callsites = false;
 };
 extern MERIDIAN_PROBE_SHARED EventState g_event;
 
