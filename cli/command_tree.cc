@@ -176,10 +176,11 @@ void AddExport(CLI::App& tree) {
 }
 
 void AddStats(CLI::App& tree) {
-  CLI::App* stats = Command(
-      tree, "stats", "mpitrace-style communication statistics",
-      "Per operation: calls, bytes, time and the message sizes; per rank: "
-      "communication and elapsed time.");
+  CLI::App* stats =
+      Command(tree, "stats", "mpitrace-style communication statistics",
+              "Per operation: calls, bytes, time and the message sizes (with "
+              "--by-callsite, also per call site); per rank: communication and "
+              "elapsed time.");
   StoredJob(stats);
   Json(stats);
   Switch(stats, "--matrix",
@@ -189,6 +190,9 @@ void AddStats(CLI::App& tree) {
          "with --matrix: add each MPI collective as its data movement "
          "between its members");
   Switch(stats, "--csv", "with --matrix: print it as CSV");
+  Switch(stats, "--by-callsite",
+         "also each operation per call site, where the program made the "
+         "calls (jobs run with MERIDIAN_CALLSITES=1)");
   Value(stats, "--mpitrace", "DIR",
         "also write each rank's profile as mpitrace does, DIR/mpi_profile.RANK "
         "(DIR created if missing; existing files are never replaced)");

@@ -233,19 +233,22 @@ int WriteMpitrace(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
-// With `mpitrace_dir`, also each rank's operations, written there.
+// With `mpitrace_dir`, also each rank's operations, written there; with
+// `by_callsite`, also the operations per call site.
 int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
           const meridian::v1::SpanFilter& filter, bool json,
-          const std::string& mpitrace_dir) {
+          const std::string& mpitrace_dir, bool by_callsite) {
   meridian::v1::StatsRequest request;
   *request.mutable_filter() = filter;
   request.set_per_rank(!mpitrace_dir.empty());
+  request.set_by_callsite(by_callsite);
   meridian::v1::StatsReply reply;
   if (int failed = Call("stats", stub, &meridian::v1::Query::Stub::GetStats,
                         request, collector, &reply)) {
     return failed;
   }
-  Print(json ? meridian::StatsJson(reply) : meridian::StatsText(reply));
+  Print(json ? meridian::StatsJson(reply, by_callsite)
+             : meridian::StatsText(reply, by_callsite));
   if (mpitrace_dir.empty()) return 0;
   return WriteMpitrace(stub, collector, reply, filter.job(), mpitrace_dir);
 }
@@ -533,13 +536,17 @@ int StatsCommand(const Invocation& in) {
     return Usage(matrix ? "--mpitrace and --matrix: one at a time"
                         : "--mpitrace needs a directory");
   }
+  if (in.line.Has("by-callsite") && matrix) {
+    return Usage("--by-callsite and --matrix: one at a time");
+  }
   if (matrix) {
     return Matrix(*QueryStub(in.collector), in.collector, *filter,
                   in.line.Has("expand-collectives"), in.line.Has("json"),
                   in.line.Has("csv"));
   }
   return Stats(*QueryStub(in.collector), in.collector, *filter,
-               in.line.Has("json"), in.line.Get("mpitrace"));
+               in.line.Has("json"), in.line.Get("mpitrace"),
+               in.line.Has("by-callsite"));
 }
 
 // `meridian completion bash`: the completion script (hidden; for

@@ -69,6 +69,39 @@ void AppendOpsJson(const google::protobuf::RepeatedPtrField<v1::OpStats>& ops,
   }
 }
 
+void AppendCallsitesJson(
+    const google::protobuf::RepeatedPtrField<v1::CallsiteStats>& callsites,
+    std::string* out) {
+  for (int i = 0; i < callsites.size(); ++i) {
+    const v1::CallsiteStats& c = callsites.Get(i);
+    absl::StrAppend(out, i ? "," : "", "{\"name\":");
+    AppendJsonString(out, c.name());
+    absl::StrAppend(out, ",\"category\":\"", CategoryName(c.category()),
+                    "\",\"callsite\":");
+    AppendJsonString(out, c.callsite());
+    absl::StrAppend(out, ",\"calls\":", c.calls(), ",\"bytes\":", c.bytes(),
+                    ",\"dur_ns\":", c.dur_ns(), "}");
+  }
+}
+
+// The operations per call site, as the operations' table with the call
+// site last (its width unbounded).
+std::string CallsitesText(const v1::StatsReply& stats) {
+  if (stats.callsites().empty()) {
+    return "\nCall sites: none recorded; run the job with MERIDIAN_CALLSITES=1 "
+           "to record them.\n";
+  }
+  std::string out = "\nCall sites:\n";
+  absl::StrAppendFormat(&out, "%-28s %12s %16s %12s  %s\n", "Call", "#calls",
+                        "avg. bytes", "time(sec)", "call site");
+  for (const v1::CallsiteStats& c : stats.callsites()) {
+    absl::StrAppendFormat(&out, "%-28s %12d %16.1f %12.6f  %s\n", c.name(),
+                          c.calls(), AvgBytes(c.bytes(), c.calls()),
+                          Seconds(c.dur_ns()), c.callsite());
+  }
+  return out;
+}
+
 std::string BucketLabel(int log2) {
   if (log2 < 0) return "0";
   return absl::StrCat(
@@ -79,7 +112,7 @@ std::string BucketLabel(int log2) {
 
 }  // namespace
 
-std::string StatsText(const v1::StatsReply& stats) {
+std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
   std::string out = absl::StrFormat(
       "Job %s: %d ranks. Communication (MPI and NCCL) summed over all "
       "ranks.\n"
@@ -93,6 +126,7 @@ std::string StatsText(const v1::StatsReply& stats) {
                           op.calls(), AvgBytes(op.bytes(), op.calls()),
                           Seconds(op.dur_ns()));
   }
+  if (by_callsite) out += CallsitesText(stats);
   out += "\nMessage size distributions:\n";
   for (const v1::OpStats& op : stats.ops()) {
     absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", op.name(), "#calls",
@@ -138,11 +172,15 @@ std::string StatsText(const v1::StatsReply& stats) {
   return out;
 }
 
-std::string StatsJson(const v1::StatsReply& stats) {
+std::string StatsJson(const v1::StatsReply& stats, bool by_callsite) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, stats.job());
   absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns(), ",\"ops\":[");
   AppendOpsJson(stats.ops(), &out);
+  if (by_callsite) {
+    out += "],\"callsites\":[";
+    AppendCallsitesJson(stats.callsites(), &out);
+  }
   out += "],\"ranks\":[";
   for (int i = 0; i < stats.ranks_size(); ++i) {
     const v1::RankStats& r = stats.ranks(i);

@@ -115,5 +115,103 @@ TEST(StatsReportTest, JsonHasTheRanksFiguresAndOperations) {
       "\"max_comm_rank\":1}\n");
 }
 
+// One operation from two call sites.
+v1::StatsReply WithCallsites() {
+  v1::StatsReply stats;
+  stats.set_job("j");
+  stats.set_elapsed_ns(kMs);
+  v1::OpStats* op = stats.add_ops();
+  op->set_category(v1::CATEGORY_MPI);
+  op->set_name("MPI_Send");
+  op->set_calls(3);
+  op->set_bytes(48);
+  op->set_dur_ns(3 * kMs);
+  v1::CallsiteStats* a = stats.add_callsites();
+  a->set_category(v1::CATEGORY_MPI);
+  a->set_name("MPI_Send");
+  a->set_callsite("main at tests/mpi_coverage.cc:57");
+  a->set_calls(2);
+  a->set_bytes(16);
+  a->set_dur_ns(2 * kMs);
+  v1::CallsiteStats* b = stats.add_callsites();
+  b->set_category(v1::CATEGORY_MPI);
+  b->set_name("MPI_Send");
+  b->set_callsite("solve+0x1c in \"libfoo\".so");
+  b->set_calls(1);
+  b->set_bytes(32);
+  b->set_dur_ns(kMs);
+  return stats;
+}
+
+TEST(StatsReportTest, TextHasCallsitesAfterTheOperations) {
+  EXPECT_EQ(
+      StatsText(WithCallsites(), /*by_callsite=*/true),
+      "Job j: 0 ranks. Communication (MPI and NCCL) summed over all ranks.\n"
+      "Time is time inside the calls: a non-blocking call's completion time "
+      "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n"
+      "\n"
+      "Operation                          #calls       avg. bytes    "
+      "time(sec)\n"
+      "MPI_Send                                3             16.0     "
+      "0.003000\n"
+      "\n"
+      "Call sites:\n"
+      "Call                               #calls       avg. bytes    "
+      "time(sec)  call site\n"
+      "MPI_Send                                2              8.0     "
+      "0.002000  main at tests/mpi_coverage.cc:57\n"
+      "MPI_Send                                1             32.0     "
+      "0.001000  solve+0x1c in \"libfoo\".so\n"
+      "\n"
+      "Message size distributions:\n"
+      "MPI_Send                           #calls       avg. bytes    "
+      "time(sec)\n"
+      "\n"
+      "Communication per rank:\n"
+      "  rank  host                     #calls      comm(s)   elapsed(s)    "
+      "user(s)  system(s)   size(MB)   switches  source\n"
+      "total elapsed time = 0.001000 seconds.\n");
+  // Not asked: not shown.
+  EXPECT_EQ(StatsText(WithCallsites()).find("Call sites"), std::string::npos);
+}
+
+TEST(StatsReportTest, TextSaysWhenNoCallsiteWasRecorded) {
+  v1::StatsReply stats = WithCallsites();
+  stats.clear_callsites();
+  const std::string text = StatsText(stats, /*by_callsite=*/true);
+  EXPECT_NE(text.find("0.003000\n"
+                      "\n"
+                      "Call sites: none recorded; run the job with "
+                      "MERIDIAN_CALLSITES=1 to record them.\n"
+                      "\n"
+                      "Message size distributions:\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(StatsReportTest, JsonHasCallsitesAfterTheOperations) {
+  const std::string ops =
+      "{\"job\":\"j\",\"elapsed_ns\":1000000,\"ops\":[{\"name\":\"MPI_Send\","
+      "\"category\":\"mpi\",\"calls\":3,\"bytes\":48,\"dur_ns\":3000000,"
+      "\"buckets\":[]}]";
+  const std::string ranks =
+      ",\"ranks\":[],\"min_comm_rank\":0,\"median_comm_rank\":0,"
+      "\"max_comm_rank\":0}\n";
+  EXPECT_EQ(StatsJson(WithCallsites(), /*by_callsite=*/true),
+            ops +
+                ",\"callsites\":[{\"name\":\"MPI_Send\",\"category\":\"mpi\","
+                "\"callsite\":\"main at tests/mpi_coverage.cc:57\","
+                "\"calls\":2,\"bytes\":16,\"dur_ns\":2000000},"
+                "{\"name\":\"MPI_Send\",\"category\":\"mpi\","
+                "\"callsite\":\"solve+0x1c in \\\"libfoo\\\".so\","
+                "\"calls\":1,\"bytes\":32,\"dur_ns\":1000000}]" +
+                ranks);
+  v1::StatsReply none = WithCallsites();
+  none.clear_callsites();
+  EXPECT_EQ(StatsJson(none, /*by_callsite=*/true),
+            ops + ",\"callsites\":[]" + ranks);
+  EXPECT_EQ(StatsJson(WithCallsites()), ops + ranks);
+}
+
 }  // namespace
 }  // namespace meridian

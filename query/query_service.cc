@@ -322,7 +322,10 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
     return may;
   auto query = OpenJob(db_path_, request->filter());
   if (!query.ok()) return ToGrpc(query.status());
-  StatsBuilder stats(query->catalog, *query->selection, request->per_rank());
+  StatsOptions options;
+  options.per_rank = request->per_rank();
+  options.by_callsite = request->by_callsite();
+  StatsBuilder stats(query->catalog, *query->selection, options);
   std::optional<CommMatrixBuilder> matrix;
   if (request->matrix()) {
     matrix.emplace(query->catalog, *query->selection,

@@ -1,6 +1,7 @@
 #include "query/analysis/stats.h"
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "query/ops/category.h"
@@ -22,9 +23,23 @@ int64_t InCallNs(const StoredSpan& span) {
   return span.dur_ns;
 }
 
+namespace {
+
+// The span's "callsite" string arg; null if it has none, or an empty one.
+const std::string* CallsiteOf(const StoredSpan& span) {
+  for (const StoredArg& arg : span.args) {
+    if (arg.key == "callsite" && arg.type == StoredArg::Type::kString) {
+      return arg.str.empty() ? nullptr : &arg.str;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 StatsBuilder::StatsBuilder(const JobCatalog& catalog,
-                           const SpanSelection& selection, bool per_rank)
-    : catalog_(catalog), selection_(selection), per_rank_(per_rank) {
+                           const SpanSelection& selection, StatsOptions options)
+    : catalog_(catalog), selection_(selection), options_(options) {
   static const std::pair<const char*, Figure> kFigures[] = {
       {"MPI_Init", Figure::kInit},
       {"MPI_Init_thread", Figure::kInit},
@@ -72,7 +87,29 @@ void StatsBuilder::Add(const StoredSpan& span) {
   ++rank.calls;
   rank.comm_ns += in_call_ns;
   op_sums_.Add(span.op_id, bucket, span.bytes, in_call_ns);
-  if (per_rank_) rank.ops.Add(span.op_id, bucket, span.bytes, in_call_ns);
+  if (options_.per_rank) {
+    rank.ops.Add(span.op_id, bucket, span.bytes, in_call_ns);
+  }
+  if (options_.by_callsite) AddCallsite(span, in_call_ns);
+}
+
+void StatsBuilder::AddCallsite(const StoredSpan& span, int64_t in_call_ns) {
+  const std::string* callsite = CallsiteOf(span);
+  if (callsite == nullptr) return;
+  auto& sites = callsites_[span.op_id];
+  auto it = sites.find(*callsite);
+  if (it == sites.end()) {
+    const int64_t size = static_cast<int64_t>(callsite->size());
+    if (callsites_held_ >= options_.max_callsites ||
+        size > options_.max_callsite_bytes - callsite_bytes_held_) {
+      other_callsites_[span.op_id].Add(span.bytes, in_call_ns);
+      return;
+    }
+    ++callsites_held_;
+    callsite_bytes_held_ += size;
+    it = sites.emplace(*callsite, Sums()).first;
+  }
+  it->second.Add(span.bytes, in_call_ns);
 }
 
 void StatsBuilder::AddUnselected(const StoredSpan& span) {
@@ -134,7 +171,7 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
       }
     };
     add_to(op_sums_);
-    if (per_rank_) add_to(rank.ops);
+    if (options_.per_rank) add_to(rank.ops);
   }
   for (const StoredProcessTotals& p : totals.processes) {
     if (!selection_.SelectsProcess(p.process_id)) continue;
@@ -178,6 +215,43 @@ void StatsBuilder::AppendOps(
   }
 }
 
+void StatsBuilder::AppendCallsites(
+    google::protobuf::RepeatedPtrField<v1::CallsiteStats>* out) const {
+  struct Row {
+    const OpInfo* op;
+    const std::string* callsite;
+    const Sums* sums;
+  };
+  const std::string other = kOtherCallsites;
+  std::vector<Row> rows;
+  for (const auto& [op_id, sites] : callsites_) {
+    for (const auto& [callsite, sums] : sites) {
+      rows.push_back({op_.at(op_id), &callsite, &sums});
+    }
+  }
+  for (const auto& [op_id, sums] : other_callsites_) {
+    rows.push_back({op_.at(op_id), &other, &sums});
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.sums->dur_ns != b.sums->dur_ns) {
+      return a.sums->dur_ns > b.sums->dur_ns;
+    }
+    // The category last: an MPI and a NCCL operation may share a name.
+    return std::tie(a.op->name, *a.callsite, a.op->category) <
+           std::tie(b.op->name, *b.callsite, b.op->category);
+  });
+  out->Reserve(static_cast<int>(rows.size()));
+  for (const Row& row : rows) {
+    v1::CallsiteStats* site = out->Add();
+    site->set_category(row.op->category);
+    site->set_name(row.op->name);
+    site->set_callsite(*row.callsite);
+    site->set_calls(row.sums->calls);
+    site->set_bytes(row.sums->bytes);
+    site->set_dur_ns(row.sums->dur_ns);
+  }
+}
+
 v1::StatsReply StatsBuilder::Finish() const {
   v1::StatsReply reply;
   reply.set_job(catalog_.job.name);
@@ -186,6 +260,7 @@ v1::StatsReply StatsBuilder::Finish() const {
                imported_elapsed_ns_));
 
   AppendOps(op_sums_, reply.mutable_ops());
+  AppendCallsites(reply.mutable_callsites());
 
   std::vector<std::pair<int64_t, int32_t>> by_comm;  // (comm_ns, rank)
   for (const auto& [rank, sums] : ranks_) {
@@ -206,7 +281,7 @@ v1::StatsReply StatsBuilder::Finish() const {
     if (sums.finalize_start >= sums.init_end) {
       out->set_mpi_elapsed_ns(sums.finalize_start - sums.init_end);
     }
-    if (per_rank_) AppendOps(sums.ops, out->mutable_ops());
+    if (options_.per_rank) AppendOps(sums.ops, out->mutable_ops());
     by_comm.push_back({sums.comm_ns + sums.imported_comm_ns, rank});
   }
   if (!by_comm.empty()) {

@@ -11,7 +11,12 @@
 //     rank's own operations, as above;
 //   - the ranks with the minimum, median (the lower middle) and maximum
 //     communication time, ties broken by the lower rank;
-//   - the job's elapsed time over all selected spans.
+//   - the job's elapsed time over all selected spans;
+//   - with `by_callsite`, per operation and call site: the calls, bytes and
+//     time of the communication calls (below) whose span has a non-empty
+//     string arg "callsite", where the program made the call as the node's
+//     agent symbolized it (jobs run with MERIDIAN_CALLSITES=1). Calls
+//     without one count only per operation.
 // Every selected rank of the catalog is listed, with zeros if it had none.
 //
 // A communication call is a COMPLETE span (counters and instants never
@@ -42,7 +47,18 @@
 // the selected operations' time instead), their elapsed time as the
 // rank's if longer. They cover the whole run, so a query with a time or step
 // range leaves them out. A rank that has both is counted twice: import a
-// profile only for ranks Meridian did not capture.
+// profile only for ranks Meridian did not capture. They have no call sites.
+//
+// Call sites are held in memory until Finish: at most max_callsites
+// distinct (operation, call site) pairs and max_callsite_bytes of call-site
+// text (StatsOptions). A call from a new pair past either limit is counted
+// in its operation's row "(other call sites)" instead, so that an
+// operation's rows always sum to its calls that have a call site. E.g. with
+// max_callsites 1, MPI_Send from "main at a.cc:5" (20 ns) then from
+// "main at a.cc:9" (10 ns) and MPI_Recv from "main at a.cc:7" (5 ns):
+//   MPI_Send  main at a.cc:5          20 ns
+//   MPI_Send  (other call sites)      10 ns
+//   MPI_Recv  (other call sites)       5 ns
 #ifndef MERIDIAN_QUERY_STATS_H_
 #define MERIDIAN_QUERY_STATS_H_
 
@@ -65,11 +81,24 @@ int SizeBucketOf(int64_t bytes);
 // else dur_ns.
 int64_t InCallNs(const StoredSpan& span);
 
+// The call site row of calls past StatsOptions' limits.
+inline constexpr char kOtherCallsites[] = "(other call sites)";
+
+struct StatsOptions {
+  // Also each rank's operations (RankStats.ops).
+  bool per_rank = false;
+  // Also the operations per call site (StatsReply.callsites).
+  bool by_callsite = false;
+  // The most distinct (operation, call site) pairs held, and the most bytes
+  // of their call-site text (above): 100000 and 64 MiB by default.
+  int64_t max_callsites = 100000;
+  int64_t max_callsite_bytes = int64_t{64} << 20;
+};
+
 class StatsBuilder {
  public:
-  // `per_rank`: also each rank's operations (RankStats.ops).
   StatsBuilder(const JobCatalog& catalog, const SpanSelection& selection,
-               bool per_rank = false);
+               StatsOptions options = {});
   StatsBuilder(const StatsBuilder&) = delete;
   StatsBuilder& operator=(const StatsBuilder&) = delete;
 
@@ -138,12 +167,15 @@ class StatsBuilder {
   };
 
   void AddProcessFigures(const StoredSpan& span, RankSums& rank);
+  void AddCallsite(const StoredSpan& span, int64_t in_call_ns);
   void AppendOps(const OpSums& sums,
                  google::protobuf::RepeatedPtrField<v1::OpStats>* out) const;
+  void AppendCallsites(
+      google::protobuf::RepeatedPtrField<v1::CallsiteStats>* out) const;
 
   const JobCatalog& catalog_;
   const SpanSelection& selection_;
-  const bool per_rank_;
+  const StatsOptions options_;
   absl::flat_hash_map<int64_t, int32_t> rank_of_process_;
   int64_t imported_elapsed_ns_ = 0;
   absl::flat_hash_map<int64_t, const OpInfo*> op_;
@@ -153,6 +185,13 @@ class StatsBuilder {
   OpSums op_sums_;
   int64_t first_start_ = INT64_MAX;
   int64_t last_end_ = INT64_MIN;
+  // With by_callsite: op -> call site -> sums, and op -> the sums of call
+  // sites past the limits; the pairs and text bytes held.
+  absl::flat_hash_map<int64_t, absl::flat_hash_map<std::string, Sums>>
+      callsites_;
+  absl::flat_hash_map<int64_t, Sums> other_callsites_;
+  int64_t callsites_held_ = 0;
+  int64_t callsite_bytes_held_ = 0;
 };
 
 }  // namespace meridian

@@ -358,7 +358,9 @@ TEST(StatsTest, PerRankOperations) {
                  {3, v1::CATEGORY_USER, "forward"}};
   auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
   ASSERT_TRUE(selection.ok());
-  StatsBuilder stats(catalog, *selection, /*per_rank=*/true);
+  StatsOptions options;
+  options.per_rank = true;
+  StatsBuilder stats(catalog, *selection, options);
   Feed(stats, *selection,
        {Span(10, 1, 100, 10, 8), Span(10, 1, 200, 30, 0),
         Span(10, 2, 300, 50, 4096), Span(10, 3, 400, 1000),
@@ -409,6 +411,134 @@ TEST(StatsTest, PerRankOperations) {
   ASSERT_EQ(r2.ops(0).buckets_size(), 1);
   EXPECT_EQ(r2.ops(0).buckets(0).log2(), 5);
   EXPECT_EQ(r2.ops(0).buckets(0).calls(), 2);
+}
+
+StoredArg StringArg(const std::string& key, const std::string& value) {
+  StoredArg arg;
+  arg.key = key;
+  arg.type = StoredArg::Type::kString;
+  arg.str = value;
+  return arg;
+}
+
+StoredSpan At(StoredSpan span, const std::string& callsite) {
+  span.args.push_back(StringArg("callsite", callsite));
+  return span;
+}
+
+// StatsReply.callsites, a line each: "category name|callsite|calls|bytes|
+// dur_ns".
+std::string CallsiteRows(const v1::StatsReply& reply) {
+  std::string rows;
+  for (const v1::CallsiteStats& c : reply.callsites()) {
+    rows += std::to_string(c.category()) + " " + c.name() + "|" + c.callsite() +
+            "|" + std::to_string(c.calls()) + "|" + std::to_string(c.bytes()) +
+            "|" + std::to_string(c.dur_ns()) + "\n";
+  }
+  return rows;
+}
+
+// by_callsite: the calls StatsReply.ops counts that have a "callsite"
+// string arg, per (operation, call site); ties by name, then call site.
+TEST(StatsTest, CountsCallsPerCallsite) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "a", 0, 0, 1}, {2, "a", 1, 1, 2}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""},
+                    {11, 2, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Send"},
+                 {2, v1::CATEGORY_MPI, "MPI_Isend"},
+                 {3, v1::CATEGORY_MPI, "MPI_Init"},
+                 {4, v1::CATEGORY_USER, "forward"},
+                 {5, v1::CATEGORY_MPI, "MPI_Barrier"}};
+  v1::SpanFilter filter;
+  filter.add_ranks(0);
+  auto selection = SpanSelection::Make(catalog, filter);
+  ASSERT_TRUE(selection.ok());
+  StoredSpan isend = At(Span(10, 2, 500, 1000, 64), "solve+0x1c in libfoo.so");
+  isend.args.push_back(IntArg("call_ns", 40));
+  StoredSpan int_callsite = Span(10, 1, 800, 7, 8);
+  int_callsite.args = {IntArg("callsite", 5)};
+  StoredSpan counter = At(Counter(10, 1, 700, 5), "main at a.cc:5");
+  const std::vector<StoredSpan> spans = {
+      At(Span(10, 1, 100, 30, 8), "main at a.cc:5"),
+      At(Span(10, 1, 200, 20, 8), "main at a.cc:5"),
+      At(Span(10, 1, 300, 50, 100), "main at a.cc:9"),
+      Span(10, 1, 400, 1000, 8),  // no call site: only in ops
+      isend,                      // its call_ns, not issue to completion
+      At(Span(10, 5, 600, 40), "main at a.cc:12"),
+      At(Span(10, 3, 0, 50), "main at a.cc:2"),        // MPI_Init: no call
+      At(Span(10, 4, 0, 5000), "main at a.cc:3"),      // not communication
+      counter,                                         // no call
+      int_callsite,                                    // not a string
+      At(Span(10, 1, 900, 3, 8), ""),                  // empty
+      At(Span(11, 1, 100, 500, 8), "main at a.cc:5"),  // rank 1: filtered
+  };
+  StatsOptions options;
+  options.by_callsite = true;
+  StatsBuilder stats(catalog, *selection, options);
+  Feed(stats, *selection, spans);
+  v1::StatsReply reply = stats.Finish();
+  EXPECT_EQ(CallsiteRows(reply),
+            "1 MPI_Send|main at a.cc:5|2|16|50\n"
+            "1 MPI_Send|main at a.cc:9|1|100|50\n"
+            "1 MPI_Barrier|main at a.cc:12|1|0|40\n"
+            "1 MPI_Isend|solve+0x1c in libfoo.so|1|64|40\n");
+  ASSERT_EQ(reply.ops_size(), 3);
+  EXPECT_EQ(reply.ops(0).name(), "MPI_Send");
+  EXPECT_EQ(reply.ops(0).calls(), 6);
+  EXPECT_EQ(reply.ops(0).dur_ns(), 30 + 20 + 50 + 1000 + 7 + 3);
+
+  StatsBuilder without(catalog, *selection);
+  Feed(without, *selection, spans);
+  EXPECT_EQ(without.Finish().callsites_size(), 0);
+}
+
+// Past max_callsites distinct pairs, a new pair's calls go to its
+// operation's "(other call sites)"; pairs already held still count.
+TEST(StatsTest, CountsCallsitesPastTheLimitAsOther) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "a", 0, 0, 1}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Send"},
+                 {2, v1::CATEGORY_MPI, "MPI_Recv"}};
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  StatsOptions options;
+  options.by_callsite = true;
+  options.max_callsites = 2;
+  StatsBuilder stats(catalog, *selection, options);
+  Feed(stats, *selection,
+       {At(Span(10, 1, 100, 10, 1), "a"), At(Span(10, 1, 200, 20, 2), "b"),
+        At(Span(10, 1, 300, 5, 4), "c"), At(Span(10, 1, 400, 1, 8), "a"),
+        At(Span(10, 2, 500, 7, 16), "d"), At(Span(10, 1, 600, 8, 32), "e")});
+  EXPECT_EQ(CallsiteRows(stats.Finish()),
+            "1 MPI_Send|b|1|2|20\n"
+            "1 MPI_Send|(other call sites)|2|36|13\n"
+            "1 MPI_Send|a|2|9|11\n"
+            "1 MPI_Recv|(other call sites)|1|16|7\n");
+}
+
+// max_callsite_bytes bounds the call-site text held, as max_callsites the
+// pairs.
+TEST(StatsTest, CountsCallsitesPastTheTextLimitAsOther) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "a", 0, 0, 1}};
+  catalog.tracks = {{10, 1, v1::TRACK_KIND_THREAD, 1, ""}};
+  catalog.ops = {{1, v1::CATEGORY_NCCL, "AllReduce"}};
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  StatsOptions options;
+  options.by_callsite = true;
+  options.max_callsite_bytes = 10;
+  StatsBuilder stats(catalog, *selection, options);
+  Feed(stats, *selection,
+       {At(Span(10, 1, 100, 30, 0), "abcd"),
+        At(Span(10, 1, 200, 20, 0), "efghijk"),   // 4 + 7 > 10
+        At(Span(10, 1, 300, 10, 0), "lmnopq")});  // 4 + 6 = 10
+  EXPECT_EQ(CallsiteRows(stats.Finish()),
+            "2 AllReduce|abcd|1|0|30\n"
+            "2 AllReduce|(other call sites)|1|0|20\n"
+            "2 AllReduce|lmnopq|1|0|10\n");
 }
 
 }  // namespace
