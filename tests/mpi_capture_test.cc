@@ -1137,6 +1137,92 @@ TEST_F(MpiCaptureTest, CallSitesNameTheLinesOfTheProgramsCalls) {
     // Two Startalls and one Start per rank.
     EXPECT_EQ(starts, (std::map<std::string, int>{{site(program.startall), 8},
                                                   {site(program.start), 4}}));
+
+    // meridian stats --by-callsite: the sends' one row, 6 calls of 40 B.
+    Child stats =
+        Spawn({Runfile("cli/meridian"), "--collector", address_, "stats",
+               "--job", program.job, "--by-callsite", "--json"},
+              env_, /*merge_stderr=*/false);
+    const std::string json = stats.ReadAll();
+    ASSERT_EQ(stats.Wait(), 0) << json;
+    ASSERT_EQ(sends.size(), 1u);
+    const std::string send_row = absl::StrCat(
+        "{\"name\":\"MPI_Send\",\"category\":\"mpi\",", "\"callsite\":\"",
+        sends.begin()->first, "\",\"calls\":6,\"bytes\":240,");
+    EXPECT_NE(json.find(send_row), std::string::npos) << json;
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// What every rank of tests/mpi_persistent.cc recorded (see its comments):
+// each start of a persistent collective is an instance of MPI_COMM_WORLD
+// with the next sequence number, one started while recording was stopped
+// included; with `partitioned` (MPICH), the partitioned calls too.
+void ExpectPersistent(const std::vector<Row>& rows, bool partitioned) {
+  for (int rank = 0; rank < 4; ++rank) {
+    SCOPED_TRACE(rank);
+    auto seqs = [&](const std::string& name, int64_t bytes, int root) {
+      std::vector<uint64_t> out;
+      for (const Row& r : Select(rows, rank, name)) {
+        EXPECT_EQ(r.span.bytes, bytes) << name;
+        EXPECT_EQ(r.span.comm, 1u) << name;
+        EXPECT_EQ(r.span.comm_size, 4u) << name;
+        EXPECT_EQ(r.span.peer,
+                  root < 0 ? std::nullopt : std::optional<int32_t>(root))
+            << name;
+        ExpectCallTime(r);
+        out.push_back(r.span.seq.value_or(UINT64_MAX));
+      }
+      return out;
+    };
+    EXPECT_EQ(seqs("MPI_Allreduce_init", 32, -1),
+              (std::vector<uint64_t>{0, 1, 2}));
+    ASSERT_EQ(Select(rows, rank, "MPI_Barrier").size(), 1u);
+    EXPECT_EQ(Select(rows, rank, "MPI_Barrier")[0].span.seq, 3u);
+    EXPECT_EQ(seqs("MPI_Bcast_init", 128, 2), (std::vector<uint64_t>{4, 5}));
+    EXPECT_EQ(seqs("MPI_Barrier_init", 0, -1), (std::vector<uint64_t>{7}));
+    if (!partitioned) continue;
+    const std::vector<Row> sends = Select(rows, rank, "MPI_Psend_init");
+    const std::vector<Row> receives = Select(rows, rank, "MPI_Precv_init");
+    ASSERT_EQ(sends.size(), 1u);
+    ASSERT_EQ(receives.size(), 1u);
+    EXPECT_EQ(sends[0].span.bytes, 32);
+    EXPECT_EQ(sends[0].span.peer, (rank + 1) % 4);
+    EXPECT_EQ(sends[0].span.tag, 9);
+    EXPECT_EQ(receives[0].span.bytes, 32);
+    EXPECT_EQ(receives[0].span.peer, (rank + 3) % 4);
+    EXPECT_EQ(receives[0].span.tag, 9);
+    EXPECT_EQ(Select(rows, rank, "MPI_Pready").size(), 2u);
+    EXPECT_EQ(Select(rows, rank, "MPI_Pready_range").size(), 1u);
+  }
+}
+
+TEST_F(MpiCaptureTest, PersistentCollectivesAndPartitionedCallsAreRecorded) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(
+      MeridianRun("persistent", Mpirun({Runfile("tests/mpi_persistent")})),
+      env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  ExpectPersistent(ReadJob(db_, "persistent"), /*partitioned=*/false);
+
+  const std::string mpicxx = OnPath("mpicxx.mpich");
+  const std::string mpiexec = OnPath("mpiexec.mpich");
+  if (!mpicxx.empty() && !mpiexec.empty()) {
+    const std::string program = dir_ + "/mpi_persistent_mpich";
+    Child compile = Spawn(
+        {mpicxx, "-O1", Runfile("tests/mpi_persistent.cc"), "-o", program},
+        env_);
+    const std::string said = compile.ReadAll();
+    ASSERT_EQ(compile.Wait(), 0) << said;
+    env_["MPIEXEC_TIMEOUT"] = "120";
+    Child mpich = Spawn(
+        MeridianRun("persistent-mpich", {mpiexec, "-n", "4", program}), env_);
+    const std::string mpich_out = mpich.ReadAll();
+    ASSERT_EQ(mpich.Wait(), 0) << mpich_out;
+    ExpectPersistent(ReadJob(db_, "persistent-mpich"), /*partitioned=*/true);
   }
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);

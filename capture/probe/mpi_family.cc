@@ -12,6 +12,9 @@
 // to one another (the Fortran ones call the C ones) stay inside the
 // library.
 #include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>  // MPIX_Bcast_init & co (the pcollreq extension)
+#endif
 
 #include "capture/probe/mpi_family_abi.h"
 
@@ -42,7 +45,12 @@ MpiFamilyTable g_table;
 void FillCEntries(void** entries) {
 #define MERIDIAN_C_ENTRY(name, count) \
   MERIDIAN_MPI_FAMILY_ENTRY(entries, name, count, int);
-  MERIDIAN_MPI_C_FUNCTIONS(MERIDIAN_C_ENTRY)
+  MERIDIAN_MPI_C_COMMON(MERIDIAN_C_ENTRY)
+#if defined(OPEN_MPI)
+  MERIDIAN_MPI_C_MPIX(MERIDIAN_C_ENTRY)
+#else
+  MERIDIAN_MPI_C_MPI4(MERIDIAN_C_ENTRY)
+#endif
 #undef MERIDIAN_C_ENTRY
 }
 

@@ -39,7 +39,7 @@
 #endif
 
 // clang-format off
-#define MERIDIAN_MPI_C_FUNCTIONS(X) \
+#define MERIDIAN_MPI_C_COMMON(X) \
   X(MPI_Init, 2) \
   X(MPI_Init_thread, 4) \
   X(MPI_Finalize, 0) \
@@ -180,6 +180,68 @@
   X(MPI_File_iwrite_all, 5) \
   X(MPI_File_iread_at_all, 6) \
   X(MPI_File_iwrite_at_all, 6)
+
+// MPI-4 functions only some families have: MPICH 4 (persistent collectives
+// and partitioned communication), and Open MPI 4.1's extension holding the
+// persistent collectives as MPIX_*. Each family library fills its own group
+// (mpi_family.cc); the other group's entries stay null.
+#define MERIDIAN_MPI_C_MPI4(X) \
+  X(MPI_Barrier_init, 3) \
+  X(MPI_Bcast_init, 7) \
+  X(MPI_Reduce_init, 9) \
+  X(MPI_Allreduce_init, 8) \
+  X(MPI_Allgather_init, 9) \
+  X(MPI_Allgatherv_init, 10) \
+  X(MPI_Alltoall_init, 9) \
+  X(MPI_Alltoallv_init, 11) \
+  X(MPI_Alltoallw_init, 11) \
+  X(MPI_Gather_init, 10) \
+  X(MPI_Gatherv_init, 11) \
+  X(MPI_Scatter_init, 10) \
+  X(MPI_Scatterv_init, 11) \
+  X(MPI_Reduce_scatter_init, 8) \
+  X(MPI_Reduce_scatter_block_init, 8) \
+  X(MPI_Scan_init, 8) \
+  X(MPI_Exscan_init, 8) \
+  X(MPI_Neighbor_allgather_init, 9) \
+  X(MPI_Neighbor_allgatherv_init, 10) \
+  X(MPI_Neighbor_alltoall_init, 9) \
+  X(MPI_Neighbor_alltoallv_init, 11) \
+  X(MPI_Neighbor_alltoallw_init, 11) \
+  X(MPI_Psend_init, 9) \
+  X(MPI_Precv_init, 9) \
+  X(MPI_Pready, 2) \
+  X(MPI_Pready_range, 3) \
+  X(MPI_Pready_list, 3)
+
+#define MERIDIAN_MPI_C_MPIX(X) \
+  X(MPIX_Barrier_init, 3) \
+  X(MPIX_Bcast_init, 7) \
+  X(MPIX_Reduce_init, 9) \
+  X(MPIX_Allreduce_init, 8) \
+  X(MPIX_Allgather_init, 9) \
+  X(MPIX_Allgatherv_init, 10) \
+  X(MPIX_Alltoall_init, 9) \
+  X(MPIX_Alltoallv_init, 11) \
+  X(MPIX_Alltoallw_init, 11) \
+  X(MPIX_Gather_init, 10) \
+  X(MPIX_Gatherv_init, 11) \
+  X(MPIX_Scatter_init, 10) \
+  X(MPIX_Scatterv_init, 11) \
+  X(MPIX_Reduce_scatter_init, 8) \
+  X(MPIX_Reduce_scatter_block_init, 8) \
+  X(MPIX_Scan_init, 8) \
+  X(MPIX_Exscan_init, 8) \
+  X(MPIX_Neighbor_allgather_init, 9) \
+  X(MPIX_Neighbor_allgatherv_init, 10) \
+  X(MPIX_Neighbor_alltoall_init, 9) \
+  X(MPIX_Neighbor_alltoallv_init, 11) \
+  X(MPIX_Neighbor_alltoallw_init, 11)
+
+#define MERIDIAN_MPI_C_FUNCTIONS(X) \
+  MERIDIAN_MPI_C_COMMON(X) \
+  MERIDIAN_MPI_C_MPI4(X) \
+  MERIDIAN_MPI_C_MPIX(X)
 
 #define MERIDIAN_MPI_FORTRAN_FUNCTIONS(X) \
   X(mpi_init, MPI_INIT, 1) \

@@ -22,10 +22,17 @@
 //              it matches across ranks.
 //   callsite   with MERIDIAN_CALLSITES=1, where the program made the call
 //              (callsite.h); a persistent request's start names MPI_Start's.
+//   args       a neighbor collective's in-neighbors, "sources=A,B,C" (world
+//              ranks; NeighborSourcesArg), and an MPI_Win_lock's lock type,
+//              "lock_type=exclusive" or "lock_type=shared" (LockArgs): what
+//              the dependency graph needs (query/ops/mpi_args.h).
 // Non-blocking calls are recorded from issue to completion (the Wait or
 // Test that completes them); the Wait calls are recorded as well, the Test
 // calls (usually polled) are not.
 #include <mpi.h>
+#if defined(OPEN_MPI)
+#include <mpi-ext.h>  // MPIX_Bcast_init & co (the pcollreq extension)
+#endif
 
 #include <atomic>
 #include <cstdio>
@@ -181,7 +188,34 @@ constexpr uint8_t kCategoryMpi = 1;  // v1::CATEGORY_MPI
   X(File_iread_all) \
   X(File_iwrite_all) \
   X(File_iread_at_all) \
-  X(File_iwrite_at_all)
+  X(File_iwrite_at_all) \
+  X(Barrier_init) \
+  X(Bcast_init) \
+  X(Reduce_init) \
+  X(Allreduce_init) \
+  X(Allgather_init) \
+  X(Allgatherv_init) \
+  X(Alltoall_init) \
+  X(Alltoallv_init) \
+  X(Alltoallw_init) \
+  X(Gather_init) \
+  X(Gatherv_init) \
+  X(Scatter_init) \
+  X(Scatterv_init) \
+  X(Reduce_scatter_init) \
+  X(Reduce_scatter_block_init) \
+  X(Scan_init) \
+  X(Exscan_init) \
+  X(Neighbor_allgather_init) \
+  X(Neighbor_allgatherv_init) \
+  X(Neighbor_alltoall_init) \
+  X(Neighbor_alltoallv_init) \
+  X(Neighbor_alltoallw_init) \
+  X(Psend_init) \
+  X(Precv_init) \
+  X(Pready) \
+  X(Pready_range) \
+  X(Pready_list)
 // clang-format on
 
 enum Op {
@@ -210,7 +244,11 @@ struct CommInfo {
   const int32_t* world;  // world rank of each rank; nullptr: the identity
   uint64_t next_seq;     // both counters: __atomic builtins only
   uint64_t children;
-  uint64_t unused[2];
+  // The string id of this rank's "sources=..." arg on the communicator's
+  // neighbor collectives, found at the first (NeighborSourcesArg): 0 not
+  // yet, kNoSourcesArg none. __atomic builtins only.
+  uint32_t sources_arg;
+  uint32_t unused[3];
 };
 static_assert(sizeof(CommInfo) + 8 == 64);
 
@@ -449,6 +487,8 @@ struct Pending {
   const CommInfo* comm;
   bool resolve_source;
   bool resolve_tag;
+  // A persistent collective: each start is the next instance on `comm`.
+  bool collective = false;
 };
 
 HandleTable<Pending, 8192, 16> g_requests;
@@ -714,6 +754,104 @@ int OutDegree(MPI_Comm comm) {
   return 0;
 }
 
+// At most this many in-neighbors are recorded (query/ops/mpi_args.h reads
+// no more); a rank with more gets no "sources" arg.
+constexpr int kMaxNeighborSources = 256;
+constexpr uint32_t kNoSourcesArg = ~0u;
+
+// This rank's in-neighbors in `comm`'s topology, as ranks of `comm`, in
+// MPI's order (a Cartesian topology's: per dimension the -1, then the +1
+// neighbor of MPI_Cart_shift, MPI_PROC_NULL left out), into `sources`
+// (kMaxNeighborSources long); how many, or -1 if they are not listed.
+int InNeighbors(MPI_Comm comm, int* sources) {
+  int kind = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return -1;
+  int n = 0;
+  if (kind == MPI_CART) {
+    int dims = 0;
+    PMPI_Cartdim_get(comm, &dims);
+    if (dims < 0 || dims > kMaxNeighborSources / 2) return -1;
+    for (int d = 0; d < dims; ++d) {
+      int minus = MPI_PROC_NULL, plus = MPI_PROC_NULL;
+      PMPI_Cart_shift(comm, d, 1, &minus, &plus);
+      if (minus != MPI_PROC_NULL) sources[n++] = minus;
+      if (plus != MPI_PROC_NULL) sources[n++] = plus;
+    }
+    return n;
+  }
+  if (kind == MPI_GRAPH) {
+    const int rank = CommRank(comm);
+    PMPI_Graph_neighbors_count(comm, rank, &n);
+    if (n < 0 || n > kMaxNeighborSources) return -1;
+    PMPI_Graph_neighbors(comm, rank, n, sources);
+    return n;
+  }
+  if (kind == MPI_DIST_GRAPH) {
+    int out = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &n, &out, &weighted);
+    if (n < 0 || n > kMaxNeighborSources) return -1;
+    // Arrays for the weights whether or not the graph has any, and none
+    // for the out-neighbors (maxoutdegree 0).
+    int weights[kMaxNeighborSources], no_out[1], no_out_weights[1];
+    PMPI_Dist_graph_neighbors(comm, n, sources, weights, 0, no_out,
+                              no_out_weights);
+    return n;
+  }
+  return -1;
+}
+
+// The first neighbor collective on `info`: its "sources" arg found,
+// interned and kept in the table entry.
+__attribute__((noinline, cold)) uint32_t FindNeighborSources(MPI_Comm comm,
+                                                             CommInfo* info) {
+  int sources[kMaxNeighborSources];
+  const int n = InNeighbors(comm, sources);
+  // "sources=" and up to 256 world ranks of up to 10 digits, with commas.
+  char text[16 + kMaxNeighborSources * 11];
+  int used = snprintf(text, sizeof(text), "sources=");
+  int listed = 0;
+  for (int i = 0; i < n; ++i) {
+    const int32_t world = WorldRankOf(info, sources[i]);
+    if (world < 0) continue;
+    used += snprintf(text + used, sizeof(text) - used, listed++ ? ",%d" : "%d",
+                     world);
+    if (used >= static_cast<int>(sizeof(text))) listed = 0;  // not reached
+  }
+  uint32_t id = listed > 0 ? probe::Intern(text) : 0;
+  if (id == 0) id = kNoSourcesArg;
+  __atomic_store_n(&info->sources_arg, id, __ATOMIC_RELEASE);
+  return id;
+}
+
+// The args of a neighbor collective on `comm` ("sources=A,B,C": the world
+// ranks of this rank's in-neighbors), or 0: found once per communicator,
+// then one load. Two threads meeting a new communicator at once both find
+// the same string, and Intern gives them the same id.
+inline uint32_t NeighborSourcesArg(MPI_Comm comm, CommInfo* info) {
+  if (info == nullptr) return 0;
+  uint32_t id = __atomic_load_n(&info->sources_arg, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(id == 0, 0)) id = FindNeighborSources(comm, info);
+  return id == kNoSourcesArg ? 0 : id;
+}
+
+// The args of an MPI_Win_lock: its lock type, and nocheck=1 where
+// MPI_MODE_NOCHECK says no lock is taken. Four constant strings, each
+// interned at its first use.
+uint32_t LockArgs(int lock_type, int assert_flags) {
+  static const char* const kText[4] = {
+      "lock_type=exclusive", "lock_type=shared",
+      "lock_type=exclusive;nocheck=1", "lock_type=shared;nocheck=1"};
+  static uint32_t ids[4];  // __atomic builtins only
+  const int which = (lock_type == MPI_LOCK_EXCLUSIVE ? 0 : 1) +
+                    ((assert_flags & MPI_MODE_NOCHECK) ? 2 : 0);
+  uint32_t id = __atomic_load_n(&ids[which], __ATOMIC_RELAXED);
+  if (__builtin_expect(id == 0, 0)) {
+    id = probe::Intern(kText[which]);
+    __atomic_store_n(&ids[which], id, __ATOMIC_RELAXED);
+  }
+  return id;
+}
+
 // Bytes of `n` blocks of counts[i] elements of types[i] (the w forms).
 int64_t SumTypedBytes(const int counts[], const MPI_Datatype types[], int n) {
   if (counts == nullptr || types == nullptr) return 0;
@@ -759,7 +897,34 @@ void StartPersistent(uint64_t key, int64_t start, int64_t call_end, int count) {
   probe::StampStep(&r);
   r.callsite = probe::CurrentCallsite();  // the start's, not the init's
   r.extra = (call_end - start) / (count > 0 ? count : 1);
+  if (started.collective) {
+    // The table's CommInfo, shared with the blocking collectives.
+    r.seq = NextSeq(const_cast<CommInfo*>(started.comm));
+    r.flags |= ProbeRecord::kHasSeq;
+  }
   g_requests.Insert(key, started);
+}
+
+// A start that is not recorded (recording paused) still counts its
+// collective's instance, so that sequence numbers stay equal across ranks.
+void CountUnrecordedStart(uint64_t key) {
+  const Pending* made = key == 0 ? nullptr : g_persistent.Find(key);
+  if (made != nullptr && made->collective) {
+    NextSeq(const_cast<CommInfo*>(made->comm));
+  }
+}
+
+// A persistent collective was made: remembered for its starts.
+void MakePersistentCollective(MPI_Request* request, Op op, MPI_Comm comm,
+                              int64_t bytes, int root) {
+  if (!probe::g_event.enabled || request == nullptr ||
+      *request == MPI_REQUEST_NULL) {
+    return;
+  }
+  CommInfo* info = Comm(comm);
+  ProbeRecord r = CollectiveRecord(op, 0, 0, info, 0, bytes, root);
+  r.flags &= ~ProbeRecord::kHasSeq;  // given at each start
+  g_persistent.Insert(Key(*request), Pending{r, info, false, false, true});
 }
 
 // Matched probes: the communicator a message was probed on, for the
@@ -817,6 +982,28 @@ const CommInfo* TakeMessage(uint64_t key) {
           CollectiveRecord(op, start, start, info, seq, bytes_expr, root), \
           info, false, false);                                             \
   }                                                                        \
+  return rc;
+
+// Neighbor collectives, blocking and not: as above, with this rank's
+// in-neighbors as args, looked up after the call's time is taken (once per
+// communicator: NeighborSourcesArg).
+#define MERIDIAN_NEIGHBOR(op, comm, bytes_expr, call)                          \
+  MERIDIAN_COLLECTIVE_CALL(comm, call)                                         \
+  const int64_t end = probe::Now();                                            \
+  ProbeRecord r = CollectiveRecord(op, start, end, info, seq, bytes_expr, -1); \
+  if (rc == MPI_SUCCESS) r.args = NeighborSourcesArg(comm, info);              \
+  probe::Emit(r);                                                              \
+  return rc;
+
+#define MERIDIAN_INEIGHBOR(op, comm, bytes_expr, request, call)        \
+  MERIDIAN_COLLECTIVE_CALL(comm, call)                                 \
+  if (rc == MPI_SUCCESS) {                                             \
+    const int64_t call_end = probe::Now();                             \
+    ProbeRecord r =                                                    \
+        CollectiveRecord(op, start, start, info, seq, bytes_expr, -1); \
+    r.args = NeighborSourcesArg(comm, info);                           \
+    IssueAt(request, r, call_end, info, false, false);                 \
+  }                                                                    \
   return rc;
 
 extern "C" {
@@ -1533,9 +1720,13 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag,
 }
 
 int MPI_Start(MPI_Request* request) {
-  if (!probe::Recording()) return PMPI_Start(request);
+  if (!probe::g_event.enabled) return PMPI_Start(request);
   const uint64_t key =
       (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
+  if (!probe::Recording()) {
+    CountUnrecordedStart(key);
+    return PMPI_Start(request);
+  }
   const int64_t start = probe::Now();
   const int rc = PMPI_Start(request);
   if (rc == MPI_SUCCESS) StartPersistent(key, start, probe::Now(), 1);
@@ -1543,7 +1734,15 @@ int MPI_Start(MPI_Request* request) {
 }
 
 int MPI_Startall(int count, MPI_Request requests[]) {
-  if (!probe::Recording() || requests == nullptr) {
+  if (!probe::g_event.enabled || requests == nullptr) {
+    return PMPI_Startall(count, requests);
+  }
+  if (!probe::Recording()) {
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] != MPI_REQUEST_NULL) {
+        CountUnrecordedStart(Key(requests[i]));
+      }
+    }
     return PMPI_Startall(count, requests);
   }
   const int64_t start = probe::Now();
@@ -1713,18 +1912,17 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount,
                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(
-      kNeighbor_allgather, comm, TypeBytes(sendcount, sendtype), -1,
-      PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                              recvtype, comm))
+  MERIDIAN_NEIGHBOR(kNeighbor_allgather, comm, TypeBytes(sendcount, sendtype),
+                    PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype,
+                                            recvbuf, recvcount, recvtype, comm))
 }
 
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(
-      kNeighbor_allgatherv, comm, TypeBytes(sendcount, sendtype), -1,
+  MERIDIAN_NEIGHBOR(
+      kNeighbor_allgatherv, comm, TypeBytes(sendcount, sendtype),
       PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                recvcounts, displs, recvtype, comm))
 }
@@ -1732,10 +1930,9 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(
-      kNeighbor_alltoall, comm, TypeBytes(sendcount, sendtype), -1,
-      PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                             recvtype, comm))
+  MERIDIAN_NEIGHBOR(kNeighbor_alltoall, comm, TypeBytes(sendcount, sendtype),
+                    PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype,
+                                           recvbuf, recvcount, recvtype, comm))
 }
 
 int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
@@ -1743,9 +1940,9 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                            void* recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(
+  MERIDIAN_NEIGHBOR(
       kNeighbor_alltoallv, comm,
-      SumBytes(sendcounts, OutDegree(comm), sendtype), -1,
+      SumBytes(sendcounts, OutDegree(comm), sendtype),
       PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                               recvcounts, rdispls, recvtype, comm))
 }
@@ -1755,9 +1952,9 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                            const MPI_Datatype sendtypes[], void* recvbuf,
                            const int recvcounts[], const MPI_Aint rdispls[],
                            const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(
+  MERIDIAN_NEIGHBOR(
       kNeighbor_alltoallw, comm,
-      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)), -1,
+      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)),
       PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                               recvcounts, rdispls, recvtypes, comm))
 }
@@ -1766,8 +1963,8 @@ int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(
-      kIneighbor_allgather, comm, TypeBytes(sendcount, sendtype), -1, request,
+  MERIDIAN_INEIGHBOR(
+      kIneighbor_allgather, comm, TypeBytes(sendcount, sendtype), request,
       PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                recvtype, comm, request))
 }
@@ -1777,8 +1974,8 @@ int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
                              const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(
-      kIneighbor_allgatherv, comm, TypeBytes(sendcount, sendtype), -1, request,
+  MERIDIAN_INEIGHBOR(
+      kIneighbor_allgatherv, comm, TypeBytes(sendcount, sendtype), request,
       PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                 recvcounts, displs, recvtype, comm, request))
 }
@@ -1787,8 +1984,8 @@ int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(
-      kIneighbor_alltoall, comm, TypeBytes(sendcount, sendtype), -1, request,
+  MERIDIAN_INEIGHBOR(
+      kIneighbor_alltoall, comm, TypeBytes(sendcount, sendtype), request,
       PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                               recvtype, comm, request))
 }
@@ -1798,9 +1995,9 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                             void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(
+  MERIDIAN_INEIGHBOR(
       kIneighbor_alltoallv, comm,
-      SumBytes(sendcounts, OutDegree(comm), sendtype), -1, request,
+      SumBytes(sendcounts, OutDegree(comm), sendtype), request,
       PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                recvcounts, rdispls, recvtype, comm, request))
 }
@@ -1811,9 +2008,9 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                             const int recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(
+  MERIDIAN_INEIGHBOR(
       kIneighbor_alltoallw, comm,
-      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)), -1, request,
+      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)), request,
       PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                recvcounts, rdispls, recvtypes, comm, request))
 }
@@ -2015,9 +2212,20 @@ int MPI_Rget_accumulate(const void* origin, int origin_count,
 
 // Synchronization: lock, unlock and flush name their target as the peer;
 // the _all forms and the general active target calls name none.
+// Recorded as the other one-sided calls, with its lock type (LockArgs):
+// exclusive epochs on one target serialize.
 int MPI_Win_lock(int lock_type, int target, int assert_flags, MPI_Win win) {
-  MERIDIAN_RMA(kWin_lock, win, target, 0,
-               PMPI_Win_lock(lock_type, target, assert_flags, win))
+  if (!probe::Recording()) {
+    return PMPI_Win_lock(lock_type, target, assert_flags, win);
+  }
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Win_lock(lock_type, target, assert_flags, win);
+  const int64_t end = probe::Now();
+  ProbeRecord r =
+      PointToPointRecord(kWin_lock, start, end, Window(win), target, -1, 0);
+  r.args = LockArgs(lock_type, assert_flags);
+  probe::Emit(r);
+  return rc;
 }
 
 int MPI_Win_unlock(int target, MPI_Win win) {
@@ -2251,5 +2459,356 @@ int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* buf,
 #undef MERIDIAN_FILE_IO_ALL
 #undef MERIDIAN_FILE_IIO
 #undef MERIDIAN_FILE_IIO_ALL
+
+// ---- Persistent collectives (MPI-4)
+// -------------------------------------------
+
+// MPI_Bcast_init & co (Open MPI 4.1: its extension's MPIX_Bcast_init...,
+// recorded under the MPI-4 names): each MPI_Start/Startall performs the
+// collective once, recorded like the non-blocking form from start to
+// completion, under the init call's name, with the next sequence number of
+// the communicator at the start (members start their persistent
+// collectives in the same order, as they must call collectives).
+#if defined(OPEN_MPI)
+#define MERIDIAN_MPI4(name) MPIX_##name
+#define MERIDIAN_PMPI4(name) PMPIX_##name
+#else
+#define MERIDIAN_MPI4(name) MPI_##name
+#define MERIDIAN_PMPI4(name) PMPI_##name
+#endif
+
+#define MERIDIAN_COLLECTIVE_INIT(op, comm, bytes_expr, root, request, call) \
+  const int rc = call;                                                      \
+  if (rc == MPI_SUCCESS) {                                                  \
+    MakePersistentCollective(request, op, comm, bytes_expr, root);          \
+  }                                                                         \
+  return rc;
+
+int MERIDIAN_MPI4(Barrier_init)(MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(kBarrier_init, comm, 0, -1, request,
+                           MERIDIAN_PMPI4(Barrier_init)(comm, info, request))
+}
+
+int MERIDIAN_MPI4(Bcast_init)(void* buf, int count, MPI_Datatype type, int root,
+                              MPI_Comm comm, MPI_Info info,
+                              MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kBcast_init, comm, TypeBytes(count, type), root, request,
+      MERIDIAN_PMPI4(Bcast_init)(buf, count, type, root, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Reduce_init)(const void* sendbuf, void* recvbuf, int count,
+                               MPI_Datatype type, MPI_Op op, int root,
+                               MPI_Comm comm, MPI_Info info,
+                               MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kReduce_init, comm, TypeBytes(count, type), root, request,
+      MERIDIAN_PMPI4(Reduce_init)(sendbuf, recvbuf, count, type, op, root, comm,
+                                  info, request))
+}
+
+int MERIDIAN_MPI4(Allreduce_init)(const void* sendbuf, void* recvbuf, int count,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kAllreduce_init, comm, TypeBytes(count, type), -1, request,
+      MERIDIAN_PMPI4(Allreduce_init)(sendbuf, recvbuf, count, type, op, comm,
+                                     info, request))
+}
+
+int MERIDIAN_MPI4(Allgather_init)(const void* sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void* recvbuf,
+                                  int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kAllgather_init, comm,
+      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                              : TypeBytes(sendcount, sendtype),
+      -1, request,
+      MERIDIAN_PMPI4(Allgather_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Allgatherv_init)(const void* sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void* recvbuf,
+                                   const int recvcounts[], const int displs[],
+                                   MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kAllgatherv_init, comm, SumBytes(recvcounts, CommSize(comm), recvtype),
+      -1, request,
+      MERIDIAN_PMPI4(Allgatherv_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcounts, displs, recvtype, comm, info,
+                                      request))
+}
+
+int MERIDIAN_MPI4(Alltoall_init)(const void* sendbuf, int sendcount,
+                                 MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kAlltoall_init, comm,
+      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                              : TypeBytes(sendcount, sendtype),
+      -1, request,
+      MERIDIAN_PMPI4(Alltoall_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Alltoallv_init)(const void* sendbuf, const int sendcounts[],
+                                  const int sdispls[], MPI_Datatype sendtype,
+                                  void* recvbuf, const int recvcounts[],
+                                  const int rdispls[], MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kAlltoallv_init, comm,
+      sendbuf == MPI_IN_PLACE ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                              : SumBytes(sendcounts, CommSize(comm), sendtype),
+      -1, request,
+      MERIDIAN_PMPI4(Alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype,
+                                     recvbuf, recvcounts, rdispls, recvtype,
+                                     comm, info, request))
+}
+
+int MERIDIAN_MPI4(Alltoallw_init)(const void* sendbuf, const int sendcounts[],
+                                  const int sdispls[],
+                                  const MPI_Datatype sendtypes[], void* recvbuf,
+                                  const int recvcounts[], const int rdispls[],
+                                  const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                  MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kAlltoallw_init, comm,
+      sendbuf == MPI_IN_PLACE
+          ? SumTypedBytes(recvcounts, recvtypes, CommSize(comm))
+          : SumTypedBytes(sendcounts, sendtypes, CommSize(comm)),
+      -1, request,
+      MERIDIAN_PMPI4(Alltoallw_init)(sendbuf, sendcounts, sdispls, sendtypes,
+                                     recvbuf, recvcounts, rdispls, recvtypes,
+                                     comm, info, request))
+}
+
+int MERIDIAN_MPI4(Gather_init)(const void* sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Info info,
+                               MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kGather_init, comm,
+      CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
+                             : TypeBytes(sendcount, sendtype),
+      root, request,
+      MERIDIAN_PMPI4(Gather_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                  recvcount, recvtype, root, comm, info,
+                                  request))
+}
+
+int MERIDIAN_MPI4(Gatherv_init)(const void* sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void* recvbuf,
+                                const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kGatherv_init, comm,
+      CommRank(comm) == root ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                             : TypeBytes(sendcount, sendtype),
+      root, request,
+      MERIDIAN_PMPI4(Gatherv_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcounts, displs, recvtype, root, comm,
+                                   info, request))
+}
+
+int MERIDIAN_MPI4(Scatter_init)(const void* sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, int root,
+                                MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kScatter_init, comm,
+      CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
+                             : TypeBytes(recvcount, recvtype),
+      root, request,
+      MERIDIAN_PMPI4(Scatter_init)(sendbuf, sendcount, sendtype, recvbuf,
+                                   recvcount, recvtype, root, comm, info,
+                                   request))
+}
+
+int MERIDIAN_MPI4(Scatterv_init)(const void* sendbuf, const int sendcounts[],
+                                 const int displs[], MPI_Datatype sendtype,
+                                 void* recvbuf, int recvcount,
+                                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kScatterv_init, comm,
+      CommRank(comm) == root ? SumBytes(sendcounts, CommSize(comm), sendtype)
+                             : TypeBytes(recvcount, recvtype),
+      root, request,
+      MERIDIAN_PMPI4(Scatterv_init)(sendbuf, sendcounts, displs, sendtype,
+                                    recvbuf, recvcount, recvtype, root, comm,
+                                    info, request))
+}
+
+int MERIDIAN_MPI4(Reduce_scatter_init)(const void* sendbuf, void* recvbuf,
+                                       const int recvcounts[],
+                                       MPI_Datatype type, MPI_Op op,
+                                       MPI_Comm comm, MPI_Info info,
+                                       MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kReduce_scatter_init, comm, SumBytes(recvcounts, CommSize(comm), type),
+      -1, request,
+      MERIDIAN_PMPI4(Reduce_scatter_init)(sendbuf, recvbuf, recvcounts, type,
+                                          op, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Reduce_scatter_block_init)(const void* sendbuf, void* recvbuf,
+                                             int recvcount, MPI_Datatype type,
+                                             MPI_Op op, MPI_Comm comm,
+                                             MPI_Info info,
+                                             MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kReduce_scatter_block_init, comm, TypeBytes(recvcount, type), -1, request,
+      MERIDIAN_PMPI4(Reduce_scatter_block_init)(sendbuf, recvbuf, recvcount,
+                                                type, op, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Scan_init)(const void* sendbuf, void* recvbuf, int count,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                             MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kScan_init, comm, TypeBytes(count, type), -1, request,
+      MERIDIAN_PMPI4(Scan_init)(sendbuf, recvbuf, count, type, op, comm, info,
+                                request))
+}
+
+int MERIDIAN_MPI4(Exscan_init)(const void* sendbuf, void* recvbuf, int count,
+                               MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                               MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kExscan_init, comm, TypeBytes(count, type), -1, request,
+      MERIDIAN_PMPI4(Exscan_init)(sendbuf, recvbuf, count, type, op, comm, info,
+                                  request))
+}
+
+int MERIDIAN_MPI4(Neighbor_allgather_init)(const void* sendbuf, int sendcount,
+                                           MPI_Datatype sendtype, void* recvbuf,
+                                           int recvcount, MPI_Datatype recvtype,
+                                           MPI_Comm comm, MPI_Info info,
+                                           MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(kNeighbor_allgather_init, comm,
+                           TypeBytes(sendcount, sendtype), -1, request,
+                           MERIDIAN_PMPI4(Neighbor_allgather_init)(
+                               sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Neighbor_allgatherv_init)(
+    const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kNeighbor_allgatherv_init, comm, TypeBytes(sendcount, sendtype), -1,
+      request,
+      MERIDIAN_PMPI4(Neighbor_allgatherv_init)(sendbuf, sendcount, sendtype,
+                                               recvbuf, recvcounts, displs,
+                                               recvtype, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Neighbor_alltoall_init)(const void* sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, void* recvbuf,
+                                          int recvcount, MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info,
+                                          MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(kNeighbor_alltoall_init, comm,
+                           TypeBytes(sendcount, sendtype), -1, request,
+                           MERIDIAN_PMPI4(Neighbor_alltoall_init)(
+                               sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Neighbor_alltoallv_init)(
+    const void* sendbuf, const int sendcounts[], const int sdispls[],
+    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kNeighbor_alltoallv_init, comm,
+      SumBytes(sendcounts, OutDegree(comm), sendtype), -1, request,
+      MERIDIAN_PMPI4(Neighbor_alltoallv_init)(
+          sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+          recvtype, comm, info, request))
+}
+
+int MERIDIAN_MPI4(Neighbor_alltoallw_init)(
+    const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Info info, MPI_Request* request) {
+  MERIDIAN_COLLECTIVE_INIT(
+      kNeighbor_alltoallw_init, comm,
+      SumTypedBytes(sendcounts, sendtypes, OutDegree(comm)), -1, request,
+      MERIDIAN_PMPI4(Neighbor_alltoallw_init)(
+          sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+          recvtypes, comm, info, request))
+}
+#undef MERIDIAN_COLLECTIVE_INIT
+#undef MERIDIAN_MPI4
+#undef MERIDIAN_PMPI4
+
+// ---- Partitioned point-to-point (MPI-4; MPICH)
+// ---------------------------------
+
+#if !defined(OPEN_MPI)
+// Psend_init/Precv_init make persistent requests, recorded as Send_init's
+// are: each start from MPI_Start to completion, under the init call's name,
+// with the whole buffer's bytes (partitions x count x type size). The
+// MPI_Pready* calls that release partitions are recorded as calls of their
+// own; MPI_Parrived, polled like MPI_Test, is not.
+#define MERIDIAN_PARTITIONED_INIT(Name, op, buf_type, peer_is_source)         \
+  int MPI_##Name(buf_type buf, int partitions, MPI_Count count,               \
+                 MPI_Datatype type, int peer, int tag, MPI_Comm comm,         \
+                 MPI_Info info, MPI_Request* request) {                       \
+    const int rc = PMPI_##Name(buf, partitions, count, type, peer, tag, comm, \
+                               info, request);                                \
+    if (rc == MPI_SUCCESS && probe::g_event.enabled && request != nullptr &&  \
+        *request != MPI_REQUEST_NULL) {                                       \
+      const CommInfo* info_of_comm = Comm(comm);                              \
+      g_persistent.Insert(                                                    \
+          Key(*request),                                                      \
+          Pending{PointToPointRecord(op, 0, 0, info_of_comm, peer, tag,       \
+                                     TypeBytes(partitions * count, type)),    \
+                  info_of_comm, peer_is_source && peer == MPI_ANY_SOURCE,     \
+                  peer_is_source && tag == MPI_ANY_TAG});                     \
+    }                                                                         \
+    return rc;                                                                \
+  }
+MERIDIAN_PARTITIONED_INIT(Psend_init, kPsend_init, const void*, false)
+MERIDIAN_PARTITIONED_INIT(Precv_init, kPrecv_init, void*, true)
+#undef MERIDIAN_PARTITIONED_INIT
+
+#define MERIDIAN_PREADY(op, call)                      \
+  if (!probe::Recording()) return call;                \
+  const int64_t start = probe::Now();                  \
+  const int rc = call;                                 \
+  probe::Emit(Base(op, start, probe::Now(), nullptr)); \
+  return rc;
+
+int MPI_Pready(int partition, MPI_Request request) {
+  MERIDIAN_PREADY(kPready, PMPI_Pready(partition, request))
+}
+
+int MPI_Pready_range(int partition_low, int partition_high,
+                     MPI_Request request) {
+  MERIDIAN_PREADY(kPready_range,
+                  PMPI_Pready_range(partition_low, partition_high, request))
+}
+
+int MPI_Pready_list(int length, int partitions[], MPI_Request request) {
+  MERIDIAN_PREADY(kPready_list, PMPI_Pready_list(length, partitions, request))
+}
+#undef MERIDIAN_PREADY
+#endif  // !OPEN_MPI
 
 }  // extern "C"
