@@ -242,6 +242,8 @@ int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
   *request.mutable_filter() = filter;
   request.set_per_rank(!mpitrace_dir.empty());
   request.set_by_callsite(by_callsite);
+  // The files get mpitrace's distribution rows, and so does the text.
+  request.set_mpitrace_bins(!mpitrace_dir.empty());
   meridian::v1::StatsReply reply;
   if (int failed = Call("stats", stub, &meridian::v1::Query::Stub::GetStats,
                         request, collector, &reply)) {

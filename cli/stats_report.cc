@@ -102,8 +102,15 @@ std::string CallsitesText(const v1::StatsReply& stats) {
   return out;
 }
 
-std::string BucketLabel(int log2) {
+std::string BucketLabel(int log2, bool mpitrace_bins) {
   if (log2 < 0) return "0";
+  if (mpitrace_bins) {
+    if (log2 <= 1) return "[1, 4]";
+    return absl::StrCat("(", int64_t{1} << log2, ", ",
+                        log2 >= 62 ? std::string("2^63")
+                                   : absl::StrCat(int64_t{1} << (log2 + 1)),
+                        "]");
+  }
   return absl::StrCat(
       "[", int64_t{1} << log2, ", ",
       log2 >= 62 ? std::string("2^63") : absl::StrCat(int64_t{1} << (log2 + 1)),
@@ -132,9 +139,10 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
     absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", op.name(), "#calls",
                           "avg. bytes", "time(sec)");
     for (const v1::SizeBucket& b : op.buckets()) {
-      absl::StrAppendFormat(
-          &out, "  %-26s %12d %16.1f %12.6f\n", BucketLabel(b.log2()),
-          b.calls(), AvgBytes(b.bytes(), b.calls()), Seconds(b.dur_ns()));
+      absl::StrAppendFormat(&out, "  %-26s %12d %16.1f %12.6f\n",
+                            BucketLabel(b.log2(), stats.mpitrace_bins()),
+                            b.calls(), AvgBytes(b.bytes(), b.calls()),
+                            Seconds(b.dur_ns()));
     }
   }
   out += "\nCommunication per rank:\n";
@@ -175,7 +183,10 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
 std::string StatsJson(const v1::StatsReply& stats, bool by_callsite) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, stats.job());
-  absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns(), ",\"ops\":[");
+  absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns());
+  // The buckets' log2 are mpitrace's bins (stats --mpitrace), said only then.
+  if (stats.mpitrace_bins()) out += ",\"mpitrace_bins\":true";
+  out += ",\"ops\":[";
   AppendOpsJson(stats.ops(), &out);
   if (by_callsite) {
     out += "],\"callsites\":[";

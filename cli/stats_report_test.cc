@@ -143,6 +143,28 @@ v1::StatsReply WithCallsites() {
   return stats;
 }
 
+// stats --mpitrace: the distributions are in mpitrace's bins, and say so.
+TEST(StatsReportTest, MpitraceBinsAreLabelledAsMpitraceHasThem) {
+  v1::StatsReply stats = TwoRanks();
+  stats.set_mpitrace_bins(true);
+  v1::OpStats* op = stats.mutable_ops(0);
+  op->mutable_buckets(0)->set_log2(2);  // the 8-byte calls: (4, 8]
+  v1::SizeBucket* small = op->add_buckets();
+  small->set_log2(1);
+  small->set_calls(1);
+  small->set_bytes(4);
+  const std::string text = StatsText(stats);
+  EXPECT_NE(text.find("\n  (4, 8]                                2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  [1, 4]                                1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(StatsJson(stats).find(",\"mpitrace_bins\":true,\"ops\":["),
+            std::string::npos);
+  EXPECT_EQ(StatsJson(TwoRanks()).find("mpitrace_bins"), std::string::npos);
+}
+
 TEST(StatsReportTest, TextHasCallsitesAfterTheOperations) {
   EXPECT_EQ(
       StatsText(WithCallsites(), /*by_callsite=*/true),

@@ -325,6 +325,7 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
   StatsOptions options;
   options.per_rank = request->per_rank();
   options.by_callsite = request->by_callsite();
+  options.mpitrace_bins = request->mpitrace_bins();
   StatsBuilder stats(query->catalog, *query->selection, options);
   std::optional<CommMatrixBuilder> matrix;
   if (request->matrix()) {

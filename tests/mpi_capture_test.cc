@@ -1474,18 +1474,37 @@ TEST_F(MpiCaptureTest, TheSeedProfilesCountsAndBytesAreReproduced) {
   FILE* f = fopen((profiles + "/mpi_profile.0").c_str(), "r");
   ASSERT_NE(f, nullptr);
   std::map<std::string, std::string> table;  // routine -> "calls avg"
+  // Message size distributions: routine -> its rows' "calls avg".
+  std::map<std::string, std::vector<std::string>> bins;
+  bool in_distributions = false;
+  std::string routine;
   char line[512];
   while (fgets(line, sizeof(line), f) != nullptr) {
     char name[128];
     long calls = 0;
     double bytes = 0, seconds = 0;
-    if (sscanf(line, "%127s %ld %lf %lf", name, &calls, &bytes, &seconds) ==
-            4 &&
-        absl::StartsWith(name, "MPI_") && table.count(name) == 0) {
+    if (absl::StartsWith(line, "Message size distributions")) {
+      in_distributions = true;
+    } else if (in_distributions && sscanf(line, "%127s #calls", name) == 1 &&
+               absl::StartsWith(name, "MPI_")) {
+      routine = name;
+    } else if (in_distributions && !routine.empty() &&
+               sscanf(line, "%ld %lf %lf", &calls, &bytes, &seconds) == 3) {
+      bins[routine].push_back(absl::StrFormat("%ld %.1f", calls, bytes));
+    } else if (sscanf(line, "%127s %ld %lf %lf", name, &calls, &bytes,
+                      &seconds) == 4 &&
+               absl::StartsWith(name, "MPI_") && table.count(name) == 0) {
       table[name] = absl::StrFormat("%ld %.1f", calls, bytes);
     }
   }
   fclose(f);
+  // The seed's rows exactly, in mpitrace's bins: its 128-byte Bcast
+  // closes (64, 128], apart from the 211-byte ones.
+  EXPECT_EQ(bins["MPI_Bcast"],
+            (std::vector<std::string>{"34 4.0", "17 25.0", "1 128.0", "8 211.0",
+                                      "1 281.0", "1 569.0", "2 2525.0"}));
+  EXPECT_EQ(bins["MPI_Allreduce"],
+            (std::vector<std::string>{"40 4.0", "8718 8.0"}));
   EXPECT_EQ(table, (std::map<std::string, std::string>{
                        {"MPI_Comm_rank", "5 0.0"},
                        {"MPI_Comm_size", "3 0.0"},

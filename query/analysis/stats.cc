@@ -13,6 +13,13 @@ int SizeBucketOf(int64_t bytes) {
   return 63 - __builtin_clzll(static_cast<uint64_t>(bytes));
 }
 
+int MpitraceSizeBucketOf(int64_t bytes) {
+  if (bytes <= 0) return -1;
+  if (bytes <= 4) return 1;
+  // ceil(log2(bytes)) - 1: the k with 2^k < bytes <= 2^(k+1).
+  return 63 - __builtin_clzll(static_cast<uint64_t>(bytes - 1));
+}
+
 int64_t InCallNs(const StoredSpan& span) {
   for (const StoredArg& arg : span.args) {
     // Inside the issuing call: never more than issue to completion.
@@ -83,7 +90,8 @@ void StatsBuilder::Add(const StoredSpan& span) {
     return;
   }
   const int64_t in_call_ns = InCallNs(span);
-  const int bucket = SizeBucketOf(span.bytes);
+  const int bucket = options_.mpitrace_bins ? MpitraceSizeBucketOf(span.bytes)
+                                            : SizeBucketOf(span.bytes);
   ++rank.calls;
   rank.comm_ns += in_call_ns;
   op_sums_.Add(span.op_id, bucket, span.bytes, in_call_ns);
@@ -255,6 +263,7 @@ void StatsBuilder::AppendCallsites(
 v1::StatsReply StatsBuilder::Finish() const {
   v1::StatsReply reply;
   reply.set_job(catalog_.job.name);
+  reply.set_mpitrace_bins(options_.mpitrace_bins);
   reply.set_elapsed_ns(
       std::max(last_end_ >= first_start_ ? last_end_ - first_start_ : 0,
                imported_elapsed_ns_));

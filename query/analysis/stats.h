@@ -76,6 +76,9 @@ namespace meridian {
 
 // The bucket of a message size: -1 for 0 bytes, else floor(log2(bytes)).
 int SizeBucketOf(int64_t bytes);
+// mpitrace's bin of a message size: -1 for 0 bytes, 1 for 1 to 4 bytes,
+// else k for (2^k, 2^(k+1)] bytes.
+int MpitraceSizeBucketOf(int64_t bytes);
 
 // The time a communication span counts: its "call_ns" arg (at most dur_ns),
 // else dur_ns.
@@ -89,6 +92,9 @@ struct StatsOptions {
   bool per_rank = false;
   // Also the operations per call site (StatsReply.callsites).
   bool by_callsite = false;
+  // Message-size buckets in mpitrace's bins (MpitraceSizeBucketOf), not
+  // SizeBucketOf's.
+  bool mpitrace_bins = false;
   // The most distinct (operation, call site) pairs held, and the most bytes
   // of their call-site text (above): 100000 and 64 MiB by default.
   int64_t max_callsites = 100000;

@@ -16,6 +16,24 @@ TEST(StatsTest, SizeBucketsArePowersOfTwo) {
   EXPECT_EQ(SizeBucketOf(int64_t{1} << 40), 40);
 }
 
+// mpitrace's bins: 0; 1 to 4; then (2^k, 2^(k+1)], exact powers of two
+// closing their bin (the seed profile's 128-byte Bcasts apart from its
+// 211-byte ones).
+TEST(StatsTest, MpitraceBinsCloseAtPowersOfTwo) {
+  EXPECT_EQ(MpitraceSizeBucketOf(0), -1);
+  EXPECT_EQ(MpitraceSizeBucketOf(1), 1);
+  EXPECT_EQ(MpitraceSizeBucketOf(4), 1);
+  EXPECT_EQ(MpitraceSizeBucketOf(5), 2);
+  EXPECT_EQ(MpitraceSizeBucketOf(8), 2);
+  EXPECT_EQ(MpitraceSizeBucketOf(9), 3);
+  EXPECT_EQ(MpitraceSizeBucketOf(128), 6);
+  EXPECT_EQ(MpitraceSizeBucketOf(129), 7);
+  EXPECT_EQ(MpitraceSizeBucketOf(211), 7);
+  EXPECT_EQ(MpitraceSizeBucketOf(256), 7);
+  EXPECT_EQ(MpitraceSizeBucketOf(int64_t{1} << 40), 39);
+  EXPECT_EQ(MpitraceSizeBucketOf(INT64_MAX), 62);
+}
+
 // Three ranks; rank 2 has no communication at all.
 TEST(StatsTest, SumsOperationsBucketsAndRanks) {
   JobCatalog catalog;
