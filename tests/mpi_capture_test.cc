@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -897,6 +898,20 @@ void ExpectCoverage(const std::vector<Row>& rows) {
       EXPECT_EQ(r.span.seq, seq++) << name;
     }
     ExpectCallTime(One(rows, rank, "MPI_Ineighbor_allgather"));
+    // Each lists the rank's in-neighbors ("sources"): on the ring per
+    // dimension the -1, then the +1 neighbor; in the graph as given. Both
+    // are left, then right.
+    int listed = 0;
+    for (const Row& r : rows) {
+      if (r.rank != rank || !absl::StrContains(r.name, "eighbor_")) continue;
+      ++listed;
+      std::string sources;
+      for (const StoredArg& a : r.span.args) {
+        if (a.key == "sources") sources = a.str;
+      }
+      EXPECT_EQ(sources, absl::StrCat(left, ",", right)) << r.name;
+    }
+    EXPECT_EQ(listed, 7);
 
     // One-sided: every call on the window's id; fences are its instances
     // 0..3 and Win_free its 4th.
@@ -944,6 +959,10 @@ void ExpectCoverage(const std::vector<Row>& rows) {
     }
     ExpectCallTime(One(rows, rank, "MPI_Rput"));
     ExpectCallTime(One(rows, rank, "MPI_Rget"));
+    const Row lock = One(rows, rank, "MPI_Win_lock");
+    ASSERT_EQ(lock.span.args.size(), 1u);
+    EXPECT_EQ(lock.span.args[0].key, "lock_type");
+    EXPECT_EQ(lock.span.args[0].str, "exclusive");
 
     // MPI-IO: the file's id; its collectives are instances 0..2.
     const Row write_at = One(rows, rank, "MPI_File_write_at");
@@ -2202,6 +2221,198 @@ TEST_F(MpiCaptureTest, AReusedJobNameIsRefusedUnlessAppended) {
   Child status = Spawn(MeridianRun("codes3", {"sh", "-c", "exit 7"}), env_);
   status.ReadAll();
   EXPECT_EQ(status.Wait(), 7);
+}
+
+// One segment of a critical path as the edge tests compare it: rank, time
+// class, name.
+using PathStep = std::tuple<int, std::string, std::string>;
+
+std::string PathText(const std::vector<PathStep>& path) {
+  std::string text;
+  for (const auto& [rank, time_class, name] : path) {
+    absl::StrAppend(&text, "\n  rank ", rank, " ", time_class, " ", name);
+  }
+  return text;
+}
+
+// `meridian critical-path --job JOB --step STEP --json`'s segments, leaving
+// out the glue that scheduling may or may not put on the path: the
+// enclosing "step" span's own instants between calls, and untraced time.
+std::vector<PathStep> CriticalPathOf(
+    const std::string& address, const std::map<std::string, std::string>& env,
+    const std::string& job, int step) {
+  Child child =
+      Spawn({Runfile("cli/meridian"), "--collector", address, "critical-path",
+             "--job", job, "--step", absl::StrCat(step), "--json"},
+            env, /*merge_stderr=*/false);
+  const std::string json = child.ReadAll();
+  EXPECT_EQ(child.Wait(), 0) << json;
+  google::protobuf::Struct parsed;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok())
+      << json;
+  std::vector<PathStep> path;
+  auto segments = parsed.fields().find("segments");
+  if (segments == parsed.fields().end()) return path;
+  for (const auto& v : segments->second.list_value().values()) {
+    const auto& s = v.struct_value().fields();
+    const std::string time_class = s.at("class").string_value();
+    const std::string name = s.at("name").string_value();
+    if (time_class == "untraced" || name == "step") continue;
+    path.emplace_back(static_cast<int>(s.at("rank").number_value()), time_class,
+                      name);
+  }
+  return path;
+}
+
+// The path from the first segment of `expected` on is `expected`. Before
+// it lies only the step's opening, MPI calls: the tails of the calls that
+// lined the ranks up before the step (which rank came last to them is
+// scheduling's choice), a handshake. No computation.
+void ExpectPathFrom(const std::vector<PathStep>& path,
+                    const std::vector<PathStep>& expected) {
+  auto first = std::find(path.begin(), path.end(), expected.front());
+  ASSERT_NE(first, path.end()) << PathText(path);
+  for (auto it = path.begin(); it != first; ++it) {
+    EXPECT_EQ(std::get<1>(*it), "communication") << PathText(path);
+    EXPECT_TRUE(absl::StartsWith(std::get<2>(*it), "MPI_")) << PathText(path);
+  }
+  EXPECT_EQ(std::vector<PathStep>(first, path.end()), expected)
+      << PathText(path);
+}
+
+// What tests/mpi_edges.cc neighbor recorded as job `job`: on a directed
+// ring, rank 2 computes 80 ms before an MPI_Neighbor_alltoall; rank 3,
+// whose one in-neighbor it is, waits for it there and then computes. Each
+// rank's call lists its in-neighbor (one: an integer arg). The step's path
+// runs through rank 2's compute, the neighbor edge to rank 3, and rank 3's
+// compute. In the stragglers report rank 2 is the instance's last rank,
+// and only rank 3 waited for it: the instance's wait is about its skew,
+// not the three times that an all-to-all instance would have.
+void ExpectNeighborEdge(const std::string& db, const std::string& address,
+                        const std::map<std::string, std::string>& env,
+                        const std::string& job) {
+  const std::vector<Row> rows = ReadJob(db, job);
+  for (int rank = 0; rank < 4; ++rank) {
+    const Row r = One(rows, rank, "MPI_Neighbor_alltoall");
+    EXPECT_EQ(IntArg(r.span, "sources"), (rank + 3) % 4) << rank;
+    EXPECT_EQ(r.span.seq, 0u) << rank;
+  }
+  ExpectPathFrom(CriticalPathOf(address, env, job, 0),
+                 {{2, "compute", "compute"},
+                  {3, "communication", "MPI_Neighbor_alltoall"},
+                  {3, "compute", "post"}});
+  Child stragglers = Spawn({Runfile("cli/meridian"), "--collector", address,
+                            "stragglers", "--job", job, "--json"},
+                           env, /*merge_stderr=*/false);
+  const std::string json = stragglers.ReadAll();
+  ASSERT_EQ(stragglers.Wait(), 0) << json;
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  int found = 0;
+  for (const auto& v :
+       parsed.fields().at("collectives").list_value().values()) {
+    const auto& c = v.struct_value().fields();
+    if (c.at("name").string_value() != "MPI_Neighbor_alltoall") continue;
+    ++found;
+    EXPECT_EQ(c.at("last_rank").number_value(), 2) << json;
+    EXPECT_GT(c.at("wait_ns").number_value(), 0) << json;
+    EXPECT_LT(c.at("wait_ns").number_value(),
+              1.5 * c.at("skew_ns").number_value())
+        << json;
+  }
+  EXPECT_EQ(found, 1) << json;
+}
+
+// What tests/mpi_edges.cc rma recorded as job `job`. Step 0: rank 1
+// computes 80 ms before its Put and the epoch-ending MPI_Win_fence, which
+// every rank leaves after it came; rank 3 then computes. Step 1: rank 0
+// holds an exclusive lock on rank 1's memory while it computes 80 ms; rank
+// 2's exclusive epoch on the same target waits for rank 0's MPI_Win_unlock
+// (Open MPI and MPICH take the lock in MPI_Win_lock here, so that is where
+// rank 2 waited), then rank 2 computes. Each path runs through the
+// computation, the edge, and the computation after it; step 1 opens with
+// rank 0's lock and the two ranks' handshake, in an order scheduling
+// decides. Each Win_lock says its lock type.
+void ExpectRmaEdges(const std::string& db, const std::string& address,
+                    const std::map<std::string, std::string>& env,
+                    const std::string& job) {
+  const std::vector<Row> rows = ReadJob(db, job);
+  for (int rank : {0, 2}) {
+    const Row lock = One(rows, rank, "MPI_Win_lock");
+    ASSERT_EQ(lock.span.args.size(), 1u) << rank;
+    EXPECT_EQ(lock.span.args[0].key, "lock_type") << rank;
+    EXPECT_EQ(lock.span.args[0].str, "exclusive") << rank;
+    EXPECT_EQ(lock.span.peer, 1) << rank;
+  }
+  ExpectPathFrom(CriticalPathOf(address, env, job, 0),
+                 {{1, "compute", "compute"},
+                  {1, "communication", "MPI_Put"},
+                  {3, "communication", "MPI_Win_fence"},
+                  {3, "compute", "post"}});
+  ExpectPathFrom(CriticalPathOf(address, env, job, 1),
+                 {{0, "compute", "compute"},
+                  {2, "communication", "MPI_Win_lock"},
+                  {2, "communication", "MPI_Wait"},
+                  {2, "communication", "MPI_Put"},
+                  {2, "communication", "MPI_Win_unlock"},
+                  {2, "compute", "post"}});
+}
+
+TEST_F(MpiCaptureTest, CriticalPathCrossesANeighborCollectiveEdge) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(
+      MeridianRun("neighbor", Mpirun({Runfile("tests/mpi_edges"), "neighbor"})),
+      env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  ExpectNeighborEdge(db_, address_, env_, "neighbor");
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+TEST_F(MpiCaptureTest, CriticalPathCrossesFenceAndLockEpochEdges) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(
+      MeridianRun("rma", Mpirun({Runfile("tests/mpi_edges"), "rma"})), env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  ExpectRmaEdges(db_, address_, env_, "rma");
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
+// The same two jobs built with MPICH's compiler and run by its mpiexec:
+// the same args and the same paths. Skipped where MPICH is not installed.
+TEST_F(MpiCaptureTest, CriticalPathCrossesTheSameEdgesUnderMpich) {
+  const std::string mpicxx = OnPath("mpicxx.mpich");
+  const std::string mpiexec = OnPath("mpiexec.mpich");
+  if (mpicxx.empty() || mpiexec.empty()) {
+    GTEST_SKIP() << "MPICH is not installed (no mpicxx.mpich or "
+                    "mpiexec.mpich on PATH; deploy/dependencies.sh installs "
+                    "Debian's mpich and libmpich-dev)";
+  }
+  const std::string edges = dir_ + "/mpi_edges_mpich";
+  Child compile = Spawn({mpicxx, "-O1", "-I", Runfile("capture/probe/include"),
+                         Runfile("tests/mpi_edges.cc"), "-o", edges},
+                        env_);
+  const std::string said = compile.ReadAll();
+  ASSERT_EQ(compile.Wait(), 0) << said;
+  StartCollector();
+  Child agent = StartAgent();
+  env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
+  for (const char* mode : {"neighbor", "rma"}) {
+    const std::string job = absl::StrCat("mpich-", mode);
+    Child run =
+        Spawn(MeridianRun(job, {mpiexec, "-n", "4", edges, mode}), env_);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+  }
+  ExpectNeighborEdge(db_, address_, env_, "mpich-neighbor");
+  ExpectRmaEdges(db_, address_, env_, "mpich-rma");
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
 }
 
 }  // namespace

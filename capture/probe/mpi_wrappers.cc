@@ -789,12 +789,15 @@ int InNeighbors(MPI_Comm comm, int* sources) {
   if (kind == MPI_DIST_GRAPH) {
     int out = 0, weighted = 0;
     PMPI_Dist_graph_neighbors_count(comm, &n, &out, &weighted);
-    if (n < 0 || n > kMaxNeighborSources) return -1;
-    // Arrays for the weights whether or not the graph has any, and none
-    // for the out-neighbors (maxoutdegree 0).
-    int weights[kMaxNeighborSources], no_out[1], no_out_weights[1];
-    PMPI_Dist_graph_neighbors(comm, n, sources, weights, 0, no_out,
-                              no_out_weights);
+    if (n < 0 || n > kMaxNeighborSources || out < 0) return -1;
+    // MPI wants room for the out-neighbors too (MPICH refuses a
+    // maxoutdegree below the out-degree, fatally) and for the weights,
+    // whether or not the graph has any: made once per communicator.
+    int* rest = new (std::nothrow) int[n + 2 * static_cast<size_t>(out) + 1];
+    if (rest == nullptr) return -1;
+    PMPI_Dist_graph_neighbors(comm, n, sources, rest, out, rest + n,
+                              rest + n + out);
+    delete[] rest;
     return n;
   }
   return -1;
@@ -833,6 +836,7 @@ inline uint32_t NeighborSourcesArg(MPI_Comm comm, CommInfo* info) {
   if (__builtin_expect(id == 0, 0)) id = FindNeighborSources(comm, info);
   return id == kNoSourcesArg ? 0 : id;
 }
+
 
 // The args of an MPI_Win_lock: its lock type, and nocheck=1 where
 // MPI_MODE_NOCHECK says no lock is taken. Four constant strings, each
@@ -924,6 +928,9 @@ void MakePersistentCollective(MPI_Request* request, Op op, MPI_Comm comm,
   CommInfo* info = Comm(comm);
   ProbeRecord r = CollectiveRecord(op, 0, 0, info, 0, bytes, root);
   r.flags &= ~ProbeRecord::kHasSeq;  // given at each start
+  if (op >= kNeighbor_allgather_init && op <= kNeighbor_alltoallw_init) {
+    r.args = NeighborSourcesArg(comm, info);
+  }
   g_persistent.Insert(Key(*request), Pending{r, info, false, false, true});
 }
 

@@ -7,10 +7,14 @@
 //                  such as "step" owns only the time its children leave),
 //                  gaps between spans are untraced pieces; asynchronous
 //                  spans own no piece.
-//   collective     the instances of MpiMatching (mpi_semantics.h): each
+//   collective     the groups of MpiMatching (mpi_semantics.h): each
 //   point-to-point group's ends depend on its starts (an Allreduce member's
-//                  end on every member's start, a Bcast's ends on the
-//                  root's start, a receive's end on its send's start).
+//   lock hand-off  end on every member's start, a Bcast's ends on the
+//                  root's start, a Scan's on the starts of ranks up to
+//                  its own, a neighbor collective's on its in-neighbors'
+//                  starts, a receive's end on its send's start, an
+//                  exclusive lock epoch's acquiring call on the previous
+//                  epoch's Win_unlock on another rank).
 //   wait           MPI_Wait* ends when the asynchronous spans of its track
 //                  that complete inside it do: it inherits their edges.
 //   launch         a GPU span's start depends on the start of the CPU call

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "query/ops/mpi_args.h"
 
 namespace meridian {
 
@@ -50,10 +51,13 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
   s.peer = span.peer.value_or(-1);
   s.tag = span.tag.value_or(0);
   s.category = catalog_->ops[s.op].category;
-  s.role = op_role_[s.op];
+  s.role = RoleOfSpan(op_role_[s.op], span);
   if ((s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
       !PairsMessage(message_step_, span.step)) {
     s.role = SpanRole::kNone;
+  }
+  if (s.role == SpanRole::kNeighbor) {
+    s.sources = source_lists_.Add(NeighborSources(span));
   }
   s.async = op_async_[s.op];
   s.has_step = span.step.has_value();
@@ -216,7 +220,8 @@ std::vector<int32_t> JobSpans::Ranks() const {
 
 int64_t JobSpans::MemoryBytes() const {
   return static_cast<int64_t>(spans_.capacity() * sizeof(JobSpan) +
-                              tracks_.capacity() * sizeof(JobTrack));
+                              tracks_.capacity() * sizeof(JobTrack)) +
+         source_lists_.MemoryBytes();
 }
 
 }  // namespace meridian

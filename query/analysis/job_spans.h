@@ -11,6 +11,11 @@
 // MPI_Iallreduce, ...): the probe records them from issue to completion,
 // while the thread goes on, so they do not occupy their track; the Wait
 // that completes them does.
+//
+// A span's role is its operation's, as its args narrow it (RoleOfSpan,
+// query/ops/mpi_args.h: a shared Win_lock is kNone). A neighbor
+// collective's in-neighbors (its "sources" arg) are kept once per distinct
+// list (sources()).
 #ifndef MERIDIAN_QUERY_JOB_SPANS_H_
 #define MERIDIAN_QUERY_JOB_SPANS_H_
 
@@ -21,6 +26,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "query/clocks/job_clocks.h"
 #include "query/ops/mpi_semantics.h"
 #include "store/store.h"
@@ -45,7 +51,9 @@ struct JobSpan {
   bool has_step = false;
   bool has_seq = false;
   bool async = false;
+  int32_t sources = -1;  // neighbor collectives: JobSpans::sources(); -1: none
 };
+static_assert(sizeof(JobSpan) == 88, "docs/PERFORMANCE.md counts 88 bytes");
 
 struct JobTrack {
   int64_t id = 0;  // the store's track id
@@ -104,6 +112,11 @@ class JobSpans {
   const std::string& name(const JobSpan& span) const {
     return catalog_->ops[span.op].name;
   }
+  // A neighbor collective's in-neighbors (world ranks, ascending); empty
+  // for other spans and where the span lists none.
+  absl::Span<const int32_t> sources(const JobSpan& span) const {
+    return source_lists_.Get(span.sources);
+  }
   // The ranks that have spans, ascending.
   std::vector<int32_t> Ranks() const;
   // Bytes held, for the memory-per-span figure.
@@ -117,6 +130,7 @@ class JobSpans {
   absl::flat_hash_map<int64_t, int32_t> op_index_;
   std::vector<SpanRole> op_role_;
   std::vector<char> op_async_;
+  SourceLists source_lists_;
   std::optional<int64_t> message_step_;  // see JobRead::message_step
 };
 

@@ -52,16 +52,18 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
       if (m.start > last->start) last = &m;
       if (m.has_step && !instance.has_step()) instance.set_step(m.step);
     }
-    // Each end of the instance's group waited for its last start.
-    const MpiMatching::Group group = mpi.InstanceGroup(k);
+    // Each end of the instance's groups waited for its group's last start
+    // (one group, or one per member: a Scan's, a neighbor collective's).
     int64_t waited = 0;
-    for (int32_t i : group.ends) {
-      if (i == group.last) continue;
-      const JobSpan& awaited = all[group.last];
-      const int64_t wait = WaitFor(all[i], awaited.start);
-      charge(all[i], awaited.rank, wait, /*collective=*/true);
-      waited += wait;
-    }
+    mpi.ForEachInstanceGroup(k, [&](const MpiMatching::Group& group) {
+      for (int32_t i : group.ends) {
+        if (i == group.last) continue;
+        const JobSpan& awaited = all[group.last];
+        const int64_t wait = WaitFor(all[i], awaited.start);
+        charge(all[i], awaited.rank, wait, /*collective=*/true);
+        waited += wait;
+      }
+    });
     const int64_t skew = last->start - first->start;
     if (skew > 0) {
       v1::RankWait& late = ranks[last->rank];

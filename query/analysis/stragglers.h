@@ -5,8 +5,10 @@
 // Per collective instance: the arrival skew (last start minus first) and
 // the last rank to arrive. The time a member waits is from its own start
 // to the arrival it depends on (the last one for Allreduce-like and at the
-// root of Reduce/Gather, the root's for Bcast/Scatter), but no longer than
-// it stayed in the call; that time is charged to the rank it waited for.
+// root of Reduce/Gather, the root's for Bcast/Scatter, the last of ranks
+// up to its own for Scan, the last of its in-neighbors for a neighbor
+// collective), but no longer than it stayed in the call; that time is
+// charged to the rank it waited for.
 // Per matched message whose send started after its receive: the receive's
 // wait, charged to the sender. Ranks are listed most waited on first.
 //

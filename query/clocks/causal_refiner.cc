@@ -65,6 +65,11 @@ void CausalRefiner::Add(const CausalSpan& span) {
   if (span.node < 0 || span.node >= nodes_) return;
   if (!IsCollective(span.role) && !IsMessage(span.role)) return;
   spans_.push_back(span);
+  spans_.back().sources = {};  // the caller's storage
+  sources_.push_back(span.sources.empty()
+                         ? -1
+                         : source_lists_.Add(std::vector<int32_t>(
+                               span.sources.begin(), span.sources.end())));
 }
 
 int64_t CausalRefiner::CountViolations(
@@ -189,7 +194,9 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
                                           s.comm,
                                           s.seq.value_or(0),
                                           s.seq.has_value(),
-                                          s.start};
+                                          s.start,
+                                          s.end,
+                                          source_lists_.Get(sources_[i])};
                            });
   Refinement result;
   const std::vector<int64_t> zero(nodes_, 0);

@@ -6,7 +6,10 @@
 // groups of MpiMatching (mpi_semantics.h). No span of a group's ends can end
 // before every span of its starts started: an Allreduce cannot end on any
 // rank before the last rank entered it, a Bcast cannot end before the root
-// entered, a receive cannot complete before its send started.
+// entered, a Scan on rank r before ranks 0..r entered, a neighbor
+// collective before its in-neighbors entered, a receive cannot complete
+// before its send started. Lock hand-offs are not used: their order is
+// inferred from the spans' times themselves, so they cannot correct them.
 //
 // Each such constraint "E, on node b, ends no earlier than S, on node a,
 // starts" bounds the corrections x: x_a - x_b <= end(E) - start(S). The
@@ -55,6 +58,9 @@ struct CausalSpan {
   int64_t start = 0;  // collector-clock ns
   int64_t end = 0;
   uint64_t id = 0;  // the caller's name for the span (see adjustments)
+  // Neighbor collectives: the world ranks of the in-neighbors (mpi_args.h),
+  // copied by Add.
+  absl::Span<const int32_t> sources;
 };
 
 struct Refinement {
@@ -107,8 +113,10 @@ class CausalRefiner {
                 int widen, std::vector<int64_t>* x) const;
 
   int nodes_;
-  std::vector<int64_t> bound_;  // nodes x nodes: x_a - x_b <= bound_[a*n+b]
-  std::vector<CausalSpan> spans_;
+  std::vector<int64_t> bound_;     // nodes x nodes: x_a - x_b <= bound_[a*n+b]
+  std::vector<CausalSpan> spans_;  // their sources cleared: see below
+  std::vector<int32_t> sources_;   // per span, its list in source_lists_
+  SourceLists source_lists_;
 };
 
 }  // namespace meridian

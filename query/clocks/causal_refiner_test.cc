@@ -1,5 +1,7 @@
 #include "query/clocks/causal_refiner.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -71,6 +73,29 @@ TEST(CausalRefinerTest, TooManyNodesAreCountedNotSolved) {
             "causal refinement skipped: 100000 nodes, more than 512 (its cost "
             "grows with the cube of the node count); the probe models alone "
             "place the nodes");
+}
+
+// A neighbor collective bounds only what its sources say: rank 1 (node 1)
+// receives from rank 0 (node 0), so its end at 900 must follow rank 0's
+// start at 1000: x0 - x1 <= -100, so node 1 moves 100 later. Rank 0 lists
+// no source: its end bounds nothing (an all-to-all instance would have it
+// follow rank 1's start too). Add copies rank 1's list: it need not outlive
+// the call.
+TEST(CausalRefinerTest, NeighborCollectivesBoundOnlyTheirSources) {
+  CausalRefiner refiner(2);
+  refiner.Add(Collective(Kind::kNeighbor, 0, 0, 0, 1000, 1010));
+  {
+    const std::vector<int32_t> from_rank_0 = {0};
+    CausalSpan rank_1 = Collective(Kind::kNeighbor, 1, 1, 0, 800, 900);
+    rank_1.sources = from_rank_0;
+    refiner.Add(rank_1);
+  }
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined) << r.note;
+  EXPECT_EQ(r.constraints, 1);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 100}));
 }
 
 TEST(CausalRefinerTest, MatchesSendsToReceivesAndRootsToMembers) {

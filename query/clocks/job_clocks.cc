@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "query/ops/mpi_args.h"
+
 namespace meridian {
 namespace {
 
@@ -96,8 +98,13 @@ absl::Status JobClocks::Refine(
         !PairsMessage(read.message_step, span.step)) {
       return true;
     }
+    // A neighbor collective's sources, read by Add.
+    const std::vector<int32_t> sources = role->second == SpanRole::kNeighbor
+                                             ? NeighborSources(span)
+                                             : std::vector<int32_t>();
     CausalSpan c;
     c.role = role->second;
+    c.sources = sources;
     c.node = node;
     c.rank = rank_of_track[span.track_id];
     c.comm = span.comm;

@@ -195,6 +195,11 @@ absl::StatusOr<std::string> StepGraph(const DependencyGraph& graph,
     edges.push_back(
         {id(send), id(recv), "message", graph.end_binding(recv) == send});
   }
+  for (const auto& [unlock, acquire] : graph.mpi().lock_handoffs()) {
+    if (!in_step(unlock) || !in_step(acquire)) continue;
+    edges.push_back({id(unlock), id(acquire), "lock",
+                     graph.end_binding(acquire) == unlock});
+  }
   return format == v1::GRAPH_FORMAT_GRAPHML ? GraphMl(nodes, edges, step)
                                             : Dot(nodes, edges, step);
 }

@@ -12,6 +12,9 @@
 //   collective  each member -> its instance ("arrive") and the instance ->
 //               each member ("complete");
 //   message     send -> matching receive;
+//   lock        an exclusive epoch's Win_unlock -> the call of the next
+//               epoch on the same window and target that acquired the lock
+//               (MpiMatching's lock hand-offs);
 //   completes   nonblocking operation -> the Wait that completed it.
 // Edges whose source waited for nothing are plain; the edge that bound a
 // span's end (the late arrival) has binding=true.

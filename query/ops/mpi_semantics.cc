@@ -31,8 +31,8 @@ const MpiKind& MpiKindOf(const std::string& name) {
           {"MPI_Alltoallw", {R::kAllToAll, F::kAllToAllTotal}},
           {"MPI_Reduce_scatter", {R::kAllToAll, F::kAllToAllTotal}},
           {"MPI_Reduce_scatter_block", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Scan", {R::kNone, F::kPrefix}},
-          {"MPI_Exscan", {R::kNone, F::kPrefix}},
+          {"MPI_Scan", {R::kPrefix, F::kPrefix}},
+          {"MPI_Exscan", {R::kExclusivePrefix, F::kPrefix}},
           {"MPI_Ibarrier", {R::kAllToAll, F::kSynchronize}},
           {"MPI_Iallreduce", {R::kAllToAll, F::kAllToAll}},
           {"MPI_Iallgather", {R::kAllToAll, F::kAllToAll}},
@@ -42,8 +42,19 @@ const MpiKind& MpiKindOf(const std::string& name) {
           {"MPI_Ialltoallw", {R::kAllToAll, F::kAllToAllTotal}},
           {"MPI_Ireduce_scatter", {R::kAllToAll, F::kAllToAllTotal}},
           {"MPI_Ireduce_scatter_block", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Iscan", {R::kNone, F::kPrefix}},
-          {"MPI_Iexscan", {R::kNone, F::kPrefix}},
+          {"MPI_Iscan", {R::kPrefix, F::kPrefix}},
+          {"MPI_Iexscan", {R::kExclusivePrefix, F::kPrefix}},
+          // Over their topology's neighbors (the spans list the sources).
+          {"MPI_Neighbor_allgather", {R::kNeighbor, F::kNone}},
+          {"MPI_Neighbor_allgatherv", {R::kNeighbor, F::kNone}},
+          {"MPI_Neighbor_alltoall", {R::kNeighbor, F::kNone}},
+          {"MPI_Neighbor_alltoallv", {R::kNeighbor, F::kNone}},
+          {"MPI_Neighbor_alltoallw", {R::kNeighbor, F::kNone}},
+          {"MPI_Ineighbor_allgather", {R::kNeighbor, F::kNone}},
+          {"MPI_Ineighbor_allgatherv", {R::kNeighbor, F::kNone}},
+          {"MPI_Ineighbor_alltoall", {R::kNeighbor, F::kNone}},
+          {"MPI_Ineighbor_alltoallv", {R::kNeighbor, F::kNone}},
+          {"MPI_Ineighbor_alltoallw", {R::kNeighbor, F::kNone}},
           {"MPI_Reduce", {R::kRootIn, F::kToRoot}},
           {"MPI_Gather", {R::kRootIn, F::kToRoot}},
           {"MPI_Gatherv", {R::kRootIn, F::kToRoot}},
@@ -85,12 +96,19 @@ const MpiKind& MpiKindOf(const std::string& name) {
           {"MPI_Recv", {R::kRecv, F::kNone}},
           {"MPI_Irecv", {R::kRecv, F::kNone}},
           {"MPI_Recv_init", {R::kRecv, F::kNone}},
+          // MPI-4 partitioned communication: each start of the request.
+          {"MPI_Psend_init", {R::kSend, F::kToPeer}},
+          {"MPI_Precv_init", {R::kRecv, F::kNone}},
           {"MPI_Mrecv", {R::kRecv, F::kNone}},
           {"MPI_Imrecv", {R::kRecv, F::kNone}},
           // A fence that ends an epoch waits for every member's (the probe
           // gives one that only opens an epoch, MPI_MODE_NOPRECEDE, no
           // sequence number: it need not synchronize).
           {"MPI_Win_fence", {R::kAllToAll, F::kNone}},
+          // Exclusive passive-target epochs serialize (shared ones are
+          // kNone: RoleOfSpan).
+          {"MPI_Win_lock", {R::kLock, F::kNone}},
+          {"MPI_Win_unlock", {R::kUnlock, F::kNone}},
           {"MPI_Wait", {R::kWait, F::kNone}},
           {"MPI_Waitall", {R::kWait, F::kNone}},
           {"MPI_Waitany", {R::kWait, F::kNone}},
@@ -98,6 +116,11 @@ const MpiKind& MpiKindOf(const std::string& name) {
       };
   static const MpiKind kNone;
   auto it = kinds->find(name);
+  if (it == kinds->end() && absl::EndsWith(name, "_init")) {
+    // A start of an MPI-4 persistent collective (MPI_Allreduce_init...) is
+    // an instance of the collective itself.
+    it = kinds->find(name.substr(0, name.size() - 5));
+  }
   return it == kinds->end() ? kNone : it->second;
 }
 
@@ -156,7 +179,8 @@ bool IsAsynchronous(v1::Category category, const std::string& name) {
 
 bool IsCollective(SpanRole role) {
   return role == SpanRole::kAllToAll || role == SpanRole::kRootIn ||
-         role == SpanRole::kRootOut;
+         role == SpanRole::kRootOut || role == SpanRole::kPrefix ||
+         role == SpanRole::kExclusivePrefix || role == SpanRole::kNeighbor;
 }
 
 bool IsCollective(DataFlow flow) {
@@ -169,46 +193,90 @@ bool IsMessage(SpanRole role) {
   return role == SpanRole::kSend || role == SpanRole::kRecv;
 }
 
+int32_t SourceLists::Add(std::vector<int32_t> sources) {
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  if (sources.empty()) return -1;
+  auto [it, added] =
+      index_.try_emplace(sources, static_cast<int32_t>(lists_.size()));
+  if (added) lists_.push_back(std::move(sources));
+  return it->second;
+}
+
+int64_t SourceLists::MemoryBytes() const {
+  int64_t bytes = Bytes(lists_);
+  // Each list is held twice: in lists_ and as a key of index_.
+  for (const auto& list : lists_) bytes += 2 * Bytes(list);
+  using Slot = std::pair<const std::vector<int32_t>, int32_t>;
+  return bytes + static_cast<int64_t>(index_.capacity() * (sizeof(Slot) + 1));
+}
+
+struct MpiMatching::Collective {
+  uint64_t comm;
+  uint64_t seq;
+  int32_t rank;
+  int32_t index;
+  int32_t peer;
+  SpanRole role;
+  int64_t start;
+  absl::Span<const int32_t> sources;
+  bool operator<(const Collective& o) const {
+    return std::tie(comm, seq, rank, index) <
+           std::tie(o.comm, o.seq, o.rank, o.index);
+  }
+};
+
+struct MpiMatching::LockCall {
+  uint64_t comm;  // the window
+  int32_t rank;
+  int32_t target;
+  int64_t start;
+  int64_t end;
+  bool unlock;
+  int32_t index;
+  bool operator<(const LockCall& o) const {
+    return std::tie(comm, rank, target, start, unlock, index) <
+           std::tie(o.comm, o.rank, o.target, o.start, o.unlock, o.index);
+  }
+};
+
 MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
-  // A collective operation, ordered by (comm, seq, rank, index).
-  struct Member {
-    uint64_t comm;
-    uint64_t seq;
-    int32_t rank;
-    int32_t index;
-    int32_t peer;
-    SpanRole role;
-    int64_t start;
-    bool operator<(const Member& o) const {
-      return std::tie(comm, seq, rank, index) <
-             std::tie(o.comm, o.seq, o.rank, o.index);
-    }
-  };
-  // (comm, source, destination, tag, start, index) per send or receive.
-  using End = std::tuple<uint64_t, int32_t, int32_t, int32_t, int64_t, int32_t>;
-  std::vector<Member> collective;
-  std::vector<End> sends, recvs;
+  std::vector<Collective> collective;
+  std::vector<ChannelEnd> sends, recvs;
+  std::vector<LockCall> locks;
   for (int32_t i = 0; i < count; ++i) {
     const MpiOp o = op(i);
     if (IsCollective(o.role) && o.has_seq && o.comm != 0) {
-      collective.push_back({o.comm, o.seq, o.rank, i, o.peer, o.role, o.start});
+      collective.push_back(
+          {o.comm, o.seq, o.rank, i, o.peer, o.role, o.start, o.sources});
     } else if (o.role == SpanRole::kSend && o.rank >= 0 && o.peer >= 0) {
       sends.emplace_back(o.comm, o.rank, o.peer, o.tag, o.start, i);
     } else if (o.role == SpanRole::kRecv && o.rank >= 0 && o.peer >= 0) {
       recvs.emplace_back(o.comm, o.peer, o.rank, o.tag, o.start, i);
+    } else if ((o.role == SpanRole::kLock || o.role == SpanRole::kUnlock) &&
+               o.rank >= 0 && o.peer >= 0 && o.comm != 0) {
+      locks.push_back({o.comm, o.rank, o.peer, o.start, o.end,
+                       o.role == SpanRole::kUnlock, i});
     }
   }
+  MatchInstances(&collective);
+  MatchMessages(&sends, &recvs);
+  MatchLockEpochs(&locks);
+}
 
+void MpiMatching::MatchInstances(std::vector<Collective>* operations) {
+  std::vector<Collective>& collective = *operations;
   std::sort(collective.begin(), collective.end());
   members_.reserve(collective.size());
   for (size_t i = 0; i < collective.size(); ++i) {
-    const Member& m = collective[i];
+    const Collective& m = collective[i];
     if (i == 0 || m.comm != collective[i - 1].comm ||
         m.seq != collective[i - 1].seq) {
       instance_first_.push_back(static_cast<int64_t>(i));
       instance_role_.push_back(m.role);
       root_.push_back(-1);
       last_.push_back(static_cast<int64_t>(i));
+      member_group_first_.push_back(-1);
     }
     if (m.start > collective[last_.back()].start) {
       last_.back() = static_cast<int64_t>(i);
@@ -219,34 +287,158 @@ MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
     members_.push_back(m.index);
   }
   instance_first_.push_back(static_cast<int64_t>(collective.size()));
-
-  std::sort(sends.begin(), sends.end());
-  std::sort(recvs.begin(), recvs.end());
-  auto channel = [](const End& e) {
-    return std::make_tuple(std::get<0>(e), std::get<1>(e), std::get<2>(e),
-                           std::get<3>(e));
-  };
-  size_t a = 0, b = 0;
-  while (a < sends.size() && b < recvs.size()) {
-    if (channel(sends[a]) < channel(recvs[b])) {
-      ++a;
-    } else if (channel(recvs[b]) < channel(sends[a])) {
-      ++b;
-    } else {
-      messages_.emplace_back(std::get<5>(sends[a++]), std::get<5>(recvs[b++]));
+  for (int64_t k = 0; k < instances(); ++k) {
+    const SpanRole role = instance_role_[k];
+    if (role == SpanRole::kPrefix || role == SpanRole::kExclusivePrefix ||
+        role == SpanRole::kNeighbor) {
+      BuildMemberGroups(k, collective);
     }
   }
 }
 
-MpiMatching::Group MpiMatching::InstanceGroup(int64_t k) const {
+void MpiMatching::BuildMemberGroups(int64_t k,
+                                    const std::vector<Collective>& collective) {
+  const int64_t first = instance_first_[k];
+  const int64_t end = instance_first_[k + 1];
+  member_group_first_[k] = static_cast<int64_t>(member_groups_.size());
+  // `last` becomes op if op started later (ties: the first seen, the lowest
+  // rank, since members and sources ascend).
+  auto later = [&collective](int64_t op, int64_t* last) {
+    if (*last < 0 || collective[op].start > collective[*last].start) {
+      *last = op;
+    }
+  };
+  if (instance_role_[k] == SpanRole::kNeighbor) {
+    auto rank_less = [](const Collective& c, int32_t rank) {
+      return c.rank < rank;
+    };
+    for (int64_t i = first; i < end; ++i) {
+      MemberGroup group;
+      group.first = static_cast<int64_t>(neighbor_starts_.size());
+      int64_t last = -1;
+      for (int32_t source : collective[i].sources) {
+        auto it = std::lower_bound(collective.begin() + first,
+                                   collective.begin() + end, source, rank_less);
+        if (it == collective.begin() + end || it->rank != source) continue;
+        neighbor_starts_.push_back(it->index);
+        later(it - collective.begin(), &last);
+      }
+      group.count = static_cast<int32_t>(
+          static_cast<int64_t>(neighbor_starts_.size()) - group.first);
+      group.last = last < 0 ? -1 : collective[last].index;
+      member_groups_.push_back(group);
+    }
+    return;
+  }
+  // A prefix: member i's starts are the members up to it (members_[first,
+  // i], or [first, i) for Exscan).
+  const bool exclusive = instance_role_[k] == SpanRole::kExclusivePrefix;
+  int64_t last = -1;
+  for (int64_t i = first; i < end; ++i) {
+    if (!exclusive) later(i, &last);
+    const int64_t count = exclusive ? i - first : i - first + 1;
+    member_groups_.push_back({first, static_cast<int32_t>(count),
+                              last < 0 ? -1 : collective[last].index});
+    if (exclusive) later(i, &last);
+  }
+}
+
+void MpiMatching::MatchMessages(std::vector<ChannelEnd>* sends,
+                                std::vector<ChannelEnd>* recvs) {
+  std::sort(sends->begin(), sends->end());
+  std::sort(recvs->begin(), recvs->end());
+  auto channel = [](const ChannelEnd& e) {
+    return std::make_tuple(std::get<0>(e), std::get<1>(e), std::get<2>(e),
+                           std::get<3>(e));
+  };
+  size_t a = 0, b = 0;
+  while (a < sends->size() && b < recvs->size()) {
+    if (channel((*sends)[a]) < channel((*recvs)[b])) {
+      ++a;
+    } else if (channel((*recvs)[b]) < channel((*sends)[a])) {
+      ++b;
+    } else {
+      messages_.emplace_back(std::get<5>((*sends)[a++]),
+                             std::get<5>((*recvs)[b++]));
+    }
+  }
+}
+
+void MpiMatching::MatchLockEpochs(std::vector<LockCall>* calls) {
+  // Per (window, rank, target) in order of start, an epoch is a Win_lock
+  // and the Win_unlock after it; an unlock without one is a shared epoch's
+  // (its Win_lock was kNone).
+  std::sort(calls->begin(), calls->end());
+  struct Epoch {
+    uint64_t comm;
+    int32_t target;
+    int64_t unlock_start;
+    int32_t rank;
+    int32_t lock;
+    int32_t unlock;
+    int64_t lock_end;
+  };
+  std::vector<Epoch> epochs;
+  const LockCall* open = nullptr;
+  for (const LockCall& c : *calls) {
+    if (open != nullptr && std::tie(open->comm, open->rank, open->target) !=
+                               std::tie(c.comm, c.rank, c.target)) {
+      open = nullptr;
+    }
+    if (!c.unlock) {
+      open = &c;
+    } else if (open != nullptr) {
+      epochs.push_back(
+          {c.comm, c.target, c.start, c.rank, open->index, c.index, open->end});
+      open = nullptr;
+    }
+  }
+  // Exclusive epochs of one (window, target) held the lock one after the
+  // other, in the order their Win_unlock began (the header says why).
+  std::sort(epochs.begin(), epochs.end(), [](const Epoch& a, const Epoch& b) {
+    return std::tie(a.comm, a.target, a.unlock_start, a.rank, a.unlock) <
+           std::tie(b.comm, b.target, b.unlock_start, b.rank, b.unlock);
+  });
+  for (size_t i = 1; i < epochs.size(); ++i) {
+    const Epoch& a = epochs[i - 1];
+    const Epoch& b = epochs[i];
+    if (a.comm != b.comm || a.target != b.target || a.rank == b.rank) continue;
+    // The header says why B's Win_lock, or else its Win_unlock.
+    handoffs_.emplace_back(a.unlock,
+                           b.lock_end >= a.unlock_start ? b.lock : b.unlock);
+  }
+}
+
+void MpiMatching::ForEachInstanceGroup(
+    int64_t k, absl::FunctionRef<void(const Group&)> visit) const {
   const absl::Span<const int32_t> all = members(k);
-  const int32_t last = members_[last_[k]];
-  if (instance_role_[k] == SpanRole::kAllToAll) return {all, all, last};
-  if (root_[k] < 0) return {};
-  const absl::Span<const int32_t> root =
-      absl::MakeConstSpan(members_.data() + root_[k], 1);
-  if (instance_role_[k] == SpanRole::kRootIn) return {all, root, last};
-  return {root, all, root[0]};
+  switch (instance_role_[k]) {
+    case SpanRole::kAllToAll:
+      visit({all, all, members_[last_[k]]});
+      return;
+    case SpanRole::kRootIn:
+    case SpanRole::kRootOut: {
+      if (root_[k] < 0) return;
+      const absl::Span<const int32_t> root =
+          absl::MakeConstSpan(members_.data() + root_[k], 1);
+      if (instance_role_[k] == SpanRole::kRootIn) {
+        visit({all, root, members_[last_[k]]});
+      } else {
+        visit({root, all, root[0]});
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  const std::vector<int32_t>& pool =
+      instance_role_[k] == SpanRole::kNeighbor ? neighbor_starts_ : members_;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const MemberGroup& g = member_groups_[member_group_first_[k] + i];
+    if (g.count == 0) continue;
+    visit({absl::MakeConstSpan(pool.data() + g.first, g.count),
+           all.subspan(i, 1), g.last});
+  }
 }
 
 MpiMatching::Group MpiMatching::MessageGroup(size_t m) const {
@@ -254,18 +446,23 @@ MpiMatching::Group MpiMatching::MessageGroup(size_t m) const {
           absl::MakeConstSpan(&messages_[m].second, 1), messages_[m].first};
 }
 
+MpiMatching::Group MpiMatching::LockHandoffGroup(size_t h) const {
+  return {absl::MakeConstSpan(&handoffs_[h].first, 1),
+          absl::MakeConstSpan(&handoffs_[h].second, 1), handoffs_[h].first};
+}
+
 void MpiMatching::ForEachGroup(
     absl::FunctionRef<void(const Group&)> visit) const {
-  for (int64_t k = 0; k < instances(); ++k) {
-    const Group group = InstanceGroup(k);
-    if (!group.ends.empty()) visit(group);
-  }
+  for (int64_t k = 0; k < instances(); ++k) ForEachInstanceGroup(k, visit);
   for (size_t m = 0; m < messages_.size(); ++m) visit(MessageGroup(m));
+  for (size_t h = 0; h < handoffs_.size(); ++h) visit(LockHandoffGroup(h));
 }
 
 int64_t MpiMatching::MemoryBytes() const {
   return Bytes(members_) + Bytes(instance_first_) + Bytes(instance_role_) +
-         Bytes(root_) + Bytes(last_) + Bytes(messages_);
+         Bytes(root_) + Bytes(last_) + Bytes(member_group_first_) +
+         Bytes(member_groups_) + Bytes(neighbor_starts_) + Bytes(messages_) +
+         Bytes(handoffs_);
 }
 
 std::optional<MessageEnd> MessageOrdinals::Next(SpanRole role, int32_t rank,

@@ -1,5 +1,6 @@
 #include "query/ops/mpi_semantics.h"
 
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -31,6 +32,28 @@ MpiOp Message(SpanRole role, int32_t rank, int32_t peer, int32_t tag,
   return MpiOp{role, rank, peer, tag, /*comm=*/7, 0, false, start};
 }
 
+// A Win_lock or Win_unlock of `rank` on window 9, from start to end.
+MpiOp Lock(SpanRole role, int32_t rank, int32_t target, int64_t start,
+           int64_t end) {
+  return MpiOp{role, rank, target, 0, /*comm=*/9, 0, false, start, end};
+}
+
+// A group as (starts, ends, last).
+using GroupIds =
+    std::tuple<std::vector<int32_t>, std::vector<int32_t>, int32_t>;
+
+GroupIds IdsOf(const MpiMatching::Group& g) {
+  return {Ids(g.starts), Ids(g.ends), g.last};
+}
+
+std::vector<GroupIds> InstanceGroups(const MpiMatching& m, int64_t k) {
+  std::vector<GroupIds> groups;
+  m.ForEachInstanceGroup(k, [&groups](const MpiMatching::Group& g) {
+    groups.push_back(IdsOf(g));
+  });
+  return groups;
+}
+
 TEST(MpiSemanticsTest, RolesFromCategoryAndName) {
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Iallreduce"), SpanRole::kAllToAll);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Gatherv"), SpanRole::kRootIn);
@@ -38,7 +61,9 @@ TEST(MpiSemanticsTest, RolesFromCategoryAndName) {
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Ssend"), SpanRole::kSend);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Irecv"), SpanRole::kRecv);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Waitall"), SpanRole::kWait);
-  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Scan"), SpanRole::kNone);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Scan"), SpanRole::kPrefix);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Iexscan"),
+            SpanRole::kExclusivePrefix);
   EXPECT_EQ(RoleOf(v1::CATEGORY_USER, "MPI_Bcast"), SpanRole::kNone);
   EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclAllReduce"), SpanRole::kAllToAll);
   EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "Broadcast"), SpanRole::kRootOut);
@@ -64,12 +89,44 @@ TEST(MpiSemanticsTest, RolesFromCategoryAndName) {
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Mrecv"), SpanRole::kRecv);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Put"), SpanRole::kNone);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Neighbor_allgather"),
-            SpanRole::kNone);
+            SpanRole::kNeighbor);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Ineighbor_alltoallw"),
+            SpanRole::kNeighbor);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_lock"), SpanRole::kLock);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_unlock"), SpanRole::kUnlock);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_lock_all"), SpanRole::kNone);
+  EXPECT_TRUE(IsCollective(SpanRole::kNeighbor));
+  EXPECT_TRUE(IsCollective(SpanRole::kExclusivePrefix));
+  EXPECT_FALSE(IsCollective(SpanRole::kLock));
+  // Their I- forms are completed by a Wait.
+  EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Ineighbor_alltoall"));
+  EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Iscan"));
+  EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Win_lock"));
   EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Send_init"));
   EXPECT_TRUE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Imrecv"));
   EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Mrecv"));
   EXPECT_TRUE(IsMessage(SpanRole::kRecv));
   EXPECT_FALSE(IsMessage(SpanRole::kWait));
+}
+
+// Each start of a persistent collective is an instance of the collective.
+TEST(MpiSemanticsTest, PersistentCollectivesTakeTheirCollectivesRole) {
+  const auto mpi = v1::CATEGORY_MPI;
+  EXPECT_EQ(RoleOf(mpi, "MPI_Allreduce_init"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Barrier_init"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Bcast_init"), SpanRole::kRootOut);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Gatherv_init"), SpanRole::kRootIn);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Exscan_init"), SpanRole::kExclusivePrefix);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Neighbor_alltoallw_init"), SpanRole::kNeighbor);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Psend_init"), SpanRole::kSend);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Precv_init"), SpanRole::kRecv);
+  EXPECT_EQ(RoleOf(mpi, "MPI_Session_init"), SpanRole::kNone);
+  EXPECT_EQ(RoleOf(mpi, "_init"), SpanRole::kNone);
+  EXPECT_EQ(DataFlowOf(mpi, "MPI_Allgatherv_init"), DataFlow::kAllToAllTotal);
+  EXPECT_EQ(DataFlowOf(mpi, "MPI_Psend_init"), DataFlow::kToPeer);
+  EXPECT_TRUE(IsAsynchronous(mpi, "MPI_Allreduce_init"));
+  EXPECT_TRUE(IsAsynchronous(mpi, "MPI_Psend_init"));
+  EXPECT_FALSE(IsAsynchronous(mpi, "MPI_Session_init"));
 }
 
 TEST(MpiSemanticsTest, DataFlowsFromCategoryAndName) {
@@ -107,10 +164,7 @@ TEST(MpiSemanticsTest, RootOutInstanceWaitsForTheRoot) {
                                Collective(SpanRole::kRootOut, 1, 4, 30, 1)});
   ASSERT_EQ(m.instances(), 1);
   EXPECT_THAT(Ids(m.members(0)), ElementsAre(1, 2, 0));  // ascending rank
-  const MpiMatching::Group g = m.InstanceGroup(0);
-  EXPECT_THAT(Ids(g.starts), ElementsAre(2));
-  EXPECT_THAT(Ids(g.ends), ElementsAre(1, 2, 0));
-  EXPECT_EQ(g.last, 2);
+  EXPECT_EQ(InstanceGroups(m, 0), (std::vector<GroupIds>{{{2}, {1, 2, 0}, 2}}));
 }
 
 TEST(MpiSemanticsTest, AllToAllAndRootInGroups) {
@@ -122,21 +176,103 @@ TEST(MpiSemanticsTest, AllToAllAndRootInGroups) {
       Collective(SpanRole::kRootIn, 1, 2, 400, 0),
   });
   ASSERT_EQ(m.instances(), 2);
-  const MpiMatching::Group all = m.InstanceGroup(0);
-  EXPECT_THAT(Ids(all.starts), ElementsAre(0, 1, 2));
-  EXPECT_THAT(Ids(all.ends), ElementsAre(0, 1, 2));
-  EXPECT_EQ(all.last, 1);
-  const MpiMatching::Group in = m.InstanceGroup(1);
-  EXPECT_THAT(Ids(in.starts), ElementsAre(3, 4));
-  EXPECT_THAT(Ids(in.ends), ElementsAre(3));
-  EXPECT_EQ(in.last, 4);
+  EXPECT_EQ(InstanceGroups(m, 0),
+            (std::vector<GroupIds>{{{0, 1, 2}, {0, 1, 2}, 1}}));
+  EXPECT_EQ(InstanceGroups(m, 1), (std::vector<GroupIds>{{{3, 4}, {3}, 4}}));
+}
+
+// Scan: rank r's result needs the inputs of ranks 0..r; Exscan's of ranks
+// 0..r-1, so rank 0's Exscan waits for no one.
+TEST(MpiSemanticsTest, PrefixGroupsPerMember) {
+  const MpiMatching m = Match({
+      Collective(SpanRole::kPrefix, 2, 1, 20),           // 0
+      Collective(SpanRole::kPrefix, 0, 1, 30),           // 1
+      Collective(SpanRole::kPrefix, 1, 1, 10),           // 2
+      Collective(SpanRole::kExclusivePrefix, 0, 2, 10),  // 3
+      Collective(SpanRole::kExclusivePrefix, 1, 2, 40),  // 4
+      Collective(SpanRole::kExclusivePrefix, 2, 2, 20),  // 5
+  });
+  ASSERT_EQ(m.instances(), 2);
+  EXPECT_EQ(InstanceGroups(m, 0), (std::vector<GroupIds>{
+                                      {{1}, {1}, 1},
+                                      {{1, 2}, {2}, 1},
+                                      {{1, 2, 0}, {0}, 1},
+                                  }));
+  EXPECT_EQ(InstanceGroups(m, 1), (std::vector<GroupIds>{
+                                      {{3}, {4}, 3},
+                                      {{3, 4}, {5}, 4},
+                                  }));
+}
+
+// The header's example on a directed ring: each rank waits for its one
+// in-neighbor, not for every member. Sources that are no member's rank
+// (7), or a member listing none, give no start.
+TEST(MpiSemanticsTest, NeighborGroupsFollowEachMembersSources) {
+  const std::vector<int32_t> from_2 = {2}, from_0 = {0}, from_1_and_7 = {1, 7},
+                             from_7 = {7};
+  auto neighbor = [](int32_t rank, uint64_t seq, int64_t start,
+                     const std::vector<int32_t>& sources) {
+    MpiOp op = Collective(SpanRole::kNeighbor, rank, seq, start);
+    op.sources = sources;
+    return op;
+  };
+  const MpiMatching m = Match({
+      neighbor(0, 1, 10, from_2),        // 0
+      neighbor(1, 1, 30, from_0),        // 1
+      neighbor(2, 1, 20, from_1_and_7),  // 2
+      neighbor(0, 2, 10, from_7),        // 3
+      neighbor(1, 2, 10, {}),            // 4
+  });
+  ASSERT_EQ(m.instances(), 2);
+  EXPECT_EQ(InstanceGroups(m, 0), (std::vector<GroupIds>{
+                                      {{2}, {0}, 2},
+                                      {{0}, {1}, 0},
+                                      {{1}, {2}, 1},
+                                  }));
+  EXPECT_THAT(InstanceGroups(m, 1), IsEmpty());
+  // A rank that lists all (and itself) is an all-to-all member.
+  const std::vector<int32_t> all = {0, 1};
+  const MpiMatching both =
+      Match({neighbor(0, 1, 10, all), neighbor(1, 1, 30, all)});
+  EXPECT_EQ(InstanceGroups(both, 0), (std::vector<GroupIds>{
+                                         {{0, 1}, {0}, 1},
+                                         {{0, 1}, {1}, 1},
+                                     }));
+}
+
+// Exclusive epochs on window 9, target 3, in the order their Win_unlock
+// began: rank 0's (its Win_unlock went on after it let go of the lock, as
+// MPICH's does), rank 1's (its Win_lock returned only after rank 0's
+// Win_unlock began: it took the lock there), rank 1's again (same rank: no
+// hand-off), rank 2's (its Win_lock returned at once: it takes the lock
+// lazily, in Win_unlock). Another target's epoch and an unlock without a
+// lock (a shared epoch's) hand nothing over.
+TEST(MpiSemanticsTest, ExclusiveLockEpochsHandOverInTheOrderTheirUnlocksBegan) {
+  const MpiMatching m = Match({
+      Lock(SpanRole::kLock, 0, 3, 0, 1),        // 0
+      Lock(SpanRole::kUnlock, 0, 3, 100, 130),  // 1
+      Lock(SpanRole::kLock, 1, 3, 5, 101),      // 2
+      Lock(SpanRole::kUnlock, 1, 3, 102, 103),  // 3
+      Lock(SpanRole::kLock, 1, 3, 110, 111),    // 4
+      Lock(SpanRole::kUnlock, 1, 3, 112, 113),  // 5
+      Lock(SpanRole::kLock, 2, 3, 6, 7),        // 6
+      Lock(SpanRole::kUnlock, 2, 3, 116, 150),  // 7
+      Lock(SpanRole::kLock, 3, 2, 9, 10),       // 8: target 2
+      Lock(SpanRole::kUnlock, 3, 2, 11, 120),   // 9
+      Lock(SpanRole::kUnlock, 3, 3, 160, 170),  // 10: no lock
+  });
+  EXPECT_THAT(m.lock_handoffs(), ElementsAre(Pair(1, 2), Pair(5, 7)));
+  EXPECT_EQ(IdsOf(m.LockHandoffGroup(1)), (GroupIds{{5}, {7}, 5}));
+  int groups = 0;
+  m.ForEachGroup([&groups](const MpiMatching::Group&) { ++groups; });
+  EXPECT_EQ(groups, 2);
 }
 
 TEST(MpiSemanticsTest, RootedInstanceWithoutItsRootHasNoGroup) {
   const MpiMatching m = Match({Collective(SpanRole::kRootOut, 0, 1, 10, 3),
                                Collective(SpanRole::kRootOut, 1, 1, 20, 3)});
   ASSERT_EQ(m.instances(), 1);
-  EXPECT_THAT(Ids(m.InstanceGroup(0).ends), IsEmpty());
+  EXPECT_THAT(InstanceGroups(m, 0), IsEmpty());
   int groups = 0;
   m.ForEachGroup([&groups](const MpiMatching::Group&) { ++groups; });
   EXPECT_EQ(groups, 0);

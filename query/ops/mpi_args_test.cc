@@ -1,0 +1,94 @@
+#include "query/ops/mpi_args.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+StoredArg Text(const std::string& key, const std::string& value) {
+  StoredArg arg;
+  arg.key = key;
+  arg.type = StoredArg::Type::kString;
+  arg.str = value;
+  return arg;
+}
+
+StoredArg Int(const std::string& key, int64_t value) {
+  StoredArg arg;
+  arg.key = key;
+  arg.type = StoredArg::Type::kInt;
+  arg.int_value = value;
+  return arg;
+}
+
+StoredSpan With(std::vector<StoredArg> args) {
+  StoredSpan span;
+  span.args = std::move(args);
+  return span;
+}
+
+// The header's example, and one source, which the agent stores as an
+// integer.
+TEST(MpiArgsTest, SourcesAsTheProbeWritesThem) {
+  EXPECT_THAT(NeighborSources(With({Text("sources", "3,1")})),
+              ElementsAre(3, 1));
+  EXPECT_THAT(NeighborSources(With({Int("other", 4), Int("sources", 5)})),
+              ElementsAre(5));
+  EXPECT_THAT(NeighborSources(With({Int("other", 4)})), IsEmpty());
+  std::string most = "0";
+  for (int i = 1; i < 256; ++i) absl::StrAppend(&most, ",", i);
+  EXPECT_EQ(ParseNeighborSources(most).size(), 256u);
+  EXPECT_THAT(ParseNeighborSources("2147483647,0"), ElementsAre(2147483647, 0));
+}
+
+// Whatever a client wrote, a malformed list is no list at all.
+TEST(MpiArgsTest, MalformedSourcesAreNone) {
+  for (const char* text :
+       {"", ",", "1,", ",1", "1,,2", "a", "1,x", "-1", "+1", " 1", "1 ", "0x10",
+        "1.5", "2147483648", "99999999999999999999", "1;2"}) {
+    EXPECT_THAT(ParseNeighborSources(text), IsEmpty()) << text;
+  }
+  std::string too_many = "0";
+  for (int i = 1; i < 257; ++i) absl::StrAppend(&too_many, ",", i);
+  EXPECT_THAT(ParseNeighborSources(too_many), IsEmpty());
+  EXPECT_THAT(ParseNeighborSources(std::string(1 << 20, '1')), IsEmpty());
+  EXPECT_THAT(NeighborSources(With({Int("sources", -1)})), IsEmpty());
+  EXPECT_THAT(NeighborSources(With({Int("sources", int64_t{1} << 40)})),
+              IsEmpty());
+  StoredArg real;
+  real.key = "sources";
+  real.type = StoredArg::Type::kReal;
+  real.real_value = 3;
+  EXPECT_THAT(NeighborSources(With({real})), IsEmpty());
+}
+
+// Only an exclusive lock that is taken orders epochs.
+TEST(MpiArgsTest, OnlyExclusiveLocksKeepTheirRole) {
+  const SpanRole lock = SpanRole::kLock;
+  EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "exclusive")})),
+            SpanRole::kLock);
+  EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "shared")})),
+            SpanRole::kNone);
+  EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "exclusive"),
+                                   Int("nocheck", 1)})),
+            SpanRole::kNone);
+  EXPECT_EQ(RoleOfSpan(lock, With({})), SpanRole::kNone);
+  EXPECT_EQ(RoleOfSpan(lock, With({Int("lock_type", 1)})), SpanRole::kNone);
+  EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "EXCLUSIVE")})),
+            SpanRole::kNone);
+  // Other roles are their operation's, whatever the args.
+  EXPECT_EQ(RoleOfSpan(SpanRole::kUnlock, With({})), SpanRole::kUnlock);
+  EXPECT_EQ(RoleOfSpan(SpanRole::kAllToAll, With({Text("lock_type", "x")})),
+            SpanRole::kAllToAll);
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,202 @@
+// The MPI programs of MpiCaptureTest's critical-path jobs (4 ranks): one
+// known rank computes a known extra amount (busy work: thread CPU time, not
+// a sleep) before an MPI operation whose dependency edge then bounds the
+// step, and another computes after it, so that the step ends on that rank.
+// The critical path of the step must run through both computations and the
+// edge between them.
+//
+//   mpi_edges neighbor
+//       step 0 on a directed ring (MPI_Dist_graph_create_adjacent: rank r
+//       receives from r-1 and sends to r+1): rank 2 computes 80 ms
+//       ("compute"), everyone calls MPI_Neighbor_alltoall, rank 3 then
+//       computes 80 ms ("post"). Rank 3 waited for its in-neighbor, rank 2.
+//   mpi_edges rma
+//       a window of 4 ints per rank. Step 0, a fence epoch: rank 1 computes
+//       80 ms, everyone puts one int to its right and calls MPI_Win_fence
+//       (MPI_MODE_NOSUCCEED: it ends the epoch), rank 3 then computes 80 ms.
+//       Step 1, exclusive lock epochs on rank 1's memory: rank 0 locks it,
+//       gets an int and flushes (so it holds the lock) and tells rank 2
+//       (MPI_Send); rank 2 answers (MPI_Isend) and locks it (its epoch must
+//       wait for rank 0's); rank 0, answered, computes 80 ms and unlocks;
+//       rank 2 completes its answer (MPI_Wait), puts an int, unlocks and
+//       computes 80 ms.
+//
+// Every other rank is in place before the late rank begins: it tells the
+// late rank with an MPI_Isend, which returns at once, and goes straight on
+// to the operation (completing the send after the step). On a loaded
+// machine a rank waiting inside MPI can wait long for the CPU; one that
+// returned from MPI is running, and reaches the operation at once. The
+// computations are long against the rest, so the step ends on the rank
+// that computes last.
+//
+// Each computation has 1 ms more on either side, outside its phase, and
+// each step 1 ms after it begins and before it ends (the step's own time):
+// the agent maps the records it reads in one drain with one clock reading,
+// so two records read in different drains can be off by microseconds
+// against each other. A phase must not seem to begin before the call just
+// ahead of it ended, nor a step after its first call began.
+//
+// Exits non-zero if MPI returns a wrong result.
+#include <mpi.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstring>
+
+#define MERIDIAN_PROBE_OPTIONAL  // runs untraced too
+#include "meridian/probe.h"
+
+namespace {
+
+int g_rank = 0;
+int g_token = 0;                // what the in-place messages carry
+constexpr int kComputeMs = 80;  // the late rank's, before the operation
+constexpr int kPostMs = 80;     // the waiting rank's, after it
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    fprintf(stderr, "rank %d: %s\n", g_rank, what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+}
+
+int64_t ThreadCpuNs() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * int64_t{1000000000} + t.tv_nsec;
+}
+
+// `ms` of this thread's CPU time: on a machine with fewer cores than ranks
+// it takes longer, never less.
+void Busy(int ms) {
+  const int64_t until = ThreadCpuNs() + ms * int64_t{1000000};
+  volatile uint64_t x = 1;
+  while (ThreadCpuNs() < until) {
+    for (int i = 0; i < 1000; ++i) x = x * 6364136223846793005ULL + 1;
+  }
+}
+
+// Step `step` begins or ends, with the margins of the top.
+void BeginStep(int64_t step) {
+  MERIDIAN_CALL(meridian_step_begin, step);
+  Busy(1);
+}
+
+void EndStep() {
+  Busy(1);
+  MERIDIAN_CALL(meridian_step_end);
+}
+
+// `ms` in a phase named `name`, with the margins of the top.
+void Compute(const char* name, int ms) {
+  Busy(1);
+  MERIDIAN_CALL(meridian_phase_begin, name);
+  Busy(ms);
+  MERIDIAN_CALL(meridian_phase_end);
+  Busy(1);
+}
+
+// Returns on `late` once every other rank has called it; on the others at
+// once, with the send that told `late` (to complete after the step).
+MPI_Request InPlace(int late) {
+  MPI_Request told = MPI_REQUEST_NULL;
+  if (g_rank != late) {
+    MPI_Isend(&g_token, 1, MPI_INT, late, 1, MPI_COMM_WORLD, &told);
+    return told;
+  }
+  for (int rank = 0; rank < 4; ++rank) {
+    int token = 0;
+    if (rank != late) {
+      MPI_Recv(&token, 1, MPI_INT, rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+  return told;
+}
+
+void Neighbor(int right, int left) {
+  MPI_Comm ring;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1,
+                                 &right, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                 &ring);
+  MPI_Request told = InPlace(2);
+  BeginStep(0);
+  if (g_rank == 2) Compute("compute", kComputeMs);
+  int out = g_rank, in = -1;
+  MPI_Neighbor_alltoall(&out, 1, MPI_INT, &in, 1, MPI_INT, ring);
+  if (g_rank == 3) Compute("post", kPostMs);
+  EndStep();
+  MPI_Wait(&told, MPI_STATUS_IGNORE);
+  Check(in == left, "neighbor_alltoall");
+  MPI_Comm_free(&ring);
+}
+
+// Step 1's lock epochs (see the top).
+void LockEpochs(MPI_Win win) {
+  int token = 0, got = -1;
+  if (g_rank == 0) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+    MPI_Get(&got, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+    MPI_Win_flush(1, win);
+    MPI_Send(&token, 1, MPI_INT, 2, 0, MPI_COMM_WORLD);
+    MPI_Recv(&token, 1, MPI_INT, 2, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    Compute("compute", kComputeMs);
+    MPI_Win_unlock(1, win);
+    Check(got == 0, "lock get");
+  } else if (g_rank == 2) {
+    MPI_Recv(&token, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Request answer;
+    MPI_Isend(&g_token, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &answer);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+    MPI_Wait(&answer, MPI_STATUS_IGNORE);
+    MPI_Put(&g_rank, 1, MPI_INT, 1, 1, 1, MPI_INT, win);
+    MPI_Win_unlock(1, win);
+    Compute("post", kPostMs);
+  }
+}
+
+void Rma(int right) {
+  int* base = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &base, &win);
+  for (int i = 0; i < 4; ++i) base[i] = -1;
+  MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+  MPI_Request told = InPlace(1);
+  BeginStep(0);
+  if (g_rank == 1) Compute("compute", kComputeMs);
+  MPI_Put(&g_rank, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  if (g_rank == 3) Compute("post", kPostMs);
+  EndStep();
+  MPI_Wait(&told, MPI_STATUS_IGNORE);
+  Check(base[0] == (g_rank + 3) % 4, "fence put");
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  BeginStep(1);
+  LockEpochs(win);
+  EndStep();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 1) Check(base[1] == 2, "lock put");
+  MPI_Win_free(&win);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Check(size == 4, "4 ranks");
+  const int right = (g_rank + 1) % 4, left = (g_rank + 3) % 4;
+  if (argc == 2 && strcmp(argv[1], "neighbor") == 0) {
+    Neighbor(right, left);
+  } else if (argc == 2 && strcmp(argv[1], "rma") == 0) {
+    Rma(right);
+  } else {
+    fprintf(stderr, "usage: mpi_edges neighbor|rma\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+  return 0;
+}
