@@ -166,10 +166,18 @@ void OneSided(int right, int left) {
   MPI_Fetch_and_op(&one, &old, MPI_INT, left, 3, MPI_SUM, win);
   MPI_Compare_and_swap(&one, &compare, &old, MPI_INT, left, 3, win);
   MPI_Win_flush(left, win);
-  MPI_Request requests[2];
+  int before = 0, fetched = -1;
+  MPI_Get_accumulate(&one, 1, MPI_INT, &before, 1, MPI_INT, left, 1, 1, MPI_INT,
+                     MPI_SUM, win);
+  MPI_Request requests[4];
   MPI_Rput(values, 1, MPI_INT, right, 2, 1, MPI_INT, win, &requests[0]);
   MPI_Rget(got, 2, MPI_INT, left, 5, 2, MPI_INT, win, &requests[1]);
-  MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+  MPI_Raccumulate(&one, 1, MPI_INT, right, 4, 1, MPI_INT, MPI_SUM, win,
+                  &requests[2]);
+  MPI_Rget_accumulate(&one, 1, MPI_INT, &fetched, 1, MPI_INT, right, 0, 1,
+                      MPI_INT, MPI_NO_OP, win, &requests[3]);
+  MPI_Waitall(4, requests, MPI_STATUSES_IGNORE);
+  Check(fetched == g_rank, "rget_accumulate");
   MPI_Win_flush_all(win);
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);

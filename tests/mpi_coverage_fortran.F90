@@ -27,11 +27,9 @@
 !     Neighbor_allgather, Neighbor_alltoallw (as the alltoallv): seq 0, 1
 !   Win_allocate (8 integers; world seq 2), Win_fence, Put (1 integer
 !     right), Get (2 integers from the left), Win_fence, Win_lock (right),
-!     Rput (1 integer), Wait, Win_unlock, Win_fence, Win_free: the window's
-!     seq 0 to 3
-!   File_open (not recorded under Open MPI: the probe has no Fortran
-!     File_open; under MPICH, whose bindings call the C one, world seq 3,
-!     and the barriers below one more), File_write_at (16 integers),
+!     Rput (1 integer), Wait, Rget_accumulate (1 integer, MPI_NO_OP), Wait,
+!     Win_unlock, Win_fence, Win_free: the window's seq 0 to 3
+!   File_open (world seq 3), File_write_at (16 integers),
 !     File_read_at (8), File_write_at_all (4), File_iread_at_all (16) +
 !     Wait, File_close: the file's seq 0 to 2
 !   Barrier (world seq 3), Pcontrol(0), Barrier (seq 4, not recorded),
@@ -71,7 +69,7 @@ program mpi_coverage_fortran
   ! (persistent, non-blocking and one-sided calls): without ASYNCHRONOUS,
   ! gfortran may assume the calls that complete them leave them unchanged.
   integer, asynchronous :: sent(16), received(16), out(10), in(16), two(2)
-  integer, asynchronous :: four(4), three(3), values(3), got(2)
+  integer, asynchronous :: four(4), three(3), values(3), got(2), fetched(1)
   double precision, asynchronous :: doubles(5)
   character(len=4096) :: path
 
@@ -235,9 +233,15 @@ program mpi_coverage_fortran
   call MPI_Rput(values, 1, MPI_INTEGER, right, disp, 1, MPI_INTEGER, win, &
                 request, ierr)
   call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
+  disp = 7
+  call MPI_Rget_accumulate(values, 1, MPI_INTEGER, fetched, 1, MPI_INTEGER, &
+                           right, disp, 1, MPI_INTEGER, MPI_NO_OP, win, &
+                           request, ierr)
+  call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
   call MPI_Win_unlock(right, win, ierr)
   call MPI_Win_fence(0, win, ierr)
   call check(base(5) == left, 'lock and rput')
+  call check(fetched(1) == right, 'rget_accumulate')
   call MPI_Win_free(win, ierr)
   call check(win == MPI_WIN_NULL, 'win_free')
 

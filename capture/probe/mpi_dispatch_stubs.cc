@@ -23,7 +23,7 @@ using A = intptr_t;
 
 }  // namespace
 
-// Parameters, their types and the arguments, for 0 to 13 parameters.
+// Parameters, their types and the arguments, for 0 to 14 parameters.
 #define MERIDIAN_P0 void
 #define MERIDIAN_P1 A a0
 #define MERIDIAN_P2 MERIDIAN_P1, A a1
@@ -38,6 +38,7 @@ using A = intptr_t;
 #define MERIDIAN_P11 MERIDIAN_P10, A a10
 #define MERIDIAN_P12 MERIDIAN_P11, A a11
 #define MERIDIAN_P13 MERIDIAN_P12, A a12
+#define MERIDIAN_P14 MERIDIAN_P13, A a13
 #define MERIDIAN_T0
 #define MERIDIAN_T1 A
 #define MERIDIAN_T2 MERIDIAN_T1, A
@@ -52,6 +53,7 @@ using A = intptr_t;
 #define MERIDIAN_T11 MERIDIAN_T10, A
 #define MERIDIAN_T12 MERIDIAN_T11, A
 #define MERIDIAN_T13 MERIDIAN_T12, A
+#define MERIDIAN_T14 MERIDIAN_T13, A
 #define MERIDIAN_A0
 #define MERIDIAN_A1 a0
 #define MERIDIAN_A2 MERIDIAN_A1, a1
@@ -66,22 +68,21 @@ using A = intptr_t;
 #define MERIDIAN_A11 MERIDIAN_A10, a10
 #define MERIDIAN_A12 MERIDIAN_A11, a11
 #define MERIDIAN_A13 MERIDIAN_A12, a12
+#define MERIDIAN_A14 MERIDIAN_A13, a13
 
-#define MERIDIAN_C_STUB(name, count)                                   \
-  __attribute__((visibility("default"))) int name(MERIDIAN_P##count) { \
-    const meridian::probe::OutermostMpiCall call(                      \
-        __builtin_return_address(0));                                 \
-    return reinterpret_cast<int (*)(MERIDIAN_T##count)>(               \
-        meridian::mpi::MpiTarget(meridian::mpi::kSym_##name))(         \
-        MERIDIAN_A##count);                                            \
+#define MERIDIAN_C_STUB(name, count)                                           \
+  __attribute__((visibility("default"))) int name(MERIDIAN_P##count) {         \
+    const meridian::probe::OutermostMpiCall call(__builtin_return_address(0)); \
+    return reinterpret_cast<int (*)(MERIDIAN_T##count)>(                       \
+        meridian::mpi::MpiTarget(meridian::mpi::kSym_##name))(                 \
+        MERIDIAN_A##count);                                                    \
   }
 
-#define MERIDIAN_F_STUB(name, lower, UPPER, count)                          \
-  __attribute__((visibility("default"))) void name(MERIDIAN_P##count) {     \
-    const meridian::probe::OutermostMpiCall call(                           \
-        __builtin_return_address(0));                                      \
-    reinterpret_cast<void (*)(MERIDIAN_T##count)>(meridian::mpi::MpiTarget( \
-        meridian::mpi::kSym_##name))(MERIDIAN_A##count);                    \
+#define MERIDIAN_F_STUB(name, lower, UPPER, count)                             \
+  __attribute__((visibility("default"))) void name(MERIDIAN_P##count) {        \
+    const meridian::probe::OutermostMpiCall call(__builtin_return_address(0)); \
+    reinterpret_cast<void (*)(MERIDIAN_T##count)>(meridian::mpi::MpiTarget(    \
+        meridian::mpi::kSym_##name))(MERIDIAN_A##count);                       \
   }
 #define MERIDIAN_F_STUBS(lower, UPPER, count) \
   MERIDIAN_MPI_FORTRAN_NAMES(MERIDIAN_F_STUB, lower, UPPER, count)

@@ -15,16 +15,16 @@
 // the low 32 bits, as they would from the program's own call. Each family
 // library checks at compile time that its wrapper's parameter count equals
 // the count here and that every parameter is an integer or a pointer
-// (MERIDIAN_MPI_FAMILY_ENTRY below). None of the Fortran functions has a
-// CHARACTER argument, so no hidden string lengths follow the listed ones.
+// (MERIDIAN_MPI_FAMILY_ENTRY below). One Fortran function has a CHARACTER
+// argument, MPI_FILE_OPEN (below); its hidden length is listed.
 //
 // The list holds every MPI function the probe records, C names with their
 // parameter count, Fortran ones as (lower, UPPER, parameter count including
 // ierror); each Fortran function is exported under five names (mpi_send,
 // mpi_send_, mpi_send__, MPI_SEND, mpi_send_f08_), so the table has one
-// entry per name. Two C functions have no Fortran entry: MPI_File_open (its
-// CHARACTER filename would add a hidden length argument) and
-// MPI_Rget_accumulate (14 Fortran parameters; the stubs take at most 13).
+// entry per name. MPI_FILE_OPEN's count includes the hidden length that
+// gfortran passes after the last parameter for its CHARACTER(*) filename
+// (an integer, forwarded like the others); the stubs take up to 14.
 // Fortran's MPI_PCONTROL(level) has no ierror. One per line by hand:
 // clang-format reflows X-macro lists unstably.
 #ifndef MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
@@ -353,6 +353,7 @@
   X(mpi_rput, MPI_RPUT, 10) \
   X(mpi_rget, MPI_RGET, 10) \
   X(mpi_raccumulate, MPI_RACCUMULATE, 11) \
+  X(mpi_rget_accumulate, MPI_RGET_ACCUMULATE, 14) \
   X(mpi_win_lock, MPI_WIN_LOCK, 5) \
   X(mpi_win_unlock, MPI_WIN_UNLOCK, 3) \
   X(mpi_win_lock_all, MPI_WIN_LOCK_ALL, 3) \
@@ -365,6 +366,7 @@
   X(mpi_win_start, MPI_WIN_START, 4) \
   X(mpi_win_complete, MPI_WIN_COMPLETE, 2) \
   X(mpi_win_wait, MPI_WIN_WAIT, 2) \
+  X(mpi_file_open, MPI_FILE_OPEN, 7) \
   X(mpi_file_close, MPI_FILE_CLOSE, 2) \
   X(mpi_file_read, MPI_FILE_READ, 6) \
   X(mpi_file_write, MPI_FILE_WRITE, 6) \

@@ -18,8 +18,10 @@
 //
 // Part of libmeridian_mpi_openmpi.so only (mpi_family.cc): MPICH's Fortran
 // bindings call the C functions, so the C wrappers see its Fortran calls.
+#include <limits.h>
 #include <mpi.h>
 
+#include <cstring>
 #include <new>
 
 #include "capture/probe/mpi_family_abi.h"
@@ -909,8 +911,19 @@ MERIDIAN_FORTRAN_RMA(accumulate, ACCUMULATE, Accumulate,
                       Win(win)))
 #undef MERIDIAN_FORTRAN_RMA
 
-// MPI_Rget_accumulate has no Fortran entry: with its request and ierror it
-// takes 14 parameters, one more than the dispatcher's stubs pass.
+MERIDIAN_FORTRAN(mpi_rget_accumulate, MPI_RGET_ACCUMULATE,
+                 (void* origin, MPI_Fint* origin_count, MPI_Fint* origin_type,
+                  void* result, MPI_Fint* result_count, MPI_Fint* result_type,
+                  MPI_Fint* target, MPI_Aint* target_disp,
+                  MPI_Fint* target_count, MPI_Fint* target_type, MPI_Fint* op,
+                  MPI_Fint* win, MPI_Fint* request, MPI_Fint* ierror)) {
+  NewRequest r(request);
+  Return(ierror,
+         MPI_Rget_accumulate(Buffer(origin), *origin_count, Type(origin_type),
+                             Buffer(result), *result_count, Type(result_type),
+                             *target, *target_disp, *target_count,
+                             Type(target_type), Op(op), Win(win), r.c()));
+}
 MERIDIAN_FORTRAN(mpi_get_accumulate, MPI_GET_ACCUMULATE,
                  (void* origin, MPI_Fint* origin_count, MPI_Fint* origin_type,
                   void* result, MPI_Fint* result_count, MPI_Fint* result_type,
@@ -991,6 +1004,27 @@ MERIDIAN_FORTRAN_WIN_GROUP(mpi_win_start, MPI_WIN_START, Win_start)
 // MPI_File_open has no Fortran entry: its CHARACTER filename adds a hidden
 // length argument that the dispatcher's stubs cannot pass on. A file that
 // Fortran opened gets its id when first used (File() in mpi_wrappers.cc).
+// FILENAME is a CHARACTER(*): gfortran passes its length after the last
+// parameter, and the text blank-padded, without a NUL. As Open MPI's own
+// binding does, the trailing blanks are cut. The C copy lives on the stack
+// (a name of PATH_MAX bytes or more cannot be opened anyway: it is passed
+// cut there, and MPI refuses it).
+MERIDIAN_FORTRAN(mpi_file_open, MPI_FILE_OPEN,
+                 (MPI_Fint * comm, const char* filename, MPI_Fint* amode,
+                  MPI_Fint* info, MPI_Fint* fh, MPI_Fint* ierror,
+                  size_t filename_length)) {
+  char name[PATH_MAX];
+  size_t n = filename == nullptr ? 0 : filename_length;
+  while (n > 0 && filename[n - 1] == ' ') --n;
+  if (n >= sizeof(name)) n = sizeof(name) - 1;
+  if (n > 0) memcpy(name, filename, n);
+  name[n] = '\0';
+  MPI_File c_fh = MPI_FILE_NULL;
+  const int rc = MPI_File_open(Comm(comm), name, *amode, Info(info), &c_fh);
+  *fh = PMPI_File_c2f(c_fh);
+  Return(ierror, rc);
+}
+
 MERIDIAN_FORTRAN(mpi_file_close, MPI_FILE_CLOSE,
                  (MPI_Fint * fh, MPI_Fint* ierror)) {
   MPI_File c_fh = File(fh);
