@@ -819,6 +819,8 @@ void ExpectCoverage(const std::vector<Row>& rows) {
                     {"MPI_Alltoallw", 1},
                     {"MPI_Ialltoallw", 1},
                     {"MPI_Cart_create", 1},
+                    {"MPI_Comm_split", 1},
+                    {"MPI_Alltoallv", 1},
                     {"MPI_Dist_graph_create_adjacent", 1},
                     {"MPI_Neighbor_allgather", 2},
                     {"MPI_Neighbor_allgatherv", 1},
@@ -863,6 +865,11 @@ void ExpectCoverage(const std::vector<Row>& rows) {
 
     // World collectives in order: Alltoallw 0, Ialltoallw 1, Win_allocate
     // 2, Barrier 3, File_open 4, Barrier 5, (Barrier 6 paused), Barrier 7.
+    EXPECT_EQ(One(rows, rank, "MPI_Comm_split").span.comm, 1u);
+    // On the intercommunicator, the counts arrays have the remote group's
+    // size: rank 0 sends 1 + 2 + 3 ints, rank r r ints.
+    EXPECT_EQ(One(rows, rank, "MPI_Alltoallv").span.bytes,
+              rank == 0 ? 24 : 4 * rank);
     const Row alltoallw = One(rows, rank, "MPI_Alltoallw");
     EXPECT_EQ(alltoallw.span.bytes, 40);
     EXPECT_EQ(alltoallw.span.seq, 0u);

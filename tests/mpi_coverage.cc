@@ -223,6 +223,29 @@ void FileIo(const char* path) {
   MPI_File_close(&file);
 }
 
+// Last, so that the world's instances above keep their numbers: a
+// Comm_split of the world into rank 0 and ranks 1-3, an intercommunicator
+// between them, and an Alltoallv on it, whose counts arrays have the remote
+// group's size: rank 0 sends ranks 1, 2, 3 one, two and three ints (24 B),
+// rank r sends rank 0 r ints (4r B).
+void Intercommunicator() {
+  MPI_Comm local, inter;
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank == 0 ? 0 : 1, g_rank, &local);
+  MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, g_rank == 0 ? 1 : 0, 77,
+                       &inter);
+  int out[6] = {}, in[6] = {};
+  int counts0[3] = {1, 2, 3}, displs0[3] = {0, 1, 3};
+  int counts[1] = {g_rank}, displs[1] = {0};
+  const bool root = g_rank == 0;
+  for (int i = 0; i < 6; ++i) out[i] = g_rank;
+  MPI_Alltoallv(out, root ? counts0 : counts, root ? displs0 : displs, MPI_INT,
+                in, root ? counts0 : counts, root ? displs0 : displs, MPI_INT,
+                inter);
+  Check(root ? in[5] == 3 : in[0] == 0, "intercommunicator alltoallv");
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&local);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,6 +277,7 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Pcontrol(1);
   MPI_Barrier(MPI_COMM_WORLD);
+  Intercommunicator();
   MPI_Finalize();
   return 0;
 }

@@ -654,6 +654,20 @@ int CommSize(MPI_Comm comm) {
   return size;
 }
 
+// How many entries the counts arrays of a v- or w-collective on `comm` have:
+// its size, or on an intercommunicator the remote group's (MPI-3.1 5.8: the
+// arrays describe what goes to and comes from the remote group).
+int CountsSize(MPI_Comm comm) {
+  int inter = 0, size = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) {
+    PMPI_Comm_remote_size(comm, &size);
+  } else {
+    PMPI_Comm_size(comm, &size);
+  }
+  return size;
+}
+
 void AfterInit(int64_t start, Op op) {
   const int64_t end = probe::Now();
   if (!probe::g_event.enabled) return;
@@ -836,7 +850,6 @@ inline uint32_t NeighborSourcesArg(MPI_Comm comm, CommInfo* info) {
   if (__builtin_expect(id == 0, 0)) id = FindNeighborSources(comm, info);
   return id == kNoSourcesArg ? 0 : id;
 }
-
 
 // The args of an MPI_Win_lock: its lock type, and nocheck=1 where
 // MPI_MODE_NOCHECK says no lock is taken. Four constant strings, each
@@ -1290,7 +1303,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(kAllgatherv, comm,
-                      SumBytes(recvcounts, CommSize(comm), recvtype), -1,
+                      SumBytes(recvcounts, CountsSize(comm), recvtype), -1,
                       PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                       recvcounts, displs, recvtype, comm))
 }
@@ -1312,8 +1325,9 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(
       kAlltoallv, comm,
-      sendbuf == MPI_IN_PLACE ? SumBytes(recvcounts, CommSize(comm), recvtype)
-                              : SumBytes(sendcounts, CommSize(comm), sendtype),
+      sendbuf == MPI_IN_PLACE
+          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
+          : SumBytes(sendcounts, CountsSize(comm), sendtype),
       -1,
       PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                      recvcounts, rdispls, recvtype, comm))
@@ -1335,7 +1349,7 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(kGatherv, comm,
                       CommRank(comm) == root
-                          ? SumBytes(recvcounts, CommSize(comm), recvtype)
+                          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
                           : TypeBytes(sendcount, sendtype),
                       root,
                       PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf,
@@ -1359,7 +1373,7 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
                  MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(kScatterv, comm,
                       CommRank(comm) == root
-                          ? SumBytes(sendcounts, CommSize(comm), sendtype)
+                          ? SumBytes(sendcounts, CountsSize(comm), sendtype)
                           : TypeBytes(recvcount, recvtype),
                       root,
                       PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype,
@@ -1438,7 +1452,7 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
-      kIallgatherv, comm, SumBytes(recvcounts, CommSize(comm), recvtype), -1,
+      kIallgatherv, comm, SumBytes(recvcounts, CountsSize(comm), recvtype), -1,
       request,
       PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                        displs, recvtype, comm, request))
@@ -1461,8 +1475,9 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIalltoallv, comm,
-      sendbuf == MPI_IN_PLACE ? SumBytes(recvcounts, CommSize(comm), recvtype)
-                              : SumBytes(sendcounts, CommSize(comm), sendtype),
+      sendbuf == MPI_IN_PLACE
+          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
+          : SumBytes(sendcounts, CountsSize(comm), sendtype),
       -1, request,
       PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                       recvcounts, rdispls, recvtype, comm, request))
@@ -1485,7 +1500,7 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIgatherv, comm,
-      CommRank(comm) == root ? SumBytes(recvcounts, CommSize(comm), recvtype)
+      CommRank(comm) == root ? SumBytes(recvcounts, CountsSize(comm), recvtype)
                              : TypeBytes(sendcount, sendtype),
       root, request,
       PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -1509,7 +1524,7 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
                   MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIscatterv, comm,
-      CommRank(comm) == root ? SumBytes(sendcounts, CommSize(comm), sendtype)
+      CommRank(comm) == root ? SumBytes(sendcounts, CountsSize(comm), sendtype)
                              : TypeBytes(recvcount, recvtype),
       root, request,
       PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
@@ -1891,8 +1906,8 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
   MERIDIAN_COLLECTIVE(
       kAlltoallw, comm,
       sendbuf == MPI_IN_PLACE
-          ? SumTypedBytes(recvcounts, recvtypes, CommSize(comm))
-          : SumTypedBytes(sendcounts, sendtypes, CommSize(comm)),
+          ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
+          : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm)),
       -1,
       PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                      recvcounts, rdispls, recvtypes, comm))
@@ -1906,8 +1921,8 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
   MERIDIAN_ICOLLECTIVE(
       kIalltoallw, comm,
       sendbuf == MPI_IN_PLACE
-          ? SumTypedBytes(recvcounts, recvtypes, CommSize(comm))
-          : SumTypedBytes(sendcounts, sendtypes, CommSize(comm)),
+          ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
+          : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm)),
       -1, request,
       PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                       recvcounts, rdispls, recvtypes, comm, request))
@@ -2544,7 +2559,7 @@ int MERIDIAN_MPI4(Allgatherv_init)(const void* sendbuf, int sendcount,
                                    MPI_Datatype recvtype, MPI_Comm comm,
                                    MPI_Info info, MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
-      kAllgatherv_init, comm, SumBytes(recvcounts, CommSize(comm), recvtype),
+      kAllgatherv_init, comm, SumBytes(recvcounts, CountsSize(comm), recvtype),
       -1, request,
       MERIDIAN_PMPI4(Allgatherv_init)(sendbuf, sendcount, sendtype, recvbuf,
                                       recvcounts, displs, recvtype, comm, info,
@@ -2573,8 +2588,9 @@ int MERIDIAN_MPI4(Alltoallv_init)(const void* sendbuf, const int sendcounts[],
                                   MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kAlltoallv_init, comm,
-      sendbuf == MPI_IN_PLACE ? SumBytes(recvcounts, CommSize(comm), recvtype)
-                              : SumBytes(sendcounts, CommSize(comm), sendtype),
+      sendbuf == MPI_IN_PLACE
+          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
+          : SumBytes(sendcounts, CountsSize(comm), sendtype),
       -1, request,
       MERIDIAN_PMPI4(Alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype,
                                      recvbuf, recvcounts, rdispls, recvtype,
@@ -2590,8 +2606,8 @@ int MERIDIAN_MPI4(Alltoallw_init)(const void* sendbuf, const int sendcounts[],
   MERIDIAN_COLLECTIVE_INIT(
       kAlltoallw_init, comm,
       sendbuf == MPI_IN_PLACE
-          ? SumTypedBytes(recvcounts, recvtypes, CommSize(comm))
-          : SumTypedBytes(sendcounts, sendtypes, CommSize(comm)),
+          ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
+          : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm)),
       -1, request,
       MERIDIAN_PMPI4(Alltoallw_init)(sendbuf, sendcounts, sdispls, sendtypes,
                                      recvbuf, recvcounts, rdispls, recvtypes,
@@ -2620,7 +2636,7 @@ int MERIDIAN_MPI4(Gatherv_init)(const void* sendbuf, int sendcount,
                                 MPI_Info info, MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kGatherv_init, comm,
-      CommRank(comm) == root ? SumBytes(recvcounts, CommSize(comm), recvtype)
+      CommRank(comm) == root ? SumBytes(recvcounts, CountsSize(comm), recvtype)
                              : TypeBytes(sendcount, sendtype),
       root, request,
       MERIDIAN_PMPI4(Gatherv_init)(sendbuf, sendcount, sendtype, recvbuf,
@@ -2650,7 +2666,7 @@ int MERIDIAN_MPI4(Scatterv_init)(const void* sendbuf, const int sendcounts[],
                                  MPI_Info info, MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kScatterv_init, comm,
-      CommRank(comm) == root ? SumBytes(sendcounts, CommSize(comm), sendtype)
+      CommRank(comm) == root ? SumBytes(sendcounts, CountsSize(comm), sendtype)
                              : TypeBytes(recvcount, recvtype),
       root, request,
       MERIDIAN_PMPI4(Scatterv_init)(sendbuf, sendcounts, displs, sendtype,
