@@ -251,7 +251,9 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         }
         c.flags[at] = flags;
         if (r.args != 0) AddArgs(builder, r.args, &c);
-        if (r.callsite != 0) AddCallsite(builder, r.callsite, &c);
+        if (r.flags & ProbeRecord::kHasCallsite) {
+          AddCallsite(builder, r.callsite, &c);
+        }
         AddExtra(builder, r, start, dur, ticks, &c);
       }
       if (n < want) break;

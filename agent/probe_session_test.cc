@@ -291,6 +291,7 @@ TEST(ProbeSessionTest, CallSitesBecomeNamedArgs) {
   for (uint32_t callsite : {device, garbage, 9999u, device, 0u}) {
     ProbeRecord r = Record(send, 1000);
     r.callsite = callsite;
+    if (callsite != 0) r.flags |= ProbeRecord::kHasCallsite;
     main.Push(r);
   }
 

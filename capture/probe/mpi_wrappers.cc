@@ -448,6 +448,15 @@ int64_t SumBytes(const int counts[], int n, MPI_Datatype type) {
   return TypeBytes(total, type);
 }
 
+// The current MPI call's call site, if MERIDIAN_CALLSITES=1 (callsite.h).
+inline void SetCallsite(ProbeRecord* r) {
+  r->flags &= ~ProbeRecord::kHasCallsite;
+  if (const uint32_t callsite = probe::CurrentCallsite()) {
+    r->callsite = callsite;
+    r->flags |= ProbeRecord::kHasCallsite;
+  }
+}
+
 inline __attribute__((always_inline)) ProbeRecord Base(Op op, int64_t start,
                                                        int64_t end,
                                                        const CommInfo* comm) {
@@ -462,7 +471,7 @@ inline __attribute__((always_inline)) ProbeRecord Base(Op op, int64_t start,
     r.comm_size = comm->size;
   }
   probe::StampStep(&r);
-  r.callsite = probe::CurrentCallsite();
+  SetCallsite(&r);
   return r;
 }
 
@@ -912,7 +921,7 @@ void StartPersistent(uint64_t key, int64_t start, int64_t call_end, int count) {
       (r.flags & ~(ProbeRecord::kHasStep | ProbeRecord::kTicks)) |
       probe::TimeFlags() | ProbeRecord::kExtraCallTime);
   probe::StampStep(&r);
-  r.callsite = probe::CurrentCallsite();  // the start's, not the init's
+  SetCallsite(&r);  // the start's, not the init's
   r.extra = (call_end - start) / (count > 0 ? count : 1);
   if (started.collective) {
     // The table's CommInfo, shared with the blocking collectives.

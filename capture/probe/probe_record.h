@@ -36,6 +36,9 @@ struct ProbeRecord {
     // `extra` holds the bytes sent by a call that also receives
     // (MPI_Sendrecv): the "send_bytes" arg.
     kExtraSendBytes = 1 << 8,
+    // `callsite` is set (an MPI call's; never with kHasPartition, whose
+    // field it shares).
+    kHasCallsite = 1 << 9,
   };
 
   int64_t start_ns;
@@ -52,7 +55,17 @@ struct ProbeRecord {
   int32_t peer;  // world rank
   int32_t tag;
   uint32_t comm_size;
-  int32_t partition;
+  // One or the other (records of NCCL operations have partitions, MPI
+  // calls have call sites), which keeps the record at 96 bytes: at 104, a
+  // record spans one more cache line every other push, and each recorded
+  // MPI call cost 13 ns more (docs/PERFORMANCE.md).
+  union {
+    int32_t partition;  // kHasPartition
+    // kHasCallsite: string id of the call site ("<object path>+0x<file
+    // address>" of the return address of the program's call:
+    // capture/probe/callsite.h).
+    uint32_t callsite;
+  };
   uint8_t category;  // v1::Category
   uint8_t kind;      // v1::SpanKind
   uint16_t flags;
@@ -61,15 +74,10 @@ struct ProbeRecord {
   // integer args. 0: none.
   uint32_t args;
   int64_t extra;  // see kExtraCallTime, kExtraSendBytes
-  // String id of the call site ("<object path>+0x<file address>" of the
-  // return address of the program's call: capture/probe/callsite.h); 0: not
-  // recorded (MERIDIAN_CALLSITES unset, or not an MPI call).
-  uint32_t callsite;
-  uint32_t reserved;  // 0
 };
 
 static_assert(std::is_trivially_copyable_v<ProbeRecord>);
-static_assert(sizeof(ProbeRecord) == 104, "the shared-memory layout is ABI");
+static_assert(sizeof(ProbeRecord) == 96, "the shared-memory layout is ABI");
 
 }  // namespace meridian
 
