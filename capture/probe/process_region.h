@@ -67,7 +67,7 @@ struct ProcessRegionHeader {
 };
 
 struct ProcessRegionGeometry {
-  uint64_t ring_capacity = 1 << 15;     // 3.25 MiB of records per thread
+  uint64_t ring_capacity = 1 << 15;     // 3 MiB of records per thread
   uint64_t strings_capacity = 1 << 20;  // names
 };
 
