@@ -289,7 +289,7 @@ std::map<std::string, std::string> CaptureEnvironment(
 }
 
 // The command as run: Open MPI's launcher is told to export `set` (and the
-// step window, if set) to every rank.
+// probe's settings from this environment, if set) to every rank.
 std::vector<std::string> LauncherCommand(
     std::vector<std::string> command,
     const std::map<std::string, std::string>& set) {
@@ -300,7 +300,8 @@ std::vector<std::string> LauncherCommand(
     exports.push_back(name);
   }
   for (const char* name :
-       {"MERIDIAN_START_STEP", "MERIDIAN_END_STEP", "MERIDIAN_RING_RECORDS"}) {
+       {"MERIDIAN_START_STEP", "MERIDIAN_END_STEP", "MERIDIAN_RING_RECORDS",
+        "MERIDIAN_CALLSITES", "MERIDIAN_PCONTROL", "MERIDIAN_CLOCK"}) {
     if (getenv(name) != nullptr) {
       exports.push_back("-x");
       exports.push_back(name);
