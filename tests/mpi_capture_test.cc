@@ -1269,6 +1269,28 @@ TEST_F(MpiCaptureTest, PersistentCollectivesAndPartitionedCallsAreRecorded) {
   EXPECT_EQ(agent.Wait(), 0);
 }
 
+// Open MPI's Fortran MPIX_*_INIT bindings call PMPIX_* directly: these
+// records come from the probe's Fortran symbols (mpix_allreduce_init_ with
+// mpif.h, mpix_allreduce_init_f08_ with mpi_f08), which call the C
+// wrappers, so tests/mpi_persistent_fortran.F90 is recorded exactly as
+// tests/mpi_persistent.cc is. It checks its own results too.
+TEST_F(MpiCaptureTest, FortranPersistentCollectivesAreRecordedLikeC) {
+  StartCollector();
+  Child agent = StartAgent();
+  for (const std::string binding : {"mpifh", "f08"}) {
+    SCOPED_TRACE(binding);
+    const std::string job = "fortran-persistent-" + binding;
+    Child run = Spawn(
+        MeridianRun(job, Mpirun({Runfile("tests/mpi_persistent_" + binding)})),
+        env_);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+    ExpectPersistent(ReadJob(db_, job), /*partitioned=*/false);
+  }
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
+}
+
 // What every rank of tests/mpi_coverage_fortran.F90 recorded (see its
 // comments), under either MPI: Open MPI's Fortran names reach the probe's
 // Fortran wrappers, MPICH's bindings its C ones.

@@ -243,7 +243,9 @@
   MERIDIAN_MPI_C_MPI4(X) \
   MERIDIAN_MPI_C_MPIX(X)
 
-#define MERIDIAN_MPI_FORTRAN_FUNCTIONS(X) \
+// The Fortran names of the common functions: Open MPI's library fills
+// them all (mpi_fortran.cc), MPICH's none (its bindings call the C ones).
+#define MERIDIAN_MPI_FORTRAN_COMMON(X) \
   X(mpi_init, MPI_INIT, 1) \
   X(mpi_init_thread, MPI_INIT_THREAD, 3) \
   X(mpi_finalize, MPI_FINALIZE, 1) \
@@ -385,10 +387,44 @@
   X(mpi_file_iread_at_all, MPI_FILE_IREAD_AT_ALL, 7) \
   X(mpi_file_iwrite_at_all, MPI_FILE_IWRITE_AT_ALL, 7)
 
+// Open MPI 4.1's Fortran persistent collectives (the pcollreq extension:
+// mpix_allreduce_init_, mpix_allreduce_init_f08_...), which, like its other
+// Fortran bindings, call PMPIX_* directly. Only Open MPI's library fills
+// them (mpi_fortran.cc); MPICH has none, its Fortran MPI-4 calls reach the
+// C wrappers.
+#define MERIDIAN_MPI_FORTRAN_MPIX(X) \
+  X(mpix_barrier_init, MPIX_BARRIER_INIT, 4) \
+  X(mpix_bcast_init, MPIX_BCAST_INIT, 8) \
+  X(mpix_reduce_init, MPIX_REDUCE_INIT, 10) \
+  X(mpix_allreduce_init, MPIX_ALLREDUCE_INIT, 9) \
+  X(mpix_allgather_init, MPIX_ALLGATHER_INIT, 10) \
+  X(mpix_allgatherv_init, MPIX_ALLGATHERV_INIT, 11) \
+  X(mpix_alltoall_init, MPIX_ALLTOALL_INIT, 10) \
+  X(mpix_alltoallv_init, MPIX_ALLTOALLV_INIT, 12) \
+  X(mpix_alltoallw_init, MPIX_ALLTOALLW_INIT, 12) \
+  X(mpix_gather_init, MPIX_GATHER_INIT, 11) \
+  X(mpix_gatherv_init, MPIX_GATHERV_INIT, 12) \
+  X(mpix_scatter_init, MPIX_SCATTER_INIT, 11) \
+  X(mpix_scatterv_init, MPIX_SCATTERV_INIT, 12) \
+  X(mpix_reduce_scatter_init, MPIX_REDUCE_SCATTER_INIT, 9) \
+  X(mpix_reduce_scatter_block_init, MPIX_REDUCE_SCATTER_BLOCK_INIT, 9) \
+  X(mpix_scan_init, MPIX_SCAN_INIT, 9) \
+  X(mpix_exscan_init, MPIX_EXSCAN_INIT, 9) \
+  X(mpix_neighbor_allgather_init, MPIX_NEIGHBOR_ALLGATHER_INIT, 10) \
+  X(mpix_neighbor_allgatherv_init, MPIX_NEIGHBOR_ALLGATHERV_INIT, 11) \
+  X(mpix_neighbor_alltoall_init, MPIX_NEIGHBOR_ALLTOALL_INIT, 10) \
+  X(mpix_neighbor_alltoallv_init, MPIX_NEIGHBOR_ALLTOALLV_INIT, 12) \
+  X(mpix_neighbor_alltoallw_init, MPIX_NEIGHBOR_ALLTOALLW_INIT, 12)
+
+#define MERIDIAN_MPI_FORTRAN_FUNCTIONS(X) \
+  MERIDIAN_MPI_FORTRAN_COMMON(X) \
+  MERIDIAN_MPI_FORTRAN_MPIX(X)
+
 // The five exported names of one Fortran function, as F(name, lower, UPPER,
 // count): mpif.h and `use mpi` (gfortran's mpi_send_, other compilers'
 // mpi_send, mpi_send__, MPI_SEND) and `use mpi_f08` (Open MPI's
-// mpi_send_f08_).
+// mpi_send_f08_). Open MPI names its extension's the same way
+// (mpix_bcast_init_, MPIX_BCAST_INIT, mpix_bcast_init_f08_...).
 #define MERIDIAN_MPI_FORTRAN_NAMES(F, lower, UPPER, count) \
   F(lower, lower, UPPER, count) \
   F(lower##_, lower, UPPER, count) \

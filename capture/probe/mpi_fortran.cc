@@ -3,6 +3,9 @@
 // mpi_wrappers.cc. The functions here take the Fortran names instead:
 //   mpi_send, mpi_send_, mpi_send__, MPI_SEND   mpif.h and `use mpi`
 //   mpi_send_f08_                               `use mpi_f08` (gfortran)
+// and, for the persistent collectives of Open MPI 4.1's pcollreq extension,
+// mpix_bcast_init, mpix_bcast_init_, mpix_bcast_init__, MPIX_BCAST_INIT and
+// mpix_bcast_init_f08_ (`use mpi_f08_ext`), which call PMPIX_* directly.
 // Each converts its handles, sentinels and arrays to C, calls the C wrapper
 // (MPI_Send...), which records the call and runs PMPI_Send, and converts
 // the results back. A Fortran call is therefore recorded exactly as the
@@ -29,6 +32,9 @@
 #if !defined(OPEN_MPI)
 #error "Open MPI's Fortran ABI: build this file against Open MPI's mpi.h"
 #endif
+
+// After mpi.h, whose types it uses.
+#include <mpi-ext.h>  // MPIX_Bcast_init & co (the pcollreq extension)
 
 extern "C" {
 // Open MPI's Fortran sentinels (weak: a build without Fortran has none).
@@ -549,11 +555,14 @@ MERIDIAN_FORTRAN_SOME(mpi_waitsome, MPI_WAITSOME, Waitsome)
 MERIDIAN_FORTRAN_SOME(mpi_testsome, MPI_TESTSOME, Testsome)
 #undef MERIDIAN_FORTRAN_SOME
 
-// ---- Blocking and non-blocking collectives ----------------------------------
+// ---- Blocking, non-blocking and persistent collectives ----------------------
 
-// Each collective comes as NAME and INAME, the latter with a request before
-// ierror. PARAMS are the Fortran parameters both share, in parentheses, and
-// ARGS the C wrapper's arguments made from them.
+// Each collective comes in three forms: NAME; INAME, with a request before
+// ierror; and the persistent MPIX_NAME_INIT of Open MPI 4.1's extension,
+// with an info and a request before ierror, whose C wrapper
+// (MPIX_Name_init) records each start as it does a C program's. PARAMS are
+// the Fortran parameters the three share, in parentheses, and ARGS the C
+// wrapper's arguments made from them.
 #define MERIDIAN_UNPAREN(...) __VA_ARGS__
 #define MERIDIAN_FORTRAN_COLLECTIVE(lower, UPPER, Name, IName, PARAMS, ARGS) \
   MERIDIAN_FORTRAN(mpi_##lower, MPI_##UPPER,                                 \
@@ -565,6 +574,13 @@ MERIDIAN_FORTRAN_SOME(mpi_testsome, MPI_TESTSOME, Testsome)
       (MERIDIAN_UNPAREN PARAMS, MPI_Fint * request, MPI_Fint * ierror)) {    \
     NewRequest r(request);                                                   \
     Return(ierror, MPI_##IName(MERIDIAN_UNPAREN ARGS, r.c()));               \
+  }                                                                          \
+  MERIDIAN_FORTRAN(mpix_##lower##_init, MPIX_##UPPER##_INIT,                 \
+                   (MERIDIAN_UNPAREN PARAMS, MPI_Fint * info,                \
+                    MPI_Fint * request, MPI_Fint * ierror)) {                \
+    NewRequest r(request);                                                   \
+    Return(ierror,                                                           \
+           MPIX_##Name##_init(MERIDIAN_UNPAREN ARGS, Info(info), r.c()));    \
   }
 
 MERIDIAN_FORTRAN_COLLECTIVE(barrier, BARRIER, Barrier, Ibarrier,
@@ -662,8 +678,10 @@ MERIDIAN_FORTRAN_COLLECTIVE(
      recvcounts, rdispls, Type(recvtype), Comm(comm)))
 
 // Alltoallw and Neighbor_alltoallw (whose displacements are MPI_Aint:
-// INTEGER(KIND=MPI_ADDRESS_KIND) in Fortran), and their I forms: the
-// datatype arrays converted by TYPES, AlltoallwTypes or NeighborTypes.
+// INTEGER(KIND=MPI_ADDRESS_KIND) in Fortran), and their I and persistent
+// forms: the datatype arrays converted by TYPES, AlltoallwTypes or
+// NeighborTypes (the init calls read them during the call only, as Open
+// MPI's own bindings, which free theirs on return, assume).
 #define MERIDIAN_FORTRAN_W_PARAMS(Displ)                                    \
   void *sendbuf, MPI_Fint *sendcounts, Displ *sdispls, MPI_Fint *sendtypes, \
       void *recvbuf, MPI_Fint *recvcounts, Displ *rdispls,                  \
@@ -687,6 +705,16 @@ MERIDIAN_FORTRAN_COLLECTIVE(
     NewRequest r(request);                                                  \
     if (!t.ok()) return Return(ierror, MPI_ERR_NO_MEM);                     \
     Return(ierror, MPI_##IName(MERIDIAN_FORTRAN_W_ARGS, r.c()));            \
+  }                                                                         \
+  MERIDIAN_FORTRAN(mpix_##lower##_init, MPIX_##UPPER##_INIT,                \
+                   (MERIDIAN_FORTRAN_W_PARAMS(Displ), MPI_Fint * info,      \
+                    MPI_Fint * request, MPI_Fint * ierror)) {               \
+    const MPI_Comm c_comm = Comm(comm);                                     \
+    const TypeArrays t = TYPES(sendbuf, sendtypes, recvtypes, c_comm);      \
+    NewRequest r(request);                                                  \
+    if (!t.ok()) return Return(ierror, MPI_ERR_NO_MEM);                     \
+    Return(ierror,                                                          \
+           MPIX_##Name##_init(MERIDIAN_FORTRAN_W_ARGS, Info(info), r.c())); \
   }
 MERIDIAN_FORTRAN_W(alltoallw, ALLTOALLW, Alltoallw, Ialltoallw, MPI_Fint,
                    AlltoallwTypes)
