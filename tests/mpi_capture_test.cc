@@ -250,6 +250,34 @@ class MpiCaptureTest : public ::testing::Test {
     return argv;
   }
 
+  // Runs `command` under `meridian run --job JOB` with `env` and waits:
+  // true if it exited 0, else a failure naming what it printed.
+  bool Traced(const std::string& job, std::vector<std::string> command,
+              const std::map<std::string, std::string>& env) {
+    Child run = Spawn(MeridianRun(job, std::move(command)), env);
+    const std::string out = run.ReadAll();
+    const int status = run.Wait();
+    EXPECT_EQ(status, 0) << job << ": " << out;
+    return status == 0;
+  }
+  bool Traced(const std::string& job, std::vector<std::string> command) {
+    return Traced(job, std::move(command), env_);
+  }
+
+  // Runs a compiler (or any tool) and waits: true if it exited 0.
+  bool Built(const std::vector<std::string>& argv) {
+    Child compile = Spawn(argv, env_);
+    const std::string said = compile.ReadAll();
+    const int status = compile.Wait();
+    EXPECT_EQ(status, 0) << said;
+    return status == 0;
+  }
+
+  void StopAgent(Child& agent) {
+    kill(agent.pid, SIGTERM);
+    EXPECT_EQ(agent.Wait(), 0);
+  }
+
   std::string AgentStatus() {
     Child status = Spawn(
         {Runfile("agent/meridian-agent"), "--status", "--socket", socket_},
@@ -1137,12 +1165,10 @@ TEST_F(MpiCaptureTest, CallSitesNameTheLinesOfTheProgramsCalls) {
                         "call MPI_Start(requests(1)"};
   for (const Program& program : {c, fortran}) {
     SCOPED_TRACE(program.job);
-    Child run = Spawn(
-        MeridianRun(program.job, Mpirun({Runfile(program.binary),
-                                         dir_ + "/" + program.job + ".dat"})),
-        env);
-    const std::string out = run.ReadAll();
-    ASSERT_EQ(run.Wait(), 0) << out;
+    ASSERT_TRUE(Traced(
+        program.job,
+        Mpirun({Runfile(program.binary), dir_ + "/" + program.job + ".dat"}),
+        env));
     const std::string file = program.source + ":";
     auto site = [&](const std::string& text) {
       return absl::StrCat(file, LineOf(program.source, text));
@@ -1192,8 +1218,7 @@ TEST_F(MpiCaptureTest, CallSitesNameTheLinesOfTheProgramsCalls) {
         sends.begin()->first, "\",\"calls\":6,\"bytes\":240,");
     EXPECT_NE(json.find(send_row), std::string::npos) << json;
   }
-  kill(agent.pid, SIGTERM);
-  EXPECT_EQ(agent.Wait(), 0);
+  StopAgent(agent);
 }
 
 // What every rank of tests/mpi_persistent.cc recorded (see its comments):
@@ -1242,31 +1267,20 @@ void ExpectPersistent(const std::vector<Row>& rows, bool partitioned) {
 TEST_F(MpiCaptureTest, PersistentCollectivesAndPartitionedCallsAreRecorded) {
   StartCollector();
   Child agent = StartAgent();
-  Child run = Spawn(
-      MeridianRun("persistent", Mpirun({Runfile("tests/mpi_persistent")})),
-      env_);
-  const std::string out = run.ReadAll();
-  ASSERT_EQ(run.Wait(), 0) << out;
+  ASSERT_TRUE(Traced("persistent", Mpirun({Runfile("tests/mpi_persistent")})));
   ExpectPersistent(ReadJob(db_, "persistent"), /*partitioned=*/false);
 
   const std::string mpicxx = OnPath("mpicxx.mpich");
   const std::string mpiexec = OnPath("mpiexec.mpich");
   if (!mpicxx.empty() && !mpiexec.empty()) {
     const std::string program = dir_ + "/mpi_persistent_mpich";
-    Child compile = Spawn(
-        {mpicxx, "-O1", Runfile("tests/mpi_persistent.cc"), "-o", program},
-        env_);
-    const std::string said = compile.ReadAll();
-    ASSERT_EQ(compile.Wait(), 0) << said;
+    ASSERT_TRUE(Built(
+        {mpicxx, "-O1", Runfile("tests/mpi_persistent.cc"), "-o", program}));
     env_["MPIEXEC_TIMEOUT"] = "120";
-    Child mpich = Spawn(
-        MeridianRun("persistent-mpich", {mpiexec, "-n", "4", program}), env_);
-    const std::string mpich_out = mpich.ReadAll();
-    ASSERT_EQ(mpich.Wait(), 0) << mpich_out;
+    ASSERT_TRUE(Traced("persistent-mpich", {mpiexec, "-n", "4", program}));
     ExpectPersistent(ReadJob(db_, "persistent-mpich"), /*partitioned=*/true);
   }
-  kill(agent.pid, SIGTERM);
-  EXPECT_EQ(agent.Wait(), 0);
+  StopAgent(agent);
 }
 
 // Open MPI's Fortran MPIX_*_INIT bindings call PMPIX_* directly: these
@@ -1280,15 +1294,11 @@ TEST_F(MpiCaptureTest, FortranPersistentCollectivesAreRecordedLikeC) {
   for (const std::string binding : {"mpifh", "f08"}) {
     SCOPED_TRACE(binding);
     const std::string job = "fortran-persistent-" + binding;
-    Child run = Spawn(
-        MeridianRun(job, Mpirun({Runfile("tests/mpi_persistent_" + binding)})),
-        env_);
-    const std::string out = run.ReadAll();
-    ASSERT_EQ(run.Wait(), 0) << out;
+    ASSERT_TRUE(
+        Traced(job, Mpirun({Runfile("tests/mpi_persistent_" + binding)})));
     ExpectPersistent(ReadJob(db_, job), /*partitioned=*/false);
   }
-  kill(agent.pid, SIGTERM);
-  EXPECT_EQ(agent.Wait(), 0);
+  StopAgent(agent);
 }
 
 // What every rank of tests/mpi_coverage_fortran.F90 recorded (see its
@@ -2397,26 +2407,18 @@ void ExpectRmaEdges(const std::string& db, const std::string& address,
 TEST_F(MpiCaptureTest, CriticalPathCrossesANeighborCollectiveEdge) {
   StartCollector();
   Child agent = StartAgent();
-  Child run = Spawn(
-      MeridianRun("neighbor", Mpirun({Runfile("tests/mpi_edges"), "neighbor"})),
-      env_);
-  const std::string out = run.ReadAll();
-  ASSERT_EQ(run.Wait(), 0) << out;
+  ASSERT_TRUE(
+      Traced("neighbor", Mpirun({Runfile("tests/mpi_edges"), "neighbor"})));
   ExpectNeighborEdge(db_, address_, env_, "neighbor");
-  kill(agent.pid, SIGTERM);
-  EXPECT_EQ(agent.Wait(), 0);
+  StopAgent(agent);
 }
 
 TEST_F(MpiCaptureTest, CriticalPathCrossesFenceAndLockEpochEdges) {
   StartCollector();
   Child agent = StartAgent();
-  Child run = Spawn(
-      MeridianRun("rma", Mpirun({Runfile("tests/mpi_edges"), "rma"})), env_);
-  const std::string out = run.ReadAll();
-  ASSERT_EQ(run.Wait(), 0) << out;
+  ASSERT_TRUE(Traced("rma", Mpirun({Runfile("tests/mpi_edges"), "rma"})));
   ExpectRmaEdges(db_, address_, env_, "rma");
-  kill(agent.pid, SIGTERM);
-  EXPECT_EQ(agent.Wait(), 0);
+  StopAgent(agent);
 }
 
 // The same two jobs built with MPICH's compiler and run by its mpiexec:
@@ -2430,25 +2432,18 @@ TEST_F(MpiCaptureTest, CriticalPathCrossesTheSameEdgesUnderMpich) {
                     "Debian's mpich and libmpich-dev)";
   }
   const std::string edges = dir_ + "/mpi_edges_mpich";
-  Child compile = Spawn({mpicxx, "-O1", "-I", Runfile("capture/probe/include"),
-                         Runfile("tests/mpi_edges.cc"), "-o", edges},
-                        env_);
-  const std::string said = compile.ReadAll();
-  ASSERT_EQ(compile.Wait(), 0) << said;
+  ASSERT_TRUE(Built({mpicxx, "-O1", "-I", Runfile("capture/probe/include"),
+                     Runfile("tests/mpi_edges.cc"), "-o", edges}));
   StartCollector();
   Child agent = StartAgent();
   env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
   for (const char* mode : {"neighbor", "rma"}) {
     const std::string job = absl::StrCat("mpich-", mode);
-    Child run =
-        Spawn(MeridianRun(job, {mpiexec, "-n", "4", edges, mode}), env_);
-    const std::string out = run.ReadAll();
-    ASSERT_EQ(run.Wait(), 0) << out;
+    ASSERT_TRUE(Traced(job, {mpiexec, "-n", "4", edges, mode}));
   }
   ExpectNeighborEdge(db_, address_, env_, "mpich-neighbor");
   ExpectRmaEdges(db_, address_, env_, "mpich-rma");
-  kill(agent.pid, SIGTERM);
-  EXPECT_EQ(agent.Wait(), 0);
+  StopAgent(agent);
 }
 
 }  // namespace
