@@ -86,6 +86,9 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
   std::shared_ptr<grpc::Channel> channel = *made;
   agent->clock_sync_ = std::make_unique<ClockSync>(
       channel, agent->options_.clock_skew, agent->options_.clock_sync_ms);
+  ClockSync* clock = agent->clock_sync_.get();
+  agent->time_ = std::make_unique<NodeTimeMap>(
+      NodeTimeMap::Sampler([clock] { return clock->Now(); }));
   agent->relay_ = std::make_unique<TraceRelay>(
       channel, agent->agent_id_, agent->options_.node,
       agent->options_.control_poll_ms, wake);
@@ -413,18 +416,20 @@ void NodeAgent::Close(int fd) {
 
 double NodeAgent::Drain() {
   double fill = 0;
+  // Sampled before reading. The map only ever bends at a sample's time,
+  // which lies after every record read before the sample was taken; so
+  // each record's times go through the same function whichever drain
+  // reads it.
+  UpdateTimeMap();
   // Bounded, so that a process recording faster than we read cannot keep
   // the loop here.
   for (int round = 0; round < 64; ++round) {
     size_t read = 0;
-    // Monotonic ns to the node's clock (ClockSync), as of now.
-    const int64_t offset = clock_sync_->Now() - Clock(CLOCK_MONOTONIC);
-    ticks_.Update();
     for (auto& [fd, client] : clients_) {
       ProbeSession* session = client.session.get();
       if (session == nullptr) continue;
       const size_t room = options_.max_batch_spans - builder_.spans();
-      const size_t n = session->Read(&builder_, offset, ticks_, room);
+      const size_t n = session->Read(&builder_, *time_, room);
       if (n > 0) {
         read += n;
         in_batch_.push_back(session);
@@ -437,6 +442,17 @@ double NodeAgent::Drain() {
   }
   SendBatch();
   return fill;
+}
+
+void NodeAgent::UpdateTimeMap() {
+  const SlewedClockMap& wall = time_->wall_map();
+  const uint64_t steps = wall.steps();
+  time_->Update();
+  if (wall.steps() > steps) {
+    spdlog::warn(
+        "the node's clock stepped forward by over 100 ms: spans recorded "
+        "from now on jump with it (docs/clocks.md)");
+  }
 }
 
 // While the collector acknowledges within the window, a batch goes from the

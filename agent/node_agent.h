@@ -44,9 +44,9 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
+#include "agent/node_time_map.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
-#include "agent/tick_clock.h"
 #include "agent/trace_relay.h"
 #include "capture/probe/agent_protocol.h"
 #include "common/client_channel.h"
@@ -155,6 +155,8 @@ class NodeAgent {
   // Reads every session's rings into batches and sends them; returns the
   // largest fraction of a ring read (for the drain period).
   double Drain();
+  // Extends the time map; logs a step of the node's clock.
+  void UpdateTimeMap();
   void SendBatch();
   // Writes the in-memory batches to the spool and releases their records.
   void SpillMemory();
@@ -195,7 +197,9 @@ class NodeAgent {
     bool done = false;
   };
   std::deque<Pending> pending_;
-  TickClock ticks_;
+  // Probe times to the node's clock (ClockSync::Now): one map, extended at
+  // each drain, whichever drain reads a record.
+  std::unique_ptr<NodeTimeMap> time_;
   // Names MPI call sites for every session (one cache for the node's
   // processes, which share their programs' objects).
   CallsiteSymbolizer symbolizer_;

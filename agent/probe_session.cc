@@ -24,6 +24,18 @@ int32_t ValidWorldSize(int32_t world_size) {
   return world_size > 0 && world_size < (1 << 30) ? world_size : 0;
 }
 
+// a + b and a - b as the ring's raw times and the mapped ones wrap: a
+// record's fields are the process's to write, and what wraps breaks a span
+// rule (a negative length) instead of the agent.
+int64_t Plus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                              static_cast<uint64_t>(b));
+}
+int64_t Minus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                              static_cast<uint64_t>(b));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
@@ -158,9 +170,8 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
   return it->second;
 }
 
-size_t ProbeSession::Read(BatchBuilder* builder,
-                          int64_t wall_minus_monotonic_ns,
-                          const TickClock& ticks, size_t max_records) {
+size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
+                          size_t max_records) {
   OpenReadyRings();
   ProbeRecord records[kChunk];
   size_t total = 0;
@@ -189,22 +200,16 @@ size_t ProbeSession::Read(BatchBuilder* builder,
           Invalid(first + i, "its name is not in the process's string area");
           continue;
         }
+        // Both ends through the node's one map, never start plus length:
+        // spans that end at the same raw time end at the same ns, and a span
+        // that encloses another in raw time encloses it on the wall clock,
+        // whichever drains read them.
         const bool in_ticks = (r.flags & ProbeRecord::kTicks) != 0;
-        const int64_t start =
-            in_ticks ? ticks.ToMonotonicNs(static_cast<uint64_t>(r.start_ns))
-                     : r.start_ns;
-        // Both ends are mapped, so that spans ending at the same tick end
-        // at the same ns (rounding start and length apart could not).
-        const int64_t dur =
-            in_ticks ? ticks.ToMonotonicNs(static_cast<uint64_t>(r.start_ns) +
-                                           static_cast<uint64_t>(r.dur_ns)) -
-                           start
-                     : r.dur_ns;
+        const int64_t wall_start = time.ToWallNs(r.start_ns, in_ticks);
+        const int64_t dur = Minus(
+            time.ToWallNs(Plus(r.start_ns, r.dur_ns), in_ticks), wall_start);
         // The collector's rules, one record at a time: what it would drop
         // is dropped here and costs no other record anything.
-        const int64_t wall_start = static_cast<int64_t>(
-            static_cast<uint64_t>(start) +
-            static_cast<uint64_t>(wall_minus_monotonic_ns));
         const std::string problem =
             SpanProblem({length, r.category, r.kind, wall_start, dur,
                          r.kind == v1::SPAN_KIND_COUNTER ? 0 : r.bytes, value});
@@ -254,7 +259,7 @@ size_t ProbeSession::Read(BatchBuilder* builder,
         if (r.flags & ProbeRecord::kHasCallsite) {
           AddCallsite(builder, r.callsite, &c);
         }
-        AddExtra(builder, r, start, dur, ticks, &c);
+        AddExtra(builder, r, wall_start, dur, time, &c);
       }
       if (n < want) break;
     }
@@ -311,17 +316,16 @@ void ProbeSession::AddCallsite(BatchBuilder* builder, uint32_t callsite,
 // within the span, sent bytes within its bytes. Out of range (a probe
 // writing nonsense) it is left out; the span itself is still good.
 void ProbeSession::AddExtra(BatchBuilder* builder, const ProbeRecord& r,
-                            int64_t start, int64_t dur, const TickClock& ticks,
-                            SpanColumns* span) {
+                            int64_t wall_start, int64_t dur,
+                            const NodeTimeMap& time, SpanColumns* span) {
   ChunkArg arg;
   if (r.flags & ProbeRecord::kExtraCallTime) {
     if (r.extra < 0 || r.extra > r.dur_ns) return;
     arg.key = builder->String("call_ns");
-    arg.value = (r.flags & ProbeRecord::kTicks)
-                    ? ticks.ToMonotonicNs(static_cast<uint64_t>(r.start_ns) +
-                                          static_cast<uint64_t>(r.extra)) -
-                          start
-                    : r.extra;
+    const bool in_ticks = (r.flags & ProbeRecord::kTicks) != 0;
+    // Mapped as the span's ends are, so within them: the map is monotone.
+    arg.value =
+        Minus(time.ToWallNs(Plus(r.start_ns, r.extra), in_ticks), wall_start);
     arg.value = std::clamp<int64_t>(arg.value, 0, dur);
   } else if (r.flags & ProbeRecord::kExtraSendBytes) {
     if (r.extra < 0 || r.extra > r.bytes) return;

@@ -10,9 +10,11 @@
 // successor, which skips what the spool already holds (SkipTo, from the
 // spool's ring positions); the collector's ring marks drop what it stored.
 //
-// Times: records carry CLOCK_MONOTONIC ns or counter ticks (kTicks, mapped
-// by `ticks`); Read adds `wall_minus_monotonic_ns` (the agent measures it
-// when it reads) to put spans on the wall clock.
+// Times: records carry CLOCK_MONOTONIC ns or counter ticks (kTicks); Read
+// maps both ends of each (and its call time) through the node's one
+// NodeTimeMap onto the node's clock. That map is the same function whichever
+// drain reads a record, and monotone, so a span that encloses another in the
+// process's own clock encloses it in the batch too.
 // Not thread-safe: the agent's loop owns its sessions.
 #ifndef MERIDIAN_AGENT_PROBE_SESSION_H_
 #define MERIDIAN_AGENT_PROBE_SESSION_H_
@@ -26,8 +28,8 @@
 
 #include "absl/status/statusor.h"
 #include "agent/callsite_symbolizer.h"
+#include "agent/node_time_map.h"
 #include "agent/probe_args.h"
-#include "agent/tick_clock.h"
 #include "capture/probe/agent_protocol.h"
 #include "capture/probe/process_region.h"
 #include "capture/probe/span_ring.h"
@@ -64,8 +66,8 @@ class ProbeSession {
   // checked on its wall-clock times) are skipped one by one and counted in
   // invalid_records(), the first one's reason in first_invalid(). Names
   // that are not valid UTF-8 are repaired (BatchBuilder::String).
-  size_t Read(BatchBuilder* builder, int64_t wall_minus_monotonic_ns,
-              const TickClock& ticks, size_t max_records);
+  size_t Read(BatchBuilder* builder, const NodeTimeMap& time,
+              size_t max_records);
   // Releases what Read returned so far.
   void Commit();
   // Releases ring `ring`'s records before `end` (no further than Read
@@ -111,8 +113,8 @@ class ProbeSession {
   int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue, bool gpu);
   // Adds the arguments of string `args` ("key=value;key=value") to the last
   // span of `span`.
-  void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t start,
-                int64_t dur, const TickClock& ticks, SpanColumns* span);
+  void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t wall_start,
+                int64_t dur, const NodeTimeMap& time, SpanColumns* span);
   void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
   void AddCallsite(BatchBuilder* builder, uint32_t callsite, SpanColumns* span);
 

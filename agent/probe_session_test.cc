@@ -4,8 +4,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <tuple>
@@ -113,7 +115,7 @@ struct FakeProbe {
   ProcessRegionHeader* header;
 };
 
-// Wall clock minus monotonic clock, as an agent measures it: November 2023.
+// The node's clock minus CLOCK_MONOTONIC in FakeTime: November 2023.
 constexpr int64_t kWall = 1700000000000000000;
 
 ProbeRecord Record(uint32_t name, int64_t start) {
@@ -125,17 +127,28 @@ ProbeRecord Record(uint32_t name, int64_t start) {
   return r;
 }
 
-// Ticks of 2 ns: tick 0 is 100 ns, tick 1000 is 2100 ns.
-TickClock FakeTicks() {
-  auto next = std::make_shared<int>(0);
-  return TickClock([next] {
-    return (*next)++ == 0 ? ClockPair{0, 100} : ClockPair{1000, 2100};
-  });
+// Returns samples[0], samples[1], ... and then the last one again; more
+// can be pushed to `samples` as the test goes.
+std::function<TimeSample()> Replay(
+    std::shared_ptr<std::vector<TimeSample>> samples) {
+  auto next = std::make_shared<size_t>(0);
+  return [samples, next] {
+    const size_t i = std::min(*next, samples->size() - 1);
+    *next = i + 1;
+    return (*samples)[i];
+  };
+}
+
+// Ticks of 2 ns: tick 0 is 100 ns, tick 1000 is 2100 ns (CLOCK_MONOTONIC);
+// the node's clock is `wall_minus_monotonic` ahead of CLOCK_MONOTONIC.
+NodeTimeMap FakeTime(int64_t wall_minus_monotonic) {
+  return NodeTimeMap(Replay(std::make_shared<std::vector<TimeSample>>(
+      std::vector<TimeSample>{{0, 100, 100 + wall_minus_monotonic, 50},
+                              {1000, 2100, 2100 + wall_minus_monotonic, 50}})));
 }
 
 TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   FakeProbe probe;
-  TickClock ticks = FakeTicks();
   const uint32_t allreduce = AppendString(probe.header, "MPI_Allreduce", 13);
   const uint32_t loss = AppendString(probe.header, "loss", 4);
   SpanRingWriter main = probe.Ring(0, 77);
@@ -163,7 +176,7 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, kWall + 5000, ticks, 100), 5u);
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall + 5000), 100), 5u);
   EXPECT_EQ((*session)->invalid_records(), 2u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 3);
@@ -190,7 +203,6 @@ TEST(ProbeSessionTest, TurnsRecordsIntoSpansAndSkipsWhatTheCollectorRefuses) {
 
 TEST(ProbeSessionTest, GpuTracksAndArguments) {
   FakeProbe probe;
-  TickClock ticks = FakeTicks();
   const uint32_t kernel = AppendString(probe.header, "gemm", 4);
   const uint32_t stream = AppendString(probe.header, "GPU 0 stream 7", 14);
   const char kArgs[] = "grid=4,1,1;;smem=0;registers=32;bad;=x;dir=-12";
@@ -210,7 +222,7 @@ TEST(ProbeSessionTest, GpuTracksAndArguments) {
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 3u);
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 3u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 3);
   ASSERT_EQ(batch.tracks_size(), 1);  // one track, from both rings
@@ -236,7 +248,6 @@ TEST(ProbeSessionTest, GpuTracksAndArguments) {
 // span kept.
 TEST(ProbeSessionTest, CallTimeAndSentBytesBecomeArgs) {
   FakeProbe probe;
-  TickClock ticks = FakeTicks();
   const uint32_t isend = AppendString(probe.header, "MPI_Isend", 9);
   SpanRingWriter main = probe.Ring(0, 77);
   ProbeRecord a = Record(isend, 1000);  // 10 ns, 4 of them in the call
@@ -262,7 +273,7 @@ TEST(ProbeSessionTest, CallTimeAndSentBytesBecomeArgs) {
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 5u);
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 5u);
   EXPECT_EQ((*session)->invalid_records(), 0u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 5);
@@ -300,7 +311,7 @@ TEST(ProbeSessionTest, CallSitesBecomeNamedArgs) {
   CallsiteSymbolizer symbolizer;
   (*session)->set_symbolizer(&symbolizer);
   BatchBuilder builder("agent");
-  ASSERT_EQ((*session)->Read(&builder, kWall, FakeTicks(), 100), 5u);
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 5u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 5);
   for (int i : {0, 3}) {
@@ -316,7 +327,7 @@ TEST(ProbeSessionTest, CallSitesBecomeNamedArgs) {
   auto plain = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
   ASSERT_TRUE(plain.ok()) << plain.status();
   BatchBuilder plain_builder("agent");
-  ASSERT_EQ((*plain)->Read(&plain_builder, kWall, FakeTicks(), 100), 5u);
+  ASSERT_EQ((*plain)->Read(&plain_builder, FakeTime(kWall), 100), 5u);
   v1::Batch plain_batch = Spans(plain_builder.Take());
   for (const v1::Span& span : plain_batch.spans()) {
     EXPECT_EQ(span.args_size(), 0);
@@ -325,22 +336,21 @@ TEST(ProbeSessionTest, CallSitesBecomeNamedArgs) {
 
 TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   FakeProbe probe;
-  TickClock ticks = FakeTicks();
   const uint32_t name = AppendString(probe.header, "MPI_Send", 8);
   SpanRingWriter ring = probe.Ring(5, 80);
   for (int i = 0; i < 6; ++i) ring.Push(Record(name, 100 + i));
   BatchBuilder builder("agent");
   {
     auto first = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
-    ASSERT_EQ((*first)->Read(&builder, kWall, ticks, 2), 2u);
+    ASSERT_EQ((*first)->Read(&builder, FakeTime(kWall), 2), 2u);
     (*first)->Commit();
-    ASSERT_EQ((*first)->Read(&builder, kWall, ticks, 2),
+    ASSERT_EQ((*first)->Read(&builder, FakeTime(kWall), 2),
               2u);  // never committed
   }
   builder.Take();
   auto second = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
   (*second)->SkipTo(5, 3);  // the spool holds records 0..2
-  ASSERT_EQ((*second)->Read(&builder, kWall, ticks, 100), 3u);
+  ASSERT_EQ((*second)->Read(&builder, FakeTime(kWall), 100), 3u);
   v1::Batch batch = Spans(builder.Take());
   EXPECT_EQ(batch.spans(0).start_ns(), kWall + 103);
   EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");
@@ -388,8 +398,7 @@ TEST(ProbeSessionTest, RefusesMemoryThatCouldShrinkUnderIt) {
   EXPECT_EQ(errno, EPERM);
   ASSERT_TRUE(ring.Push(Record(0, 5)));
   BatchBuilder builder("agent");
-  TickClock ticks = FakeTicks();
-  EXPECT_EQ((*opened)->Read(&builder, kWall, ticks, 100), 1u);
+  EXPECT_EQ((*opened)->Read(&builder, FakeTime(kWall), 100), 1u);
 }
 
 TEST(ProbeSessionTest, AHeaderRewrittenAfterOpenMovesNothing) {
@@ -407,8 +416,7 @@ TEST(ProbeSessionTest, AHeaderRewrittenAfterOpenMovesNothing) {
   probe.header->strings_offset = ~0ULL - 63;
   probe.header->strings_capacity = 1ULL << 40;
   BatchBuilder builder("agent");
-  TickClock ticks = FakeTicks();
-  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 1u);
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 1u);
   v1::Batch batch = Spans(builder.Take());
   ASSERT_EQ(batch.spans_size(), 1);
   EXPECT_EQ(batch.strings(batch.spans(0).name()), "step");
@@ -417,7 +425,7 @@ TEST(ProbeSessionTest, AHeaderRewrittenAfterOpenMovesNothing) {
   // Published string ends past the area: the name is refused, not read.
   probe.header->strings_end.store(1ULL << 40);
   ASSERT_TRUE(ring.Push(Record(name, 8)));
-  EXPECT_EQ((*session)->Read(&builder, kWall, ticks, 100), 1u);
+  EXPECT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 1u);
   EXPECT_EQ((*session)->invalid_records(), 1u);
 }
 
@@ -451,8 +459,7 @@ TEST(ProbeSessionTest, DropsBadRecordsOneByOneAndRepairsNames) {
   auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
   ASSERT_TRUE(session.ok()) << session.status();
   BatchBuilder builder("agent");
-  TickClock ticks = FakeTicks();
-  ASSERT_EQ((*session)->Read(&builder, kWall, ticks, 100), 5u);
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 5u);
   EXPECT_EQ((*session)->invalid_records(), 3u);
   EXPECT_EQ((*session)->first_invalid(), "record 0: bytes is -8; must be >= 0");
   v1::Batch batch = Spans(builder.Take());
@@ -462,8 +469,73 @@ TEST(ProbeSessionTest, DropsBadRecordsOneByOneAndRepairsNames) {
   EXPECT_EQ(batch.strings(batch.spans(1).name()), "all\xEF\xBF\xBD");
   // Without a wall clock the times are 1970: every record is refused.
   ring.Push(Record(send, 60));
-  EXPECT_EQ((*session)->Read(&builder, 0, ticks, 100), 1u);
+  EXPECT_EQ((*session)->Read(&builder, FakeTime(0), 100), 1u);
   EXPECT_EQ((*session)->invalid_records(), 4u);
+}
+
+// A step span is recorded at its end, so it is read drains after the calls
+// inside it. Between those drains the node's clock is sampled 300 us off
+// the map (either way). Mapped with each drain's own clock reading, as the
+// agent once did, the step began 300 us after its first call (or the call
+// ended 300 us after the phase that follows it began); through the one map
+// the spans nest and follow each other exactly, in ticks and in
+// CLOCK_MONOTONIC ns alike.
+TEST(ProbeSessionTest, ASpanReadDrainsLaterStillEnclosesItsCalls) {
+  constexpr int64_t kS = 1000000000;
+  for (const bool ticks : {true, false}) {
+    for (const int64_t off : {300000, -300000}) {
+      SCOPED_TRACE(::testing::Message() << "ticks " << ticks << " off " << off);
+      FakeProbe probe;
+      const uint32_t step = AppendString(probe.header, "step", 4);
+      const uint32_t send = AppendString(probe.header, "MPI_Send", 8);
+      const uint32_t phase = AppendString(probe.header, "compute", 7);
+      SpanRingWriter ring = probe.Ring(0, 77);
+      // Ticks of 2 ns, tick 0 at monotonic 0; the node's clock kWall ahead.
+      auto samples =
+          std::make_shared<std::vector<TimeSample>>(std::vector<TimeSample>{
+              {0, 0, kWall, 50}, {kS / 2, kS, kWall + kS, 50}});
+      NodeTimeMap time(Replay(samples));
+      // A record from monotonic `start` to `end`, in the probe's clock.
+      auto at = [ticks](uint32_t name, int64_t start, int64_t end) {
+        ProbeRecord r = Record(name, ticks ? start / 2 : start);
+        r.dur_ns = ticks ? (end - start) / 2 : end - start;
+        r.flags = ticks ? ProbeRecord::kTicks : 0;
+        return r;
+      };
+      auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+      ASSERT_TRUE(session.ok()) << session.status();
+
+      // Drain 1: the step's first call, 1.2 s to 1.2 s + 2 us.
+      ring.Push(at(send, 1200000000, 1200002000));
+      BatchBuilder builder("agent");
+      ASSERT_EQ((*session)->Read(&builder, time, 100), 1u);
+      const v1::Batch first = Spans(builder.Take());
+
+      // Drain 2, after a sample at 2.5 s that reads the node's clock `off`
+      // from the map: the phase that begins as the call ends, and the step
+      // (from 2 us before the call to past the sample).
+      samples->push_back(
+          {5 * kS / 4, 5 * kS / 2, kWall + 5 * kS / 2 + off, 50});
+      time.Update();
+      ring.Push(at(phase, 1200002000, 1300000000));
+      ring.Push(at(step, 1199998000, 2500001000));
+      ASSERT_EQ((*session)->Read(&builder, time, 100), 2u);
+      const v1::Batch second = Spans(builder.Take());
+
+      const v1::Span& call = first.spans(0);
+      const v1::Span& next = second.spans(0);
+      const v1::Span& whole = second.spans(1);
+      EXPECT_EQ(call.start_ns(), kWall + 1200000000);
+      EXPECT_EQ(call.start_ns() + call.dur_ns(), kWall + 1200002000);
+      EXPECT_EQ(next.start_ns(), kWall + 1200002000);  // as the call ends
+      EXPECT_EQ(whole.start_ns(), kWall + 1199998000);
+      // Past the sample, 1 us at 1 +- 150 ppm: the offset is slewed to.
+      EXPECT_EQ(whole.start_ns() + whole.dur_ns(), kWall + 2500001000);
+      EXPECT_LE(whole.start_ns(), call.start_ns());
+      EXPECT_GE(whole.start_ns() + whole.dur_ns(),
+                next.start_ns() + next.dur_ns());
+    }
+  }
 }
 
 }  // namespace

@@ -29,13 +29,6 @@
 // computations are long against the rest, so the step ends on the rank
 // that computes last.
 //
-// Each computation has 1 ms more on either side, outside its phase, and
-// each step 1 ms after it begins and before it ends (the step's own time):
-// the agent maps the records it reads in one drain with one clock reading,
-// so two records read in different drains can be off by microseconds
-// against each other. A phase must not seem to begin before the call just
-// ahead of it ended, nor a step after its first call began.
-//
 // Exits non-zero if MPI returns a wrong result.
 #include <mpi.h>
 #include <time.h>
@@ -76,24 +69,15 @@ void Busy(int ms) {
   }
 }
 
-// Step `step` begins or ends, with the margins of the top.
-void BeginStep(int64_t step) {
-  MERIDIAN_CALL(meridian_step_begin, step);
-  Busy(1);
-}
+void BeginStep(int64_t step) { MERIDIAN_CALL(meridian_step_begin, step); }
 
-void EndStep() {
-  Busy(1);
-  MERIDIAN_CALL(meridian_step_end);
-}
+void EndStep() { MERIDIAN_CALL(meridian_step_end); }
 
-// `ms` in a phase named `name`, with the margins of the top.
+// `ms` in a phase named `name`.
 void Compute(const char* name, int ms) {
-  Busy(1);
   MERIDIAN_CALL(meridian_phase_begin, name);
   Busy(ms);
   MERIDIAN_CALL(meridian_phase_end);
-  Busy(1);
 }
 
 // Returns on `late` once every other rank has called it; on the others at

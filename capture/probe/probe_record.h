@@ -24,7 +24,7 @@ struct ProbeRecord {
     kHasStep = 1 << 3,
     kHasPartition = 1 << 4,
     // start_ns and dur_ns are in time-stamp-counter ticks, not ns (the
-    // agent converts them; see agent/tick_clock.h).
+    // agent converts them; see agent/node_time_map.h).
     kTicks = 1 << 5,
     // `queue` names a GPU stream's track (TRACK_KIND_GPU_STREAM: "GPU 0
     // stream 7", "GPU NCCL 3f2a...") instead of a queue.
