@@ -178,10 +178,14 @@ std::string ProfileText(const std::vector<RankFigures>& ranks, size_t i,
                         const Roles& roles, int32_t world_size) {
   const RankFigures& f = ranks[i];
   const int32_t rank = f.stats->rank();
+  // mpitrace says which part of the run it counted: MPI_Pcontrol(1) and
+  // (0) are its summary_start() and summary_stop().
   std::string out = absl::StrFormat(
       "Data for MPI rank %d of %d:\n"
-      "Times and statistics from MPI_Init() to MPI_Finalize().\n",
-      rank, world_size);
+      "Times and statistics from %s.\n",
+      rank, world_size,
+      f.stats->pcontrol_windows() ? "summary_start() to summary_stop()"
+                                  : "MPI_Init() to MPI_Finalize()");
   AppendRoutines(f, &out);
   const std::pair<const char*, size_t> kRoles[] = {
       {"minimum", roles.min}, {"maximum", roles.max}, {"median", roles.median}};

@@ -253,6 +253,22 @@ TEST(MpitraceProfileWriterTest, WorldSizeCoversTheRanks) {
   EXPECT_TRUE(MpitraceProfiles(v1::StatsReply(), 4).empty());
 }
 
+// A rank that called MPI_Pcontrol was recorded in windows: mpitrace's
+// summary_start()..summary_stop() header.
+TEST(MpitraceProfileWriterTest, PcontrolWindowsSayWhatWasCounted) {
+  v1::StatsReply stats = ThreeRanks();
+  stats.mutable_ranks(1)->set_pcontrol_windows(true);
+  const std::vector<MpitraceProfileText> profiles = MpitraceProfiles(stats, 0);
+  ASSERT_EQ(profiles.size(), 3u);
+  const std::string windows =
+      "Times and statistics from summary_start() to summary_stop().\n";
+  const std::string whole =
+      "Times and statistics from MPI_Init() to MPI_Finalize().\n";
+  EXPECT_NE(profiles[1].text.find(windows), std::string::npos);
+  EXPECT_EQ(profiles[1].text.find(whole), std::string::npos);
+  EXPECT_NE(profiles[0].text.find(whole), std::string::npos);
+}
+
 std::string TempDir(const std::string& name) {
   const char* base = getenv("TEST_TMPDIR");
   return std::string(base != nullptr ? base : "/tmp") + "/" + name;

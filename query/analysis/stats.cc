@@ -55,6 +55,7 @@ StatsBuilder::StatsBuilder(const JobCatalog& catalog,
       {"rusage.system_ns", Figure::kSystemNs},
       {"rusage.max_rss_bytes", Figure::kMaxRssBytes},
       {"rusage.context_switches", Figure::kContextSwitches},
+      {"MPI_Pcontrol", Figure::kPcontrol},
   };
   for (const OpInfo& op : catalog.ops) {
     op_[op.id] = &op;
@@ -155,6 +156,9 @@ void StatsBuilder::AddProcessFigures(const StoredSpan& span, RankSums& rank) {
       break;
     case Figure::kContextSwitches:
       if (counter) rank.context_switches.Take(span.start_ns, span.value);
+      break;
+    case Figure::kPcontrol:
+      rank.pcontrol = true;
       break;
   }
 }
@@ -287,6 +291,7 @@ v1::StatsReply StatsBuilder::Finish() const {
     out->set_system_ns(sums.system_ns.value);
     out->set_max_rss_bytes(sums.max_rss_bytes.value);
     out->set_context_switches(sums.context_switches.value);
+    out->set_pcontrol_windows(sums.pcontrol);
     if (sums.finalize_start >= sums.init_end) {
       out->set_mpi_elapsed_ns(sums.finalize_start - sums.init_end);
     }

@@ -37,7 +37,9 @@
 //     "rusage.context_switches", the earliest sample of each per rank (the
 //     probe sends them at MPI_Finalize, and again at exit);
 //   - mpi_elapsed_ns: the start of the rank's MPI_Finalize span minus the
-//     end of its MPI_Init (or MPI_Init_thread) span; 0 if either is missing.
+//     end of its MPI_Init (or MPI_Init_thread) span; 0 if either is missing;
+//   - pcontrol_windows: whether the rank has an MPI_Pcontrol span (its
+//     calls were recorded in Pcontrol windows).
 //
 // Imported totals (Store::LoadTotals: a profile another tool wrote, e.g.
 // mpitrace's) are added for the selected ranks and operations: their calls,
@@ -144,7 +146,8 @@ class StatsBuilder {
     kUserNs,
     kSystemNs,
     kMaxRssBytes,
-    kContextSwitches
+    kContextSwitches,
+    kPcontrol
   };
   // The earliest sample of a rusage counter. A value that is no count
   // (negative, NaN, past int64) is no sample.
@@ -169,6 +172,7 @@ class StatsBuilder {
     Sample user_ns, system_ns, max_rss_bytes, context_switches;
     int64_t init_end = INT64_MAX;        // of MPI_Init, the earliest
     int64_t finalize_start = INT64_MIN;  // of MPI_Finalize, the latest
+    bool pcontrol = false;               // an MPI_Pcontrol span was seen
     OpSums ops;                          // with per_rank_ only
   };
 

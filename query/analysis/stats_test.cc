@@ -289,7 +289,8 @@ TEST(StatsTest, TakesProcessFiguresWhateverTheNameFilter) {
                  {6, v1::CATEGORY_MPI, "rusage.system_ns"},
                  {7, v1::CATEGORY_MPI, "rusage.max_rss_bytes"},
                  {8, v1::CATEGORY_MPI, "rusage.context_switches"},
-                 {9, v1::CATEGORY_USER, "rusage.user_ns"}};
+                 {9, v1::CATEGORY_USER, "rusage.user_ns"},
+                 {10, v1::CATEGORY_MPI, "MPI_Pcontrol"}};
   v1::SpanFilter filter;
   filter.add_ranks(0);
   filter.add_ranks(1);
@@ -312,6 +313,7 @@ TEST(StatsTest, TakesProcessFiguresWhateverTheNameFilter) {
            Span(11, 3, 500, 100),    // MPI_Init_thread: ends at 600
            Span(11, 1, 2000, 300, 8),
            Counter(11, 5, 8000, 42),  // no MPI_Finalize: at exit only
+           Span(11, 10, 2500, 0),     // rank 1 called MPI_Pcontrol
            Span(12, 2, 0, 10),        // rank 2 is not selected
            Span(12, 4, 9000, 10),
            Counter(12, 5, 9000, 1),
@@ -336,6 +338,8 @@ TEST(StatsTest, TakesProcessFiguresWhateverTheNameFilter) {
   EXPECT_EQ(r1.max_rss_bytes(), 0);
   EXPECT_EQ(r1.context_switches(), 0);
   EXPECT_EQ(r1.mpi_elapsed_ns(), 0);  // no MPI_Finalize
+  EXPECT_FALSE(r0.pcontrol_windows());
+  EXPECT_TRUE(r1.pcontrol_windows());
 }
 
 // Without a filter the same spans are selected: MPI_Init, MPI_Finalize and
