@@ -2,10 +2,11 @@
 // recorded MPI call was made, as a string the node agent symbolizes.
 //
 // The exported MPI stubs of libmeridian_probe.so (mpi_dispatch_stubs.cc) are
-// what the program calls, C and Fortran alike: the outermost one on a thread
-// keeps its return address in tls_caller for the duration of the call
-// (OutermostMpiCall), so a Fortran binding that calls a C function, or an
-// MPI function that calls another, still names the program's call.
+// what the program calls, C and Fortran alike: with MERIDIAN_CALLSITES=1
+// (and only then: otherwise a stub is a tail call), the outermost one on a
+// thread keeps its return address in tls_caller for the duration of the
+// call (OutermostMpiCall), so a Fortran binding that calls a C function, or
+// an MPI function that calls another, still names the program's call.
 //
 // CallsiteId turns that address into the id of an interned string
 //   "<object path>+0x<hex file address>"

@@ -8,8 +8,9 @@
 //     return reinterpret_cast<int (*)(A, A, A, A, A, A)>(
 //         MpiTarget(kSym_MPI_Send))(a0, a1, a2, a3, a4, a5);
 //   }
-// (each stub first keeps its return address for the call site, unless an
-// outer MPI call did: callsite.h) and, Fortran functions returning nothing,
+// (with MERIDIAN_CALLSITES=1, each stub first keeps its return address for
+// the call site, unless an outer MPI call did: callsite.h) and, Fortran
+// functions returning nothing,
 // for mpi_send_ (7):
 //   void mpi_send_(A a0, ..., A a6) { ...(MpiTarget(kSym_mpi_send_))(...); }
 #include <cstdint>
@@ -70,19 +71,30 @@ using A = intptr_t;
 #define MERIDIAN_A13 MERIDIAN_A12, a12
 #define MERIDIAN_A14 MERIDIAN_A13, a13
 
+// Without MERIDIAN_CALLSITES the stub is one load, a branch and a tail
+// call; with it, it keeps its return address for the call's duration.
 #define MERIDIAN_C_STUB(name, count)                                           \
   __attribute__((visibility("default"))) int name(MERIDIAN_P##count) {         \
+    using Target = int (*)(MERIDIAN_T##count);                                 \
+    const Target target = reinterpret_cast<Target>(                            \
+        meridian::mpi::MpiTarget(meridian::mpi::kSym_##name));                 \
+    if (__builtin_expect(!meridian::probe::g_event.callsites, 1)) {            \
+      return target(MERIDIAN_A##count);                                        \
+    }                                                                          \
     const meridian::probe::OutermostMpiCall call(__builtin_return_address(0)); \
-    return reinterpret_cast<int (*)(MERIDIAN_T##count)>(                       \
-        meridian::mpi::MpiTarget(meridian::mpi::kSym_##name))(                 \
-        MERIDIAN_A##count);                                                    \
+    return target(MERIDIAN_A##count);                                          \
   }
 
 #define MERIDIAN_F_STUB(name, lower, UPPER, count)                             \
   __attribute__((visibility("default"))) void name(MERIDIAN_P##count) {        \
+    using Target = void (*)(MERIDIAN_T##count);                                \
+    const Target target = reinterpret_cast<Target>(                            \
+        meridian::mpi::MpiTarget(meridian::mpi::kSym_##name));                 \
+    if (__builtin_expect(!meridian::probe::g_event.callsites, 1)) {            \
+      return target(MERIDIAN_A##count);                                        \
+    }                                                                          \
     const meridian::probe::OutermostMpiCall call(__builtin_return_address(0)); \
-    reinterpret_cast<void (*)(MERIDIAN_T##count)>(meridian::mpi::MpiTarget(    \
-        meridian::mpi::kSym_##name))(MERIDIAN_A##count);                       \
+    target(MERIDIAN_A##count);                                                 \
   }
 #define MERIDIAN_F_STUBS(lower, UPPER, count) \
   MERIDIAN_MPI_FORTRAN_NAMES(MERIDIAN_F_STUB, lower, UPPER, count)

@@ -886,6 +886,61 @@ int64_t SumTypedBytes(const int counts[], const MPI_Datatype types[], int n) {
   return total;
 }
 
+// The bytes a collective records (the file comment's table), one function
+// per shape, shared by its blocking, non-blocking and persistent forms.
+// Allgather, Alltoall: the rank's block (in place: its receive block).
+int64_t BlockBytes(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int recvcount, MPI_Datatype recvtype) {
+  return sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                                 : TypeBytes(sendcount, sendtype);
+}
+// Alltoallv: the rank's blocks, one per member (in place: its receive
+// blocks).
+int64_t BlocksBytes(const void* sendbuf, const int sendcounts[],
+                    MPI_Datatype sendtype, const int recvcounts[],
+                    MPI_Datatype recvtype, MPI_Comm comm) {
+  return sendbuf == MPI_IN_PLACE
+             ? SumBytes(recvcounts, CountsSize(comm), recvtype)
+             : SumBytes(sendcounts, CountsSize(comm), sendtype);
+}
+// Alltoallw: the same with a type per block.
+int64_t TypedBlocksBytes(const void* sendbuf, const int sendcounts[],
+                         const MPI_Datatype sendtypes[], const int recvcounts[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return sendbuf == MPI_IN_PLACE
+             ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
+             : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm));
+}
+// Gather(v): the root's receive buffer at the root, the rank's block
+// elsewhere; Scatter(v): the root's send buffer at the root, the rank's
+// block elsewhere.
+int64_t GatherBytes(MPI_Comm comm, int root, int sendcount,
+                    MPI_Datatype sendtype, int recvcount,
+                    MPI_Datatype recvtype) {
+  return CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
+                                : TypeBytes(sendcount, sendtype);
+}
+int64_t GathervBytes(MPI_Comm comm, int root, int sendcount,
+                     MPI_Datatype sendtype, const int recvcounts[],
+                     MPI_Datatype recvtype) {
+  return CommRank(comm) == root
+             ? SumBytes(recvcounts, CountsSize(comm), recvtype)
+             : TypeBytes(sendcount, sendtype);
+}
+int64_t ScatterBytes(MPI_Comm comm, int root, int sendcount,
+                     MPI_Datatype sendtype, int recvcount,
+                     MPI_Datatype recvtype) {
+  return CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
+                                : TypeBytes(recvcount, recvtype);
+}
+int64_t ScattervBytes(MPI_Comm comm, int root, const int sendcounts[],
+                      MPI_Datatype sendtype, int recvcount,
+                      MPI_Datatype recvtype) {
+  return CommRank(comm) == root
+             ? SumBytes(sendcounts, CountsSize(comm), sendtype)
+             : TypeBytes(recvcount, recvtype);
+}
+
 // A one-sided transfer with `target` (a rank of the window's group): its
 // peer is the target's world rank, its comm the window's id.
 void RecordOneSided(Op op, int64_t start, MPI_Win win, int target,
@@ -1300,12 +1355,11 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(kAllgather, comm,
-                      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                                              : TypeBytes(sendcount, sendtype),
-                      -1,
-                      PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf,
-                                     recvcount, recvtype, comm))
+  MERIDIAN_COLLECTIVE(
+      kAllgather, comm,
+      BlockBytes(sendbuf, sendcount, sendtype, recvcount, recvtype), -1,
+      PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                     comm))
 }
 
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -1320,12 +1374,11 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(kAlltoall, comm,
-                      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                                              : TypeBytes(sendcount, sendtype),
-                      -1,
-                      PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcount, recvtype, comm))
+  MERIDIAN_COLLECTIVE(
+      kAlltoall, comm,
+      BlockBytes(sendbuf, sendcount, sendtype, recvcount, recvtype), -1,
+      PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm))
 }
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
@@ -1334,9 +1387,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(
       kAlltoallv, comm,
-      sendbuf == MPI_IN_PLACE
-          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
-          : SumBytes(sendcounts, CountsSize(comm), sendtype),
+      BlocksBytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
       -1,
       PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                      recvcounts, rdispls, recvtype, comm))
@@ -1345,48 +1396,43 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(kGather, comm,
-                      CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
-                                             : TypeBytes(sendcount, sendtype),
-                      root,
-                      PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf,
-                                  recvcount, recvtype, root, comm))
+  MERIDIAN_COLLECTIVE(
+      kGather, comm,
+      GatherBytes(comm, root, sendcount, sendtype, recvcount, recvtype), root,
+      PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  root, comm))
 }
 
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, const int recvcounts[], const int displs[],
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(kGatherv, comm,
-                      CommRank(comm) == root
-                          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
-                          : TypeBytes(sendcount, sendtype),
-                      root,
-                      PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                   recvcounts, displs, recvtype, root, comm))
+  MERIDIAN_COLLECTIVE(
+      kGatherv, comm,
+      GathervBytes(comm, root, sendcount, sendtype, recvcounts, recvtype), root,
+      PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                   recvtype, root, comm))
 }
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(kScatter, comm,
-                      CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
-                                             : TypeBytes(recvcount, recvtype),
-                      root,
-                      PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf,
-                                   recvcount, recvtype, root, comm))
+  MERIDIAN_COLLECTIVE(
+      kScatter, comm,
+      ScatterBytes(comm, root, sendcount, sendtype, recvcount, recvtype), root,
+      PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                   root, comm))
 }
 
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root,
                  MPI_Comm comm) {
-  MERIDIAN_COLLECTIVE(kScatterv, comm,
-                      CommRank(comm) == root
-                          ? SumBytes(sendcounts, CountsSize(comm), sendtype)
-                          : TypeBytes(recvcount, recvtype),
-                      root,
-                      PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype,
-                                    recvbuf, recvcount, recvtype, root, comm))
+  MERIDIAN_COLLECTIVE(
+      kScatterv, comm,
+      ScattervBytes(comm, root, sendcounts, sendtype, recvcount, recvtype),
+      root,
+      PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                    recvtype, root, comm))
 }
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
@@ -1448,12 +1494,12 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm, MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(kIallgather, comm,
-                       sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                                               : TypeBytes(sendcount, sendtype),
-                       -1, request,
-                       PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf,
-                                       recvcount, recvtype, comm, request))
+  MERIDIAN_ICOLLECTIVE(
+      kIallgather, comm,
+      BlockBytes(sendbuf, sendcount, sendtype, recvcount, recvtype), -1,
+      request,
+      PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, comm, request))
 }
 
 int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -1470,12 +1516,12 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm, MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(kIalltoall, comm,
-                       sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                                               : TypeBytes(sendcount, sendtype),
-                       -1, request,
-                       PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf,
-                                      recvcount, recvtype, comm, request))
+  MERIDIAN_ICOLLECTIVE(
+      kIalltoall, comm,
+      BlockBytes(sendbuf, sendcount, sendtype, recvcount, recvtype), -1,
+      request,
+      PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                     comm, request))
 }
 
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
@@ -1484,9 +1530,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIalltoallv, comm,
-      sendbuf == MPI_IN_PLACE
-          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
-          : SumBytes(sendcounts, CountsSize(comm), sendtype),
+      BlocksBytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
       -1, request,
       PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                       recvcounts, rdispls, recvtype, comm, request))
@@ -1495,12 +1539,12 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm, MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(kIgather, comm,
-                       CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
-                                              : TypeBytes(sendcount, sendtype),
-                       root, request,
-                       PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcount, recvtype, root, comm, request))
+  MERIDIAN_ICOLLECTIVE(
+      kIgather, comm,
+      GatherBytes(comm, root, sendcount, sendtype, recvcount, recvtype), root,
+      request,
+      PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                   root, comm, request))
 }
 
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -1509,9 +1553,8 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIgatherv, comm,
-      CommRank(comm) == root ? SumBytes(recvcounts, CountsSize(comm), recvtype)
-                             : TypeBytes(sendcount, sendtype),
-      root, request,
+      GathervBytes(comm, root, sendcount, sendtype, recvcounts, recvtype), root,
+      request,
       PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                     recvtype, root, comm, request))
 }
@@ -1519,12 +1562,12 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request* request) {
-  MERIDIAN_ICOLLECTIVE(kIscatter, comm,
-                       CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
-                                              : TypeBytes(recvcount, recvtype),
-                       root, request,
-                       PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf,
-                                     recvcount, recvtype, root, comm, request))
+  MERIDIAN_ICOLLECTIVE(
+      kIscatter, comm,
+      ScatterBytes(comm, root, sendcount, sendtype, recvcount, recvtype), root,
+      request,
+      PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    root, comm, request))
 }
 
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
@@ -1533,8 +1576,7 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
                   MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIscatterv, comm,
-      CommRank(comm) == root ? SumBytes(sendcounts, CountsSize(comm), sendtype)
-                             : TypeBytes(recvcount, recvtype),
+      ScattervBytes(comm, root, sendcounts, sendtype, recvcount, recvtype),
       root, request,
       PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                      recvtype, root, comm, request))
@@ -1914,9 +1956,8 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
                   const MPI_Datatype recvtypes[], MPI_Comm comm) {
   MERIDIAN_COLLECTIVE(
       kAlltoallw, comm,
-      sendbuf == MPI_IN_PLACE
-          ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
-          : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm)),
+      TypedBlocksBytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes,
+                       comm),
       -1,
       PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                      recvcounts, rdispls, recvtypes, comm))
@@ -1929,9 +1970,8 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
                    MPI_Request* request) {
   MERIDIAN_ICOLLECTIVE(
       kIalltoallw, comm,
-      sendbuf == MPI_IN_PLACE
-          ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
-          : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm)),
+      TypedBlocksBytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes,
+                       comm),
       -1, request,
       PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                       recvcounts, rdispls, recvtypes, comm, request))
@@ -2555,9 +2595,8 @@ int MERIDIAN_MPI4(Allgather_init)(const void* sendbuf, int sendcount,
                                   MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kAllgather_init, comm,
-      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                              : TypeBytes(sendcount, sendtype),
-      -1, request,
+      BlockBytes(sendbuf, sendcount, sendtype, recvcount, recvtype), -1,
+      request,
       MERIDIAN_PMPI4(Allgather_init)(sendbuf, sendcount, sendtype, recvbuf,
                                      recvcount, recvtype, comm, info, request))
 }
@@ -2582,9 +2621,8 @@ int MERIDIAN_MPI4(Alltoall_init)(const void* sendbuf, int sendcount,
                                  MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kAlltoall_init, comm,
-      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                              : TypeBytes(sendcount, sendtype),
-      -1, request,
+      BlockBytes(sendbuf, sendcount, sendtype, recvcount, recvtype), -1,
+      request,
       MERIDIAN_PMPI4(Alltoall_init)(sendbuf, sendcount, sendtype, recvbuf,
                                     recvcount, recvtype, comm, info, request))
 }
@@ -2597,9 +2635,7 @@ int MERIDIAN_MPI4(Alltoallv_init)(const void* sendbuf, const int sendcounts[],
                                   MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kAlltoallv_init, comm,
-      sendbuf == MPI_IN_PLACE
-          ? SumBytes(recvcounts, CountsSize(comm), recvtype)
-          : SumBytes(sendcounts, CountsSize(comm), sendtype),
+      BlocksBytes(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm),
       -1, request,
       MERIDIAN_PMPI4(Alltoallv_init)(sendbuf, sendcounts, sdispls, sendtype,
                                      recvbuf, recvcounts, rdispls, recvtype,
@@ -2614,9 +2650,8 @@ int MERIDIAN_MPI4(Alltoallw_init)(const void* sendbuf, const int sendcounts[],
                                   MPI_Info info, MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kAlltoallw_init, comm,
-      sendbuf == MPI_IN_PLACE
-          ? SumTypedBytes(recvcounts, recvtypes, CountsSize(comm))
-          : SumTypedBytes(sendcounts, sendtypes, CountsSize(comm)),
+      TypedBlocksBytes(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes,
+                       comm),
       -1, request,
       MERIDIAN_PMPI4(Alltoallw_init)(sendbuf, sendcounts, sdispls, sendtypes,
                                      recvbuf, recvcounts, rdispls, recvtypes,
@@ -2630,9 +2665,8 @@ int MERIDIAN_MPI4(Gather_init)(const void* sendbuf, int sendcount,
                                MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kGather_init, comm,
-      CommRank(comm) == root ? TypeBytes(recvcount, recvtype)
-                             : TypeBytes(sendcount, sendtype),
-      root, request,
+      GatherBytes(comm, root, sendcount, sendtype, recvcount, recvtype), root,
+      request,
       MERIDIAN_PMPI4(Gather_init)(sendbuf, sendcount, sendtype, recvbuf,
                                   recvcount, recvtype, root, comm, info,
                                   request))
@@ -2645,9 +2679,8 @@ int MERIDIAN_MPI4(Gatherv_init)(const void* sendbuf, int sendcount,
                                 MPI_Info info, MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kGatherv_init, comm,
-      CommRank(comm) == root ? SumBytes(recvcounts, CountsSize(comm), recvtype)
-                             : TypeBytes(sendcount, sendtype),
-      root, request,
+      GathervBytes(comm, root, sendcount, sendtype, recvcounts, recvtype), root,
+      request,
       MERIDIAN_PMPI4(Gatherv_init)(sendbuf, sendcount, sendtype, recvbuf,
                                    recvcounts, displs, recvtype, root, comm,
                                    info, request))
@@ -2660,9 +2693,8 @@ int MERIDIAN_MPI4(Scatter_init)(const void* sendbuf, int sendcount,
                                 MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kScatter_init, comm,
-      CommRank(comm) == root ? TypeBytes(sendcount, sendtype)
-                             : TypeBytes(recvcount, recvtype),
-      root, request,
+      ScatterBytes(comm, root, sendcount, sendtype, recvcount, recvtype), root,
+      request,
       MERIDIAN_PMPI4(Scatter_init)(sendbuf, sendcount, sendtype, recvbuf,
                                    recvcount, recvtype, root, comm, info,
                                    request))
@@ -2675,8 +2707,7 @@ int MERIDIAN_MPI4(Scatterv_init)(const void* sendbuf, const int sendcounts[],
                                  MPI_Info info, MPI_Request* request) {
   MERIDIAN_COLLECTIVE_INIT(
       kScatterv_init, comm,
-      CommRank(comm) == root ? SumBytes(sendcounts, CountsSize(comm), sendtype)
-                             : TypeBytes(recvcount, recvtype),
+      ScattervBytes(comm, root, sendcounts, sendtype, recvcount, recvtype),
       root, request,
       MERIDIAN_PMPI4(Scatterv_init)(sendbuf, sendcounts, displs, sendtype,
                                     recvbuf, recvcount, recvtype, root, comm,
