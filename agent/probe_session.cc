@@ -275,7 +275,8 @@ void ProbeSession::AddArgs(BatchBuilder* builder, uint32_t args,
     const char* data;
     uint32_t length;
     if (!StringAt(memory_, layout_, args, &data, &length)) return;
-    it->second = ParseProbeArgs(absl::string_view(data, length));
+    // Copied first, as the call sites are: parsed from bytes that stay put.
+    it->second = ParseProbeArgs(std::string(data, length));
   }
   for (const ProbeArg& arg : it->second) {
     ChunkArg out;
@@ -300,7 +301,9 @@ void ProbeSession::AddCallsite(BatchBuilder* builder, uint32_t callsite,
     uint32_t length;
     std::string site;
     if (StringAt(memory_, layout_, callsite, &data, &length)) {
-      site = symbolizer_->Symbolize(absl::string_view(data, length));
+      // Copied out of the shared memory first: the process may rewrite
+      // the bytes while they are parsed.
+      site = symbolizer_->Symbolize(std::string(data, length));
     }
     it = callsites_.emplace(callsite, std::move(site)).first;
   }
