@@ -1490,8 +1490,12 @@ TEST_F(MpiCaptureTest, FortranNewCallsAreRecordedLikeC) {
 }
 
 // Under MPICH the probe's Fortran names pass the calls on to MPICH's own
-// bindings (mpif.h), which call the C functions: the same program is
-// recorded the same way, its MPI_File_open too. Skipped where MPICH is not
+// bindings. Its mpif.h ones call the C functions, and so do its mpi_f08
+// calls with a buffer (mpi_send_f08ts_); its mpi_f08 calls without one
+// (mpi_wait_f08_, mpi_barrier_f08_, mpi_init_f08_...) call PMPI_*, and
+// libmeridian_mpi_mpich.so wraps those (mpi_fortran_f08_mpich.cc). The
+// same program, built with mpif.h and with mpi_f08, is recorded the same
+// way either way, its MPI_File_open too. Skipped where MPICH is not
 // installed.
 TEST_F(MpiCaptureTest, MpichFortranNewCallsAreRecordedLikeC) {
   const std::string mpif90 = OnPath("mpif90.mpich");
@@ -1500,25 +1504,36 @@ TEST_F(MpiCaptureTest, MpichFortranNewCallsAreRecordedLikeC) {
     GTEST_SKIP() << "MPICH is not installed (no mpif90.mpich or "
                     "mpiexec.mpich on PATH)";
   }
-  const std::string program = dir_ + "/mpi_coverage_fortran_mpich";
-  Child compile =
-      Spawn({mpif90, "-O1", "-J", dir_,
-             Runfile("tests/mpi_coverage_fortran.F90"), "-o", program},
-            env_);
-  const std::string said = compile.ReadAll();
-  ASSERT_EQ(compile.Wait(), 0) << said;
   StartCollector();
   Child agent = StartAgent();
   env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
-  Child run =
-      Spawn(MeridianRun("mpich-fortran-coverage",
-                        {mpiexec, "-n", "4", program, dir_ + "/coverage.dat"}),
-            env_);
-  const std::string out = run.ReadAll();
-  ASSERT_EQ(run.Wait(), 0) << out;
-  EXPECT_FALSE(absl::StrContains(out, "are not recorded")) << out;
-  ExpectFortranCoverage(
-      ReadJob(db_, "mpich-fortran-coverage", /*with_accounting=*/true));
+  for (const std::string binding : {"mpifh", "f08"}) {
+    SCOPED_TRACE(binding);
+    const std::string program = dir_ + "/mpi_coverage_mpich_" + binding;
+    const std::string modules = dir_ + "/modules_" + binding;
+    ASSERT_EQ(mkdir(modules.c_str(), 0700), 0);
+    std::vector<std::string> command = {
+        mpif90,
+        "-O1",
+        "-J",
+        modules,
+        Runfile("tests/mpi_coverage_fortran.F90"),
+        "-o",
+        program};
+    if (binding == "f08") command.push_back("-DF08");
+    Child compile = Spawn(command, env_);
+    const std::string said = compile.ReadAll();
+    ASSERT_EQ(compile.Wait(), 0) << said;
+    const std::string job = "mpich-fortran-coverage-" + binding;
+    Child run =
+        Spawn(MeridianRun(job, {mpiexec, "-n", "4", program,
+                                dir_ + "/coverage_" + binding + ".dat"}),
+              env_);
+    const std::string out = run.ReadAll();
+    ASSERT_EQ(run.Wait(), 0) << out;
+    EXPECT_FALSE(absl::StrContains(out, "are not recorded")) << out;
+    ExpectFortranCoverage(ReadJob(db_, job, /*with_accounting=*/true));
+  }
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
 }

@@ -2,7 +2,8 @@
 // libmeridian_mpi_mpich.so): the table of its wrappers in the order of
 // mpi_family_abi.h, each checked at compile time against the list.
 //
-// The library is mpi_wrappers.cc (and, for Open MPI, mpi_fortran.cc) built
+// The library is mpi_wrappers.cc and its family's Fortran wrappers
+// (mpi_fortran.cc for Open MPI, mpi_fortran_f08_mpich.cc for MPICH) built
 // against one family's mpi.h. It is not linked against any libmpi, nor
 // against libmeridian_probe.so: libmeridian_probe.so's dispatcher loads it
 // once the program's MPI library is in the process, and its undefined
@@ -35,6 +36,11 @@ namespace mpi {
 // which the dispatcher sends here: its Fortran entries stay null and go to
 // MPICH's own bindings.
 void FillFortranEntries(void** entries);
+#else
+// mpi_fortran_f08_mpich.cc: MPICH's mpi_f08 calls without a buffer
+// (mpi_wait_f08_...) call PMPI_* directly, so those names are wrapped;
+// its other Fortran entries stay null and go to MPICH's own bindings.
+void FillMpichF08Entries(void** entries);
 #endif
 
 namespace {
@@ -59,6 +65,8 @@ const MpiFamilyTable* Table() {
   FillCEntries(g_entries);
 #if defined(OPEN_MPI)
   FillFortranEntries(g_entries);
+#else
+  FillMpichF08Entries(g_entries);
 #endif
   g_table = {kMpiSymbolListHash, kMpiSymbolCount, MERIDIAN_MPI_FAMILY_NAME,
              g_entries};

@@ -416,9 +416,20 @@
   X(mpix_neighbor_alltoallv_init, MPIX_NEIGHBOR_ALLTOALLV_INIT, 12) \
   X(mpix_neighbor_alltoallw_init, MPIX_NEIGHBOR_ALLTOALLW_INIT, 12)
 
+// MPICH 4's Fortran MPI-4 calls without a buffer. Its mpif.h and `use mpi`
+// bindings call the C functions (MPI_Pready), so their entries stay null;
+// its mpi_f08 ones (mpi_pready_f08_) call PMPI_* directly and are filled by
+// mpi_fortran_f08_mpich.cc. Open MPI 4.1 has none of them.
+#define MERIDIAN_MPI_FORTRAN_MPI4(X) \
+  X(mpi_barrier_init, MPI_BARRIER_INIT, 4) \
+  X(mpi_pready, MPI_PREADY, 3) \
+  X(mpi_pready_range, MPI_PREADY_RANGE, 4) \
+  X(mpi_pready_list, MPI_PREADY_LIST, 4)
+
 #define MERIDIAN_MPI_FORTRAN_FUNCTIONS(X) \
   MERIDIAN_MPI_FORTRAN_COMMON(X) \
-  MERIDIAN_MPI_FORTRAN_MPIX(X)
+  MERIDIAN_MPI_FORTRAN_MPIX(X) \
+  MERIDIAN_MPI_FORTRAN_MPI4(X)
 
 // The five exported names of one Fortran function, as F(name, lower, UPPER,
 // count): mpif.h and `use mpi` (gfortran's mpi_send_, other compilers'
@@ -472,7 +483,7 @@ inline constexpr uint64_t kMpiSymbolListHash = HashOfList(kMpiSymbolList);
 // What a family library exports, through one function (kFamilyEntryPoint).
 // entries[i] is the function for MpiSymbol i, or null where the family has
 // none (MPICH's Fortran bindings call the C functions, so its library wraps
-// only those): the dispatcher then calls the MPI library's own symbol.
+// only those and the mpi_f08 calls that call PMPI_* instead): the dispatcher then calls the MPI library's own symbol.
 struct MpiFamilyTable {
   uint64_t list_hash;  // kMpiSymbolListHash of the library's build
   uint32_t count;      // kMpiSymbolCount
