@@ -68,6 +68,10 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
         builder.AddProcessTotals(process_handle[t.process], t.source);
     out->set_comm_ns(t.comm_ns);
     out->set_elapsed_ns(t.elapsed_ns);
+    if (t.user_ns) out->set_user_ns(*t.user_ns);
+    if (t.system_ns) out->set_system_ns(*t.system_ns);
+    if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
+    if (t.context_switches) out->set_context_switches(*t.context_switches);
     pending_totals = true;
     if (++in_batch == kTotalsPerBatch) {
       take();

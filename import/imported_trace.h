@@ -77,6 +77,11 @@ struct ImportedProcessTotals {
   int64_t comm_ns = 0;
   int64_t elapsed_ns = 0;
   std::string source;  // the tool, e.g. "mpitrace"
+  // Resource use, where the tool gave it.
+  std::optional<int64_t> user_ns;
+  std::optional<int64_t> system_ns;
+  std::optional<int64_t> max_rss_bytes;
+  std::optional<int64_t> context_switches;
 };
 
 struct ImportedTrace {

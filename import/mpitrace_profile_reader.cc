@@ -553,6 +553,12 @@ absl::Status Parser::RankTableRow(const std::vector<std::string_view>& t) {
     Scaled(d, kBytesPerMiB, &bytes);
     row.max_rss_bytes = bytes;
   }
+  auto switches = rank_columns_.find("switches");
+  if (status.ok() && switches != rank_columns_.end()) {
+    int64_t count = 0;
+    status = Count(context, "switches", t[switches->second], kMaxCalls, &count);
+    row.context_switches = count;
+  }
   if (!status.ok()) return status;
   for (const MpitraceRankTotals& other : profile_.ranks) {
     if (other.rank == row.rank) {

@@ -79,7 +79,8 @@ struct MpitraceRankTotals {
   int64_t elapsed_ns = 0;
   std::optional<int64_t> user_ns;
   std::optional<int64_t> system_ns;
-  std::optional<int64_t> max_rss_bytes;  // size(MiB) x 2^20
+  std::optional<int64_t> max_rss_bytes;     // size(MiB) x 2^20
+  std::optional<int64_t> context_switches;  // "switches"
 };
 
 struct MpitraceProfile {

@@ -117,6 +117,7 @@ void ExpectRankZero(const MpitraceProfile& p) {
   EXPECT_EQ(r3.user_ns, 11500000000);
   EXPECT_EQ(r3.system_ns, 300000000);
   EXPECT_EQ(r3.max_rss_bytes, 498 * 1048576);
+  EXPECT_EQ(r3.context_switches, 1305);
   EXPECT_EQ(p.ranks[1].host, "nid00102");
   EXPECT_EQ(p.ranks[2].comm_ns, 4100000000);
   EXPECT_EQ(p.host, "nid00102");
@@ -281,6 +282,8 @@ TEST(MpitraceProfileReaderTest, RefusesBadAndAbsurdValues) {
        "p:55: task 1 appears twice in the rank table"},
       {"taskid             host", "taskid             node",
        "p:51: the rank table has no column \"host\""},
+      {"498.00        1305", "498.00       -1305",
+       "p:55: task 3: field \"switches\": \"-1305\" is negative"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.to);

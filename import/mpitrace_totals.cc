@@ -29,8 +29,24 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
     routines_ns += r.time_ns;
     trace.op_totals.push_back(std::move(op));
   }
-  trace.process_totals.push_back({0, profile.comm_ns.value_or(routines_ns),
-                                  profile.elapsed_ns.value_or(0), "mpitrace"});
+  // This rank's resource use: its own summary lines, else its row of rank
+  // 0's table (switches are only there).
+  const MpitraceRankTotals* row = nullptr;
+  for (const MpitraceRankTotals& r : profile.ranks) {
+    if (r.rank == profile.rank) row = &r;
+  }
+  ImportedProcessTotals totals{0, profile.comm_ns.value_or(routines_ns),
+                               profile.elapsed_ns.value_or(0), "mpitrace"};
+  totals.user_ns = profile.user_ns;
+  totals.system_ns = profile.system_ns;
+  totals.max_rss_bytes = profile.max_rss_bytes;
+  if (row != nullptr) {
+    if (!totals.user_ns) totals.user_ns = row->user_ns;
+    if (!totals.system_ns) totals.system_ns = row->system_ns;
+    if (!totals.max_rss_bytes) totals.max_rss_bytes = row->max_rss_bytes;
+    totals.context_switches = row->context_switches;
+  }
+  trace.process_totals.push_back(std::move(totals));
   // Rank 0's table: the other ranks' times. With --rank the file's ranks
   // are not the job's, so the table is left out.
   if (rank >= 0) return trace;
@@ -40,9 +56,13 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
     other.rank = r.rank;
     other.node = !node.empty() ? node : r.host;
     trace.processes.push_back(other);
-    trace.process_totals.push_back(
-        {static_cast<int>(trace.processes.size()) - 1, r.comm_ns, r.elapsed_ns,
-         "mpitrace"});
+    ImportedProcessTotals totals{static_cast<int>(trace.processes.size()) - 1,
+                                 r.comm_ns, r.elapsed_ns, "mpitrace"};
+    totals.user_ns = r.user_ns;
+    totals.system_ns = r.system_ns;
+    totals.max_rss_bytes = r.max_rss_bytes;
+    totals.context_switches = r.context_switches;
+    trace.process_totals.push_back(std::move(totals));
   }
   return trace;
 }

@@ -56,9 +56,19 @@ TEST(MpitraceTotalsTest, RankZeroGivesItsRoutinesAndEveryRanksTimes) {
   EXPECT_EQ(t.process_totals[0].comm_ns, 3900000000);
   EXPECT_EQ(t.process_totals[0].elapsed_ns, 12345000000);
   EXPECT_EQ(t.process_totals[0].source, "mpitrace");
+  // Resource use: rank 0's summary lines (to the ms and 1/1000 MiB), its
+  // switches from its row of the table; the other ranks' rows.
+  EXPECT_EQ(t.process_totals[0].user_ns, 11002000000);
+  EXPECT_EQ(t.process_totals[0].system_ns, 250000000);
+  EXPECT_EQ(t.process_totals[0].max_rss_bytes, 512 * 1048576 + 262144);
+  EXPECT_EQ(t.process_totals[0].context_switches, 1201);
   EXPECT_EQ(t.process_totals[3].process, 3);
   EXPECT_EQ(t.process_totals[3].comm_ns, 5820000000);
   EXPECT_EQ(t.process_totals[3].elapsed_ns, 12400000000);
+  EXPECT_EQ(t.process_totals[3].user_ns, 11500000000);
+  EXPECT_EQ(t.process_totals[3].system_ns, 300000000);
+  EXPECT_EQ(t.process_totals[3].max_rss_bytes, 498 * 1048576);
+  EXPECT_EQ(t.process_totals[3].context_switches, 1305);
 }
 
 TEST(MpitraceTotalsTest, AnotherRanksProfileAndTheOptions) {
@@ -70,6 +80,8 @@ TEST(MpitraceTotalsTest, AnotherRanksProfileAndTheOptions) {
   ASSERT_EQ(t.process_totals.size(), 1u);
   EXPECT_EQ(t.process_totals[0].comm_ns, 5823000000);
   EXPECT_EQ(t.process_totals[0].elapsed_ns, 12401000000);
+  EXPECT_EQ(t.process_totals[0].user_ns, 11500000000);
+  EXPECT_EQ(t.process_totals[0].context_switches, std::nullopt);  // no table
   t = MpitraceTotals(Read("mpi_profile.1234.0"), "n7", "f", 9);
   ASSERT_EQ(t.processes.size(), 1u);  // --rank: the table is left out
   EXPECT_EQ(t.processes[0].rank, 9);

@@ -19,7 +19,7 @@ namespace {
 // Version 3: spans are stored as columnar chunks (wire/span_chunk.h), one
 // row per chunk. Version 2 (a row per span) and earlier are refused with a
 // message: their spans would have to be rewritten.
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // Version 3 kept one clock model per (node, reference_ns), whoever sent it;
 // version 4 keys them by the agent that sent them and records which agents
@@ -47,6 +47,18 @@ constexpr const char* kUpgrade4To5 = R"sql(
 BEGIN IMMEDIATE;
 ALTER TABLE processes ADD COLUMN world_size INTEGER NOT NULL DEFAULT 0;
 UPDATE meta SET value=5 WHERE key='schema_version';
+COMMIT;
+)sql";
+
+// Version 6 keeps an imported process's resource use (mpitrace's user and
+// system time, memory and context switches), NULL where the tool gave none.
+constexpr const char* kUpgrade5To6 = R"sql(
+BEGIN IMMEDIATE;
+ALTER TABLE process_totals ADD COLUMN user_ns INTEGER;
+ALTER TABLE process_totals ADD COLUMN system_ns INTEGER;
+ALTER TABLE process_totals ADD COLUMN max_rss_bytes INTEGER;
+ALTER TABLE process_totals ADD COLUMN context_switches INTEGER;
+UPDATE meta SET value=6 WHERE key='schema_version';
 COMMIT;
 )sql";
 
@@ -102,7 +114,8 @@ CREATE TABLE IF NOT EXISTS op_size_totals(
   PRIMARY KEY(process, op, log2)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS process_totals(
   process INTEGER PRIMARY KEY, comm_ns INTEGER NOT NULL,
-  elapsed_ns INTEGER NOT NULL, source INTEGER NOT NULL);
+  elapsed_ns INTEGER NOT NULL, source INTEGER NOT NULL, user_ns INTEGER,
+  system_ns INTEGER, max_rss_bytes INTEGER, context_switches INTEGER);
 CREATE TABLE IF NOT EXISTS ring_marks(
   incarnation INTEGER NOT NULL, ring INTEGER NOT NULL, end_record INTEGER NOT NULL,
   PRIMARY KEY(incarnation, ring)) WITHOUT ROWID;
@@ -322,7 +335,8 @@ absl::Status Store::RefuseOlderVersion() {
   sqlite3_finalize(stmt);  // no meta table yet: a new store
   if (version == 0 || version == kSchemaVersion) return absl::OkStatus();
   // Upgraded in place, one version at a time, each in one transaction.
-  constexpr const char* kUpgrades[] = {kUpgrade3To4, kUpgrade4To5};
+  constexpr const char* kUpgrades[] = {kUpgrade3To4, kUpgrade4To5,
+                                       kUpgrade5To6};
   for (; version >= 3 && version < kSchemaVersion; ++version) {
     absl::Status status = Exec(kUpgrades[version - 3]);
     if (!status.ok()) {
@@ -1242,7 +1256,8 @@ absl::Status Store::StoreTotals(const v1::Batch& batch,
       "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
   auto process_row = Prepare(
       "INSERT OR REPLACE INTO process_totals(process, comm_ns, elapsed_ns, "
-      "source) VALUES(?1, ?2, ?3, ?4)");
+      "source, user_ns, system_ns, max_rss_bytes, context_switches) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   for (const auto* s : {&op_row, &clear_sizes, &size_row, &process_row}) {
     if (!s->ok()) return s->status();
   }
@@ -1281,7 +1296,11 @@ absl::Status Store::StoreTotals(const v1::Batch& batch,
         ->Bind(1, process[p.process()].id)
         .Bind(2, p.comm_ns())
         .Bind(3, p.elapsed_ns())
-        .Bind(4, string_id[p.source()]);
+        .Bind(4, string_id[p.source()])
+        .BindOptional(5, p.has_user_ns(), p.user_ns())
+        .BindOptional(6, p.has_system_ns(), p.system_ns())
+        .BindOptional(7, p.has_max_rss_bytes(), p.max_rss_bytes())
+        .BindOptional(8, p.has_context_switches(), p.context_switches());
     if (absl::Status s = step(*process_row); !s.ok()) return s;
   }
   return absl::OkStatus();
@@ -1345,14 +1364,22 @@ absl::StatusOr<JobTotals> Store::LoadTotals(int64_t job_id) {
   if (rc != SQLITE_DONE) return Fail("reading size totals failed");
 
   auto processes = Prepare(
-      "SELECT t.process, t.comm_ns, t.elapsed_ns, s.s FROM process_totals t "
+      "SELECT t.process, t.comm_ns, t.elapsed_ns, s.s, t.user_ns, t.system_ns, "
+      "t.max_rss_bytes, t.context_switches FROM process_totals t "
       "JOIN processes p ON p.id=t.process JOIN strings s ON s.id=t.source "
       "WHERE p.job=?1 ORDER BY t.process");
   if (!processes.ok()) return processes.status();
   (*processes)->Bind(1, job_id);
   while ((rc = (*processes)->Step()) == SQLITE_ROW) {
-    totals.processes.push_back({(*processes)->Int(0), (*processes)->Int(1),
-                                (*processes)->Int(2), (*processes)->Text(3)});
+    StoredProcessTotals p{(*processes)->Int(0), (*processes)->Int(1),
+                          (*processes)->Int(2), (*processes)->Text(3)};
+    for (auto [column, out] : {std::pair{4, &p.user_ns},
+                               {5, &p.system_ns},
+                               {6, &p.max_rss_bytes},
+                               {7, &p.context_switches}}) {
+      if (!(*processes)->IsNull(column)) *out = (*processes)->Int(column);
+    }
+    totals.processes.push_back(std::move(p));
   }
   (*processes)->Reset();
   if (rc != SQLITE_DONE) return Fail("reading process totals failed");

@@ -427,6 +427,8 @@ v1::Batch TotalsBatch(const std::string& agent, uint64_t seq,
   v1::ImportedProcessTotals* totals = builder.AddProcessTotals(p, "mpitrace");
   totals->set_comm_ns(1000 * calls);
   totals->set_elapsed_ns(5000000);
+  totals->set_user_ns(2000 * calls);
+  totals->set_max_rss_bytes(int64_t{1} << 30);  // system time, switches: none
   return builder.Take();
 }
 
@@ -466,6 +468,10 @@ TEST(StoreTest, StoresImportedTotalsReplacingOlderOnesAndDeletesThem) {
   EXPECT_EQ(totals->processes[0].comm_ns, 4000);
   EXPECT_EQ(totals->processes[0].elapsed_ns, 5000000);
   EXPECT_EQ(totals->processes[0].source, "mpitrace");
+  EXPECT_EQ(totals->processes[0].user_ns, 8000);
+  EXPECT_EQ(totals->processes[0].system_ns, std::nullopt);
+  EXPECT_EQ(totals->processes[0].max_rss_bytes, int64_t{1} << 30);
+  EXPECT_EQ(totals->processes[0].context_switches, std::nullopt);
 
   // A later measurement of the same rank replaces the first.
   std::vector<v1::Batch> again = {TotalsBatch("import-3", 1, "job-t", 3, 6)};
@@ -575,6 +581,14 @@ TEST(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
   EXPECT_EQ((*b)[0].offset_ns, 5000000000);
 }
 
+// What version 6 added (an older store has none of it): SQL text, joined
+// to the statements around it.
+#define MERIDIAN_DROP_VERSION_6_COLUMNS                   \
+  "ALTER TABLE process_totals DROP COLUMN user_ns;"       \
+  "ALTER TABLE process_totals DROP COLUMN system_ns;"     \
+  "ALTER TABLE process_totals DROP COLUMN max_rss_bytes;" \
+  "ALTER TABLE process_totals DROP COLUMN context_switches;"
+
 // A version 3 store (clock models keyed by node only) is upgraded in
 // place: its models are kept, now under the agent that sent them.
 TEST(StoreTest, UpgradesAVersion3Store) {
@@ -597,7 +611,8 @@ TEST(StoreTest, UpgradesAVersion3Store) {
                          "offset_ns, drift_ppb, uncertainty_ns, agent FROM "
                          "agent_clock_models;"
                          "DROP TABLE agent_clock_models; DROP TABLE job_agents;"
-                         "ALTER TABLE processes DROP COLUMN world_size;"
+                         "ALTER TABLE processes DROP COLUMN "
+                         "world_size;" MERIDIAN_DROP_VERSION_6_COLUMNS
                          "UPDATE meta SET value=3 WHERE key='schema_version';",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
@@ -622,7 +637,8 @@ TEST(StoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE processes DROP COLUMN world_size;"
+                         "ALTER TABLE processes DROP COLUMN "
+                         "world_size;" MERIDIAN_DROP_VERSION_6_COLUMNS
                          "UPDATE meta SET value=4 WHERE key='schema_version';",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
@@ -653,6 +669,42 @@ TEST(StoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
   EXPECT_EQ((*store)->LoadCatalog("job-a")->processes.size(), 3u);
 }
 
+// A version 5 store (imported totals without resource use) is upgraded in
+// place: its totals are kept, their resource use unknown until imported
+// again.
+TEST(StoreTest, UpgradesAVersion5StoreKeepingItsImportedTotals) {
+  const std::string path = TempPath("v5.db");
+  {
+    auto store = Store::Open(path);
+    std::vector<v1::Batch> batches = {
+        TotalsBatch("import-1", 1, "job-t", 3, 4)};
+    ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE process_totals SET user_ns=NULL, "
+                         "max_rss_bytes=NULL;" MERIDIAN_DROP_VERSION_6_COLUMNS
+                         "UPDATE meta SET value=5 WHERE key='schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto catalog = (*store)->LoadCatalog("job-t");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  auto totals = (*store)->LoadTotals(catalog->job.id);
+  ASSERT_TRUE(totals.ok()) << totals.status();
+  ASSERT_EQ(totals->processes.size(), 1u);
+  EXPECT_EQ(totals->processes[0].comm_ns, 4000);
+  EXPECT_EQ(totals->processes[0].user_ns, std::nullopt);
+  std::vector<v1::Batch> again = {TotalsBatch("import-2", 1, "job-t", 3, 4)};
+  ASSERT_TRUE((*store)->Write({&again[0]}).ok());
+  totals = (*store)->LoadTotals(catalog->job.id);
+  EXPECT_EQ(totals->processes[0].user_ns, 8000);
+  EXPECT_EQ(totals->processes[0].max_rss_bytes, int64_t{1} << 30);
+}
+
 TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string path = TempPath("v2.db");
   sqlite3* db = nullptr;
@@ -669,7 +721,7 @@ TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string message =
       path +
       " has store schema version 2 (one row per span, Meridian before "
-      "chunked storage); this Meridian reads version 5. Read it with the "
+      "chunked storage); this Meridian reads version 6. Read it with the "
       "Meridian that wrote it (meridian export), or give this collector a "
       "new --db file";
   EXPECT_EQ(Store::Open(path).status().message(), message);

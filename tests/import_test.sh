@@ -211,7 +211,7 @@ m stats --job mp >"$work/mp.txt"
 expect_line "$work/mp.txt" \
   "MPI_Allreduce                        2000         671096.6     8.873000"
 expect_line "$work/mp.txt" \
-  "     2  nid00103                      0     4.100000    12.380000      0.000      0.000      0.000          0  mpitrace (imported)"
+  "     2  nid00103                      0     4.100000    12.380000     11.200      0.270    505.500       1190  mpitrace (imported)"
 python3 - "$work/mp.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -219,6 +219,11 @@ ranks = {r["rank"]: r for r in s["ranks"]}
 assert sorted(ranks) == [0, 1, 2, 3], ranks
 assert all(r["source"] == "mpitrace" for r in ranks.values()), ranks
 assert ranks[3]["comm_ns"] == 5823000000 and ranks[3]["elapsed_ns"] == 12401000000, ranks[3]
+# Resource use as mpitrace measured it: rank 3's own summary lines, its
+# switches from rank 0's table.
+assert (ranks[3]["user_ns"], ranks[3]["system_ns"], ranks[3]["max_rss_bytes"],
+        ranks[3]["context_switches"]) == (11500000000, 300000000,
+                                          498 * 1048576, 1305), ranks[3]
 assert s["max_comm_rank"] == 3 and s["elapsed_ns"] == 12401000000, s
 allreduce = next(o for o in s["ops"] if o["name"] == "MPI_Allreduce")
 assert allreduce["calls"] == 2000 and allreduce["dur_ns"] == 8873000000, allreduce

@@ -304,7 +304,11 @@ absl::Status CheckTotals(Checker* check, const v1::Batch& batch) {
     }
     for (const std::string& problem :
          {TotalProblem("comm_ns", p.comm_ns(), kMaxCount),
-          TotalProblem("elapsed_ns", p.elapsed_ns(), kMaxCount)}) {
+          TotalProblem("elapsed_ns", p.elapsed_ns(), kMaxCount),
+          TotalProblem("user_ns", p.user_ns(), kMaxCount),
+          TotalProblem("system_ns", p.system_ns(), kMaxCount),
+          TotalProblem("max_rss_bytes", p.max_rss_bytes(), kMaxCount),
+          TotalProblem("context_switches", p.context_switches(), kMaxCount)}) {
       if (!problem.empty()) return check->Fail(where + problem);
     }
   }

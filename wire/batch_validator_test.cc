@@ -228,6 +228,15 @@ TEST(BatchValidatorTest, AcceptsTotalsAndRefusesWrongOnes) {
   EXPECT_EQ(Message(batch),
             head + "process totals 0: elapsed_ns -5 is negative");
   process->set_elapsed_ns(5);
+  process->set_max_rss_bytes(-1);
+  EXPECT_EQ(Message(batch),
+            head + "process totals 0: max_rss_bytes -1 is negative");
+  process->set_max_rss_bytes(1 << 20);
+  process->set_context_switches(-2);
+  EXPECT_EQ(Message(batch),
+            head + "process totals 0: context_switches -2 is negative");
+  process->set_context_switches(7);
+  EXPECT_TRUE(Check(batch).status.ok());
   process->set_source(100000);
   EXPECT_EQ(Message(batch),
             head + "process totals 0: source index 100000 is out of range");

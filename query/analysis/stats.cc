@@ -196,6 +196,14 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
     rank.imported_elapsed_ns = std::max(rank.imported_elapsed_ns, p.elapsed_ns);
     rank.source = p.source;
     imported_elapsed_ns_ = std::max(imported_elapsed_ns_, p.elapsed_ns);
+    // The tool's resource use, where the rank's spans carried none.
+    for (auto [figure, sample] :
+         {std::pair{p.user_ns, &rank.user_ns},
+          {p.system_ns, &rank.system_ns},
+          {p.max_rss_bytes, &rank.max_rss_bytes},
+          {p.context_switches, &rank.context_switches}}) {
+      if (figure && sample->at_ns == INT64_MAX) sample->value = *figure;
+    }
   }
 }
 
