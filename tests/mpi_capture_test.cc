@@ -2424,6 +2424,95 @@ void ExpectRmaEdges(const std::string& db, const std::string& address,
                   {2, "compute", "post"}});
 }
 
+// The lock type of each of `rank`'s MPI_Win_lock spans, by step.
+std::map<int64_t, std::string> LockTypes(const std::vector<Row>& rows,
+                                         int rank) {
+  std::map<int64_t, std::string> types;
+  for (const Row& lock : Select(rows, rank, "MPI_Win_lock")) {
+    EXPECT_EQ(lock.span.peer, 1) << rank;
+    types[lock.span.step.value_or(-1)] = StringArg(lock.span, "lock_type");
+  }
+  return types;
+}
+
+// What tests/mpi_edges.cc locks recorded as job `job`. Step 0: rank 0
+// holds a shared lock on rank 1's memory while it computes 80 ms (rank 3's
+// shared epoch ended before); rank 2's exclusive epoch waits for rank 0's
+// MPI_Win_unlock, the later of the two shared epochs' unlocks, then rank 2
+// computes. Step 1: rank 0 holds an exclusive lock while it computes; rank
+// 2's MPI_Win_lock_all (no target: a shared lock on every one) waits for
+// its MPI_Win_unlock. Open MPI and MPICH take both in the call that asks
+// for the lock, so that is where rank 2 waited; each path runs through
+// rank 0's computation, that call, and rank 2's computation after it.
+void ExpectLockEdges(const std::string& db, const std::string& address,
+                     const std::map<std::string, std::string>& env,
+                     const std::string& job) {
+  const std::vector<Row> rows = ReadJob(db, job);
+  using Types = std::map<int64_t, std::string>;
+  EXPECT_EQ(LockTypes(rows, 0), (Types{{0, "shared"}, {1, "exclusive"}}));
+  EXPECT_EQ(LockTypes(rows, 2), (Types{{0, "exclusive"}}));
+  EXPECT_EQ(LockTypes(rows, 3), (Types{{0, "shared"}}));
+  const Row lock_all = One(rows, 2, "MPI_Win_lock_all");
+  EXPECT_FALSE(lock_all.span.peer.has_value());
+  EXPECT_EQ(lock_all.span.step, 1);
+  ExpectPathFrom(CriticalPathOf(address, env, job, 0),
+                 {{0, "compute", "compute"},
+                  {2, "communication", "MPI_Win_lock"},
+                  {2, "communication", "MPI_Wait"},
+                  {2, "communication", "MPI_Put"},
+                  {2, "communication", "MPI_Win_unlock"},
+                  {2, "compute", "post"}});
+  ExpectPathFrom(CriticalPathOf(address, env, job, 1),
+                 {{0, "compute", "compute"},
+                  {2, "communication", "MPI_Win_lock_all"},
+                  {2, "communication", "MPI_Wait"},
+                  {2, "communication", "MPI_Get"},
+                  {2, "communication", "MPI_Win_unlock_all"},
+                  {2, "compute", "post"}});
+}
+
+// What tests/mpi_edges.cc pscw recorded as job `job`: rank 3's MPI_Win_post
+// names its origins, ranks 0 to 2 (world ranks, in group order), each
+// origin's MPI_Win_start its target, rank 3 (one: an integer arg). Step 0:
+// rank 1 computes 80 ms before its MPI_Win_complete; rank 3's MPI_Win_wait
+// returns only after it began, and rank 3 then computes. The path runs
+// through rank 1's computation, rank 3's Win_wait and its computation.
+// Step 1: rank 3 computes 80 ms before its MPI_Win_post; rank 0's
+// MPI_Win_start returns only after it began (Open MPI and MPICH wait
+// there), and rank 0 computes after its MPI_Win_complete. The path runs
+// through rank 3's computation, rank 0's epoch and its computation.
+void ExpectPscwEdge(const std::string& db, const std::string& address,
+                    const std::map<std::string, std::string>& env,
+                    const std::string& job) {
+  const std::vector<Row> rows = ReadJob(db, job);
+  const std::vector<Row> posts = Select(rows, 3, "MPI_Win_post");
+  EXPECT_EQ(posts.size(), 2u);
+  for (const Row& post : posts) {
+    EXPECT_EQ(StringArg(post.span, "group"), "0,1,2");
+  }
+  EXPECT_TRUE(Select(rows, 3, "MPI_Win_start").empty());
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::vector<Row> starts = Select(rows, rank, "MPI_Win_start");
+    EXPECT_EQ(starts.size(), 2u) << rank;
+    for (const Row& start : starts) {
+      EXPECT_EQ(IntArg(start.span, "group"), 3) << rank;
+    }
+    for (const Row& complete : Select(rows, rank, "MPI_Win_complete")) {
+      EXPECT_TRUE(complete.span.args.empty()) << rank;
+    }
+  }
+  ExpectPathFrom(CriticalPathOf(address, env, job, 0),
+                 {{1, "compute", "compute"},
+                  {3, "communication", "MPI_Win_wait"},
+                  {3, "compute", "post"}});
+  ExpectPathFrom(CriticalPathOf(address, env, job, 1),
+                 {{3, "compute", "compute"},
+                  {0, "communication", "MPI_Win_start"},
+                  {0, "communication", "MPI_Put"},
+                  {0, "communication", "MPI_Win_complete"},
+                  {0, "compute", "post"}});
+}
+
 TEST_F(MpiCaptureTest, CriticalPathCrossesANeighborCollectiveEdge) {
   StartCollector();
   Child agent = StartAgent();
@@ -2441,8 +2530,24 @@ TEST_F(MpiCaptureTest, CriticalPathCrossesFenceAndLockEpochEdges) {
   StopAgent(agent);
 }
 
-// The same two jobs built with MPICH's compiler and run by its mpiexec:
-// the same args and the same paths. Skipped where MPICH is not installed.
+TEST_F(MpiCaptureTest, CriticalPathCrossesSharedAndExclusiveLockEdges) {
+  StartCollector();
+  Child agent = StartAgent();
+  ASSERT_TRUE(Traced("locks", Mpirun({Runfile("tests/mpi_edges"), "locks"})));
+  ExpectLockEdges(db_, address_, env_, "locks");
+  StopAgent(agent);
+}
+
+TEST_F(MpiCaptureTest, CriticalPathCrossesAPostStartCompleteWaitEdge) {
+  StartCollector();
+  Child agent = StartAgent();
+  ASSERT_TRUE(Traced("pscw", Mpirun({Runfile("tests/mpi_edges"), "pscw"})));
+  ExpectPscwEdge(db_, address_, env_, "pscw");
+  StopAgent(agent);
+}
+
+// The same jobs built with MPICH's compiler and run by its mpiexec: the
+// same args and the same paths. Skipped where MPICH is not installed.
 TEST_F(MpiCaptureTest, CriticalPathCrossesTheSameEdgesUnderMpich) {
   const std::string mpicxx = OnPath("mpicxx.mpich");
   const std::string mpiexec = OnPath("mpiexec.mpich");
@@ -2457,12 +2562,14 @@ TEST_F(MpiCaptureTest, CriticalPathCrossesTheSameEdgesUnderMpich) {
   StartCollector();
   Child agent = StartAgent();
   env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
-  for (const char* mode : {"neighbor", "rma"}) {
+  for (const char* mode : {"neighbor", "rma", "locks", "pscw"}) {
     const std::string job = absl::StrCat("mpich-", mode);
     ASSERT_TRUE(Traced(job, {mpiexec, "-n", "4", edges, mode}));
   }
   ExpectNeighborEdge(db_, address_, env_, "mpich-neighbor");
   ExpectRmaEdges(db_, address_, env_, "mpich-rma");
+  ExpectLockEdges(db_, address_, env_, "mpich-locks");
+  ExpectPscwEdge(db_, address_, env_, "mpich-pscw");
   StopAgent(agent);
 }
 

@@ -20,6 +20,29 @@
 //       wait for rank 0's); rank 0, answered, computes 80 ms and unlocks;
 //       rank 2 completes its answer (MPI_Wait), puts an int, unlocks and
 //       computes 80 ms.
+//   mpi_edges locks
+//       the same window; shared against exclusive lock epochs on rank 1's
+//       memory, arranged as step 1 of rma. Step 0: rank 3 takes a shared
+//       lock, gets an int and unlocks, then tells rank 0; rank 0, told,
+//       holds a shared lock (get, flush) and tells rank 2; rank 2 answers
+//       and asks for an exclusive lock (it must wait for rank 0's shared
+//       epoch); rank 0 computes 80 ms and unlocks; rank 2 completes its
+//       answer, puts an int, unlocks and computes 80 ms. Step 1: rank 0
+//       holds an exclusive lock (get, flush) and tells rank 2, which
+//       answers and calls MPI_Win_lock_all (a shared lock on every target:
+//       it must wait for rank 0's); rank 0 computes 80 ms and unlocks; rank
+//       2 completes its answer, gets an int, calls MPI_Win_unlock_all and
+//       computes 80 ms.
+//   mpi_edges pscw
+//       the same window, generalized active target: rank 3 exposes its
+//       memory to ranks 0 to 2 (MPI_Win_post, then MPI_Win_wait) and each
+//       of them accesses it (MPI_Win_start, MPI_Put of its rank, then
+//       MPI_Win_complete). Step 0: rank 1 computes 80 ms before its
+//       MPI_Win_complete, rank 3 computes 80 ms after its MPI_Win_wait,
+//       which returns only once all three completed. Step 1: rank 3
+//       computes 80 ms before its MPI_Win_post, rank 0 computes 80 ms
+//       after its MPI_Win_complete (Open MPI and MPICH hold rank 0 in
+//       MPI_Win_start until the post came).
 //
 // Every other rank is in place before the late rank begins: it tells the
 // late rank with an MPI_Isend, which returns at once, and goes straight on
@@ -138,6 +161,142 @@ void LockEpochs(MPI_Win win) {
   }
 }
 
+// The lock steps' handshakes: a word to `to`, and one from `from`.
+void Tell(int to) { MPI_Send(&g_token, 1, MPI_INT, to, 0, MPI_COMM_WORLD); }
+void Hear(int from) {
+  int token = 0;
+  MPI_Recv(&token, 1, MPI_INT, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+// Step 0 of locks: rank 2's exclusive epoch after rank 3's and rank 0's
+// shared ones (see the top).
+void SharedEpochs(MPI_Win win) {
+  int got = -1;
+  if (g_rank == 3) {
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    MPI_Get(&got, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+    MPI_Win_unlock(1, win);
+    Tell(0);
+    Check(got == -1, "shared get");
+  } else if (g_rank == 0) {
+    Hear(3);
+    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+    MPI_Get(&got, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+    MPI_Win_flush(1, win);
+    Tell(2);
+    Hear(2);
+    Compute("compute", kComputeMs);
+    MPI_Win_unlock(1, win);
+    Check(got == -1, "shared get");
+  } else if (g_rank == 2) {
+    Hear(0);
+    MPI_Request answer;
+    MPI_Isend(&g_token, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &answer);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+    MPI_Wait(&answer, MPI_STATUS_IGNORE);
+    MPI_Put(&g_rank, 1, MPI_INT, 1, 1, 1, MPI_INT, win);
+    MPI_Win_unlock(1, win);
+    Compute("post", kPostMs);
+  }
+}
+
+// Step 1 of locks: rank 2's MPI_Win_lock_all after rank 0's exclusive
+// epoch on rank 1 (see the top).
+void LockAll(MPI_Win win) {
+  int got = -1;
+  if (g_rank == 0) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+    MPI_Get(&got, 1, MPI_INT, 1, 0, 1, MPI_INT, win);
+    MPI_Win_flush(1, win);
+    Tell(2);
+    Hear(2);
+    Compute("compute", kComputeMs);
+    MPI_Win_unlock(1, win);
+  } else if (g_rank == 2) {
+    Hear(0);
+    MPI_Request answer;
+    MPI_Isend(&g_token, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &answer);
+    MPI_Win_lock_all(0, win);
+    MPI_Wait(&answer, MPI_STATUS_IGNORE);
+    MPI_Get(&got, 1, MPI_INT, 1, 1, 1, MPI_INT, win);
+    MPI_Win_unlock_all(win);
+    Compute("post", kPostMs);
+    Check(got == 2, "lock_all get");
+  }
+}
+
+void Locks() {
+  int* base = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &base, &win);
+  for (int i = 0; i < 4; ++i) base[i] = -1;
+  MPI_Barrier(MPI_COMM_WORLD);
+  BeginStep(0);
+  SharedEpochs(win);
+  EndStep();
+  MPI_Barrier(MPI_COMM_WORLD);
+  BeginStep(1);
+  LockAll(win);
+  EndStep();
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+}
+
+// One exposure of rank 3's memory to ranks 0 to 2 (`group`: the other
+// side). `late` computes before its MPI_Win_post (rank 3) or its
+// MPI_Win_complete (an origin), `waiting` after its last call.
+void ExposeAndAccess(MPI_Win win, MPI_Group group, int late, int waiting) {
+  const int target = 3;
+  if (g_rank == target) {
+    if (late == target) Compute("compute", kComputeMs);
+    MPI_Win_post(group, 0, win);
+    MPI_Win_wait(win);
+  } else {
+    MPI_Win_start(group, 0, win);
+    MPI_Put(&g_rank, 1, MPI_INT, target, g_rank, 1, MPI_INT, win);
+    if (g_rank == late) Compute("compute", kComputeMs);
+    MPI_Win_complete(win);
+  }
+  if (g_rank == waiting) Compute("post", kPostMs);
+}
+
+// Rank 3 exposes, ranks 0 to 2 access (see the top).
+void Pscw() {
+  int* base = nullptr;
+  MPI_Win win;
+  MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &base, &win);
+  for (int i = 0; i < 4; ++i) base[i] = -1;
+  MPI_Group world, group;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  const int origins[3] = {0, 1, 2}, target = 3;
+  if (g_rank == target) {
+    MPI_Group_incl(world, 3, origins, &group);
+  } else {
+    MPI_Group_incl(world, 1, &target, &group);
+  }
+  for (int step = 0; step < 2; ++step) {
+    // Step 0: rank 1 completes late, rank 3 waits. Step 1: rank 3 posts
+    // late, rank 0 waits.
+    const int late = step == 0 ? 1 : target, waiting = step == 0 ? target : 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request told = InPlace(late);
+    BeginStep(step);
+    ExposeAndAccess(win, group, late, waiting);
+    EndStep();
+    MPI_Wait(&told, MPI_STATUS_IGNORE);
+    if (g_rank == target) {
+      Check(base[0] == 0 && base[1] == 1 && base[2] == 2, "pscw put");
+      base[0] = base[1] = base[2] = -1;
+    }
+  }
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+}
+
 void Rma(int right) {
   int* base = nullptr;
   MPI_Win win;
@@ -177,8 +336,12 @@ int main(int argc, char** argv) {
     Neighbor(right, left);
   } else if (argc == 2 && strcmp(argv[1], "rma") == 0) {
     Rma(right);
+  } else if (argc == 2 && strcmp(argv[1], "locks") == 0) {
+    Locks();
+  } else if (argc == 2 && strcmp(argv[1], "pscw") == 0) {
+    Pscw();
   } else {
-    fprintf(stderr, "usage: mpi_edges neighbor|rma\n");
+    fprintf(stderr, "usage: mpi_edges neighbor|rma|locks|pscw\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();

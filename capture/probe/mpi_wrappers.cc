@@ -23,9 +23,11 @@
 //   callsite   with MERIDIAN_CALLSITES=1, where the program made the call
 //              (callsite.h); a persistent request's start names MPI_Start's.
 //   args       a neighbor collective's in-neighbors, "sources=A,B,C" (world
-//              ranks; NeighborSourcesArg), and an MPI_Win_lock's lock type,
-//              "lock_type=exclusive" or "lock_type=shared" (LockArgs): what
-//              the dependency graph needs (query/ops/mpi_args.h).
+//              ranks; NeighborSourcesArg), an MPI_Win_lock's lock type,
+//              "lock_type=exclusive" or "lock_type=shared" (LockArgs), and
+//              an MPI_Win_post's or MPI_Win_start's group, "group=A,B,C"
+//              (world ranks; EpochGroupArg): what the dependency graph
+//              needs (query/ops/mpi_args.h).
 // Non-blocking calls are recorded from issue to completion (the Wait or
 // Test that completes them); the Wait calls are recorded as well, the Test
 // calls (usually polled) are not.
@@ -876,6 +878,38 @@ uint32_t LockArgs(int lock_type, int assert_flags) {
     __atomic_store_n(&ids[which], id, __ATOMIC_RELAXED);
   }
   return id;
+}
+
+// The args of an MPI_Win_post or MPI_Win_start: "group=A,B,C", the world
+// ranks of `group`'s members in group order, or 0 (an empty or null group,
+// more than kMaxNeighborSources members, one outside MPI_COMM_WORLD). Found
+// at every call, since a freed group's handle may come back as another
+// group's: in stack buffers, as FindNeighborSources finds sources, and
+// interned (a lookup without lock or allocation once the string is known).
+__attribute__((noinline)) uint32_t EpochGroupArg(MPI_Group group) {
+  int size = 0;
+  if (group == MPI_GROUP_NULL || PMPI_Group_size(group, &size) != MPI_SUCCESS ||
+      size <= 0 || size > kMaxNeighborSources) {
+    return 0;
+  }
+  int ranks[kMaxNeighborSources], world[kMaxNeighborSources];
+  for (int i = 0; i < size; ++i) ranks[i] = i;
+  MPI_Group world_group;
+  if (PMPI_Comm_group(MPI_COMM_WORLD, &world_group) != MPI_SUCCESS) return 0;
+  const int rc =
+      PMPI_Group_translate_ranks(group, size, ranks, world_group, world);
+  PMPI_Group_free(&world_group);
+  if (rc != MPI_SUCCESS) return 0;
+  // "group=" and up to 256 world ranks of up to 10 digits, with commas.
+  char text[16 + kMaxNeighborSources * 11];
+  int used = snprintf(text, sizeof(text), "group=");
+  for (int i = 0; i < size; ++i) {
+    if (world[i] < 0) return 0;  // MPI_UNDEFINED: not in the world
+    used +=
+        snprintf(text + used, sizeof(text) - used, i ? ",%d" : "%d", world[i]);
+    if (used >= static_cast<int>(sizeof(text))) return 0;  // not reached
+  }
+  return probe::Intern(text);
 }
 
 // Bytes of `n` blocks of counts[i] elements of types[i] (the w forms).
@@ -2328,12 +2362,29 @@ int MPI_Win_flush_local_all(MPI_Win win) {
   MERIDIAN_RMA(kWin_flush_local_all, win, -1, 0, PMPI_Win_flush_local_all(win))
 }
 
+// An MPI_Win_post or MPI_Win_start that ran from `start` to now, with its
+// group (EpochGroupArg): which exposure and access epochs match.
+void RecordEpochOpen(Op op, int64_t start, MPI_Win win, MPI_Group group) {
+  const int64_t end = probe::Now();
+  ProbeRecord r = PointToPointRecord(op, start, end, Window(win), -1, -1, 0);
+  r.args = EpochGroupArg(group);
+  probe::Emit(r);
+}
+
 int MPI_Win_post(MPI_Group group, int assert_flags, MPI_Win win) {
-  MERIDIAN_RMA(kWin_post, win, -1, 0, PMPI_Win_post(group, assert_flags, win))
+  if (!probe::Recording()) return PMPI_Win_post(group, assert_flags, win);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Win_post(group, assert_flags, win);
+  RecordEpochOpen(kWin_post, start, win, group);
+  return rc;
 }
 
 int MPI_Win_start(MPI_Group group, int assert_flags, MPI_Win win) {
-  MERIDIAN_RMA(kWin_start, win, -1, 0, PMPI_Win_start(group, assert_flags, win))
+  if (!probe::Recording()) return PMPI_Win_start(group, assert_flags, win);
+  const int64_t start = probe::Now();
+  const int rc = PMPI_Win_start(group, assert_flags, win);
+  RecordEpochOpen(kWin_start, start, win, group);
+  return rc;
 }
 
 int MPI_Win_complete(MPI_Win win) {

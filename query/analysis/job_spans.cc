@@ -56,8 +56,8 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
       !PairsMessage(message_step_, span.step)) {
     s.role = SpanRole::kNone;
   }
-  if (s.role == SpanRole::kNeighbor) {
-    s.sources = source_lists_.Add(NeighborSources(span));
+  if (ListsRanks(s.role)) {
+    s.sources = source_lists_.Add(ListedRanks(s.role, span));
   }
   s.async = op_async_[s.op];
   s.has_step = span.step.has_value();

@@ -13,9 +13,10 @@
 // that completes them does.
 //
 // A span's role is its operation's, as its args narrow it (RoleOfSpan,
-// query/ops/mpi_args.h: a shared Win_lock is kNone). A neighbor
-// collective's in-neighbors (its "sources" arg) are kept once per distinct
-// list (sources()).
+// query/ops/mpi_args.h: a shared Win_lock is kSharedLock). A neighbor
+// collective's in-neighbors (its "sources" arg), and the group of a
+// Win_post or Win_start (its "group" arg), are kept once per distinct list
+// (sources()).
 #ifndef MERIDIAN_QUERY_JOB_SPANS_H_
 #define MERIDIAN_QUERY_JOB_SPANS_H_
 
@@ -51,7 +52,7 @@ struct JobSpan {
   bool has_step = false;
   bool has_seq = false;
   bool async = false;
-  int32_t sources = -1;  // neighbor collectives: JobSpans::sources(); -1: none
+  int32_t sources = -1;  // listed ranks: JobSpans::sources(); -1: none
 };
 static_assert(sizeof(JobSpan) == 88, "docs/PERFORMANCE.md counts 88 bytes");
 
@@ -112,8 +113,9 @@ class JobSpans {
   const std::string& name(const JobSpan& span) const {
     return catalog_->ops[span.op].name;
   }
-  // A neighbor collective's in-neighbors (world ranks, ascending); empty
-  // for other spans and where the span lists none.
+  // A neighbor collective's in-neighbors, or a Win_post's or Win_start's
+  // group (world ranks, ascending); empty for other spans and where the
+  // span lists none.
   absl::Span<const int32_t> sources(const JobSpan& span) const {
     return source_lists_.Get(span.sources);
   }

@@ -17,6 +17,21 @@ const StoredArg* FindArg(const StoredSpan& span, absl::string_view key) {
   return nullptr;
 }
 
+// A list of ranks in arg `key`: a string, or one rank as an integer.
+std::vector<int32_t> RankList(const StoredSpan& span, absl::string_view key) {
+  const StoredArg* arg = FindArg(span, key);
+  if (arg == nullptr) return {};
+  switch (arg->type) {
+    case StoredArg::Type::kInt:
+      if (arg->int_value < 0 || arg->int_value > INT32_MAX) return {};
+      return {static_cast<int32_t>(arg->int_value)};
+    case StoredArg::Type::kString:
+      return ParseNeighborSources(arg->str);
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 std::vector<int32_t> ParseNeighborSources(absl::string_view text) {
@@ -36,30 +51,39 @@ std::vector<int32_t> ParseNeighborSources(absl::string_view text) {
 }
 
 std::vector<int32_t> NeighborSources(const StoredSpan& span) {
-  const StoredArg* arg = FindArg(span, "sources");
-  if (arg == nullptr) return {};
-  switch (arg->type) {
-    case StoredArg::Type::kInt:
-      if (arg->int_value < 0 || arg->int_value > INT32_MAX) return {};
-      return {static_cast<int32_t>(arg->int_value)};
-    case StoredArg::Type::kString:
-      return ParseNeighborSources(arg->str);
-    default:
-      return {};
+  return RankList(span, "sources");
+}
+
+std::vector<int32_t> EpochGroup(const StoredSpan& span) {
+  return RankList(span, "group");
+}
+
+bool ListsRanks(SpanRole role) {
+  return role == SpanRole::kNeighbor || role == SpanRole::kPost ||
+         role == SpanRole::kStart;
+}
+
+std::vector<int32_t> ListedRanks(SpanRole role, const StoredSpan& span) {
+  if (role == SpanRole::kNeighbor) return NeighborSources(span);
+  if (role == SpanRole::kPost || role == SpanRole::kStart) {
+    return EpochGroup(span);
   }
+  return {};
 }
 
 SpanRole RoleOfSpan(SpanRole op_role, const StoredSpan& span) {
   if (op_role != SpanRole::kLock) return op_role;
   const StoredArg* type = FindArg(span, "lock_type");
   const StoredArg* nocheck = FindArg(span, "nocheck");
-  const bool exclusive = type != nullptr &&
-                         type->type == StoredArg::Type::kString &&
-                         type->str == "exclusive";
   const bool taken =
       nocheck == nullptr ||
       (nocheck->type == StoredArg::Type::kInt && nocheck->int_value == 0);
-  return exclusive && taken ? SpanRole::kLock : SpanRole::kNone;
+  if (!taken || type == nullptr || type->type != StoredArg::Type::kString) {
+    return SpanRole::kNone;
+  }
+  if (type->str == "exclusive") return SpanRole::kLock;
+  if (type->str == "shared") return SpanRole::kSharedLock;
+  return SpanRole::kNone;
 }
 
 }  // namespace meridian

@@ -11,16 +11,23 @@
 //   lock_type=exclusive, lock_type=shared
 //                  an MPI_Win_lock's; with MPI_MODE_NOCHECK also nocheck=1
 //                  (the program asserts no conflict: no lock is taken).
+//   group=A,B,C    an MPI_Win_post's (the origins that may access the
+//                  exposure) or MPI_Win_start's (the targets it accesses):
+//                  the world ranks of the group's members, in group order
+//                  (one: an integer arg). Absent for an empty group, beyond
+//                  kMaxNeighborSources members, or with a member outside
+//                  MPI_COMM_WORLD.
 //
 // The args come from the traced process, or from any client that writes a
-// job, so anything may be in them. A malformed "sources" (a part that is not
-// a decimal rank, a negative rank, more than kMaxNeighborSources parts)
-// counts as absent; a rank that no member of the instance has is left out
-// when instances are matched (MpiMatching).
+// job, so anything may be in them. A malformed "sources" or "group" (a part
+// that is not a decimal rank, a negative rank, more than
+// kMaxNeighborSources parts) counts as absent; a rank that no member of the
+// instance has is left out when instances are matched (MpiMatching).
 //
 // Example: a 1-D periodic Cartesian ring of 4: rank 0's neighbor collectives
 // carry "sources=3,1" (per dimension the -1, then the +1 neighbor), and
-// NeighborSources gives {3, 1}.
+// NeighborSources gives {3, 1}. Rank 3 exposing its window to ranks 0 to 2
+// posts "group=0,1,2"; each of them starts with "group=3".
 #ifndef MERIDIAN_QUERY_MPI_ARGS_H_
 #define MERIDIAN_QUERY_MPI_ARGS_H_
 
@@ -34,18 +41,29 @@
 
 namespace meridian {
 
-// The probe records no more sources than this (the query reads no more).
+// The probe records no more sources (or group members) than this (the
+// query reads no more).
 inline constexpr size_t kMaxNeighborSources = 256;
 
 // The world ranks in `span`'s "sources" arg, as listed; empty if it has
 // none or it is malformed.
 std::vector<int32_t> NeighborSources(const StoredSpan& span);
-// The world ranks in a "sources" value ("3,5,8"); empty if malformed.
+// The world ranks in `span`'s "group" arg, as listed; empty if it has none
+// or it is malformed.
+std::vector<int32_t> EpochGroup(const StoredSpan& span);
+// The world ranks in a "sources" or "group" value ("3,5,8"); empty if
+// malformed.
 std::vector<int32_t> ParseNeighborSources(absl::string_view text);
 
+// Whether spans of `role` list ranks (MpiOp::sources): kNeighbor (its
+// "sources"), kPost and kStart (their "group").
+bool ListsRanks(SpanRole role);
+// The ranks a span of `role` lists (above); empty for other roles.
+std::vector<int32_t> ListedRanks(SpanRole role, const StoredSpan& span);
+
 // `op_role` (RoleOf the span's operation) as the span's args narrow it: a
-// Win_lock that is not an exclusive lock actually taken (shared, nocheck,
-// or without a lock_type) is kNone.
+// Win_lock is kLock if it is an exclusive lock actually taken, kSharedLock
+// if a shared one, kNone if it takes none (nocheck) or says no lock_type.
 SpanRole RoleOfSpan(SpanRole op_role, const StoredSpan& span);
 
 }  // namespace meridian

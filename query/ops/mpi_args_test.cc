@@ -70,15 +70,24 @@ TEST(MpiArgsTest, MalformedSourcesAreNone) {
   EXPECT_THAT(NeighborSources(With({real})), IsEmpty());
 }
 
-// Only an exclusive lock that is taken orders epochs.
-TEST(MpiArgsTest, OnlyExclusiveLocksKeepTheirRole) {
+// A lock that is taken is exclusive or shared; one that is not (nocheck),
+// or says no type, orders nothing.
+TEST(MpiArgsTest, LocksTakeTheirTypesRole) {
   const SpanRole lock = SpanRole::kLock;
   EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "exclusive")})),
             SpanRole::kLock);
   EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "shared")})),
-            SpanRole::kNone);
+            SpanRole::kSharedLock);
+  EXPECT_EQ(
+      RoleOfSpan(lock, With({Text("lock_type", "shared"), Int("nocheck", 0)})),
+      SpanRole::kSharedLock);
   EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "exclusive"),
                                    Int("nocheck", 1)})),
+            SpanRole::kNone);
+  EXPECT_EQ(
+      RoleOfSpan(lock, With({Text("lock_type", "shared"), Int("nocheck", 1)})),
+      SpanRole::kNone);
+  EXPECT_EQ(RoleOfSpan(lock, With({Text("lock_type", "Shared")})),
             SpanRole::kNone);
   EXPECT_EQ(RoleOfSpan(lock, With({})), SpanRole::kNone);
   EXPECT_EQ(RoleOfSpan(lock, With({Int("lock_type", 1)})), SpanRole::kNone);
@@ -88,6 +97,30 @@ TEST(MpiArgsTest, OnlyExclusiveLocksKeepTheirRole) {
   EXPECT_EQ(RoleOfSpan(SpanRole::kUnlock, With({})), SpanRole::kUnlock);
   EXPECT_EQ(RoleOfSpan(SpanRole::kAllToAll, With({Text("lock_type", "x")})),
             SpanRole::kAllToAll);
+}
+
+// A Win_post's or Win_start's group, as the probe writes it: a list, or
+// one member as an integer; malformed ones are none, as sources are.
+TEST(MpiArgsTest, EpochGroupsAsTheProbeWritesThem) {
+  const StoredSpan post = With({Text("group", "0,1,2")});
+  EXPECT_THAT(EpochGroup(post), ElementsAre(0, 1, 2));
+  EXPECT_THAT(EpochGroup(With({Int("group", 3)})), ElementsAre(3));
+  EXPECT_THAT(EpochGroup(With({Text("sources", "1")})), IsEmpty());
+  EXPECT_THAT(EpochGroup(With({Text("group", "1,-2")})), IsEmpty());
+  EXPECT_THAT(EpochGroup(With({Int("group", -1)})), IsEmpty());
+  EXPECT_TRUE(ListsRanks(SpanRole::kPost));
+  EXPECT_TRUE(ListsRanks(SpanRole::kStart));
+  EXPECT_TRUE(ListsRanks(SpanRole::kNeighbor));
+  EXPECT_FALSE(ListsRanks(SpanRole::kComplete));
+  EXPECT_FALSE(ListsRanks(SpanRole::kWinWait));
+  EXPECT_THAT(ListedRanks(SpanRole::kPost, post), ElementsAre(0, 1, 2));
+  EXPECT_THAT(ListedRanks(SpanRole::kStart, With({Int("group", 3)})),
+              ElementsAre(3));
+  // Each role reads its own arg.
+  EXPECT_THAT(ListedRanks(SpanRole::kNeighbor, post), IsEmpty());
+  EXPECT_THAT(ListedRanks(SpanRole::kNeighbor, With({Int("sources", 2)})),
+              ElementsAre(2));
+  EXPECT_THAT(ListedRanks(SpanRole::kComplete, post), IsEmpty());
 }
 
 }  // namespace

@@ -105,10 +105,18 @@ const MpiKind& MpiKindOf(const std::string& name) {
           // gives one that only opens an epoch, MPI_MODE_NOPRECEDE, no
           // sequence number: it need not synchronize).
           {"MPI_Win_fence", {R::kAllToAll, F::kNone}},
-          // Exclusive passive-target epochs serialize (shared ones are
-          // kNone: RoleOfSpan).
+          // Passive-target epochs: an exclusive one excludes every other on
+          // its target (a Win_lock's args say which it is: RoleOfSpan).
           {"MPI_Win_lock", {R::kLock, F::kNone}},
           {"MPI_Win_unlock", {R::kUnlock, F::kNone}},
+          {"MPI_Win_lock_all", {R::kLockAll, F::kNone}},
+          {"MPI_Win_unlock_all", {R::kUnlockAll, F::kNone}},
+          // Generalized active target: a target's Win_wait waits for the
+          // Win_complete of every origin that accessed its exposure.
+          {"MPI_Win_post", {R::kPost, F::kNone}},
+          {"MPI_Win_start", {R::kStart, F::kNone}},
+          {"MPI_Win_complete", {R::kComplete, F::kNone}},
+          {"MPI_Win_wait", {R::kWinWait, F::kNone}},
           {"MPI_Wait", {R::kWait, F::kNone}},
           {"MPI_Waitall", {R::kWait, F::kNone}},
           {"MPI_Waitany", {R::kWait, F::kNone}},
@@ -229,10 +237,11 @@ struct MpiMatching::Collective {
 struct MpiMatching::LockCall {
   uint64_t comm;  // the window
   int32_t rank;
-  int32_t target;
+  int32_t target;  // -1: every target (Win_lock_all, Win_unlock_all)
   int64_t start;
   int64_t end;
   bool unlock;
+  bool exclusive;
   int32_t index;
   bool operator<(const LockCall& o) const {
     return std::tie(comm, rank, target, start, unlock, index) <
@@ -240,10 +249,25 @@ struct MpiMatching::LockCall {
   }
 };
 
+struct MpiMatching::EpochCall {
+  uint64_t comm;  // the window
+  int32_t rank;
+  int64_t start;
+  int64_t end;
+  SpanRole role;  // kPost, kStart, kComplete or kWinWait
+  int32_t index;
+  absl::Span<const int32_t> group;  // kPost, kStart
+  bool operator<(const EpochCall& o) const {
+    return std::tie(comm, rank, start, index) <
+           std::tie(o.comm, o.rank, o.start, o.index);
+  }
+};
+
 MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
   std::vector<Collective> collective;
   std::vector<ChannelEnd> sends, recvs;
   std::vector<LockCall> locks;
+  std::vector<EpochCall> active;
   for (int32_t i = 0; i < count; ++i) {
     const MpiOp o = op(i);
     if (IsCollective(o.role) && o.has_seq && o.comm != 0) {
@@ -253,15 +277,30 @@ MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
       sends.emplace_back(o.comm, o.rank, o.peer, o.tag, o.start, i);
     } else if (o.role == SpanRole::kRecv && o.rank >= 0 && o.peer >= 0) {
       recvs.emplace_back(o.comm, o.peer, o.rank, o.tag, o.start, i);
-    } else if ((o.role == SpanRole::kLock || o.role == SpanRole::kUnlock) &&
+    } else if ((o.role == SpanRole::kLock || o.role == SpanRole::kSharedLock ||
+                o.role == SpanRole::kUnlock) &&
                o.rank >= 0 && o.peer >= 0 && o.comm != 0) {
       locks.push_back({o.comm, o.rank, o.peer, o.start, o.end,
-                       o.role == SpanRole::kUnlock, i});
+                       o.role == SpanRole::kUnlock, o.role == SpanRole::kLock,
+                       i});
+    } else if ((o.role == SpanRole::kLockAll ||
+                o.role == SpanRole::kUnlockAll) &&
+               o.rank >= 0 && o.comm != 0) {
+      locks.push_back({o.comm, o.rank, -1, o.start, o.end,
+                       o.role == SpanRole::kUnlockAll, false, i});
+    } else if ((o.role == SpanRole::kPost || o.role == SpanRole::kStart ||
+                o.role == SpanRole::kComplete ||
+                o.role == SpanRole::kWinWait) &&
+               o.rank >= 0 && o.comm != 0) {
+      active.push_back({o.comm, o.rank, o.start, o.end, o.role, i, o.sources});
     }
   }
   MatchInstances(&collective);
   MatchMessages(&sends, &recvs);
-  MatchLockEpochs(&locks);
+  std::vector<EpochEdge> edges;
+  MatchLockEpochs(&locks, &edges);
+  MatchActiveTarget(&active, &edges);
+  BuildEpochGroups(&edges);
 }
 
 void MpiMatching::MatchInstances(std::vector<Collective>* operations) {
@@ -364,10 +403,12 @@ void MpiMatching::MatchMessages(std::vector<ChannelEnd>* sends,
   }
 }
 
-void MpiMatching::MatchLockEpochs(std::vector<LockCall>* calls) {
+void MpiMatching::MatchLockEpochs(std::vector<LockCall>* calls,
+                                  std::vector<EpochEdge>* edges) {
   // Per (window, rank, target) in order of start, an epoch is a Win_lock
-  // and the Win_unlock after it; an unlock without one is a shared epoch's
-  // (its Win_lock was kNone).
+  // and the Win_unlock after it (target -1: a Win_lock_all and the
+  // Win_unlock_all after it); an unlock without one is an epoch whose
+  // Win_lock took no lock (kNone).
   std::sort(calls->begin(), calls->end());
   struct Epoch {
     uint64_t comm;
@@ -377,6 +418,7 @@ void MpiMatching::MatchLockEpochs(std::vector<LockCall>* calls) {
     int32_t lock;
     int32_t unlock;
     int64_t lock_end;
+    bool exclusive;
   };
   std::vector<Epoch> epochs;
   const LockCall* open = nullptr;
@@ -388,24 +430,188 @@ void MpiMatching::MatchLockEpochs(std::vector<LockCall>* calls) {
     if (!c.unlock) {
       open = &c;
     } else if (open != nullptr) {
-      epochs.push_back(
-          {c.comm, c.target, c.start, c.rank, open->index, c.index, open->end});
+      epochs.push_back({c.comm, c.target, c.start, c.rank, open->index, c.index,
+                        open->end, open->exclusive});
       open = nullptr;
     }
   }
-  // Exclusive epochs of one (window, target) held the lock one after the
-  // other, in the order their Win_unlock began (the header says why).
-  std::sort(epochs.begin(), epochs.end(), [](const Epoch& a, const Epoch& b) {
+  // Epochs of one (window, target) took the lock in the order their
+  // Win_unlock began (the header says why); a window's Win_lock_all epochs
+  // (target -1) sort first, and count on each of its targets.
+  auto order = [](const Epoch& a, const Epoch& b) {
     return std::tie(a.comm, a.target, a.unlock_start, a.rank, a.unlock) <
            std::tie(b.comm, b.target, b.unlock_start, b.rank, b.unlock);
-  });
-  for (size_t i = 1; i < epochs.size(); ++i) {
-    const Epoch& a = epochs[i - 1];
-    const Epoch& b = epochs[i];
-    if (a.comm != b.comm || a.target != b.target || a.rank == b.rank) continue;
-    // The header says why B's Win_lock, or else its Win_unlock.
-    handoffs_.emplace_back(a.unlock,
-                           b.lock_end >= a.unlock_start ? b.lock : b.unlock);
+  };
+  std::sort(epochs.begin(), epochs.end(), order);
+  // B waited for A: the header says why B's Win_lock, or else its
+  // Win_unlock.
+  auto hand_off = [&](const Epoch& a, const Epoch& b) {
+    if (a.rank == b.rank) return;
+    const int32_t acquire = b.lock_end >= a.unlock_start ? b.lock : b.unlock;
+    handoffs_.emplace_back(a.unlock, acquire);
+    edges->emplace_back(acquire, a.unlock_start, a.unlock);
+  };
+  std::vector<const Epoch*> merged, shared;
+  size_t all_first = 0, all_end = 0;  // the window's Win_lock_all epochs
+  for (size_t i = 0; i < epochs.size();) {
+    size_t end = i + 1;
+    bool exclusive = epochs[i].exclusive;
+    while (end < epochs.size() && epochs[end].comm == epochs[i].comm &&
+           epochs[end].target == epochs[i].target) {
+      exclusive = exclusive || epochs[end].exclusive;
+      ++end;
+    }
+    if (epochs[i].target < 0) {
+      all_first = i;
+      all_end = end;
+      i = end;
+      continue;
+    }
+    if (all_end > 0 && epochs[all_first].comm != epochs[i].comm) {
+      all_first = all_end = 0;
+    }
+    // Only an exclusive epoch orders anything.
+    if (exclusive) {
+      merged.clear();
+      for (size_t k = i; k < end; ++k) merged.push_back(&epochs[k]);
+      for (size_t k = all_first; k < all_end; ++k) {
+        merged.push_back(&epochs[k]);
+      }
+      std::sort(merged.begin(), merged.end(),
+                [](const Epoch* a, const Epoch* b) {
+                  return std::tie(a->unlock_start, a->rank, a->unlock) <
+                         std::tie(b->unlock_start, b->rank, b->unlock);
+                });
+      // The exclusive epoch before, and the shared ones since.
+      const Epoch* holder = nullptr;
+      shared.clear();
+      for (const Epoch* b : merged) {
+        if (b->exclusive) {
+          if (shared.empty() && holder != nullptr) hand_off(*holder, *b);
+          for (const Epoch* a : shared) hand_off(*a, *b);
+          holder = b;
+          shared.clear();
+        } else {
+          if (holder != nullptr) hand_off(*holder, *b);
+          shared.push_back(b);
+        }
+      }
+    }
+    i = end;
+  }
+}
+
+void MpiMatching::MatchActiveTarget(std::vector<EpochCall>* calls,
+                                    std::vector<EpochEdge>* edges) {
+  std::sort(calls->begin(), calls->end());
+  // One (target, origin) pair of an exposure (a Win_post's) or access (a
+  // Win_start's) epoch. Ordered, the k-th of a (window, target, origin) on
+  // either side match.
+  struct Side {
+    uint64_t comm;
+    int32_t target;
+    int32_t origin;
+    int64_t start;  // the Win_post's or Win_start's
+    int32_t opener;
+    int64_t end;
+    int32_t closer = -1;  // the Win_wait or Win_complete, if one closed it
+    int64_t closer_start = 0;
+    bool operator<(const Side& o) const {
+      return std::tie(comm, target, origin, start, opener) <
+             std::tie(o.comm, o.target, o.origin, o.start, o.opener);
+    }
+  };
+  std::vector<Side> exposures, accesses;
+  for (size_t i = 0; i < calls->size();) {
+    size_t end = i;
+    while (end < calls->size() && (*calls)[end].comm == (*calls)[i].comm &&
+           (*calls)[end].rank == (*calls)[i].rank) {
+      ++end;
+    }
+    // Per side: the epoch being opened (its group's entries in `sides`),
+    // and whether a call without its group stopped that side.
+    struct Open {
+      std::vector<Side>* sides;
+      size_t first = 0;
+      size_t end = 0;
+      bool stopped = false;
+    };
+    Open exposure{&exposures}, access{&accesses};
+    for (size_t k = i; k < end; ++k) {
+      const EpochCall& c = (*calls)[k];
+      const bool post = c.role == SpanRole::kPost;
+      Open& side = post || c.role == SpanRole::kWinWait ? exposure : access;
+      if (post || c.role == SpanRole::kStart) {
+        side.first = side.end = side.sides->size();
+        if (c.group.empty()) side.stopped = true;
+        if (side.stopped) continue;
+        for (int32_t peer : c.group) {
+          if (peer == c.rank) continue;
+          side.sides->push_back({c.comm, post ? c.rank : peer,
+                                 post ? peer : c.rank, c.start, c.index,
+                                 c.end});
+        }
+        side.end = side.sides->size();
+      } else {
+        // Closes the epoch opened last, if none closed it yet.
+        for (size_t e = side.first; e < side.end; ++e) {
+          (*side.sides)[e].closer = c.index;
+          (*side.sides)[e].closer_start = c.start;
+        }
+        side.first = side.end = side.sides->size();
+      }
+    }
+    i = end;
+  }
+  std::sort(exposures.begin(), exposures.end());
+  std::sort(accesses.begin(), accesses.end());
+  auto pair_of = [](const Side& s) {
+    return std::tie(s.comm, s.target, s.origin);
+  };
+  size_t a = 0, b = 0;
+  while (a < exposures.size() && b < accesses.size()) {
+    if (pair_of(exposures[a]) < pair_of(accesses[b])) {
+      ++a;
+    } else if (pair_of(accesses[b]) < pair_of(exposures[a])) {
+      ++b;
+    } else {
+      const Side& exposure = exposures[a++];
+      const Side& access = accesses[b++];
+      if (exposure.closer >= 0 && access.closer >= 0) {
+        completions_.emplace_back(access.closer, exposure.closer);
+        edges->emplace_back(exposure.closer, access.closer_start,
+                            access.closer);
+      }
+      // The header says why only a Win_start that returned after the post
+      // began.
+      if (access.end >= exposure.start) {
+        posts_.emplace_back(exposure.opener, access.opener);
+        edges->emplace_back(access.opener, exposure.start, exposure.opener);
+      }
+    }
+  }
+  std::sort(completions_.begin(), completions_.end());
+  std::sort(posts_.begin(), posts_.end());
+}
+
+void MpiMatching::BuildEpochGroups(std::vector<EpochEdge>* edges) {
+  std::sort(edges->begin(), edges->end());
+  edges->erase(std::unique(edges->begin(), edges->end()), edges->end());
+  epoch_starts_.reserve(edges->size());
+  for (size_t i = 0; i < edges->size(); ++i) {
+    const auto& [end, time, start] = (*edges)[i];
+    if (i == 0 || std::get<0>((*edges)[i - 1]) != end) {
+      epoch_groups_.push_back(
+          {static_cast<int64_t>(epoch_starts_.size()), 0, end, start});
+    }
+    EpochGroupEntry& group = epoch_groups_.back();
+    // Ascending by time: the last start is the latest (ties: the first).
+    if (i > 0 && std::get<0>((*edges)[i - 1]) == end &&
+        std::get<1>((*edges)[i - 1]) < time) {
+      group.last = start;
+    }
+    epoch_starts_.push_back(start);
+    ++group.count;
   }
 }
 
@@ -446,23 +652,25 @@ MpiMatching::Group MpiMatching::MessageGroup(size_t m) const {
           absl::MakeConstSpan(&messages_[m].second, 1), messages_[m].first};
 }
 
-MpiMatching::Group MpiMatching::LockHandoffGroup(size_t h) const {
-  return {absl::MakeConstSpan(&handoffs_[h].first, 1),
-          absl::MakeConstSpan(&handoffs_[h].second, 1), handoffs_[h].first};
+MpiMatching::Group MpiMatching::EpochGroup(size_t g) const {
+  const EpochGroupEntry& group = epoch_groups_[g];
+  return {absl::MakeConstSpan(epoch_starts_.data() + group.first, group.count),
+          absl::MakeConstSpan(&group.end, 1), group.last};
 }
 
 void MpiMatching::ForEachGroup(
     absl::FunctionRef<void(const Group&)> visit) const {
   for (int64_t k = 0; k < instances(); ++k) ForEachInstanceGroup(k, visit);
   for (size_t m = 0; m < messages_.size(); ++m) visit(MessageGroup(m));
-  for (size_t h = 0; h < handoffs_.size(); ++h) visit(LockHandoffGroup(h));
+  for (size_t g = 0; g < epoch_groups_.size(); ++g) visit(EpochGroup(g));
 }
 
 int64_t MpiMatching::MemoryBytes() const {
   return Bytes(members_) + Bytes(instance_first_) + Bytes(instance_role_) +
          Bytes(root_) + Bytes(last_) + Bytes(member_group_first_) +
          Bytes(member_groups_) + Bytes(neighbor_starts_) + Bytes(messages_) +
-         Bytes(handoffs_);
+         Bytes(handoffs_) + Bytes(completions_) + Bytes(posts_) +
+         Bytes(epoch_starts_) + Bytes(epoch_groups_);
 }
 
 std::optional<MessageEnd> MessageOrdinals::Next(SpanRole role, int32_t rank,

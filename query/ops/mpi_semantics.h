@@ -23,10 +23,19 @@
 //              after their init call: MPI_Send_init..., MPI_Recv_init)
 //   kWait      MPI_Wait, Waitall, Waitany, Waitsome: completes earlier
 //              nonblocking operations of its thread
-//   kLock, kUnlock  MPI_Win_lock, MPI_Win_unlock: a passive-target epoch.
-//              RoleOf gives kLock to every Win_lock; only an exclusive one
-//              orders anything, so a span whose args do not say exclusive
-//              is kNone (RoleOfSpan, mpi_args.h)
+//   kLock, kSharedLock, kUnlock  MPI_Win_lock, MPI_Win_unlock: a
+//              passive-target epoch on one target (the peer). RoleOf gives
+//              kLock to every Win_lock; its args narrow it (RoleOfSpan,
+//              mpi_args.h): an exclusive lock stays kLock, a shared one is
+//              kSharedLock, one that takes no lock (MPI_MODE_NOCHECK) or
+//              says no type is kNone
+//   kLockAll, kUnlockAll  MPI_Win_lock_all, MPI_Win_unlock_all: a shared
+//              epoch on every target of the window (no peer)
+//   kPost, kStart  MPI_Win_post, MPI_Win_start: open an exposure (access)
+//              epoch of generalized active target synchronization towards
+//              the group they name (MpiOp::sources; the probe's "group"
+//              arg, mpi_args.h)
+//   kComplete, kWinWait  MPI_Win_complete, MPI_Win_wait: close them
 //   kSync      a CUDA synchronisation: waits for the GPU
 // An MPI-4 persistent collective's starts, recorded under its init call's
 // name (MPI_Allreduce_init, MPI_Neighbor_alltoall_init...), take the role and
@@ -62,10 +71,23 @@
 //   message    sends and receives with a rank and a peer, paired in order of
 //              start per (comm, source, destination, tag), as MPI's
 //              non-overtaking rule pairs them
-//   lock epoch an exclusive Win_lock and the next Win_unlock of the same
-//              rank, window (comm) and target (peer)
+//   lock epoch a Win_lock (exclusive or shared) and the next Win_unlock
+//              of the same rank, window (comm) and target (peer); or a
+//              Win_lock_all and the next Win_unlock_all of the same rank and
+//              window, a shared epoch on each of the window's targets
+//   exposure   a Win_post and the next Win_wait of the same rank and window
+//              (with no Win_post between); an access epoch is a Win_start
+//              and the next Win_complete likewise. On a window, the k-th
+//              Win_post of target T whose group lists origin O matches the
+//              k-th Win_start of O whose group lists T (MPI has every
+//              process post and start in an order that makes this so).
+//              From a rank's first Win_post (Win_start) on a window that
+//              lists no group (the probe lists none past 256 members) on,
+//              its Win_posts (Win_starts) there match nothing: what they
+//              counted is unknown.
 //
-// Groups: what each instance, message and lock hand-off implies about time.
+// Groups: what each instance, message, lock hand-off and exposure epoch
+// implies about time.
 // Every span in a group's `ends` ends no earlier than every span in its
 // `starts` starts:
 //   kAllToAll  one group: starts = ends = every member
@@ -79,24 +101,56 @@
 //              sources list, ends = {r} (ranks listed but not members are
 //              left out; none left: no group)
 //   message    starts = the send, ends = the receive
-//   lock hand-off  exclusive epochs of one (window, target) hold the lock
-//              one after the other. Ordered by the start of their
-//              Win_unlock, where one (A) is followed by one of another rank
-//              (B): starts = A's Win_unlock, ends = B's call that waited for
-//              the lock. A lock is released only once its Win_unlock began.
+//   lock hand-off  on one (window, target), an exclusive epoch excludes
+//              every other epoch, exclusive or shared (a Win_lock_all's
+//              counts on each target of its window); shared epochs never
+//              exclude, or order, each other. Ordered by the start of their
+//              Win_unlock (Win_unlock_all), an epoch B holds the lock after
+//              the holders before it: an exclusive B after the shared
+//              epochs since the exclusive epoch before it, or after that
+//              exclusive epoch if no shared one came between; a shared B
+//              after the exclusive epoch before it. Each such holder A of
+//              another rank hands the lock to B's call that waited for it:
+//              one group per such call, starts = the holders' Win_unlock
+//              (_all), ends = the call. That is the order they held it in:
+//              a lock is released only once its Win_unlock began, so a B
+//              whose Win_unlock began after A's cannot have held the lock
+//              before A did, nor (the two excluding each other) while A did.
 //              Open MPI 4.1 (osc/sm, osc/rdma) and MPICH 4 (ch4) take the
-//              lock in Win_lock, which returns only once the holder let go
-//              (tests/mpi_edges.cc: rank 2's Win_lock returns after rank 0's
-//              Win_unlock began, under both), and MPICH's Win_unlock may go
-//              on well after it released the lock: so Win_unlock's start,
-//              not its end, orders the epochs, and the end is B's Win_lock
-//              if it returned after A's Win_unlock began. Otherwise (a
-//              library that takes the lock lazily, at B's first operation or
-//              Win_unlock: MPICH's ch3, Open MPI's osc/pt2pt) the end is B's
-//              Win_unlock, which always ends after A's Win_unlock began.
-//              There, though, an epoch whose Win_unlock waited for the
-//              holder's to begin is ordered first, and that wait is no edge:
-//              it shows as the waiting rank's own communication.
+//              lock in Win_lock and Win_lock_all, which return only once
+//              the holder let go (tests/mpi_edges.cc, under both: rank 2's
+//              Win_lock returns after rank 0's Win_unlock began, rank 0
+//              holding it exclusive or shared, and so does a Win_lock_all
+//              of rank 2 after rank 0's exclusive epoch), and MPICH's
+//              Win_unlock may go on well after it released the lock: so
+//              Win_unlock's start, not its end, orders the epochs, and the
+//              call is B's Win_lock (Win_lock_all) if it returned after A's
+//              Win_unlock began. Otherwise (a library that takes the lock
+//              lazily, at B's first operation or Win_unlock: MPICH's ch3,
+//              Open MPI's osc/pt2pt) it is B's Win_unlock(_all), which
+//              always ends after A's Win_unlock began. There, though, an
+//              epoch whose Win_unlock waited for the holder's to begin is
+//              ordered first, and that wait is no edge: it shows as the
+//              waiting rank's own communication. The probe records no
+//              assert of Win_lock_all, so one with MPI_MODE_NOCHECK (no
+//              lock taken) counts as shared: its hand-offs still hold in
+//              time, since a correct program keeps such an epoch apart from
+//              exclusive ones.
+//   exposure   one group per Win_wait of a target T: starts = the
+//              Win_complete of each access epoch matched with the exposure
+//              epoch it closes, ends = the Win_wait. MPI_Win_wait returns
+//              only once every matched origin called MPI_Win_complete (the
+//              standard says so). The other way, one group per Win_start of
+//              an origin O: starts = the Win_post of each matched exposure
+//              epoch that began before the Win_start returned, ends = the
+//              Win_start. The standard lets Win_start return before the
+//              post (the data then wait elsewhere); Open MPI 4.1 and MPICH 4
+//              (ch4) wait in it until every matched post arrived
+//              (tests/mpi_edges.cc pscw: rank 0's Win_start returns after
+//              rank 3's late Win_post began, under both). A Win_start that
+//              returned before a matched post began is no edge: a library
+//              that defers the wait, to an operation or Win_complete, shows
+//              it as the origin's own communication.
 // A rooted instance whose root span is absent (not captured, or outside the
 // read) has no group.
 //
@@ -106,7 +160,12 @@
 // Had they entered MPI_Neighbor_alltoall on a directed ring (rank 0's
 // sources {2}, rank 1's {0}, rank 2's {1}), the groups would be per rank:
 // rank 0 waits for rank 2 (20 ms), rank 1 for rank 0 (10 ms: no wait),
-// rank 2 for rank 1 (30 ms).
+// rank 2 for rank 1 (30 ms). One-sided: ranks 0 and 1 hold shared locks on
+// rank 3's memory and begin their Win_unlock at 50 and 100 ms; rank 2's
+// exclusive Win_lock, called at 5 ms, returns at 101 ms. Its group is
+// starts = {both unlocks}, ends = {rank 2's Win_lock}: it waited for rank
+// 1's (100 ms). Had rank 3 posted to ranks 0 to 2, which called
+// Win_complete at 10, 80 and 20 ms, rank 3's Win_wait would end after 80 ms.
 //
 // More: docs/analysis.md, "The dependency graph".
 #ifndef MERIDIAN_QUERY_MPI_SEMANTICS_H_
@@ -139,7 +198,14 @@ enum class SpanRole : uint8_t {
   kRecv,
   kWait,
   kLock,
+  kSharedLock,
   kUnlock,
+  kLockAll,
+  kUnlockAll,
+  kPost,
+  kStart,
+  kComplete,
+  kWinWait,
   kSync,
 };
 
@@ -183,8 +249,9 @@ struct MpiOp {
   bool has_seq = false;
   int64_t start = 0;  // orders a channel's messages
   int64_t end = 0;    // a Win_lock's: whether it waited (lock hand-offs)
-  // kNeighbor: the world ranks of the rank's in-neighbors, ascending
-  // (SourceLists keeps them); read only while MpiMatching is made.
+  // kNeighbor: the world ranks of the rank's in-neighbors; kPost, kStart:
+  // of the group it names. Ascending (SourceLists keeps them); read only
+  // while MpiMatching is made.
   absl::Span<const int32_t> sources;
 };
 
@@ -225,10 +292,23 @@ class MpiMatching {
   const std::vector<std::pair<int32_t, int32_t>>& messages() const {
     return messages_;
   }
-  // Lock hand-offs: (the earlier epoch's Win_unlock, the later epoch's call
-  // that waited for it), by ascending (window, target), then time.
+  // Lock hand-offs: (the earlier epoch's Win_unlock(_all), the later
+  // epoch's call that waited for it), by ascending (window, target), then
+  // time (Win_lock_all epochs: under each target that has an exclusive
+  // epoch).
   const std::vector<std::pair<int32_t, int32_t>>& lock_handoffs() const {
     return handoffs_;
+  }
+  // Matched access and exposure epochs: (the origin's Win_complete, the
+  // target's Win_wait), ascending.
+  const std::vector<std::pair<int32_t, int32_t>>& epoch_completions() const {
+    return completions_;
+  }
+  // Matched exposure and access epochs whose Win_start returned after the
+  // Win_post began: (the target's Win_post, the origin's Win_start),
+  // ascending.
+  const std::vector<std::pair<int32_t, int32_t>>& epoch_posts() const {
+    return posts_;
   }
 
   // Every operation of `ends` ends no earlier than every one of `starts`
@@ -245,8 +325,13 @@ class MpiMatching {
   void ForEachInstanceGroup(int64_t k,
                             absl::FunctionRef<void(const Group&)> visit) const;
   Group MessageGroup(size_t m) const;
-  Group LockHandoffGroup(size_t h) const;
-  // Every group: the instances', the messages', then the lock hand-offs'.
+  // One group per call that waited for other ranks' epochs: a lock
+  // hand-off's acquiring call (ends) with every Win_unlock(_all) handed
+  // over to it, a Win_wait with its matched Win_completes, or a Win_start
+  // with its matched Win_posts (starts). Ascending by that call.
+  size_t epoch_groups() const { return epoch_groups_.size(); }
+  Group EpochGroup(size_t g) const;
+  // Every group: the instances', the messages', then the epochs'.
   void ForEachGroup(absl::FunctionRef<void(const Group&)> visit) const;
 
   int64_t MemoryBytes() const;
@@ -266,11 +351,26 @@ class MpiMatching {
   using ChannelEnd =
       std::tuple<uint64_t, int32_t, int32_t, int32_t, int64_t, int32_t>;
   struct LockCall;
+  struct EpochCall;
+  // An edge of an epoch group being built: (end, start's start time,
+  // start).
+  using EpochEdge = std::tuple<int32_t, int64_t, int32_t>;
+  // The group of call `end` over epoch_starts_[first, first + count).
+  struct EpochGroupEntry {
+    int64_t first = 0;
+    int32_t count = 0;
+    int32_t end = -1;
+    int32_t last = -1;
+  };
   void MatchInstances(std::vector<Collective>* collective);
   void BuildMemberGroups(int64_t k, const std::vector<Collective>& collective);
   void MatchMessages(std::vector<ChannelEnd>* sends,
                      std::vector<ChannelEnd>* recvs);
-  void MatchLockEpochs(std::vector<LockCall>* calls);
+  void MatchLockEpochs(std::vector<LockCall>* calls,
+                       std::vector<EpochEdge>* edges);
+  void MatchActiveTarget(std::vector<EpochCall>* calls,
+                         std::vector<EpochEdge>* edges);
+  void BuildEpochGroups(std::vector<EpochEdge>* edges);
 
   std::vector<int32_t> members_;
   std::vector<int64_t> instance_first_;  // per instance, and one past
@@ -284,6 +384,10 @@ class MpiMatching {
   std::vector<int32_t> neighbor_starts_;
   std::vector<std::pair<int32_t, int32_t>> messages_;
   std::vector<std::pair<int32_t, int32_t>> handoffs_;
+  std::vector<std::pair<int32_t, int32_t>> completions_;
+  std::vector<std::pair<int32_t, int32_t>> posts_;
+  std::vector<int32_t> epoch_starts_;
+  std::vector<EpochGroupEntry> epoch_groups_;
 };
 
 // MessageOrdinals: MpiMatching's message rule as spans stream in (an

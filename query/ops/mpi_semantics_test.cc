@@ -32,10 +32,20 @@ MpiOp Message(SpanRole role, int32_t rank, int32_t peer, int32_t tag,
   return MpiOp{role, rank, peer, tag, /*comm=*/7, 0, false, start};
 }
 
-// A Win_lock or Win_unlock of `rank` on window 9, from start to end.
+// A Win_lock(_all) or Win_unlock(_all) of `rank` on window 9, from start to
+// end.
 MpiOp Lock(SpanRole role, int32_t rank, int32_t target, int64_t start,
            int64_t end) {
   return MpiOp{role, rank, target, 0, /*comm=*/9, 0, false, start, end};
+}
+
+// A Win_post, Win_start, Win_complete or Win_wait of `rank` on window 9;
+// `group` (a post's or start's) must outlive the matching.
+MpiOp Epoch(SpanRole role, int32_t rank, int64_t start, int64_t end,
+            const std::vector<int32_t>& group = {}) {
+  MpiOp op{role, rank, -1, 0, /*comm=*/9, 0, false, start, end};
+  op.sources = group;
+  return op;
 }
 
 // A group as (starts, ends, last).
@@ -94,7 +104,15 @@ TEST(MpiSemanticsTest, RolesFromCategoryAndName) {
             SpanRole::kNeighbor);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_lock"), SpanRole::kLock);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_unlock"), SpanRole::kUnlock);
-  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_lock_all"), SpanRole::kNone);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_lock_all"), SpanRole::kLockAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_unlock_all"),
+            SpanRole::kUnlockAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_post"), SpanRole::kPost);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_start"), SpanRole::kStart);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_complete"), SpanRole::kComplete);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_wait"), SpanRole::kWinWait);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Win_test"), SpanRole::kNone);
+  EXPECT_FALSE(IsAsynchronous(v1::CATEGORY_MPI, "MPI_Win_wait"));
   EXPECT_TRUE(IsCollective(SpanRole::kNeighbor));
   EXPECT_TRUE(IsCollective(SpanRole::kExclusivePrefix));
   EXPECT_FALSE(IsCollective(SpanRole::kLock));
@@ -262,10 +280,187 @@ TEST(MpiSemanticsTest, ExclusiveLockEpochsHandOverInTheOrderTheirUnlocksBegan) {
       Lock(SpanRole::kUnlock, 3, 3, 160, 170),  // 10: no lock
   });
   EXPECT_THAT(m.lock_handoffs(), ElementsAre(Pair(1, 2), Pair(5, 7)));
-  EXPECT_EQ(IdsOf(m.LockHandoffGroup(1)), (GroupIds{{5}, {7}, 5}));
+  ASSERT_EQ(m.epoch_groups(), 2u);
+  EXPECT_EQ(IdsOf(m.EpochGroup(0)), (GroupIds{{1}, {2}, 1}));
+  EXPECT_EQ(IdsOf(m.EpochGroup(1)), (GroupIds{{5}, {7}, 5}));
   int groups = 0;
   m.ForEachGroup([&groups](const MpiMatching::Group&) { ++groups; });
   EXPECT_EQ(groups, 2);
+}
+
+// Epochs on window 9, target 3, in the order their Win_unlock(_all) began:
+//   unlock at  50  rank 1 shared
+//             100  rank 0 shared
+//             102  rank 2 exclusive: after both shared ones (its Win_lock
+//                  returned at 101, after both unlocks began)
+//             108  rank 3 shared: after rank 2's (its Win_lock returned at
+//                  107)
+//             111  rank 0 shared: after rank 2's
+//             120  rank 1 Win_lock_all: shared on every target, after rank
+//                  2's (its Win_lock_all returned at 115)
+//             127  rank 3 exclusive: after the shared epochs since rank 2's
+//                  but its own (rank 0's and rank 1's); its Win_lock
+//                  returned at 114, after rank 0's unlock began, before
+//                  rank 1's Win_unlock_all did: that one it waited for in
+//                  its Win_unlock (a lazy library).
+// Shared epochs order none of each other. Target 4 has shared epochs only,
+// and window 8 a Win_lock_all only: nothing to hand over.
+TEST(MpiSemanticsTest, SharedEpochsHandOverToAndFromExclusiveOnes) {
+  MpiOp lock_all_8 = Lock(SpanRole::kLockAll, 0, -1, 60, 61);
+  MpiOp unlock_all_8 = Lock(SpanRole::kUnlockAll, 0, -1, 62, 63);
+  lock_all_8.comm = unlock_all_8.comm = 8;
+  const MpiMatching m = Match({
+      Lock(SpanRole::kSharedLock, 0, 3, 0, 1),      // 0
+      Lock(SpanRole::kUnlock, 0, 3, 100, 130),      // 1
+      Lock(SpanRole::kSharedLock, 1, 3, 2, 3),      // 2
+      Lock(SpanRole::kUnlock, 1, 3, 50, 52),        // 3
+      Lock(SpanRole::kLock, 2, 3, 5, 101),          // 4
+      Lock(SpanRole::kUnlock, 2, 3, 102, 103),      // 5
+      Lock(SpanRole::kSharedLock, 0, 3, 104, 110),  // 6
+      Lock(SpanRole::kUnlock, 0, 3, 111, 112),      // 7
+      Lock(SpanRole::kLockAll, 1, -1, 105, 115),    // 8
+      Lock(SpanRole::kUnlockAll, 1, -1, 120, 125),  // 9
+      Lock(SpanRole::kSharedLock, 3, 3, 106, 107),  // 10
+      Lock(SpanRole::kUnlock, 3, 3, 108, 109),      // 11
+      Lock(SpanRole::kLock, 3, 3, 113, 114),        // 12
+      Lock(SpanRole::kUnlock, 3, 3, 127, 128),      // 13
+      Lock(SpanRole::kSharedLock, 0, 4, 0, 1),      // 14: target 4
+      Lock(SpanRole::kUnlock, 0, 4, 2, 3),          // 15
+      Lock(SpanRole::kSharedLock, 2, 4, 0, 1),      // 16
+      Lock(SpanRole::kUnlock, 2, 4, 4, 5),          // 17
+      lock_all_8,                                   // 18: window 8
+      unlock_all_8,                                 // 19
+  });
+  EXPECT_THAT(m.lock_handoffs(),
+              ElementsAre(Pair(3, 4), Pair(1, 4), Pair(5, 10), Pair(5, 6),
+                          Pair(5, 8), Pair(7, 12), Pair(9, 13)));
+  std::vector<GroupIds> groups;
+  m.ForEachGroup(
+      [&groups](const MpiMatching::Group& g) { groups.push_back(IdsOf(g)); });
+  EXPECT_EQ(groups, (std::vector<GroupIds>{{{3, 1}, {4}, 1},
+                                           {{5}, {6}, 5},
+                                           {{5}, {8}, 5},
+                                           {{5}, {10}, 5},
+                                           {{7}, {12}, 7},
+                                           {{9}, {13}, 9}}));
+  EXPECT_THAT(m.epoch_completions(), IsEmpty());
+}
+
+// Unlocks without a lock, shared epochs of one rank, and Win_lock_all
+// epochs without an exclusive epoch on their window hand nothing over.
+TEST(MpiSemanticsTest, SharedEpochsAloneOrderNothing) {
+  const MpiMatching m = Match({
+      Lock(SpanRole::kSharedLock, 0, 3, 0, 1),
+      Lock(SpanRole::kUnlock, 0, 3, 10, 11),
+      Lock(SpanRole::kLockAll, 1, -1, 2, 30),
+      Lock(SpanRole::kUnlockAll, 1, -1, 31, 32),
+      Lock(SpanRole::kSharedLock, 2, 3, 3, 40),
+      Lock(SpanRole::kUnlock, 2, 3, 41, 42),
+      Lock(SpanRole::kUnlockAll, 3, -1, 5, 6),  // no Win_lock_all
+  });
+  EXPECT_THAT(m.lock_handoffs(), IsEmpty());
+  EXPECT_EQ(m.epoch_groups(), 0u);
+  // Rank 0's own exclusive epoch after its shared one: no hand-off.
+  const MpiMatching own = Match({
+      Lock(SpanRole::kSharedLock, 0, 3, 0, 1),
+      Lock(SpanRole::kUnlock, 0, 3, 10, 11),
+      Lock(SpanRole::kLock, 0, 3, 12, 13),
+      Lock(SpanRole::kUnlock, 0, 3, 14, 15),
+  });
+  EXPECT_THAT(own.lock_handoffs(), IsEmpty());
+}
+
+// Window 9: rank 3 exposes its memory to ranks 0, 1 and 2, which each
+// access it (one group each: {3}); its Win_wait ends after each of their
+// Win_completes starts, and waited for the latest, rank 1's (80). Then it
+// exposes it to rank 1 only: rank 0's second access epoch towards rank 3
+// matches no exposure (it would be rank 3's second listing rank 0). Rank 2
+// posts once without a group (not recorded): from there on its exposures
+// match nothing, so rank 0's access to it is no edge. Rank 1's last access
+// epoch is never completed: no edge either. Each Win_start that returned
+// after its matched Win_post began ends after it; rank 1's last one
+// returned before (295 < 300): no edge.
+TEST(MpiSemanticsTest, WinWaitWaitsForTheCompletesOfMatchedAccessEpochs) {
+  const std::vector<int32_t> origins = {0, 1, 2}, target_3 = {3}, one = {1},
+                             target_2 = {2}, zero = {0};
+  const MpiMatching m = Match({
+      Epoch(SpanRole::kPost, 3, 0, 1, origins),        // 0
+      Epoch(SpanRole::kWinWait, 3, 2, 90),             // 1
+      Epoch(SpanRole::kStart, 0, 0, 1, target_3),      // 2
+      Epoch(SpanRole::kComplete, 0, 10, 11),           // 3
+      Epoch(SpanRole::kStart, 1, 0, 1, target_3),      // 4
+      Epoch(SpanRole::kComplete, 1, 80, 85),           // 5
+      Epoch(SpanRole::kStart, 2, 0, 1, target_3),      // 6
+      Epoch(SpanRole::kComplete, 2, 20, 21),           // 7
+      Epoch(SpanRole::kPost, 3, 100, 101, one),        // 8
+      Epoch(SpanRole::kWinWait, 3, 102, 150),          // 9
+      Epoch(SpanRole::kStart, 1, 100, 101, target_3),  // 10
+      Epoch(SpanRole::kComplete, 1, 140, 141),         // 11
+      Epoch(SpanRole::kStart, 0, 100, 101, target_3),  // 12
+      Epoch(SpanRole::kComplete, 0, 105, 106),         // 13
+      Epoch(SpanRole::kPost, 2, 200, 201),             // 14: no group
+      Epoch(SpanRole::kWinWait, 2, 202, 203),          // 15
+      Epoch(SpanRole::kPost, 2, 210, 211, zero),       // 16
+      Epoch(SpanRole::kWinWait, 2, 212, 260),          // 17
+      Epoch(SpanRole::kStart, 0, 210, 211, target_2),  // 18
+      Epoch(SpanRole::kComplete, 0, 250, 251),         // 19
+      Epoch(SpanRole::kPost, 3, 300, 301, one),        // 20
+      Epoch(SpanRole::kWinWait, 3, 302, 350),          // 21
+      Epoch(SpanRole::kStart, 1, 290, 295, target_3),  // 22
+  });
+  EXPECT_THAT(m.epoch_completions(),
+              ElementsAre(Pair(3, 1), Pair(5, 1), Pair(7, 1), Pair(11, 9)));
+  EXPECT_THAT(m.epoch_posts(),
+              ElementsAre(Pair(0, 2), Pair(0, 4), Pair(0, 6), Pair(8, 10)));
+  std::vector<GroupIds> groups;
+  m.ForEachGroup(
+      [&groups](const MpiMatching::Group& g) { groups.push_back(IdsOf(g)); });
+  EXPECT_EQ(groups, (std::vector<GroupIds>{{{3, 7, 5}, {1}, 5},
+                                           {{0}, {2}, 0},
+                                           {{0}, {4}, 0},
+                                           {{0}, {6}, 0},
+                                           {{11}, {9}, 11},
+                                           {{8}, {10}, 8}}));
+  EXPECT_THAT(m.lock_handoffs(), IsEmpty());
+}
+
+// The k-th post listing an origin matches that origin's k-th start listing
+// the target, whatever came between on other pairs; a start or post that
+// lists its own rank, or an epoch left open by the next opening, is
+// skipped.
+TEST(MpiSemanticsTest, ExposuresMatchAccessesInOrderPerPair) {
+  const std::vector<int32_t> to_1 = {1}, to_2 = {2}, to_1_and_2 = {1, 2},
+                             from_0 = {0}, self_and_0 = {0, 1};
+  const MpiMatching m = Match({
+      Epoch(SpanRole::kStart, 0, 0, 1, to_1),          // 0
+      Epoch(SpanRole::kComplete, 0, 5, 6),             // 1
+      Epoch(SpanRole::kStart, 0, 10, 11, to_2),        // 2
+      Epoch(SpanRole::kComplete, 0, 15, 16),           // 3
+      Epoch(SpanRole::kStart, 0, 20, 21, to_1_and_2),  // 4
+      Epoch(SpanRole::kComplete, 0, 25, 26),           // 5
+      Epoch(SpanRole::kPost, 1, 0, 1, self_and_0),     // 6
+      Epoch(SpanRole::kPost, 1, 2, 3, from_0),         // 7: 6 left open
+      Epoch(SpanRole::kWinWait, 1, 4, 30),             // 8
+      Epoch(SpanRole::kPost, 2, 0, 1, from_0),         // 9
+      Epoch(SpanRole::kWinWait, 2, 2, 17),             // 10
+      Epoch(SpanRole::kPost, 2, 18, 19, from_0),       // 11
+      Epoch(SpanRole::kWinWait, 2, 20, 27),            // 12
+  });
+  // Rank 1: its first post (listing 0) matches rank 0's first start
+  // towards 1 but closed no epoch; its second, rank 0's second (4).
+  EXPECT_THAT(m.epoch_completions(),
+              ElementsAre(Pair(3, 10), Pair(5, 8), Pair(5, 12)));
+  // Rank 0's third Win_start matched posts of both targets (7, 11), and
+  // waited for the later (18).
+  EXPECT_THAT(m.epoch_posts(),
+              ElementsAre(Pair(6, 0), Pair(7, 4), Pair(9, 2), Pair(11, 4)));
+  bool found = false;
+  m.ForEachGroup([&found](const MpiMatching::Group& g) {
+    if (Ids(g.ends) != std::vector<int32_t>{4}) return;
+    found = true;
+    EXPECT_EQ(IdsOf(g), (GroupIds{{7, 11}, {4}, 11}));
+  });
+  EXPECT_TRUE(found);
 }
 
 TEST(MpiSemanticsTest, RootedInstanceWithoutItsRootHasNoGroup) {
