@@ -27,6 +27,7 @@
 #include <cstring>
 #include <new>
 
+#include "capture/probe/fortran_string.h"
 #include "capture/probe/mpi_family_abi.h"
 
 #if !defined(OPEN_MPI)
@@ -1032,21 +1033,14 @@ MERIDIAN_FORTRAN_WIN_GROUP(mpi_win_start, MPI_WIN_START, Win_start)
 // MPI_File_open has no Fortran entry: its CHARACTER filename adds a hidden
 // length argument that the dispatcher's stubs cannot pass on. A file that
 // Fortran opened gets its id when first used (File() in mpi_wrappers.cc).
-// FILENAME is a CHARACTER(*): gfortran passes its length after the last
-// parameter, and the text blank-padded, without a NUL. As Open MPI's own
-// binding does, the trailing blanks are cut. The C copy lives on the stack
-// (a name of PATH_MAX bytes or more cannot be opened anyway: it is passed
-// cut there, and MPI refuses it).
+// FILENAME is a CHARACTER(*), its length after the last parameter
+// (fortran_string.h).
 MERIDIAN_FORTRAN(mpi_file_open, MPI_FILE_OPEN,
                  (MPI_Fint * comm, const char* filename, MPI_Fint* amode,
                   MPI_Fint* info, MPI_Fint* fh, MPI_Fint* ierror,
                   size_t filename_length)) {
   char name[PATH_MAX];
-  size_t n = filename == nullptr ? 0 : filename_length;
-  while (n > 0 && filename[n - 1] == ' ') --n;
-  if (n >= sizeof(name)) n = sizeof(name) - 1;
-  if (n > 0) memcpy(name, filename, n);
-  name[n] = '\0';
+  meridian::FortranString(filename, filename_length, name, sizeof(name));
   MPI_File c_fh = MPI_FILE_NULL;
   const int rc = MPI_File_open(Comm(comm), name, *amode, Info(info), &c_fh);
   *fh = PMPI_File_c2f(c_fh);

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "capture/probe/fortran_string.h"
 #include "capture/probe/mpi_family_abi.h"
 
 #if !defined(MPICH_VERSION)
@@ -394,19 +395,13 @@ void mpi_win_start_f08_(MPI_Fint* group, MPI_Fint* assert, MPI_Fint* win,
 
 // ---- MPI-IO -----------------------------------------------------------------
 
-// FILENAME is a CHARACTER(*): its length comes after the last parameter,
-// the text blank-padded, without a NUL; the trailing blanks are cut, as
-// MPICH's own binding does. A name of PATH_MAX bytes or more is passed cut
-// there, and MPI refuses it.
+// FILENAME is a CHARACTER(*), its length after the last parameter
+// (fortran_string.h).
 void mpi_file_open_f08_(MPI_Fint* comm, const char* filename, MPI_Fint* amode,
                         MPI_Fint* info, MPI_Fint* fh, MPI_Fint* ierror,
                         size_t filename_length) {
   char name[PATH_MAX];
-  size_t n = filename == nullptr ? 0 : filename_length;
-  while (n > 0 && filename[n - 1] == ' ') --n;
-  if (n >= sizeof(name)) n = sizeof(name) - 1;
-  if (n > 0) memcpy(name, filename, n);
-  name[n] = '\0';
+  FortranString(filename, filename_length, name, sizeof(name));
   MPI_File c_fh = MPI_FILE_NULL;
   const int rc = MPI_File_open(*comm, name, *amode, *info, &c_fh);
   *fh = PMPI_File_c2f(c_fh);
