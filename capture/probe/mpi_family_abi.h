@@ -483,7 +483,8 @@ inline constexpr uint64_t kMpiSymbolListHash = HashOfList(kMpiSymbolList);
 // What a family library exports, through one function (kFamilyEntryPoint).
 // entries[i] is the function for MpiSymbol i, or null where the family has
 // none (MPICH's Fortran bindings call the C functions, so its library wraps
-// only those and the mpi_f08 calls that call PMPI_* instead): the dispatcher then calls the MPI library's own symbol.
+// only those and the mpi_f08 calls that call PMPI_* instead): the dispatcher
+// then calls the MPI library's own symbol.
 struct MpiFamilyTable {
   uint64_t list_hash;  // kMpiSymbolListHash of the library's build
   uint32_t count;      // kMpiSymbolCount

@@ -277,19 +277,30 @@ uint64_t Key(Handle handle) {
   }
 }
 
+// The world ranks of `group`'s ranks 0..size-1 into `world` (MPI_UNDEFINED
+// for one outside MPI_COMM_WORLD), with `scratch` (size ints) for the
+// ranks asked; false if MPI failed.
+bool ToWorldRanks(MPI_Group group, int size, int* scratch, int32_t* world) {
+  MPI_Group world_group;
+  if (PMPI_Comm_group(MPI_COMM_WORLD, &world_group) != MPI_SUCCESS) {
+    return false;
+  }
+  for (int i = 0; i < size; ++i) scratch[i] = i;
+  const int rc =
+      PMPI_Group_translate_ranks(group, size, scratch, world_group, world);
+  PMPI_Group_free(&world_group);
+  return rc == MPI_SUCCESS;
+}
+
 // World ranks of `comm`'s ranks (allocated once per communicator; never
 // freed, since records in flight may still point at it).
 const int32_t* WorldRanksOfGroup(MPI_Group group, int size) {
-  MPI_Group world_group;
-  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
   int* ranks = new (std::nothrow) int[size];
   int32_t* world = new (std::nothrow) int32_t[size];
   if (ranks != nullptr && world != nullptr) {
-    for (int i = 0; i < size; ++i) ranks[i] = i;
-    PMPI_Group_translate_ranks(group, size, ranks, world_group, world);
+    ToWorldRanks(group, size, ranks, world);
   }
   delete[] ranks;
-  PMPI_Group_free(&world_group);
   return world;
 }
 
@@ -828,24 +839,34 @@ int InNeighbors(MPI_Comm comm, int* sources) {
   return -1;
 }
 
+// The interned arg "KEY=A,B,C" of `n` world ranks (0 < n <=
+// kMaxNeighborSources), in stack buffers; 0 if n is 0.
+uint32_t RankListArg(const char* key, const int32_t* world, int n) {
+  if (n <= 0) return 0;
+  // KEY, "=" and up to 256 world ranks of up to 10 digits, with commas.
+  char text[16 + kMaxNeighborSources * 11];
+  int used = snprintf(text, sizeof(text), "%s=", key);
+  for (int i = 0; i < n; ++i) {
+    used +=
+        snprintf(text + used, sizeof(text) - used, i ? ",%d" : "%d", world[i]);
+    if (used >= static_cast<int>(sizeof(text))) return 0;  // not reached
+  }
+  return probe::Intern(text);
+}
+
 // The first neighbor collective on `info`: its "sources" arg found,
 // interned and kept in the table entry.
 __attribute__((noinline, cold)) uint32_t FindNeighborSources(MPI_Comm comm,
                                                              CommInfo* info) {
   int sources[kMaxNeighborSources];
   const int n = InNeighbors(comm, sources);
-  // "sources=" and up to 256 world ranks of up to 10 digits, with commas.
-  char text[16 + kMaxNeighborSources * 11];
-  int used = snprintf(text, sizeof(text), "sources=");
+  int32_t world[kMaxNeighborSources];
   int listed = 0;
   for (int i = 0; i < n; ++i) {
-    const int32_t world = WorldRankOf(info, sources[i]);
-    if (world < 0) continue;
-    used += snprintf(text + used, sizeof(text) - used, listed++ ? ",%d" : "%d",
-                     world);
-    if (used >= static_cast<int>(sizeof(text))) listed = 0;  // not reached
+    const int32_t rank = WorldRankOf(info, sources[i]);
+    if (rank >= 0) world[listed++] = rank;
   }
-  uint32_t id = listed > 0 ? probe::Intern(text) : 0;
+  uint32_t id = RankListArg("sources", world, listed);
   if (id == 0) id = kNoSourcesArg;
   __atomic_store_n(&info->sources_arg, id, __ATOMIC_RELEASE);
   return id;
@@ -892,24 +913,13 @@ __attribute__((noinline)) uint32_t EpochGroupArg(MPI_Group group) {
       size <= 0 || size > kMaxNeighborSources) {
     return 0;
   }
-  int ranks[kMaxNeighborSources], world[kMaxNeighborSources];
-  for (int i = 0; i < size; ++i) ranks[i] = i;
-  MPI_Group world_group;
-  if (PMPI_Comm_group(MPI_COMM_WORLD, &world_group) != MPI_SUCCESS) return 0;
-  const int rc =
-      PMPI_Group_translate_ranks(group, size, ranks, world_group, world);
-  PMPI_Group_free(&world_group);
-  if (rc != MPI_SUCCESS) return 0;
-  // "group=" and up to 256 world ranks of up to 10 digits, with commas.
-  char text[16 + kMaxNeighborSources * 11];
-  int used = snprintf(text, sizeof(text), "group=");
+  int ranks[kMaxNeighborSources];
+  int32_t world[kMaxNeighborSources];
+  if (!ToWorldRanks(group, size, ranks, world)) return 0;
   for (int i = 0; i < size; ++i) {
     if (world[i] < 0) return 0;  // MPI_UNDEFINED: not in the world
-    used +=
-        snprintf(text + used, sizeof(text) - used, i ? ",%d" : "%d", world[i]);
-    if (used >= static_cast<int>(sizeof(text))) return 0;  // not reached
   }
-  return probe::Intern(text);
+  return RankListArg("group", world, size);
 }
 
 // Bytes of `n` blocks of counts[i] elements of types[i] (the w forms).
