@@ -61,15 +61,27 @@ CausalRefiner::CausalRefiner(int nodes)
       bound_(nodes <= kMaxRefinedNodes ? static_cast<size_t>(nodes) * nodes : 0,
              kInfinity) {}
 
+bool CausalRefiner::Orders(SpanRole role) {
+  return IsCollective(role) || IsMessage(role) || role == SpanRole::kPost ||
+         role == SpanRole::kStart || role == SpanRole::kComplete ||
+         role == SpanRole::kWinWait;
+}
+
 void CausalRefiner::Add(const CausalSpan& span) {
   if (span.node < 0 || span.node >= nodes_) return;
-  if (!IsCollective(span.role) && !IsMessage(span.role)) return;
+  if (!Orders(span.role)) return;
   spans_.push_back(span);
   spans_.back().sources = {};  // the caller's storage
   sources_.push_back(span.sources.empty()
                          ? -1
                          : source_lists_.Add(std::vector<int32_t>(
                                span.sources.begin(), span.sources.end())));
+}
+
+bool CausalRefiner::ByOrder(const MpiMatching::Group& group) const {
+  // Lock calls are never added, so no hand-off is matched; a group that
+  // ends at a Win_start is a post-to-start edge (the header says why not).
+  return spans_[group.ends[0]].role != SpanRole::kStart;
 }
 
 int64_t CausalRefiner::CountViolations(
@@ -80,6 +92,7 @@ int64_t CausalRefiner::CountViolations(
   *constraints = 0;
   absl::flat_hash_map<uint64_t, int64_t> shifts;
   groups.ForEachGroup([&](const MpiMatching::Group& group) {
+    if (!ByOrder(group)) return;
     int64_t latest = std::numeric_limits<int64_t>::min();
     for (int32_t i : group.starts) {
       const CausalSpan& s = spans_[i];
@@ -109,6 +122,7 @@ int64_t CausalRefiner::CountViolations(
 void CausalRefiner::CollectBounds(const MpiMatching& groups) {
   absl::flat_hash_map<int, int64_t> latest_start, earliest_end;
   groups.ForEachGroup([&](const MpiMatching::Group& group) {
+    if (!ByOrder(group)) return;
     latest_start.clear();
     earliest_end.clear();
     const CausalSpan* latest = &spans_[group.last];

@@ -8,8 +8,12 @@
 // rank before the last rank entered it, a Bcast cannot end before the root
 // entered, a Scan on rank r before ranks 0..r entered, a neighbor
 // collective before its in-neighbors entered, a receive cannot complete
-// before its send started. Lock hand-offs are not used: their order is
-// inferred from the spans' times themselves, so they cannot correct them.
+// before its send started, a Win_wait cannot end before the Win_completes
+// of the access epochs matched to its exposure (matched by order, as
+// messages are) started. Lock hand-offs and post-to-start edges are not
+// used: which lock waited for which, and whether a Win_start waited for
+// its Win_post, is read from the spans' times themselves, so they cannot
+// correct them.
 //
 // Each such constraint "E, on node b, ends no earlier than S, on node a,
 // starts" bounds the corrections x: x_a - x_b <= end(E) - start(S). The
@@ -48,7 +52,7 @@
 namespace meridian {
 
 struct CausalSpan {
-  SpanRole role = SpanRole::kAllToAll;  // collective or message roles only
+  SpanRole role = SpanRole::kAllToAll;  // a role that Orders
   int node = 0;       // index of the span's node, 0 <= node < nodes
   int32_t rank = -1;  // world rank of its process
   uint64_t comm = 0;
@@ -58,8 +62,8 @@ struct CausalSpan {
   int64_t start = 0;  // collector-clock ns
   int64_t end = 0;
   uint64_t id = 0;  // the caller's name for the span (see adjustments)
-  // Neighbor collectives: the world ranks of the in-neighbors (mpi_args.h),
-  // copied by Add.
+  // Neighbor collectives: the world ranks of the in-neighbors; Win_post,
+  // Win_start: of their group (mpi_args.h, ListedRanks). Copied by Add.
   absl::Span<const int32_t> sources;
 };
 
@@ -92,6 +96,11 @@ class CausalRefiner {
 
   explicit CausalRefiner(int nodes);
 
+  // Whether spans of `role` take part: collectives, messages, and the
+  // calls of generalized active target epochs (kPost, kStart, kComplete,
+  // kWinWait).
+  static bool Orders(SpanRole role);
+
   // Spans of other roles, or of a node out of range, are ignored.
   void Add(const CausalSpan& span);
 
@@ -99,6 +108,8 @@ class CausalRefiner {
   Refinement Solve(absl::Span<const int64_t> uncertainty_ns);
 
  private:
+  // Whether `group` is ordered by matching alone, not by its times.
+  bool ByOrder(const MpiMatching::Group& group) const;
   // The violated constraints with corrections x; *constraints: how many.
   // With `adjustments`, also the least end shifts that clear them.
   int64_t CountViolations(

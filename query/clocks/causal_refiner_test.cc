@@ -98,6 +98,33 @@ TEST(CausalRefinerTest, NeighborCollectivesBoundOnlyTheirSources) {
   EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 100}));
 }
 
+// Generalized active target: rank 1 (node 1) exposes its window to rank 0
+// (node 0), which accesses it. Rank 1's Win_wait ends at 900, before rank
+// 0's Win_complete starts at 1000: x0 - x1 <= -100, so node 1 moves 100
+// later. Rank 0's Win_start returned (450) after rank 1's Win_post began
+// (400), which would say x1 - x0 <= 50 if it were used; it is not (whether
+// a start waited is read from the times being corrected): one constraint.
+TEST(CausalRefinerTest, WinWaitFollowsTheMatchedWinCompleteOnly) {
+  CausalRefiner refiner(2);
+  const std::vector<int32_t> rank_0 = {0}, rank_1 = {1};
+  CausalSpan start = PointToPoint(Kind::kStart, 0, 0, -1, 300, 450);
+  start.sources = rank_1;
+  refiner.Add(start);
+  refiner.Add(PointToPoint(Kind::kComplete, 0, 0, -1, 1000, 1010));
+  CausalSpan post = PointToPoint(Kind::kPost, 1, 1, -1, 400, 410);
+  post.sources = rank_0;
+  refiner.Add(post);
+  refiner.Add(PointToPoint(Kind::kWinWait, 1, 1, -1, 800, 900));
+  // A lock is no part of it.
+  refiner.Add(PointToPoint(Kind::kLock, 0, 0, 1, 2000, 2010));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined) << r.note;
+  EXPECT_EQ(r.constraints, 1);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 100}));
+}
+
 TEST(CausalRefinerTest, MatchesSendsToReceivesAndRootsToMembers) {
   CausalRefiner refiner(2);
   // Rank 1's receive "ends" at 90, before rank 0's send started at 100:

@@ -81,8 +81,7 @@ absl::Status JobClocks::Refine(
   absl::flat_hash_map<int64_t, SpanRole> role_of_op;
   for (const OpInfo& op : catalog.ops) {
     const SpanRole role = RoleOf(op.category, op.name);
-    if (op.category == v1::CATEGORY_MPI &&
-        (IsCollective(role) || IsMessage(role))) {
+    if (op.category == v1::CATEGORY_MPI && CausalRefiner::Orders(role)) {
       role_of_op[op.id] = role;
     }
   }
@@ -98,10 +97,9 @@ absl::Status JobClocks::Refine(
         !PairsMessage(read.message_step, span.step)) {
       return true;
     }
-    // A neighbor collective's sources, read by Add.
-    const std::vector<int32_t> sources = role->second == SpanRole::kNeighbor
-                                             ? NeighborSources(span)
-                                             : std::vector<int32_t>();
+    // A neighbor collective's sources or a Win_post's or Win_start's
+    // group, read by Add.
+    const std::vector<int32_t> sources = ListedRanks(role->second, span);
     CausalSpan c;
     c.role = role->second;
     c.sources = sources;
