@@ -200,6 +200,16 @@ absl::StatusOr<std::string> StepGraph(const DependencyGraph& graph,
     edges.push_back({id(unlock), id(acquire), "lock",
                      graph.end_binding(acquire) == unlock});
   }
+  for (const auto& [complete, wait] : graph.mpi().epoch_completions()) {
+    if (!in_step(complete) || !in_step(wait)) continue;
+    edges.push_back(
+        {id(complete), id(wait), "epoch", graph.end_binding(wait) == complete});
+  }
+  for (const auto& [post, start] : graph.mpi().epoch_posts()) {
+    if (!in_step(post) || !in_step(start)) continue;
+    edges.push_back(
+        {id(post), id(start), "epoch", graph.end_binding(start) == post});
+  }
   return format == v1::GRAPH_FORMAT_GRAPHML ? GraphMl(nodes, edges, step)
                                             : Dot(nodes, edges, step);
 }

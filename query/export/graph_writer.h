@@ -15,6 +15,10 @@
 //   lock        an exclusive epoch's Win_unlock -> the call of the next
 //               epoch on the same window and target that acquired the lock
 //               (MpiMatching's lock hand-offs);
+//   epoch       generalized active target: an origin's Win_complete -> the
+//               target's Win_wait that closed the matched exposure, and the
+//               target's Win_post -> an origin's Win_start that waited for
+//               it (MpiMatching's epoch completions and posts);
 //   completes   nonblocking operation -> the Wait that completed it.
 // Edges whose source waited for nothing are plain; the edge that bound a
 // span's end (the late arrival) has binding=true.

@@ -72,6 +72,49 @@ TEST(GraphWriterTest, AnEnclosingSpanLeadsToItsFirstChildWithoutCycles) {
   EXPECT_EQ(Count(*dot, "s1 -> s2 [type=\"program\""), 1) << *dot;
 }
 
+// Generalized active target on one window (comm 9): rank 1 posts to rank 0
+// at 100 and waits from 120 to 400; rank 0 starts towards rank 1 from 50
+// to 110 (it waited for the post), and completes at 300. Two epoch edges,
+// both binding: post -> start, complete -> wait.
+TEST(GraphWriterTest, ActiveTargetEpochsAreEpochEdges) {
+  JobCatalog catalog;
+  catalog.processes = {{1, "node-0", 0, 0, 100}, {2, "node-0", 1, 0, 101}};
+  catalog.tracks = {{1, 1, v1::TRACK_KIND_THREAD, 100, "main"},
+                    {2, 2, v1::TRACK_KIND_THREAD, 101, "main"}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Win_start"},
+                 {2, v1::CATEGORY_MPI, "MPI_Win_complete"},
+                 {3, v1::CATEGORY_MPI, "MPI_Win_post"},
+                 {4, v1::CATEGORY_MPI, "MPI_Win_wait"}};
+  JobSpans spans(catalog);
+  for (const auto& [track, op, start, end, group] :
+       {std::tuple{1, 1, 50, 110, 1},
+        {1, 2, 300, 310, -1},
+        {2, 3, 100, 105, 0},
+        {2, 4, 120, 400, -1}}) {
+    StoredSpan span;
+    span.track_id = track;
+    span.op_id = op;
+    span.start_ns = start;
+    span.dur_ns = end - start;
+    span.comm = 9;
+    span.step = 0;
+    if (group >= 0) {
+      StoredArg arg;
+      arg.key = "group";
+      arg.type = StoredArg::Type::kInt;
+      arg.int_value = group;
+      span.args.push_back(arg);
+    }
+    spans.Add(span, span.start_ns, span.dur_ns);
+  }
+  spans.Finish();
+  DependencyGraph graph(spans);
+  auto dot = StepGraph(graph, 0, v1::GRAPH_FORMAT_DOT);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_EQ(Count(*dot, "type=\"epoch\", binding=true"), 2) << *dot;
+  EXPECT_EQ(Count(*dot, "type=\"epoch\""), 2) << *dot;
+}
+
 TEST(GraphWriterTest, CollectiveInstancesAndUnknownStep) {
   auto f = ScenarioFixture::Load("late-every-other-step");
   ASSERT_NE(f, nullptr);
