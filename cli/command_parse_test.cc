@@ -117,15 +117,15 @@ TEST_F(CommandParseTest, ImportTakesPathsEvenWhenTheyNameCommands) {
 TEST_F(CommandParseTest, AFlagOfAnotherCommandIsRefusedSayingWhoseItIs) {
   EXPECT_EQ(Refusal({"critical-path", "--job", "j", "--steps", "10"}),
             "critical-path|critical-path: unknown flag --steps (a flag of "
-            "trace, export, stats)");
+            "trace, export, stats, replay)");
   // Even with --job missing: the unknown flag is said first.
   EXPECT_EQ(Refusal({"critical-path", "--steps", "10"}),
             "critical-path|critical-path: unknown flag --steps (a flag of "
-            "trace, export, stats)");
+            "trace, export, stats, replay)");
   EXPECT_EQ(Refusal({"jobs", "--job", "j"}),
             "jobs|jobs: unknown flag --job (a flag of run, import, trace, "
             "delete, export, stats, clocks, critical-path, stragglers, steps, "
-            "compare, graph)");
+            "compare, graph, replay)");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "--bogus=1"}),
             "stats|stats: unknown flag --bogus");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "-x"}),

@@ -259,6 +259,36 @@ void AddAnalyses(CLI::App& tree) {
   Value(graph, "--format", "dot|graphml", "the format (default: from FILE)");
 }
 
+void AddReplay(CLI::App& tree) {
+  CLI::App* replay = Command(
+      tree, "replay", "predict the effect of a change before making it",
+      "Replays the job's dependency graph with changed durations and "
+      "predicts its step times against the measured ones, per step and rank, "
+      "with the predicted critical path. Changes combine. See "
+      "docs/analysis.md, \"Replay\".");
+  StoredJob(replay);
+  Value(replay, "--step", "N", "replay step N alone");
+  Value(replay, "--steps", "A:B", "report steps A to B (default: all)");
+  Value(replay, "--scale", "NAME_GLOB=F",
+        "spans of operations matching the glob, or of a category (mpi, nccl, "
+        "cuda_kernel...), take F times their time; 0 removes them; "
+        "repeatable")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  Value(replay, "--rank-like", "R=S",
+        "rank R's compute takes what rank S's took; repeatable")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  Value(replay, "--comm-model", "ring|tree",
+        "collectives and messages take what an alpha-beta model gives");
+  Value(replay, "--bandwidth", "B",
+        "the model's bandwidth: 12.5GB/s, 100Gbit/s, 800MiB/s");
+  Value(replay, "--latency", "L", "the model's latency: 5us (default 0)");
+  Switch(replay, "--no-wait",
+         "waiting vanishes: late arrivals, CPU waiting for the GPU");
+  Value(replay, "--trace", "FILE",
+        "also write the measured and predicted timelines as one Chrome trace");
+  Json(replay);
+}
+
 void AddHelpers(CLI::App& tree) {
   CLI::App* help = Command(tree, "help", "help on a command");
   Value(help, "command", "COMMAND", "the command");
@@ -309,6 +339,7 @@ std::unique_ptr<CLI::App> MeridianCommandTree() {
   AddExport(*tree);
   AddStats(*tree);
   AddAnalyses(*tree);
+  AddReplay(*tree);
   AddHelpers(*tree);
   return tree;
 }

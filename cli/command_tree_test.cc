@@ -29,7 +29,7 @@ TEST(CommandTreeTest, CommandsInOrderTheHiddenOnesLeftOut) {
             (std::vector<std::string>{"run", "import", "trace", "jobs",
                                       "delete", "export", "stats", "clocks",
                                       "critical-path", "stragglers", "steps",
-                                      "compare", "graph", "help"}));
+                                      "compare", "graph", "replay", "help"}));
   ASSERT_NE(FindCommand(*tree, "man"), nullptr);
   ASSERT_NE(FindCommand(*tree, "completion"), nullptr);
   EXPECT_EQ(FindCommand(*tree, ""), tree.get());

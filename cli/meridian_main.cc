@@ -25,6 +25,7 @@
 #include "cli/man_page.h"
 #include "cli/matrix_report.h"
 #include "cli/mpitrace_profile_writer.h"
+#include "cli/replay_command.h"
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "cli/trace_report.h"
@@ -377,6 +378,33 @@ int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
+int Replay(meridian::v1::Query::Stub& stub, const std::string& collector,
+           const meridian::CommandLine& line) {
+  auto request = meridian::ReplayRequestOf(line);
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  meridian::v1::ReplayReply reply;
+  if (int failed = Call("replay", stub, &meridian::v1::Query::Stub::Replay,
+                        *request, collector, &reply)) {
+    return failed;
+  }
+  if (line.Has("trace")) {
+    const std::string output = line.Get("trace");
+    grpc::ClientContext context;
+    auto reader = stub.ExportReplayTrace(&context, *request);
+    const int64_t bytes =
+        WriteStream("replay", reader, context, output, collector);
+    if (bytes < 0) return 1;
+    fprintf(stderr,
+            "meridian replay: wrote %s (%lld bytes): measured and predicted "
+            "timelines of job %s\n",
+            output.c_str(), static_cast<long long>(bytes),
+            request->job().c_str());
+  }
+  Print(line.Has("json") ? meridian::ReplayJson(reply)
+                         : meridian::ReplayText(reply));
+  return 0;
+}
+
 // What a command gets: its flags and arguments, and the collector's
 // address.
 struct Invocation {
@@ -610,6 +638,7 @@ constexpr Command kCommands[] = {
     {"steps", AnalysisCommand<Steps>},
     {"compare", AnalysisCommand<Compare>},
     {"graph", AnalysisCommand<Graph>},
+    {"replay", AnalysisCommand<Replay>},
     {"completion", CompletionCommand},
     {"man", ManCommand},
 };

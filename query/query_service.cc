@@ -11,6 +11,8 @@
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
 #include "query/analysis/op_compare.h"
+#include "query/analysis/replay.h"
+#include "query/analysis/replay_report.h"
 #include "query/analysis/stats.h"
 #include "query/analysis/step_breakdown.h"
 #include "query/analysis/stragglers.h"
@@ -19,6 +21,7 @@
 #include "query/export/graph_writer.h"
 #include "query/export/kineto_trace.h"
 #include "query/export/perfetto_trace.h"
+#include "query/export/replay_trace.h"
 #include "query/ops/span_selection.h"
 #include "store/store.h"
 
@@ -185,6 +188,77 @@ grpc::Status WriteChunks(grpc::ServerContext* context, const std::string& data,
     }
   }
   return grpc::Status::OK;
+}
+
+// A replay's request as changes and a window; INVALID_ARGUMENT saying what
+// is wrong.
+absl::Status ReadReplayRequest(const v1::ReplayRequest& request,
+                               ReplayChanges* changes,
+                               std::optional<StepRange>* steps) {
+  if (request.job().empty()) {
+    return absl::InvalidArgumentError(
+        "no job given; `meridian jobs` lists the jobs");
+  }
+  if (request.has_first_step() != request.has_last_step()) {
+    return absl::InvalidArgumentError(
+        "give both first_step and last_step (--steps A:B), or neither");
+  }
+  if (request.has_first_step()) {
+    if (request.first_step() > request.last_step()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--steps ", request.first_step(), ":", request.last_step(),
+          ": the first step is after the last"));
+    }
+    *steps = StepRange{request.first_step(), request.last_step()};
+  }
+  for (const v1::ReplayScale& scale : request.scales()) {
+    changes->scales.push_back({scale.pattern(), scale.factor()});
+  }
+  for (const v1::RankLike& like : request.rank_like()) {
+    changes->rank_like.emplace_back(like.rank(), like.like());
+  }
+  if (request.has_comm_model()) {
+    const v1::ReplayCommModel& m = request.comm_model();
+    if (m.algorithm() != v1::COMM_ALGORITHM_RING &&
+        m.algorithm() != v1::COMM_ALGORITHM_TREE) {
+      return absl::InvalidArgumentError("--comm-model must be ring or tree");
+    }
+    changes->comm_model = CommModel{m.algorithm() == v1::COMM_ALGORITHM_RING
+                                        ? CommModel::Algorithm::kRing
+                                        : CommModel::Algorithm::kTree,
+                                    m.bandwidth_bytes_per_s(), m.latency_ns()};
+  }
+  changes->no_wait = request.no_wait();
+  return CheckChanges(*changes);
+}
+
+// A job loaded and replayed: what Replay and ExportReplayTrace answer from.
+struct ReplayRun {
+  std::unique_ptr<JobAnalysis> analysis;
+  std::optional<StepRange> steps;
+  ReplayTimes times;
+};
+
+absl::StatusOr<ReplayRun> RunReplay(uint64_t budget, const std::string& db_path,
+                                    const v1::ReplayRequest& request) {
+  ReplayRun run;
+  ReplayChanges changes;
+  if (absl::Status s = ReadReplayRequest(request, &changes, &run.steps);
+      !s.ok()) {
+    return s;
+  }
+  // One step is read alone, as critical-path --step reads it.
+  std::optional<int64_t> one_step;
+  if (run.steps && run.steps->first == run.steps->last) {
+    one_step = run.steps->first;
+  }
+  auto analysis = LoadAnalysis(budget, db_path, request.job(), one_step);
+  if (!analysis.ok()) return analysis.status();
+  run.analysis = std::move(*analysis);
+  auto times = Replay(*run.analysis->graph, changes);
+  if (!times.ok()) return times.status();
+  run.times = std::move(*times);
+  return run;
 }
 
 }  // namespace
@@ -491,6 +565,40 @@ grpc::Status QueryService::ExportGraph(
       StepGraph(*(*analysis)->graph, request->step(), request->format());
   if (!graph.ok()) return ToGrpc(graph.status());
   return WriteChunks(context, *graph, writer);
+}
+
+grpc::Status QueryService::Replay(grpc::ServerContext* context,
+                                  const v1::ReplayRequest* request,
+                                  v1::ReplayReply* reply) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
+  auto run = RunReplay(analysis_budget_, db_path_, *request);
+  if (!run.ok()) return ToGrpc(run.status());
+  auto report = ReplayReport(*run->analysis->graph, run->times, run->steps);
+  if (!report.ok()) return ToGrpc(report.status());
+  *reply = std::move(*report);
+  reply->set_job(request->job());
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::ExportReplayTrace(
+    grpc::ServerContext* context, const v1::ReplayRequest* request,
+    grpc::ServerWriter<v1::TraceChunk>* writer) {
+  if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
+    return may;
+  auto run = RunReplay(analysis_budget_, db_path_, *request);
+  if (!run.ok()) return ToGrpc(run.status());
+  v1::TraceChunk chunk;
+  const bool written = WriteReplayTrace(
+      *run->analysis->spans, run->times, [&](absl::string_view data) {
+        chunk.set_data(std::string(data));
+        return !context->IsCancelled() && writer->Write(chunk);
+      });
+  if (!written) {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the client stopped reading");
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace meridian

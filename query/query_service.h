@@ -60,6 +60,12 @@ class QueryService final : public v1::Query::Service {
   grpc::Status ExportGraph(grpc::ServerContext* context,
                            const v1::GraphRequest* request,
                            grpc::ServerWriter<v1::TraceChunk>* writer) override;
+  grpc::Status Replay(grpc::ServerContext* context,
+                      const v1::ReplayRequest* request,
+                      v1::ReplayReply* reply) override;
+  grpc::Status ExportReplayTrace(
+      grpc::ServerContext* context, const v1::ReplayRequest* request,
+      grpc::ServerWriter<v1::TraceChunk>* writer) override;
 
  private:
   grpc::Status MayReadJob(const grpc::ServerContext* context,

@@ -81,6 +81,17 @@ void JobSpans::Finish() {
   }
 }
 
+JobSpans JobSpans::Retimed(absl::Span<const int64_t> start,
+                           absl::Span<const int64_t> end) const {
+  JobSpans copy = *this;
+  for (size_t i = 0; i < copy.spans_.size(); ++i) {
+    copy.spans_[i].start = start[i];
+    copy.spans_[i].end = end[i];
+  }
+  copy.Finish();
+  return copy;
+}
+
 absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
                                         std::optional<JobClocks>* clocks,
                                         const JobRead& read) {

@@ -119,6 +119,10 @@ class JobSpans {
   absl::Span<const int32_t> sources(const JobSpan& span) const {
     return source_lists_.Get(span.sources);
   }
+  // A copy in which span i of spans() is at [start[i], end[i]) (a replay's
+  // prediction), sorted again; both as long as spans().
+  JobSpans Retimed(absl::Span<const int64_t> start,
+                   absl::Span<const int64_t> end) const;
   // The ranks that have spans, ascending.
   std::vector<int32_t> Ranks() const;
   // Bytes held, for the memory-per-span figure.

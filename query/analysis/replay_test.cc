@@ -1,0 +1,158 @@
+#include "query/analysis/replay.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "query/analysis/replay_report.h"
+#include "testing/scenario_fixture.h"
+#include "testing/scenario_job.h"
+
+namespace meridian {
+namespace {
+
+std::unique_ptr<ScenarioFixture> Scenario(const std::string& name) {
+  auto f = ScenarioFixture::Load(name);
+  EXPECT_NE(f, nullptr);
+  return f;
+}
+
+v1::ReplayReply Report(const ScenarioFixture& f, const ReplayChanges& changes,
+                       std::optional<StepRange> steps = std::nullopt) {
+  auto times = Replay(*f.graph, changes);
+  EXPECT_TRUE(times.ok()) << times.status();
+  if (!times.ok()) return {};
+  auto reply = ReplayReport(*f.graph, *times, steps);
+  EXPECT_TRUE(reply.ok()) << reply.status();
+  return reply.ok() ? *reply : v1::ReplayReply();
+}
+
+// With no change every span of every scenario is where it was measured:
+// nothing is lost or invented by the simulation.
+TEST(ReplayTest, NoChangeReproducesEverySpanExactly) {
+  for (const std::string& name : ScenarioNames()) {
+    auto f = Scenario(name);
+    ASSERT_NE(f, nullptr);
+    auto times = Replay(*f->graph, ReplayChanges{});
+    ASSERT_TRUE(times.ok()) << times.status();
+    const std::vector<JobSpan>& all = f->spans->spans();
+    for (size_t i = 0; i < all.size(); ++i) {
+      ASSERT_EQ(times->start[i], all[i].start) << name << " span " << i;
+      ASSERT_EQ(times->end[i], all[i].end) << name << " span " << i;
+    }
+    EXPECT_EQ(times->broken_dependencies, 0) << name;
+    const v1::ReplayReply reply = Report(*f, ReplayChanges{});
+    EXPECT_EQ(reply.predicted_ns(), reply.measured_ns()) << name;
+    EXPECT_EQ(reply.saving_ns(), 0) << name;
+    EXPECT_EQ(reply.predicted_path().compute_ns(),
+              reply.measured_path().compute_ns())
+        << name;
+  }
+}
+
+// late-every-other-step: rank 1 computes 4 ms instead of 2 in odd steps, and
+// everyone waits for it. Like rank 0, it computes 2 ms: every step takes
+// 2.1 ms, and the untraced time between steps (7.9 ms after an even step,
+// 5.9 after an odd one) follows, so the job ends at 30.1 ms, not 34.1.
+TEST(ReplayTest, RankLikeFixesTheStraggler) {
+  auto f = Scenario("late-every-other-step");
+  ASSERT_NE(f, nullptr);
+  ReplayChanges changes;
+  changes.rank_like = {{1, 0}};
+  const v1::ReplayReply reply = Report(*f, changes);
+  EXPECT_EQ(reply.measured_ns(), 34100 * kUs);
+  EXPECT_EQ(reply.predicted_ns(), 30100 * kUs);
+  EXPECT_EQ(reply.saving_ns(), 4 * kMs);
+  ASSERT_EQ(reply.steps_size(), 4);
+  for (const v1::ReplayStep& step : reply.steps()) {
+    EXPECT_EQ(step.measured_ns(), step.step() % 2 ? 4100 * kUs : 2100 * kUs);
+    EXPECT_EQ(step.predicted_ns(), 2100 * kUs) << step.step();
+    ASSERT_EQ(step.ranks_size(), 4);
+    EXPECT_EQ(step.ranks(1).predicted_ns(), 2100 * kUs);
+  }
+  // The predicted path: compute then the Allreduce's 100 us, per step.
+  EXPECT_EQ(reply.predicted_path().dur_ns(), 30100 * kUs);
+  EXPECT_EQ(reply.predicted_path().communication_ns(), 400 * kUs);
+
+  // One step alone.
+  const v1::ReplayReply one = Report(*f, changes, StepRange{1, 1});
+  EXPECT_EQ(one.measured_ns(), 4100 * kUs);
+  EXPECT_EQ(one.predicted_ns(), 2100 * kUs);
+  ASSERT_EQ(one.steps_size(), 1);
+}
+
+// p2p-chain: four 1 ms computes in a chain of messages. Halving "compute"
+// saves 2 ms of the 4.15: rank 3 ends at 2.15 ms.
+TEST(ReplayTest, ScaleByNameAlongAChainOfMessages) {
+  auto f = Scenario("p2p-chain");
+  ASSERT_NE(f, nullptr);
+  ReplayChanges changes;
+  changes.scales = {{"comp*", 0.5}};
+  const v1::ReplayReply reply = Report(*f, changes);
+  EXPECT_EQ(reply.measured_ns(), 4150 * kUs);
+  EXPECT_EQ(reply.predicted_ns(), 2150 * kUs);
+  EXPECT_EQ(reply.scaled_spans(), 4);
+  // By category, factor 0: MPI is removed, and with it the chain: every
+  // rank computes from 0 to 1 ms.
+  ReplayChanges no_mpi;
+  no_mpi.scales = {{"mpi", 0}};
+  const v1::ReplayReply fast = Report(*f, no_mpi);
+  EXPECT_EQ(fast.predicted_ns(), 1 * kMs);
+}
+
+// late-every-other-step with a 1 GB/s, 10 us ring: each Allreduce (1 MiB, 4
+// ranks) takes 1632.864 us after the last arrival instead of 100 us.
+TEST(ReplayTest, CommModelReplacesMeasuredCollectiveTime) {
+  auto f = Scenario("late-every-other-step");
+  ASSERT_NE(f, nullptr);
+  ReplayChanges changes;
+  changes.comm_model = CommModel{CommModel::Algorithm::kRing, 1e9, 10000};
+  const v1::ReplayReply reply = Report(*f, changes);
+  EXPECT_EQ(reply.predicted_ns(), 34100 * kUs + 4 * (1632864 - 100 * kUs));
+  EXPECT_EQ(reply.steps(0).predicted_ns(), 2 * kMs + 1632864);
+  EXPECT_EQ(reply.steps(1).predicted_ns(), 4 * kMs + 1632864);
+}
+
+// --no-wait: rank 0 no longer waits for rank 1 in odd steps (2.1 ms), rank
+// 1 is unchanged, so the window is too.
+TEST(ReplayTest, NoWaitRemovesWaitingForLateArrivals) {
+  auto f = Scenario("late-every-other-step");
+  ASSERT_NE(f, nullptr);
+  ReplayChanges changes;
+  changes.no_wait = true;
+  const v1::ReplayReply reply = Report(*f, changes);
+  EXPECT_EQ(reply.predicted_ns(), reply.measured_ns());
+  EXPECT_EQ(reply.steps(1).ranks(0).predicted_ns(), 2100 * kUs);
+  EXPECT_EQ(reply.steps(1).ranks(1).predicted_ns(), 4100 * kUs);
+}
+
+TEST(ReplayTest, BadChangesAreRefusedWithAReason) {
+  auto f = Scenario("p2p-chain");
+  ASSERT_NE(f, nullptr);
+  ReplayChanges negative;
+  negative.scales = {{"compute", -1}};
+  EXPECT_EQ(Replay(*f->graph, negative).status().message(),
+            "--scale compute=-1: the factor must be a finite number >= 0");
+  ReplayChanges twice;
+  twice.rank_like = {{1, 0}, {1, 2}};
+  EXPECT_EQ(Replay(*f->graph, twice).status().message(),
+            "--rank-like: rank 1 is given twice; give each rank once");
+  ReplayChanges missing;
+  missing.rank_like = {{7, 0}};
+  auto status = Replay(*f->graph, missing).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(status.message(),
+            "--rank-like 7=0: the job has no spans of rank 7 (it has 4 ranks)");
+  ReplayChanges model;
+  model.comm_model = CommModel{CommModel::Algorithm::kTree, 0, 0};
+  EXPECT_EQ(Replay(*f->graph, model).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto times = Replay(*f->graph, ReplayChanges{});
+  ASSERT_TRUE(times.ok());
+  auto none = ReplayReport(*f->graph, *times, StepRange{5, 9});
+  EXPECT_EQ(none.status().message(),
+            "no span of this job is tagged with a step in 5..9; `meridian "
+            "steps` lists the steps");
+}
+
+}  // namespace
+}  // namespace meridian
