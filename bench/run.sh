@@ -5,6 +5,9 @@
 #   ./bench/run.sh ingest [--spans N] [--dir DIR]
 #   ./bench/run.sh analysis [--spans N] [--dir DIR] [--batch SPANS]
 #                             (critical path etc. against reading the spans)
+#   ./bench/run.sh replay [--spans N] [--rounds R]
+#                             (meridian replay of a 1M-span job against
+#                              reading it, alternated over R rounds)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -40,6 +43,13 @@ case "${1:-}" in
     ./deploy/dependencies.sh
     bazel build //query/analysis:analysis_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/query/analysis/analysis_bench" "$@"
+    ;;
+  replay)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //query/analysis:analysis_bench >&2
+    exec "$(bazel info bazel-bin 2>/dev/null)/query/analysis/analysis_bench" \
+      --replay "$@"
     ;;
   gpu)
     exec ./tests/gpu/run.sh --bench

@@ -2573,5 +2573,105 @@ TEST_F(MpiCaptureTest, CriticalPathCrossesTheSameEdgesUnderMpich) {
   StopAgent(agent);
 }
 
+// `meridian replay --job JOB FLAGS --json`, parsed.
+google::protobuf::Struct ReplayOf(const std::string& address,
+                                  const std::map<std::string, std::string>& env,
+                                  const std::string& job,
+                                  const std::vector<std::string>& flags) {
+  std::vector<std::string> argv = {Runfile("cli/meridian"),
+                                   "--collector",
+                                   address,
+                                   "replay",
+                                   "--job",
+                                   job,
+                                   "--json"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  Child child = Spawn(argv, env, /*merge_stderr=*/false);
+  const std::string json = child.ReadAll();
+  EXPECT_EQ(child.Wait(), 0) << json;
+  google::protobuf::Struct parsed;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok())
+      << json;
+  return parsed;
+}
+
+double Field(const google::protobuf::Struct& s, const std::string& key) {
+  auto it = s.fields().find(key);
+  return it == s.fields().end() ? -1 : it->second.number_value();
+}
+
+// Prediction against reality (docs/analysis.md, "Replay"): three real jobs
+// of 2 ranks and 30 steps of compute 4 ms, pack 0.5 ms and an Allreduce:
+// "slow", where rank 1 computes 4 ms more; "even", without; "delay", where
+// pack takes 3 ms. Over steps 2 to 29 (the first ones include start-up):
+//   - each replayed unchanged reproduces its measured time within 1 %, and
+//     so does each step of "slow";
+//   - "slow" with --rank-like 1=0 predicts "even" within 5 %;
+//   - "delay" with --scale pack=F (F = 0.5 / 3) predicts "even" within 5 %.
+TEST_F(MpiCaptureTest, ReplayPredictsTheJobWithoutTheStragglerOrTheDelay) {
+  StartCollector();
+  Child agent = StartAgent();
+  auto job = [&](const char* slow_us, const char* pack_us) {
+    return std::vector<std::string>{"mpirun",
+                                    "--allow-run-as-root",
+                                    "--oversubscribe",
+                                    "--timeout",
+                                    "120",
+                                    "-np",
+                                    "2",
+                                    Runfile("tests/replay_job"),
+                                    "30",
+                                    "4000",
+                                    "1",
+                                    slow_us,
+                                    pack_us};
+  };
+  ASSERT_TRUE(Traced("replay-slow", job("4000", "500")));
+  ASSERT_TRUE(Traced("replay-even", job("0", "500")));
+  ASSERT_TRUE(Traced("replay-delay", job("0", "3000")));
+  StopAgent(agent);
+  const std::vector<std::string> window = {"--steps", "2:29"};
+  std::map<std::string, google::protobuf::Struct> same;
+  for (const char* name : {"replay-slow", "replay-even", "replay-delay"}) {
+    same[name] = ReplayOf(address_, env_, name, window);
+    const double measured = Field(same[name], "measured_ns");
+    EXPECT_GT(measured, 28 * 4.5e6) << name;
+    EXPECT_NEAR(Field(same[name], "predicted_ns") / measured, 1.0, 0.01)
+        << name;
+  }
+  for (const auto& step :
+       same["replay-slow"].fields().at("steps").list_value().values()) {
+    const auto& s = step.struct_value();
+    EXPECT_NEAR(Field(s, "predicted_ns") / Field(s, "measured_ns"), 1.0, 0.01)
+        << "step " << Field(s, "step");
+  }
+  const double even = Field(same["replay-even"], "measured_ns");
+  // The straggler is real: "slow" takes 4 ms more a step.
+  EXPECT_GT(Field(same["replay-slow"], "measured_ns"), 1.5 * even);
+
+  std::vector<std::string> flags = window;
+  flags.insert(flags.end(), {"--rank-like", "1=0"});
+  const google::protobuf::Struct fixed =
+      ReplayOf(address_, env_, "replay-slow", flags);
+  flags = window;
+  flags.insert(flags.end(), {"--scale", "pack=0.1666667"});
+  const google::protobuf::Struct shorter =
+      ReplayOf(address_, env_, "replay-delay", flags);
+  EXPECT_NEAR(Field(fixed, "predicted_ns") / even, 1.0, 0.05);
+  EXPECT_NEAR(Field(shorter, "predicted_ns") / even, 1.0, 0.05);
+  printf(
+      "replay figures (steps 2..29, ms): even measured %.3f; slow measured "
+      "%.3f, unchanged %.3f, --rank-like 1=0 %.3f (%.2f%% off even); delay "
+      "measured %.3f, unchanged %.3f, --scale pack %.3f (%.2f%% off even)\n",
+      even / 1e6, Field(same["replay-slow"], "measured_ns") / 1e6,
+      Field(same["replay-slow"], "predicted_ns") / 1e6,
+      Field(fixed, "predicted_ns") / 1e6,
+      100 * (Field(fixed, "predicted_ns") / even - 1),
+      Field(same["replay-delay"], "measured_ns") / 1e6,
+      Field(same["replay-delay"], "predicted_ns") / 1e6,
+      Field(shorter, "predicted_ns") / 1e6,
+      100 * (Field(shorter, "predicted_ns") / even - 1));
+}
+
 }  // namespace
 }  // namespace meridian

@@ -16,8 +16,16 @@
 //   memory    JobSpans + DependencyGraph bytes per span
 // The job is the synthetic one (testing/synthetic_job.h), written straight
 // into a store file first. The last line printed is one JSON object.
+//
+// With --replay (`./bench/run.sh replay`): `meridian replay`'s work over the
+// whole job against reading it, alternated over --rounds rounds (default
+// 3; the medians are the figures): read (Store::Scan), then replay (Replay
+// with --rank-like 1=0 and --scale MPI_All*=0.5, then ReplayReport: the
+// predicted timeline's graph and both critical paths). The query's load
+// and graph are timed once, as above.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -28,6 +36,8 @@
 #include "query/analysis/critical_path.h"
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
+#include "query/analysis/replay.h"
+#include "query/analysis/replay_report.h"
 #include "query/analysis/step_breakdown.h"
 #include "query/analysis/stragglers.h"
 #include "query/clocks/job_clocks.h"
@@ -51,9 +61,79 @@ void Check(const absl::Status& status, const char* what) {
   }
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Reading the job, then replaying it, `rounds` times; the medians.
+int ReplayRounds(Store& store, const JobCatalog& catalog, int64_t rounds) {
+  std::optional<JobClocks> clocks;
+  Clock::time_point t = Clock::now();
+  auto loaded = JobSpans::Load(store, catalog, &clocks);
+  Check(loaded.status(), "load");
+  const double load_s = Seconds(t);
+  t = Clock::now();
+  DependencyGraph graph(*loaded);
+  const double graph_s = Seconds(t);
+  ReplayChanges changes;
+  changes.rank_like = {{1, 0}};
+  changes.scales = {{"MPI_All*", 0.5}};
+  std::vector<double> read_s, simulate_s, replay_s, ratio;
+  v1::ReplayReply reply;
+  for (int64_t round = 0; round < rounds; ++round) {
+    t = Clock::now();
+    int64_t read = 0;
+    Check(store.Scan(catalog.job, ScanRange{},
+                     [&read](const StoredSpan&) {
+                       ++read;
+                       return true;
+                     }),
+          "scan");
+    read_s.push_back(Seconds(t));
+    t = Clock::now();
+    auto times = Replay(graph, changes);
+    Check(times.status(), "replay");
+    simulate_s.push_back(Seconds(t));
+    auto report = ReplayReport(graph, *times, std::nullopt);
+    Check(report.status(), "report");
+    replay_s.push_back(Seconds(t));
+    ratio.push_back(replay_s.back() / read_s.back());
+    reply = std::move(*report);
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  const int64_t spans = catalog.job.spans;
+  printf("job: %lld spans; load %.3f s, graph %.3f s (once)\n",
+         static_cast<long long>(spans), load_s, graph_s);
+  for (size_t r = 0; r < read_s.size(); ++r) {
+    printf(
+        "round %zu: read %.3f s, replay %.3f s (simulation %.3f s, report "
+        "%.3f s), replay / read %.2f\n",
+        r, read_s[r], replay_s[r], simulate_s[r], replay_s[r] - simulate_s[r],
+        ratio[r]);
+  }
+  printf(
+      "replay: measured %.3f ms, predicted %.3f ms, %lld spans scaled, %lld "
+      "dependencies broken\n",
+      reply.measured_ns() / 1e6, reply.predicted_ns() / 1e6,
+      static_cast<long long>(reply.scaled_spans()),
+      static_cast<long long>(reply.broken_dependencies()));
+  printf(
+      "{\"spans\":%lld,\"rounds\":%lld,\"read_s\":%.3f,\"replay_s\":%.3f,"
+      "\"simulate_s\":%.3f,\"replay_over_read\":%.3f,\"load_s\":%.3f,"
+      "\"graph_s\":%.3f,\"query_over_read\":%.3f,\"max_rss_mb\":%.0f}\n",
+      static_cast<long long>(spans), static_cast<long long>(rounds),
+      Median(read_s), Median(replay_s), Median(simulate_s), Median(ratio),
+      load_s, graph_s, (load_s + graph_s + Median(replay_s)) / Median(read_s),
+      usage.ru_maxrss / 1024.0);
+  return 0;
+}
+
 int Run(int argc, char** argv) {
-  auto line = CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
-                                 {"spans", "dir", "batch"}, {});
+  auto line =
+      CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
+                         {"spans", "dir", "batch", "rounds"}, {"replay"});
   Check(line.status(), "flags");
   auto wanted = line->GetInt("spans", 1000000);
   Check(wanted.status(), "--spans");
@@ -93,6 +173,16 @@ int Run(int argc, char** argv) {
   auto catalog = store.LoadCatalog("bench");
   Check(catalog.status(), "catalog");
   const int64_t spans = catalog->job.spans;
+  if (line->Has("replay")) {
+    auto rounds = line->GetInt("rounds", 3);
+    Check(rounds.status(), "--rounds");
+    const int status =
+        ReplayRounds(store, *catalog, std::max<int64_t>(*rounds, 1));
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::remove((path + suffix).c_str());
+    }
+    return status;
+  }
 
   Clock::time_point t = Clock::now();
   int64_t read = 0;
