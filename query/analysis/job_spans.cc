@@ -88,7 +88,15 @@ JobSpans JobSpans::Retimed(absl::Span<const int64_t> start,
     copy.spans_[i].start = start[i];
     copy.spans_[i].end = end[i];
   }
-  copy.Finish();
+  // A replay moves each track's spans in order: most tracks stay sorted.
+  for (JobTrack& track : copy.tracks_) {
+    auto first = copy.spans_.begin() + track.first;
+    auto last = first + track.count;
+    const auto order = [](const JobSpan& a, const JobSpan& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    };
+    if (!std::is_sorted(first, last, order)) std::sort(first, last, order);
+  }
   return copy;
 }
 

@@ -62,8 +62,13 @@ class Simulator {
   // piece starting at or before t), and where to read it; see MapStart.
   Point StartPoint(int32_t track, int64_t t) const;
   int64_t MapStart(int32_t track, int64_t t) const;
+  // MapStart where piece q is the last piece starting at or before t (or
+  // the first).
+  int64_t MapStartIn(int32_t track, size_t q, int64_t t) const;
   Point EndPoint(int32_t track, int64_t t) const;
-  int64_t MapEnd(int32_t track, int64_t t) const;
+  // The predicted time of `t` as an end; no piece before `from` ends at or
+  // after t.
+  int64_t MapEnd(int32_t track, int64_t t, size_t from = 0) const;
   bool Available(const Point& p) const {
     return p.track < 0 || state_[p.track] >= p.need;
   }
@@ -267,12 +272,17 @@ Point Simulator::StartPoint(int32_t track, int64_t t) const {
 
 int64_t Simulator::MapStart(int32_t track, int64_t t) const {
   const absl::Span<const Piece> pieces = graph_.pieces(track);
-  if (pieces.empty()) return t;
   auto it = std::upper_bound(
       pieces.begin(), pieces.end(), t,
       [](int64_t time, const Piece& piece) { return time < piece.t0; });
-  if (it == pieces.begin()) return t + (p0_[Global(track, 0)] - pieces[0].t0);
-  const int64_t q = (it - pieces.begin()) - 1;
+  return MapStartIn(track, it == pieces.begin() ? 0 : it - pieces.begin() - 1,
+                    t);
+}
+
+int64_t Simulator::MapStartIn(int32_t track, size_t q, int64_t t) const {
+  const absl::Span<const Piece> pieces = graph_.pieces(track);
+  if (pieces.empty()) return t;
+  if (t < pieces[0].t0) return t + (p0_[Global(track, 0)] - pieces[0].t0);
   const Piece& p = pieces[q];
   const int64_t g = Global(track, q);
   if (t >= p.t1) return p1_[g] + (t - p.t1);
@@ -296,11 +306,11 @@ Point Simulator::EndPoint(int32_t track, int64_t t) const {
   return StartPoint(track, t);
 }
 
-int64_t Simulator::MapEnd(int32_t track, int64_t t) const {
+int64_t Simulator::MapEnd(int32_t track, int64_t t, size_t from) const {
   const absl::Span<const Piece> pieces = graph_.pieces(track);
   if (pieces.empty()) return t;
   auto it = std::lower_bound(
-      pieces.begin(), pieces.end(), t,
+      pieces.begin() + std::min(from, pieces.size()), pieces.end(), t,
       [](const Piece& piece, int64_t time) { return piece.t1 < time; });
   if (it == pieces.end()) {
     const int64_t last = Global(track, pieces.size() - 1);
@@ -503,13 +513,20 @@ ReplayTimes Simulator::Run() {
   ReplayTimes times;
   times.start.resize(all_.size());
   times.end.resize(all_.size());
-  for (size_t i = 0; i < all_.size(); ++i) {
-    const JobSpan& s = all_[i];
-    times.start[i] = MapStart(s.track, s.start);
-    times.end[i] = s.end > s.start
-                       ? std::max(times.start[i], MapEnd(s.track, s.end))
-                       : times.start[i];
-    if (op_scaled_[s.op]) ++times.scaled_spans;
+  for (size_t k = 0; k < tracks_.size(); ++k) {
+    const JobTrack& track = tracks_[k];
+    const absl::Span<const Piece> list = graph_.pieces(static_cast<int32_t>(k));
+    // Spans come by start: the piece of each start is at or after the last.
+    size_t q = 0;
+    for (int64_t i = track.first; i < track.first + track.count; ++i) {
+      const JobSpan& s = all_[i];
+      while (q + 1 < list.size() && list[q + 1].t0 <= s.start) ++q;
+      times.start[i] = MapStartIn(static_cast<int32_t>(k), q, s.start);
+      times.end[i] = s.end > s.start
+                         ? std::max(times.start[i], MapEnd(s.track, s.end, q))
+                         : times.start[i];
+      if (op_scaled_[s.op]) ++times.scaled_spans;
+    }
   }
   times.broken_dependencies = broken_;
   return times;

@@ -48,6 +48,13 @@ absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
   Extent window;
   std::map<int32_t, Extent> ranks;
   std::map<int64_t, std::pair<Extent, std::map<int32_t, Extent>>> by_step;
+  // Spans come by track, then start: consecutive ones mostly share their
+  // rank and step, so the entries last used are kept at hand.
+  Extent* rank_extent = nullptr;
+  Extent* step_extent = nullptr;
+  Extent* step_rank_extent = nullptr;
+  int32_t last_rank = -2;
+  std::optional<int64_t> last_step;
   for (size_t i = 0; i < all.size(); ++i) {
     const JobSpan& s = all[i];
     const bool in_steps =
@@ -56,12 +63,21 @@ absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
     if (steps && !in_steps) continue;
     window.Add(s, times.start[i], times.end[i]);
     const int32_t rank = spans.tracks()[s.track].rank;
-    ranks[rank].Add(s, times.start[i], times.end[i]);
-    if (in_steps) {
-      auto& [extent, step_ranks] = by_step[s.step];
-      extent.Add(s, times.start[i], times.end[i]);
-      step_ranks[rank].Add(s, times.start[i], times.end[i]);
+    if (rank != last_rank) {
+      rank_extent = &ranks[rank];
+      last_step.reset();
+      last_rank = rank;
     }
+    rank_extent->Add(s, times.start[i], times.end[i]);
+    if (!in_steps) continue;
+    if (last_step != s.step) {
+      auto& [extent, step_ranks] = by_step[s.step];
+      step_extent = &extent;
+      step_rank_extent = &step_ranks[rank];
+      last_step = s.step;
+    }
+    step_extent->Add(s, times.start[i], times.end[i]);
+    step_rank_extent->Add(s, times.start[i], times.end[i]);
   }
   if (steps && by_step.empty()) {
     return absl::NotFoundError(absl::StrCat(
