@@ -172,6 +172,29 @@ assert path == [("rank 2: forward", 10000.0, 5000.0, "compute"),
                 ("rank 0: MPI_Allreduce", 15000.0, 100.0, "communication")], path
 PY
 
+# What if (docs/analysis.md, "Replay"): the chain's four 1 ms computes
+# halved save 2 of its 4.15 ms; both timelines as one Chrome trace.
+m replay --job chain --scale 'comp*=0.5' --trace "$work/replay.json" --json \
+  >"$work/replay.out" 2>"$work/replay.err"
+grep -qF "meridian replay: wrote $work/replay.json" "$work/replay.err" || fail "replay trace line"
+python3 - "$work/replay.out" "$work/replay.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["measured_ns"], r["predicted_ns"], r["saving_ns"], r["scaled_spans"]) == (
+    4150000, 2150000, 2000000, 4), r
+assert [(s["step"], s["measured_ns"], s["predicted_ns"]) for s in r["steps"]] == [
+    (0, 4150000, 2150000)], r["steps"]
+assert r["predicted_path"]["compute_ns"] == 2000000, r["predicted_path"]
+events = json.load(open(sys.argv[2]))["traceEvents"]
+names = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
+assert names == {f"rank {r} {side}" for r in range(4)
+                 for side in ("measured", "predicted")}, names
+assert len([e for e in events if e["ph"] == "X"]) == 20
+PY
+m replay --job slow-rank --rank-like 2=0 >"$work/replay.txt"
+expect_line "$work/replay.txt" \
+  "Replay of job slow-rank, whole job: measured 35.100 ms, predicted 27.100 ms: saves 8.000 ms (22.8%)"
+
 # The communication matrix (query/analysis/comm_matrix.h): the chain's
 # three sends; the cli job's Bcast (root 0) and four Allreduces only when
 # collectives are expanded.
@@ -218,6 +241,19 @@ m graph --job chain -o "$work/g2.dot" 2>"$work/err.txt"; rc=$?
 [ $rc -eq 2 ] || fail "graph without a step: exit $rc"
 m stragglers --job chain --head -1 2>"$work/err.txt"; rc=$?
 [ $rc -eq 2 ] || fail "negative head: exit $rc"
+m replay --job chain --step 9 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "replay unknown step: exit $rc"
+grep -qF 'job chain has no span tagged with step 9' "$work/err.txt" || fail "replay step message"
+m replay --job chain --rank-like 1=9 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "replay unknown rank: exit $rc"
+grep -qxF 'meridian: replay: --rank-like 1=9: the job has no spans of rank 9 (it has 4 ranks)' \
+  "$work/err.txt" || fail "replay rank message: $(cat "$work/err.txt")"
+m replay --job chain --scale compute 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "replay bad scale: exit $rc"
+grep -qF -- '--scale "compute": write NAME_GLOB=F or CATEGORY=F' "$work/err.txt" || fail "scale message"
+m replay --job chain --trace "$work/no/such/dir/r.json" 2>"$work/err.txt"; rc=$?
+[ $rc -eq 1 ] || fail "replay unwritable trace: exit $rc"
+[ ! -e "$work/no/such/dir/r.json.partial" ] || fail "partial replay trace left"
 m stats --job nope 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "unknown job: exit $rc"
 grep -qF 'no job "nope" in store' "$work/err.txt" || fail "unknown job message"

@@ -116,6 +116,8 @@ class Simulator {
   std::vector<GroupState> group_state_;
 
   std::vector<int64_t> piece_base_;  // per track, and one past the last
+  // Per track: the CPU thread it follows across untraced time, or -1.
+  std::vector<int32_t> lead_;
   std::vector<int64_t> p0_, p1_, own_;
   std::vector<int64_t> state_;  // per track
   std::vector<int64_t> step_;   // per track: the step of its last piece
@@ -159,6 +161,15 @@ absl::Status Simulator::Prepare() {
     piece_base_[k + 1] =
         piece_base_[k] +
         static_cast<int64_t>(graph_.pieces(static_cast<int32_t>(k)).size());
+  }
+  // Each process's first CPU thread leads its other CPU threads.
+  lead_.assign(tracks_.size(), -1);
+  absl::flat_hash_map<int32_t, int32_t> first_thread;
+  for (size_t k = 0; k < tracks_.size(); ++k) {
+    if (Gpu(static_cast<int32_t>(k)) || tracks_[k].process < 0) continue;
+    auto [it, added] =
+        first_thread.try_emplace(tracks_[k].process, static_cast<int32_t>(k));
+    if (!added) lead_[k] = it->second;
   }
   BuildGroups();
   if (!like_.empty()) BuildRankLike();
@@ -244,6 +255,7 @@ int64_t Simulator::OwnTime(int32_t k, int64_t q) const {
   const Piece& p = pieces[q];
   const int64_t base = p.t1 - p.t0;
   if (p.span < 0) {
+    if (lead_[k] >= 0) return 0;  // its lead places the next span (Advance)
     if (!Gpu(k)) return Scaled(base, RankFactor(k, step_[k], -1));
     // Idle time on a stream before a launched kernel: the launch explains
     // it (Advance).
@@ -441,6 +453,21 @@ void Simulator::Advance(int32_t k) {
           const int64_t lag =
               idle ? std::max<int64_t>(0, p.t0 - call.start) : 0;
           start = std::max(start, MapStart(call.track, call.start) + lag);
+        } else if (!force_[k]) {
+          Wait(k, point);
+          return;
+        } else {
+          ++broken_;
+        }
+      }
+      // A thread that follows another resumes, after untraced time, where
+      // its lead's replay puts the measured resumption.
+      if (lead_[k] >= 0 && x >= 0 && (q == 0 || pieces[q - 1].span < 0)) {
+        const int32_t lead = lead_[k];
+        const Point point = StartPoint(lead, p.t0);
+        if (Available(point)) {
+          const int64_t led = MapStart(lead, p.t0);
+          start = q == 0 ? led : std::max(start, led);
         } else if (!force_[k]) {
           Wait(k, point);
           return;

@@ -24,8 +24,12 @@
 //   - a GPU span's first piece starts no earlier than the CPU call that
 //     launched it starts plus the measured launch delay if the stream was
 //     idle before it (the idle time on the stream is then not replayed).
-// Untraced time on a CPU track is the program's own work: it is replayed
-// as measured (scaled by --rank-like).
+// Untraced time on a process's first CPU thread is the program's own work:
+// it is replayed as measured (scaled by --rank-like). Its other CPU threads
+// follow it: after untraced time (and at their first span) they resume
+// where the first thread's replay puts the measured resumption, no earlier
+// than their previous span's end (a background thread's work is taken to
+// be driven by the main thread's progress; nothing recorded says more).
 //
 // Changes (ReplayChanges), combined:
 //   scales     a span whose category name is `pattern` (mpi, nccl,

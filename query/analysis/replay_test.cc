@@ -80,6 +80,25 @@ TEST(ReplayTest, RankLikeFixesTheStraggler) {
   ASSERT_EQ(one.steps_size(), 1);
 }
 
+// slow-rank: rank 2's forward takes 5 ms, the others' 3. Like rank 0, each
+// step takes 3.1 ms and the 4.9 ms untraced after it follows: the job ends
+// at 3 x 8 + 3.1 ms. The second thread's Allreduce [1, 2) ms of each step
+// follows its main thread (measured 1 ms into the step: still 1 ms in), so
+// the steps stay 3.1 ms.
+TEST(ReplayTest, OtherThreadsFollowTheirMainThread) {
+  auto f = Scenario("slow-rank");
+  ASSERT_NE(f, nullptr);
+  ReplayChanges changes;
+  changes.rank_like = {{2, 0}};
+  const v1::ReplayReply reply = Report(*f, changes);
+  EXPECT_EQ(reply.measured_ns(), 35100 * kUs);
+  EXPECT_EQ(reply.predicted_ns(), 27100 * kUs);
+  ASSERT_EQ(reply.steps_size(), 4);
+  for (const v1::ReplayStep& step : reply.steps()) {
+    EXPECT_EQ(step.predicted_ns(), 3100 * kUs) << step.step();
+  }
+}
+
 // p2p-chain: four 1 ms computes in a chain of messages. Halving "compute"
 // saves 2 ms of the 4.15: rank 3 ends at 2.15 ms.
 TEST(ReplayTest, ScaleByNameAlongAChainOfMessages) {
