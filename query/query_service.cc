@@ -111,21 +111,23 @@ struct JobAnalysis {
 // What an analysis holds per span of the job it loads (spans, clocks and
 // the dependency graph), measured on analysis_bench's jobs.
 constexpr uint64_t kAnalysisBytesPerSpan = 190;
+// A replay holds the predicted timeline and its graph as well (peak RSS
+// 438 MB against 244 MB for a critical path of 1M spans, PERFORMANCE.md).
+constexpr uint64_t kReplayBytesPerSpan = 2 * kAnalysisBytesPerSpan;
 
 // Loads the job of an open query: one scan of the store; or with `step`,
 // only what that step needs (JobSpans::LoadStep). A whole job that would
 // take more than `budget` bytes is refused (RESOURCE_EXHAUSTED) before
 // anything is read, rather than swapping the collector.
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    uint64_t budget, JobQuery query,
-    std::optional<int64_t> step = std::nullopt) {
+    uint64_t budget, JobQuery query, std::optional<int64_t> step = std::nullopt,
+    uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
   const JobInfo& job = query.catalog.job;
-  if (!step &&
-      static_cast<uint64_t>(job.spans) * kAnalysisBytesPerSpan > budget) {
+  if (!step && static_cast<uint64_t>(job.spans) * bytes_per_span > budget) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "job ", job.name, " has ", job.spans,
         " spans: analysing it whole would take about ",
-        static_cast<uint64_t>(job.spans) * kAnalysisBytesPerSpan >> 20,
+        static_cast<uint64_t>(job.spans) * bytes_per_span >> 20,
         " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
         "; analyse one step (--step N) or raise the limit"));
   }
@@ -147,12 +149,13 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
 
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, const std::string& db_path, const std::string& job,
-    std::optional<int64_t> step = std::nullopt) {
+    std::optional<int64_t> step = std::nullopt,
+    uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
   v1::SpanFilter filter;
   filter.set_job(job);
   auto query = OpenJob(db_path, filter);
   if (!query.ok()) return query.status();
-  return LoadAnalysis(budget, std::move(*query), step);
+  return LoadAnalysis(budget, std::move(*query), step, bytes_per_span);
 }
 
 // The path over one step (NOT_FOUND naming it if no span has it), or over
@@ -252,7 +255,8 @@ absl::StatusOr<ReplayRun> RunReplay(uint64_t budget, const std::string& db_path,
   if (run.steps && run.steps->first == run.steps->last) {
     one_step = run.steps->first;
   }
-  auto analysis = LoadAnalysis(budget, db_path, request.job(), one_step);
+  auto analysis = LoadAnalysis(budget, db_path, request.job(), one_step,
+                               kReplayBytesPerSpan);
   if (!analysis.ok()) return analysis.status();
   run.analysis = std::move(*analysis);
   auto times = Replay(*run.analysis->graph, changes);

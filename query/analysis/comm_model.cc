@@ -5,8 +5,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace meridian {
 namespace {
@@ -88,7 +88,7 @@ std::optional<int64_t> ModelTimeNs(const CommModel& model,
   const double a = static_cast<double>(model.latency_ns);
   const double nb = static_cast<double>(std::max<int64_t>(bytes, 0)) * 1e9 /
                     model.bytes_per_s;  // ns
-  if (shape == Shape::kMessage) return std::llround(a + nb);
+  if (shape == Shape::kMessage) return std::llround(std::min(a + nb, 9e18));
   const double p = std::max(ranks, 1);
   const double log = p > 1 ? std::ceil(std::log2(p)) : 0;
   const bool ring = model.algorithm == CommModel::Algorithm::kRing;
@@ -118,7 +118,7 @@ std::optional<int64_t> ModelTimeNs(const CommModel& model,
     default:
       return std::nullopt;
   }
-  return std::llround(t);
+  return std::llround(std::min(t, 9e18));
 }
 
 }  // namespace meridian

@@ -22,8 +22,13 @@ bool IsCompute(const JobSpan& s) {
   return !IsCommunication(s.category) && s.role != SpanRole::kSync;
 }
 
+// No scaled or modelled time exceeds this (about 11.6 days): a factor or a
+// stored duration from a client cannot overflow the sums of a track.
+constexpr double kMaxScaledNs = 1e15;
+
 int64_t Scaled(int64_t ns, double factor) {
-  return factor == 1 ? ns : std::llround(static_cast<double>(ns) * factor);
+  if (factor == 1) return ns;
+  return std::llround(std::min(static_cast<double>(ns) * factor, kMaxScaledNs));
 }
 
 // A time on a track that a dependency needs: the track must have reached
@@ -245,9 +250,11 @@ double Simulator::RankFactor(int32_t track, int64_t step, int32_t op) const {
 std::optional<int64_t> Simulator::ModelTime(int32_t x) const {
   if (!changes_.comm_model) return std::nullopt;
   const JobSpan& s = all_[x];
-  return ModelTimeNs(*changes_.comm_model, s.category, spans_.name(s), s.role,
-                     s.bytes, instance_ranks_[x],
-                     static_cast<int32_t>(spans_.sources(s).size()));
+  const std::optional<int64_t> t = ModelTimeNs(
+      *changes_.comm_model, s.category, spans_.name(s), s.role, s.bytes,
+      instance_ranks_[x], static_cast<int32_t>(spans_.sources(s).size()));
+  if (!t) return t;
+  return std::min<int64_t>(*t, static_cast<int64_t>(kMaxScaledNs));
 }
 
 int64_t Simulator::OwnTime(int32_t k, int64_t q) const {
@@ -568,10 +575,11 @@ absl::Status CheckChanges(const ReplayChanges& changes) {
           "--scale needs NAME_GLOB=F or CATEGORY=F (an empty name matches "
           "nothing)");
     }
-    if (!std::isfinite(scale.factor) || scale.factor < 0) {
+    if (!std::isfinite(scale.factor) || scale.factor < 0 ||
+        scale.factor > kMaxFactor) {
       return absl::InvalidArgumentError(
           absl::StrCat("--scale ", scale.pattern, "=", scale.factor,
-                       ": the factor must be a finite number >= 0"));
+                       ": the factor must be a number from 0 to ", kMaxFactor));
     }
   }
   absl::flat_hash_set<int32_t> seen;
@@ -587,13 +595,14 @@ absl::Status CheckChanges(const ReplayChanges& changes) {
   }
   if (changes.comm_model) {
     const CommModel& m = *changes.comm_model;
-    if (!std::isfinite(m.bytes_per_s) || m.bytes_per_s <= 0) {
+    if (!std::isfinite(m.bytes_per_s) || m.bytes_per_s < 1) {
       return absl::InvalidArgumentError(
-          "--comm-model needs --bandwidth, a positive number of bytes per "
-          "second (e.g. 12.5GB/s)");
+          "--comm-model needs --bandwidth, at least 1 byte per second (e.g. "
+          "12.5GB/s)");
     }
-    if (m.latency_ns < 0) {
-      return absl::InvalidArgumentError("--latency must be >= 0 (e.g. 5us)");
+    if (m.latency_ns < 0 || m.latency_ns > kMaxLatencyNs) {
+      return absl::InvalidArgumentError(
+          "--latency must be from 0 to 1s (e.g. 5us)");
     }
   }
   return absl::OkStatus();

@@ -89,9 +89,14 @@ struct ReplayChanges {
   bool no_wait = false;
 };
 
-// INVALID_ARGUMENT saying what is wrong: a factor that is negative or not
-// finite, an empty pattern, a rank given twice in rank_like, a model
-// without a positive bandwidth or with a negative latency.
+// The largest --scale factor, and --latency.
+inline constexpr double kMaxFactor = 1000;
+inline constexpr int64_t kMaxLatencyNs = 1000000000;
+
+// INVALID_ARGUMENT saying what is wrong: a factor outside [0, kMaxFactor]
+// or not finite, an empty pattern, a rank given twice in rank_like, a model
+// with less than 1 byte/s or a latency outside [0, kMaxLatencyNs]. A
+// scaled or modelled time is capped at about 11.6 days (1e15 ns).
 absl::Status CheckChanges(const ReplayChanges& changes);
 
 struct ReplayTimes {

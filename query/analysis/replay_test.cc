@@ -150,7 +150,11 @@ TEST(ReplayTest, BadChangesAreRefusedWithAReason) {
   ReplayChanges negative;
   negative.scales = {{"compute", -1}};
   EXPECT_EQ(Replay(*f->graph, negative).status().message(),
-            "--scale compute=-1: the factor must be a finite number >= 0");
+            "--scale compute=-1: the factor must be a number from 0 to 1000");
+  ReplayChanges huge;
+  huge.scales = {{"compute", 1e300}};
+  EXPECT_EQ(Replay(*f->graph, huge).status().code(),
+            absl::StatusCode::kInvalidArgument);
   ReplayChanges twice;
   twice.rank_like = {{1, 0}, {1, 2}};
   EXPECT_EQ(Replay(*f->graph, twice).status().message(),
