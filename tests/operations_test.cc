@@ -188,6 +188,41 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   v1::CriticalPathRequest one = whole;
   one.set_step(5);
   EXPECT_TRUE(query->GetCriticalPath(&step_context, one, &reply).ok());
+
+  // A replay holds two timelines: twice the memory, and the same way out.
+  grpc::ClientContext replay_context;
+  v1::ReplayRequest replay;
+  replay.set_job("big");
+  v1::ReplayReply replayed;
+  status = query->Replay(&replay_context, replay, &replayed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "job big has 48008 spans: analysing it whole would take about 17 "
+            "MiB, over this collector's --analysis-memory-mib 1; analyse one "
+            "step (--step N) or raise the limit");
+  grpc::ClientContext replay_step_context;
+  replay.set_first_step(5);
+  replay.set_last_step(5);
+  status = query->Replay(&replay_step_context, replay, &replayed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(replayed.predicted_ns(), replayed.measured_ns());
+  ASSERT_EQ(replayed.steps_size(), 1);
+  EXPECT_EQ(replayed.steps(0).step(), 5);
+  // Bad requests are refused with a reason; the collector keeps serving.
+  grpc::ClientContext bad_context;
+  v1::ReplayRequest bad = replay;
+  bad.add_scales()->set_pattern("compute");
+  bad.mutable_scales(0)->set_factor(-1);
+  status = query->Replay(&bad_context, bad, &replayed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::ClientContext half_context;
+  v1::ReplayRequest half = replay;
+  half.clear_last_step();
+  status = query->Replay(&half_context, half, &replayed);
+  EXPECT_EQ(status.error_message(),
+            "give both first_step and last_step (--steps A:B), or neither");
+  grpc::ClientContext again_context;
+  EXPECT_TRUE(query->GetCriticalPath(&again_context, one, &reply).ok());
 }
 
 int64_t PeakRssMib() {
