@@ -144,6 +144,70 @@ TEST(ReplayTest, NoWaitRemovesWaitingForLateArrivals) {
   EXPECT_EQ(reply.steps(1).ranks(1).predicted_ns(), 4100 * kUs);
 }
 
+// One rank with a GPU stream (us): launches [0, 10) and [10, 20), "prep"
+// [20, 520), cudaDeviceSynchronize [520, 2020); kernels [15, 1015) (the
+// stream was idle: 15 us after its launch) and [1015, 2015) (queued). The
+// sync returned 5 us after the last kernel.
+struct GpuJob {
+  JobCatalog catalog;
+  std::optional<JobSpans> spans;
+  std::optional<DependencyGraph> graph;
+
+  GpuJob() {
+    catalog.processes = {{1, "node-0", 0, 0, 100}};
+    catalog.tracks = {{1, 1, v1::TRACK_KIND_THREAD, 100, "main"},
+                      {2, 1, v1::TRACK_KIND_GPU_STREAM, 7, "stream 7"}};
+    catalog.ops = {{1, v1::CATEGORY_CUDA_RUNTIME, "cudaLaunchKernel"},
+                   {2, v1::CATEGORY_CUDA_KERNEL, "gemm"},
+                   {3, v1::CATEGORY_USER, "prep"},
+                   {4, v1::CATEGORY_CUDA_SYNC, "cudaDeviceSynchronize"}};
+    spans.emplace(catalog);
+    struct Row {
+      int64_t track, op, start, end;
+      uint64_t correlation;
+    };
+    for (const Row& r : {Row{1, 1, 0, 10, 1}, Row{1, 1, 10, 20, 2},
+                         Row{1, 3, 20, 520, 0}, Row{1, 4, 520, 2020, 0},
+                         Row{2, 2, 15, 1015, 1}, Row{2, 2, 1015, 2015, 2}}) {
+      StoredSpan span;
+      span.track_id = r.track;
+      span.op_id = r.op;
+      span.start_ns = r.start * kUs;
+      span.dur_ns = (r.end - r.start) * kUs;
+      span.correlation = r.correlation;
+      spans->Add(span, span.start_ns, span.dur_ns);
+    }
+    spans->Finish();
+    graph.emplace(*spans);
+  }
+
+  int64_t Predicted(const ReplayChanges& changes) {
+    auto times = Replay(*graph, changes);
+    EXPECT_TRUE(times.ok()) << times.status();
+    auto reply = ReplayReport(*graph, *times, std::nullopt);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply->predicted_ns();
+  }
+};
+
+// Kernels twice as fast: [15, 515) and [515, 1015) (the second still after
+// its launch); the sync ends 5 us after: 1020 us. Without waiting, the sync
+// takes its 5 us at 520 and the kernels run as measured: 2015 us.
+TEST(ReplayTest, CudaLaunchesAndSynchronisations) {
+  GpuJob job;
+  EXPECT_EQ(job.Predicted(ReplayChanges{}), 2020 * kUs);
+  ReplayChanges faster;
+  faster.scales = {{"cuda_kernel", 0.5}};
+  EXPECT_EQ(job.Predicted(faster), 1020 * kUs);
+  ReplayChanges no_wait;
+  no_wait.no_wait = true;
+  EXPECT_EQ(job.Predicted(no_wait), 2015 * kUs);
+  // Prep removed: the sync starts at 20 us but still waits for the kernels.
+  ReplayChanges no_prep;
+  no_prep.scales = {{"prep", 0}};
+  EXPECT_EQ(job.Predicted(no_prep), 2020 * kUs);
+}
+
 TEST(ReplayTest, BadChangesAreRefusedWithAReason) {
   auto f = Scenario("p2p-chain");
   ASSERT_NE(f, nullptr);
