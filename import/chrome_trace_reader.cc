@@ -979,8 +979,9 @@ absl::Status Reader::Finish(ImportedTrace* out) {
   for (ImportedSpan& s : spans_) {
     if (skip_process[tracks_[s.track].process]) continue;
     s.track = track_of[s.track];
-    if (s.start_ns > INT64_MAX - base || s.start_ns + base < kMinTimestampNs ||
-        s.start_ns + base > kMaxTimestampNs) {
+    // In 128 bits: a hostile "ts" or epoch cannot overflow the sum.
+    const __int128 at = static_cast<__int128>(s.start_ns) + base;
+    if (at < kMinTimestampNs || at > kMaxTimestampNs) {
       return Fail(
           s.event, s.name,
           absl::StrCat("field \"ts\": ", s.start_ns, " ns + epoch ", base,
@@ -993,7 +994,7 @@ absl::Status Reader::Finish(ImportedTrace* out) {
                   absl::StrCat("field \"dur\": ", s.dur_ns,
                                " ns is longer than 30 days"));
     }
-    s.start_ns += base;
+    s.start_ns = static_cast<int64_t>(at);
     out->spans.push_back(std::move(s));
   }
   spans_.clear();

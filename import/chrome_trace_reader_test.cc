@@ -222,6 +222,16 @@ TEST(ChromeTraceReaderTest, ErrorsNameTheFileTheEventAndTheField) {
             "bad.json: event 0 (\"a\"): field \"ts\": 1000 ns + epoch 0 is "
             "not a time between 2000 and 2100 (an absurd timestamp, or a "
             "relative trace: --epoch-ns)");
+  // A negative epoch with the largest "ts" (found by fuzzing: the check
+  // itself overflowed).
+  ChromeReadOptions negative;
+  negative.epoch_ns = -764000000000000000;
+  EXPECT_EQ(Error(R"json([{"ph":"X","name":"a","ts":0.001,"dur":1},
+                      {"ph":"X","name":"b","ts":9223372036854775,"dur":1}])json",
+                  negative),
+            "bad.json: event 0 (\"a\"): field \"ts\": 1 ns + epoch "
+            "-764000000000000000 is not a time between 2000 and 2100 (an "
+            "absurd timestamp, or a relative trace: --epoch-ns)");
   EXPECT_EQ(Error(R"json({"traceEvents":[{"ph":"X","name":"a","ts":1,"dur":1}],
                       "baseTimeNanoseconds":99999999999999999999})json"),
             "bad.json: \"baseTimeNanoseconds\" is not an integer");
