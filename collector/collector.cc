@@ -115,6 +115,13 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         "(docs/security.md), or --insecure on a network where every client "
         "is trusted"));
   }
+  if (!options.http.empty() && !options.tls_ca.empty() &&
+      options.auth_tokens.empty()) {
+    return absl::FailedPreconditionError(
+        "--http with --tls-ca and no --auth-tokens: clients are known by "
+        "their certificates, which the web page's requests cannot carry; "
+        "give --auth-tokens (the page sends a token) or drop --http");
+  }
   auto credentials = ServerCredentials(options);
   if (!credentials.ok()) return credentials.status();
   std::shared_ptr<const Authorizer> auth = Authorizer::AllowAll();
@@ -196,6 +203,18 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     }
     collector->metrics_ = std::move(*metrics);
   }
+  if (!options.http.empty()) {
+    WebServerOptions web;
+    web.address = options.http;
+    web.insecure = options.insecure;
+    auto started = WebServer::Start(
+        web, collector->server_->InProcessChannel(grpc::ChannelArguments()));
+    if (!started.ok()) {
+      collector->Shutdown();
+      return started.status();
+    }
+    collector->web_ = std::move(*started);
+  }
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   collector->address_ = absl::StrCat(host, ":", collector->port_);
   return collector;
@@ -267,6 +286,7 @@ void Collector::Shutdown(absl::Duration grace) {
     }
     retention_.join();
   }
+  web_.reset();          // its requests ask the server below
   control_->Shutdown();  // a waiting `meridian trace` answers now
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() +

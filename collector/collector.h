@@ -9,7 +9,10 @@
 //
 // Security (docs/security.md): TLS from `tls_cert`/`tls_key` (mutual with
 // `tls_ca`), tokens from `auth_tokens`; Start refuses an address beyond
-// loopback without TLS and tokens unless `insecure`.
+// loopback without TLS and tokens unless `insecure`. The web page (`http`)
+// asks the Query service over the in-process channel with the browser's
+// token: Start refuses it where clients are known by certificate alone
+// (`tls_ca` without tokens), which a browser's request cannot carry.
 //
 // Shutdown(): stops accepting calls, lets calls in flight finish for up to
 // `grace` (then cancels them), commits every batch already received, and
@@ -32,6 +35,7 @@
 #include "common/metrics_endpoint.h"
 #include "grpcpp/grpcpp.h"
 #include "query/query_service.h"
+#include "web/web_server.h"
 
 namespace meridian {
 
@@ -60,6 +64,9 @@ struct CollectorOptions {
   // Prometheus metrics on http://ADDRESS/metrics (docs/operations.md);
   // empty: none.
   std::string metrics;
+  // The web page and its JSON on http://ADDRESS/ (web/web_server.h,
+  // docs/web.md); empty: none. Beyond loopback only with `insecure`.
+  std::string http;
   // Jobs whose last span ended more than this many days ago are deleted,
   // at start and then every hour; 0: kept for ever.
   int retention_days = 0;
@@ -78,6 +85,8 @@ class Collector {
   int port() const { return port_; }
   // The metrics endpoint's port; 0 without one.
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+  // The web page's port; 0 without one.
+  int http_port() const { return web_ ? web_->port() : 0; }
   const IngestCounters& counters() const { return ingest_->counters(); }
 
   void Shutdown(absl::Duration grace = absl::Seconds(5));
@@ -93,6 +102,7 @@ class Collector {
   std::unique_ptr<QueryService> query_;
   std::shared_ptr<const Authorizer> auth_;
   std::unique_ptr<MetricsEndpoint> metrics_;
+  std::unique_ptr<WebServer> web_;
   // Retention: deletes old jobs every hour until Shutdown.
   void RetentionLoop(int days);
   absl::Status DeleteOldJobs(int days);

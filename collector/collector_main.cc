@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "collector/collector.h"
 #include "common/command_line.h"
@@ -20,6 +21,7 @@ constexpr char kUsage[] =
                           [--max-streams N] [--max-queue-mib N]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
+                          [--http HOST:PORT]
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N]
        meridian-collector --version | -h | --help
@@ -40,6 +42,9 @@ constexpr char kUsage[] =
   --metrics HOST:PORT Prometheus metrics on http://HOST:PORT/metrics (spans,
                       batches, queue, commit latency, per-job rates); keep it
                       on loopback or a monitoring network
+  --http HOST:PORT    the web page (jobs, steps, stragglers, critical paths,
+                      timelines) and its JSON on http://HOST:PORT/
+                      (docs/web.md); loopback only unless --insecure
   --retention-days N  delete jobs whose last span ended more than N days ago
                       (at start, then hourly); default: keep every job
   --max-batch-mib N   largest message accepted (default 16); larger ones are
@@ -66,7 +71,7 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
-       "tls-key", "tls-ca", "auth-tokens", "metrics", "retention-days",
+       "tls-key", "tls-ca", "auth-tokens", "metrics", "http", "retention-days",
        "max-batch-mib", "analysis-memory-mib"},
       {"help", "insecure", "version"});
   if (line.ok() && line->Has("version")) {
@@ -97,6 +102,7 @@ int main(int argc, char** argv) {
   options.auth_tokens = line->Get("auth-tokens", "");
   options.insecure = line->Has("insecure");
   options.metrics = line->Get("metrics", "");
+  options.http = line->Get("http", "");
   auto retention = line->GetInt("retention-days", 0);
   if (!retention.ok() || *retention < 0 || *retention > 36500) {
     fprintf(stderr,
@@ -148,14 +154,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Scripts and tests read this line to learn the port.
-  printf("meridian-collector listening on %s, store %s\n",
-         (*collector)->address().c_str(), options.db_path.c_str());
+  std::string web;
+  if ((*collector)->http_port() != 0) {
+    const std::string host = options.http.substr(0, options.http.rfind(':'));
+    web = absl::StrCat(", web http://", host, ":", (*collector)->http_port(),
+                       "/");
+  }
+  printf("meridian-collector listening on %s, store %s%s\n",
+         (*collector)->address().c_str(), options.db_path.c_str(), web.c_str());
   fflush(stdout);
   spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
                options.db_path, sync);
   if ((*collector)->metrics_port() != 0) {
     spdlog::info("metrics on http://{}/metrics", options.metrics);
   }
+  if (!web.empty()) spdlog::info("web page on {}", web.substr(6));
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

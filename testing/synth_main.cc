@@ -1,7 +1,9 @@
 // meridian-synth: sends a synthetic multi-rank job (testing/synthetic_job.h) to
 // a collector, one concurrent stream per node, as node agents would.
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/command_line.h"
@@ -15,12 +17,15 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
+                      [--pace-ms N]
        meridian-synth [--collector HOST:PORT] --scenario NAME [--job ID]
        meridian-synth --version | -h | --help
 
 Sends a synthetic training job: N ranks (default 4) on M nodes (default 2),
 S steps (default 10), each node's agent on its own stream. --resend sends
-every batch a second time; the collector must store each once.
+every batch a second time; the collector must store each once. --pace-ms N
+sends it as a running job would: starting now (wall clock), each node's
+batches one round at a time, N ms apart.
 
 --scenario sends instead a small job whose analyses have known answers
 (testing/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
@@ -36,11 +41,11 @@ int Fail(const std::string& message) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
-  auto line =
-      meridian::CommandLine::Parse(args, 1,
-                                   {"collector", "job", "ranks", "nodes",
-                                    "steps", "spans-per-batch", "scenario"},
-                                   {"resend", "help", "version"});
+  auto line = meridian::CommandLine::Parse(
+      args, 1,
+      {"collector", "job", "ranks", "nodes", "steps", "spans-per-batch",
+       "scenario", "pace-ms"},
+      {"resend", "help", "version"});
   if (!line.ok()) return Fail(std::string(line.status().message()));
   if (line->Has("version")) {
     printf("meridian-synth %s\n", meridian::kVersion);
@@ -89,21 +94,45 @@ int main(int argc, char** argv) {
     return Fail("need ranks >= nodes >= 1, steps >= 0, spans-per-batch >= 1");
   }
   const bool resend = line->Has("resend");
+  auto pace_ms = line->GetInt("pace-ms", -1);
+  if (!pace_ms.ok()) return Fail(std::string(pace_ms.status().message()));
+  if (*pace_ms >= 0) {
+    job.t0_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  }
 
   std::vector<std::vector<meridian::v1::Batch>> batches_by_node;
+  size_t rounds = 1;
   for (int node = 0; node < job.nodes; ++node) {
     batches_by_node.push_back(meridian::SyntheticBatches(job, node));
+    rounds = std::max(rounds, batches_by_node.back().size());
   }
-  auto reports = meridian::SendConcurrently(
-      connect, batches_by_node, std::vector<int>(job.nodes, resend ? 2 : 1));
+  // Without --pace-ms, one round of every batch.
+  if (*pace_ms < 0) rounds = 1;
   meridian::SendReport total;
-  for (int node = 0; node < job.nodes; ++node) {
-    if (!reports[node].ok()) {
-      fprintf(stderr, "meridian-synth: node-%d: %s\n", node,
-              std::string(reports[node].status().message()).c_str());
-      return 1;
+  for (size_t round = 0; round < rounds; ++round) {
+    std::vector<std::vector<meridian::v1::Batch>> sent = batches_by_node;
+    if (*pace_ms >= 0) {
+      for (auto& node : sent) {
+        node = round < node.size()
+                   ? std::vector<meridian::v1::Batch>{node[round]}
+                   : std::vector<meridian::v1::Batch>{};
+      }
+      if (round > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(*pace_ms));
+      }
     }
-    total.Add(*reports[node]);
+    auto reports = meridian::SendConcurrently(
+        connect, sent, std::vector<int>(job.nodes, resend ? 2 : 1));
+    for (int node = 0; node < job.nodes; ++node) {
+      if (!reports[node].ok()) {
+        fprintf(stderr, "meridian-synth: node-%d: %s\n", node,
+                std::string(reports[node].status().message()).c_str());
+        return 1;
+      }
+      total.Add(*reports[node]);
+    }
   }
   printf(
       "job %s: %d ranks on %d nodes, %d steps: %lld batches stored "

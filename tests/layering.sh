@@ -23,7 +23,8 @@ declare -A allowed=(
   [query/analysis]="query/clocks query/ops store wire proto common"
   [query/export]="query/analysis query/clocks query/ops store wire proto common"
   [query]="query/export query/analysis query/clocks query/ops store wire proto common"
-  [collector]="query store wire proto common"
+  [web]="proto common"
+  [collector]="web query store wire proto common"
   [import]="wire proto common"
   [cli]="query import wire capture proto common"
 )

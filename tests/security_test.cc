@@ -1,6 +1,10 @@
 // The collector's port as a hostile network sees it: TLS, mutual TLS, and
 // tokens with per-job read/write/trace scopes, over real gRPC.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -121,6 +125,87 @@ class SecuredCollector : public ::testing::Test {
 
   std::unique_ptr<Collector> collector_;
 };
+
+// One HTTP GET of the web page's JSON with `token` ("": none): the status
+// line and the body.
+std::pair<std::string, std::string> HttpGet(int port, const std::string& path,
+                                            const std::string& token) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address))) {
+    close(fd);
+    return {};
+  }
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  request += "Connection: close\r\n\r\n";
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
+  close(fd);
+  const size_t line = response.find("\r\n");
+  const size_t body = response.find("\r\n\r\n");
+  return {response.substr(0, line),
+          body == std::string::npos ? "" : response.substr(body + 4)};
+}
+
+// The web page asks the Query service with the browser's token: the same
+// answers, job by job, as a gRPC client with that token gets.
+TEST(SecurityTest, TheWebPageAsksWithTheBrowsersToken) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("web.db");
+  options.auth_tokens = TokenFile(0600);
+  options.http = "127.0.0.1:0";
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  ClientSecurity agent;
+  agent.token = kAgentToken;
+  IngestClient ingest(*ClientChannel((*collector)->address(), agent));
+  auto sent = ingest.SendAll(
+      {Batch("agent-1", 1, "alice-1"), Batch("agent-1", 2, "bob-1")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  const int port = (*collector)->http_port();
+  ASSERT_GT(port, 0);
+  auto none = HttpGet(port, "/api/jobs", "");
+  EXPECT_EQ(none.first, "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(none.second,
+            "{\"error\":\"this collector needs a token: set MERIDIAN_TOKEN or "
+            "MERIDIAN_TOKEN_FILE (docs/security.md)\"}\n");
+  auto alice = HttpGet(port, "/api/jobs", kAliceToken);
+  EXPECT_EQ(alice.first, "HTTP/1.1 200 OK");
+  EXPECT_NE(alice.second.find("\"job\":\"alice-1\""), std::string::npos);
+  EXPECT_EQ(alice.second.find("bob-1"), std::string::npos) << alice.second;
+  auto bob = HttpGet(port, "/api/steps?job=bob-1", kAliceToken);
+  EXPECT_EQ(bob.first, "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(bob.second,
+            "{\"error\":\"the token may not read job \\\"bob-1\\\"\"}\n");
+  EXPECT_EQ(HttpGet(port, "/api/trace?job=bob-1", kAliceToken).first,
+            "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(HttpGet(port, "/api/trace?job=alice-1", kAliceToken).first,
+            "HTTP/1.1 200 OK");
+  (*collector)->Shutdown();
+
+  // Clients known by certificate alone: the page could not tell them apart.
+  CollectorOptions mutual;
+  mutual.listen = "127.0.0.1:0";
+  mutual.db_path = Temp("web-mutual.db");
+  mutual.tls_cert = Tls("collector.crt");
+  mutual.tls_key = Tls("collector.key");
+  mutual.tls_ca = Tls("ca.crt");
+  mutual.http = "127.0.0.1:0";
+  auto refused = Collector::Start(mutual);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "--http with --tls-ca and no --auth-tokens: clients are known by "
+            "their certificates, which the web page's requests cannot carry; "
+            "give --auth-tokens (the page sends a token) or drop --http");
+}
 
 TEST_F(SecuredCollector, RefusesClientsWithoutAValidCertificate) {
   v1::ListJobsReply reply;

@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""The collector's web page as a person sees it, in headless Chromium.
+
+A real meridian-collector with --http and the scenario jobs whose answers
+are known (testing/scenario_job.h), pages opened in Debian's chromium and
+driven over the DevTools protocol (python3-websocket): the job list, the
+straggler heatmap's hottest cell, the critical path's segments, a click on
+a step, a live job's spans arriving, no console errors. Screenshots go to
+$SCREENSHOTS (docs/web.md's pictures come from here) when it is set.
+
+usage: web_test.py COLLECTOR SYNTH   (the two programs)
+Exits 1 naming the first check that failed.
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import websocket
+
+DEADLINE_S = 30  # how long a condition may take to become true
+
+
+def fail(message):
+    print("FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def until(what, condition):
+    """Polls `condition` until it returns something true; fails after the
+    deadline naming `what`."""
+    end = time.monotonic() + DEADLINE_S
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > end:
+            fail("timed out waiting for " + what)
+        time.sleep(0.05)
+
+
+class Browser:
+    """One headless Chromium page, over the DevTools protocol."""
+
+    def __init__(self, profile):
+        chromium = shutil.which("chromium") or fail(
+            "no chromium (deploy/dependencies.sh installs Debian's)")
+        self.process = subprocess.Popen(
+            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
+             "--no-first-run", "--disable-extensions",
+             "--remote-debugging-port=0", "--user-data-dir=" + profile,
+             "--window-size=1400,1100", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(profile, "DevToolsActivePort")
+        until("chromium's DevTools port",
+              lambda: os.path.exists(port_file) and
+              open(port_file).read().count("\n") >= 1)
+        port = int(open(port_file).readline())
+        pages = json.load(urllib.request.urlopen(
+            "http://127.0.0.1:%d/json/list" % port))
+        page = next(p for p in pages if p["type"] == "page")
+        self.ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=DEADLINE_S,
+            suppress_origin=True)
+        self.next_id = 0
+        self.errors = []
+        for domain in ("Runtime", "Page", "Log"):
+            self.call(domain + ".enable")
+
+    def close(self):
+        self.ws.close()
+        self.process.kill()
+        self.process.wait()
+
+    def _event(self, message):
+        method = message.get("method")
+        params = message.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            self.errors.append(params["exceptionDetails"].get("text", "") +
+                               " " + json.dumps(params["exceptionDetails"].get(
+                                   "exception", {}).get("description", "")))
+        elif method == "Runtime.consoleAPICalled" and params["type"] == "error":
+            self.errors.append(" ".join(
+                str(a.get("value", a.get("description", "")))
+                for a in params["args"]))
+        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+            self.errors.append(params["entry"]["text"])
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method,
+                                 "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    fail("%s: %s" % (method, message["error"]))
+                return message["result"]
+            self._event(message)
+
+    def eval(self, expression):
+        result = self.call("Runtime.evaluate", expression=expression,
+                           awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in result:
+            fail("%s threw %s" % (expression, result["exceptionDetails"]))
+        return result["result"].get("value")
+
+    def wait(self, what, expression):
+        return until(what, lambda: self.eval(expression))
+
+    def open(self, url):
+        self.call("Page.navigate", url=url)
+        self.wait("the page to load", "document.readyState === 'complete'")
+
+    def screenshot(self, name):
+        folder = os.environ.get("SCREENSHOTS")
+        if not folder:
+            return
+        os.makedirs(folder, exist_ok=True)
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(base64.b64decode(data))
+
+
+def texts(browser, selector):
+    return browser.eval("[...document.querySelectorAll(%s)].map("
+                        "(e) => e.textContent)" % json.dumps(selector))
+
+
+def rows(browser, table):
+    return browser.eval(
+        "[...document.querySelectorAll('#%s tbody tr')].map((tr) => "
+        "[...tr.children].map((td) => td.textContent))" % table)
+
+
+def main():
+    collector_bin, synth_bin = sys.argv[1], sys.argv[2]
+    work = tempfile.mkdtemp(prefix="meridian-web-")
+    collector = subprocess.Popen(
+        [collector_bin, "--listen", "127.0.0.1:0", "--db", work + "/m.db",
+         "--http", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=open(work + "/collector.log", "w"),
+        text=True)
+    browser = None
+    try:
+        line = collector.stdout.readline()
+        m = re.match(r"meridian-collector listening on (\S+), store .*, "
+                     r"web (http://\S+/)$", line.strip())
+        if not m:
+            fail("collector said: " + line)
+        address, web = m.group(1), m.group(2)
+        for scenario in ("slow-rank", "p2p-chain", "late-every-other-step"):
+            subprocess.run([synth_bin, "--collector", address, "--scenario",
+                            scenario], check=True, stdout=subprocess.DEVNULL)
+        browser = Browser(work + "/profile")
+
+        # The job list: the three jobs, finished.
+        browser.open(web)
+        browser.wait("the job list",
+                     "document.querySelectorAll('#jobs tbody tr').length === 3")
+        listed = rows(browser, "jobs")
+        names = [r[0] for r in listed]
+        if names != ["late-every-other-step", "p2p-chain", "slow-rank"]:
+            fail("jobs listed: %s" % names)
+        slow = listed[2]
+        if slow[3:7] != ["4", "64", "2", "finished"]:
+            fail("slow-rank's row: %s" % slow)
+        browser.screenshot("jobs.png")
+
+        # slow-rank: rank 2 is the straggler; every step's path is rank 2's
+        # forward, then rank 0's Allreduce.
+        browser.eval("document.querySelector('#jobs a[href=\"#/job/slow-rank\"]')"
+                     ".click()")
+        browser.wait("the heatmap",
+                     "document.querySelector('#heatmap canvas') !== null")
+        hottest = browser.eval(
+            "document.getElementById('hottest').dataset.rank")
+        if hottest != "2":
+            fail("the heatmap's hottest rank is %s, not 2" % hottest)
+        browser.wait("the critical path",
+                     "document.querySelectorAll('#path-segments tbody tr')"
+                     ".length > 0")
+        segments = [r[1:] for r in rows(browser, "path-segments")]
+        if segments != [["2", "compute", "forward", "5.000"],
+                        ["0", "communication", "MPI_Allreduce", "0.100"]]:
+            fail("slow-rank's path: %s" % segments)
+        if browser.eval("document.querySelector('#step-chart canvas') === null"):
+            fail("no step-time chart")
+        browser.wait("the statistics",
+                     "document.querySelectorAll('#stats-table tbody tr')"
+                     ".length > 0")
+        browser.screenshot("job.png")
+
+        # late-every-other-step: clicking step 2 in the slowest steps puts
+        # rank 0's own forward (2 ms) on the path; step 3's is rank 1's 4 ms.
+        browser.open(web + "#/job/late-every-other-step")
+        browser.wait("late-every-other-step's page",
+                     "document.querySelector('h1').textContent === "
+                     "'late-every-other-step'")
+        if len(rows(browser, "slowest")) != 4:
+            fail("slowest steps: %s" % rows(browser, "slowest"))
+        title = browser.eval("document.getElementById('path-title').textContent")
+        if not title.startswith("Critical path of step 1: 4.100 ms"):
+            fail("first path title: " + title)
+        browser.eval("document.querySelector('#slowest tr[data-key=\"2\"]')"
+                     ".click()")
+        browser.wait("step 2's path", "document.getElementById('path-title')"
+                     ".textContent.startsWith('Critical path of step 2')")
+        browser.wait("step 2's segments",
+                     "document.querySelectorAll('#path-segments tbody tr')"
+                     ".length > 0")
+        first = rows(browser, "path-segments")[0][1:]
+        if first != ["0", "compute", "forward", "2.000"]:
+            fail("step 2's path starts with %s" % first)
+        browser.screenshot("step.png")
+
+        # A running job: its spans arrive while the page shows it.
+        synth = subprocess.Popen(
+            [synth_bin, "--collector", address, "--job", "live", "--ranks",
+             "2", "--nodes", "1", "--steps", "8", "--spans-per-batch", "12",
+             "--pace-ms", "700"], stdout=subprocess.DEVNULL)
+        browser.open(web)
+        browser.wait("the live job in the list",
+                     "[...document.querySelectorAll('#jobs .live')].length > 0")
+        browser.open(web + "#/job/live")
+        browser.wait("the live job's page",
+                     "document.querySelector('h1').textContent === 'live'")
+        before = browser.wait(
+            "the live job's summary",
+            "document.getElementById('live') && "
+            "document.getElementById('summary').textContent")
+        spans = lambda text: int(re.search(r"([\d,]+) spans", text)
+                                 .group(1).replace(",", ""))
+        browser.wait("more spans without a reload",
+                     "(() => { const m = document.getElementById('summary')"
+                     ".textContent.match(/([\\d,]+) spans/); return m && "
+                     "Number(m[1].replace(/,/g, '')) > %d; })()" % spans(before))
+        synth.wait()
+        browser.screenshot("live.png")
+
+        if browser.errors:
+            fail("console errors: %s" % browser.errors)
+        print("web_test: 5 pages checked, no console errors")
+    finally:
+        if browser:
+            browser.close()
+        collector.terminate()
+        collector.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+// WebServer: `meridian-collector --http ADDR`, the web page (docs/web.md)
+// and the JSON it reads, served by civetweb (Debian's libcivetweb-dev, the
+// server prometheus-cpp already brings).
+//
+// The JSON is the Query service's answers, asked over `channel` (the
+// collector's in-process channel) and written with protobuf's JSON mapping
+// (field names as in query.proto; 64-bit integers as strings): no second
+// query engine. An `Authorization: Bearer TOKEN` header is passed on as the
+// gRPC call's metadata, so the collector's Authorizer decides exactly as it
+// does for gRPC clients, and its status becomes the HTTP status (401, 403,
+// 404, 400, 429, 500).
+//
+//   GET /                         the page (and /app.js, /app.css,
+//                                 /echarts.min.js: the assets, gzip when
+//                                 the browser accepts it)
+//   GET /api/jobs                 ListJobs
+//   GET /api/job?job=J            ListJobs of J (ranks, steps)
+//   GET /api/steps?job=J          GetSteps
+//   GET /api/stragglers?job=J     GetStragglers, and `heatmap`: the time
+//                                 others waited for each rank per step,
+//                                 summed into at most 64 rank and 200 step
+//                                 bins (WaitHeatmap)
+//   GET /api/critical-path?job=J[&step=N]   GetCriticalPath
+//   GET /api/clocks?job=J         GetClocks
+//   GET /api/stats?job=J          GetStats
+//   GET /api/compare?a=J&b=K  or  ?a=J&ranks=R1,R2    Compare
+//   GET /api/trace?job=J[&first_step=A&last_step=B]
+//                                 ExportTrace (Chrome JSON), streamed as it
+//                                 comes, as an attachment
+// Anything else is 404; a method other than GET 405; a bad parameter 400
+// naming it.
+//
+// On a loopback address (the default, and what Start accepts unless
+// `insecure`), requests whose Host header names another host are refused
+// (403): a web page elsewhere cannot read the jobs by rebinding its DNS
+// name to 127.0.0.1.
+#ifndef MERIDIAN_WEB_WEB_SERVER_H_
+#define MERIDIAN_WEB_WEB_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "meridian/v1/query.grpc.pb.h"
+
+struct mg_context;
+struct mg_connection;
+
+namespace meridian {
+
+struct WebServerOptions {
+  std::string address = "127.0.0.1:7080";  // HOST:PORT; port 0 picks one
+  // Listening beyond loopback is refused unless this is set.
+  bool insecure = false;
+  int threads = 8;  // requests served at once
+};
+
+class WebServer {
+ public:
+  // INVALID_ARGUMENT for an address beyond loopback without `insecure`,
+  // UNAVAILABLE naming the address if it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<WebServer>> Start(
+      const WebServerOptions& options, std::shared_ptr<grpc::Channel> channel);
+  ~WebServer();
+
+  int port() const { return port_; }
+
+ private:
+  WebServer() = default;
+  static int Handle(mg_connection* connection, void* self);
+  int Serve(mg_connection* connection);
+  bool HostAllowed(mg_connection* connection) const;
+
+  mg_context* context_ = nullptr;
+  std::unique_ptr<v1::Query::Stub> stub_;
+  bool loopback_ = true;
+  int port_ = 0;
+};
+
+// The heatmap of /api/stragglers: per (rank bin, step bin) the time others
+// waited for the ranks of the bin in the steps of the bin (the instances
+// whose last arrival was that rank, CollectiveInstance.wait_ns). Bins are
+// contiguous ranges, at most `max_rank_bins` x `max_step_bins`; instances
+// without a step are left out.
+struct WaitHeatmap {
+  std::vector<int32_t> rank_starts;  // first rank of each bin, ascending
+  std::vector<int64_t> step_starts;  // first step of each bin
+  int32_t last_rank = -1;
+  int64_t last_step = -1;
+  std::vector<int64_t> wait_ns;  // rank bin major: [r * steps + s]
+  int32_t hottest_rank = -1;     // the rank others waited for most in one
+  int64_t hottest_step = -1;     // step, and that step (-1: no waiting)
+};
+WaitHeatmap MakeWaitHeatmap(const v1::StragglersReply& reply, int max_rank_bins,
+                            int max_step_bins);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_WEB_WEB_SERVER_H_

@@ -1,0 +1,152 @@
+#include "web/web_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "web/web_assets.h"
+
+namespace meridian {
+namespace {
+
+v1::CollectiveInstance Instance(int64_t step, int32_t last, int64_t wait) {
+  v1::CollectiveInstance c;
+  c.set_step(step);
+  c.set_last_rank(last);
+  c.set_wait_ns(wait);
+  return c;
+}
+
+// Ranks 0-4, steps 10-14: binned 2 x 2 into ranks {0-2, 3-4} and steps
+// {10-12, 13-14}.
+TEST(WaitHeatmapTest, BinsRanksAndStepsAndFindsTheHottestCell) {
+  v1::StragglersReply reply;
+  for (int r = 0; r < 5; ++r) reply.add_ranks()->set_rank(r);
+  *reply.add_collectives() = Instance(10, 1, 100);
+  *reply.add_collectives() = Instance(10, 1, 50);  // same cell: 150
+  *reply.add_collectives() = Instance(12, 2, 120);
+  *reply.add_collectives() = Instance(14, 4, 70);
+  *reply.add_collectives() = Instance(13, -1, 0);  // nobody late
+  v1::CollectiveInstance no_step = Instance(0, 3, 999);
+  no_step.clear_step();
+  *reply.add_collectives() = no_step;
+  const WaitHeatmap map = MakeWaitHeatmap(reply, 2, 2);
+  EXPECT_EQ(map.rank_starts, (std::vector<int32_t>{0, 3}));
+  EXPECT_EQ(map.step_starts, (std::vector<int64_t>{10, 13}));
+  EXPECT_EQ(map.last_rank, 4);
+  EXPECT_EQ(map.last_step, 14);
+  EXPECT_EQ(map.wait_ns, (std::vector<int64_t>{270, 0, 0, 70}));
+  EXPECT_EQ(map.hottest_rank, 1);
+  EXPECT_EQ(map.hottest_step, 10);
+
+  const WaitHeatmap none = MakeWaitHeatmap(v1::StragglersReply(), 64, 200);
+  EXPECT_TRUE(none.wait_ns.empty());
+  EXPECT_EQ(none.hottest_rank, -1);
+}
+
+// One request over a socket; the whole response.
+std::string Get(int port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    close(fd);
+    return "";
+  }
+  (void)!write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[65536];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
+  close(fd);
+  return response;
+}
+
+std::string Request(const std::string& method, const std::string& path,
+                    const std::string& host = "127.0.0.1") {
+  return absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: ", host,
+                      "\r\nConnection: close\r\n\r\n");
+}
+
+class WebServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WebServerOptions options;
+    options.address = "127.0.0.1:0";
+    // No collector behind it: the API answers 503, the page still loads.
+    auto server = WebServer::Start(
+        options,
+        grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    ASSERT_GT(server_->port(), 0);
+  }
+  std::unique_ptr<WebServer> server_;
+};
+
+TEST_F(WebServerTest, ServesThePageAndItsAssets) {
+  const std::string page = Get(server_->port(), Request("GET", "/"));
+  EXPECT_TRUE(absl::StartsWith(page, "HTTP/1.1 200 OK\r\n")) << page;
+  EXPECT_TRUE(absl::StrContains(page, "Content-Type: text/html"));
+  EXPECT_TRUE(absl::StrContains(page, "<script src=\"/app.js\"></script>"));
+  EXPECT_TRUE(absl::StrContains(page, "Content-Security-Policy: default-src"));
+  const WebAsset* charts = FindWebAsset("/echarts.min.js");
+  ASSERT_NE(charts, nullptr);
+  EXPECT_GT(charts->body.size(), 500000u);
+  EXPECT_LT(charts->gzip.size(), charts->body.size() / 2);
+  const std::string gzipped =
+      Get(server_->port(),
+          "GET /echarts.min.js HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: "
+          "gzip, br\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StrContains(gzipped, "Content-Encoding: gzip\r\n"));
+  EXPECT_TRUE(absl::StrContains(
+      gzipped, absl::StrCat("Content-Length: ", charts->gzip.size(), "\r\n")));
+}
+
+TEST_F(WebServerTest, RefusesWhatItDoesNotServe) {
+  const int port = server_->port();
+  EXPECT_TRUE(absl::StartsWith(Get(port, Request("GET", "/nope.html")),
+                               "HTTP/1.1 404 Not Found"));
+  const std::string post = Get(port, Request("POST", "/api/jobs"));
+  EXPECT_TRUE(absl::StartsWith(post, "HTTP/1.1 405")) << post;
+  EXPECT_TRUE(absl::StrContains(post, "Allow: GET"));
+  // DNS rebinding: a page of another site that resolves to 127.0.0.1.
+  const std::string rebound =
+      Get(port, Request("GET", "/api/jobs", "evil.example:8080"));
+  EXPECT_TRUE(absl::StartsWith(rebound, "HTTP/1.1 403 Forbidden")) << rebound;
+  // The collector is not there: the API says so as JSON.
+  const std::string down = Get(port, Request("GET", "/api/jobs"));
+  EXPECT_TRUE(absl::StartsWith(down, "HTTP/1.1 503")) << down;
+  EXPECT_TRUE(absl::StrContains(down, "{\"error\":"));
+  const std::string bad =
+      Get(port, Request("GET", "/api/critical-path?job=j&step=x"));
+  EXPECT_TRUE(absl::StartsWith(bad, "HTTP/1.1 400")) << bad;
+  EXPECT_TRUE(absl::StrContains(bad, "step must be an integer"));
+  EXPECT_TRUE(
+      absl::StartsWith(Get(port, Request("GET", "/api/what")), "HTTP/1.1 404"));
+}
+
+TEST(WebServerStartTest, RefusesAnAddressBeyondLoopbackUnlessInsecure) {
+  WebServerOptions options;
+  options.address = "0.0.0.0:0";
+  auto server = WebServer::Start(
+      options,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().message(),
+            "--http 0.0.0.0:0: the web page is served without TLS; serve it "
+            "on loopback (and reach it through an SSH tunnel) or pass "
+            "--insecure");
+}
+
+}  // namespace
+}  // namespace meridian
