@@ -230,6 +230,8 @@ void AddAnalyses(CLI::App& tree) {
       "Per step and rank: iteration time; compute, communication and their "
       "overlap.");
   StoredJob(steps);
+  Value(steps, "--rank", "R",
+        "per rank, only rank R's figures (the means stay every rank's)");
   Json(steps);
 
   CLI::App* compare = Command(

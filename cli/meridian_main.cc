@@ -310,6 +310,13 @@ int Steps(meridian::v1::Query::Stub& stub, const std::string& collector,
           const meridian::CommandLine& line) {
   meridian::v1::StepsRequest request;
   request.set_job(line.Get("job"));
+  if (line.Has("rank")) {
+    auto rank = line.GetInt("rank", 0);
+    if (!rank.ok() || *rank < 0 || *rank > INT32_MAX) {
+      return Usage("--rank must be a rank (an integer >= 0)");
+    }
+    request.set_rank(static_cast<int32_t>(*rank));
+  }
   return CallAndPrint("steps", stub, &meridian::v1::Query::Stub::GetSteps,
                       request, collector, line.Has("json"), meridian::StepsJson,
                       meridian::StepsText);

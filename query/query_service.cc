@@ -476,6 +476,11 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
   auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = StepBreakdown(*(*analysis)->graph);
+  if (request->has_rank() || request->means_only()) {
+    KeepRankSteps(request->has_rank() ? std::optional<int32_t>(request->rank())
+                                      : std::nullopt,
+                  reply);
+  }
   reply->set_job(request->job());
   return grpc::Status::OK;
 }

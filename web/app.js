@@ -367,8 +367,15 @@ async function showJob(name, selectedStep) {
     el('div', {class: 'grid'}, el('section', {id: 'clocks'}, el('h2', {}, 'Clocks'), 'Loading…'),
       el('section', {id: 'stats'}, el('h2', {}, 'MPI and NCCL statistics'), 'Loading…')));
   const stepChart = mount(stepDiv, stepChartOption(stepList, 'mean'));
-  rankSelect.addEventListener('change', () =>
-    stepChart.setOption(stepChartOption(stepList, rankSelect.value)));
+  // The collector sends one rank's figures at a time (1,024 ranks x 1,000
+  // steps would be 100 MB).
+  const stepsOf = async (rank) => (await api(`/api/steps?job=${enc}` +
+    (rank === 'mean' ? '' : `&rank=${rank}`))).steps || [];
+  rankSelect.addEventListener('change', async () => {
+    const rank = rankSelect.value;
+    const fresh = await stepsOf(rank);
+    if (rankSelect.value === rank) stepChart.setOption(stepChartOption(fresh, rank));
+  });
   if (map && map.rank_starts.length) mount(heatDiv, heatmapOption(map));
   else heatDiv.replaceWith(el('p', {class: 'muted'}, 'No collectives with steps.'));
   for (const tr of document.querySelectorAll('#slowest tbody tr')) {
@@ -378,9 +385,10 @@ async function showJob(name, selectedStep) {
   showClocksAndStats(name).catch((e) => setStatus(e.message, true));
   if (isLive(job)) {
     timers.push(setInterval(async () => {
-      const [again, fresh] = await Promise.all([api(`/api/job?job=${enc}`), api(`/api/steps?job=${enc}`)]);
+      const rank = rankSelect.value;
+      const [again, fresh] = await Promise.all([api(`/api/job?job=${enc}`), stepsOf(rank)]);
       drawSummary((again.jobs || [])[0] || job);
-      stepChart.setOption(stepChartOption(fresh.steps || [], rankSelect.value));
+      stepChart.setOption(stepChartOption(fresh, rank));
       setStatus(`updated ${new Date().toLocaleTimeString()}`);
     }, POLL_MS));
   }

@@ -334,6 +334,15 @@ int WebServer::Serve(mg_connection* c) {
   if (api == "steps") {
     v1::StepsRequest request;
     request.set_job(param("job"));
+    const std::optional<int64_t> rank = IntParam(params, "rank", &bad);
+    if (bad || (rank && (*rank < 0 || *rank > INT32_MAX))) {
+      return Error(c, 400, "rank must be a rank (an integer >= 0)");
+    }
+    if (rank) {
+      request.set_rank(static_cast<int32_t>(*rank));
+    } else {
+      request.set_means_only(true);
+    }
     v1::StepsReply reply;
     grpc::Status s = stub_->GetSteps(&context, request, &reply);
     if (!s.ok()) return RpcError(c, s);

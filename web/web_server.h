@@ -15,7 +15,9 @@
 //                                 the browser accepts it)
 //   GET /api/jobs                 ListJobs
 //   GET /api/job?job=J            ListJobs of J (ranks, steps)
-//   GET /api/steps?job=J          GetSteps
+//   GET /api/steps?job=J[&rank=R] GetSteps: each step's means, and only
+//                                 rank R's own figures (1,000 steps of
+//                                 1,024 ranks would be 30 MB)
 //   GET /api/stragglers?job=J     GetStragglers, and `heatmap`: the time
 //                                 others waited for each rank per step,
 //                                 summed into at most 64 rank and 200 step
@@ -39,6 +41,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -102,4 +102,15 @@ v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
   return reply;
 }
 
+void KeepRankSteps(std::optional<int32_t> rank, v1::StepsReply* reply) {
+  for (v1::StepSummary& step : *reply->mutable_steps()) {
+    auto* ranks = step.mutable_ranks();
+    int kept = 0;
+    for (int i = 0; i < ranks->size(); ++i) {
+      if (rank && ranks->Get(i).rank() == *rank) ranks->SwapElements(i, kept++);
+    }
+    ranks->DeleteSubrange(kept, ranks->size() - kept);
+  }
+}
+
 }  // namespace meridian

@@ -20,6 +20,8 @@
 #ifndef MERIDIAN_QUERY_STEP_BREAKDOWN_H_
 #define MERIDIAN_QUERY_STEP_BREAKDOWN_H_
 
+#include <optional>
+
 #include "meridian/v1/query.pb.h"
 #include "query/analysis/dependency_graph.h"
 
@@ -27,6 +29,10 @@ namespace meridian {
 
 // Every step of the job, ascending; fills everything but job.
 v1::StepsReply StepBreakdown(const DependencyGraph& graph);
+
+// Leaves in each step of `reply` only `rank`'s own figures (none without
+// a rank); the means stay those of every rank.
+void KeepRankSteps(std::optional<int32_t> rank, v1::StepsReply* reply);
 
 }  // namespace meridian
 

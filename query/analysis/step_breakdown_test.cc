@@ -33,6 +33,25 @@ TEST(StepBreakdownTest, SlowRankComputeCommunicationAndOverlap) {
   }
 }
 
+// One rank's own figures, or none: the means stay every rank's.
+TEST(StepBreakdownTest, KeepsOneRanksFiguresOrNone) {
+  auto f = ScenarioFixture::Load("slow-rank");
+  ASSERT_NE(f, nullptr);
+  v1::StepsReply one = StepBreakdown(*f->graph);
+  KeepRankSteps(2, &one);
+  ASSERT_EQ(one.steps(3).ranks_size(), 1);
+  EXPECT_EQ(one.steps(3).ranks(0).rank(), 2);
+  EXPECT_EQ(one.steps(3).ranks(0).compute_ns(), 5 * kMs);
+  EXPECT_EQ(one.steps(3).compute_ns(), 3500 * kUs);
+  v1::StepsReply none = StepBreakdown(*f->graph);
+  KeepRankSteps(std::nullopt, &none);
+  EXPECT_EQ(none.steps(0).ranks_size(), 0);
+  EXPECT_EQ(none.steps(0).slowest_rank(), 0);
+  v1::StepsReply missing = StepBreakdown(*f->graph);
+  KeepRankSteps(9, &missing);
+  EXPECT_EQ(missing.steps(0).ranks_size(), 0);
+}
+
 TEST(StepBreakdownTest, AlternatingStepsAndAChainsIterationTimes) {
   auto f = ScenarioFixture::Load("late-every-other-step");
   ASSERT_NE(f, nullptr);
