@@ -8,6 +8,10 @@
 #   ./bench/run.sh replay [--spans N] [--rounds R]
 #                             (meridian replay of a 1M-span job against
 #                              reading it, alternated over R rounds)
+#   ./bench/run.sh web [--ranks N] [--steps S]
+#                             (the collector's web page on a 1,024-rank,
+#                              1,000-step job in headless Chromium: page
+#                              load and interaction times)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -50,6 +54,14 @@ case "${1:-}" in
     bazel build //query/analysis:analysis_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/query/analysis/analysis_bench" \
       --replay "$@"
+    ;;
+  web)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //collector:meridian-collector //testing:meridian-synth >&2
+    bin="$(bazel info bazel-bin 2>/dev/null)"
+    exec /usr/bin/python3 bench/web_bench.py "$bin/collector/meridian-collector" \
+      "$bin/testing/meridian-synth" "$@"
     ;;
   gpu)
     exec ./tests/gpu/run.sh --bench

@@ -68,12 +68,16 @@ grpc::Status DescribeJob(Store& store, const std::string& job,
   return grpc::Status::OK;
 }
 
+}  // namespace
+
 // A read connection, the job's catalog and the filter's selection.
 struct JobQuery {
   std::unique_ptr<Store> store;
   JobCatalog catalog;
   std::optional<SpanSelection> selection;
 };
+
+namespace {
 
 absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
                                  const v1::SpanFilter& filter) {
@@ -98,6 +102,8 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
   return query;
 }
 
+}  // namespace
+
 // A job loaded for the analyses: its spans on the collector's clock and
 // their dependency graph. Not movable: the spans refer to the catalog.
 struct JobAnalysis {
@@ -107,6 +113,8 @@ struct JobAnalysis {
   std::optional<DependencyGraph> graph;
   ScanStats read;  // what the load read from the store
 };
+
+namespace {
 
 // What an analysis holds per span of the job it loads (spans, clocks and
 // the dependency graph), measured on analysis_bench's jobs.
@@ -157,6 +165,68 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
   if (!query.ok()) return query.status();
   return LoadAnalysis(budget, std::move(*query), step, bytes_per_span);
 }
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
+    const std::string& job, uint64_t bytes_per_span) {
+  v1::SpanFilter filter;
+  filter.set_job(job);
+  auto query = OpenJob(db_path_, filter);
+  if (!query.ok()) return query.status();
+  const JobInfo& info = query->catalog.job;
+  const CacheKey key{job, info.id, info.spans, info.chunks, info.max_end_ns};
+  if (static_cast<uint64_t>(info.spans) * bytes_per_span > analysis_budget_) {
+    // LoadAnalysis says why; a cached analysis must not bypass the budget.
+    auto refused = LoadAnalysis(analysis_budget_, std::move(*query),
+                                std::nullopt, bytes_per_span);
+    if (!refused.ok()) return refused.status();
+    return std::shared_ptr<const JobAnalysis>(std::move(*refused));
+  }
+  // Whether this request loads the job for the cache (else another job is
+  // loading: this one loads without keeping it).
+  bool loads = false;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    if (cache_ && absl::Now() - cache_used_ > kCacheIdle) {
+      cache_.reset();
+      cache_key_.reset();
+    }
+    while (cache_loading_ && cache_key_ && *cache_key_ == key) {
+      cache_loaded_.Wait(&cache_mu_);
+    }
+    if (cache_ && cache_key_ && *cache_key_ == key) {
+      cache_used_ = absl::Now();
+      return cache_;
+    }
+    if (!cache_loading_) {
+      // The last job's analysis is let go now, not after this load.
+      cache_.reset();
+      cache_key_ = key;
+      cache_loading_ = true;
+      loads = true;
+    }
+  }
+  auto loaded = LoadAnalysis(analysis_budget_, std::move(*query), std::nullopt,
+                             bytes_per_span);
+  std::shared_ptr<const JobAnalysis> analysis;
+  if (loaded.ok()) {
+    (*loaded)->query.store.reset();  // no read transaction held open
+    analysis = std::move(*loaded);
+  }
+  if (loads) {
+    absl::MutexLock lock(&cache_mu_);
+    cache_loading_ = false;
+    cache_ = analysis;  // none after a failure: the next request retries
+    if (!analysis) cache_key_.reset();
+    cache_used_ = absl::Now();
+    cache_loaded_.SignalAll();
+  }
+  if (!loaded.ok()) return loaded.status();
+  return analysis;
+}
+
+namespace {
 
 // The path over one step (NOT_FOUND naming it if no span has it), or over
 // the whole job.
@@ -237,13 +307,17 @@ absl::Status ReadReplayRequest(const v1::ReplayRequest& request,
 
 // A job loaded and replayed: what Replay and ExportReplayTrace answer from.
 struct ReplayRun {
-  std::unique_ptr<JobAnalysis> analysis;
+  std::shared_ptr<const JobAnalysis> analysis;
   std::optional<StepRange> steps;
   ReplayTimes times;
 };
 
-absl::StatusOr<ReplayRun> RunReplay(uint64_t budget, const std::string& db_path,
-                                    const v1::ReplayRequest& request) {
+// `whole` loads the whole job (QueryService::WholeJob).
+absl::StatusOr<ReplayRun> RunReplay(
+    uint64_t budget, const std::string& db_path,
+    const v1::ReplayRequest& request,
+    const std::function<absl::StatusOr<std::shared_ptr<const JobAnalysis>>()>&
+        whole) {
   ReplayRun run;
   ReplayChanges changes;
   if (absl::Status s = ReadReplayRequest(request, &changes, &run.steps);
@@ -255,8 +329,11 @@ absl::StatusOr<ReplayRun> RunReplay(uint64_t budget, const std::string& db_path,
   if (run.steps && run.steps->first == run.steps->last) {
     one_step = run.steps->first;
   }
-  auto analysis = LoadAnalysis(budget, db_path, request.job(), one_step,
-                               kReplayBytesPerSpan);
+  absl::StatusOr<std::shared_ptr<const JobAnalysis>> analysis =
+      one_step
+          ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(LoadAnalysis(
+                budget, db_path, request.job(), one_step, kReplayBytesPerSpan))
+          : whole();
   if (!analysis.ok()) return analysis.status();
   run.analysis = std::move(*analysis);
   auto times = Replay(*run.analysis->graph, changes);
@@ -443,8 +520,10 @@ grpc::Status QueryService::GetCriticalPath(
   const std::optional<int64_t> step =
       request->has_step() ? std::optional<int64_t>(request->step())
                           : std::nullopt;
-  auto analysis =
-      LoadAnalysis(analysis_budget_, db_path_, request->job(), step);
+  absl::StatusOr<std::shared_ptr<const JobAnalysis>> analysis =
+      step ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(
+                 LoadAnalysis(analysis_budget_, db_path_, request->job(), step))
+           : WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   auto path = PathOf(**analysis, step);
   if (!path.ok()) return ToGrpc(path.status());
@@ -461,7 +540,7 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "head must be >= 0 (0 lists every instance)");
   }
-  auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
+  auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = Stragglers(*(*analysis)->graph, request->head());
   reply->set_job(request->job());
@@ -473,7 +552,7 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
                                     v1::StepsReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
+  auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = StepBreakdown(*(*analysis)->graph);
   if (request->has_rank() || request->means_only()) {
@@ -568,7 +647,7 @@ grpc::Status QueryService::ExportGraph(
     grpc::ServerWriter<v1::TraceChunk>* writer) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto analysis = LoadAnalysis(analysis_budget_, db_path_, request->job());
+  auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   auto graph =
       StepGraph(*(*analysis)->graph, request->step(), request->format());
@@ -581,7 +660,9 @@ grpc::Status QueryService::Replay(grpc::ServerContext* context,
                                   v1::ReplayReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto run = RunReplay(analysis_budget_, db_path_, *request);
+  auto run = RunReplay(analysis_budget_, db_path_, *request, [&] {
+    return WholeJob(request->job(), kReplayBytesPerSpan);
+  });
   if (!run.ok()) return ToGrpc(run.status());
   auto report = ReplayReport(*run->analysis->graph, run->times, run->steps);
   if (!report.ok()) return ToGrpc(report.status());
@@ -595,7 +676,9 @@ grpc::Status QueryService::ExportReplayTrace(
     grpc::ServerWriter<v1::TraceChunk>* writer) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto run = RunReplay(analysis_budget_, db_path_, *request);
+  auto run = RunReplay(analysis_budget_, db_path_, *request, [&] {
+    return WholeJob(request->job(), kReplayBytesPerSpan);
+  });
   if (!run.ok()) return ToGrpc(run.status());
   v1::TraceChunk chunk;
   const bool written = WriteReplayTrace(

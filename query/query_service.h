@@ -4,18 +4,26 @@
 // concurrently with ingest (SQLite WAL) and with each other, and see every
 // batch committed before they started. The analyses (critical path,
 // stragglers, steps, graph) hold the job's spans in memory while they run
-// (JobSpans and the graph: about 150 bytes a span, docs/PERFORMANCE.md).
+// (JobSpans and the graph: about 150 bytes a span, docs/PERFORMANCE.md),
+// and keep the last whole job loaded for the next query (WholeJob).
 // Errors: NOT_FOUND for an unknown job, INVALID_ARGUMENT for a bad filter, each
 // with a message saying what to fix.
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
 #define MERIDIAN_QUERY_QUERY_SERVICE_H_
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "meridian/v1/query.grpc.pb.h"
 
 namespace meridian {
+
+struct JobAnalysis;  // query_service.cc
 
 class QueryService final : public v1::Query::Service {
  public:
@@ -73,9 +81,35 @@ class QueryService final : public v1::Query::Service {
     return may_read_ ? may_read_(*context, job) : grpc::Status::OK;
   }
 
+  // The whole job loaded for the analyses, `bytes_per_span` counted
+  // against the budget: the last one loaded is kept (its read connection
+  // closed) and answers the next whole-job analysis of the same job while
+  // the job has not changed (same spans, chunks and last end), so the web
+  // page's steps, stragglers and path load a large job once. A request
+  // arriving while that job loads waits for it rather than loading it
+  // again. Held until another job is analysed whole, or for at most
+  // kCacheIdle after its last use (dropped at the next query).
+  absl::StatusOr<std::shared_ptr<const JobAnalysis>> WholeJob(
+      const std::string& job, uint64_t bytes_per_span);
+  static constexpr absl::Duration kCacheIdle = absl::Minutes(5);
+
   std::string db_path_;
   MayRead may_read_;
   uint64_t analysis_budget_;
+  struct CacheKey {
+    std::string job;
+    int64_t id = 0, spans = 0, chunks = 0, end_ns = 0;
+    bool operator==(const CacheKey& o) const {
+      return job == o.job && id == o.id && spans == o.spans &&
+             chunks == o.chunks && end_ns == o.end_ns;
+    }
+  };
+  absl::Mutex cache_mu_;
+  absl::CondVar cache_loaded_;
+  std::optional<CacheKey> cache_key_ ABSL_GUARDED_BY(cache_mu_);
+  std::shared_ptr<const JobAnalysis> cache_ ABSL_GUARDED_BY(cache_mu_);
+  bool cache_loading_ ABSL_GUARDED_BY(cache_mu_) = false;
+  absl::Time cache_used_ ABSL_GUARDED_BY(cache_mu_);
 };
 
 }  // namespace meridian

@@ -225,6 +225,55 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   EXPECT_TRUE(query->GetCriticalPath(&again_context, one, &reply).ok());
 }
 
+// The last whole job analysed is kept for the next query (the web page
+// asks steps, stragglers and the path one after another), and never
+// answers for a job that has changed since: spans arriving, or the job
+// deleted and sent again.
+TEST(OperationsTest, AKeptAnalysisFollowsTheJob) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("cache.db");
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  auto query = v1::Query::NewStub(channel);
+  auto steps = [&](const std::string& job) {
+    grpc::ClientContext context;
+    v1::StepsRequest request;
+    request.set_job(job);
+    request.set_means_only(true);
+    v1::StepsReply reply;
+    grpc::Status status = query->GetSteps(&context, request, &reply);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return reply.steps_size();
+  };
+  SyntheticJob job;
+  job.job = "growing";
+  job.ranks = 2;
+  job.nodes = 1;
+  job.steps = 3;
+  job.spans_per_batch = 2 * kSyntheticSpansPerStep;  // a batch per step
+  std::vector<v1::Batch> batches = SyntheticBatches(job, 0);
+  ASSERT_GE(batches.size(), 3u);
+  IngestClient ingest(channel);
+  ASSERT_TRUE(ingest.SendAll({batches[0]}).ok());
+  const int first = steps("growing");
+  EXPECT_LT(first, 3);
+  EXPECT_EQ(steps("growing"), first);  // kept: the same answer
+  ASSERT_TRUE(
+      ingest.SendAll(std::vector<v1::Batch>(batches.begin() + 1, batches.end()))
+          .ok());
+  EXPECT_EQ(steps("growing"), 3);
+  // Stragglers and the path from the kept analysis.
+  grpc::ClientContext context;
+  v1::StragglersRequest request;
+  request.set_job("growing");
+  v1::StragglersReply reply;
+  ASSERT_TRUE(query->GetStragglers(&context, request, &reply).ok());
+  EXPECT_EQ(reply.instances(), 2 * 3 + 1);  // two Allreduces a step, a Bcast
+}
+
 int64_t PeakRssMib() {
   std::ifstream status("/proc/self/status");
   std::string line;

@@ -343,7 +343,7 @@ async function showJob(name, selectedStep) {
     openInPerfetto(name, step).catch((e) => setStatus(e.message, true))}, 'Open in Perfetto');
   const save = el('button', {id: 'download', onclick: () =>
     download(name, step).catch((e) => setStatus(e.message, true))}, 'Download trace');
-  const hottest = map && map.hottest_rank >= 0 ?
+  const hottest = map && Number(map.hottest_rank) >= 0 ?
     `Hottest: rank ${map.hottest_rank} in step ${map.hottest_step}` :
     'No rank made the others wait.';
   main.replaceChildren(

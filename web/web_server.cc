@@ -181,11 +181,12 @@ WaitHeatmap MakeWaitHeatmap(const v1::StragglersReply& reply, int max_rank_bins,
     max_rank = std::max(max_rank, r.rank());
   }
   for (const v1::CollectiveInstance& c : reply.collectives()) {
-    if (!c.has_step() || c.last_rank() < 0) continue;
-    max_rank = std::max(max_rank, c.last_rank());
+    if (!c.has_step()) continue;
     min_step = any_step ? std::min(min_step, c.step()) : c.step();
     max_step = any_step ? std::max(max_step, c.step()) : c.step();
     any_step = true;
+    if (c.last_rank() < 0) continue;  // nobody waited
+    max_rank = std::max(max_rank, c.last_rank());
     cells[{c.last_rank(), c.step()}] += c.wait_ns();
   }
   if (max_rank < 0 || !any_step) return map;

@@ -86,8 +86,9 @@ class WebServer {
 // The heatmap of /api/stragglers: per (rank bin, step bin) the time others
 // waited for the ranks of the bin in the steps of the bin (the instances
 // whose last arrival was that rank, CollectiveInstance.wait_ns). Bins are
-// contiguous ranges, at most `max_rank_bins` x `max_step_bins`; instances
-// without a step are left out.
+// contiguous ranges, at most `max_rank_bins` x `max_step_bins`, over the
+// ranks of the reply and the steps of its instances (all zero where nobody
+// waited); instances without a step are left out.
 struct WaitHeatmap {
   std::vector<int32_t> rank_starts;  // first rank of each bin, ascending
   std::vector<int64_t> step_starts;  // first step of each bin

@@ -48,6 +48,15 @@ TEST(WaitHeatmapTest, BinsRanksAndStepsAndFindsTheHottestCell) {
   const WaitHeatmap none = MakeWaitHeatmap(v1::StragglersReply(), 64, 200);
   EXPECT_TRUE(none.wait_ns.empty());
   EXPECT_EQ(none.hottest_rank, -1);
+  // Nobody late: every cell 0, the bins still drawn.
+  v1::StragglersReply even;
+  for (int r = 0; r < 2; ++r) even.add_ranks()->set_rank(r);
+  *even.add_collectives() = Instance(4, -1, 0);
+  const WaitHeatmap zero = MakeWaitHeatmap(even, 64, 200);
+  EXPECT_EQ(zero.rank_starts, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(zero.step_starts, (std::vector<int64_t>{4}));
+  EXPECT_EQ(zero.wait_ns, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(zero.hottest_rank, -1);
 }
 
 // One request over a socket; the whole response.
