@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "store/store.h"
 
 namespace meridian {
 
@@ -92,6 +93,9 @@ class QueryService final : public v1::Query::Service {
   absl::StatusOr<std::shared_ptr<const JobAnalysis>> WholeJob(
       const std::string& job, uint64_t bytes_per_span);
   static constexpr absl::Duration kCacheIdle = absl::Minutes(5);
+  // The kept analysis if it is of `job` as it is now, else nullptr (loads
+  // nothing).
+  std::shared_ptr<const JobAnalysis> KeptJob(const JobInfo& job);
 
   std::string db_path_;
   MayRead may_read_;
