@@ -19,6 +19,7 @@ constexpr char kUsage[] =
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
                       [--pace-ms N]
        meridian-synth [--collector HOST:PORT] --scenario NAME [--job ID]
+                      [--node1-offset-ns X]
        meridian-synth --version | -h | --help
 
 Sends a synthetic training job: N ranks (default 4) on M nodes (default 2),
@@ -29,7 +30,9 @@ batches one round at a time, N ms apart.
 
 --scenario sends instead a small job whose analyses have known answers
 (testing/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
-late-every-other-step or p2p-chain. The job id defaults to the name.
+late-every-other-step or p2p-chain. The job id defaults to the name. With
+--node1-offset-ns, node-1's clock reads that much ahead, and each node's
+batch carries the clock model that undoes it.
 )";
 
 int Fail(const std::string& message) {
@@ -44,7 +47,7 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"collector", "job", "ranks", "nodes", "steps", "spans-per-batch",
-       "scenario", "pace-ms"},
+       "scenario", "pace-ms", "node1-offset-ns"},
       {"resend", "help", "version"});
   if (!line.ok()) return Fail(std::string(line.status().message()));
   if (line->Has("version")) {
@@ -64,7 +67,9 @@ int main(int argc, char** argv) {
     absl::Status known = meridian::CheckScenario(scenario);
     if (!known.ok()) return Fail(std::string(known.message()));
     const std::string job = line->Get("job", scenario);
-    auto nodes = meridian::ScenarioBatches(scenario, job);
+    auto offset = line->GetInt("node1-offset-ns", 0);
+    if (!offset.ok()) return Fail(std::string(offset.status().message()));
+    auto nodes = meridian::ScenarioBatches(scenario, job, *offset);
     auto reports = meridian::SendConcurrently(
         connect, nodes, std::vector<int>(nodes.size(), 1));
     for (const auto& report : reports) {

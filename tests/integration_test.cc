@@ -530,6 +530,10 @@ TEST_F(IntegrationTest, ClockModelsPutEveryNodeOnTheCollectorsClock) {
   EXPECT_EQ(clocks.nodes(1).models(), 1);
   EXPECT_EQ(clocks.nodes(1).uncertainty_ns(), 5 * kUs);
   EXPECT_EQ(clocks.nodes(1).correction_ns(), 0);
+  // Its one model, as a point of the timeline the web page charts.
+  ASSERT_EQ(clocks.nodes(1).timeline_size(), 1);
+  EXPECT_EQ(clocks.nodes(1).timeline(0).offset_ns(), -2 * kMs);
+  EXPECT_EQ(clocks.nodes(1).timeline(0).uncertainty_ns(), 5 * kUs);
   EXPECT_EQ(clocks.constraints(), 2);
   EXPECT_EQ(clocks.violations_before(), 0);
   EXPECT_EQ(clocks.violations_after(), 0);

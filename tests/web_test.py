@@ -156,8 +156,13 @@ def main():
             fail("collector said: " + line)
         address, web = m.group(1), m.group(2)
         for scenario in ("slow-rank", "p2p-chain", "late-every-other-step"):
+            # late-every-other-step with node-1's clock 2 ms ahead, and the
+            # clock models that say so.
+            offset = ["--node1-offset-ns", "2000000"] if scenario.startswith(
+                "late") else []
             subprocess.run([synth_bin, "--collector", address, "--scenario",
-                            scenario], check=True, stdout=subprocess.DEVNULL)
+                            scenario] + offset, check=True,
+                           stdout=subprocess.DEVNULL)
         browser = Browser(work + "/profile")
 
         # The job list: the three jobs, finished.
@@ -210,14 +215,24 @@ def main():
             fail("first path title: " + title)
         browser.eval("document.querySelector('#slowest tr[data-key=\"2\"]')"
                      ".click()")
-        browser.wait("step 2's path", "document.getElementById('path-title')"
-                     ".textContent.startsWith('Critical path of step 2')")
+        browser.wait("step 2's path",
+                     "(document.getElementById('path-title') || {textContent:"
+                     " ''}).textContent.startsWith('Critical path of step 2')")
         browser.wait("step 2's segments",
                      "document.querySelectorAll('#path-segments tbody tr')"
                      ".length > 0")
         first = rows(browser, "path-segments")[0][1:]
         if first != ["0", "compute", "forward", "2.000"]:
             fail("step 2's path starts with %s" % first)
+        # Its clocks: node-1 2 ms ahead, charted over the job.
+        browser.wait("the clocks",
+                     "document.querySelectorAll('#clock-table tbody tr')"
+                     ".length === 2")
+        clock_rows = [r[:3] for r in rows(browser, "clock-table")]
+        if clock_rows != [["node-0", "0,1", "0.0"], ["node-1", "2,3", "2000.0"]]:
+            fail("clocks: %s" % clock_rows)
+        if browser.eval("document.querySelector('#clock-chart canvas') === null"):
+            fail("no clock chart")
         browser.screenshot("step.png")
 
         # A running job: its spans arrive while the page shows it.

@@ -398,7 +398,9 @@ async function showJob(name, selectedStep) {
 async function showClocksAndStats(name) {
   const enc = encodeURIComponent(name);
   const [clocks, stats] = await Promise.all([api(`/api/clocks?job=${enc}`), api(`/api/stats?job=${enc}`)]);
-  document.getElementById('clocks').replaceChildren(el('h2', {}, 'Clocks'),
+  const nodes = clocks.nodes || [];
+  const clockDiv = chart('clock-chart', true);
+  document.getElementById('clocks').replaceChildren(el('h2', {}, 'Clocks'), clockDiv,
     sortableTable('clock-table', [
       {title: 'node', value: (n) => n.node},
       {title: 'ranks', value: (n) => (n.ranks || []).join(',')},
@@ -406,8 +408,28 @@ async function showClocksAndStats(name) {
       {title: 'drift (ppb)', numeric: true, value: (n) => num(n.drift_ppb)},
       {title: '± (us)', numeric: true, value: (n) => num(n.uncertainty_ns), text: (n) => (num(n.uncertainty_ns) / 1e3).toFixed(1)},
       {title: 'correction (us)', numeric: true, value: (n) => num(n.correction_ns), text: (n) => (num(n.correction_ns) / 1e3).toFixed(1)},
-    ], clocks.nodes || []),
+    ], nodes),
     el('p', {class: 'muted'}, `${num(clocks.violations_before)} causality violations before refinement, ${num(clocks.violations_after)} after.`));
+  // Each node's offset over the job, from its clock models.
+  const points = nodes.flatMap((n) => n.timeline || []);
+  if (points.length) {
+    const t0 = Math.min(...points.map((p) => num(p.reference_ns)));
+    mount(clockDiv, {
+      animation: false,
+      tooltip: {trigger: 'axis'},
+      legend: {type: 'scroll', top: 0},
+      grid: {left: 60, right: 20, top: 30, bottom: 30},
+      xAxis: {type: 'value', name: 's', scale: true},
+      yAxis: {type: 'value', name: 'offset (us)', scale: true},
+      series: nodes.map((n) => ({
+        name: n.node, type: 'line', showSymbol: (n.timeline || []).length < 3,
+        data: (n.timeline || []).map((p) => [(num(p.reference_ns) - t0) / 1e9,
+          num(p.offset_ns) / 1e3]),
+      })),
+    });
+  } else {
+    clockDiv.replaceWith(el('p', {class: 'muted'}, 'No clock models: the nodes were not measured against the collector.'));
+  }
   document.getElementById('stats').replaceChildren(el('h2', {}, 'MPI and NCCL statistics'),
     sortableTable('stats-table', [
       {title: 'operation', value: (o) => o.name},

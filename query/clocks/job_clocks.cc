@@ -199,6 +199,20 @@ v1::ClocksReply JobClocks::Report() const {
     }
     out->set_drift_ppb(nearest == nullptr ? 0 : nearest->drift_ppb);
     out->set_correction_ns(node.correction_ns);
+    // At most kTimelinePoints models, evenly chosen, the first and last
+    // among them.
+    constexpr size_t kTimelinePoints = 200;
+    const size_t n = models.size();
+    const size_t shown = std::min(n, kTimelinePoints);
+    for (size_t i = 0; i < shown; ++i) {
+      const NodeClockModel& m =
+          models[shown == 1 ? 0 : i * (n - 1) / (shown - 1)];
+      v1::ClockPoint* point = out->add_timeline();
+      point->set_reference_ns(m.reference_ns);
+      point->set_offset_ns(m.offset_ns);
+      point->set_drift_ppb(m.drift_ppb);
+      point->set_uncertainty_ns(m.uncertainty_ns);
+    }
   }
   reply.set_constraints(refinement_.constraints);
   reply.set_violations_before(refinement_.violations_before);

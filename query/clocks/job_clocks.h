@@ -73,7 +73,8 @@ class JobClocks {
   // No span starts earlier on the collector's axis: the export's origin.
   int64_t epoch_ns() const { return epoch_ns_; }
 
-  // What `meridian clocks` shows.
+  // What `meridian clocks` shows, with each node's models over the job
+  // (NodeClock.timeline: at most 200, evenly chosen).
   v1::ClocksReply Report() const;
 
  private:
