@@ -207,6 +207,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     WebServerOptions web;
     web.address = options.http;
     web.insecure = options.insecure;
+    web.perfetto_ui = options.perfetto_ui;
     auto started = WebServer::Start(
         web, collector->server_->InProcessChannel(grpc::ChannelArguments()));
     if (!started.ok()) {

@@ -67,6 +67,8 @@ struct CollectorOptions {
   // The web page and its JSON on http://ADDRESS/ (web/web_server.h,
   // docs/web.md); empty: none. Beyond loopback only with `insecure`.
   std::string http;
+  // Where the page's "Open in Perfetto" goes (WebServerOptions).
+  std::string perfetto_ui = "https://ui.perfetto.dev";
   // Jobs whose last span ended more than this many days ago are deleted,
   // at start and then every hour; 0: kept for ever.
   int retention_days = 0;

@@ -21,7 +21,7 @@ constexpr char kUsage[] =
                           [--max-streams N] [--max-queue-mib N]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
-                          [--http HOST:PORT]
+                          [--http HOST:PORT [--perfetto-ui ORIGIN]]
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N]
        meridian-collector --version | -h | --help
@@ -45,6 +45,8 @@ constexpr char kUsage[] =
   --http HOST:PORT    the web page (jobs, steps, stragglers, critical paths,
                       timelines) and its JSON on http://HOST:PORT/
                       (docs/web.md); loopback only unless --insecure
+  --perfetto-ui ORIGIN where the page's "Open in Perfetto" sends a trace
+                      (default https://ui.perfetto.dev; a self-hosted UI)
   --retention-days N  delete jobs whose last span ended more than N days ago
                       (at start, then hourly); default: keep every job
   --max-batch-mib N   largest message accepted (default 16); larger ones are
@@ -71,8 +73,8 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
-       "tls-key", "tls-ca", "auth-tokens", "metrics", "http", "retention-days",
-       "max-batch-mib", "analysis-memory-mib"},
+       "tls-key", "tls-ca", "auth-tokens", "metrics", "http", "perfetto-ui",
+       "retention-days", "max-batch-mib", "analysis-memory-mib"},
       {"help", "insecure", "version"});
   if (line.ok() && line->Has("version")) {
     printf("meridian-collector %s\n", meridian::kVersion);
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
   options.insecure = line->Has("insecure");
   options.metrics = line->Get("metrics", "");
   options.http = line->Get("http", "");
+  options.perfetto_ui = line->Get("perfetto-ui", options.perfetto_ui);
   auto retention = line->GetInt("retention-days", 0);
   if (!retention.ok() || *retention < 0 || *retention > 36500) {
     fprintf(stderr,

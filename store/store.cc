@@ -19,7 +19,7 @@ namespace {
 // Version 3: spans are stored as columnar chunks (wire/span_chunk.h), one
 // row per chunk. Version 2 (a row per span) and earlier are refused with a
 // message: their spans would have to be rewritten.
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 
 // Version 3 kept one clock model per (node, reference_ns), whoever sent it;
 // version 4 keys them by the agent that sent them and records which agents
@@ -62,6 +62,17 @@ UPDATE meta SET value=6 WHERE key='schema_version';
 COMMIT;
 )sql";
 
+// Version 7 counts each job's stored bytes (its chunks), for the job list;
+// an older store's jobs are counted once, at the upgrade.
+constexpr const char* kUpgrade6To7 = R"sql(
+BEGIN IMMEDIATE;
+ALTER TABLE jobs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET bytes=(SELECT ifnull(sum(length(data)), 0) FROM chunks
+  WHERE chunks.job=jobs.id);
+UPDATE meta SET value=7 WHERE key='schema_version';
+COMMIT;
+)sql";
+
 // Spans of one track go into chunks of at most this many.
 constexpr size_t kStoreChunkSpans = 8192;
 
@@ -74,7 +85,8 @@ CREATE TABLE IF NOT EXISTS jobs(
   id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, epoch_ns INTEGER NOT NULL,
   min_start_ns INTEGER NOT NULL, max_end_ns INTEGER NOT NULL,
   max_dur_ns INTEGER NOT NULL, max_chunk_ns INTEGER NOT NULL,
-  spans INTEGER NOT NULL, chunks INTEGER NOT NULL);
+  spans INTEGER NOT NULL, chunks INTEGER NOT NULL,
+  bytes INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS processes(
   id INTEGER PRIMARY KEY, job INTEGER NOT NULL, node INTEGER NOT NULL,
   rank INTEGER NOT NULL, local_rank INTEGER NOT NULL, pid INTEGER NOT NULL,
@@ -129,6 +141,7 @@ struct Totals {
   int64_t max_chunk = 0;
   int64_t spans = 0;
   int64_t chunks = 0;
+  int64_t bytes = 0;
 };
 
 int64_t NowNs() {
@@ -335,8 +348,8 @@ absl::Status Store::RefuseOlderVersion() {
   sqlite3_finalize(stmt);  // no meta table yet: a new store
   if (version == 0 || version == kSchemaVersion) return absl::OkStatus();
   // Upgraded in place, one version at a time, each in one transaction.
-  constexpr const char* kUpgrades[] = {kUpgrade3To4, kUpgrade4To5,
-                                       kUpgrade5To6};
+  constexpr const char* kUpgrades[] = {kUpgrade3To4, kUpgrade4To5, kUpgrade5To6,
+                                       kUpgrade6To7};
   for (; version >= 3 && version < kSchemaVersion; ++version) {
     absl::Status status = Exec(kUpgrades[version - 3]);
     if (!status.ok()) {
@@ -877,13 +890,14 @@ absl::Status Store::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
     totals.max_chunk = std::max(totals.max_chunk, max_end - first);
     totals.spans += static_cast<int64_t>(end - begin);
     ++totals.chunks;
+    totals.bytes += static_cast<int64_t>(data->size());
   }
 
   auto update = Prepare(
       "UPDATE jobs SET min_start_ns=min(min_start_ns, ?2), "
       "max_end_ns=max(max_end_ns, ?3), max_dur_ns=max(max_dur_ns, ?4), "
       "max_chunk_ns=max(max_chunk_ns, ?5), spans=spans+?6, "
-      "chunks=chunks+?7 WHERE id=?1");
+      "chunks=chunks+?7, bytes=bytes+?8 WHERE id=?1");
   if (!update.ok()) return update.status();
   const int rc = (*update)
                      ->Bind(1, job_id)
@@ -893,6 +907,7 @@ absl::Status Store::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
                      .Bind(5, totals.max_chunk)
                      .Bind(6, totals.spans)
                      .Bind(7, totals.chunks)
+                     .Bind(8, totals.bytes)
                      .Step();
   (*update)->Reset();
   if (rc != SQLITE_DONE) return Fail("updating job totals failed");
@@ -912,8 +927,8 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
       "AND rank >= 0), "
       "(SELECT count(DISTINCT node) FROM processes p WHERE p.job=j.id), "
       "j.max_chunk_ns, j.chunks, "
-      "(SELECT ifnull(max(world_size), 0) FROM processes p WHERE p.job=j.id) "
-      "FROM jobs j ORDER BY j.name");
+      "(SELECT ifnull(max(world_size), 0) FROM processes p WHERE p.job=j.id), "
+      "j.bytes FROM jobs j ORDER BY j.name");
   if (!select.ok()) return select.status();
   std::vector<JobInfo> jobs;
   int rc;
@@ -931,6 +946,7 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
     job.max_chunk_ns = (*select)->Int(9);
     job.chunks = (*select)->Int(10);
     job.world_size = static_cast<int32_t>((*select)->Int(11));
+    job.bytes = (*select)->Int(12);
     jobs.push_back(std::move(job));
   }
   (*select)->Reset();

@@ -84,6 +84,7 @@ struct JobInfo {
                              // bounds time-range scans
   int64_t spans = 0;
   int64_t chunks = 0;
+  int64_t bytes = 0;  // its chunks' encoded bytes (the store's size of it)
   int32_t ranks = 0;  // distinct known ranks (>= 0) seen
   int32_t nodes = 0;
   int32_t world_size = 0;  // the largest a process reported; 0: unknown

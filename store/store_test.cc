@@ -581,13 +581,14 @@ TEST(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
   EXPECT_EQ((*b)[0].offset_ns, 5000000000);
 }
 
-// What version 6 added (an older store has none of it): SQL text, joined
-// to the statements around it.
-#define MERIDIAN_DROP_VERSION_6_COLUMNS                   \
-  "ALTER TABLE process_totals DROP COLUMN user_ns;"       \
-  "ALTER TABLE process_totals DROP COLUMN system_ns;"     \
-  "ALTER TABLE process_totals DROP COLUMN max_rss_bytes;" \
-  "ALTER TABLE process_totals DROP COLUMN context_switches;"
+// What versions 6 and 7 added (an older store has none of it): SQL text,
+// joined to the statements around it.
+#define MERIDIAN_DROP_VERSION_6_COLUMNS                      \
+  "ALTER TABLE process_totals DROP COLUMN user_ns;"          \
+  "ALTER TABLE process_totals DROP COLUMN system_ns;"        \
+  "ALTER TABLE process_totals DROP COLUMN max_rss_bytes;"    \
+  "ALTER TABLE process_totals DROP COLUMN context_switches;" \
+  "ALTER TABLE jobs DROP COLUMN bytes;"
 
 // A version 3 store (clock models keyed by node only) is upgraded in
 // place: its models are kept, now under the agent that sent them.
@@ -705,6 +706,48 @@ TEST(StoreTest, UpgradesAVersion5StoreKeepingItsImportedTotals) {
   EXPECT_EQ(totals->processes[0].max_rss_bytes, int64_t{1} << 30);
 }
 
+// The sum of the encoded chunks of the store's only job.
+int64_t ChunkBytes(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT sum(length(data)) FROM chunks", -1,
+                               &stmt, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  const int64_t bytes = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return bytes;
+}
+
+// A job's stored bytes are counted as its chunks are written; a version 6
+// store's are counted once when it is upgraded.
+TEST(StoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
+  const std::string path = TempPath("v6.db");
+  int64_t written = 0;
+  {
+    auto store = Store::Open(path);
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+    ASSERT_TRUE((*store)->Write({&batches[1]}).ok());
+    written = (*(*store)->ListJobs())[0].bytes;
+  }
+  EXPECT_GT(written, 0);
+  EXPECT_EQ(written, ChunkBytes(path));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE jobs DROP COLUMN bytes;"
+                         "UPDATE meta SET value=6 WHERE key='schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*(*store)->ListJobs())[0].bytes, written);
+}
+
 TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string path = TempPath("v2.db");
   sqlite3* db = nullptr;
@@ -721,7 +764,7 @@ TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string message =
       path +
       " has store schema version 2 (one row per span, Meridian before "
-      "chunked storage); this Meridian reads version 6. Read it with the "
+      "chunked storage); this Meridian reads version 7. Read it with the "
       "Meridian that wrote it (meridian export), or give this collector a "
       "new --db file";
   EXPECT_EQ(Store::Open(path).status().message(), message);

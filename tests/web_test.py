@@ -12,6 +12,7 @@ usage: web_test.py COLLECTOR SYNTH   (the two programs)
 Exits 1 naming the first check that failed.
 """
 import base64
+import http.server
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -62,6 +64,7 @@ class Browser:
               lambda: os.path.exists(port_file) and
               open(port_file).read().count("\n") >= 1)
         port = int(open(port_file).readline())
+        self.port = port
         pages = json.load(urllib.request.urlopen(
             "http://127.0.0.1:%d/json/list" % port))
         page = next(p for p in pages if p["type"] == "page")
@@ -104,9 +107,10 @@ class Browser:
                 return message["result"]
             self._event(message)
 
-    def eval(self, expression):
+    def eval(self, expression, gesture=False):
         result = self.call("Runtime.evaluate", expression=expression,
-                           awaitPromise=True, returnByValue=True)
+                           awaitPromise=True, returnByValue=True,
+                           userGesture=gesture)
         if "exceptionDetails" in result:
             fail("%s threw %s" % (expression, result["exceptionDetails"]))
         return result["result"].get("value")
@@ -128,6 +132,38 @@ class Browser:
             f.write(base64.b64decode(data))
 
 
+# A stand-in for the Perfetto UI (ui.perfetto.dev is out of reach of the
+# test machines) that speaks its postMessage protocol: PONG to a PING, and
+# the trace it receives shown in its title.
+FAKE_PERFETTO = b"""<!doctype html><title>waiting</title><script>
+window.addEventListener('message', (e) => {
+  if (e.data === 'PING') { e.source.postMessage('PONG', e.origin); return; }
+  const p = e.data && e.data.perfetto;
+  if (!p) return;
+  const text = new TextDecoder().decode(p.buffer);
+  const events = JSON.parse(text).traceEvents.filter((x) => x.ph === 'X');
+  document.title = 'received ' + events.length + ' spans: ' + p.title;
+});
+</script>"""
+
+
+def serve_fake_perfetto():
+    """Serves FAKE_PERFETTO on a loopback port; returns its origin."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(FAKE_PERFETTO)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return "http://127.0.0.1:%d" % server.server_address[1]
+
+
 def texts(browser, selector):
     return browser.eval("[...document.querySelectorAll(%s)].map("
                         "(e) => e.textContent)" % json.dumps(selector))
@@ -142,9 +178,10 @@ def rows(browser, table):
 def main():
     collector_bin, synth_bin = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="meridian-web-")
+    perfetto = serve_fake_perfetto()
     collector = subprocess.Popen(
         [collector_bin, "--listen", "127.0.0.1:0", "--db", work + "/m.db",
-         "--http", "127.0.0.1:0"],
+         "--http", "127.0.0.1:0", "--perfetto-ui", perfetto],
         stdout=subprocess.PIPE, stderr=open(work + "/collector.log", "w"),
         text=True)
     browser = None
@@ -174,7 +211,8 @@ def main():
         if names != ["late-every-other-step", "p2p-chain", "slow-rank"]:
             fail("jobs listed: %s" % names)
         slow = listed[2]
-        if slow[3:7] != ["4", "64", "2", "finished"]:
+        # 64 spans in 746 bytes of chunks.
+        if slow[3:8] != ["4", "64", "2", "746 B", "finished"]:
             fail("slow-rank's row: %s" % slow)
         browser.screenshot("jobs.png")
 
@@ -200,6 +238,10 @@ def main():
         browser.wait("the statistics",
                      "document.querySelectorAll('#stats-table tbody tr')"
                      ".length > 0")
+        # mpitrace's table per rank: rank 2 communicates 2 ms less a step.
+        per_rank = [r[0:3] for r in rows(browser, "rank-stats-table")]
+        if [r[0] for r in per_rank] != ["0", "1", "2", "3"]:
+            fail("ranks' statistics: %s" % per_rank)
         browser.screenshot("job.png")
 
         # late-every-other-step: clicking step 2 in the slowest steps puts
@@ -224,6 +266,21 @@ def main():
         first = rows(browser, "path-segments")[0][1:]
         if first != ["0", "compute", "forward", "2.000"]:
             fail("step 2's path starts with %s" % first)
+        # Open in Perfetto: step 2's trace handed over by postMessage.
+        browser.eval("document.getElementById('open-perfetto').click()",
+                     gesture=True)
+
+        def perfetto_title():
+            for target in json.load(urllib.request.urlopen(
+                    "http://127.0.0.1:%d/json/list" % browser.port)):
+                if target["type"] == "page" and target["url"].startswith(
+                        perfetto) and target["title"].startswith("received"):
+                    return target["title"]
+            return None
+        received = until("the Perfetto window", perfetto_title)
+        # Step 2: 4 ranks x (forward, MPI_Allreduce).
+        if received != "received 8 spans: late-every-other-step step 2":
+            fail("Perfetto received: " + received)
         # Its clocks: node-1 2 ms ahead, charted over the job.
         browser.wait("the clocks",
                      "document.querySelectorAll('#clock-table tbody tr')"
@@ -234,6 +291,16 @@ def main():
         if browser.eval("document.querySelector('#clock-chart canvas') === null"):
             fail("no clock chart")
         browser.screenshot("step.png")
+
+        # Compare: slow-rank against the chain, per operation.
+        browser.open(web + "#/compare?a=slow-rank&b=p2p-chain")
+        browser.wait("the comparison",
+                     "document.querySelectorAll('#compare-table tbody tr')"
+                     ".length > 0")
+        compared = {r[0]: r for r in rows(browser, "compare-table")}
+        if compared.get("MPI_Allreduce", [None] * 6)[4:6] != ["32", "0"]:
+            fail("compare: %s" % compared)
+        browser.screenshot("compare.png")
 
         # A running job: its spans arrive while the page shows it.
         synth = subprocess.Popen(
@@ -261,7 +328,7 @@ def main():
 
         if browser.errors:
             fail("console errors: %s" % browser.errors)
-        print("web_test: 5 pages checked, no console errors")
+        print("web_test: 6 pages checked, no console errors")
     finally:
         if browser:
             browser.close()

@@ -16,10 +16,14 @@ const LIVE_MS = 30000;   // a job whose last span is this recent is live
 const POLL_MS = 2000;    // how often a live view asks again
 
 let charts = [];   // disposed when the route changes
+let config = {perfetto_ui: 'https://ui.perfetto.dev'};  // /api/config
 let timers = [];
 
 const num = (v) => (v === undefined || v === null ? 0 : Number(v));
 const ms = (ns) => (num(ns) / 1e6).toFixed(3);
+const size = (bytes) => (bytes < 1e3 ? `${bytes} B` : bytes < 1e6 ?
+  `${(bytes / 1e3).toFixed(1)} KB` : bytes < 1e9 ? `${(bytes / 1e6).toFixed(1)} MB` :
+  `${(bytes / 1e9).toFixed(2)} GB`);
 const className = (c) => (c || '').replace('TIME_CLASS_', '').toLowerCase();
 const token = () => sessionStorage.getItem('meridian-token') || '';
 
@@ -147,6 +151,8 @@ async function showJobs() {
       {title: 'spans', numeric: true, value: (j) => num(j.spans),
        text: (j) => num(j.spans).toLocaleString('en')},
       {title: 'nodes', numeric: true, value: (j) => j.nodes},
+      {title: 'size', numeric: true, value: (j) => num(j.stored_bytes),
+       text: (j) => size(num(j.stored_bytes))},
       {title: 'state', value: (j) => (isLive(j) ? 'live' : 'finished'),
        text: (j) => isLive(j) ? el('span', {class: 'live'}, 'live') :
          (j.incomplete ? 'finished, incomplete' : 'finished')},
@@ -286,12 +292,13 @@ async function traceBuffer(name, step) {
 }
 
 // Perfetto UI's postMessage protocol: PING until it answers PONG, then hand
-// it the trace.
+// it the trace. The window opens at once, while the click still counts as
+// the user's (browsers block pop-ups opened later).
 async function openInPerfetto(name, step) {
-  const origin = 'https://ui.perfetto.dev';
-  const buffer = await traceBuffer(name, step);
+  const origin = config.perfetto_ui;
   const ui = window.open(origin);
   if (!ui) throw new Error('the browser blocked the Perfetto window');
+  const buffer = await traceBuffer(name, step);
   const title = step === null ? name : `${name} step ${step}`;
   await new Promise((resolve) => {
     const ping = setInterval(() => ui.postMessage('PING', origin), 250);
@@ -437,7 +444,15 @@ async function showClocksAndStats(name) {
       {title: 'avg bytes', numeric: true, value: (o) => (num(o.calls) ? num(o.bytes) / num(o.calls) : 0),
        text: (o) => (num(o.calls) ? num(o.bytes) / num(o.calls) : 0).toFixed(1)},
       {title: 'time (s)', numeric: true, value: (o) => num(o.dur_ns), text: (o) => (num(o.dur_ns) / 1e9).toFixed(6)},
-    ], stats.ops || []));
+    ], stats.ops || []),
+    el('h2', {}, 'Per rank'),
+    sortableTable('rank-stats-table', [
+      {title: 'rank', numeric: true, value: (r) => r.rank},
+      {title: 'host', value: (r) => r.host},
+      {title: 'calls', numeric: true, value: (r) => num(r.calls)},
+      {title: 'communication (s)', numeric: true, value: (r) => num(r.comm_ns), text: (r) => (num(r.comm_ns) / 1e9).toFixed(6)},
+      {title: 'elapsed (s)', numeric: true, value: (r) => num(r.elapsed_ns), text: (r) => (num(r.elapsed_ns) / 1e9).toFixed(6)},
+    ], stats.ranks || []));
 }
 
 // ---- compare ----
@@ -493,4 +508,4 @@ async function route() {
 
 window.addEventListener('hashchange', route);
 window.addEventListener('resize', () => charts.forEach((c) => c.resize()));
-route();
+api('/api/config').then((c) => { config = c; }).catch(() => {}).finally(route);

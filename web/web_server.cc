@@ -232,7 +232,20 @@ absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
         ": the web page is served without TLS; serve it on loopback (and "
         "reach it through an SSH tunnel) or pass --insecure"));
   }
+  // An origin: scheme and host (and port), nothing after.
+  const absl::string_view ui = options.perfetto_ui;
+  const bool https = absl::StartsWith(ui, "https://");
+  const absl::string_view host = ui.substr(https ? 8 : 7);
+  if ((!https && !absl::StartsWith(ui, "http://")) || host.empty() ||
+      host.find_first_of("/?#\"' <>") != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--perfetto-ui ", ui,
+        ": give the Perfetto UI's origin, e.g. https://ui.perfetto.dev or "
+        "http://perfetto.example.org:10000 (no path)"));
+  }
   std::unique_ptr<WebServer> server(new WebServer());
+  server->config_json_ =
+      absl::StrCat("{\"perfetto_ui\":", JsonString(ui), "}\n");
   server->stub_ = v1::Query::NewStub(std::move(channel));
   server->loopback_ = loopback;
   // civetweb takes "HOST:PORT" for IPv4 and "[HOST]:PORT" for IPv6 as its
@@ -320,6 +333,10 @@ int WebServer::Serve(mg_connection* c) {
                        std::chrono::minutes(5));
   bool bad = false;
   const std::string api = path.substr(5);
+  if (api == "config") {
+    Respond(c, 200, "application/json", config_json_);
+    return 200;
+  }
   if (api == "jobs" || api == "job") {
     v1::ListJobsRequest request;
     if (api == "job") {

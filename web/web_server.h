@@ -13,6 +13,7 @@
 //   GET /                         the page (and /app.js, /app.css,
 //                                 /echarts.min.js: the assets, gzip when
 //                                 the browser accepts it)
+//   GET /api/config               {"perfetto_ui": ORIGIN}
 //   GET /api/jobs                 ListJobs
 //   GET /api/job?job=J            ListJobs of J (ranks, steps)
 //   GET /api/steps?job=J[&rank=R] GetSteps: each step's means, and only
@@ -59,12 +60,16 @@ struct WebServerOptions {
   // Listening beyond loopback is refused unless this is set.
   bool insecure = false;
   int threads = 8;  // requests served at once
+  // Where "Open in Perfetto" sends a trace: the Perfetto UI's origin (a
+  // site may host its own copy, e.g. on a cluster without internet).
+  std::string perfetto_ui = "https://ui.perfetto.dev";
 };
 
 class WebServer {
  public:
-  // INVALID_ARGUMENT for an address beyond loopback without `insecure`,
-  // UNAVAILABLE naming the address if it cannot be bound.
+  // INVALID_ARGUMENT for an address beyond loopback without `insecure`, or
+  // a perfetto_ui that is not an http(s) origin; UNAVAILABLE naming the
+  // address if it cannot be bound.
   static absl::StatusOr<std::unique_ptr<WebServer>> Start(
       const WebServerOptions& options, std::shared_ptr<grpc::Channel> channel);
   ~WebServer();
@@ -81,6 +86,7 @@ class WebServer {
   std::unique_ptr<v1::Query::Stub> stub_;
   bool loopback_ = true;
   int port_ = 0;
+  std::string config_json_;  // /api/config
 };
 
 // The heatmap of /api/stragglers: per (rank bin, step bin) the time others
