@@ -425,14 +425,20 @@ async function showClocksAndStats(name) {
       animation: false,
       tooltip: {trigger: 'axis'},
       legend: {type: 'scroll', top: 0},
-      grid: {left: 60, right: 20, top: 30, bottom: 30},
+      grid: {left: 60, right: 60, top: 30, bottom: 30},
       xAxis: {type: 'value', name: 's', scale: true},
-      yAxis: {type: 'value', name: 'offset (us)', scale: true},
-      series: nodes.map((n) => ({
+      yAxis: [{type: 'value', name: 'offset (us)', scale: true},
+        {type: 'value', name: 'drift (ppb)', scale: true, splitLine: {show: false}}],
+      series: nodes.flatMap((n) => [{
         name: n.node, type: 'line', showSymbol: (n.timeline || []).length < 3,
         data: (n.timeline || []).map((p) => [(num(p.reference_ns) - t0) / 1e9,
           num(p.offset_ns) / 1e3]),
-      })),
+      }, {
+        name: `${n.node} drift`, type: 'line', yAxisIndex: 1, lineStyle: {type: 'dashed'},
+        showSymbol: (n.timeline || []).length < 3,
+        data: (n.timeline || []).map((p) => [(num(p.reference_ns) - t0) / 1e9,
+          num(p.drift_ppb)]),
+      }]),
     });
   } else {
     clockDiv.replaceWith(el('p', {class: 'muted'}, 'No clock models: the nodes were not measured against the collector.'));
