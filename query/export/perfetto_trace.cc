@@ -302,7 +302,7 @@ void PerfettoTraceWriter::CloseEndedSlices(Lane& lane, int64_t ts) {
 
 size_t PerfettoTraceWriter::PlaceOnLane(Track& track, int64_t start_ns,
                                         int64_t end_ns, bool nonblocking) {
-  for (size_t k = nonblocking ? 1 : 0;; ++k) {
+  for (size_t k = nonblocking ? 1 : 0; k < kMaxLanes; ++k) {
     if (k == track.lanes.size()) AddLane(track, start_ns);  // empty: fits
     Lane& lane = track.lanes[k];
     CloseEndedSlices(lane, start_ns);
@@ -311,6 +311,7 @@ size_t PerfettoTraceWriter::PlaceOnLane(Track& track, int64_t start_ns,
       return k;
     }
   }
+  return kMaxLanes;  // none: the header says what becomes of the span
 }
 
 uint64_t PerfettoTraceWriter::CategoryIid(absl::string_view category) {
@@ -477,6 +478,12 @@ void PerfettoTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
     default: {
       const int64_t end_ns = start_ns + std::max<int64_t>(dur_ns, 0);
       const size_t k = PlaceOnLane(track, start_ns, end_ns, op.nonblocking);
+      if (k == kMaxLanes) {
+        ++spans_as_instants_;
+        WriteSpanEvent(event::kInstant, track.lanes[0].uuid, start_ns, track,
+                       op, span);
+        break;
+      }
       Lane& lane = track.lanes[k];
       WriteSpanEvent(event::kSliceBegin, lane.uuid, start_ns, track, op, span);
       lane.last_ts = start_ns;

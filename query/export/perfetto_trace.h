@@ -47,6 +47,12 @@
 // lane's packets are in time order and trace_processor's stable sort by
 // timestamp keeps it. Nonblocking MPI operations (MPI_Isend, ...: recorded
 // from issue to completion, not part of the call stack) start at lane 1.
+// A track has at most kMaxLanes lanes (a client may write any number of
+// overlapping spans, and each would cost a lane and a pass over the lanes
+// before it): a span that nests in none of them is written as an instant
+// on the track at its start, with its args, and counted
+// (spans_as_instants()).
+
 // Example, one thread, spans in this order:
 //   A [0,100)  B [10,20)  C [50,150)  D [120,130)
 //   lane 0: A, B inside it; C ends after A: lane 1; D: A ended, lane 0
@@ -135,6 +141,9 @@ class PerfettoTraceWriter : public TraceWriter {
   bool End() override;
 
   int64_t events() const override { return events_; }
+  static constexpr size_t kMaxLanes = 64;
+  // Spans written as instants because no lane of their track took them.
+  int64_t spans_as_instants() const { return spans_as_instants_; }
   bool ok() const override { return !stopped_; }
 
   // The flow ids (never 0), stable across exports of the same job.
@@ -226,6 +235,7 @@ class PerfettoTraceWriter : public TraceWriter {
   std::string payload_;  // the packet being written's event or descriptor
   bool stopped_ = false;
   int64_t events_ = 0;
+  int64_t spans_as_instants_ = 0;
   uint64_t next_uuid_ = 1;
 
   std::vector<Track> tracks_;

@@ -437,6 +437,29 @@ TEST(PerfettoTraceTest, OverlappingSpansGoToLanesAndKeepEveryStackConsistent) {
   EXPECT_EQ(instants, 1);
 }
 
+// 100 spans that all overlap and none nests in another ([i, 1000 + i)):
+// the first 64 get a lane each, the other 36 become instants on the thread,
+// and nothing is lost.
+TEST(PerfettoTraceTest, OverlappingSpansBeyondTheLaneCapBecomeInstants) {
+  Export x;
+  PerfettoTraceWriter& writer = *x.writer;
+  writer.Begin();
+  for (int i = 0; i < 100; ++i) writer.Add(Span(1, 5, i, 1000));
+  ASSERT_TRUE(writer.End());
+  EXPECT_EQ(writer.events(), 100);
+  EXPECT_EQ(writer.spans_as_instants(), 100 - 64);
+  const pb::Trace trace = Parse(x.out);
+  const Reader reader(trace);
+  EXPECT_EQ(Rebuild(trace, reader).size(), 64u);
+  int instants = 0;
+  for (const pb::TracePacket& p : trace.packet()) {
+    if (p.track_event().type() != pb::TrackEvent::TYPE_INSTANT) continue;
+    ++instants;
+    EXPECT_EQ(p.track_event().track_uuid(), 3u);
+  }
+  EXPECT_EQ(instants, 36);
+}
+
 TEST(PerfettoTraceTest, LinksMatchedMessagesAndCollectiveMembers) {
   for (bool messages : {true, false}) {
     SCOPED_TRACE(messages);
