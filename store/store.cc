@@ -62,13 +62,17 @@ UPDATE meta SET value=6 WHERE key='schema_version';
 COMMIT;
 )sql";
 
-// Version 7 counts each job's stored bytes (its chunks), for the job list;
-// an older store's jobs are counted once, at the upgrade.
+// Version 7 counts each job's stored bytes (its chunks), for the job list,
+// and keeps when it was last written, which ages a job of statistics only
+// (no span end) for retention; an older store's jobs are counted, and taken
+// as written, at the upgrade.
 constexpr const char* kUpgrade6To7 = R"sql(
 BEGIN IMMEDIATE;
 ALTER TABLE jobs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 UPDATE jobs SET bytes=(SELECT ifnull(sum(length(data)), 0) FROM chunks
   WHERE chunks.job=jobs.id);
+ALTER TABLE jobs ADD COLUMN written_ns INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET written_ns=CAST(strftime('%s', 'now') AS INTEGER) * 1000000000;
 UPDATE meta SET value=7 WHERE key='schema_version';
 COMMIT;
 )sql";
@@ -86,7 +90,7 @@ CREATE TABLE IF NOT EXISTS jobs(
   min_start_ns INTEGER NOT NULL, max_end_ns INTEGER NOT NULL,
   max_dur_ns INTEGER NOT NULL, max_chunk_ns INTEGER NOT NULL,
   spans INTEGER NOT NULL, chunks INTEGER NOT NULL,
-  bytes INTEGER NOT NULL DEFAULT 0);
+  bytes INTEGER NOT NULL DEFAULT 0, written_ns INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS processes(
   id INTEGER PRIMARY KEY, job INTEGER NOT NULL, node INTEGER NOT NULL,
   rank INTEGER NOT NULL, local_rank INTEGER NOT NULL, pid INTEGER NOT NULL,
@@ -484,7 +488,9 @@ absl::StatusOr<std::vector<std::string>> Store::DeleteJobsEndedBefore(
   if (!jobs.ok()) return jobs.status();
   std::vector<std::string> deleted;
   for (const JobInfo& job : *jobs) {
-    if (job.spans == 0 || job.max_end_ns >= end_before_ns) continue;
+    // A job of imported statistics only has no span end: its last write.
+    const int64_t last = job.spans > 0 ? job.max_end_ns : job.written_ns;
+    if (last >= end_before_ns) continue;
     auto spans = DeleteJob(job.name);
     if (!spans.ok()) return spans.status();
     deleted.push_back(job.name);
@@ -928,7 +934,7 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
       "(SELECT count(DISTINCT node) FROM processes p WHERE p.job=j.id), "
       "j.max_chunk_ns, j.chunks, "
       "(SELECT ifnull(max(world_size), 0) FROM processes p WHERE p.job=j.id), "
-      "j.bytes FROM jobs j ORDER BY j.name");
+      "j.bytes, j.written_ns FROM jobs j ORDER BY j.name");
   if (!select.ok()) return select.status();
   std::vector<JobInfo> jobs;
   int rc;
@@ -947,6 +953,7 @@ absl::StatusOr<std::vector<JobInfo>> Store::ListJobs() {
     job.chunks = (*select)->Int(10);
     job.world_size = static_cast<int32_t>((*select)->Int(11));
     job.bytes = (*select)->Int(12);
+    job.written_ns = (*select)->Int(13);
     jobs.push_back(std::move(job));
   }
   (*select)->Reset();
@@ -1218,14 +1225,20 @@ absl::Status Store::RecordJobAgents(const v1::Batch& batch,
                                     const std::vector<ProcessRef>& processes) {
   auto insert = Prepare("INSERT OR IGNORE INTO job_agents VALUES(?1, ?2)");
   if (!insert.ok()) return insert.status();
+  auto written = Prepare("UPDATE jobs SET written_ns=?2 WHERE id=?1");
+  if (!written.ok()) return written.status();
+  const int64_t now = NowNs();
   int64_t last_job = -1;
   for (const ProcessRef& process : processes) {
     if (process.job.id == last_job) continue;
     last_job = process.job.id;
-    const int rc =
+    int rc =
         (*insert)->Bind(1, process.job.id).Bind(2, batch.agent_id()).Step();
     (*insert)->Reset();
     if (rc != SQLITE_DONE) return Fail("recording a job's agent failed");
+    rc = (*written)->Bind(1, process.job.id).Bind(2, now).Step();
+    (*written)->Reset();
+    if (rc != SQLITE_DONE) return Fail("recording a job's write time failed");
   }
   return absl::OkStatus();
 }

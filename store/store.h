@@ -84,8 +84,9 @@ struct JobInfo {
                              // bounds time-range scans
   int64_t spans = 0;
   int64_t chunks = 0;
-  int64_t bytes = 0;  // its chunks' encoded bytes (the store's size of it)
-  int32_t ranks = 0;  // distinct known ranks (>= 0) seen
+  int64_t bytes = 0;       // its chunks' encoded bytes (the store's size of it)
+  int64_t written_ns = 0;  // when a batch last wrote to it (wall clock)
+  int32_t ranks = 0;       // distinct known ranks (>= 0) seen
   int32_t nodes = 0;
   int32_t world_size = 0;  // the largest a process reported; 0: unknown
 };
@@ -254,7 +255,8 @@ class Store {
   // Strings, operations and clock models stay: other jobs may share them.
   // Spans that arrive for the job later start it afresh.
   absl::StatusOr<int64_t> DeleteJob(const std::string& name);
-  // Deletes every job whose last span ended before `end_before_ns`
+  // Deletes every job whose last span ended before `end_before_ns`, and
+  // every job without spans (imported statistics) last written before it
   // (--retention-days); returns their names.
   absl::StatusOr<std::vector<std::string>> DeleteJobsEndedBefore(
       int64_t end_before_ns);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "wire/batch_builder.h"
 #include "wire/span_chunk.h"
@@ -588,7 +589,8 @@ TEST(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
   "ALTER TABLE process_totals DROP COLUMN system_ns;"        \
   "ALTER TABLE process_totals DROP COLUMN max_rss_bytes;"    \
   "ALTER TABLE process_totals DROP COLUMN context_switches;" \
-  "ALTER TABLE jobs DROP COLUMN bytes;"
+  "ALTER TABLE jobs DROP COLUMN bytes;"                      \
+  "ALTER TABLE jobs DROP COLUMN written_ns;"
 
 // A version 3 store (clock models keyed by node only) is upgraded in
 // place: its models are kept, now under the agent that sent them.
@@ -739,6 +741,7 @@ TEST(StoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE jobs DROP COLUMN bytes;"
+                         "ALTER TABLE jobs DROP COLUMN written_ns;"
                          "UPDATE meta SET value=6 WHERE key='schema_version';",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
@@ -746,6 +749,25 @@ TEST(StoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ((*(*store)->ListJobs())[0].bytes, written);
+}
+
+// A job of imported statistics has no span end: retention ages it by its
+// last write.
+TEST(StoreTest, RetentionAgesAJobOfStatisticsByItsLastWrite) {
+  const std::string path = TempPath("stats-only.db");
+  auto store = Store::Open(path);
+  std::vector<v1::Batch> batches = {TotalsBatch("import-1", 1, "job-t", 0, 4)};
+  const int64_t before = absl::ToUnixNanos(absl::Now());
+  ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+  const int64_t after = absl::ToUnixNanos(absl::Now());
+  const JobInfo job = (*(*store)->ListJobs())[0];
+  EXPECT_EQ(job.spans, 0);
+  EXPECT_GE(job.written_ns, before);
+  EXPECT_LE(job.written_ns, after);
+  EXPECT_TRUE((*store)->DeleteJobsEndedBefore(before)->empty());
+  EXPECT_EQ(*(*store)->DeleteJobsEndedBefore(after + 1),
+            std::vector<std::string>{"job-t"});
+  EXPECT_TRUE((*store)->ListJobs()->empty());
 }
 
 TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
