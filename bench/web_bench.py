@@ -15,15 +15,12 @@ The last line printed is one JSON object.
 """
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from web_test import Browser, fail  # noqa: E402
+from web_test import Collector, fail  # noqa: E402
 
 
 def main():
@@ -31,20 +28,9 @@ def main():
     args = sys.argv[3:]
     ranks = int(args[args.index("--ranks") + 1]) if "--ranks" in args else 1024
     steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 1000
-    work = tempfile.mkdtemp(prefix="meridian-web-bench-")
-    collector = subprocess.Popen(
-        [collector_bin, "--listen", "127.0.0.1:0", "--db", work + "/m.db",
-         "--http", "127.0.0.1:0", "--sync", "normal"],
-        stdout=subprocess.PIPE, stderr=open(work + "/collector.log", "w"),
-        text=True)
-    browser = None
+    collector = Collector(collector_bin, ["--sync", "normal"])
     try:
-        line = collector.stdout.readline().strip()
-        m = re.match(r"meridian-collector listening on (\S+), store .*, "
-                     r"web (http://\S+/)$", line)
-        if not m:
-            fail("collector said: " + line)
-        address, web = m.group(1), m.group(2)
+        address, web = collector.address, collector.web
         t = time.monotonic()
         sent = subprocess.run(
             [synth_bin, "--collector", address, "--job", "big", "--ranks",
@@ -52,7 +38,7 @@ def main():
             check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
         ingest_s = time.monotonic() - t
         print(sent)
-        browser = Browser(work + "/profile")
+        browser = collector.open_browser()
         drawn = ("document.querySelector('#step-chart canvas') && "
                  "document.querySelector('#heatmap canvas') && "
                  "document.querySelectorAll('#path-segments tbody tr').length")
@@ -95,11 +81,7 @@ def main():
                           "step_click_s": round(click, 3),
                           "rank_pick_s": round(pick, 3)}))
     finally:
-        if browser:
-            browser.close()
-        collector.terminate()
-        collector.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        collector.close()
 
 
 if __name__ == "__main__":

@@ -164,6 +164,38 @@ def serve_fake_perfetto():
     return "http://127.0.0.1:%d" % server.server_address[1]
 
 
+class Collector:
+    """A meridian-collector with --http on loopback, its store in a temporary
+    directory, and a browser opened on demand; close() ends all of it."""
+
+    def __init__(self, collector_bin, flags=()):
+        self.work = tempfile.mkdtemp(prefix="meridian-web-")
+        self.browser = None
+        self.process = subprocess.Popen(
+            [collector_bin, "--listen", "127.0.0.1:0", "--db",
+             self.work + "/m.db", "--http", "127.0.0.1:0"] + list(flags),
+            stdout=subprocess.PIPE,
+            stderr=open(self.work + "/collector.log", "w"), text=True)
+        line = self.process.stdout.readline().strip()
+        m = re.match(r"meridian-collector listening on (\S+), store .*, "
+                     r"web (http://\S+/)$", line)
+        if not m:
+            self.close()
+            fail("collector said: " + line)
+        self.address, self.web = m.group(1), m.group(2)
+
+    def open_browser(self):
+        self.browser = Browser(self.work + "/profile")
+        return self.browser
+
+    def close(self):
+        if self.browser:
+            self.browser.close()
+        self.process.terminate()
+        self.process.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
 def texts(browser, selector):
     return browser.eval("[...document.querySelectorAll(%s)].map("
                         "(e) => e.textContent)" % json.dumps(selector))
@@ -177,21 +209,10 @@ def rows(browser, table):
 
 def main():
     collector_bin, synth_bin = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="meridian-web-")
     perfetto = serve_fake_perfetto()
-    collector = subprocess.Popen(
-        [collector_bin, "--listen", "127.0.0.1:0", "--db", work + "/m.db",
-         "--http", "127.0.0.1:0", "--perfetto-ui", perfetto],
-        stdout=subprocess.PIPE, stderr=open(work + "/collector.log", "w"),
-        text=True)
-    browser = None
+    collector = Collector(collector_bin, ["--perfetto-ui", perfetto])
     try:
-        line = collector.stdout.readline()
-        m = re.match(r"meridian-collector listening on (\S+), store .*, "
-                     r"web (http://\S+/)$", line.strip())
-        if not m:
-            fail("collector said: " + line)
-        address, web = m.group(1), m.group(2)
+        address, web = collector.address, collector.web
         for scenario in ("slow-rank", "p2p-chain", "late-every-other-step"):
             # late-every-other-step with node-1's clock 2 ms ahead, and the
             # clock models that say so.
@@ -200,7 +221,7 @@ def main():
             subprocess.run([synth_bin, "--collector", address, "--scenario",
                             scenario] + offset, check=True,
                            stdout=subprocess.DEVNULL)
-        browser = Browser(work + "/profile")
+        browser = collector.open_browser()
 
         # The job list: the three jobs, finished.
         browser.open(web)
@@ -330,11 +351,7 @@ def main():
             fail("console errors: %s" % browser.errors)
         print("web_test: 6 pages checked, no console errors")
     finally:
-        if browser:
-            browser.close()
-        collector.terminate()
-        collector.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        collector.close()
 
 
 if __name__ == "__main__":
