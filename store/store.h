@@ -1,4 +1,7 @@
-// Store: Meridian's span store on an embedded SQLite file.
+// Store: Meridian's span store, as an interface (its operations below),
+// and SqliteStore (sqlite_store.h), the store on an embedded SQLite file
+// that Open() gives. What follows describes the SQLite store's schema and
+// guarantees; another implementation keeps the guarantees.
 //
 // Schema (docs/wire-and-store.md explains every column):
 //   strings(id, s)                       every distinct string, once
@@ -33,8 +36,6 @@
 // stored and the store is unchanged.
 #ifndef MERIDIAN_COLLECTOR_STORE_H_
 #define MERIDIAN_COLLECTOR_STORE_H_
-
-#include <sqlite3.h>
 
 #include <cstdint>
 #include <functional>
@@ -225,9 +226,7 @@ class Store {
   // has a schema version this build does not know.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
                                                      StoreOptions options = {});
-  ~Store();
-  Store(const Store&) = delete;
-  Store& operator=(const Store&) = delete;
+  virtual ~Store() = default;
 
   // Stores the given valid batches (see ValidateBatch) in one transaction.
   // Returns one result per batch, in order. A batch whose (agent_id,
@@ -236,33 +235,33 @@ class Store {
   // `decoded`, if not empty, holds for each batch its chunks as
   // ValidateBatch decoded them (or an empty vector: decode them here); they
   // are used, and consumed, instead of decoding the chunks again.
-  absl::StatusOr<std::vector<BatchWriteResult>> Write(
+  virtual absl::StatusOr<std::vector<BatchWriteResult>> Write(
       absl::Span<const v1::Batch* const> batches,
-      absl::Span<std::vector<SpanColumns>* const> decoded = {});
+      absl::Span<std::vector<SpanColumns>* const> decoded = {}) = 0;
 
   // Starts a read transaction: from now until the Store is destroyed, every
   // read sees the store as it is at this call, however much is committed
   // meanwhile. A query calls it first, so that the catalog it loads knows
   // every track and operation of the spans it then scans.
-  absl::Status BeginSnapshot();
+  virtual absl::Status BeginSnapshot() = 0;
 
-  absl::StatusOr<std::vector<JobInfo>> ListJobs();
+  virtual absl::StatusOr<std::vector<JobInfo>> ListJobs() = 0;
   // Entries in the writer's id caches (for tests of their bound).
-  size_t cached_ids() const;
+  virtual size_t cached_ids() const = 0;
 
   // Deletes job `name` whole (its chunks, processes, tracks, agents) in one
   // transaction; returns the spans it held. NOT_FOUND if there is none.
   // Strings, operations and clock models stay: other jobs may share them.
   // Spans that arrive for the job later start it afresh.
-  absl::StatusOr<int64_t> DeleteJob(const std::string& name);
+  virtual absl::StatusOr<int64_t> DeleteJob(const std::string& name) = 0;
   // Deletes every job whose last span ended before `end_before_ns`, and
   // every job without spans (imported statistics) last written before it
   // (--retention-days); returns their names.
-  absl::StatusOr<std::vector<std::string>> DeleteJobsEndedBefore(
-      int64_t end_before_ns);
+  virtual absl::StatusOr<std::vector<std::string>> DeleteJobsEndedBefore(
+      int64_t end_before_ns) = 0;
 
   // NOT_FOUND, naming the job and the jobs that exist, if there is no such job.
-  absl::StatusOr<JobCatalog> LoadCatalog(const std::string& job);
+  virtual absl::StatusOr<JobCatalog> LoadCatalog(const std::string& job) = 0;
 
   // Calls `visit` for each span of `job` in `range`, in ascending start time
   // (ties: track id, then arrival). Stops early, returning OK, when `visit`
@@ -270,106 +269,26 @@ class Store {
   // reaches them, so memory holds only the chunks that overlap in time (one
   // or two per track), whatever the job's size. DATA_LOSS, naming the chunk,
   // if a stored chunk does not decode. `stats`, if given, gets what was read.
-  absl::Status Scan(const JobInfo& job, const ScanRange& range,
-                    const std::function<bool(const StoredSpan&)>& visit,
-                    ScanStats* stats = nullptr);
+  virtual absl::Status Scan(const JobInfo& job, const ScanRange& range,
+                            const std::function<bool(const StoredSpan&)>& visit,
+                            ScanStats* stats = nullptr) = 0;
 
   // Every clock model stored for `node` by an agent that delivered spans of
   // job `job_id`, by ascending reference_ns; empty if none.
-  absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
-      const std::string& node, int64_t job_id);
+  virtual absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
+      const std::string& node, int64_t job_id) = 0;
 
   // The lowest and highest step of job `job_id`'s spans; nullopt if none
   // carries a step.
-  absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
-      int64_t job_id);
+  virtual absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
+      int64_t job_id) = 0;
 
   // The statistics imported for job `job_id` (Batch.op_totals and
   // process_totals); empty if none.
-  absl::StatusOr<JobTotals> LoadTotals(int64_t job_id);
+  virtual absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) = 0;
 
   // Size of the database file plus its WAL, in bytes.
-  absl::StatusOr<int64_t> FileBytes();
-
- private:
-  class Statement;
-  struct Caches;
-
-  Store(sqlite3* db, std::string path, size_t max_cached_ids);
-  absl::Status Exec(const char* sql);
-  absl::Status Fail(const char* what) const;
-  absl::Status RefuseOlderVersion();
-  // One batch, in the writer's transaction: RecordBatch, then (unless it is
-  // a duplicate) StoreClockModel, InternStrings, StoreProcesses,
-  // StoreTracks, SpansByTrack and WriteTrackSpans for each track.
-  absl::Status WriteOne(const v1::Batch& batch,
-                        std::vector<SpanColumns>* decoded,
-                        BatchWriteResult* result);
-  // Records (agent, seq); false if it was recorded before (a duplicate).
-  absl::StatusOr<bool> RecordBatch(const v1::Batch& batch);
-  // Stores the batch's clock model, if any, once per (agent, node,
-  // reference_ns).
-  absl::Status StoreClockModel(const v1::Batch& batch);
-  // The store's id of each of the batch's strings.
-  absl::StatusOr<std::vector<int64_t>> InternStrings(const v1::Batch& batch);
-  struct JobRef {
-    int64_t id;
-    int64_t epoch_ns;
-  };
-  struct ProcessRef {
-    int64_t id;
-    JobRef job;
-  };
-  // The job named `name`, created with epoch `epoch_ns` if it is new.
-  absl::StatusOr<JobRef> StoreJob(const std::string& name, int64_t epoch_ns);
-  // The store's process (and its job) of each of the batch's processes.
-  absl::StatusOr<std::vector<ProcessRef>> StoreProcesses(
-      const v1::Batch& batch, const std::vector<int64_t>& string_id);
-  // Records that the batch's agent delivered spans of each of its jobs.
-  absl::Status RecordJobAgents(const v1::Batch& batch,
-                               const std::vector<ProcessRef>& processes);
-  // The batch's op and process totals, replacing those stored before.
-  absl::Status StoreTotals(const v1::Batch& batch,
-                           const std::vector<ProcessRef>& process,
-                           const std::vector<int64_t>& string_id);
-  // The store's track id of each of the batch's tracks.
-  absl::StatusOr<std::vector<int64_t>> StoreTracks(
-      const v1::Batch& batch, const std::vector<ProcessRef>& process,
-      const std::vector<int64_t>& string_id);
-  // The batch's spans (messages and chunks, less what its rings already
-  // stored) per track, with store ids. `decoded`: the validator's decoding
-  // of the chunks, or null.
-  absl::StatusOr<std::vector<SpanColumns>> SpansByTrack(
-      const v1::Batch& batch, std::vector<SpanColumns>* decoded,
-      const std::vector<int64_t>& string_id);
-  absl::StatusOr<int64_t> OpId(int64_t category, int64_t name_id);
-  // Turns a batch's ids in `spans` (name and category, arg strings) into
-  // the store's: operation ids and string ids.
-  absl::Status ToStoreIds(const std::vector<int64_t>& string_id,
-                          SpanColumns* spans);
-  absl::Status AddWireChunk(const v1::SpanChunk& chunk, SpanColumns* wire,
-                            const std::vector<int64_t>& string_id,
-                            uint64_t stored_below, SpanColumns* out);
-  absl::StatusOr<std::vector<uint64_t>> RingMarks(const v1::Batch& batch);
-  absl::Status WriteTrackSpans(int64_t job_id, int64_t epoch_ns, int64_t track,
-                               SpanColumns* spans);
-  absl::StatusOr<int64_t> InternString(const std::string& s);
-  absl::StatusOr<std::string> LookupString(int64_t id);
-  absl::Status ToStoredArgs(const SpanColumns& spans, size_t i,
-                            std::vector<StoredArg>* out);
-  absl::StatusOr<Statement*> Prepare(const char* sql);
-  // Runs a bound INSERT ... RETURNING id[, x] statement and returns the id
-  // (and x in *second_column); `what` names the step in the error.
-  absl::StatusOr<int64_t> InsertReturningId(Statement* insert, const char* what,
-                                            int64_t* second_column = nullptr);
-
-  sqlite3* db_;
-  std::string path_;
-  std::unique_ptr<Caches> caches_;
-  const size_t max_cached_ids_;
-  std::vector<std::unique_ptr<Statement>> statements_;
-  absl::flat_hash_map<const char*, Statement*> statement_by_sql_;
-  absl::flat_hash_map<int64_t, std::string> string_by_id_;  // read cache
+  virtual absl::StatusOr<int64_t> FileBytes() = 0;
 };
 
 }  // namespace meridian

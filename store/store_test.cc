@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

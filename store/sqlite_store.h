@@ -1,0 +1,132 @@
+// SqliteStore: the Store (store.h) on an embedded SQLite file: the schema,
+// threading and durability store.h describes. Store::Open gives one.
+#ifndef MERIDIAN_STORE_SQLITE_STORE_H_
+#define MERIDIAN_STORE_SQLITE_STORE_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "store/store.h"
+
+namespace meridian {
+
+class SqliteStore final : public Store {
+ public:
+  // Store's operations (store.h says what each does).
+  static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(
+      const std::string& path, StoreOptions options = {});
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+  absl::StatusOr<std::vector<BatchWriteResult>> Write(
+      absl::Span<const v1::Batch* const> batches,
+      absl::Span<std::vector<SpanColumns>* const> decoded = {}) override;
+  absl::Status BeginSnapshot() override;
+  absl::StatusOr<std::vector<JobInfo>> ListJobs() override;
+  size_t cached_ids() const override;
+  absl::StatusOr<int64_t> DeleteJob(const std::string& name) override;
+  absl::StatusOr<std::vector<std::string>> DeleteJobsEndedBefore(
+      int64_t end_before_ns) override;
+  absl::StatusOr<JobCatalog> LoadCatalog(const std::string& job) override;
+  absl::Status Scan(const JobInfo& job, const ScanRange& range,
+                    const std::function<bool(const StoredSpan&)>& visit,
+                    ScanStats* stats = nullptr) override;
+  absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
+      const std::string& node, int64_t job_id) override;
+  absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
+      int64_t job_id) override;
+  absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
+  absl::StatusOr<int64_t> FileBytes() override;
+
+ private:
+  class Statement;
+  struct Caches;
+
+  SqliteStore(sqlite3* db, std::string path, size_t max_cached_ids);
+  absl::Status Exec(const char* sql);
+  absl::Status Fail(const char* what) const;
+  absl::Status RefuseOlderVersion();
+  // One batch, in the writer's transaction: RecordBatch, then (unless it is
+  // a duplicate) StoreClockModel, InternStrings, StoreProcesses,
+  // StoreTracks, SpansByTrack and WriteTrackSpans for each track.
+  absl::Status WriteOne(const v1::Batch& batch,
+                        std::vector<SpanColumns>* decoded,
+                        BatchWriteResult* result);
+  // Records (agent, seq); false if it was recorded before (a duplicate).
+  absl::StatusOr<bool> RecordBatch(const v1::Batch& batch);
+  // Stores the batch's clock model, if any, once per (agent, node,
+  // reference_ns).
+  absl::Status StoreClockModel(const v1::Batch& batch);
+  // The store's id of each of the batch's strings.
+  absl::StatusOr<std::vector<int64_t>> InternStrings(const v1::Batch& batch);
+  struct JobRef {
+    int64_t id;
+    int64_t epoch_ns;
+  };
+  struct ProcessRef {
+    int64_t id;
+    JobRef job;
+  };
+  // The job named `name`, created with epoch `epoch_ns` if it is new.
+  absl::StatusOr<JobRef> StoreJob(const std::string& name, int64_t epoch_ns);
+  // The store's process (and its job) of each of the batch's processes.
+  absl::StatusOr<std::vector<ProcessRef>> StoreProcesses(
+      const v1::Batch& batch, const std::vector<int64_t>& string_id);
+  // Records that the batch's agent delivered spans of each of its jobs.
+  absl::Status RecordJobAgents(const v1::Batch& batch,
+                               const std::vector<ProcessRef>& processes);
+  // The batch's op and process totals, replacing those stored before.
+  absl::Status StoreTotals(const v1::Batch& batch,
+                           const std::vector<ProcessRef>& process,
+                           const std::vector<int64_t>& string_id);
+  // The store's track id of each of the batch's tracks.
+  absl::StatusOr<std::vector<int64_t>> StoreTracks(
+      const v1::Batch& batch, const std::vector<ProcessRef>& process,
+      const std::vector<int64_t>& string_id);
+  // The batch's spans (messages and chunks, less what its rings already
+  // stored) per track, with store ids. `decoded`: the validator's decoding
+  // of the chunks, or null.
+  absl::StatusOr<std::vector<SpanColumns>> SpansByTrack(
+      const v1::Batch& batch, std::vector<SpanColumns>* decoded,
+      const std::vector<int64_t>& string_id);
+  absl::StatusOr<int64_t> OpId(int64_t category, int64_t name_id);
+  // Turns a batch's ids in `spans` (name and category, arg strings) into
+  // the store's: operation ids and string ids.
+  absl::Status ToStoreIds(const std::vector<int64_t>& string_id,
+                          SpanColumns* spans);
+  absl::Status AddWireChunk(const v1::SpanChunk& chunk, SpanColumns* wire,
+                            const std::vector<int64_t>& string_id,
+                            uint64_t stored_below, SpanColumns* out);
+  absl::StatusOr<std::vector<uint64_t>> RingMarks(const v1::Batch& batch);
+  absl::Status WriteTrackSpans(int64_t job_id, int64_t epoch_ns, int64_t track,
+                               SpanColumns* spans);
+  absl::StatusOr<int64_t> InternString(const std::string& s);
+  absl::StatusOr<std::string> LookupString(int64_t id);
+  absl::Status ToStoredArgs(const SpanColumns& spans, size_t i,
+                            std::vector<StoredArg>* out);
+  absl::StatusOr<Statement*> Prepare(const char* sql);
+  // Runs a bound INSERT ... RETURNING id[, x] statement and returns the id
+  // (and x in *second_column); `what` names the step in the error.
+  absl::StatusOr<int64_t> InsertReturningId(Statement* insert, const char* what,
+                                            int64_t* second_column = nullptr);
+
+  sqlite3* db_;
+  std::string path_;
+  std::unique_ptr<Caches> caches_;
+  const size_t max_cached_ids_;
+  std::vector<std::unique_ptr<Statement>> statements_;
+  absl::flat_hash_map<const char*, Statement*> statement_by_sql_;
+  absl::flat_hash_map<int64_t, std::string> string_by_id_;  // read cache
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_STORE_SQLITE_STORE_H_
