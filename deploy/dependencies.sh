@@ -32,6 +32,9 @@ packages=(
   # tests/web_test.py: the web page in headless Chromium, driven over the
   # DevTools protocol (python3-websocket, with Debian's /usr/bin/python3).
   chromium python3-websocket
+  # The ClickHouse store (issue 22): its HTTP client, and a real server for
+  # its tests (Debian's ClickHouse 18.16, started by the tests on free ports).
+  libcurl4-openssl-dev clickhouse-server
 )
 
 missing=()

@@ -1,0 +1,71 @@
+// ClickHouseClient: statements to a ClickHouse server over its HTTP
+// interface (libcurl, Debian's libcurl4-openssl-dev), for the ClickHouse
+// store (issue 22). Works with Debian 12's ClickHouse 18.16 and current
+// releases: only the HTTP interface's oldest features are used (the
+// statement as the POST body or the `query` parameter with the data as the
+// body, `database`, HTTP Basic authentication, errors as a non-200 status
+// with the message as the body).
+//
+// Example:
+//   auto client = ClickHouseClient::Connect({"127.0.0.1", 8123, "meridian",
+//                                            "default", ""});
+//   client->Execute("CREATE TABLE t (x UInt64) ENGINE = MergeTree ORDER BY x");
+//   client->Insert("t", "1\n2\n");          // TabSeparated rows
+//   client->Query("SELECT sum(x) FROM t");  // "3\n"
+//
+// Thread safety: one client per thread (a libcurl easy handle).
+#ifndef MERIDIAN_STORE_CLICKHOUSE_CLIENT_H_
+#define MERIDIAN_STORE_CLICKHOUSE_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace meridian {
+
+struct ClickHouseEndpoint {
+  std::string host = "127.0.0.1";
+  int port = 8123;  // the HTTP interface's
+  std::string database = "default";
+  std::string user = "default";
+  std::string password;  // from a file or the environment, never argv
+};
+
+class ClickHouseClient {
+ public:
+  // A client for `endpoint`; nothing is sent yet.
+  static absl::StatusOr<std::unique_ptr<ClickHouseClient>> Connect(
+      const ClickHouseEndpoint& endpoint);
+  ~ClickHouseClient();
+
+  // A statement without a result (CREATE, DROP, ALTER...).
+  absl::Status Execute(absl::string_view sql);
+  // A statement's result as ClickHouse writes it (TabSeparated unless the
+  // statement says FORMAT).
+  absl::StatusOr<std::string> Query(absl::string_view sql);
+  // `rows` (TabSeparated: TabSeparatedEscape() each field) into `table`.
+  absl::Status Insert(absl::string_view table, absl::string_view rows);
+
+  // Errors: UNAVAILABLE naming the address if the server does not answer;
+  // INVALID_ARGUMENT with ClickHouse's own message (its first line) if it
+  // refuses the statement; UNAUTHENTICATED if it refuses the user.
+
+ private:
+  explicit ClickHouseClient(ClickHouseEndpoint endpoint);
+  absl::StatusOr<std::string> Post(const std::string& url,
+                                   absl::string_view body);
+  std::string Url(absl::string_view query) const;
+
+  ClickHouseEndpoint endpoint_;
+  void* curl_ = nullptr;  // CURL*
+};
+
+// A TabSeparated field as ClickHouse writes one: backslash, tab, newline,
+// carriage return and NUL escaped.
+std::string TabSeparatedEscape(absl::string_view field);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_STORE_CLICKHOUSE_CLIENT_H_

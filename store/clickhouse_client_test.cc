@@ -1,0 +1,75 @@
+#include "store/clickhouse_client.h"
+
+#include "gtest/gtest.h"
+#include "testing/clickhouse_server.h"
+
+namespace meridian {
+namespace {
+
+TEST(TabSeparatedEscapeTest, EscapesWhatTabSeparatedReserves) {
+  EXPECT_EQ(TabSeparatedEscape("a\tb\nc\\d\re"), "a\\tb\\nc\\\\d\\re");
+  EXPECT_EQ(TabSeparatedEscape(std::string("x\0y", 3)), "x\\0y");
+  EXPECT_EQ(TabSeparatedEscape("plain"), "plain");
+}
+
+class ClickHouseClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = ClickHouseServer::Start();
+    if (absl::IsFailedPrecondition(server.status())) {
+      GTEST_SKIP() << server.status().message();
+    }
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  std::unique_ptr<ClickHouseServer> server_;
+};
+
+// A real server: a MergeTree table written and read back, hostile bytes
+// intact; errors with ClickHouse's own message.
+TEST_F(ClickHouseClientTest, WritesReadsAndSaysWhatWentWrong) {
+  auto client = ClickHouseClient::Connect(server_->endpoint());
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)
+                  ->Execute("CREATE TABLE spans (job UInt64, track UInt64, "
+                            "start Int64, data String) ENGINE = MergeTree "
+                            "ORDER BY (job, track, start)")
+                  .ok());
+  const std::string hostile("tab\there\nnewline\\back\0nul", 25);
+  ASSERT_TRUE((*client)
+                  ->Insert("spans", "1\t2\t-3\t" + TabSeparatedEscape(hostile) +
+                                        "\n1\t1\t5\tx\n")
+                  .ok());
+  auto rows = (*client)->Query(
+      "SELECT track, start, length(data) FROM spans ORDER BY track");
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(*rows, "1\t5\t1\n2\t-3\t25\n");
+  auto back = (*client)->Query("SELECT data FROM spans WHERE track = 2");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, TabSeparatedEscape(hostile) + "\n");
+
+  auto bad = (*client)->Query("SELECT nope FROM spans");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("nope"), absl::string_view::npos)
+      << bad.status();
+
+  ClickHouseEndpoint wrong = server_->endpoint();
+  wrong.password = "not-it";
+  auto refused = (*ClickHouseClient::Connect(wrong))->Query("SELECT 1");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated)
+      << refused.status();
+
+  ClickHouseEndpoint gone = server_->endpoint();
+  gone.port = 1;
+  auto unreachable = (*ClickHouseClient::Connect(gone))->Query("SELECT 1");
+  EXPECT_EQ(unreachable.status().code(), absl::StatusCode::kUnavailable);
+
+  // A crash (SIGKILL) and restart keeps what was inserted.
+  ASSERT_TRUE(server_->Restart().ok());
+  auto after = (*client)->Query("SELECT count() FROM spans");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(*after, "2\n");
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,45 @@
+// ClickHouseServer (tests): a real clickhouse-server (Debian's package) for
+// the ClickHouse store's tests, started on free loopback ports with its data
+// in a temporary directory, a user "meridian" with a password, and stopped
+// (its directory removed) by the destructor. Never a fake: where
+// clickhouse-server is not installed, Start says so and tests skip.
+#ifndef MERIDIAN_TESTING_CLICKHOUSE_SERVER_H_
+#define MERIDIAN_TESTING_CLICKHOUSE_SERVER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "store/clickhouse_client.h"
+
+namespace meridian {
+
+class ClickHouseServer {
+ public:
+  // FAILED_PRECONDITION saying what to install if there is no
+  // clickhouse-server on PATH (or in /usr/sbin); UNAVAILABLE, with the
+  // server's log, if it does not answer within 60 s.
+  static absl::StatusOr<std::unique_ptr<ClickHouseServer>> Start();
+  ~ClickHouseServer();
+
+  // Where to connect as "meridian" (database "default").
+  const ClickHouseEndpoint& endpoint() const { return endpoint_; }
+  // Kills the server at once (SIGKILL), as a crash would, and starts it
+  // again on the same ports and data.
+  absl::Status Restart();
+
+ private:
+  ClickHouseServer() = default;
+  absl::Status Launch();
+
+  std::string binary_;
+  std::string dir_;
+  pid_t pid_ = -1;
+  ClickHouseEndpoint endpoint_;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_TESTING_CLICKHOUSE_SERVER_H_
