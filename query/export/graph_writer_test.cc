@@ -6,18 +6,10 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "testing/scenario_fixture.h"
+#include "testing/text_count.h"
 
 namespace meridian {
 namespace {
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 TEST(GraphWriterTest, ChainAsDotAndGraphMl) {
   auto f = ScenarioFixture::Load("p2p-chain");
@@ -27,19 +19,19 @@ TEST(GraphWriterTest, ChainAsDotAndGraphMl) {
   EXPECT_TRUE(absl::StartsWith(*dot, "digraph \"step 0\" {\n"));
   EXPECT_TRUE(absl::EndsWith(*dot, "}\n"));
   // 10 spans: 3 receives, 4 computes, 3 sends.
-  EXPECT_EQ(Count(*dot, "dur_ns="), 10);
+  EXPECT_EQ(CountOf(*dot, "dur_ns="), 10);
   // Program order: rank 0 compute->send, ranks 1-2 recv->compute->send,
   // rank 3 recv->compute; 3 messages, each the binding one.
-  EXPECT_EQ(Count(*dot, "type=\"program\""), 1 + 2 + 2 + 1);
-  EXPECT_EQ(Count(*dot, "type=\"message\", binding=true"), 3);
+  EXPECT_EQ(CountOf(*dot, "type=\"program\""), 1 + 2 + 2 + 1);
+  EXPECT_EQ(CountOf(*dot, "type=\"message\", binding=true"), 3);
   EXPECT_NE(dot->find("label=\"rank 3\\nMPI_Recv\\n3.150 ms\""),
             std::string::npos);
 
   auto graphml = StepGraph(*f->graph, 0, v1::GRAPH_FORMAT_GRAPHML);
   ASSERT_TRUE(graphml.ok());
-  EXPECT_EQ(Count(*graphml, "<node id="), 10);
-  EXPECT_EQ(Count(*graphml, "<edge source="), 6 + 3);
-  EXPECT_EQ(Count(*graphml, "<data key=\"binding\">true</data>"), 3);
+  EXPECT_EQ(CountOf(*graphml, "<node id="), 10);
+  EXPECT_EQ(CountOf(*graphml, "<edge source="), 6 + 3);
+  EXPECT_EQ(CountOf(*graphml, "<data key=\"binding\">true</data>"), 3);
   EXPECT_TRUE(absl::EndsWith(*graphml, "</graphml>\n"));
 }
 
@@ -67,9 +59,9 @@ TEST(GraphWriterTest, AnEnclosingSpanLeadsToItsFirstChildWithoutCycles) {
   DependencyGraph graph(spans);
   auto dot = StepGraph(graph, 0, v1::GRAPH_FORMAT_DOT);
   ASSERT_TRUE(dot.ok()) << dot.status();
-  EXPECT_EQ(Count(*dot, "type=\"program\""), 2);
-  EXPECT_EQ(Count(*dot, "s0 -> s1 [type=\"program\""), 1) << *dot;
-  EXPECT_EQ(Count(*dot, "s1 -> s2 [type=\"program\""), 1) << *dot;
+  EXPECT_EQ(CountOf(*dot, "type=\"program\""), 2);
+  EXPECT_EQ(CountOf(*dot, "s0 -> s1 [type=\"program\""), 1) << *dot;
+  EXPECT_EQ(CountOf(*dot, "s1 -> s2 [type=\"program\""), 1) << *dot;
 }
 
 // Generalized active target on one window (comm 9): rank 1 posts to rank 0
@@ -111,8 +103,8 @@ TEST(GraphWriterTest, ActiveTargetEpochsAreEpochEdges) {
   DependencyGraph graph(spans);
   auto dot = StepGraph(graph, 0, v1::GRAPH_FORMAT_DOT);
   ASSERT_TRUE(dot.ok()) << dot.status();
-  EXPECT_EQ(Count(*dot, "type=\"epoch\", binding=true"), 2) << *dot;
-  EXPECT_EQ(Count(*dot, "type=\"epoch\""), 2) << *dot;
+  EXPECT_EQ(CountOf(*dot, "type=\"epoch\", binding=true"), 2) << *dot;
+  EXPECT_EQ(CountOf(*dot, "type=\"epoch\""), 2) << *dot;
 }
 
 TEST(GraphWriterTest, CollectiveInstancesAndUnknownStep) {
@@ -122,9 +114,9 @@ TEST(GraphWriterTest, CollectiveInstancesAndUnknownStep) {
   ASSERT_TRUE(dot.ok());
   // 8 spans and one instance node; 4 arrive + 4 complete edges, rank 1's
   // arrival binding.
-  EXPECT_EQ(Count(*dot, "dur_ns="), 9);
-  EXPECT_EQ(Count(*dot, "type=\"collective\""), 8);
-  EXPECT_EQ(Count(*dot, "binding=true"), 1);
+  EXPECT_EQ(CountOf(*dot, "dur_ns="), 9);
+  EXPECT_EQ(CountOf(*dot, "type=\"collective\""), 8);
+  EXPECT_EQ(CountOf(*dot, "binding=true"), 1);
   EXPECT_NE(dot->find("MPI_Allreduce comm 1 seq 2"), std::string::npos);
 
   auto missing = StepGraph(*f->graph, 9, v1::GRAPH_FORMAT_DOT);

@@ -4,18 +4,10 @@
 
 #include "gtest/gtest.h"
 #include "testing/scenario_fixture.h"
+#include "testing/text_count.h"
 
 namespace meridian {
 namespace {
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 // p2p-chain with "compute" halved: each span twice, measured and predicted.
 TEST(ReplayTraceTest, MeasuredAndPredictedSideBySide) {
@@ -34,23 +26,23 @@ TEST(ReplayTraceTest, MeasuredAndPredictedSideBySide) {
   }));
   EXPECT_EQ(pieces, 1);
   EXPECT_EQ(trace.rfind("{\"traceEvents\":[", 0), 0u);
-  EXPECT_EQ(Count(trace, "\"ph\":\"X\""), 2 * 10);
-  EXPECT_EQ(Count(trace, "\"name\":\"rank 3 measured\""), 1);
-  EXPECT_EQ(Count(trace, "\"name\":\"rank 3 predicted\""), 1);
+  EXPECT_EQ(CountOf(trace, "\"ph\":\"X\""), 2 * 10);
+  EXPECT_EQ(CountOf(trace, "\"name\":\"rank 3 measured\""), 1);
+  EXPECT_EQ(CountOf(trace, "\"name\":\"rank 3 predicted\""), 1);
   // Rank 0's compute, measured [0, 1 ms) and predicted [0, 0.5 ms); rank
   // 3's, measured from 3.15 ms and predicted from 1.65 ms.
-  EXPECT_EQ(Count(trace,
-                  "\"name\":\"compute\",\"cat\":\"user\",\"pid\":1,\"tid\":1,"
-                  "\"ts\":0.000,\"dur\":1000.000}"),
+  EXPECT_EQ(CountOf(trace,
+                    "\"name\":\"compute\",\"cat\":\"user\",\"pid\":1,\"tid\":1,"
+                    "\"ts\":0.000,\"dur\":1000.000}"),
             1)
       << trace;
-  EXPECT_EQ(Count(trace,
-                  "\"name\":\"compute\",\"cat\":\"user\",\"pid\":2,\"tid\":1,"
-                  "\"ts\":0.000,\"dur\":500.000}"),
+  EXPECT_EQ(CountOf(trace,
+                    "\"name\":\"compute\",\"cat\":\"user\",\"pid\":2,\"tid\":1,"
+                    "\"ts\":0.000,\"dur\":500.000}"),
             1);
-  EXPECT_EQ(Count(trace,
-                  "\"name\":\"compute\",\"cat\":\"user\",\"pid\":8,\"tid\":1,"
-                  "\"ts\":1650.000,\"dur\":500.000}"),
+  EXPECT_EQ(CountOf(trace,
+                    "\"name\":\"compute\",\"cat\":\"user\",\"pid\":8,\"tid\":1,"
+                    "\"ts\":1650.000,\"dur\":500.000}"),
             1);
   EXPECT_NE(trace.find("\"otherData\":{\"epoch_ns\":"), std::string::npos);
 
