@@ -2,17 +2,33 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "query/export/json.h"
+#include "common/json.h"
 #include "query/ops/category.h"
 
 namespace meridian {
-namespace {
 
 double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 double Percent(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0;
 }
+
+std::string PathBreakdownText(const v1::CriticalPathReply& path) {
+  const std::pair<const char*, int64_t> parts[] = {
+      {"compute", path.compute_ns()},
+      {"communication", path.communication_ns()},
+      {"waiting", path.waiting_ns()},
+      {"untraced", path.untraced_ns()}};
+  std::string out;
+  for (const auto& [name, ns] : parts) {
+    absl::StrAppendFormat(&out, "%s%s %.3f ms (%.1f%%)",
+                          name == parts[0].first ? "" : ", ", name, Ms(ns),
+                          Percent(ns, path.dur_ns()));
+  }
+  return out;
+}
+
+namespace {
 
 void AppendTotals(std::string* out, const v1::OpTotals& t) {
   absl::StrAppend(out, "{\"count\":", t.count(), ",\"dur_ns\":", t.dur_ns(),
@@ -39,17 +55,7 @@ std::string CriticalPathText(const v1::CriticalPathReply& path) {
                               : CategoryName(s.category()),
                           name, s.track());
   }
-  out += "\nBreakdown:";
-  const std::pair<const char*, int64_t> parts[] = {
-      {"compute", path.compute_ns()},
-      {"communication", path.communication_ns()},
-      {"waiting", path.waiting_ns()},
-      {"untraced", path.untraced_ns()}};
-  for (const auto& [name, ns] : parts) {
-    absl::StrAppendFormat(&out, " %s %.3f ms (%.1f%%)%s", name, Ms(ns),
-                          Percent(ns, path.dur_ns()),
-                          name == parts[3].first ? "" : ",");
-  }
+  absl::StrAppend(&out, "\nBreakdown: ", PathBreakdownText(path));
   absl::StrAppendFormat(
       &out, "\nExplained: %.1f%% of the %s is in traced spans.\n",
       100.0 * path.explained(), path.has_step() ? "step" : "job");

@@ -7,11 +7,20 @@
 #ifndef MERIDIAN_QUERY_ANALYSIS_REPORT_H_
 #define MERIDIAN_QUERY_ANALYSIS_REPORT_H_
 
+#include <cstdint>
 #include <string>
 
 #include "meridian/v1/query.pb.h"
 
 namespace meridian {
+
+// Nanoseconds as milliseconds; `part` as a percentage of `whole` (0 when
+// `whole` is not positive).
+double Ms(int64_t ns);
+double Percent(int64_t part, int64_t whole);
+// A path's time per class: "compute 5.000 ms (98.0%), communication 0.100
+// ms (2.0%), waiting 0.000 ms (0.0%), untraced 0.000 ms (0.0%)".
+std::string PathBreakdownText(const v1::CriticalPathReply& path);
 
 std::string CriticalPathText(const v1::CriticalPathReply& path);
 std::string CriticalPathJson(const v1::CriticalPathReply& path);

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "query/export/json.h"
+#include "common/json.h"
 
 namespace meridian {
 namespace {

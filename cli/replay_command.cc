@@ -10,18 +10,10 @@
 #include "absl/strings/str_split.h"
 #include "cli/analysis_report.h"
 #include "cli/filter_flags.h"
-#include "query/export/json.h"
+#include "common/json.h"
 
 namespace meridian {
 namespace {
-
-double Ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
-
-double Percent(int64_t part, int64_t whole) {
-  return whole > 0
-             ? 100.0 * static_cast<double>(part) / static_cast<double>(whole)
-             : 0.0;
-}
 
 absl::Status Invalid(absl::string_view flag, absl::string_view text,
                      absl::string_view want) {
@@ -39,21 +31,6 @@ bool SplitPair(absl::string_view text, absl::string_view* a,
   *a = text.substr(0, eq);
   *b = text.substr(eq + 1);
   return true;
-}
-
-std::string Breakdown(const v1::CriticalPathReply& path) {
-  const std::pair<const char*, int64_t> parts[] = {
-      {"compute", path.compute_ns()},
-      {"communication", path.communication_ns()},
-      {"waiting", path.waiting_ns()},
-      {"untraced", path.untraced_ns()}};
-  std::string out = absl::StrFormat("%.3f ms:", Ms(path.dur_ns()));
-  for (const auto& [name, ns] : parts) {
-    absl::StrAppendFormat(&out, " %s %.3f (%.1f%%)%s", name, Ms(ns),
-                          Percent(ns, path.dur_ns()),
-                          name == parts[3].first ? "" : ",");
-  }
-  return out;
 }
 
 void AppendRanksJson(
@@ -229,10 +206,12 @@ std::string ReplayText(const v1::ReplayReply& reply) {
       }
     }
   }
-  absl::StrAppendFormat(&out, "\nCritical path, measured:  %s\n",
-                        Breakdown(reply.measured_path()));
-  absl::StrAppendFormat(&out, "Critical path, predicted: %s\n",
-                        Breakdown(reply.predicted_path()));
+  absl::StrAppendFormat(&out, "\nCritical path, measured:  %.3f ms: %s\n",
+                        Ms(reply.measured_path().dur_ns()),
+                        PathBreakdownText(reply.measured_path()));
+  absl::StrAppendFormat(&out, "Critical path, predicted: %.3f ms: %s\n",
+                        Ms(reply.predicted_path().dur_ns()),
+                        PathBreakdownText(reply.predicted_path()));
   out += "On the predicted path per rank:";
   for (const v1::RankTime& r : reply.predicted_path().ranks()) {
     absl::StrAppendFormat(&out, " rank %d %.3f ms;", r.rank(), Ms(r.dur_ns()));

@@ -24,7 +24,7 @@
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"
 #include "meridian/v1/query.grpc.pb.h"
-#include "query/export/json.h"
+#include "common/json.h"
 
 extern char** environ;
 

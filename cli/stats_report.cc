@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "query/export/json.h"
+#include "common/json.h"
 #include "query/ops/category.h"
 
 namespace meridian {

@@ -1,7 +1,7 @@
 #include "cli/trace_report.h"
 
 #include "absl/strings/str_cat.h"
-#include "query/export/json.h"
+#include "common/json.h"
 
 namespace meridian {
 

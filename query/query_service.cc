@@ -137,17 +137,28 @@ constexpr uint64_t kReplayBytesPerSpan = 2 * kAnalysisBytesPerSpan;
 // only what that step needs (JobSpans::LoadStep). A whole job that would
 // take more than `budget` bytes is refused (RESOURCE_EXHAUSTED) before
 // anything is read, rather than swapping the collector.
+// RESOURCE_EXHAUSTED, with the way out, if analysing `job` whole at
+// `bytes_per_span` would take more than `budget`.
+absl::Status CheckBudget(const JobInfo& job, uint64_t budget,
+                         uint64_t bytes_per_span) {
+  if (static_cast<uint64_t>(job.spans) * bytes_per_span <= budget) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "job ", job.name, " has ", job.spans,
+      " spans: analysing it whole would take about ",
+      static_cast<uint64_t>(job.spans) * bytes_per_span >> 20,
+      " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
+      "; analyse one step (--step N) or raise the limit"));
+}
+
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, JobQuery query, std::optional<int64_t> step = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
-  const JobInfo& job = query.catalog.job;
-  if (!step && static_cast<uint64_t>(job.spans) * bytes_per_span > budget) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "job ", job.name, " has ", job.spans,
-        " spans: analysing it whole would take about ",
-        static_cast<uint64_t>(job.spans) * bytes_per_span >> 20,
-        " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
-        "; analyse one step (--step N) or raise the limit"));
+  if (!step) {
+    absl::Status within =
+        CheckBudget(query.catalog.job, budget, bytes_per_span);
+    if (!within.ok()) return within;
   }
   auto analysis = std::make_unique<JobAnalysis>();
   analysis->query = std::move(query);
@@ -194,13 +205,9 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
   if (!query.ok()) return query.status();
   const JobInfo& info = query->catalog.job;
   const CacheKey key{job, info.id, info.spans, info.chunks, info.max_end_ns};
-  if (static_cast<uint64_t>(info.spans) * bytes_per_span > analysis_budget_) {
-    // LoadAnalysis says why; a cached analysis must not bypass the budget.
-    auto refused = LoadAnalysis(analysis_budget_, std::move(*query),
-                                std::nullopt, bytes_per_span);
-    if (!refused.ok()) return refused.status();
-    return std::shared_ptr<const JobAnalysis>(std::move(*refused));
-  }
+  // Checked here too: a kept analysis must not bypass the budget.
+  absl::Status within = CheckBudget(info, analysis_budget_, bytes_per_span);
+  if (!within.ok()) return within;
   // Whether this request loads the job for the cache (else another job is
   // loading: this one loads without keeping it).
   bool loads = false;

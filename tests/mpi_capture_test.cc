@@ -273,6 +273,19 @@ class MpiCaptureTest : public ::testing::Test {
     return status == 0;
   }
 
+  // A check of a traced job: (store, collector address, environment, job).
+  using JobCheck = void (*)(const std::string&, const std::string&,
+                            const std::map<std::string, std::string>&,
+                            const std::string&);
+  // `mpi_edges MODE` on 4 ranks, traced as job MODE, then `check`.
+  void CheckEdges(const std::string& mode, JobCheck check) {
+    StartCollector();
+    Child agent = StartAgent();
+    ASSERT_TRUE(Traced(mode, Mpirun({Runfile("tests/mpi_edges"), mode})));
+    check(db_, address_, env_, mode);
+    StopAgent(agent);
+  }
+
   void StopAgent(Child& agent) {
     kill(agent.pid, SIGTERM);
     EXPECT_EQ(agent.Wait(), 0);
@@ -2514,36 +2527,19 @@ void ExpectPscwEdge(const std::string& db, const std::string& address,
 }
 
 TEST_F(MpiCaptureTest, CriticalPathCrossesANeighborCollectiveEdge) {
-  StartCollector();
-  Child agent = StartAgent();
-  ASSERT_TRUE(
-      Traced("neighbor", Mpirun({Runfile("tests/mpi_edges"), "neighbor"})));
-  ExpectNeighborEdge(db_, address_, env_, "neighbor");
-  StopAgent(agent);
+  CheckEdges("neighbor", ExpectNeighborEdge);
 }
 
 TEST_F(MpiCaptureTest, CriticalPathCrossesFenceAndLockEpochEdges) {
-  StartCollector();
-  Child agent = StartAgent();
-  ASSERT_TRUE(Traced("rma", Mpirun({Runfile("tests/mpi_edges"), "rma"})));
-  ExpectRmaEdges(db_, address_, env_, "rma");
-  StopAgent(agent);
+  CheckEdges("rma", ExpectRmaEdges);
 }
 
 TEST_F(MpiCaptureTest, CriticalPathCrossesSharedAndExclusiveLockEdges) {
-  StartCollector();
-  Child agent = StartAgent();
-  ASSERT_TRUE(Traced("locks", Mpirun({Runfile("tests/mpi_edges"), "locks"})));
-  ExpectLockEdges(db_, address_, env_, "locks");
-  StopAgent(agent);
+  CheckEdges("locks", ExpectLockEdges);
 }
 
 TEST_F(MpiCaptureTest, CriticalPathCrossesAPostStartCompleteWaitEdge) {
-  StartCollector();
-  Child agent = StartAgent();
-  ASSERT_TRUE(Traced("pscw", Mpirun({Runfile("tests/mpi_edges"), "pscw"})));
-  ExpectPscwEdge(db_, address_, env_, "pscw");
-  StopAgent(agent);
+  CheckEdges("pscw", ExpectPscwEdge);
 }
 
 // The same jobs built with MPICH's compiler and run by its mpiexec: the

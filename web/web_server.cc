@@ -6,12 +6,14 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/json.h"
 #include "google/protobuf/util/json_util.h"
 #include "web/web_assets.h"
 
@@ -93,32 +95,11 @@ void Respond(mg_connection* c, int status, absl::string_view type,
   mg_write(c, body.data(), body.size());
 }
 
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          absl::StrAppend(
-              &out, "\\u00",
-              absl::Hex(static_cast<unsigned char>(ch), absl::kZeroPad2));
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 int Error(mg_connection* c, int status, absl::string_view message) {
-  Respond(c, status, "application/json",
-          absl::StrCat("{\"error\":", JsonString(message), "}\n"));
+  std::string body = "{\"error\":";
+  AppendJsonString(&body, message);
+  body += "}\n";
+  Respond(c, status, "application/json", body);
   return status;
 }
 
@@ -133,6 +114,28 @@ std::string ToJson(const google::protobuf::Message& message) {
   std::string out;
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);
   return out;
+}
+
+// One unary Query call answered as its reply's JSON, or as its error.
+template <typename Request, typename Reply>
+int Answer(mg_connection* c, v1::Query::Stub& stub,
+           grpc::Status (v1::Query::Stub::*rpc)(grpc::ClientContext*,
+                                                const Request&, Reply*),
+           grpc::ClientContext* context, const Request& request) {
+  Reply reply;
+  const grpc::Status status = (stub.*rpc)(context, request, &reply);
+  if (!status.ok()) return RpcError(c, status);
+  Respond(c, 200, "application/json", ToJson(reply));
+  return 200;
+}
+
+template <typename T>
+void AppendJsonArray(std::string* out, const std::vector<T>& values) {
+  *out += "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StrAppend(out, i ? "," : "", values[i]);
+  }
+  *out += "]";
 }
 
 // The query string's parameters (the last value of each name).
@@ -244,8 +247,9 @@ absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
         "http://perfetto.example.org:10000 (no path)"));
   }
   std::unique_ptr<WebServer> server(new WebServer());
-  server->config_json_ =
-      absl::StrCat("{\"perfetto_ui\":", JsonString(ui), "}\n");
+  server->config_json_ = "{\"perfetto_ui\":";
+  AppendJsonString(&server->config_json_, ui);
+  server->config_json_ += "}\n";
   server->stub_ = v1::Query::NewStub(std::move(channel));
   server->loopback_ = loopback;
   // civetweb takes "HOST:PORT" for IPv4 and "[HOST]:PORT" for IPv6 as its
@@ -343,11 +347,7 @@ int WebServer::Serve(mg_connection* c) {
       if (param("job").empty()) return Error(c, 400, "give ?job=NAME");
       request.set_job(param("job"));
     }
-    v1::ListJobsReply reply;
-    grpc::Status s = stub_->ListJobs(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    Respond(c, 200, "application/json", ToJson(reply));
-    return 200;
+    return Answer(c, *stub_, &v1::Query::Stub::ListJobs, &context, request);
   }
   if (api == "steps") {
     v1::StepsRequest request;
@@ -361,11 +361,7 @@ int WebServer::Serve(mg_connection* c) {
     } else {
       request.set_means_only(true);
     }
-    v1::StepsReply reply;
-    grpc::Status s = stub_->GetSteps(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    Respond(c, 200, "application/json", ToJson(reply));
-    return 200;
+    return Answer(c, *stub_, &v1::Query::Stub::GetSteps, &context, request);
   }
   if (api == "stragglers") {
     v1::StragglersRequest request;
@@ -382,22 +378,16 @@ int WebServer::Serve(mg_connection* c) {
                                                  head.collectives_size() - 20);
     }
     std::string out = absl::StrCat("{\"stragglers\":", ToJson(head),
-                                   ",\"heatmap\":{\"rank_starts\":[");
-    for (size_t i = 0; i < map.rank_starts.size(); ++i) {
-      absl::StrAppend(&out, i ? "," : "", map.rank_starts[i]);
-    }
-    out += "],\"step_starts\":[";
-    for (size_t i = 0; i < map.step_starts.size(); ++i) {
-      absl::StrAppend(&out, i ? "," : "", map.step_starts[i]);
-    }
-    absl::StrAppend(&out, "],\"last_rank\":", map.last_rank,
+                                   ",\"heatmap\":{\"rank_starts\":");
+    AppendJsonArray(&out, map.rank_starts);
+    out += ",\"step_starts\":";
+    AppendJsonArray(&out, map.step_starts);
+    absl::StrAppend(&out, ",\"last_rank\":", map.last_rank,
                     ",\"last_step\":", map.last_step,
                     ",\"hottest_rank\":", map.hottest_rank,
-                    ",\"hottest_step\":", map.hottest_step, ",\"wait_ns\":[");
-    for (size_t i = 0; i < map.wait_ns.size(); ++i) {
-      absl::StrAppend(&out, i ? "," : "", map.wait_ns[i]);
-    }
-    out += "]}}";
+                    ",\"hottest_step\":", map.hottest_step, ",\"wait_ns\":");
+    AppendJsonArray(&out, map.wait_ns);
+    out += "}}";
     Respond(c, 200, "application/json", out);
     return 200;
   }
@@ -406,29 +396,18 @@ int WebServer::Serve(mg_connection* c) {
     request.set_job(param("job"));
     if (auto step = IntParam(params, "step", &bad)) request.set_step(*step);
     if (bad) return Error(c, 400, "step must be an integer");
-    v1::CriticalPathReply reply;
-    grpc::Status s = stub_->GetCriticalPath(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    Respond(c, 200, "application/json", ToJson(reply));
-    return 200;
+    return Answer(c, *stub_, &v1::Query::Stub::GetCriticalPath, &context,
+                  request);
   }
   if (api == "clocks") {
     v1::ClocksRequest request;
     request.set_job(param("job"));
-    v1::ClocksReply reply;
-    grpc::Status s = stub_->GetClocks(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    Respond(c, 200, "application/json", ToJson(reply));
-    return 200;
+    return Answer(c, *stub_, &v1::Query::Stub::GetClocks, &context, request);
   }
   if (api == "stats") {
     v1::StatsRequest request;
     request.mutable_filter()->set_job(param("job"));
-    v1::StatsReply reply;
-    grpc::Status s = stub_->GetStats(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    Respond(c, 200, "application/json", ToJson(reply));
-    return 200;
+    return Answer(c, *stub_, &v1::Query::Stub::GetStats, &context, request);
   }
   if (api == "compare") {
     v1::CompareRequest request;
@@ -444,11 +423,7 @@ int WebServer::Serve(mg_connection* c) {
       }
     }
     request.set_head(50);
-    v1::CompareReply reply;
-    grpc::Status s = stub_->Compare(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    Respond(c, 200, "application/json", ToJson(reply));
-    return 200;
+    return Answer(c, *stub_, &v1::Query::Stub::Compare, &context, request);
   }
   if (api == "trace") {
     v1::ExportRequest request;

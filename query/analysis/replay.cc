@@ -33,11 +33,22 @@ int64_t Scaled(int64_t ns, double factor) {
 
 // A time on a track that a dependency needs: the track must have reached
 // `need` (Simulator's state: 2 x pieces done + 1 once the next one has
-// started) before `value` can be read.
+// started) before its replayed time can be read (Simulator::TimeAt). `piece`
+// is the last piece of the track starting at or before the time (0 if none
+// does). No track (-1): the time is not replayed, and always available.
 struct Point {
   int32_t track = -1;
   int64_t need = 0;
+  size_t piece = 0;
 };
+
+// The last of `pieces` starting at or before t, or 0 if none does.
+size_t PieceAt(absl::Span<const Piece> pieces, int64_t t) {
+  auto it = std::upper_bound(
+      pieces.begin(), pieces.end(), t,
+      [](int64_t time, const Piece& piece) { return time < piece.t0; });
+  return it == pieces.begin() ? 0 : (it - pieces.begin()) - 1;
+}
 
 class Simulator {
  public:
@@ -63,12 +74,14 @@ class Simulator {
   int64_t Global(int32_t track, int64_t q) const {
     return piece_base_[track] + q;
   }
-  // The piece index q of `track` whose time `t` is in as a start (the last
-  // piece starting at or before t), and where to read it; see MapStart.
+  // Where time `t` of `track`, as a start, is replayed (see Point).
   Point StartPoint(int32_t track, int64_t t) const;
-  int64_t MapStart(int32_t track, int64_t t) const;
-  // MapStart where piece q is the last piece starting at or before t (or
-  // the first).
+  // The replayed time of `t` at `point` (StartPoint's), once Available.
+  int64_t TimeAt(const Point& point, int64_t t) const {
+    return point.track < 0 ? t : MapStartIn(point.track, point.piece, t);
+  }
+  // The replayed time of `t` of `track` as a start, where piece q is the
+  // last piece starting at or before t (or the first).
   int64_t MapStartIn(int32_t track, size_t q, int64_t t) const;
   Point EndPoint(int32_t track, int64_t t) const;
   // The predicted time of `t` as an end; no piece before `from` ends at or
@@ -280,22 +293,10 @@ int64_t Simulator::OwnTime(int32_t k, int64_t q) const {
 Point Simulator::StartPoint(int32_t track, int64_t t) const {
   const absl::Span<const Piece> pieces = graph_.pieces(track);
   if (pieces.empty()) return {};
-  auto it = std::upper_bound(
-      pieces.begin(), pieces.end(), t,
-      [](int64_t time, const Piece& piece) { return time < piece.t0; });
-  if (it == pieces.begin()) return {track, 1};
-  const int64_t q = (it - pieces.begin()) - 1;
-  if (t < pieces[q].t1) return {track, 2 * q + 1};
-  return {track, 2 * q + 2};
-}
-
-int64_t Simulator::MapStart(int32_t track, int64_t t) const {
-  const absl::Span<const Piece> pieces = graph_.pieces(track);
-  auto it = std::upper_bound(
-      pieces.begin(), pieces.end(), t,
-      [](int64_t time, const Piece& piece) { return time < piece.t0; });
-  return MapStartIn(track, it == pieces.begin() ? 0 : it - pieces.begin() - 1,
-                    t);
+  const size_t q = PieceAt(pieces, t);
+  const int64_t i = static_cast<int64_t>(q);
+  if (t < pieces[0].t0) return {track, 1, q};
+  return {track, t < pieces[q].t1 ? 2 * i + 1 : 2 * i + 2, q};
 }
 
 int64_t Simulator::MapStartIn(int32_t track, size_t q, int64_t t) const {
@@ -336,7 +337,7 @@ int64_t Simulator::MapEnd(int32_t track, int64_t t, size_t from) const {
     return p1_[last] + (t - pieces.back().t1);
   }
   if (t == it->t1) return p1_[Global(track, it - pieces.begin())];
-  return MapStart(track, t);
+  return MapStartIn(track, PieceAt(pieces, t), t);
 }
 
 void Simulator::Wait(int32_t waiter, const Point& p) {
@@ -374,7 +375,7 @@ bool Simulator::GroupArrival(int64_t g, int32_t waiter) {
       continue;
     }
     s.measured = std::max(s.measured, start.start);
-    s.predicted = std::max(s.predicted, MapStart(start.track, start.start));
+    s.predicted = std::max(s.predicted, TimeAt(p, start.start));
   }
   return true;
 }
@@ -459,7 +460,7 @@ void Simulator::Advance(int32_t k) {
               q == 0 || pieces[q - 1].span < 0 || pieces[q - 1].t1 < p.t0;
           const int64_t lag =
               idle ? std::max<int64_t>(0, p.t0 - call.start) : 0;
-          start = std::max(start, MapStart(call.track, call.start) + lag);
+          start = std::max(start, TimeAt(point, call.start) + lag);
         } else if (!force_[k]) {
           Wait(k, point);
           return;
@@ -473,7 +474,7 @@ void Simulator::Advance(int32_t k) {
         const int32_t lead = lead_[k];
         const Point point = StartPoint(lead, p.t0);
         if (Available(point)) {
-          const int64_t led = MapStart(lead, p.t0);
+          const int64_t led = TimeAt(point, p.t0);
           start = q == 0 ? led : std::max(start, led);
         } else if (!force_[k]) {
           Wait(k, point);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "query/export/json.h"
+#include "common/json.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
 

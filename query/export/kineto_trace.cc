@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "query/export/json.h"
+#include "common/json.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
 

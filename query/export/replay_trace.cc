@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "query/export/json.h"
+#include "common/json.h"
 #include "query/ops/category.h"
 
 namespace meridian {

@@ -1,4 +1,4 @@
-#include "query/export/json.h"
+#include "common/json.h"
 
 #include "gtest/gtest.h"
 

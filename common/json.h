@@ -1,8 +1,9 @@
-// Minimal JSON output helpers shared by the Chrome trace and the --json
-// reports. Output is UTF-8 as stored; control characters, quotes and
-// backslashes are escaped, so any stored name yields valid JSON.
-#ifndef MERIDIAN_QUERY_JSON_H_
-#define MERIDIAN_QUERY_JSON_H_
+// Minimal JSON output helpers shared by the trace exports, the --json
+// reports and the web page's answers. Output is UTF-8 as stored; control
+// characters, quotes and backslashes are escaped, so any stored name yields
+// valid JSON.
+#ifndef MERIDIAN_COMMON_JSON_H_
+#define MERIDIAN_COMMON_JSON_H_
 
 #include <cstdint>
 #include <string>
@@ -20,4 +21,4 @@ void AppendMicros(std::string* out, int64_t ns);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_JSON_H_
+#endif  // MERIDIAN_COMMON_JSON_H_
