@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/lru_cache.h"
+#include "store/chunk_merge.h"
+#include "store/track_spans.h"
 #include "wire/batch_spans.h"
 #include "wire/batch_validator.h"
 #include "wire/span_chunk.h"
@@ -76,9 +78,6 @@ UPDATE jobs SET written_ns=CAST(strftime('%s', 'now') AS INTEGER) * 1000000000;
 UPDATE meta SET value=7 WHERE key='schema_version';
 COMMIT;
 )sql";
-
-// Spans of one track go into chunks of at most this many.
-constexpr size_t kStoreChunkSpans = 8192;
 
 // Everything is created in one transaction, so a store is either complete or
 // absent. Comments on every column: docs/wire-and-store.md.
@@ -710,34 +709,17 @@ absl::StatusOr<std::vector<int64_t>> SqliteStore::StoreTracks(
   return track_id;
 }
 
-// Span messages first, in the batch's ids like a wire chunk's, then
-// translated; then the chunks, translated as they are added.
+// The batch's spans per track (track_spans.h), then translated to the
+// store's ids.
 absl::StatusOr<std::vector<SpanColumns>> SqliteStore::SpansByTrack(
     const v1::Batch& batch, std::vector<SpanColumns>* decoded,
     const std::vector<int64_t>& string_id) {
-  std::vector<SpanColumns> by_track(batch.tracks_size());
-  for (const v1::Span& span : batch.spans()) {
-    AppendSpanMessage(span, &by_track[span.track()]);
-  }
-  for (SpanColumns& columns : by_track) {
-    absl::Status status = ToStoreIds(string_id, &columns);
-    if (!status.ok()) return status;
-  }
   auto marks = RingMarks(batch);
   if (!marks.ok()) return marks.status();
-  for (int i = 0; i < batch.chunks_size(); ++i) {
-    const v1::SpanChunk& chunk = batch.chunks(i);
-    SpanColumns* wire = &caches_->wire;
-    if (decoded != nullptr && decoded->size() == batch.chunks().size()) {
-      wire = &(*decoded)[i];
-    } else {
-      absl::Status status = DecodeSpanChunk(chunk.data(), wire);
-      if (!status.ok()) return status;  // valid batches only: cannot happen
-    }
-    const uint64_t stored_below =
-        chunk.ring() == 0 ? 0 : (*marks)[chunk.ring() - 1];
-    absl::Status status = AddWireChunk(chunk, wire, string_id, stored_below,
-                                       &by_track[chunk.track()]);
+  auto by_track = CollectTrackSpans(batch, decoded, *marks, &caches_->wire);
+  if (!by_track.ok()) return by_track.status();
+  for (SpanColumns& columns : *by_track) {
+    absl::Status status = ToStoreIds(string_id, &columns);
     if (!status.ok()) return status;
   }
   return by_track;
@@ -790,10 +772,6 @@ absl::StatusOr<int64_t> SqliteStore::OpId(int64_t category, int64_t name_id) {
   return *id;
 }
 
-// A wire chunk, decoded into `wire_columns` (taken: left unspecified), has
-// the batch's ids: names and arg strings are string indexes, categories are
-// v1::Category. The validator has checked them. Spans from ring records
-// below `stored_below` are stored already.
 absl::Status SqliteStore::ToStoreIds(const std::vector<int64_t>& string_id,
                                      SpanColumns* spans) {
   // Consecutive spans mostly share their operation, so one lookup serves a
@@ -817,91 +795,44 @@ absl::Status SqliteStore::ToStoreIds(const std::vector<int64_t>& string_id,
   return absl::OkStatus();
 }
 
-absl::Status SqliteStore::AddWireChunk(const v1::SpanChunk& chunk,
-                                       SpanColumns* wire_columns,
-                                       const std::vector<int64_t>& string_id,
-                                       uint64_t stored_below,
-                                       SpanColumns* out) {
-  SpanColumns& wire = *wire_columns;
-  bool all_new = true;
-  for (size_t i = 0; i < wire.size() && all_new; ++i) {
-    all_new = chunk.ring() == 0 || wire.record[i] >= stored_below;
-  }
-  absl::Status status = ToStoreIds(string_id, &wire);
-  if (!status.ok()) return status;
-  // Record indexes matter only on the wire: the store keeps 0.
-  if (all_new && out->size() == 0) {  // the common case: no copy
-    std::swap(*out, wire);
-    std::fill(out->record.begin(), out->record.end(), 0);
-    return absl::OkStatus();
-  }
-  for (size_t i = 0; i < wire.size(); ++i) {
-    if (!all_new && wire.record[i] < stored_below) continue;
-    out->AppendFrom(wire, i);
-    out->record.back() = 0;
-  }
-  return absl::OkStatus();
-}
-
-// Sorts one track's spans by start and stores them as chunks of at most
-// kStoreChunkSpans, each a row with its time and step bounds.
+// Stores one track's spans as chunks (ForEachStoreChunk), each a row with
+// its time and step bounds.
 absl::Status SqliteStore::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
                                           int64_t track, SpanColumns* spans) {
-  const size_t n = spans->size();
-  std::vector<uint32_t> order(n);
-  for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  if (!std::is_sorted(spans->start_ns.begin(), spans->start_ns.end())) {
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return spans->start_ns[a] < spans->start_ns[b];
-    });
-  }
   auto insert = Prepare(
       "INSERT INTO chunks(job, track, first_start, max_end, count, min_step, "
       "max_step, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!insert.ok()) return insert.status();
-  SpanColumns& piece = caches_->piece;
   Totals totals;
-  // One chunk that is already in order (one drain of one track, mostly) is
-  // encoded as it is; otherwise pieces are copied out in order.
-  const bool whole = n <= kStoreChunkSpans;
-  for (size_t begin = 0; begin < n; begin += kStoreChunkSpans) {
-    const size_t end = std::min(n, begin + kStoreChunkSpans);
-    if (!whole) piece.Clear();
-    int64_t max_end = std::numeric_limits<int64_t>::min();
-    int64_t min_step = std::numeric_limits<int64_t>::max();
-    int64_t max_step = std::numeric_limits<int64_t>::min();
-    for (size_t k = begin; k < end; ++k) {
-      const uint32_t i = order[k];
-      if (!whole) piece.AppendFrom(*spans, i);
-      max_end = std::max(max_end, spans->start_ns[i] + spans->dur_ns[i]);
-      totals.max_dur = std::max(totals.max_dur, spans->dur_ns[i]);
-      if (spans->flags[i] & SpanColumns::kHasStep) {
-        min_step = std::min(min_step, spans->step[i]);
-        max_step = std::max(max_step, spans->step[i]);
-      }
-    }
-    auto data = EncodeSpanChunk(whole ? *spans : piece);
-    if (!data.ok()) return data.status();
-    const int64_t first = spans->start_ns[order[begin]];
-    (*insert)
-        ->Bind(1, job_id)
-        .Bind(2, track)
-        .Bind(3, first - epoch_ns)
-        .Bind(4, max_end - epoch_ns)
-        .Bind(5, static_cast<int64_t>(end - begin))
-        .BindOptional(6, min_step <= max_step, min_step)
-        .BindOptional(7, min_step <= max_step, max_step)
-        .BindBlob(8, *data);
-    const int rc = (*insert)->Step();
-    (*insert)->Reset();
-    if (rc != SQLITE_DONE) return Fail("storing a chunk failed");
-    totals.min_start = std::min(totals.min_start, first);
-    totals.max_end = std::max(totals.max_end, max_end);
-    totals.max_chunk = std::max(totals.max_chunk, max_end - first);
-    totals.spans += static_cast<int64_t>(end - begin);
-    ++totals.chunks;
-    totals.bytes += static_cast<int64_t>(data->size());
-  }
+  absl::Status stored = ForEachStoreChunk(
+      *spans, &caches_->piece,
+      [&](const SpanColumns& piece,
+          const StoreChunkBounds& bounds) -> absl::Status {
+        auto data = EncodeSpanChunk(piece);
+        if (!data.ok()) return data.status();
+        (*insert)
+            ->Bind(1, job_id)
+            .Bind(2, track)
+            .Bind(3, bounds.first_start - epoch_ns)
+            .Bind(4, bounds.max_end - epoch_ns)
+            .Bind(5, bounds.count)
+            .BindOptional(6, bounds.has_step, bounds.min_step)
+            .BindOptional(7, bounds.has_step, bounds.max_step)
+            .BindBlob(8, *data);
+        const int rc = (*insert)->Step();
+        (*insert)->Reset();
+        if (rc != SQLITE_DONE) return Fail("storing a chunk failed");
+        totals.min_start = std::min(totals.min_start, bounds.first_start);
+        totals.max_end = std::max(totals.max_end, bounds.max_end);
+        totals.max_dur = std::max(totals.max_dur, bounds.max_dur);
+        totals.max_chunk =
+            std::max(totals.max_chunk, bounds.max_end - bounds.first_start);
+        totals.spans += bounds.count;
+        ++totals.chunks;
+        totals.bytes += static_cast<int64_t>(data->size());
+        return absl::OkStatus();
+      });
+  if (!stored.ok()) return stored;
 
   auto update = Prepare(
       "UPDATE jobs SET min_start_ns=min(min_start_ns, ?2), "
@@ -1029,45 +960,48 @@ absl::StatusOr<JobCatalog> SqliteStore::LoadCatalog(
   return catalog;
 }
 
-absl::Status SqliteStore::ToStoredArgs(const SpanColumns& c, size_t i,
-                                       std::vector<StoredArg>* out) {
-  out->clear();
-  const uint32_t begin = i == 0 ? 0 : c.arg_end[i - 1];
-  for (uint32_t a = begin; a < c.arg_end[i]; ++a) {
-    const ChunkArg& arg = c.args[a];
-    StoredArg stored;
-    auto key = LookupString(arg.key);
-    if (!key.ok()) return key.status();
-    stored.key = *key;
-    switch (arg.type) {
-      case ChunkArg::Type::kString: {
-        stored.type = StoredArg::Type::kString;
-        auto str = LookupString(arg.value);
-        if (!str.ok()) return str.status();
-        stored.str = *str;
-        break;
-      }
-      case ChunkArg::Type::kInt:
-        stored.type = StoredArg::Type::kInt;
-        stored.int_value = arg.value;
-        break;
-      case ChunkArg::Type::kReal:
-        stored.type = StoredArg::Type::kReal;
-        stored.real_value = arg.real;
-        break;
-    }
-    out->push_back(std::move(stored));
+// The chunks of a scan, from one statement of its own (it may run while
+// the caller uses the store's others).
+class SqliteStore::ScanSource final : public ChunkSource {
+ public:
+  ScanSource(SqliteStore* store, Statement* stmt, const ScanRange* range,
+             int64_t epoch_ns)
+      : store_(store), stmt_(stmt), range_(range), epoch_ns_(epoch_ns) {
+    rc_ = stmt_->Step();
   }
-  return absl::OkStatus();
-}
+  absl::StatusOr<std::optional<int64_t>> PeekFirstStart() override {
+    if (rc_ == SQLITE_ROW) return stmt_->Int(2) + epoch_ns_;
+    if (rc_ != SQLITE_DONE) return store_->Fail("scanning chunks failed");
+    return std::nullopt;
+  }
+  absl::StatusOr<bool> Take(MergeChunk* out) override {
+    const int64_t track = stmt_->Int(1);
+    bool wanted = !range_->tracks || range_->tracks->contains(track);
+    if (wanted) {
+      absl::Status status = DecodeSpanChunk(stmt_->Blob(3), &out->spans);
+      if (!status.ok()) {
+        return absl::DataLossError(absl::StrCat("store ", store_->path_,
+                                                ": chunk ", stmt_->Int(0), ": ",
+                                                status.message()));
+      }
+      out->id = stmt_->Int(0);
+      out->track = track;
+    }
+    rc_ = stmt_->Step();
+    return wanted;
+  }
+  absl::StatusOr<std::string> LookupString(int64_t id) override {
+    return store_->LookupString(id);
+  }
 
-// The merge: chunks arrive by first start; a chunk is decoded once the
-// merge's next span starts at or after its first start, so spans leave in
-// time order however the chunks of different tracks (or one track's chunks
-// from different drains) overlap. Example, two tracks:
-//   chunk A (track 1): starts 10, 30, 50      chunk B (track 2): 20, 30
-//   open A (first 10) -> emit 10; B's first 20 <= A's next 30: open B ->
-//   emit 20 (B), 30 (A: track 1 before track 2), 30 (B), 50 (A).
+ private:
+  SqliteStore* store_;
+  Statement* stmt_;
+  const ScanRange* range_;
+  int64_t epoch_ns_;
+  int rc_;
+};
+
 absl::Status SqliteStore::Scan(
     const JobInfo& job, const ScanRange& range,
     const std::function<bool(const StoredSpan&)>& visit, ScanStats* stats) {
@@ -1084,10 +1018,6 @@ absl::Status SqliteStore::Scan(
   }
   if (range.to_ns) hi = base + *range.to_ns;
   const bool by_step = range.first_step || range.last_step;
-  const int64_t first_step =
-      range.first_step.value_or(std::numeric_limits<int64_t>::min());
-  const int64_t last_step =
-      range.last_step.value_or(std::numeric_limits<int64_t>::max());
 
   // A scan gets its own statement: it may run while the caller uses others.
   sqlite3_stmt* raw = nullptr;
@@ -1101,120 +1031,16 @@ absl::Status SqliteStore::Scan(
   }
   Statement stmt(raw);
   stmt.Bind(1, job.id).Bind(2, lo).Bind(3, hi).Bind(4, end_lo);
-  stmt.Bind(5, by_step ? 1 : 0).Bind(6, first_step).Bind(7, last_step);
-
-  struct Cursor {
-    SpanColumns spans;
-    int64_t track = 0;
-    int64_t id = 0;  // arrival order
-    size_t next = 0;
-  };
-  std::vector<std::unique_ptr<Cursor>> cursors;  // open, and free for reuse
-  std::vector<Cursor*> free_cursors;
-  // Min-heap on (next start, track, arrival).
-  auto later = [](const Cursor* a, const Cursor* b) {
-    const int64_t sa = a->spans.start_ns[a->next];
-    const int64_t sb = b->spans.start_ns[b->next];
-    if (sa != sb) return sa > sb;
-    if (a->track != b->track) return a->track > b->track;
-    return a->id > b->id;
-  };
-  std::vector<Cursor*> heap;
-
-  int rc = stmt.Step();
-  int64_t pending_first = rc == SQLITE_ROW ? stmt.Int(2) + job.epoch_ns : 0;
-  // Decodes the pending row into a cursor (unless its track is not wanted)
-  // and steps to the next row.
-  auto open_pending = [&]() -> absl::Status {
-    const int64_t track = stmt.Int(1);
-    if (!range.tracks || range.tracks->contains(track)) {
-      Cursor* c;
-      if (free_cursors.empty()) {
-        cursors.push_back(std::make_unique<Cursor>());
-        c = cursors.back().get();
-      } else {
-        c = free_cursors.back();
-        free_cursors.pop_back();
-      }
-      absl::Status status = DecodeSpanChunk(stmt.Blob(3), &c->spans);
-      if (!status.ok()) {
-        return absl::DataLossError(absl::StrCat(
-            "store ", path_, ": chunk ", stmt.Int(0), ": ", status.message()));
-      }
-      if (stats != nullptr) {
-        ++stats->chunks_read;
-        stats->chunk_ids.insert(stmt.Int(0));
-        stats->spans_decoded += static_cast<int64_t>(c->spans.size());
-      }
-      c->track = track;
-      c->id = stmt.Int(0);
-      c->next = 0;
-      heap.push_back(c);
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
-    rc = stmt.Step();
-    if (rc == SQLITE_ROW) pending_first = stmt.Int(2) + job.epoch_ns;
-    return absl::OkStatus();
-  };
-
-  StoredSpan span;
+  stmt.Bind(5, by_step ? 1 : 0)
+      .Bind(6, range.first_step.value_or(std::numeric_limits<int64_t>::min()))
+      .Bind(7, range.last_step.value_or(std::numeric_limits<int64_t>::max()));
+  ScanSource source(this, &stmt, &range, job.epoch_ns);
   const int64_t abs_hi =
       hi == std::numeric_limits<int64_t>::max() ? hi : hi + job.epoch_ns;
   const int64_t abs_end_lo = end_lo == std::numeric_limits<int64_t>::min()
                                  ? end_lo
                                  : end_lo + job.epoch_ns;
-  while (true) {
-    while (
-        rc == SQLITE_ROW &&
-        (heap.empty() ||
-         pending_first <= heap.front()->spans.start_ns[heap.front()->next])) {
-      absl::Status status = open_pending();
-      if (!status.ok()) return status;
-    }
-    if (heap.empty()) break;
-    std::pop_heap(heap.begin(), heap.end(), later);
-    Cursor* c = heap.back();
-    const SpanColumns& s = c->spans;
-    const size_t i = c->next++;
-    if (c->next < s.size()) {
-      std::push_heap(heap.begin(), heap.end(), later);
-    } else {
-      heap.pop_back();
-      free_cursors.push_back(c);
-    }
-    const bool has_step = s.flags[i] & SpanColumns::kHasStep;
-    if (s.start_ns[i] >= abs_hi || s.start_ns[i] + s.dur_ns[i] < abs_end_lo ||
-        (by_step &&
-         (!has_step || s.step[i] < first_step || s.step[i] > last_step))) {
-      continue;
-    }
-    span.start_ns = s.start_ns[i];
-    span.dur_ns = s.dur_ns[i];
-    span.track_id = c->track;
-    span.op_id = s.name[i];
-    span.bytes = s.bytes[i];
-    const uint8_t f = s.flags[i];
-    span.peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
-                                          : std::nullopt;
-    span.tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
-                                        : std::nullopt;
-    span.comm = s.comm[i];
-    span.comm_size = s.comm_size[i];
-    span.seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
-                                        : std::nullopt;
-    span.step = has_step ? std::optional<int64_t>(s.step[i]) : std::nullopt;
-    span.partition = f & SpanColumns::kHasPartition
-                         ? std::optional<int32_t>(s.partition[i])
-                         : std::nullopt;
-    span.correlation = s.correlation[i];
-    span.kind = static_cast<v1::SpanKind>(s.kind[i]);
-    span.value = s.value[i];
-    absl::Status status = ToStoredArgs(s, i, &span.args);
-    if (!status.ok()) return status;
-    if (!visit(span)) return absl::OkStatus();
-  }
-  if (rc != SQLITE_DONE) return Fail("scanning chunks failed");
-  return absl::OkStatus();
+  return MergeChunks(&source, range, abs_end_lo, abs_hi, visit, stats);
 }
 
 absl::StatusOr<int64_t> SqliteStore::FileBytes() {

@@ -48,6 +48,7 @@ class SqliteStore final : public Store {
 
  private:
   class Statement;
+  class ScanSource;
   struct Caches;
 
   SqliteStore(sqlite3* db, std::string path, size_t max_cached_ids);
@@ -102,16 +103,11 @@ class SqliteStore final : public Store {
   // the store's: operation ids and string ids.
   absl::Status ToStoreIds(const std::vector<int64_t>& string_id,
                           SpanColumns* spans);
-  absl::Status AddWireChunk(const v1::SpanChunk& chunk, SpanColumns* wire,
-                            const std::vector<int64_t>& string_id,
-                            uint64_t stored_below, SpanColumns* out);
   absl::StatusOr<std::vector<uint64_t>> RingMarks(const v1::Batch& batch);
   absl::Status WriteTrackSpans(int64_t job_id, int64_t epoch_ns, int64_t track,
                                SpanColumns* spans);
   absl::StatusOr<int64_t> InternString(const std::string& s);
   absl::StatusOr<std::string> LookupString(int64_t id);
-  absl::Status ToStoredArgs(const SpanColumns& spans, size_t i,
-                            std::vector<StoredArg>* out);
   absl::StatusOr<Statement*> Prepare(const char* sql);
   // Runs a bound INSERT ... RETURNING id[, x] statement and returns the id
   // (and x in *second_column); `what` names the step in the error.

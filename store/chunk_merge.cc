@@ -1,0 +1,167 @@
+#include "store/chunk_merge.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+namespace meridian {
+namespace {
+
+absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
+                          size_t i, std::vector<StoredArg>* out) {
+  out->clear();
+  const SpanColumns& c = chunk.spans;
+  const auto text = [&](int64_t id) -> absl::StatusOr<std::string> {
+    if (chunk.strings.empty()) return source->LookupString(id);
+    if (id < 0 || static_cast<size_t>(id) >= chunk.strings.size()) {
+      return absl::DataLossError("a chunk's arg names a string it lacks");
+    }
+    return chunk.strings[id];
+  };
+  const uint32_t begin = i == 0 ? 0 : c.arg_end[i - 1];
+  for (uint32_t a = begin; a < c.arg_end[i]; ++a) {
+    const ChunkArg& arg = c.args[a];
+    StoredArg stored;
+    auto key = text(arg.key);
+    if (!key.ok()) return key.status();
+    stored.key = std::move(*key);
+    switch (arg.type) {
+      case ChunkArg::Type::kString: {
+        stored.type = StoredArg::Type::kString;
+        auto str = text(arg.value);
+        if (!str.ok()) return str.status();
+        stored.str = std::move(*str);
+        break;
+      }
+      case ChunkArg::Type::kInt:
+        stored.type = StoredArg::Type::kInt;
+        stored.int_value = arg.value;
+        break;
+      case ChunkArg::Type::kReal:
+        stored.type = StoredArg::Type::kReal;
+        stored.real_value = arg.real;
+        break;
+    }
+    out->push_back(std::move(stored));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
+                         int64_t abs_end_lo, int64_t abs_hi,
+                         const std::function<bool(const StoredSpan&)>& visit,
+                         ScanStats* stats) {
+  const bool by_step = range.first_step || range.last_step;
+  const int64_t first_step =
+      range.first_step.value_or(std::numeric_limits<int64_t>::min());
+  const int64_t last_step =
+      range.last_step.value_or(std::numeric_limits<int64_t>::max());
+  struct Cursor {
+    MergeChunk chunk;
+    size_t next = 0;
+  };
+  std::vector<std::unique_ptr<Cursor>> cursors;  // open, and free for reuse
+  std::vector<Cursor*> free_cursors;
+  // Min-heap on (next start, track, chunk id).
+  auto later = [](const Cursor* a, const Cursor* b) {
+    const int64_t sa = a->chunk.spans.start_ns[a->next];
+    const int64_t sb = b->chunk.spans.start_ns[b->next];
+    if (sa != sb) return sa > sb;
+    if (a->chunk.track != b->chunk.track)
+      return a->chunk.track > b->chunk.track;
+    return a->chunk.id > b->chunk.id;
+  };
+  std::vector<Cursor*> heap;
+
+  StoredSpan span;
+  while (true) {
+    while (true) {
+      auto pending = source->PeekFirstStart();
+      if (!pending.ok()) return pending.status();
+      if (!*pending ||
+          (!heap.empty() &&
+           **pending >
+               heap.front()->chunk.spans.start_ns[heap.front()->next])) {
+        break;
+      }
+      Cursor* c;
+      if (free_cursors.empty()) {
+        cursors.push_back(std::make_unique<Cursor>());
+        c = cursors.back().get();
+      } else {
+        c = free_cursors.back();
+        free_cursors.pop_back();
+      }
+      auto taken = source->Take(&c->chunk);
+      if (!taken.ok()) return taken.status();
+      if (!*taken || c->chunk.spans.size() == 0) {
+        free_cursors.push_back(c);
+        continue;
+      }
+      if (stats != nullptr) {
+        ++stats->chunks_read;
+        stats->chunk_ids.insert(c->chunk.id);
+        stats->spans_decoded += static_cast<int64_t>(c->chunk.spans.size());
+      }
+      c->next = 0;
+      heap.push_back(c);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+    if (heap.empty()) break;
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Cursor* c = heap.back();
+    const SpanColumns& s = c->chunk.spans;
+    const size_t i = c->next++;
+    if (c->next < s.size()) {
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+      free_cursors.push_back(c);
+    }
+    const bool has_step = s.flags[i] & SpanColumns::kHasStep;
+    if (s.start_ns[i] >= abs_hi || s.start_ns[i] + s.dur_ns[i] < abs_end_lo ||
+        (by_step &&
+         (!has_step || s.step[i] < first_step || s.step[i] > last_step))) {
+      continue;
+    }
+    span.start_ns = s.start_ns[i];
+    span.dur_ns = s.dur_ns[i];
+    span.track_id = c->chunk.track;
+    if (c->chunk.op_ids.empty()) {
+      span.op_id = s.name[i];
+    } else if (s.name[i] < c->chunk.op_ids.size()) {
+      span.op_id = c->chunk.op_ids[s.name[i]];
+    } else {
+      return absl::DataLossError(
+          absl::StrCat("chunk ", c->chunk.id, " names an operation it lacks"));
+    }
+    span.bytes = s.bytes[i];
+    const uint8_t f = s.flags[i];
+    span.peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
+                                          : std::nullopt;
+    span.tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
+                                        : std::nullopt;
+    span.comm = s.comm[i];
+    span.comm_size = s.comm_size[i];
+    span.seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
+                                        : std::nullopt;
+    span.step = has_step ? std::optional<int64_t>(s.step[i]) : std::nullopt;
+    span.partition = f & SpanColumns::kHasPartition
+                         ? std::optional<int32_t>(s.partition[i])
+                         : std::nullopt;
+    span.correlation = s.correlation[i];
+    span.kind = static_cast<v1::SpanKind>(s.kind[i]);
+    span.value = s.value[i];
+    absl::Status status = ToStoredArgs(source, c->chunk, i, &span.args);
+    if (!status.ok()) return status;
+    if (!visit(span)) return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace meridian

@@ -1,0 +1,62 @@
+// MergeChunks: a Scan's merge, the same for every store. Stored chunks
+// arrive in order of first start; a chunk is decoded once the merge's next
+// span starts at or after its first start, so spans leave in time order
+// however the chunks of different tracks (or one track's chunks from
+// different drains) overlap, and memory holds only the chunks that overlap
+// in time. Example, two tracks:
+//   chunk A (track 1): starts 10, 30, 50      chunk B (track 2): 20, 30
+//   open A (first 10) -> emit 10; B's first 20 <= A's next 30: open B ->
+//   emit 20 (B), 30 (A: track 1 before track 2), 30 (B), 50 (A).
+#ifndef MERIDIAN_STORE_CHUNK_MERGE_H_
+#define MERIDIAN_STORE_CHUNK_MERGE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "store/store.h"
+#include "wire/span_chunk.h"
+
+namespace meridian {
+
+// One chunk, decoded, as a store's ChunkSource gives it.
+struct MergeChunk {
+  int64_t id = 0;  // the store's: ties between equal starts and tracks
+  int64_t track = 0;
+  SpanColumns spans;  // absolute times
+  // How the chunk names operations and strings: when empty, a span's name
+  // is its operation id and an arg's strings are string ids (LookupString);
+  // otherwise they index these.
+  std::vector<int64_t> op_ids;
+  std::vector<std::string> strings;
+};
+
+// The chunks a Scan may need, ascending by (first start, id).
+class ChunkSource {
+ public:
+  virtual ~ChunkSource() = default;
+  // The next chunk's first start (absolute ns), or nullopt at the end.
+  virtual absl::StatusOr<std::optional<int64_t>> PeekFirstStart() = 0;
+  // Takes the next chunk: decodes it into `out` and returns true, or
+  // returns false (leaving `out` alone) if its track is not wanted.
+  // DATA_LOSS, naming the chunk, if it does not decode.
+  virtual absl::StatusOr<bool> Take(MergeChunk* out) = 0;
+  // The string with store id `id` (for chunks without `strings`).
+  virtual absl::StatusOr<std::string> LookupString(int64_t id) = 0;
+};
+
+// The spans of `source`'s chunks in `range` (absolute bounds computed by the
+// store: spans starting before `abs_hi` and ending at or after
+// `abs_end_lo`, in the range's steps), in ascending start (ties: track id,
+// then chunk id), to `visit` until it returns false.
+absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
+                         int64_t abs_end_lo, int64_t abs_hi,
+                         const std::function<bool(const StoredSpan&)>& visit,
+                         ScanStats* stats);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_STORE_CHUNK_MERGE_H_
