@@ -33,6 +33,8 @@ struct ClickHouseEndpoint {
   std::string password;  // from a file or the environment, never argv
 };
 
+class ClickHouseRows;
+
 class ClickHouseClient {
  public:
   // A client for `endpoint`; nothing is sent yet.
@@ -47,6 +49,14 @@ class ClickHouseClient {
   absl::StatusOr<std::string> Query(absl::string_view sql);
   // `rows` (TabSeparated: TabSeparatedEscape() each field) into `table`.
   absl::Status Insert(absl::string_view table, absl::string_view rows);
+  // `rows` (RowBinary, row_binary.h: the table's columns in order) into
+  // `table`. ClickHouse stores one INSERT of fewer than a million rows as
+  // one block: all of it or none.
+  absl::Status InsertRowBinary(absl::string_view table, absl::string_view rows);
+  // A SELECT's result read as it arrives (ClickHouseRows), for results too
+  // large to hold: memory keeps only what the reader has not consumed. It
+  // has its own connection; the client stays free for other statements.
+  absl::StatusOr<std::unique_ptr<ClickHouseRows>> Stream(absl::string_view sql);
 
   // Errors: UNAVAILABLE naming the address if the server does not answer;
   // INVALID_ARGUMENT with ClickHouse's own message (its first line) if it
@@ -57,9 +67,38 @@ class ClickHouseClient {
   absl::StatusOr<std::string> Post(const std::string& url,
                                    absl::string_view body);
   std::string Url(absl::string_view query) const;
+  // The error a transfer's libcurl code, HTTP status and body make, if any.
+  absl::Status Outcome(int curl_code, long status,
+                       const std::string& response) const;
+  friend class ClickHouseRows;
 
   ClickHouseEndpoint endpoint_;
   void* curl_ = nullptr;  // CURL*
+};
+
+// A result being received (ClickHouseClient::Stream).
+class ClickHouseRows {
+ public:
+  ~ClickHouseRows();
+  // The bytes received and not consumed: at least `n` of them, unless the
+  // result ends first (then all that is left: empty at its end). The errors
+  // of ClickHouseClient's statements if the transfer fails.
+  absl::StatusOr<absl::string_view> Fill(size_t n);
+  void Consume(size_t n);
+  // Whether the whole result has arrived.
+  bool ended() const { return done_; }
+
+ private:
+  friend class ClickHouseClient;
+  ClickHouseRows() = default;
+  const ClickHouseClient* client_ = nullptr;
+  std::string body_;  // the statement: libcurl reads it during the transfer
+  std::string credentials_;
+  std::string buffer_;
+  size_t at_ = 0;
+  bool done_ = false;
+  void* easy_ = nullptr;   // CURL*
+  void* multi_ = nullptr;  // CURLM*
 };
 
 // A TabSeparated field as ClickHouse writes one: backslash, tab, newline,

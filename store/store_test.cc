@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "store/clickhouse_store.h"
+#include "testing/test_store.h"
 #include "wire/batch_builder.h"
 #include "wire/span_chunk.h"
 
@@ -77,8 +80,38 @@ std::vector<StoredSpan> ScanAll(Store& store, const JobInfo& job,
   return spans;
 }
 
-TEST(StoreTest, StoresAndReadsBackEveryField) {
-  std::string path = TempPath("fields.db");
+// The suite runs against both stores: SQLite and a real ClickHouse server
+// (skipped, saying why, where clickhouse-server is not installed).
+class StoreTest : public ::testing::TestWithParam<StoreKind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == StoreKind::kClickHouse) {
+      auto server = TestClickHouseServer();
+      if (absl::IsFailedPrecondition(server.status())) {
+        GTEST_SKIP() << server.status().message();
+      }
+      ASSERT_TRUE(server.ok()) << server.status();
+    }
+  }
+  // A new, empty store's location.
+  std::string Location(const std::string& name) {
+    auto location = NewStoreLocation(GetParam(), name);
+    EXPECT_TRUE(location.ok()) << location.status();
+    return location.ok() ? *location : "";
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, AllStoreKinds(), StoreKindName);
+
+std::string OpName(const JobCatalog& catalog, int64_t id) {
+  for (const OpInfo& op : catalog.ops) {
+    if (op.id == id) return op.name;
+  }
+  return "(no such operation)";
+}
+
+TEST_P(StoreTest, StoresAndReadsBackEveryField) {
+  std::string path = Location("fields.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   std::vector<v1::Batch> batches = TwoBatches();
@@ -107,7 +140,7 @@ TEST(StoreTest, StoresAndReadsBackEveryField) {
   ASSERT_EQ(spans.size(), 3u);
   // Time order across batches: the kernel (kT) first.
   EXPECT_EQ(spans[0].start_ns, kT);
-  EXPECT_EQ(catalog->ops[spans[0].op_id - 1].name, kAwkward);
+  EXPECT_EQ(OpName(*catalog, spans[0].op_id), kAwkward);
   const StoredSpan& mpi = spans[1];
   EXPECT_EQ(mpi.start_ns, kT + 50);
   EXPECT_EQ(mpi.dur_ns, 1000);
@@ -130,8 +163,8 @@ TEST(StoreTest, StoresAndReadsBackEveryField) {
   EXPECT_EQ(spans[2].value, 0.25);
 }
 
-TEST(StoreTest, StoresABatchOnceHoweverOftenItIsSent) {
-  std::string path = TempPath("dup.db");
+TEST_P(StoreTest, StoresABatchOnceHoweverOftenItIsSent) {
+  std::string path = Location("dup.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   std::vector<v1::Batch> batches = TwoBatches();
@@ -151,8 +184,8 @@ TEST(StoreTest, StoresABatchOnceHoweverOftenItIsSent) {
   EXPECT_EQ(ScanAll(**store, (*jobs)[0]).size(), 3u);
 }
 
-TEST(StoreTest, KeepsDistinctSpansWithTheSameStartOnOneTrack) {
-  std::string path = TempPath("ties.db");
+TEST_P(StoreTest, KeepsDistinctSpansWithTheSameStartOnOneTrack) {
+  std::string path = Location("ties.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   BatchBuilder builder("agent");
@@ -176,8 +209,8 @@ TEST(StoreTest, KeepsDistinctSpansWithTheSameStartOnOneTrack) {
 
 // A coarse clock can give thousands of spans one start: each is numbered
 // with one lookup of the largest number so far, in arrival order.
-TEST(StoreTest, NumbersThousandsOfSpansWithOneStartInArrivalOrder) {
-  std::string path = TempPath("many-ties.db");
+TEST_P(StoreTest, NumbersThousandsOfSpansWithOneStartInArrivalOrder) {
+  std::string path = Location("many-ties.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   BatchBuilder builder("agent");
@@ -202,8 +235,8 @@ TEST(StoreTest, NumbersThousandsOfSpansWithOneStartInArrivalOrder) {
   }
 }
 
-TEST(StoreTest, ScansTimeAndStepRanges) {
-  std::string path = TempPath("range.db");
+TEST_P(StoreTest, ScansTimeAndStepRanges) {
+  std::string path = Location("range.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   BatchBuilder builder("agent");
@@ -231,8 +264,8 @@ TEST(StoreTest, ScansTimeAndStepRanges) {
   EXPECT_EQ(spans[0].step, 8);
 }
 
-TEST(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
-  std::string path = TempPath("reopen.db");
+TEST_P(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
+  std::string path = Location("reopen.db");
   {
     auto store = Store::Open(path);
     ASSERT_TRUE(store.ok());
@@ -253,8 +286,8 @@ TEST(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
                 " (`meridian jobs` lists the stored jobs)");
 }
 
-TEST(StoreTest, ASnapshotHidesWhatIsCommittedAfterIt) {
-  std::string path = TempPath("snapshot.db");
+TEST_P(StoreTest, ASnapshotHidesWhatIsCommittedAfterIt) {
+  std::string path = Location("snapshot.db");
   auto writer = Store::Open(path);
   ASSERT_TRUE(writer.ok());
   std::vector<v1::Batch> batches = TwoBatches();
@@ -278,7 +311,7 @@ TEST(StoreTest, ASnapshotHidesWhatIsCommittedAfterIt) {
   EXPECT_EQ((*later)->LoadCatalog("job-a")->job.spans, 3);
 }
 
-TEST(StoreTest, RefusesFilesThatAreNotMeridianStores) {
+TEST(SqliteStoreTest, RefusesFilesThatAreNotMeridianStores) {
   std::string path = TempPath("garbage.db");
   {
     std::ofstream file(path);
@@ -291,7 +324,7 @@ TEST(StoreTest, RefusesFilesThatAreNotMeridianStores) {
   EXPECT_NE(store.status().message().find(path), absl::string_view::npos);
 }
 
-TEST(StoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
+TEST(SqliteStoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
   std::string path = TempPath("fail.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
@@ -342,8 +375,8 @@ TEST(StoreTest, AFailedWriteChangesNothingAndARetryStoresEverythingOnce) {
   EXPECT_EQ((*store)->LoadCatalog("job-a")->job.spans, 3);
 }
 
-TEST(StoreTest, AReadOnlyStoreRefusesWritesNamingTheStore) {
-  std::string path = TempPath("readonly.db");
+TEST_P(StoreTest, AReadOnlyStoreRefusesWritesNamingTheStore) {
+  std::string path = Location("readonly.db");
   ASSERT_TRUE(Store::Open(path).ok());
   StoreOptions read_only;
   read_only.read_only = true;
@@ -377,8 +410,8 @@ v1::Batch ClockBatch(const std::string& agent, uint64_t seq,
 
 // Deleting a job takes its spans, processes and tracks and nothing of other
 // jobs; spans that arrive for it later start it afresh.
-TEST(StoreTest, DeletesAJobWholeAndOnlyIt) {
-  const std::string path = TempPath("delete.db");
+TEST_P(StoreTest, DeletesAJobWholeAndOnlyIt) {
+  const std::string path = Location("delete.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   std::vector<v1::Batch> batches = {
@@ -434,8 +467,8 @@ v1::Batch TotalsBatch(const std::string& agent, uint64_t seq,
   return builder.Take();
 }
 
-TEST(StoreTest, StoresImportedTotalsReplacingOlderOnesAndDeletesThem) {
-  const std::string path = TempPath("totals.db");
+TEST_P(StoreTest, StoresImportedTotalsReplacingOlderOnesAndDeletesThem) {
+  const std::string path = Location("totals.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   std::vector<v1::Batch> batches = {TotalsBatch("import-1", 1, "job-t", 3, 4),
@@ -494,10 +527,10 @@ TEST(StoreTest, StoresImportedTotalsReplacingOlderOnesAndDeletesThem) {
 
 // The writer's id caches (LRU) stay within their bound whatever arrives,
 // and what is stored is the same as with unbounded caches.
-TEST(StoreTest, IdCachesStayBounded) {
+TEST_P(StoreTest, IdCachesStayBounded) {
   StoreOptions options;
   options.max_cached_ids = 8;
-  auto store = Store::Open(TempPath("bounded-caches.db"), options);
+  auto store = Store::Open(Location("bounded-caches.db"), options);
   ASSERT_TRUE(store.ok());
   for (int i = 0; i < 40; ++i) {
     BatchBuilder builder("agent", i + 1);
@@ -530,8 +563,8 @@ TEST(StoreTest, IdCachesStayBounded) {
 // A job id with no recorded agents: every model of the node applies.
 constexpr int64_t kAnyJob = 999;
 
-TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
-  auto store = Store::Open(TempPath("clocks.db"));
+TEST_P(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
+  auto store = Store::Open(Location("clocks.db"));
   ASSERT_TRUE(store.ok());
   // Node a sends model 2 before model 1 and model 2 twice (two batches);
   // node b one model.
@@ -563,8 +596,8 @@ TEST(StoreTest, KeepsEachNodesClockModelsOnceInReferenceOrder) {
 
 // Before: one batch of another job (another agent) carrying a 5 s offset
 // for node n1 rewrote the timeline of a job stored earlier on n1.
-TEST(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
-  const std::string path = TempPath("clock-tenants.db");
+TEST_P(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
+  const std::string path = Location("clock-tenants.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
   std::vector<v1::Batch> batches = {
@@ -595,7 +628,7 @@ TEST(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
 
 // A version 3 store (clock models keyed by node only) is upgraded in
 // place: its models are kept, now under the agent that sent them.
-TEST(StoreTest, UpgradesAVersion3Store) {
+TEST(SqliteStoreTest, UpgradesAVersion3Store) {
   const std::string path = TempPath("v3.db");
   {
     auto store = Store::Open(path);
@@ -631,7 +664,7 @@ TEST(StoreTest, UpgradesAVersion3Store) {
 
 // A version 4 store (no world sizes) is upgraded in place: its processes
 // are kept, their world size unknown (0) until a process reports one.
-TEST(StoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
+TEST(SqliteStoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
   const std::string path = TempPath("v4.db");
   {
     auto store = Store::Open(path);
@@ -676,7 +709,7 @@ TEST(StoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
 // A version 5 store (imported totals without resource use) is upgraded in
 // place: its totals are kept, their resource use unknown until imported
 // again.
-TEST(StoreTest, UpgradesAVersion5StoreKeepingItsImportedTotals) {
+TEST(SqliteStoreTest, UpgradesAVersion5StoreKeepingItsImportedTotals) {
   const std::string path = TempPath("v5.db");
   {
     auto store = Store::Open(path);
@@ -726,7 +759,7 @@ int64_t ChunkBytes(const std::string& path) {
 
 // A job's stored bytes are counted as its chunks are written; a version 6
 // store's are counted once when it is upgraded.
-TEST(StoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
+TEST(SqliteStoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
   const std::string path = TempPath("v6.db");
   int64_t written = 0;
   {
@@ -754,8 +787,8 @@ TEST(StoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
 
 // A job of imported statistics has no span end: retention ages it by its
 // last write.
-TEST(StoreTest, RetentionAgesAJobOfStatisticsByItsLastWrite) {
-  const std::string path = TempPath("stats-only.db");
+TEST_P(StoreTest, RetentionAgesAJobOfStatisticsByItsLastWrite) {
+  const std::string path = Location("stats-only.db");
   auto store = Store::Open(path);
   std::vector<v1::Batch> batches = {TotalsBatch("import-1", 1, "job-t", 0, 4)};
   const int64_t before = absl::ToUnixNanos(absl::Now());
@@ -771,7 +804,7 @@ TEST(StoreTest, RetentionAgesAJobOfStatisticsByItsLastWrite) {
   EXPECT_TRUE((*store)->ListJobs()->empty());
 }
 
-TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
+TEST(SqliteStoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string path = TempPath("v2.db");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
@@ -811,7 +844,7 @@ TEST(StoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
 
 // Spans sent as a wire chunk are stored exactly as the same spans sent as
 // messages: the store translates the batch's ids into its own.
-TEST(StoreTest, AWireChunkReadsBackLikeTheSameSpansAsMessages) {
+TEST_P(StoreTest, AWireChunkReadsBackLikeTheSameSpansAsMessages) {
   std::vector<v1::Batch> messages = TwoBatches();
   std::vector<v1::Batch> chunked;
   for (v1::Batch& batch : TwoBatches()) {
@@ -819,8 +852,8 @@ TEST(StoreTest, AWireChunkReadsBackLikeTheSameSpansAsMessages) {
     chunked.push_back(ToChunks(std::move(batch)));
     ASSERT_EQ(chunked.back().spans_size(), 0);
   }
-  auto read = [](std::vector<v1::Batch>& batches, const std::string& name) {
-    auto store = Store::Open(TempPath(name));
+  auto read = [this](std::vector<v1::Batch>& batches, const std::string& name) {
+    auto store = Store::Open(Location(name));
     EXPECT_TRUE(store.ok());
     auto results = (*store)->Write({&batches[0], &batches[1]});
     EXPECT_TRUE(results.ok()) << results.status();
@@ -858,8 +891,8 @@ TEST(StoreTest, AWireChunkReadsBackLikeTheSameSpansAsMessages) {
 // Chunks of two tracks and of two drains of one track overlap in time (a
 // step ends, and so is recorded, after its phases): the scan still returns
 // one time order, ties by track then arrival.
-TEST(StoreTest, MergesOverlappingChunksInTimeOrder) {
-  auto store = Store::Open(TempPath("merge.db"));
+TEST_P(StoreTest, MergesOverlappingChunksInTimeOrder) {
+  auto store = Store::Open(Location("merge.db"));
   ASSERT_TRUE(store.ok());
   BatchBuilder builder("agent");
   int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
@@ -889,8 +922,8 @@ TEST(StoreTest, MergesOverlappingChunksInTimeOrder) {
 
 // A scan reads only the chunks whose bounds meet its range: by track, step
 // or time; the others are not even decompressed.
-TEST(StoreTest, ReadsOnlyTheChunksARangeCanNeed) {
-  auto store = Store::Open(TempPath("skip.db"));
+TEST_P(StoreTest, ReadsOnlyTheChunksARangeCanNeed) {
+  auto store = Store::Open(Location("skip.db"));
   ASSERT_TRUE(store.ok());
   BatchBuilder builder("agent");
   int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
@@ -971,8 +1004,8 @@ v1::Batch RingBatch(const std::string& agent, uint64_t first, uint64_t end) {
 // the batch's records in the ring, leaves them for its successor, which
 // reads them again with others: the records stored already are not stored
 // twice, the rest are.
-TEST(StoreTest, RingRecordsStoredBeforeAreNotStoredTwice) {
-  auto store = Store::Open(TempPath("rings.db"));
+TEST_P(StoreTest, RingRecordsStoredBeforeAreNotStoredTwice) {
+  auto store = Store::Open(Location("rings.db"));
   ASSERT_TRUE(store.ok());
   v1::Batch first = RingBatch("agent-1", 0, 3);
   v1::Batch again = RingBatch("agent-2", 1, 5);  // the successor's read
@@ -995,7 +1028,7 @@ TEST(StoreTest, RingRecordsStoredBeforeAreNotStoredTwice) {
 
 // A stored chunk that does not decode (a damaged file) fails the scan with
 // DATA_LOSS naming the chunk; nothing is invented.
-TEST(StoreTest, ADamagedChunkIsDataLossNamingIt) {
+TEST(SqliteStoreTest, ADamagedChunkIsDataLossNamingIt) {
   const std::string path = TempPath("damaged.db");
   {
     auto store = Store::Open(path);
@@ -1019,6 +1052,100 @@ TEST(StoreTest, ADamagedChunkIsDataLossNamingIt) {
   EXPECT_EQ(status.message(),
             "store " + path +
                 ": chunk 1: span chunk: not a zstd frame with a known size");
+}
+
+// Exactly once without transactions: an attempt that dies between its
+// chunks and its commit record is never read, and the resent batches are
+// stored once, none as duplicate; a second attempt of a committed batch is
+// a duplicate.
+TEST(ClickHouseStoreTest, AnAttemptThatDiesBeforeItsCommitIsNeverRead) {
+  auto location = NewStoreLocation(StoreKind::kClickHouse, "uncommitted");
+  if (absl::IsFailedPrecondition(location.status())) {
+    GTEST_SKIP() << location.status().message();
+  }
+  ASSERT_TRUE(location.ok()) << location.status();
+  auto store = ClickHouseStore::Open(*location);
+  ASSERT_TRUE(store.ok()) << store.status();
+  std::vector<v1::Batch> batches = TwoBatches();
+  for (v1::Batch& b : batches) b.set_agent_id("agent 'quoted' \\ one");
+  ASSERT_TRUE((*store)->Write({&batches[0]}).ok());
+  (*store)->set_before_commit_for_testing(
+      [] { return absl::UnavailableError("collector killed"); });
+  auto died = (*store)->Write({&batches[1]});
+  EXPECT_EQ(died.status().message(), "collector killed");
+  auto catalog = (*store)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->job.spans, 1);
+  EXPECT_EQ(catalog->job.chunks, 1);
+  EXPECT_EQ(ScanAll(**store, catalog->job).size(), 1u);
+
+  // The resend, through another store (another collector).
+  auto other = ClickHouseStore::Open(*location);
+  ASSERT_TRUE(other.ok());
+  auto resent = (*other)->Write({&batches[1], &batches[0]});
+  ASSERT_TRUE(resent.ok()) << resent.status();
+  EXPECT_FALSE((*resent)[0].duplicate);
+  EXPECT_TRUE((*resent)[1].duplicate);
+  catalog = (*other)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_EQ(catalog->job.spans, 3);
+  EXPECT_EQ(catalog->job.chunks, 2);
+  std::vector<StoredSpan> spans = ScanAll(**other, catalog->job);
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].start_ns, kT);
+  EXPECT_EQ(spans[2].value, 0.25);
+}
+
+TEST(ClickHouseLocationTest, ParsesLocationsAndRefusesCredentialsInThem) {
+  unsetenv("MERIDIAN_CLICKHOUSE_CREDENTIALS");
+  setenv("MERIDIAN_CLICKHOUSE_USER", "alice", 1);
+  setenv("MERIDIAN_CLICKHOUSE_PASSWORD", "s3cret", 1);
+  auto endpoint = ParseClickHouseLocation("clickhouse://ch-1.site:9123/traces");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  EXPECT_EQ(endpoint->host, "ch-1.site");
+  EXPECT_EQ(endpoint->port, 9123);
+  EXPECT_EQ(endpoint->database, "traces");
+  EXPECT_EQ(endpoint->user, "alice");
+  EXPECT_EQ(endpoint->password, "s3cret");
+  endpoint = ParseClickHouseLocation("clickhouse://head");
+  ASSERT_TRUE(endpoint.ok());
+  EXPECT_EQ(endpoint->port, 8123);
+  EXPECT_EQ(endpoint->database, "meridian");
+
+  EXPECT_TRUE(absl::StartsWith(
+      ParseClickHouseLocation("clickhouse://bob:pw@head:8123/db")
+          .status()
+          .message(),
+      "a ClickHouse store's location carries no user or password"));
+  EXPECT_EQ(
+      ParseClickHouseLocation("clickhouse://head:99999/db").status().message(),
+      "ClickHouse port \"99999\" is not 1 to 65535");
+  EXPECT_EQ(ParseClickHouseLocation("clickhouse://head/x;DROP TABLE chunks")
+                .status()
+                .message(),
+            "ClickHouse database \"x;DROP TABLE chunks\": letters, digits "
+            "and _ only, at most 64");
+  unsetenv("MERIDIAN_CLICKHOUSE_USER");
+  unsetenv("MERIDIAN_CLICKHOUSE_PASSWORD");
+}
+
+TEST(ClickHouseLocationTest, ReadsCredentialsFromAPrivateFileOnly) {
+  const std::string file = TempPath("clickhouse-credentials");
+  {
+    std::ofstream out(file);
+    out << "meridian:pa:ss\n";
+  }
+  chmod(file.c_str(), 0600);
+  setenv("MERIDIAN_CLICKHOUSE_CREDENTIALS", file.c_str(), 1);
+  auto endpoint = ParseClickHouseLocation("clickhouse://head/db");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  EXPECT_EQ(endpoint->user, "meridian");
+  EXPECT_EQ(endpoint->password, "pa:ss");
+  chmod(file.c_str(), 0644);
+  EXPECT_EQ(ParseClickHouseLocation("clickhouse://head/db").status().message(),
+            "MERIDIAN_CLICKHOUSE_CREDENTIALS: \"" + file +
+                "\" may be read by other users (chmod 600 it)");
+  unsetenv("MERIDIAN_CLICKHOUSE_CREDENTIALS");
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// Stores for tests that run against both stores: SQLite (a file under
+// TEST_TMPDIR) and ClickHouse (a database on a real clickhouse-server the
+// test binary starts at first use; never a fake). Where clickhouse-server
+// is not installed, NewStoreLocation says so and the test skips.
+//
+// Example (a parameterized suite):
+//   class MyTest : public ::testing::TestWithParam<StoreKind> {};
+//   TEST_P(MyTest, Works) {
+//     auto location = NewStoreLocation(GetParam(), "works");
+//     if (absl::IsFailedPrecondition(location.status())) GTEST_SKIP() << ...;
+//     auto store = Store::Open(*location);
+//   }
+//   INSTANTIATE_TEST_SUITE_P(Stores, MyTest, AllStoreKinds(), StoreKindName);
+#ifndef MERIDIAN_TESTING_TEST_STORE_H_
+#define MERIDIAN_TESTING_TEST_STORE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "testing/clickhouse_server.h"
+
+namespace meridian {
+
+enum class StoreKind { kSqlite, kClickHouse };
+
+inline auto AllStoreKinds() {
+  return ::testing::Values(StoreKind::kSqlite, StoreKind::kClickHouse);
+}
+std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info);
+
+// The kind MERIDIAN_TEST_STORE names: "clickhouse", or else SQLite. Suites
+// that run whole against a store (the query service's, the CLI's) run once
+// per kind, as two test targets.
+StoreKind StoreKindFromEnvironment();
+
+// A new, empty store location (unique per call; `name` makes it readable):
+// a file path, or "clickhouse://127.0.0.1:PORT/DB" with this process's
+// environment holding the server's credentials. FAILED_PRECONDITION if
+// clickhouse-server is not installed.
+absl::StatusOr<std::string> NewStoreLocation(StoreKind kind,
+                                             const std::string& name);
+
+// The binary's ClickHouse server (started if need be).
+absl::StatusOr<ClickHouseServer*> TestClickHouseServer();
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_TESTING_TEST_STORE_H_
