@@ -17,7 +17,8 @@
 namespace {
 
 constexpr char kUsage[] =
-    R"(usage: meridian-collector [--listen HOST:PORT] [--db PATH] [--sync full|normal]
+    R"(usage: meridian-collector [--listen HOST:PORT] [--store LOCATION | --db PATH]
+                          [--sync full|normal]
                           [--max-streams N] [--max-queue-mib N]
                           [--tls-cert FILE --tls-key FILE [--tls-ca FILE]]
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
@@ -28,7 +29,13 @@ constexpr char kUsage[] =
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
                       port 0 picks a free port, printed at start)
-  --db PATH           the SQLite store, created if missing (default ./meridian.db)
+  --store LOCATION    where spans are stored: a SQLite file, created if
+                      missing (default ./meridian.db), or
+                      clickhouse://HOST[:PORT][/DATABASE] (docs/clickhouse.md;
+                      user and password from MERIDIAN_CLICKHOUSE_CREDENTIALS,
+                      a mode-0600 file holding USER:PASSWORD, or
+                      MERIDIAN_CLICKHOUSE_USER and MERIDIAN_CLICKHOUSE_PASSWORD)
+  --db PATH           the same as --store PATH (a SQLite file)
   --sync full|normal  full (default): an acknowledged batch survives power
                       loss; normal: it survives a crash of the collector
   --tls-cert FILE     TLS: the collector's certificate and key (PEM)
@@ -72,7 +79,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   auto line = meridian::CommandLine::Parse(
       args, 1,
-      {"listen", "db", "sync", "max-streams", "max-queue-mib", "tls-cert",
+      {"listen", "db", "store", "sync", "max-streams", "max-queue-mib", "tls-cert",
        "tls-key", "tls-ca", "auth-tokens", "metrics", "http", "perfetto-ui",
        "retention-days", "max-batch-mib", "analysis-memory-mib"},
       {"help", "insecure", "version"});
@@ -89,7 +96,11 @@ int main(int argc, char** argv) {
   }
   meridian::CollectorOptions options;
   options.listen = line->Get("listen", options.listen);
-  options.db_path = line->Get("db", options.db_path);
+  if (line->Has("db") && line->Has("store")) {
+    fprintf(stderr, "meridian-collector: give --store or --db, not both\n");
+    return 2;
+  }
+  options.db_path = line->Get("store", line->Get("db", options.db_path));
   std::string sync = line->Get("sync", "full");
   if (sync != "full" && sync != "normal") {
     fprintf(stderr,

@@ -5,20 +5,19 @@
 
 #include "gtest/gtest.h"
 #include "testing/scenario_job.h"
+#include "testing/test_store.h"
 
 namespace meridian {
 
 std::unique_ptr<ScenarioFixture> ScenarioFixture::Load(
     const std::string& scenario) {
   auto fixture = std::make_unique<ScenarioFixture>();
-  const std::string path =
-      std::string(getenv("TEST_TMPDIR")) + "/" + scenario + ".db";
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    std::remove((path + suffix).c_str());
-  }
+  auto location = NewStoreLocation(StoreKindFromEnvironment(), scenario);
+  EXPECT_TRUE(location.ok()) << location.status();
+  if (!location.ok()) return nullptr;
   StoreOptions options;
   options.full_sync = false;
-  auto store = Store::Open(path, options);
+  auto store = Store::Open(*location, options);
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return nullptr;
   fixture->store = std::move(*store);

@@ -1,6 +1,7 @@
 // ScenarioFixture (tests): a scenario job (testing/scenario_job.h) written to
-// a real SQLite store under TEST_TMPDIR and loaded back the way the query
-// service loads a job: catalog, JobClocks, JobSpans, DependencyGraph.
+// a real store (SQLite under TEST_TMPDIR, or ClickHouse where
+// MERIDIAN_TEST_STORE=clickhouse: testing/test_store.h) and loaded back the way
+// the query service loads a job: catalog, JobClocks, JobSpans, DependencyGraph.
 #ifndef MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
 #define MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
 

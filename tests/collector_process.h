@@ -20,7 +20,7 @@ namespace meridian {
 class CollectorProcess {
  public:
   // `listen` is HOST:PORT; port 0 picks a free one. `flags` are passed
-  // after --listen and --db. `in_child`, if given, runs in the child
+  // after --listen and --store (a SQLite path or a clickhouse:// location). `in_child`, if given, runs in the child
   // before the exec (e.g. to enter a cgroup): call Start before starting
   // threads.
   static absl::StatusOr<CollectorProcess> Start(

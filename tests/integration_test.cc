@@ -14,6 +14,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "testing/test_store.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "store/store.h"
@@ -45,10 +46,11 @@ std::string Runfile(const std::string& path) {
 class IntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    db_path_ = std::string(getenv("TEST_TMPDIR")) + "/integration.db";
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::remove((db_path_ + suffix).c_str());
-    }
+    // SQLite, or ClickHouse in integration_test_clickhouse.
+    auto location =
+        NewStoreLocation(StoreKindFromEnvironment(), "integration.db");
+    ASSERT_TRUE(location.ok()) << location.status();
+    db_path_ = *location;
     auto collector = CollectorProcess::Start(
         Runfile("collector/meridian-collector"), db_path_);
     ASSERT_TRUE(collector.ok()) << collector.status();
@@ -396,7 +398,9 @@ TEST_F(IntegrationTest, BadInputCostsOnlyItselfAndNothingStoredChanges) {
 // client reads how long; once the first ends, sending works again and
 // nothing is lost.
 TEST(IngestLimitsTest, StreamsBeyondTheCapAreToldToRetryLater) {
-  const std::string db = std::string(getenv("TEST_TMPDIR")) + "/capped.db";
+  auto location = NewStoreLocation(StoreKindFromEnvironment(), "capped.db");
+  ASSERT_TRUE(location.ok()) << location.status();
+  const std::string db = *location;
   auto collector =
       CollectorProcess::Start(Runfile("collector/meridian-collector"), db,
                               "127.0.0.1:0", {"--max-streams", "1"});
