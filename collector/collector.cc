@@ -1,19 +1,44 @@
 #include "collector/collector.h"
 
+#include <signal.h>
+
 #include <chrono>
 #include <limits>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/client_channel.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "spdlog/spdlog.h"
+#include "store/clickhouse_store.h"
 
 namespace meridian {
 
 namespace {
+
+// A failpoint for the test of exactly-once on ClickHouse
+// (tests/clickhouse_collectors_test.cc): with
+// MERIDIAN_FAILPOINT_KILL_BEFORE_COMMIT=N the collector SIGKILLs itself in
+// its Nth write to a ClickHouse store, after the chunks and before the
+// commit record: the one moment SQLite's transactions make harmless and
+// ClickHouse's lack of them does not. Unset, nothing changes.
+void ArmFailpoint(Store* store) {
+  const char* value = getenv("MERIDIAN_FAILPOINT_KILL_BEFORE_COMMIT");
+  auto* clickhouse = dynamic_cast<ClickHouseStore*>(store);
+  int n = 0;
+  if (value == nullptr || clickhouse == nullptr ||
+      !absl::SimpleAtoi(value, &n) || n < 1) {
+    return;
+  }
+  spdlog::warn("failpoint armed: SIGKILL before the commit of write {}", n);
+  clickhouse->set_before_commit_for_testing([n, writes = 0]() mutable {
+    if (++writes == n) raise(SIGKILL);
+    return absl::OkStatus();
+  });
+}
 
 // Whether HOST:PORT is a loopback address (nobody else can reach it).
 bool Loopback(const std::string& listen) {
@@ -134,6 +159,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   store_options.full_sync = options.full_sync;
   auto store = Store::Open(options.db_path, store_options);
   if (!store.ok()) return store.status();
+  ArmFailpoint(store->get());
 
   std::unique_ptr<Collector> collector(new Collector());
   collector->writer_ = std::make_unique<BatchWriter>(std::move(*store), 200000,
