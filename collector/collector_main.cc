@@ -13,6 +13,8 @@
 #include "common/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "store/store.h"
+#include "store/store_copy.h"
 
 namespace {
 
@@ -25,6 +27,7 @@ constexpr char kUsage[] =
                           [--http HOST:PORT [--perfetto-ui ORIGIN]]
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N]
+       meridian-collector --migrate-from PATH --store LOCATION
        meridian-collector --version | -h | --help
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
@@ -36,6 +39,9 @@ constexpr char kUsage[] =
                       a mode-0600 file holding USER:PASSWORD, or
                       MERIDIAN_CLICKHOUSE_USER and MERIDIAN_CLICKHOUSE_PASSWORD)
   --db PATH           the same as --store PATH (a SQLite file)
+  --migrate-from PATH copy every job of the store at PATH (a SQLite file, or
+                      any location) into --store, then exit; run again, it
+                      stores nothing twice (docs/clickhouse.md)
   --sync full|normal  full (default): an acknowledged batch survives power
                       loss; normal: it survives a crash of the collector
   --tls-cert FILE     TLS: the collector's certificate and key (PEM)
@@ -69,6 +75,41 @@ constexpr char kUsage[] =
 SIGTERM or SIGINT: finish what is in flight, commit it, and exit 0.
 )";
 
+// --migrate-from: copies one store into another; 0 on success.
+int Migrate(const std::string& from_location, const std::string& to_location) {
+  meridian::StoreOptions read_only;
+  read_only.read_only = true;
+  auto from = meridian::Store::Open(from_location, read_only);
+  if (!from.ok()) {
+    fprintf(stderr, "meridian-collector: %s\n",
+            std::string(from.status().message()).c_str());
+    return 1;
+  }
+  auto to = meridian::Store::Open(to_location);
+  if (!to.ok()) {
+    fprintf(stderr, "meridian-collector: %s\n",
+            std::string(to.status().message()).c_str());
+    return 1;
+  }
+  auto report = meridian::CopyStore(
+      **from, **to, [](const std::string& job, int64_t spans) {
+        printf("copied job %s: %lld spans\n", job.c_str(),
+               static_cast<long long>(spans));
+        fflush(stdout);
+      });
+  if (!report.ok()) {
+    fprintf(stderr, "meridian-collector: %s\n",
+            std::string(report.status().message()).c_str());
+    return 1;
+  }
+  printf("copied %lld jobs, %lld spans, %lld batches (%lld stored before)\n",
+         static_cast<long long>(report->jobs),
+         static_cast<long long>(report->spans),
+         static_cast<long long>(report->batches),
+         static_cast<long long>(report->duplicates));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,9 +120,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   auto line = meridian::CommandLine::Parse(
       args, 1,
-      {"listen", "db", "store", "sync", "max-streams", "max-queue-mib", "tls-cert",
-       "tls-key", "tls-ca", "auth-tokens", "metrics", "http", "perfetto-ui",
-       "retention-days", "max-batch-mib", "analysis-memory-mib"},
+      {"listen", "db", "store", "migrate-from", "sync", "max-streams",
+       "max-queue-mib", "tls-cert", "tls-key", "tls-ca", "auth-tokens",
+       "metrics", "http", "perfetto-ui", "retention-days", "max-batch-mib",
+       "analysis-memory-mib"},
       {"help", "insecure", "version"});
   if (line.ok() && line->Has("version")) {
     printf("meridian-collector %s\n", meridian::kVersion);
@@ -101,6 +143,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.db_path = line->Get("store", line->Get("db", options.db_path));
+  if (line->Has("migrate-from")) {
+    return Migrate(line->Get("migrate-from", ""), options.db_path);
+  }
   std::string sync = line->Get("sync", "full");
   if (sync != "full" && sync != "normal") {
     fprintf(stderr,

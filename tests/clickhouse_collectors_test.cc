@@ -147,5 +147,70 @@ TEST(ClickHouseCollectorsTest, TwoCollectorsFourAgentsAKillAndEverySpanOnce) {
   EXPECT_EQ(std::stoll(*batches), total_batches);
 }
 
+// Runs `command`; its stdout, and its exit status in *status.
+std::string RunCommand(const std::string& command, int* status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  *status = pclose(pipe);
+  return out;
+}
+
+// meridian-collector --migrate-from copies a SQLite store into ClickHouse,
+// and a second run stores nothing twice.
+TEST(ClickHouseCollectorsTest, MigratesASqliteStoreOnce) {
+  auto location = NewStoreLocation(StoreKind::kClickHouse, "migrated");
+  if (absl::IsFailedPrecondition(location.status())) {
+    GTEST_SKIP() << location.status().message();
+  }
+  ASSERT_TRUE(location.ok()) << location.status();
+  auto sqlite = NewStoreLocation(StoreKind::kSqlite, "to-migrate.db");
+  SyntheticJob job;
+  job.job = "old job";
+  job.ranks = 4;
+  job.nodes = 2;
+  job.steps = 50;
+  int64_t spans = 0;
+  {
+    auto store = Store::Open(*sqlite);
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (int node = 0; node < job.nodes; ++node) {
+      for (const v1::Batch& b : SyntheticBatches(job, node)) {
+        ASSERT_TRUE((*store)->Write({&b}).ok());
+        spans += SpanCount(b);
+      }
+    }
+  }
+  const std::string command = Runfile("collector/meridian-collector") +
+                              " --migrate-from '" + *sqlite + "' --store " +
+                              *location;
+  int status = 0;
+  std::string out = RunCommand(command, &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_EQ(out, "copied job old job: " + std::to_string(spans) +
+                     " spans\ncopied 1 jobs, " + std::to_string(spans) +
+                     " spans, 1 batches (0 stored before)\n");
+  out = RunCommand(command, &status);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_EQ(out,
+            "copied job old job: 0 spans\ncopied 1 jobs, 0 spans, 1 "
+            "batches (1 stored before)\n");
+  auto store = Store::Open(*location);
+  ASSERT_TRUE(store.ok());
+  auto catalog = (*store)->LoadCatalog("old job");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->job.spans, spans);
+  EXPECT_EQ(catalog->job.ranks, 4);
+  // A location with credentials in it is refused, saying why.
+  out =
+      RunCommand(Runfile("collector/meridian-collector") + " --migrate-from '" +
+                     *sqlite + "' --store clickhouse://u:p@127.0.0.1/db 2>&1",
+                 &status);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(out.find("carries no user or password"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace meridian

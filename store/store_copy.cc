@@ -1,0 +1,232 @@
+#include "store/store_copy.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "wire/batch_builder.h"
+#include "wire/batch_validator.h"
+
+namespace meridian {
+namespace {
+
+// Spans per batch, and batches per Write.
+constexpr size_t kBatchSpans = 20000;
+constexpr size_t kWriteBatches = 8;
+
+// The agent id of a job's copy: stable across runs, within the 256 bytes an
+// agent id may have.
+std::string CopyAgent(const std::string& job) {
+  if (job.size() <= 200) return "migrate/" + job;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: only tells long names apart
+  for (unsigned char c : job) h = (h ^ c) * 1099511628211ull;
+  return absl::StrCat("migrate/", job.substr(0, 180), "/", absl::Hex(h));
+}
+
+// Validates and writes batches, counting what they did.
+class Writer {
+ public:
+  Writer(Store* to, CopyReport* report) : to_(to), report_(report) {}
+
+  absl::Status Add(v1::Batch batch) {
+    pending_.push_back(std::move(batch));
+    return pending_.size() >= kWriteBatches ? Flush() : absl::OkStatus();
+  }
+
+  absl::Status Flush() {
+    if (pending_.empty()) return absl::OkStatus();
+    std::vector<std::vector<SpanColumns>> decoded(pending_.size());
+    std::vector<const v1::Batch*> batches;
+    std::vector<std::vector<SpanColumns>*> columns;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      BatchRepairs repairs;
+      absl::Status valid = ValidateBatch(&pending_[i], &decoded[i], &repairs);
+      if (!valid.ok()) {
+        return absl::Status(
+            valid.code(),
+            absl::StrCat("a copied batch is not valid: ", valid.message()));
+      }
+      batches.push_back(&pending_[i]);
+      columns.push_back(&decoded[i]);
+    }
+    auto results = to_->Write(batches, columns);
+    if (!results.ok()) return results.status();
+    for (const BatchWriteResult& r : *results) {
+      ++report_->batches;
+      if (r.duplicate) ++report_->duplicates;
+      report_->spans += r.spans_stored;
+    }
+    pending_.clear();
+    return absl::OkStatus();
+  }
+
+ private:
+  Store* to_;
+  CopyReport* report_;
+  std::vector<v1::Batch> pending_;
+};
+
+absl::Status CopyJob(Store& from, const JobInfo& job, Writer* writer) {
+  auto catalog = from.LoadCatalog(job.name);
+  if (!catalog.ok()) return catalog.status();
+  BatchBuilder builder(CopyAgent(job.name));
+  absl::flat_hash_map<int64_t, int> process_handle, track_handle;
+  std::set<std::string> nodes;
+  for (const ProcessInfo& p : catalog->processes) {
+    process_handle[p.id] = builder.DeclareProcess(
+        {job.name, p.node, p.rank, p.local_rank, p.pid, job.world_size});
+    nodes.insert(p.node);
+  }
+  for (const TrackInfo& t : catalog->tracks) {
+    auto process = process_handle.find(t.process_id);
+    if (process == process_handle.end()) continue;
+    track_handle[t.id] =
+        builder.DeclareTrack(process->second, t.kind, t.ext_id, t.name);
+  }
+  absl::flat_hash_map<int64_t, const OpInfo*> ops;
+  for (const OpInfo& op : catalog->ops) ops[op.id] = &op;
+
+  // Clock models first, one batch each (the job's span batches, from the
+  // same agent, tie them to the job).
+  for (const std::string& node : nodes) {
+    auto models = from.LoadClockModels(node, job.id);
+    if (!models.ok()) return models.status();
+    for (const NodeClockModel& m : *models) {
+      const uint32_t node_index = builder.String(node);
+      v1::Batch batch = builder.Take();
+      v1::ClockModel* clock = batch.mutable_clock();
+      clock->set_node(node_index);
+      clock->set_reference_ns(m.reference_ns);
+      clock->set_offset_ns(m.offset_ns);
+      clock->set_drift_ppb(m.drift_ppb);
+      clock->set_uncertainty_ns(m.uncertainty_ns);
+      absl::Status added = writer->Add(std::move(batch));
+      if (!added.ok()) return added;
+    }
+  }
+
+  absl::Status failed;
+  absl::Status scanned = from.Scan(catalog->job, {}, [&](const StoredSpan& s) {
+    auto track = track_handle.find(s.track_id);
+    auto op = ops.find(s.op_id);
+    if (track == track_handle.end() || op == ops.end()) {
+      failed = absl::DataLossError(absl::StrCat(
+          "job ", job.name, ": a span of an unknown track or operation"));
+      return false;
+    }
+    auto [columns, i] =
+        builder.AddColumnSpan(track->second, -1, 0, op->second->category,
+                              op->second->name, s.start_ns, s.dur_ns);
+    columns->kind[i] = s.kind;
+    columns->bytes[i] = s.bytes;
+    uint8_t flags = 0;
+    if (s.peer) flags |= SpanColumns::kHasPeer, columns->peer[i] = *s.peer;
+    if (s.tag) flags |= SpanColumns::kHasTag, columns->tag[i] = *s.tag;
+    if (s.seq) flags |= SpanColumns::kHasSeq, columns->seq[i] = *s.seq;
+    if (s.step) flags |= SpanColumns::kHasStep, columns->step[i] = *s.step;
+    if (s.partition) {
+      flags |= SpanColumns::kHasPartition;
+      columns->partition[i] = *s.partition;
+    }
+    columns->flags[i] = flags;
+    columns->comm[i] = s.comm;
+    columns->comm_size[i] = s.comm_size;
+    columns->correlation[i] = s.correlation;
+    columns->value[i] = s.value;
+    for (const StoredArg& arg : s.args) {
+      ChunkArg a;
+      a.key = builder.String(arg.key);
+      switch (arg.type) {
+        case StoredArg::Type::kString:
+          a.type = ChunkArg::Type::kString;
+          a.value = builder.String(arg.str);
+          break;
+        case StoredArg::Type::kInt:
+          a.type = ChunkArg::Type::kInt;
+          a.value = arg.int_value;
+          break;
+        case StoredArg::Type::kReal:
+          a.type = ChunkArg::Type::kReal;
+          a.real = arg.real_value;
+          break;
+      }
+      columns->AddArg(a);
+    }
+    if (builder.spans() >= kBatchSpans) {
+      failed = writer->Add(builder.Take());
+      if (!failed.ok()) return false;
+    }
+    return true;
+  });
+  if (!scanned.ok()) return scanned;
+  if (!failed.ok()) return failed;
+  if (builder.spans() > 0) {
+    absl::Status added = writer->Add(builder.Take());
+    if (!added.ok()) return added;
+  }
+
+  // Imported statistics last.
+  auto totals = from.LoadTotals(job.id);
+  if (!totals.ok()) return totals.status();
+  if (totals->ops.empty() && totals->processes.empty()) return absl::OkStatus();
+  for (const StoredOpTotals& t : totals->ops) {
+    auto process = process_handle.find(t.process_id);
+    auto op = ops.find(t.op_id);
+    if (process == process_handle.end() || op == ops.end()) continue;
+    v1::ImportedOpTotals* out = builder.AddOpTotals(
+        process->second, op->second->category, op->second->name);
+    out->set_calls(t.calls);
+    out->set_bytes(t.bytes);
+    out->set_dur_ns(t.dur_ns);
+    for (const StoredOpTotals::Size& size : t.sizes) {
+      v1::ImportedSizeTotals* s = out->add_sizes();
+      s->set_log2(size.log2);
+      s->set_calls(size.calls);
+      s->set_bytes(size.bytes);
+      s->set_dur_ns(size.dur_ns);
+    }
+  }
+  for (const StoredProcessTotals& t : totals->processes) {
+    auto process = process_handle.find(t.process_id);
+    if (process == process_handle.end()) continue;
+    v1::ImportedProcessTotals* out =
+        builder.AddProcessTotals(process->second, t.source);
+    out->set_comm_ns(t.comm_ns);
+    out->set_elapsed_ns(t.elapsed_ns);
+    if (t.user_ns) out->set_user_ns(*t.user_ns);
+    if (t.system_ns) out->set_system_ns(*t.system_ns);
+    if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
+    if (t.context_switches) out->set_context_switches(*t.context_switches);
+  }
+  return writer->Add(builder.Take());
+}
+
+}  // namespace
+
+absl::StatusOr<CopyReport> CopyStore(
+    Store& from, Store& to,
+    const std::function<void(const std::string& job, int64_t spans)>&
+        progress) {
+  absl::Status snapshot = from.BeginSnapshot();
+  if (!snapshot.ok()) return snapshot;
+  auto jobs = from.ListJobs();
+  if (!jobs.ok()) return jobs.status();
+  CopyReport report;
+  Writer writer(&to, &report);
+  for (const JobInfo& job : *jobs) {
+    const int64_t before = report.spans;
+    absl::Status copied = CopyJob(from, job, &writer);
+    if (copied.ok()) copied = writer.Flush();
+    if (!copied.ok()) {
+      return absl::Status(copied.code(), absl::StrCat("copying job ", job.name,
+                                                      ": ", copied.message()));
+    }
+    ++report.jobs;
+    if (progress) progress(job.name, report.spans - before);
+  }
+  return report;
+}
+
+}  // namespace meridian
