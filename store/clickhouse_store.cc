@@ -709,8 +709,10 @@ absl::Status ClickHouseStore::WriteOne(const v1::Batch& batch,
                             w.Int64(bounds.max_step);
                             w.Int64(static_cast<int64_t>(data->size()));
                             origin(&w);
-                            w.Int32(rows->parts++);
-                            w.Int64(now);
+                            // A chunk's time is unique to it and
+                            // orders it by arrival (its id in a scan).
+                            w.Int32(rows->parts);
+                            w.Int64(now + rows->parts++);
                             w.ArraySize(op_ids.size());
                             for (int64_t id : op_ids) w.Int64(id);
                             w.ArraySize(strings.size());

@@ -207,6 +207,38 @@ TEST_P(StoreTest, KeepsDistinctSpansWithTheSameStartOnOneTrack) {
   EXPECT_EQ(spans[2].dur_ns, 40);
 }
 
+// Two batches of one write: their chunks are distinct (a scan counts both)
+// and their spans of one start keep arrival order.
+TEST_P(StoreTest, ChunksOfOneWriteAreDistinctAndKeepArrivalOrder) {
+  auto store = Store::Open(Location("one-write.db"));
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  std::vector<v1::Batch> batches;
+  for (int b = 0; b < 3; ++b) {
+    builder.AddSpan(t, v1::CATEGORY_USER, "x", kT, 10 + b);
+    batches.push_back(builder.Take());
+  }
+  ASSERT_TRUE((*store)->Write({&batches[0], &batches[1], &batches[2]}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  ScanStats stats;
+  std::vector<int64_t> durs;
+  ASSERT_TRUE((*store)
+                  ->Scan(
+                      catalog->job, {},
+                      [&](const StoredSpan& s) {
+                        durs.push_back(s.dur_ns);
+                        return true;
+                      },
+                      &stats)
+                  .ok());
+  EXPECT_EQ(durs, (std::vector<int64_t>{10, 11, 12}));
+  EXPECT_EQ(stats.chunks_read, 3);
+  EXPECT_EQ(stats.chunk_ids.size(), 3u);
+}
+
 // A coarse clock can give thousands of spans one start: each is numbered
 // with one lookup of the largest number so far, in arrival order.
 TEST_P(StoreTest, NumbersThousandsOfSpansWithOneStartInArrivalOrder) {

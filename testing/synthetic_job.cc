@@ -20,11 +20,18 @@ std::string SyntheticAgentId(const SyntheticJob& job, int node) {
 }
 
 std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node) {
-  BatchBuilder builder(SyntheticAgentId(job, node));
   std::vector<v1::Batch> batches;
+  ForEachSyntheticBatch(
+      job, node, [&](v1::Batch batch) { batches.push_back(std::move(batch)); });
+  return batches;
+}
+
+void ForEachSyntheticBatch(const SyntheticJob& job, int node,
+                           const std::function<void(v1::Batch)>& sink) {
+  BatchBuilder builder(SyntheticAgentId(job, node));
   auto flush_if_full = [&] {
     if (static_cast<int>(builder.spans()) >= job.spans_per_batch) {
-      batches.push_back(builder.Take());
+      sink(builder.Take());
     }
   };
   int first_rank_on_node = -1;
@@ -67,8 +74,7 @@ std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node) {
       flush_if_full();
     }
   }
-  if (builder.spans() > 0) batches.push_back(builder.Take());
-  return batches;
+  if (builder.spans() > 0) sink(builder.Take());
 }
 
 }  // namespace meridian

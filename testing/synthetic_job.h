@@ -17,6 +17,7 @@
 #define MERIDIAN_AGENT_SYNTHETIC_JOB_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ std::string SyntheticAgentId(const SyntheticJob& job, int node);
 
 // The batches node `node`'s agent sends: batch_seq 1, 2, ...
 std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node);
+// The same, each given to `sink` as it is made: memory for one batch, for
+// jobs too large to hold (benchmarks of 100M spans).
+void ForEachSyntheticBatch(const SyntheticJob& job, int node,
+                           const std::function<void(v1::Batch)>& sink);
 
 }  // namespace meridian
 

@@ -15,7 +15,11 @@
 //             path of that step)
 //   memory    JobSpans + DependencyGraph bytes per span
 // The job is the synthetic one (testing/synthetic_job.h), written straight
-// into a store file first. The last line printed is one JSON object.
+// into a store first (--store sqlite, the default: a file under --dir;
+// --store clickhouse: a clickhouse-server started for the run, as the
+// tests start one). With --one-step only the write and the one-step path
+// are timed (a job too large to analyse whole: 100M spans). The last line
+// printed is one JSON object.
 //
 // With --replay (`./bench/run.sh replay`): `meridian replay`'s work over the
 // whole job against reading it, alternated over --rounds rounds (default
@@ -43,6 +47,7 @@
 #include "query/clocks/job_clocks.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
+#include "testing/test_store.h"
 
 namespace meridian {
 namespace {
@@ -130,19 +135,78 @@ int ReplayRounds(Store& store, const JobCatalog& catalog, int64_t rounds) {
   return 0;
 }
 
+// --one-step: the middle step's critical path, as `meridian critical-path
+// --step N` computes it, and what it read.
+int OneStep(Store& store, const JobCatalog& catalog, int64_t step,
+            const std::string& kind, double write_s, int64_t store_bytes,
+            const std::string& path) {
+  std::vector<double> times;
+  ScanStats step_read;
+  v1::CriticalPathReply step_path;
+  for (int round = 0; round < 3; ++round) {  // the median of three
+    Clock::time_point t = Clock::now();
+    std::optional<JobClocks> step_clocks;
+    step_read = ScanStats{};
+    auto step_spans =
+        JobSpans::LoadStep(store, catalog, step, &step_clocks, &step_read);
+    Check(step_spans.status(), "step load");
+    DependencyGraph step_graph(*step_spans);
+    const std::optional<TimeWindow> window = StepWindow(*step_spans, step);
+    if (!window) {
+      fprintf(stderr, "analysis_bench: step %lld not found\n",
+              static_cast<long long>(step));
+      return 1;
+    }
+    step_path = CriticalPath(step_graph, *window);
+    times.push_back(Seconds(t));
+  }
+  const int64_t spans = catalog.job.spans;
+  printf(
+      "critical path (step %lld): %.3f s (median of 3), %d segments; read "
+      "%zu of the job's %lld chunks (%lld decodes, %lld spans decoded)\n",
+      static_cast<long long>(step), Median(times), step_path.segments_size(),
+      step_read.chunk_ids.size(), static_cast<long long>(catalog.job.chunks),
+      static_cast<long long>(step_read.chunks_read),
+      static_cast<long long>(step_read.spans_decoded));
+  printf(
+      "{\"store\":\"%s\",\"spans\":%lld,\"write_s\":%.1f,"
+      "\"bytes_per_span\":%.2f,\"step_path_s\":%.4f,"
+      "\"step_chunks_read\":%zu,\"step_spans_decoded\":%lld,"
+      "\"chunks\":%lld}\n",
+      kind.c_str(), static_cast<long long>(spans), write_s,
+      static_cast<double>(store_bytes) / spans, Median(times),
+      step_read.chunk_ids.size(),
+      static_cast<long long>(step_read.spans_decoded),
+      static_cast<long long>(catalog.job.chunks));
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  return 0;
+}
+
 int Run(int argc, char** argv) {
-  auto line =
-      CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
-                         {"spans", "dir", "batch", "rounds"}, {"replay"});
+  auto line = CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
+                                 {"spans", "dir", "batch", "rounds", "store"},
+                                 {"replay", "one-step"});
   Check(line.status(), "flags");
   auto wanted = line->GetInt("spans", 1000000);
   Check(wanted.status(), "--spans");
   const std::string dir = line->Get("dir", "/tmp");
   auto batch = line->GetInt("batch", 4096);  // spans per agent batch
   Check(batch.status(), "--batch");
-  const std::string path = dir + "/meridian-analysis-bench.db";
+  const std::string kind = line->Get("store", "sqlite");
+  if (kind != "sqlite" && kind != "clickhouse") {
+    fprintf(stderr, "analysis_bench: --store is sqlite or clickhouse\n");
+    return 2;
+  }
+  std::string path = dir + "/meridian-analysis-bench.db";
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
+  }
+  if (kind == "clickhouse") {
+    auto location = NewStoreLocation(StoreKind::kClickHouse, "analysis_bench");
+    Check(location.status(), "clickhouse-server");
+    path = *location;
   }
 
   SyntheticJob job;
@@ -151,17 +215,33 @@ int Run(int argc, char** argv) {
   job.nodes = 2;
   job.steps = static_cast<int>(*wanted / (job.ranks * kSyntheticSpansPerStep));
   job.spans_per_batch = static_cast<int>(*batch);
+  double write_s = 0;
+  int64_t store_bytes = 0;
   {
     StoreOptions options;
     options.full_sync = false;
     auto store = Store::Open(path, options);
     Check(store.status(), "open");
-    for (int node = 0; node < job.nodes; ++node) {
-      std::vector<v1::Batch> batches = SyntheticBatches(job, node);
+    // Made as it is written, 64 batches a write: memory for 64 batches.
+    Clock::time_point t = Clock::now();
+    std::vector<v1::Batch> batches;
+    const auto flush = [&] {
       std::vector<const v1::Batch*> pointers;
       for (const v1::Batch& b : batches) pointers.push_back(&b);
       Check((*store)->Write(pointers).status(), "write");
+      batches.clear();
+    };
+    for (int node = 0; node < job.nodes; ++node) {
+      ForEachSyntheticBatch(job, node, [&](v1::Batch batch) {
+        batches.push_back(std::move(batch));
+        if (batches.size() == 64) flush();
+      });
     }
+    if (!batches.empty()) flush();
+    write_s = Seconds(t);
+    auto bytes = (*store)->FileBytes();
+    Check(bytes.status(), "store size");
+    store_bytes = *bytes;
   }
 
   StoreOptions read_only;
@@ -173,6 +253,14 @@ int Run(int argc, char** argv) {
   auto catalog = store.LoadCatalog("bench");
   Check(catalog.status(), "catalog");
   const int64_t spans = catalog->job.spans;
+  printf(
+      "%s store: wrote %lld spans in %.1f s (synthetic batches made as "
+      "they are written), %.1f bytes a span\n",
+      kind.c_str(), static_cast<long long>(spans), write_s,
+      static_cast<double>(store_bytes) / spans);
+  if (line->Has("one-step"))
+    return OneStep(store, *catalog, job.steps / 2, kind, write_s, store_bytes,
+                   path);
   if (line->Has("replay")) {
     auto rounds = line->GetInt("rounds", 3);
     Check(rounds.status(), "--rounds");
