@@ -11,9 +11,14 @@
 //           as the collector's largest group: the ceiling of that design
 //   size:   store file bytes per span, indexes included, after a checkpoint
 //   export: the whole job as a Chrome trace over the Query RPC
+// With --store clickhouse, e2e and size are measured for both stores in
+// the same run, alternating SQLite and ClickHouse (a clickhouse-server
+// started for the run, as the tests start one) over --rounds rounds
+// (default 3; medians): spans/s and bytes a span on disk of each.
 // The last line printed is one JSON object with the figures.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -25,6 +30,7 @@
 #include "meridian/v1/query.grpc.pb.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
+#include "testing/test_store.h"
 #include "wire/batch_builder.h"
 #include "wire/ingest_client.h"
 
@@ -137,9 +143,93 @@ double SqliteSpansPerSecond(const std::vector<std::vector<v1::Batch>>& nodes,
   return spans / seconds;
 }
 
+// Sends every node's batches at once, one stream per node, until every one
+// is acknowledged as stored; spans per second.
+double Ingest(Collector& collector,
+              const std::vector<std::vector<v1::Batch>>& wire, int64_t spans) {
+  auto start = std::chrono::steady_clock::now();
+  auto reports = SendConcurrently(
+      [&] {
+        return grpc::CreateChannel(collector.address(),
+                                   grpc::InsecureChannelCredentials());
+      },
+      wire);
+  const double seconds = Seconds(start);
+  int64_t stored_spans = 0;
+  for (size_t node = 0; node < wire.size(); ++node) {
+    Check(reports[node].ok() &&
+              reports[node]->stored == int64_t(wire[node].size()),
+          "an agent's batches were not all stored");
+    stored_spans += reports[node]->spans_stored;
+  }
+  // Every span acknowledged as stored: a rate of spans lost would be no rate.
+  Check(stored_spans == spans,
+        "the collector acknowledged " + std::to_string(stored_spans) +
+            " spans stored, not " + std::to_string(spans));
+  return spans / seconds;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// --store clickhouse: SQLite and ClickHouse stores behind the collector,
+// alternated over `rounds` rounds, each into a new store.
+int BothStores(const std::vector<std::vector<v1::Batch>>& wire, int64_t spans,
+               const std::string& dir, int64_t rounds, double sqlite_rate) {
+  std::vector<double> rate[2], size[2];
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (int kind = 0; kind < 2; ++kind) {
+      std::string location = dir + "/meridian-bench-e2e.db";
+      RemoveStore(location);
+      if (kind == 1) {
+        auto made = NewStoreLocation(StoreKind::kClickHouse, "ingest_bench");
+        Check(made.ok(), std::string(made.status().message()));
+        location = *made;
+      }
+      CollectorOptions options;
+      options.listen = "127.0.0.1:0";
+      options.db_path = location;
+      auto collector = Collector::Start(options);
+      Check(collector.ok(), std::string(collector.status().message()));
+      rate[kind].push_back(Ingest(**collector, wire, spans));
+      (*collector)->Shutdown();
+      collector->reset();
+      if (kind == 0) {
+        sqlite3* handle;
+        sqlite3_open(location.c_str(), &handle);
+        sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE);", nullptr,
+                     nullptr, nullptr);
+        sqlite3_close(handle);
+      }
+      auto store = Store::Open(location);
+      Check(store.ok(), "reopen");
+      auto bytes = (*store)->FileBytes();
+      Check(bytes.ok(), "store size");
+      size[kind].push_back(double(*bytes) / spans);
+      printf("round %lld %s: %.0f spans/s, %.1f bytes a span on disk\n",
+             static_cast<long long>(round), kind == 0 ? "sqlite" : "clickhouse",
+             rate[kind].back(), size[kind].back());
+      if (kind == 0) RemoveStore(location);
+    }
+  }
+  printf(
+      "{\"spans\":%lld,\"rounds\":%lld,\"sqlite_store_spans_per_s\":%.0f,"
+      "\"clickhouse_spans_per_s\":%.0f,\"clickhouse_over_sqlite\":%.3f,"
+      "\"sqlite_store_bytes_per_span\":%.2f,"
+      "\"clickhouse_bytes_per_span\":%.2f,\"bare_sqlite_spans_per_s\":%.0f}\n",
+      static_cast<long long>(spans), static_cast<long long>(rounds),
+      Median(rate[0]), Median(rate[1]), Median(rate[1]) / Median(rate[0]),
+      Median(size[0]), Median(size[1]), sqlite_rate);
+  RemoveStore(dir + "/meridian-bench-sqlite.db");
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
-  auto line = CommandLine::Parse(args, 1, {"spans", "dir"}, {});
+  auto line = CommandLine::Parse(
+      args, 1, {"spans", "dir", "store", "rounds", "jitter-ns"}, {});
   Check(line.ok(), std::string(line.status().message()));
   auto wanted = line->GetInt("spans", 1000000);
   Check(wanted.ok(), std::string(wanted.status().message()));
@@ -150,6 +240,9 @@ int Main(int argc, char** argv) {
   job.ranks = 16;
   job.nodes = 4;
   job.steps = static_cast<int>(*wanted / (job.ranks * kSyntheticSpansPerStep));
+  auto jitter = line->GetInt("jitter-ns", 0);
+  Check(jitter.ok() && *jitter >= 0, "--jitter-ns must be 0 or more");
+  job.jitter_ns = *jitter;
   std::vector<std::vector<v1::Batch>> nodes;
   int64_t spans = 0, batches = 0;
   for (int node = 0; node < job.nodes; ++node) {
@@ -157,9 +250,12 @@ int Main(int argc, char** argv) {
     for (const v1::Batch& b : nodes.back()) spans += b.spans_size();
     batches += nodes.back().size();
   }
-  printf("%lld spans in %lld batches of up to %d, %d ranks on %d nodes\n",
-         static_cast<long long>(spans), static_cast<long long>(batches),
-         job.spans_per_batch, job.ranks, job.nodes);
+  printf(
+      "%lld spans in %lld batches of up to %d, %d ranks on %d nodes, times "
+      "jittered by up to %lld ns\n",
+      static_cast<long long>(spans), static_cast<long long>(batches),
+      job.spans_per_batch, job.ranks, job.nodes,
+      static_cast<long long>(job.jitter_ns));
 
   const double sqlite_rate =
       SqliteSpansPerSecond(nodes, dir + "/meridian-bench-sqlite.db", spans);
@@ -171,6 +267,14 @@ int Main(int argc, char** argv) {
   for (size_t n = 0; n < nodes.size(); ++n) {
     for (const v1::Batch& b : nodes[n]) wire[n].push_back(ToChunks(b));
   }
+  const std::string store_kind = line->Get("store", "sqlite");
+  Check(store_kind == "sqlite" || store_kind == "clickhouse",
+        "--store is sqlite or clickhouse");
+  if (store_kind == "clickhouse") {
+    auto rounds = line->GetInt("rounds", 3);
+    Check(rounds.ok() && *rounds >= 1, "--rounds must be 1 or more");
+    return BothStores(wire, spans, dir, *rounds, sqlite_rate);
+  }
   const std::string db = dir + "/meridian-bench-e2e.db";
   RemoveStore(db);
   CollectorOptions options;
@@ -178,31 +282,12 @@ int Main(int argc, char** argv) {
   options.db_path = db;
   auto collector = Collector::Start(options);
   Check(collector.ok(), std::string(collector.status().message()));
-  auto start = std::chrono::steady_clock::now();
-  auto reports = SendConcurrently(
-      [&] {
-        return grpc::CreateChannel((*collector)->address(),
-                                   grpc::InsecureChannelCredentials());
-      },
-      wire);
-  const double e2e_seconds = Seconds(start);
-  int64_t stored_spans = 0;
-  for (int node = 0; node < job.nodes; ++node) {
-    Check(reports[node].ok() &&
-              reports[node]->stored == int64_t(nodes[node].size()),
-          "an agent's batches were not all stored");
-    stored_spans += reports[node]->spans_stored;
-  }
-  // Every span acknowledged as stored: a rate of spans lost would be no rate.
-  Check(stored_spans == spans,
-        "the collector acknowledged " + std::to_string(stored_spans) +
-            " spans stored, not " + std::to_string(spans));
-  const double e2e_rate = spans / e2e_seconds;
-  printf("e2e: %.0f spans/s (%.2f s)\n", e2e_rate, e2e_seconds);
+  const double e2e_rate = Ingest(**collector, wire, spans);
+  printf("e2e: %.0f spans/s\n", e2e_rate);
 
   auto query = v1::Query::NewStub(grpc::CreateChannel(
       (*collector)->address(), grpc::InsecureChannelCredentials()));
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   int64_t export_bytes = 0;
   {
     grpc::ClientContext context;

@@ -2,8 +2,12 @@
 # Meridian's benchmarks. Each prints what it measured and, last, one JSON
 # line with the figures (docs/PERFORMANCE.md records them).
 #
-#   ./bench/run.sh ingest [--spans N] [--dir DIR]
+#   ./bench/run.sh ingest [--spans N] [--dir DIR] [--store clickhouse [--rounds R]]
+#                           [--jitter-ns N]
+#                             (--store clickhouse: the SQLite and ClickHouse
+#                              stores behind the collector, alternated)
 #   ./bench/run.sh analysis [--spans N] [--dir DIR] [--batch SPANS]
+#                           [--store sqlite|clickhouse] [--one-step] [--jitter-ns N]
 #                             (critical path etc. against reading the spans)
 #   ./bench/run.sh replay [--spans N] [--rounds R]
 #                             (meridian replay of a 1M-span job against

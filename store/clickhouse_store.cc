@@ -64,7 +64,7 @@ constexpr const char* kTables[] = {
     "agent String, seq Int64, attempt Int64, part Int32, written_ns Int64, "
     "op_ids Array(Int64), strings Array(String), data String) "
     "ENGINE = MergeTree ORDER BY (job, first_start, track) "
-    "SETTINGS index_granularity = 256",
+    "SETTINGS index_granularity = 32",
     "CREATE TABLE IF NOT EXISTS ring_marks (incarnation Int64, ring Int32, "
     "end_record Int64, agent String, seq Int64, attempt Int64) "
     "ENGINE = MergeTree ORDER BY (incarnation, ring)",
@@ -422,9 +422,9 @@ absl::StatusOr<std::vector<BatchWriteResult>> ClickHouseStore::Write(
             "SELECT incarnation, ring, max(end_record) FROM ring_marks WHERE "
             "(incarnation, ring) IN ",
             in,
-            " AND (agent, seq, attempt) IN (SELECT agent, seq, min(attempt) "
-            "FROM batches WHERE agent IN (SELECT agent FROM ring_marks WHERE "
-            "(incarnation, ring) IN ",
+            " AND (agent, seq, attempt) GLOBAL IN (SELECT agent, seq, "
+            "min(attempt) FROM batches WHERE agent GLOBAL IN (SELECT agent "
+            "FROM ring_marks WHERE (incarnation, ring) IN ",
             in, ") GROUP BY agent, seq) GROUP BY incarnation, ring"),
         [&](RowBinaryReader& r) {
           int64_t incarnation, end;
@@ -754,14 +754,15 @@ absl::StatusOr<std::string> ClickHouseStore::JobRowFilter(int64_t job_id,
   }
   std::string filter = absl::StrCat("job = ", job_id, " AND written_ns > ",
                                     after, " AND written_ns <= ", snapshot_ns_);
-  if (committed) {
-    absl::StrAppend(&filter,
-                    " AND (agent, seq, attempt) IN (SELECT agent, seq, "
-                    "min(attempt) FROM batches WHERE job = ",
-                    job_id, " AND written_ns <= ", snapshot_ns_,
-                    " GROUP BY agent, seq)");
-  }
+  if (committed) absl::StrAppend(&filter, " AND ", Committed(job_id));
   return filter;
+}
+
+std::string ClickHouseStore::Committed(int64_t job_id) const {
+  return absl::StrCat(
+      "(agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) FROM "
+      "batches WHERE job = ",
+      job_id, " AND written_ns <= ", snapshot_ns_, " GROUP BY agent, seq)");
 }
 
 absl::StatusOr<std::vector<JobInfo>> ClickHouseStore::Jobs(
@@ -781,8 +782,8 @@ absl::StatusOr<std::vector<JobInfo>> ClickHouseStore::Jobs(
   }
   if (only) absl::StrAppend(&alive, " AND job = ", *only);
   const std::string committed = absl::StrCat(
-      " AND (agent, seq, attempt) IN (SELECT agent, seq, min(attempt) FROM "
-      "batches WHERE written_ns <= ",
+      " AND (agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) "
+      "FROM batches WHERE written_ns <= ",
       snapshot_ns_, only ? absl::StrCat(" AND job = ", *only) : "",
       " GROUP BY agent, seq)");
 
@@ -909,17 +910,17 @@ absl::StatusOr<std::vector<std::string>> ClickHouseStore::DeleteJobsEndedBefore(
 absl::Status ClickHouseStore::LookupStrings(
     const std::string& ids_subquery,
     std::vector<std::pair<int64_t, std::string>>* out) {
-  absl::Status read =
-      ReadRows(client_.get(),
-               absl::StrCat("SELECT id, any(s) FROM strings WHERE id IN (",
-                            ids_subquery, ") GROUP BY id"),
-               [&](RowBinaryReader& r) {
-                 int64_t id;
-                 absl::string_view s;
-                 if (!r.Int64(&id) || !r.String(&s)) return false;
-                 out->emplace_back(id, std::string(s));
-                 return true;
-               });
+  absl::Status read = ReadRows(
+      client_.get(),
+      absl::StrCat("SELECT id, any(s) FROM strings WHERE id GLOBAL IN (",
+                   ids_subquery, ") GROUP BY id"),
+      [&](RowBinaryReader& r) {
+        int64_t id;
+        absl::string_view s;
+        if (!r.Int64(&id) || !r.String(&s)) return false;
+        out->emplace_back(id, std::string(s));
+        return true;
+      });
   return read;
 }
 
@@ -1109,32 +1110,36 @@ absl::Status ClickHouseStore::Scan(
     lo = end_lo - job.max_chunk_ns;
   }
   if (range.to_ns) hi = job.min_start_ns + *range.to_ns;
-  auto filter = JobRowFilter(job.id, true);
+  // The chunk's own columns first (PREWHERE: the data column is read only
+  // for the rows they pass), then whether its write was committed.
+  auto filter = JobRowFilter(job.id, false);
   if (!filter.ok()) return filter.status();
-  std::string sql = absl::StrCat(
-      "SELECT written_ns AS id, track, first_start, op_ids, strings, data "
-      "FROM chunks WHERE ",
-      *filter);
+  std::string prewhere = *filter;
   if (range.from_ns) {
-    absl::StrAppend(&sql, " AND first_start >= ", lo,
+    absl::StrAppend(&prewhere, " AND first_start >= ", lo,
                     " AND max_end >= ", end_lo);
   }
-  if (range.to_ns) absl::StrAppend(&sql, " AND first_start < ", hi);
+  if (range.to_ns) absl::StrAppend(&prewhere, " AND first_start < ", hi);
   if (range.first_step || range.last_step) {
-    absl::StrAppend(&sql, " AND has_step = 1");
+    absl::StrAppend(&prewhere, " AND has_step = 1");
     if (range.first_step) {
-      absl::StrAppend(&sql, " AND max_step >= ", *range.first_step);
+      absl::StrAppend(&prewhere, " AND max_step >= ", *range.first_step);
     }
     if (range.last_step) {
-      absl::StrAppend(&sql, " AND min_step <= ", *range.last_step);
+      absl::StrAppend(&prewhere, " AND min_step <= ", *range.last_step);
     }
   }
   if (range.tracks) {
     std::vector<int64_t> tracks(range.tracks->begin(), range.tracks->end());
     std::sort(tracks.begin(), tracks.end());
     if (tracks.empty()) return absl::OkStatus();
-    absl::StrAppend(&sql, " AND track IN (", absl::StrJoin(tracks, ","), ")");
+    absl::StrAppend(&prewhere, " AND track IN (", absl::StrJoin(tracks, ","),
+                    ")");
   }
+  std::string sql = absl::StrCat(
+      "SELECT written_ns AS id, track, first_start, op_ids, strings, data "
+      "FROM chunks PREWHERE ",
+      prewhere, " WHERE ", Committed(job.id));
   absl::StrAppend(&sql, " ORDER BY first_start, id FORMAT RowBinary");
   auto rows = client_->Stream(sql);
   if (!rows.ok()) return rows.status();
@@ -1162,8 +1167,8 @@ absl::StatusOr<std::vector<NodeClockModel>> ClickHouseStore::LoadClockModels(
                    "any(uncertainty_ns) FROM clock_models WHERE node = ",
                    Quote(node),
                    agents == 0 ? std::string()
-                               : absl::StrCat(" AND agent IN (SELECT agent "
-                                              "FROM batches WHERE ",
+                               : absl::StrCat(" AND agent GLOBAL IN (SELECT "
+                                              "agent FROM batches WHERE ",
                                               *filter, ")"),
                    " GROUP BY agent, reference_ns ORDER BY reference_ns, "
                    "agent"),

@@ -118,6 +118,9 @@ class ClickHouseStore final : public Store {
   // up to the snapshot, by a committed attempt (`committed`: the table has
   // agent, seq and attempt columns).
   absl::StatusOr<std::string> JobRowFilter(int64_t job_id, bool committed);
+  // The condition a row of job `job_id`'s write attempt passes if that
+  // attempt is the one read: committed, the lowest of its (agent, seq).
+  std::string Committed(int64_t job_id) const;
   // The jobs (all, or only `only`) as ListJobs describes them.
   absl::StatusOr<std::vector<JobInfo>> Jobs(std::optional<int64_t> only);
   // job id -> the time of its last deletion.

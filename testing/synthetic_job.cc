@@ -29,6 +29,16 @@ std::vector<v1::Batch> SyntheticBatches(const SyntheticJob& job, int node) {
 void ForEachSyntheticBatch(const SyntheticJob& job, int node,
                            const std::function<void(v1::Batch)>& sink) {
   BatchBuilder builder(SyntheticAgentId(job, node));
+  uint64_t state = 0x9e3779b97f4a7c15ull * (node + 1);
+  // splitmix64: a fixed sequence, the same on every run.
+  const auto jitter = [&]() -> int64_t {
+    if (job.jitter_ns <= 0) return 0;
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<int64_t>((z ^ (z >> 31)) %
+                                static_cast<uint64_t>(job.jitter_ns));
+  };
   auto flush_if_full = [&] {
     if (static_cast<int>(builder.spans()) >= job.spans_per_batch) {
       sink(builder.Take());
@@ -57,17 +67,20 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
     for (int s = 0; s < job.steps; ++s) {
       const int64_t t = job.t0_ns + s * 10 * kMs;
       auto phase = [&](const char* name, int64_t start, int64_t dur) {
-        return builder.AddSpan(main, v1::CATEGORY_USER, name, start, dur);
+        return builder.AddSpan(main, v1::CATEGORY_USER, name, start + jitter(),
+                               dur + jitter());
       };
       phase("step", t, 9 * kMs)->set_step(s);
       phase("forward", t, 3 * kMs)->set_step(s);
       phase("backward", t + 3 * kMs, 4 * kMs)->set_step(s);
       v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
-                                        t + 7 * kMs, 20 * kUs + rank * kUs);
+                                        t + 7 * kMs + jitter(),
+                                        20 * kUs + rank * kUs + jitter());
       collective(small, 8, 2 * s + 1);
       small->set_step(s);
       v1::Span* large = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
-                                        t + 7100 * kUs, kMs + rank * 10 * kUs);
+                                        t + 7100 * kUs + jitter(),
+                                        kMs + rank * 10 * kUs + jitter());
       collective(large, 4 << 20, 2 * s + 2);
       large->set_step(s);
       phase("optimizer", t + 8200 * kUs, 500 * kUs)->set_step(s);

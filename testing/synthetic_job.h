@@ -32,6 +32,10 @@ struct SyntheticJob {
   int steps = 10;
   int64_t t0_ns = 1700000000000000000;  // 2023-11-14T22:13:20Z
   int spans_per_batch = 4096;
+  // Up to this much added to every start and duration (0: none), from a
+  // fixed pseudo-random sequence: measured times are not round numbers,
+  // and how well a store compresses them depends on it.
+  int64_t jitter_ns = 0;
 };
 
 inline constexpr int kSyntheticSpansPerStep = 6;

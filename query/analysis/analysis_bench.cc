@@ -185,9 +185,10 @@ int OneStep(Store& store, const JobCatalog& catalog, int64_t step,
 }
 
 int Run(int argc, char** argv) {
-  auto line = CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
-                                 {"spans", "dir", "batch", "rounds", "store"},
-                                 {"replay", "one-step"});
+  auto line = CommandLine::Parse(
+      std::vector<std::string>(argv, argv + argc), 1,
+      {"spans", "dir", "batch", "rounds", "store", "jitter-ns"},
+      {"replay", "one-step"});
   Check(line.status(), "flags");
   auto wanted = line->GetInt("spans", 1000000);
   Check(wanted.status(), "--spans");
@@ -215,6 +216,9 @@ int Run(int argc, char** argv) {
   job.nodes = 2;
   job.steps = static_cast<int>(*wanted / (job.ranks * kSyntheticSpansPerStep));
   job.spans_per_batch = static_cast<int>(*batch);
+  auto jitter = line->GetInt("jitter-ns", 0);
+  Check(jitter.status(), "--jitter-ns");
+  job.jitter_ns = std::max<int64_t>(*jitter, 0);
   double write_s = 0;
   int64_t store_bytes = 0;
   {
