@@ -36,51 +36,68 @@ namespace {
 constexpr char kSchemaVersion[] = "1";
 constexpr int64_t kMaxTime = std::numeric_limits<int64_t>::max();
 
-// Column lists: the order RowBinary rows are written in, and the tables'.
-// docs/clickhouse.md explains every column.
-constexpr const char* kTables[] = {
-    "CREATE TABLE IF NOT EXISTS meta (key String, value String) "
-    "ENGINE = ReplacingMergeTree ORDER BY key",
-    "CREATE TABLE IF NOT EXISTS strings (id Int64, s String) "
-    "ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE IF NOT EXISTS ops (id Int64, category Int32, name Int64) "
-    "ENGINE = ReplacingMergeTree ORDER BY id",
-    "CREATE TABLE IF NOT EXISTS processes (job Int64, id Int64, node Int64, "
-    "rank Int32, local_rank Int32, pid Int64, world_size Int32, "
-    "written_ns Int64) ENGINE = MergeTree ORDER BY (job, id)",
-    "CREATE TABLE IF NOT EXISTS tracks (job Int64, id Int64, process Int64, "
-    "kind Int32, ext_id Int64, name Int64, written_ns Int64) "
-    "ENGINE = MergeTree ORDER BY (job, id)",
-    "CREATE TABLE IF NOT EXISTS batches (agent String, seq Int64, "
-    "attempt Int64, job Int64, job_name String, spans Int64, "
-    "written_ns Int64) ENGINE = MergeTree ORDER BY (agent, seq)",
-    "CREATE TABLE IF NOT EXISTS clock_models (agent String, node String, "
-    "reference_ns Int64, offset_ns Int64, drift_ppb Int64, "
-    "uncertainty_ns Int64) ENGINE = ReplacingMergeTree "
-    "ORDER BY (node, agent, reference_ns)",
-    "CREATE TABLE IF NOT EXISTS chunks (job Int64, track Int64, "
-    "first_start Int64, max_end Int64, max_dur Int64, count Int64, "
-    "has_step UInt8, min_step Int64, max_step Int64, bytes Int64, "
-    "agent String, seq Int64, attempt Int64, part Int32, written_ns Int64, "
-    "op_ids Array(Int64), strings Array(String), data String) "
-    "ENGINE = MergeTree ORDER BY (job, first_start, track) "
-    "SETTINGS index_granularity = 32",
-    "CREATE TABLE IF NOT EXISTS ring_marks (incarnation Int64, ring Int32, "
-    "end_record Int64, agent String, seq Int64, attempt Int64) "
-    "ENGINE = MergeTree ORDER BY (incarnation, ring)",
-    "CREATE TABLE IF NOT EXISTS op_totals (job Int64, process Int64, "
-    "op Int64, calls Int64, bytes Int64, dur_ns Int64, "
-    "size_log2 Array(Int32), size_calls Array(Int64), "
-    "size_bytes Array(Int64), size_dur_ns Array(Int64), agent String, "
-    "seq Int64, attempt Int64, written_ns Int64) "
-    "ENGINE = MergeTree ORDER BY (job, process, op)",
-    "CREATE TABLE IF NOT EXISTS process_totals (job Int64, process Int64, "
-    "comm_ns Int64, elapsed_ns Int64, source String, present UInt8, "
-    "user_ns Int64, system_ns Int64, max_rss_bytes Int64, "
-    "context_switches Int64, agent String, seq Int64, attempt Int64, "
-    "written_ns Int64) ENGINE = MergeTree ORDER BY (job, process)",
-    "CREATE TABLE IF NOT EXISTS deleted_jobs (job Int64, deleted_ns Int64) "
-    "ENGINE = MergeTree ORDER BY job",
+// The tables: their columns (the order RowBinary rows are written in), the
+// engine of a table that holds rows, and the key that shards rows among a
+// cluster's shards (a Distributed table over such tables: the rows of one
+// job on one shard). docs/clickhouse.md explains every column.
+struct Table {
+  const char* name;
+  const char* columns;
+  const char* engine;
+  const char* shard_key;
+};
+constexpr Table kTables[] = {
+    {"meta", "key String, value String", "ReplacingMergeTree ORDER BY key",
+     "cityHash64(key)"},
+    {"strings", "id Int64, s String", "ReplacingMergeTree ORDER BY id", "id"},
+    {"ops", "id Int64, category Int32, name Int64",
+     "ReplacingMergeTree ORDER BY id", "id"},
+    {"processes",
+     "job Int64, id Int64, node Int64, rank Int32, local_rank Int32, "
+     "pid Int64, world_size Int32, written_ns Int64",
+     "MergeTree ORDER BY (job, id)", "job"},
+    {"tracks",
+     "job Int64, id Int64, process Int64, kind Int32, ext_id Int64, "
+     "name Int64, written_ns Int64",
+     "MergeTree ORDER BY (job, id)", "job"},
+    {"batches",
+     "agent String, seq Int64, attempt Int64, job Int64, job_name String, "
+     "spans Int64, written_ns Int64",
+     "MergeTree ORDER BY (agent, seq)", "job"},
+    {"clock_models",
+     "agent String, node String, reference_ns Int64, offset_ns Int64, "
+     "drift_ppb Int64, uncertainty_ns Int64",
+     "ReplacingMergeTree ORDER BY (node, agent, reference_ns)",
+     "cityHash64(node)"},
+    {"chunks",
+     "job Int64, track Int64, first_start Int64, max_end Int64, "
+     "max_dur Int64, count Int64, has_step UInt8, min_step Int64, "
+     "max_step Int64, bytes Int64, agent String, seq Int64, attempt Int64, "
+     "part Int32, written_ns Int64, op_ids Array(Int64), "
+     "strings Array(String), data String",
+     // Rows are large (a chunk each): small granules, so that reading one
+     // reads little else.
+     "MergeTree ORDER BY (job, first_start, track) "
+     "SETTINGS index_granularity = 32",
+     "job"},
+    {"ring_marks",
+     "incarnation Int64, ring Int32, end_record Int64, agent String, "
+     "seq Int64, attempt Int64",
+     "MergeTree ORDER BY (incarnation, ring)", "incarnation"},
+    {"op_totals",
+     "job Int64, process Int64, op Int64, calls Int64, bytes Int64, "
+     "dur_ns Int64, size_log2 Array(Int32), size_calls Array(Int64), "
+     "size_bytes Array(Int64), size_dur_ns Array(Int64), agent String, "
+     "seq Int64, attempt Int64, written_ns Int64",
+     "MergeTree ORDER BY (job, process, op)", "job"},
+    {"process_totals",
+     "job Int64, process Int64, comm_ns Int64, elapsed_ns Int64, "
+     "source String, present UInt8, user_ns Int64, system_ns Int64, "
+     "max_rss_bytes Int64, context_switches Int64, agent String, seq Int64, "
+     "attempt Int64, written_ns Int64",
+     "MergeTree ORDER BY (job, process)", "job"},
+    {"deleted_jobs", "job Int64, deleted_ns Int64", "MergeTree ORDER BY job",
+     "job"},
 };
 
 // Tables whose rows belong to one job, reclaimed when it is deleted.
@@ -157,6 +174,13 @@ absl::Status ReadRows(ClickHouseClient* client, const std::string& sql,
   return absl::OkStatus();
 }
 
+// A database, cluster or table name: letters, digits and _, 1 to 64.
+bool IsName(const std::string& name) {
+  return !name.empty() && name.size() <= 64 &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+}
+
 std::string Int64Array(const std::vector<int64_t>& values) {
   return absl::StrCat("CAST([", absl::StrJoin(values, ","),
                       "] AS Array(Int64))");
@@ -169,7 +193,7 @@ bool IsClickHouseLocation(const std::string& location) {
 }
 
 absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
-    const std::string& location) {
+    const std::string& location, ClickHouseLayout* layout) {
   if (!IsClickHouseLocation(location)) {
     return absl::InvalidArgumentError(
         absl::StrCat("\"", location,
@@ -177,6 +201,39 @@ absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
                      "[:PORT][/DATABASE])"));
   }
   absl::string_view rest = absl::string_view(location).substr(13);
+  ClickHouseLayout parsed_layout;
+  if (const size_t question = rest.find('?');
+      question != absl::string_view::npos) {
+    for (absl::string_view pair :
+         absl::StrSplit(rest.substr(question + 1), '&')) {
+      const size_t equals = pair.find('=');
+      const absl::string_view key = pair.substr(0, equals);
+      const std::string value = equals == absl::string_view::npos
+                                    ? std::string()
+                                    : std::string(pair.substr(equals + 1));
+      if (!IsName(value)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("ClickHouse location: \"", pair,
+                         "\": cluster=NAME and shards=DATABASE, names of "
+                         "letters, digits and _"));
+      }
+      if (key == "cluster") {
+        parsed_layout.cluster = value;
+      } else if (key == "shards") {
+        parsed_layout.shards = value;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "ClickHouse location: unknown parameter \"", key,
+            "\" (cluster=NAME&shards=DATABASE make a Distributed store)"));
+      }
+    }
+    if (parsed_layout.cluster.empty() != parsed_layout.shards.empty()) {
+      return absl::InvalidArgumentError(
+          "ClickHouse location: cluster= and shards= go together");
+    }
+    rest = rest.substr(0, question);
+  }
+  if (layout != nullptr) *layout = parsed_layout;
   ClickHouseEndpoint endpoint;
   endpoint.database = "meridian";
   if (rest.find('@') != absl::string_view::npos) {
@@ -191,9 +248,7 @@ absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
   if (slash != absl::string_view::npos && slash + 1 < rest.size()) {
     endpoint.database = std::string(rest.substr(slash + 1));
   }
-  if (endpoint.database.empty() || endpoint.database.size() > 64 ||
-      !std::all_of(endpoint.database.begin(), endpoint.database.end(),
-                   [](char c) { return absl::ascii_isalnum(c) || c == '_'; })) {
+  if (!IsName(endpoint.database)) {
     return absl::InvalidArgumentError(
         absl::StrCat("ClickHouse database \"", endpoint.database,
                      "\": letters, digits and _ only, at most 64"));
@@ -293,13 +348,15 @@ ClickHouseStore::~ClickHouseStore() = default;
 
 absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
     const std::string& location, StoreOptions options) {
-  auto endpoint = ParseClickHouseLocation(location);
+  ClickHouseLayout layout;
+  auto endpoint = ParseClickHouseLocation(location, &layout);
   if (!endpoint.ok()) return endpoint.status();
   auto client = ClickHouseClient::Connect(*endpoint);
   if (!client.ok()) return client.status();
   std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(
       std::move(*client), location, options.max_cached_ids));
   store->read_only_ = options.read_only;
+  store->layout_ = layout;
   if (!options.read_only) {
     // The database may not exist yet: created through "default".
     ClickHouseEndpoint server = *endpoint;
@@ -322,8 +379,16 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
 }
 
 absl::Status ClickHouseStore::CreateSchema() {
-  for (const char* table : kTables) {
-    absl::Status status = client_->Execute(table);
+  for (const Table& table : kTables) {
+    const std::string engine =
+        layout_.cluster.empty()
+            ? std::string(table.engine)
+            : absl::StrCat("Distributed(", layout_.cluster, ", ",
+                           layout_.shards, ", ", table.name, ", ",
+                           table.shard_key, ")");
+    absl::Status status = client_->Execute(
+        absl::StrCat("CREATE TABLE IF NOT EXISTS ", table.name, " (",
+                     table.columns, ") ENGINE = ", engine));
     if (!status.ok()) return status;
   }
   std::vector<std::string> versions;

@@ -1,8 +1,10 @@
 // ClickHouseStore: the Store (store.h) on a ClickHouse server, for sites
 // that outgrow one SQLite file: several collectors write one database, and
 // every query answers as it does on SQLite. Store::Open gives one for a
-// location "clickhouse://HOST[:PORT][/DATABASE]" (PORT: ClickHouse's HTTP
-// port, 8123 by default; DATABASE: "meridian" by default). The user and
+// location "clickhouse://HOST[:PORT][/DATABASE][?cluster=NAME&shards=DB]"
+// (PORT: ClickHouse's HTTP port, 8123 by default; DATABASE: "meridian" by
+// default; cluster and shards: Distributed tables over database DB on the
+// shards of cluster NAME, ClickHouseLayout). The user and
 // password never come from the location (it is on command lines, which
 // other users of the machine can read): MERIDIAN_CLICKHOUSE_CREDENTIALS
 // names a file holding "USER:PASSWORD" (mode 0600 or stricter), or else
@@ -57,15 +59,24 @@
 
 namespace meridian {
 
+// A store over a cluster's shards: its tables are Distributed tables over
+// database `shards` on the shards of `cluster` (ClickHouse's remote_servers
+// configuration), sharded by job. Empty: the tables hold the rows.
+struct ClickHouseLayout {
+  std::string cluster;
+  std::string shards;
+};
+
 // Whether `location` names a ClickHouse store (starts "clickhouse://").
 bool IsClickHouseLocation(const std::string& location);
 
 // The endpoint `location` names, with the credentials from the environment
-// (see above). INVALID_ARGUMENT naming what is wrong: a location with
-// credentials in it, a bad port, a database name that is not
-// [A-Za-z0-9_]+; a credentials file others may read, or unreadable.
+// (see above), and in *layout (if given) its ?cluster=NAME&shards=DATABASE.
+// INVALID_ARGUMENT naming what is wrong: a location with credentials in
+// it, a bad port, a name that is not [A-Za-z0-9_]+; a credentials file
+// others may read, or unreadable.
 absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
-    const std::string& location);
+    const std::string& location, ClickHouseLayout* layout = nullptr);
 
 class ClickHouseStore final : public Store {
  public:
@@ -140,6 +151,7 @@ class ClickHouseStore final : public Store {
   int64_t last_now_ = 0;
   int64_t snapshot_ns_ = std::numeric_limits<int64_t>::max();
   bool read_only_ = false;
+  ClickHouseLayout layout_;
   std::function<absl::Status()> before_commit_;
 };
 

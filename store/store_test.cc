@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "store/clickhouse_client.h"
 #include "store/clickhouse_store.h"
 #include "testing/test_store.h"
 #include "wire/batch_builder.h"
@@ -80,17 +83,21 @@ std::vector<StoredSpan> ScanAll(Store& store, const JobInfo& job,
   return spans;
 }
 
-// The suite runs against both stores: SQLite and a real ClickHouse server
-// (skipped, saying why, where clickhouse-server is not installed).
+// The suite runs against both stores: SQLite, a real ClickHouse server, and
+// ClickHouse over a two-shard cluster of Distributed tables (skipped,
+// saying why, where clickhouse-server is not installed).
 class StoreTest : public ::testing::TestWithParam<StoreKind> {
  protected:
   void SetUp() override {
-    if (GetParam() == StoreKind::kClickHouse) {
-      auto server = TestClickHouseServer();
-      if (absl::IsFailedPrecondition(server.status())) {
-        GTEST_SKIP() << server.status().message();
+    if (GetParam() != StoreKind::kSqlite) {
+      absl::Status started = TestClickHouseServer().status();
+      if (started.ok() && GetParam() == StoreKind::kClickHouseDistributed) {
+        started = TestClickHouseCluster().status();
       }
-      ASSERT_TRUE(server.ok()) << server.status();
+      if (absl::IsFailedPrecondition(started)) {
+        GTEST_SKIP() << started.message();
+      }
+      ASSERT_TRUE(started.ok()) << started;
     }
   }
   // A new, empty store's location.
@@ -1178,6 +1185,65 @@ TEST(ClickHouseLocationTest, ReadsCredentialsFromAPrivateFileOnly) {
             "MERIDIAN_CLICKHOUSE_CREDENTIALS: \"" + file +
                 "\" may be read by other users (chmod 600 it)");
   unsetenv("MERIDIAN_CLICKHOUSE_CREDENTIALS");
+}
+
+// The Distributed layout spreads jobs over the shards, each job whole on
+// one, and reads them all back through the first.
+TEST(ClickHouseStoreTest, ADistributedStoreShardsByJob) {
+  auto location =
+      NewStoreLocation(StoreKind::kClickHouseDistributed, "sharded");
+  if (absl::IsFailedPrecondition(location.status())) {
+    GTEST_SKIP() << location.status().message();
+  }
+  ASSERT_TRUE(location.ok()) << location.status();
+  auto store = Store::Open(*location);
+  ASSERT_TRUE(store.ok()) << store.status();
+  std::vector<v1::Batch> batches;
+  for (int j = 0; j < 8; ++j) {
+    BatchBuilder builder("agent-" + std::to_string(j));
+    int p = builder.DeclareProcess({"job-" + std::to_string(j), "h", 0, 0, 1});
+    int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+    for (int i = 0; i <= j; ++i) {
+      builder.AddSpan(t, v1::CATEGORY_USER, "x", kT + i, 1);
+    }
+    batches.push_back(builder.Take());
+  }
+  std::vector<const v1::Batch*> all;
+  for (const v1::Batch& b : batches) all.push_back(&b);
+  ASSERT_TRUE((*store)->Write(all).ok());
+  auto jobs = (*store)->ListJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 8u);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ((*jobs)[j].spans, j + 1);
+
+  // Each shard's own tables: every job on exactly one, both shards used.
+  auto cluster = TestClickHouseCluster();
+  ASSERT_TRUE(cluster.ok());
+  const std::string shards = location->substr(location->find("shards=") + 7);
+  int64_t total = 0;
+  std::set<std::string> seen;
+  for (ClickHouseServer* server : {cluster->first, cluster->second}) {
+    ClickHouseEndpoint endpoint = server->endpoint();
+    endpoint.database = shards;
+    auto client = ClickHouseClient::Connect(endpoint);
+    ASSERT_TRUE(client.ok());
+    auto rows = (*client)->Query(
+        "SELECT job_name, sum(spans) FROM batches GROUP BY job_name "
+        "ORDER BY job_name FORMAT TabSeparated");
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    int jobs_here = 0;
+    for (absl::string_view line :
+         absl::StrSplit(*rows, '\n', absl::SkipEmpty())) {
+      std::vector<std::string> fields = absl::StrSplit(line, '\t');
+      ASSERT_EQ(fields.size(), 2u);
+      EXPECT_TRUE(seen.insert(fields[0]).second) << fields[0] << " twice";
+      total += std::stoll(fields[1]);
+      ++jobs_here;
+    }
+    EXPECT_GT(jobs_here, 0) << "a shard holds no job";
+  }
+  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_EQ(total, 36);
 }
 
 }  // namespace

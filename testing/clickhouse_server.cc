@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace meridian {
 namespace {
@@ -45,7 +46,8 @@ std::string Find() {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ClickHouseServer>> ClickHouseServer::Start() {
+absl::StatusOr<std::unique_ptr<ClickHouseServer>> ClickHouseServer::Start(
+    const std::string& config) {
   std::unique_ptr<ClickHouseServer> server(new ClickHouseServer());
   server->binary_ = Find();
   if (server->binary_.empty()) {
@@ -58,6 +60,7 @@ absl::StatusOr<std::unique_ptr<ClickHouseServer>> ClickHouseServer::Start() {
   server->dir_ = dir;
   const int http = FreePort(), tcp = FreePort(), interserver = FreePort();
   server->endpoint_.port = http;
+  server->tcp_port_ = tcp;
   server->endpoint_.user = "meridian";
   server->endpoint_.password = "test-password-7f3a";
   std::ofstream(server->dir_ + "/config.xml")
@@ -75,7 +78,9 @@ absl::StatusOr<std::unique_ptr<ClickHouseServer>> ClickHouseServer::Start() {
       << "  <users_config>" << server->dir_ << "/users.xml</users_config>\n"
       << "  <default_profile>default</default_profile>\n"
       << "  <default_database>default</default_database>\n"
-      << "  <mark_cache_size>268435456</mark_cache_size>\n</yandex>\n";
+      << "  <mark_cache_size>268435456</mark_cache_size>\n"
+      << absl::StrReplaceAll(config, {{"{tcp_port}", std::to_string(tcp)}})
+      << "</yandex>\n";
   std::ofstream(server->dir_ + "/users.xml")
       << "<?xml version=\"1.0\"?>\n<yandex>\n"
       << "  <profiles><default></default></profiles>\n"

@@ -21,11 +21,17 @@ class ClickHouseServer {
   // FAILED_PRECONDITION saying what to install if there is no
   // clickhouse-server on PATH (or in /usr/sbin); UNAVAILABLE, with the
   // server's log, if it does not answer within 60 s.
-  static absl::StatusOr<std::unique_ptr<ClickHouseServer>> Start();
+  // `config`, if given, goes into the server's configuration as it is,
+  // with "{tcp_port}" replaced by the server's own native port (e.g. a
+  // remote_servers cluster that includes it).
+  static absl::StatusOr<std::unique_ptr<ClickHouseServer>> Start(
+      const std::string& config = "");
   ~ClickHouseServer();
 
   // Where to connect as "meridian" (database "default").
   const ClickHouseEndpoint& endpoint() const { return endpoint_; }
+  // Its native (TCP) port: what other servers' clusters name.
+  int tcp_port() const { return tcp_port_; }
   // Kills the server at once (SIGKILL), as a crash would, and starts it
   // again on the same ports and data.
   absl::Status Restart();
@@ -37,6 +43,7 @@ class ClickHouseServer {
   std::string binary_;
   std::string dir_;
   pid_t pid_ = -1;
+  int tcp_port_ = 0;
   ClickHouseEndpoint endpoint_;
 };
 

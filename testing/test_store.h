@@ -15,6 +15,7 @@
 #define MERIDIAN_TESTING_TEST_STORE_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
@@ -22,10 +23,14 @@
 
 namespace meridian {
 
-enum class StoreKind { kSqlite, kClickHouse };
+// kClickHouseDistributed: the ClickHouse store over a cluster of two
+// shards, two clickhouse-servers on this machine: Distributed tables on
+// the first over the tables of both (clickhouse_store.h, ClickHouseLayout).
+enum class StoreKind { kSqlite, kClickHouse, kClickHouseDistributed };
 
 inline auto AllStoreKinds() {
-  return ::testing::Values(StoreKind::kSqlite, StoreKind::kClickHouse);
+  return ::testing::Values(StoreKind::kSqlite, StoreKind::kClickHouse,
+                           StoreKind::kClickHouseDistributed);
 }
 std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info);
 
@@ -43,6 +48,10 @@ absl::StatusOr<std::string> NewStoreLocation(StoreKind kind,
 
 // The binary's ClickHouse server (started if need be).
 absl::StatusOr<ClickHouseServer*> TestClickHouseServer();
+// The binary's two-shard cluster "meridian_test": the shards' servers, the
+// first holding the cluster's configuration (started if need be).
+absl::StatusOr<std::pair<ClickHouseServer*, ClickHouseServer*>>
+TestClickHouseCluster();
 
 }  // namespace meridian
 
