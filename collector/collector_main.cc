@@ -28,6 +28,7 @@ constexpr char kUsage[] =
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N]
        meridian-collector --migrate-from PATH --store LOCATION
+       meridian-collector --create-store --store LOCATION
        meridian-collector --version | -h | --help
 
   --listen HOST:PORT  where agents and the CLI connect (default 127.0.0.1:7070;
@@ -42,6 +43,9 @@ constexpr char kUsage[] =
   --migrate-from PATH copy every job of the store at PATH (a SQLite file, or
                       any location) into --store, then exit; run again, it
                       stores nothing twice (docs/clickhouse.md)
+  --create-store      create --store (its database and tables) and exit: a
+                      ClickHouse cluster's shards, before the Distributed
+                      tables over them (docs/clickhouse.md)
   --sync full|normal  full (default): an acknowledged batch survives power
                       loss; normal: it survives a crash of the collector
   --tls-cert FILE     TLS: the collector's certificate and key (PEM)
@@ -124,7 +128,7 @@ int main(int argc, char** argv) {
        "max-queue-mib", "tls-cert", "tls-key", "tls-ca", "auth-tokens",
        "metrics", "http", "perfetto-ui", "retention-days", "max-batch-mib",
        "analysis-memory-mib"},
-      {"help", "insecure", "version"});
+      {"help", "insecure", "version", "create-store"});
   if (line.ok() && line->Has("version")) {
     printf("meridian-collector %s\n", meridian::kVersion);
     return 0;
@@ -143,6 +147,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.db_path = line->Get("store", line->Get("db", options.db_path));
+  if (line->Has("create-store")) {
+    auto store = meridian::Store::Open(options.db_path);
+    if (!store.ok()) {
+      fprintf(stderr, "meridian-collector: %s\n",
+              std::string(store.status().message()).c_str());
+      return 1;
+    }
+    printf("store %s is ready\n", options.db_path.c_str());
+    return 0;
+  }
   if (line->Has("migrate-from")) {
     return Migrate(line->Get("migrate-from", ""), options.db_path);
   }

@@ -3,10 +3,13 @@
 #include <stdlib.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "store/store.h"
 
 namespace meridian {
@@ -50,6 +53,45 @@ absl::StatusOr<ClickHouseServer*> TestClickHouseServer() {
   return server.get();
 }
 
+namespace {
+
+// deploy/clickhouse/meridian-cluster.xml's <remote_servers>, with shard-1
+// this server ({tcp_port}), shard-2 the other, and the test password.
+absl::StatusOr<std::string> DeployedCluster(const std::string& password,
+                                            int second_port) {
+  const char* runfiles = getenv("TEST_SRCDIR");
+  const std::string path =
+      absl::StrCat(runfiles != nullptr ? runfiles : ".",
+                   "/meridian/deploy/clickhouse/meridian-cluster.xml");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string xml = text.str();
+  const size_t begin = xml.find("<remote_servers>");
+  const size_t end = xml.find("</remote_servers>");
+  if (!in || begin == std::string::npos || end == std::string::npos) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no <remote_servers> in ", path,
+                     " (a test of the Distributed store needs it as data)"));
+  }
+  xml = xml.substr(begin, end + 17 - begin);
+  const size_t second = xml.find("<port>9000</port>", xml.find("shard-2"));
+  if (second == std::string::npos) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": shard-2 has no <port>9000</port>"));
+  }
+  xml.replace(second, 17, absl::StrCat("<port>", second_port, "</port>"));
+  return absl::StrReplaceAll(xml,
+                             {{"<port>9000</port>", "<port>{tcp_port}</port>"},
+                              {"shard-1", "127.0.0.1"},
+                              {"shard-2", "127.0.0.1"},
+                              {"<password>PASSWORD</password>",
+                               "<password>" + password + "</password>"}}) +
+         "\n";
+}
+
+}  // namespace
+
 absl::StatusOr<std::pair<ClickHouseServer*, ClickHouseServer*>>
 TestClickHouseCluster() {
   static std::unique_ptr<ClickHouseServer> second, first;
@@ -63,16 +105,15 @@ TestClickHouseCluster() {
       return failed;
     }
     second = std::move(*shard);
-    const ClickHouseEndpoint& e = second->endpoint();
-    const auto replica = [&](const std::string& port) {
-      return absl::StrCat("<shard><replica><host>127.0.0.1</host><port>", port,
-                          "</port><user>", e.user, "</user><password>",
-                          e.password, "</password></replica></shard>");
-    };
-    auto head = ClickHouseServer::Start(
-        absl::StrCat("  <remote_servers><meridian_test>", replica("{tcp_port}"),
-                     replica(std::to_string(second->tcp_port())),
-                     "</meridian_test></remote_servers>\n"));
+    // The cluster deploy/clickhouse/meridian-cluster.xml declares, with
+    // this machine's servers for shard-1 and shard-2.
+    auto cluster =
+        DeployedCluster(second->endpoint().password, second->tcp_port());
+    if (!cluster.ok()) {
+      failed = cluster.status();
+      return failed;
+    }
+    auto head = ClickHouseServer::Start(*cluster);
     if (!head.ok()) {
       failed = head.status();
       return failed;
@@ -116,7 +157,7 @@ absl::StatusOr<std::string> NewStoreLocation(StoreKind kind,
   }
   return absl::StrCat(
       "clickhouse://127.0.0.1:", cluster->first->endpoint().port, "/", database,
-      "_all?cluster=meridian_test&shards=", database);
+      "_all?cluster=meridian&shards=", database);
 }
 
 }  // namespace meridian

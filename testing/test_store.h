@@ -48,8 +48,10 @@ absl::StatusOr<std::string> NewStoreLocation(StoreKind kind,
 
 // The binary's ClickHouse server (started if need be).
 absl::StatusOr<ClickHouseServer*> TestClickHouseServer();
-// The binary's two-shard cluster "meridian_test": the shards' servers, the
-// first holding the cluster's configuration (started if need be).
+// The binary's two-shard cluster "meridian" (deploy/clickhouse/
+// meridian-cluster.xml, a test's data, with this machine's servers): the
+// shards' servers, the first holding the cluster's configuration (started
+// if need be).
 absl::StatusOr<std::pair<ClickHouseServer*, ClickHouseServer*>>
 TestClickHouseCluster();
 
