@@ -15,9 +15,26 @@ expect_line() {  # expect_line FILE LINE
   grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "no line \"$2\" in $1"; }
 }
 
-coproc COLLECTOR { exec "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" 2>"$work/collector.log"; }
+# The store: SQLite, or with MERIDIAN_TEST_STORE=clickhouse (cli_test_clickhouse)
+# a real clickhouse-server that lives while its stdin is open.
+store="$work/m.db"
+clickhouse_pid=""
+if [ "${MERIDIAN_TEST_STORE:-}" = clickhouse ]; then
+  coproc CLICKHOUSE { exec "$runfiles/testing/clickhouse_for_test" cli; }
+  clickhouse_pid=$CLICKHOUSE_PID
+  read -r store <&"${CLICKHOUSE[0]}" || fail "clickhouse_for_test did not start"
+  if [[ "$store" == SKIP:* ]]; then
+    echo "cli_test: SKIPPED on ClickHouse: ${store#SKIP: }"
+    exit 0
+  fi
+  read -r MERIDIAN_CLICKHOUSE_USER <&"${CLICKHOUSE[0]}"
+  read -r MERIDIAN_CLICKHOUSE_PASSWORD <&"${CLICKHOUSE[0]}"
+  export MERIDIAN_CLICKHOUSE_USER MERIDIAN_CLICKHOUSE_PASSWORD
+fi
+
+coproc COLLECTOR { exec "$collector_bin" --listen 127.0.0.1:0 --store "$store" 2>"$work/collector.log"; }
 pid=$COLLECTOR_PID
-trap 'kill -9 $pid 2>/dev/null || true' EXIT
+trap 'kill -9 $pid 2>/dev/null || true; [ -z "$clickhouse_pid" ] || kill -TERM "$clickhouse_pid" 2>/dev/null || true' EXIT
 read -r line <&"${COLLECTOR[0]}" || fail "collector did not start"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
 m() { "$meridian_bin" --collector "$addr" "$@"; }
@@ -321,7 +338,7 @@ grep -qF "stopped: 8 batches stored (126 spans), 1 duplicate, 0 rejected" "$work
 # --retention-days: a collector started on this store with a 1-day retention
 # deletes every job (they are from 2023) before it serves: the first pass
 # runs at start.
-coproc RETAIN { exec "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" --retention-days 1 2>"$work/retain.log"; }
+coproc RETAIN { exec "$collector_bin" --listen 127.0.0.1:0 --store "$store" --retention-days 1 2>"$work/retain.log"; }
 retain_pid=$RETAIN_PID
 read -r line <&"${RETAIN[0]}" || fail "collector with retention did not start"
 raddr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
