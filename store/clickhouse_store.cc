@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "common/lru_cache.h"
 #include "store/chunk_merge.h"
+#include "store/chunk_rows.h"
 #include "store/row_binary.h"
 #include "store/track_spans.h"
 #include "wire/batch_spans.h"
@@ -1088,79 +1089,6 @@ absl::StatusOr<JobCatalog> ClickHouseStore::LoadCatalog(
   return catalog;
 }
 
-// A scan's chunks, read from ClickHouse as they arrive.
-class ClickHouseStore::ScanSource final : public ChunkSource {
- public:
-  explicit ScanSource(std::unique_ptr<ClickHouseRows> rows)
-      : rows_(std::move(rows)) {}
-
-  absl::StatusOr<std::optional<int64_t>> PeekFirstStart() override {
-    // A row starts with its id, track and first start.
-    auto view = rows_->Fill(24);
-    if (!view.ok()) return view.status();
-    if (view->empty()) return std::nullopt;
-    RowBinaryReader r(*view);
-    int64_t id, track, first;
-    if (!r.Int64(&id) || !r.Int64(&track) || !r.Int64(&first)) {
-      return Broken(*view);
-    }
-    return first;
-  }
-
-  absl::StatusOr<bool> Take(MergeChunk* out) override {
-    size_t want = 24;
-    while (true) {
-      auto view = rows_->Fill(want);
-      if (!view.ok()) return view.status();
-      RowBinaryReader r(*view);
-      uint64_t n = 0;
-      bool ok = r.Int64(&out->id) && r.Int64(&out->track);
-      int64_t first;
-      ok = ok && r.Int64(&first) && r.ArraySize(&n);
-      if (ok) {
-        out->op_ids.resize(n);
-        for (uint64_t i = 0; ok && i < n; ++i) ok = r.Int64(&out->op_ids[i]);
-      }
-      ok = ok && r.ArraySize(&n);
-      if (ok) {
-        out->strings.resize(n);
-        absl::string_view s;
-        for (uint64_t i = 0; ok && i < n; ++i) {
-          ok = r.String(&s);
-          if (ok) out->strings[i].assign(s.data(), s.size());
-        }
-      }
-      absl::string_view data;
-      ok = ok && r.String(&data);
-      if (!ok) {
-        if (rows_->ended()) return Broken(*view);
-        want = view->size() + 1;
-        continue;
-      }
-      absl::Status status = DecodeSpanChunk(data, &out->spans);
-      if (!status.ok()) {
-        return absl::DataLossError(
-            absl::StrCat("chunk ", out->id, ": ", status.message()));
-      }
-      rows_->Consume(r.offset());
-      return true;
-    }
-  }
-
-  absl::StatusOr<std::string> LookupString(int64_t) override {
-    return absl::DataLossError("a ClickHouse chunk without its strings");
-  }
-
- private:
-  // ClickHouse reports an error met while streaming as text after the rows.
-  static absl::Status Broken(absl::string_view rest) {
-    return absl::DataLossError(absl::StrCat(
-        "ClickHouse's scan result broke off: ",
-        absl::CHexEscape(rest.substr(0, std::min<size_t>(rest.size(), 200)))));
-  }
-  std::unique_ptr<ClickHouseRows> rows_;
-};
-
 absl::Status ClickHouseStore::Scan(
     const JobInfo& job, const ScanRange& range,
     const std::function<bool(const StoredSpan&)>& visit, ScanStats* stats) {
@@ -1208,7 +1136,10 @@ absl::Status ClickHouseStore::Scan(
   absl::StrAppend(&sql, " ORDER BY first_start, id FORMAT RowBinary");
   auto rows = client_->Stream(sql);
   if (!rows.ok()) return rows.status();
-  ScanSource source(std::move(*rows));
+  ClickHouseRows* stream = rows->get();
+  ChunkRowSource source({[stream](size_t n) { return stream->Fill(n); },
+                         [stream](size_t n) { stream->Consume(n); },
+                         [stream] { return stream->ended(); }});
   return MergeChunks(&source, range, end_lo, hi, visit, stats);
 }
 

@@ -118,7 +118,6 @@ class ClickHouseStore final : public Store {
 
  private:
   struct Caches;
-  class ScanSource;
   struct WriteRows;
 
   ClickHouseStore(std::unique_ptr<ClickHouseClient> client,
