@@ -16,6 +16,9 @@
 #                             (the collector's web page on a 1,024-rank,
 #                              1,000-step job in headless Chromium: page
 #                              load and interaction times)
+#   ./bench/run.sh scale [--nodes "256 ... 4096"] [--spans N]
+#                             (a job of more and more nodes, the same spans:
+#                              export with raw and corrected clocks, clocks)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -40,6 +43,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
+  scale)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/scale_bench.sh "$@"
+    ;;
   ingest)
     shift
     ./deploy/dependencies.sh

@@ -273,17 +273,27 @@ absl::StatusOr<v1::CriticalPathReply> PathOf(const JobAnalysis& analysis,
   return path;
 }
 
-// Writes `data` as a stream of chunks of at most 64 KiB.
-grpc::Status WriteChunks(grpc::ServerContext* context, const std::string& data,
-                         grpc::ServerWriter<v1::TraceChunk>* writer) {
+// Sends `data` as chunks of at most 64 KiB, whatever size a writer hands
+// over at once (a trace's metadata for 16,384 ranks is megabytes, beyond
+// gRPC's 4 MiB message limit); false if the client stopped reading.
+bool SendChunks(grpc::ServerContext* context, absl::string_view data,
+                grpc::ServerWriter<v1::TraceChunk>* writer) {
   constexpr size_t kChunk = 64 * 1024;
   v1::TraceChunk chunk;
   for (size_t at = 0; at < data.size(); at += kChunk) {
-    chunk.set_data(data.substr(at, kChunk));
-    if (context->IsCancelled() || !writer->Write(chunk)) {
-      return grpc::Status(grpc::StatusCode::CANCELLED,
-                          "the client stopped reading");
-    }
+    const absl::string_view piece = data.substr(at, kChunk);
+    chunk.set_data(piece.data(), piece.size());
+    if (context->IsCancelled() || !writer->Write(chunk)) return false;
+  }
+  return true;
+}
+
+// Writes `data` as a stream of chunks of at most 64 KiB.
+grpc::Status WriteChunks(grpc::ServerContext* context, const std::string& data,
+                         grpc::ServerWriter<v1::TraceChunk>* writer) {
+  if (!SendChunks(context, data, writer)) {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the client stopped reading");
   }
   return grpc::Status::OK;
 }
@@ -429,10 +439,8 @@ grpc::Status QueryService::ExportTrace(
     clocks = &*own_clocks;
   }
   JobQuery* query = analysis ? &analysis->query : &*opened;
-  v1::TraceChunk chunk;
   auto sink = [&](absl::string_view data) {
-    chunk.set_data(data.data(), data.size());
-    return !context->IsCancelled() && writer->Write(chunk);
+    return SendChunks(context, data, writer);
   };
   std::unique_ptr<TraceWriter> writer_of_format;
   switch (request->format()) {
@@ -710,11 +718,9 @@ grpc::Status QueryService::ExportReplayTrace(
     return WholeJob(request->job(), kReplayBytesPerSpan);
   });
   if (!run.ok()) return ToGrpc(run.status());
-  v1::TraceChunk chunk;
   const bool written = WriteReplayTrace(
       *run->analysis->spans, run->times, [&](absl::string_view data) {
-        chunk.set_data(std::string(data));
-        return !context->IsCancelled() && writer->Write(chunk);
+        return SendChunks(context, data, writer);
       });
   if (!written) {
     return grpc::Status(grpc::StatusCode::CANCELLED,

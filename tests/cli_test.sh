@@ -312,6 +312,14 @@ grep -qF "cannot open store $work/no/such/dir/m.db" "$work/err.txt" || fail "bad
 [ $rc -eq 2 ] || fail "bad --sync: exit $rc"
 set -e
 
+# A job of 16,384 ranks: its trace's metadata alone (5 MB) is more than one
+# gRPC message may carry (4 MiB); the export streams it in 64 KiB chunks.
+"$synth_bin" --collector "$addr" --job wide --ranks 16384 --nodes 64 --steps 1 >/dev/null
+m export --job wide -o "$work/wide.json" >/dev/null
+[ "$(grep -o '"process_name"' "$work/wide.json" | wc -l)" -eq 16384 ] ||
+  fail "a 16,384-rank export lacks ranks"
+m delete --job wide >/dev/null
+
 # meridian delete: a job of its own, deleted; the others stay.
 "$synth_bin" --collector "$addr" --job doomed --ranks 2 --nodes 1 --steps 2 >/dev/null
 m delete --job doomed >"$work/delete.txt"
@@ -332,8 +340,9 @@ set -e
 # SIGTERM: a clean exit, and the store is intact for the next collector.
 kill -TERM "$pid"
 wait "$pid" || fail "collector exit status $?"
-# (8 batches: the 2 imported profiles are statistics, no spans.)
-grep -qF "stopped: 8 batches stored (126 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
+# (72 batches: 64 of the wide job; the 2 imported profiles are statistics,
+# no spans.)
+grep -qF "stopped: 72 batches stored (114814 spans), 1 duplicate, 0 rejected" "$work/collector.log" ||
   fail "collector's last log line"
 # --retention-days: a collector started on this store with a 1-day retention
 # deletes every job (they are from 2023) before it serves: the first pass

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "query/clocks/difference_solver.h"
 
 namespace meridian {
 namespace {
@@ -17,49 +19,9 @@ constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max() / 4;
 // start's node and the earliest end's node, not every pair.
 constexpr size_t kAllPairsNodes = 32;
 
-int64_t Sum(int64_t a, int64_t b) {
-  return a >= kInfinity || b >= kInfinity ? kInfinity : a + b;
-}
-
-// Floyd-Warshall with edges d[u][v] (x_v <= x_u + d[u][v]). False on a
-// negative cycle.
-bool AllShortestPaths(std::vector<int64_t>* d, int n) {
-  std::vector<int64_t>& m = *d;
-  for (int k = 0; k < n; ++k) {
-    for (int i = 0; i < n; ++i) {
-      const int64_t ik = m[i * n + k];
-      if (ik >= kInfinity) continue;
-      for (int j = 0; j < n; ++j) {
-        const int64_t via = Sum(ik, m[k * n + j]);
-        if (via < m[i * n + j]) m[i * n + j] = via;
-      }
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    if (m[i * n + i] < 0) return false;
-  }
-  return true;
-}
-
-// Adds edge u -> v of weight w to the all-pairs distances.
-void AddEdge(std::vector<int64_t>* d, int n, int u, int v, int64_t w) {
-  std::vector<int64_t>& m = *d;
-  for (int i = 0; i < n; ++i) {
-    const int64_t iu = m[i * n + u];
-    if (iu >= kInfinity) continue;
-    for (int j = 0; j < n; ++j) {
-      const int64_t via = Sum(Sum(iu, w), m[v * n + j]);
-      if (via < m[i * n + j]) m[i * n + j] = via;
-    }
-  }
-}
-
 }  // namespace
 
-CausalRefiner::CausalRefiner(int nodes)
-    : nodes_(nodes),
-      bound_(nodes <= kMaxRefinedNodes ? static_cast<size_t>(nodes) * nodes : 0,
-             kInfinity) {}
+CausalRefiner::CausalRefiner(int nodes) : nodes_(nodes) {}
 
 bool CausalRefiner::Orders(SpanRole role) {
   return IsCollective(role) || IsMessage(role) || role == SpanRole::kPost ||
@@ -144,57 +106,12 @@ void CausalRefiner::CollectBounds(const MpiMatching& groups) {
       for (const auto& [b, end] : earliest_end) {
         if (a == b) continue;
         if (!all_pairs && a != latest->node && b != earliest->node) continue;
-        int64_t& w = bound_[static_cast<size_t>(a) * nodes_ + b];
-        w = std::min(w, end - start);
+        auto [it, added] =
+            bound_.try_emplace(std::make_pair(a, b), end - start);
+        if (!added) it->second = std::min(it->second, end - start);
       }
     }
   });
-}
-
-bool CausalRefiner::TrySolve(absl::Span<const int64_t> uncertainty_ns,
-                             int64_t slack, int widen,
-                             std::vector<int64_t>* x) const {
-  // Vertex 0 is the collector's clock (x = 0); vertex n + 1 is node n.
-  const int v = nodes_ + 1;
-  std::vector<int64_t> d(static_cast<size_t>(v) * v, kInfinity);
-  for (int i = 0; i < v; ++i) d[i * v + i] = 0;
-  for (int a = 0; a < nodes_; ++a) {
-    for (int b = 0; b < nodes_; ++b) {
-      // x_a <= x_b + w: edge b -> a.
-      const int64_t w = bound_[static_cast<size_t>(a) * nodes_ + b];
-      if (w < kInfinity) {
-        int64_t& e = d[(b + 1) * v + (a + 1)];
-        e = std::min(e, w + slack);
-      }
-    }
-    const int64_t u = std::max<int64_t>(uncertainty_ns[a], 0) << (2 * widen);
-    d[0 * v + (a + 1)] = std::min(d[0 * v + (a + 1)], u);  // x_a <= u
-    d[(a + 1) * v + 0] = std::min(d[(a + 1) * v + 0], u);  // -x_a <= u
-  }
-  if (!AllShortestPaths(&d, v)) return false;
-  if (x == nullptr) return true;
-  x->assign(nodes_, 0);
-  std::vector<bool> fixed(nodes_, false);
-  for (int round = 0; round < nodes_; ++round) {
-    int pick = -1;
-    int64_t narrowest = kInfinity;
-    for (int n = 0; n < nodes_; ++n) {
-      if (fixed[n]) continue;
-      const int64_t width = Sum(d[0 * v + (n + 1)], d[(n + 1) * v + 0]);
-      if (pick < 0 || width < narrowest) {
-        pick = n;
-        narrowest = width;
-      }
-    }
-    const int64_t hi = d[0 * v + (pick + 1)];
-    const int64_t lo = -d[(pick + 1) * v + 0];
-    const int64_t value = std::clamp<int64_t>(0, lo, hi);
-    fixed[pick] = true;
-    (*x)[pick] = value;
-    AddEdge(&d, v, 0, pick + 1, value);
-    AddEdge(&d, v, pick + 1, 0, -value);
-  }
-  return true;
 }
 
 Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
@@ -217,25 +134,27 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
   result.correction_ns = zero;
   result.violations_before = CountViolations(groups, zero, &result.constraints);
   result.violations_after = result.violations_before;
-  if (nodes_ > kMaxRefinedNodes) {
-    result.note = absl::StrCat(
-        "causal refinement skipped: ", nodes_, " nodes, more than ",
-        kMaxRefinedNodes,
-        " (its cost grows with the cube of the node count); the probe "
-        "models alone place the nodes");
-    return result;
-  }
   CollectBounds(groups);
+  // In node-pair order: the solve does not depend on the map's.
+  std::vector<DifferenceBound> bounds;
+  bounds.reserve(bound_.size());
+  for (const auto& [pair, w] : bound_) {
+    bounds.push_back({pair.first, pair.second, w});
+  }
+  std::sort(bounds.begin(), bounds.end(),
+            [](const DifferenceBound& x, const DifferenceBound& y) {
+              return std::tie(x.a, x.b) < std::tie(y.a, y.b);
+            });
+  const DifferenceSolver solver(nodes_, bounds, uncertainty_ns);
 
   constexpr int kMaxWiden = 8;
   int64_t slack = 0;
-  if (!TrySolve(uncertainty_ns, 0, kMaxWiden, nullptr)) {
+  if (!solver.Feasible(0, kMaxWiden)) {
     // Causality contradicts itself under one offset per node: the nodes'
     // errors vary during the job by more than the constraints' margins.
     // Find the least slack that makes the bounds consistent.
     int64_t lo = 0, hi = 1;
-    while (hi < kInfinity / 4 &&
-           !TrySolve(uncertainty_ns, hi, kMaxWiden, nullptr)) {
+    while (hi < kInfinity / 4 && !solver.Feasible(hi, kMaxWiden)) {
       hi *= 2;
     }
     if (hi >= kInfinity / 4) {
@@ -244,14 +163,14 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
     }
     while (lo + 1 < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      (TrySolve(uncertainty_ns, mid, kMaxWiden, nullptr) ? hi : lo) = mid;
+      (solver.Feasible(mid, kMaxWiden) ? hi : lo) = mid;
     }
     slack = hi;
   }
   for (int widen = 0; widen <= kMaxWiden; ++widen) {
-    std::vector<int64_t> x;
-    if (!TrySolve(uncertainty_ns, slack, widen, &x)) continue;
-    result.correction_ns = std::move(x);
+    std::optional<std::vector<int64_t>> x = solver.Solve(slack, widen);
+    if (!x) continue;
+    result.correction_ns = std::move(*x);
     result.refined = true;
     std::vector<std::string> notes;
     if (slack > 0) {

@@ -17,10 +17,13 @@
 //
 // Each such constraint "E, on node b, ends no earlier than S, on node a,
 // starts" bounds the corrections x: x_a - x_b <= end(E) - start(S). The
-// refiner keeps the tightest bound per node pair, adds the probe models'
+// refiner keeps the tightest bound per node pair that a constraint names
+// (a sparse map: only nodes that communicate), adds the probe models'
 // bounds |x_n| <= uncertainty_n, and solves the system of difference
-// constraints (Floyd-Warshall over the nodes, O(nodes^3)): the feasible
-// range of each x_n follows from shortest paths. Nodes are then fixed one
+// constraints on a sparse graph (difference_solver.h: Bellman-Ford for
+// feasibility, then cut-off Dijkstras as nodes are fixed; no nodes x nodes
+// matrix and no cubic step): the feasible range of each x_n follows from
+// shortest paths. Nodes are then fixed one
 // at a time, the narrowest range first (the best-synchronised node), at the
 // point of their range closest to 0: the probe models are trusted as far as
 // causality allows, a node moves only as far as causality requires, and
@@ -46,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "query/ops/mpi_semantics.h"
 
@@ -88,12 +92,6 @@ struct Refinement {
 
 class CausalRefiner {
  public:
-  // The solve is O(nodes^3) time and O(nodes^2) memory, and a client that
-  // writes into a job chooses how many nodes it has: beyond this many the
-  // refiner only counts violations and corrects nothing (the note says
-  // why); the probe models alone place the nodes.
-  static constexpr int kMaxRefinedNodes = 512;
-
   explicit CausalRefiner(int nodes);
 
   // Whether spans of `role` take part: collectives, messages, and the
@@ -118,13 +116,10 @@ class CausalRefiner {
       std::vector<Refinement::Adjustment>* adjustments = nullptr) const;
   // The tightest bound per node pair, into bound_.
   void CollectBounds(const MpiMatching& groups);
-  // Whether the bounds, each loosened by `slack`, and the probe bounds,
-  // widened 4^widen times, can all hold; if so and x is set, a solution.
-  bool TrySolve(absl::Span<const int64_t> uncertainty_ns, int64_t slack,
-                int widen, std::vector<int64_t>* x) const;
 
   int nodes_;
-  std::vector<int64_t> bound_;     // nodes x nodes: x_a - x_b <= bound_[a*n+b]
+  // (a, b) -> w: x_a - x_b <= w, for the pairs a constraint names.
+  absl::flat_hash_map<std::pair<int, int>, int64_t> bound_;
   std::vector<CausalSpan> spans_;  // their sources cleared: see below
   std::vector<int32_t> sources_;   // per span, its list in source_lists_
   SourceLists source_lists_;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# ./bench/run.sh scale [--nodes "256 512 1024 2048 4096"] [--spans N]
+# Queries of a synthetic job (4 ranks a node, about N spans, default
+# 500,000, so only the node count changes) against a collector on this
+# machine: `meridian export` with raw clocks and with corrected clocks (the
+# causal refinement's share is their difference), and `meridian clocks`.
+# Alternated raw/corrected, the median of 3 each. Last line: JSON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+node_counts="256 512 1024 2048 4096"
+spans=500000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nodes) node_counts=$2; shift 2 ;;
+    --spans) spans=$2; shift 2 ;;
+    *) echo "scale_bench: unknown flag $1" >&2; exit 2 ;;
+  esac
+done
+bazel build //collector:meridian-collector //cli:meridian //testing:meridian-synth >&2
+bin="$(bazel info bazel-bin 2>/dev/null)"
+work=$(mktemp -d /tmp/meridian-scale-XXXXXX)
+collector_pid=""
+cleanup() {
+  [ -z "$collector_pid" ] || kill "$collector_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+now() { date +%s%N; }
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+json=""
+for nodes in $node_counts; do
+  ranks=$((nodes * 4))
+  steps=$(( (spans + ranks * 6 - 1) / (ranks * 6) ))
+  rm -f "$work"/m.db*
+  coproc COLLECTOR { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
+    --db "$work/m.db" --sync normal --max-streams 8192 2>"$work/collector.log"; }
+  collector_pid=$COLLECTOR_PID
+  read -r line <&"${COLLECTOR[0]}"
+  addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+  "$bin/testing/meridian-synth" --collector "$addr" --job scale --ranks "$ranks" \
+    --nodes "$nodes" --steps "$steps" >"$work/synth.txt"
+  raw=() corrected=() clocks=()
+  for round in 1 2 3; do
+    t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale --raw-clock -o "$work/raw.json" >/dev/null 2>&1; raw+=($(( ($(now) - t) / 1000000 )))
+    t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale -o "$work/c.json" >/dev/null 2>&1; corrected+=($(( ($(now) - t) / 1000000 )))
+    t=$(now); "$bin/cli/meridian" --collector "$addr" clocks --job scale >"$work/clocks.txt"; clocks+=($(( ($(now) - t) / 1000000 )))
+  done
+  r=$(median3 "${raw[@]}"); c=$(median3 "${corrected[@]}"); k=$(median3 "${clocks[@]}")
+  job_spans=$(grep -oE '\(([0-9]+) spans\)' "$work/synth.txt" | grep -oE '[0-9]+' | head -1 || echo 0)
+  echo "$nodes nodes, $ranks ranks, $steps steps ($job_spans spans): export raw ${r} ms, corrected ${c} ms (refinement about $((c - r)) ms), clocks ${k} ms"
+  grep -iE 'constraint|violation|refine' "$work/clocks.txt" | sed 's/^/  clocks: /' || true
+  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_ms\": $k}"
+  kill -TERM "$collector_pid"; wait "$collector_pid" || true; collector_pid=""
+done
+echo "{\"bench\": \"scale\", \"nodes\": {$json}}"
