@@ -3,6 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/json.h"
 
 namespace meridian {
@@ -28,6 +30,14 @@ std::string ClocksText(const v1::ClocksReply& clocks) {
   out += "\n";
   if (!clocks.note().empty())
     absl::StrAppend(&out, "note: ", clocks.note(), "\n");
+  if (clocks.solved_ns() > 0) {
+    absl::StrAppend(
+        &out, "solved: ",
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                         absl::FromUnixNanos(clocks.solved_ns()),
+                         absl::UTCTimeZone()),
+        clocks.stored() ? " (read from the job's stored solution)" : "", "\n");
+  }
   return out;
 }
 
@@ -49,6 +59,8 @@ std::string ClocksJson(const v1::ClocksReply& clocks) {
                   ",\"violations_after\":", clocks.violations_after(),
                   ",\"adjusted_spans\":", clocks.adjusted_spans(),
                   ",\"refined\":", clocks.refined() ? "true" : "false",
+                  ",\"solved_ns\":", clocks.solved_ns(),
+                  ",\"stored\":", clocks.stored() ? "true" : "false",
                   ",\"note\":");
   AppendJsonString(&out, clocks.note());
   out += "}\n";

@@ -203,8 +203,12 @@ void AddAnalyses(CLI::App& tree) {
   CLI::App* clocks = Command(
       tree, "clocks", "each node's clock offset, drift and correction",
       "Per node: offset, drift, uncertainty and the causal correction; then "
-      "the causal constraints violated before and after refinement.");
+      "the causal constraints violated before and after refinement, and "
+      "when the solution was computed (it is stored with the job).");
   StoredJob(clocks);
+  Switch(clocks, "--resolve",
+         "solve the job's clocks again from its spans, not from the stored "
+         "solution (and store the new one)");
   Json(clocks);
 
   CLI::App* path = Command(

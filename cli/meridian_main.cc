@@ -199,9 +199,10 @@ int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
 }
 
 int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
-           const std::string& job, bool json) {
+           const std::string& job, bool json, bool resolve) {
   meridian::v1::ClocksRequest request;
   request.set_job(job);
+  request.set_resolve(resolve);
   return CallAndPrint("clocks", stub, &meridian::v1::Query::Stub::GetClocks,
                       request, collector, json, meridian::ClocksJson,
                       meridian::ClocksText);
@@ -517,7 +518,7 @@ int JobsCommand(const Invocation& in) {
 
 int ClocksCommand(const Invocation& in) {
   return Clocks(*QueryStub(in.collector), in.collector, in.line.Get("job"),
-                in.line.Has("json"));
+                in.line.Has("json"), in.line.Has("resolve"));
 }
 
 template <int (*Analysis)(meridian::v1::Query::Stub&, const std::string&,

@@ -21,10 +21,10 @@
 #include "capture/probe/launch_env.h"
 #include "cli/job_name.h"
 #include "common/client_channel.h"
+#include "common/json.h"
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"
 #include "meridian/v1/query.grpc.pb.h"
-#include "common/json.h"
 
 extern char** environ;
 

@@ -193,6 +193,18 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
                            : auth->Check(context, Scope::kRead, job);
       },
       options.analysis_memory_bytes);
+  // Clock solutions are stored by the writer, as it stores batches; a query
+  // does not wait for it (the next one reads the solution, or solves again).
+  collector->query_->set_save_clocks(
+      [writer](int64_t job_id, const StoredClockSolution& solution) {
+        writer->Schedule([job_id, solution](Store& store) {
+          absl::Status saved = store.SaveClockSolution(job_id, solution);
+          if (!saved.ok()) {
+            spdlog::warn("storing job {}'s clock solution: {}", job_id,
+                         std::string(saved.message()));
+          }
+        });
+      });
 
   // grpc.health.v1.Health (SERVING while up; open to every caller, as load
   // balancers and orchestrators ask it) and server reflection.

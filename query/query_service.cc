@@ -152,9 +152,24 @@ absl::Status CheckBudget(const JobInfo& job, uint64_t budget,
       "; analyse one step (--step N) or raise the limit"));
 }
 
+// The job's stored clock solution; nullopt if there is none or it cannot be
+// read (that only costs a solve).
+std::optional<StoredClockSolution> StoredClocks(Store& store,
+                                                const JobInfo& job) {
+  auto stored = store.LoadClockSolution(job.id);
+  return stored.ok() ? *stored : std::nullopt;
+}
+
+// Hands a solution that `clocks` computed for the whole job to `save`.
+void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
+                   const JobClocks& clocks) {
+  if (save && clocks.new_solution()) save(job.id, *clocks.new_solution());
+}
+
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, JobQuery query, std::optional<int64_t> step = std::nullopt,
-    uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
+    uint64_t bytes_per_span = kAnalysisBytesPerSpan,
+    const QueryService::SaveClocks& save = nullptr) {
   if (!step) {
     absl::Status within =
         CheckBudget(query.catalog.job, budget, bytes_per_span);
@@ -164,13 +179,17 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
   analysis->query = std::move(query);
   Store& store = *analysis->query.store;
   const JobCatalog& catalog = analysis->query.catalog;
+  std::optional<StoredClockSolution> stored;
+  if (!step) stored = StoredClocks(store, catalog.job);
   absl::StatusOr<JobSpans> spans =
-      step ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
-                                &analysis->read)
-           : JobSpans::Load(
-                 store, catalog, &analysis->clocks,
-                 JobRead{{ScanRange{}}, std::nullopt, &analysis->read});
+      step
+          ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
+                               &analysis->read)
+          : JobSpans::Load(
+                store, catalog, &analysis->clocks,
+                JobRead{{ScanRange{}}, std::nullopt, &analysis->read}, &stored);
   if (!spans.ok()) return spans.status();
+  if (!step) SaveNewClocks(save, catalog.job, *analysis->clocks);
   analysis->spans.emplace(std::move(*spans));
   analysis->graph.emplace(*analysis->spans);
   return analysis;
@@ -233,7 +252,7 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
     }
   }
   auto loaded = LoadAnalysis(analysis_budget_, std::move(*query), std::nullopt,
-                             bytes_per_span);
+                             bytes_per_span, save_clocks_);
   std::shared_ptr<const JobAnalysis> analysis;
   if (loaded.ok()) {
     (*loaded)->query.store.reset();  // no read transaction held open
@@ -433,8 +452,12 @@ grpc::Status QueryService::ExportTrace(
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);
   } else if (!request->raw_clock()) {
-    auto loaded = JobClocks::Load(*opened->store, opened->catalog);
+    const std::optional<StoredClockSolution> stored =
+        StoredClocks(*opened->store, opened->catalog.job);
+    auto loaded = JobClocks::Load(*opened->store, opened->catalog, nullptr,
+                                  JobRead{}, &stored);
     if (!loaded.ok()) return ToGrpc(loaded.status());
+    SaveNewClocks(save_clocks_, opened->catalog.job, *loaded);
     own_clocks.emplace(std::move(*loaded));
     clocks = &*own_clocks;
   }
@@ -497,12 +520,19 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
   auto query = OpenJob(db_path_, filter);
   if (!query.ok()) return ToGrpc(query.status());
   // A kept analysis of the job as it is has these very clocks.
-  if (std::shared_ptr<const JobAnalysis> kept = KeptJob(query->catalog.job)) {
+  std::shared_ptr<const JobAnalysis> kept;
+  if (!request->resolve() && (kept = KeptJob(query->catalog.job))) {
     *reply = kept->clocks->Report();
     return grpc::Status::OK;
   }
-  auto clocks = JobClocks::Load(*query->store, query->catalog);
+  // --resolve: solved from the spans again, and stored.
+  std::optional<StoredClockSolution> stored;
+  if (!request->resolve())
+    stored = StoredClocks(*query->store, query->catalog.job);
+  auto clocks = JobClocks::Load(*query->store, query->catalog, nullptr,
+                                JobRead{}, &stored);
   if (!clocks.ok()) return ToGrpc(clocks.status());
+  SaveNewClocks(save_clocks_, query->catalog.job, *clocks);
   *reply = clocks->Report();
   return grpc::Status::OK;
 }

@@ -42,6 +42,14 @@ class QueryService final : public v1::Query::Service {
         may_read_(std::move(may_read)),
         analysis_budget_(analysis_budget) {}
 
+  // Stores a job's clock solution (the collector runs it on its writer, not
+  // waiting): a query that solves a job's clocks whole hands the solution
+  // here, and later queries of the job as it stands read it instead of
+  // solving (docs/clocks.md). Unset: nothing is stored.
+  using SaveClocks =
+      std::function<void(int64_t job_id, const StoredClockSolution& solution)>;
+  void set_save_clocks(SaveClocks save) { save_clocks_ = std::move(save); }
+
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const v1::ListJobsRequest* request,
                         v1::ListJobsReply* reply) override;
@@ -98,6 +106,7 @@ class QueryService final : public v1::Query::Service {
   std::shared_ptr<const JobAnalysis> KeptJob(const JobInfo& job);
 
   std::string db_path_;
+  SaveClocks save_clocks_;
   MayRead may_read_;
   uint64_t analysis_budget_;
   struct CacheKey {

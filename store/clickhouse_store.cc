@@ -99,11 +99,17 @@ constexpr Table kTables[] = {
      "MergeTree ORDER BY (job, process)", "job"},
     {"deleted_jobs", "job Int64, deleted_ns Int64", "MergeTree ORDER BY job",
      "job"},
+    // Clock solutions (query/clocks/job_clocks.h): the latest row wins.
+    {"clock_solutions",
+     "job Int64, spans Int64, job_written_ns Int64, models Int64, "
+     "solved_ns Int64, written_ns Int64, data String",
+     "ReplacingMergeTree(written_ns) ORDER BY job", "job"},
 };
 
 // Tables whose rows belong to one job, reclaimed when it is deleted.
-constexpr const char* kJobTables[] = {"processes", "tracks", "chunks",
-                                      "op_totals", "process_totals"};
+constexpr const char* kJobTables[] = {"processes",      "tracks",
+                                      "chunks",         "op_totals",
+                                      "process_totals", "clock_solutions"};
 
 // A SQL string literal for any bytes: printable ASCII as it is, everything
 // else (quotes and backslashes included) as \xHH.
@@ -1293,6 +1299,50 @@ absl::StatusOr<int64_t> ClickHouseStore::FileBytes() {
       [&](RowBinaryReader& r) { return r.Int64(&bytes); });
   if (!read.ok()) return read;
   return bytes;
+}
+
+// The latest solution written after the job's last deletion and up to the
+// snapshot.
+absl::StatusOr<std::optional<StoredClockSolution>>
+ClickHouseStore::LoadClockSolution(int64_t job_id) {
+  auto filter = JobRowFilter(job_id, false);
+  if (!filter.ok()) return filter.status();
+  std::optional<StoredClockSolution> solution;
+  absl::Status read = ReadRows(
+      client_.get(),
+      absl::StrCat("SELECT spans, job_written_ns, models, solved_ns, data "
+                   "FROM clock_solutions WHERE ",
+                   *filter, " ORDER BY written_ns DESC LIMIT 1"),
+      [&](RowBinaryReader& r) {
+        StoredClockSolution s;
+        absl::string_view data;
+        if (!r.Int64(&s.spans) || !r.Int64(&s.written_ns) ||
+            !r.Int64(&s.models) || !r.Int64(&s.solved_ns) || !r.String(&data)) {
+          return false;
+        }
+        s.data = std::string(data);
+        solution = std::move(s);
+        return true;
+      });
+  if (!read.ok()) return read;
+  return solution;
+}
+
+absl::Status ClickHouseStore::SaveClockSolution(
+    int64_t job_id, const StoredClockSolution& solution) {
+  if (read_only_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store ", location_, " is open read-only"));
+  }
+  RowBinaryWriter row;
+  row.Int64(job_id);
+  row.Int64(solution.spans);
+  row.Int64(solution.written_ns);
+  row.Int64(solution.models);
+  row.Int64(solution.solved_ns);
+  row.Int64(Now());
+  row.String(solution.data);
+  return client_->InsertRowBinary("clock_solutions", row.bytes());
 }
 
 }  // namespace meridian

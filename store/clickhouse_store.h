@@ -108,6 +108,10 @@ class ClickHouseStore final : public Store {
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   // The database's active parts on disk, every table.
   absl::StatusOr<int64_t> FileBytes() override;
+  absl::StatusOr<std::optional<StoredClockSolution>> LoadClockSolution(
+      int64_t job_id) override;
+  absl::Status SaveClockSolution(int64_t job_id,
+                                 const StoredClockSolution& solution) override;
 
   // Tests of exactly-once only: called in Write after its chunks and ring
   // marks are inserted and before its commit record; an error fails the

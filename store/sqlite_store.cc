@@ -131,6 +131,9 @@ CREATE TABLE IF NOT EXISTS process_totals(
   process INTEGER PRIMARY KEY, comm_ns INTEGER NOT NULL,
   elapsed_ns INTEGER NOT NULL, source INTEGER NOT NULL, user_ns INTEGER,
   system_ns INTEGER, max_rss_bytes INTEGER, context_switches INTEGER);
+CREATE TABLE IF NOT EXISTS clock_solutions(
+  job INTEGER PRIMARY KEY, spans INTEGER NOT NULL, written_ns INTEGER NOT NULL,
+  models INTEGER NOT NULL, solved_ns INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS ring_marks(
   incarnation INTEGER NOT NULL, ring INTEGER NOT NULL, end_record INTEGER NOT NULL,
   PRIMARY KEY(incarnation, ring)) WITHOUT ROWID;
@@ -461,6 +464,7 @@ absl::StatusOr<int64_t> SqliteStore::DeleteJob(const std::string& name) {
         "job=?1)",
         "DELETE FROM processes WHERE job=?1",
         "DELETE FROM job_agents WHERE job=?1",
+        "DELETE FROM clock_solutions WHERE job=?1",
         "DELETE FROM jobs WHERE id=?1"}) {
     auto statement = Prepare(sql);
     if (!statement.ok()) {
@@ -1260,6 +1264,56 @@ SqliteStore::StepRange(int64_t job_id) {
   (*select)->Reset();
   if (rc != SQLITE_ROW) return Fail("reading a job's steps failed");
   return range;
+}
+
+// A store opened read-only that an older Meridian made has no solutions
+// table (a writer creates it): it has no solution.
+absl::StatusOr<std::optional<StoredClockSolution>>
+SqliteStore::LoadClockSolution(int64_t job_id) {
+  auto has_table = Prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+      "name='clock_solutions'");
+  if (!has_table.ok()) return has_table.status();
+  int rc = (*has_table)->Step();
+  const int64_t tables = rc == SQLITE_ROW ? (*has_table)->Int(0) : 0;
+  (*has_table)->Reset();
+  if (rc != SQLITE_ROW) return Fail("reading the schema failed");
+  std::optional<StoredClockSolution> solution;
+  if (tables == 0) return solution;
+  auto select = Prepare(
+      "SELECT spans, written_ns, models, solved_ns, data FROM clock_solutions "
+      "WHERE job=?1");
+  if (!select.ok()) return select.status();
+  rc = (*select)->Bind(1, job_id).Step();
+  if (rc == SQLITE_ROW) {
+    solution = StoredClockSolution{(*select)->Int(0), (*select)->Int(1),
+                                   (*select)->Int(2), (*select)->Int(3),
+                                   std::string((*select)->Blob(4))};
+  }
+  (*select)->Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    return Fail("reading a clock solution failed");
+  }
+  return solution;
+}
+
+absl::Status SqliteStore::SaveClockSolution(
+    int64_t job_id, const StoredClockSolution& solution) {
+  auto insert = Prepare(
+      "INSERT OR REPLACE INTO clock_solutions VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!insert.ok()) return insert.status();
+  const int rc = (*insert)
+                     ->Bind(1, job_id)
+                     .Bind(2, solution.spans)
+                     .Bind(3, solution.written_ns)
+                     .Bind(4, solution.models)
+                     .Bind(5, solution.solved_ns)
+                     .BindBlob(6, solution.data.empty() ? std::string(1, '\0')
+                                                        : solution.data)
+                     .Step();
+  (*insert)->Reset();
+  if (rc != SQLITE_DONE) return Fail("storing a clock solution failed");
+  return absl::OkStatus();
 }
 
 }  // namespace meridian

@@ -45,6 +45,10 @@ class SqliteStore final : public Store {
       int64_t job_id) override;
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   absl::StatusOr<int64_t> FileBytes() override;
+  absl::StatusOr<std::optional<StoredClockSolution>> LoadClockSolution(
+      int64_t job_id) override;
+  absl::Status SaveClockSolution(int64_t job_id,
+                                 const StoredClockSolution& solution) override;
 
  private:
   class Statement;

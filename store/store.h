@@ -193,6 +193,17 @@ struct NodeClockModel {
   int64_t uncertainty_ns = 0;
 };
 
+// A job's clock solution as a query computed it (query/clocks/job_clocks.h
+// writes and reads `data`), with the state of the job it was computed for:
+// valid while the job's spans, last write and clock models are still these.
+struct StoredClockSolution {
+  int64_t spans = 0;
+  int64_t written_ns = 0;  // JobInfo::written_ns of the job solved
+  int64_t models = 0;      // clock models of its nodes, all together
+  int64_t solved_ns = 0;   // when (wall clock)
+  std::string data;
+};
+
 // Which spans of a job Scan() returns: a time range (ns since the job's
 // first span), a step range and a set of tracks. Chunks that cannot hold a
 // span in all three are not read at all. Other filters (categories, names)
@@ -289,6 +300,14 @@ class Store {
 
   // Size of the database file plus its WAL, in bytes.
   virtual absl::StatusOr<int64_t> FileBytes() = 0;
+
+  // The clock solution last saved for job `job_id` (nullopt if none, or if
+  // the job was deleted since), and saving one (replacing the older).
+  // DeleteJob deletes it with the job.
+  virtual absl::StatusOr<std::optional<StoredClockSolution>> LoadClockSolution(
+      int64_t job_id) = 0;
+  virtual absl::Status SaveClockSolution(
+      int64_t job_id, const StoredClockSolution& solution) = 0;
 };
 
 }  // namespace meridian

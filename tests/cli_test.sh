@@ -318,10 +318,28 @@ set -e
 m export --job wide -o "$work/wide.json" >/dev/null
 [ "$(grep -o '"process_name"' "$work/wide.json" | wc -l)" -eq 16384 ] ||
   fail "a 16,384-rank export lacks ranks"
-m delete --job wide >/dev/null
 
 # meridian delete: a job of its own, deleted; the others stay.
 "$synth_bin" --collector "$addr" --job doomed --ranks 2 --nodes 1 --steps 2 >/dev/null
+# Its clocks: solved by the first query and stored by the collector's
+# writer; `meridian delete` runs on that writer after it, so the next query
+# reads the stored solution; --resolve solves again.
+m clocks --job doomed --json >"$work/clocks1.json"
+m delete --job wide >/dev/null
+m clocks --job doomed --json >"$work/clocks2.json"
+m clocks --job doomed >"$work/clocks2.txt"
+m clocks --job doomed --resolve --json >"$work/clocks3.json"
+python3 - "$work"/clocks1.json "$work"/clocks2.json "$work"/clocks3.json <<'PY'
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:])
+assert (a["stored"], b["stored"], c["stored"]) == (False, True, False), (a, b, c)
+assert b["solved_ns"] == a["solved_ns"] and c["solved_ns"] > a["solved_ns"]
+for r in (a, b, c):
+    del r["stored"], r["solved_ns"]
+assert a == b == c, (a, b, c)
+PY
+grep -qE "^solved: [0-9-]+T[0-9:]+Z \(read from the job's stored solution\)$" "$work/clocks2.txt" ||
+  fail "clocks: no stored solution line"
 m delete --job doomed >"$work/delete.txt"
 expect_line "$work/delete.txt" "deleted job doomed (26 spans)"
 m jobs >"$work/jobs-after.txt"

@@ -100,9 +100,9 @@ JobSpans JobSpans::Retimed(absl::Span<const int64_t> start,
   return copy;
 }
 
-absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
-                                        std::optional<JobClocks>* clocks,
-                                        const JobRead& read) {
+absl::StatusOr<JobSpans> JobSpans::Load(
+    Store& store, const JobCatalog& catalog, std::optional<JobClocks>* clocks,
+    const JobRead& read, const std::optional<StoredClockSolution>* stored) {
   JobSpans spans(catalog);
   spans.message_step_ = read.message_step;
   if (read.ranges.size() == 1 && read.ranges[0].whole_job()) {
@@ -114,7 +114,7 @@ absl::StatusOr<JobSpans> JobSpans::Load(Store& store, const JobCatalog& catalog,
       [&](const StoredSpan& span) {
         spans.Add(span, span.start_ns, span.dur_ns);  // raw for now
       },
-      read);
+      read, stored);
   if (!loaded.ok()) return loaded.status();
   clocks->emplace(std::move(*loaded));
   // Place each span as JobClocks::Place places a stored one: it needs the

@@ -78,10 +78,12 @@ class JobSpans {
   // outlive the result.
   // `read` (default: the whole job) says which spans; with its
   // message_step, sends and receives of other steps take no part in
-  // dependencies (role kNone).
-  static absl::StatusOr<JobSpans> Load(Store& store, const JobCatalog& catalog,
-                                       std::optional<JobClocks>* clocks,
-                                       const JobRead& read = JobRead{});
+  // dependencies (role kNone). `stored`: the job's stored clock solution,
+  // for JobClocks::Load.
+  static absl::StatusOr<JobSpans> Load(
+      Store& store, const JobCatalog& catalog, std::optional<JobClocks>* clocks,
+      const JobRead& read = JobRead{},
+      const std::optional<StoredClockSolution>* stored = nullptr);
 
   // What one step's analysis needs, without reading the rest of the job:
   //  1. the chunks that hold spans tagged with `step` (the store keeps each

@@ -5,6 +5,12 @@
 #include <limits>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "query/ops/mpi_args.h"
 
 namespace meridian {
@@ -30,13 +36,35 @@ uint64_t JobClocks::SpanId(const StoredSpan& span) {
 
 absl::StatusOr<JobClocks> JobClocks::Load(
     Store& store, const JobCatalog& catalog,
-    const std::function<void(const StoredSpan&)>& visit, const JobRead& read) {
+    const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
+    const std::optional<StoredClockSolution>* stored) {
   JobClocks clocks;
   clocks.job_middle_ns_ =
       catalog.job.min_start_ns +
       (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
   absl::Status status = clocks.LoadNodes(store, catalog);
   if (!status.ok()) return status;
+  const bool whole_job = read.ranges.size() == 1 &&
+                         read.ranges[0].whole_job() && !read.message_step;
+  const int64_t models = clocks.Models();
+  if (whole_job && stored != nullptr && stored->has_value() &&
+      (*stored)->spans == catalog.job.spans &&
+      (*stored)->written_ns == catalog.job.written_ns &&
+      (*stored)->models == models && clocks.Apply((*stored)->data)) {
+    clocks.from_stored_ = true;
+    clocks.solved_ns_ = (*stored)->solved_ns;
+    if (visit) {
+      status = store.Scan(
+          catalog.job, ScanRange{},
+          [&](const StoredSpan& span) {
+            visit(span);
+            return true;
+          },
+          read.stats);
+      if (!status.ok()) return status;
+    }
+    return clocks;
+  }
   std::vector<int64_t> first_start(clocks.nodes_.size(),
                                    std::numeric_limits<int64_t>::max());
   if (!clocks.nodes_.empty()) {
@@ -44,7 +72,102 @@ absl::StatusOr<JobClocks> JobClocks::Load(
     if (!status.ok()) return status;
   }
   clocks.SetEpoch(catalog, first_start);
+  clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
+  if (whole_job) {
+    clocks.new_solution_ =
+        StoredClockSolution{catalog.job.spans, catalog.job.written_ns, models,
+                            clocks.solved_ns_, clocks.Serialize()};
+  }
   return clocks;
+}
+
+int64_t JobClocks::Models() const {
+  int64_t models = 0;
+  for (const Node& node : nodes_) {
+    models += static_cast<int64_t>(node.timeline.models().size());
+  }
+  return models;
+}
+
+// Lines: "meridian-clocks 1", "epoch E", "refinement CONSTRAINTS BEFORE
+// AFTER REFINED", "note ESCAPED", then "node ESCAPED-NAME CORRECTION" per
+// node in order and "shift ID NS" per end shift.
+std::string JobClocks::Serialize() const {
+  std::string out = absl::StrCat(
+      "meridian-clocks 1\nepoch ", epoch_ns_, "\nrefinement ",
+      refinement_.constraints, " ", refinement_.violations_before, " ",
+      refinement_.violations_after, " ", refinement_.refined ? 1 : 0, "\nnote ",
+      absl::CEscape(refinement_.note), "\n");
+  for (const Node& node : nodes_) {
+    absl::StrAppend(&out, "node ", absl::CEscape(node.name), " ",
+                    node.correction_ns, "\n");
+  }
+  std::vector<std::pair<uint64_t, int64_t>> shifts(end_shift_.begin(),
+                                                   end_shift_.end());
+  std::sort(shifts.begin(), shifts.end());
+  for (const auto& [id, ns] : shifts) {
+    absl::StrAppend(&out, "shift ", id, " ", ns, "\n");
+  }
+  return out;
+}
+
+bool JobClocks::Apply(absl::string_view data) {
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(data, '\n', absl::SkipEmpty());
+  if (lines.size() < 4 + nodes_.size() || lines[0] != "meridian-clocks 1") {
+    return false;
+  }
+  const auto fields = [](absl::string_view line) {
+    return std::vector<absl::string_view>(absl::StrSplit(line, ' '));
+  };
+  int64_t epoch = 0;
+  std::vector<absl::string_view> f = fields(lines[1]);
+  if (f.size() != 2 || f[0] != "epoch" || !absl::SimpleAtoi(f[1], &epoch)) {
+    return false;
+  }
+  Refinement refinement;
+  int refined = 0;
+  f = fields(lines[2]);
+  if (f.size() != 5 || f[0] != "refinement" ||
+      !absl::SimpleAtoi(f[1], &refinement.constraints) ||
+      !absl::SimpleAtoi(f[2], &refinement.violations_before) ||
+      !absl::SimpleAtoi(f[3], &refinement.violations_after) ||
+      !absl::SimpleAtoi(f[4], &refined)) {
+    return false;
+  }
+  refinement.refined = refined != 0;
+  if (!absl::StartsWith(lines[3], "note ") ||
+      !absl::CUnescape(lines[3].substr(5), &refinement.note)) {
+    return false;
+  }
+  std::vector<int64_t> corrections(nodes_.size());
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    f = fields(lines[4 + n]);
+    std::string name;
+    if (f.size() != 3 || f[0] != "node" || !absl::CUnescape(f[1], &name) ||
+        name != nodes_[n].name || !absl::SimpleAtoi(f[2], &corrections[n])) {
+      return false;
+    }
+  }
+  absl::flat_hash_map<uint64_t, int64_t> shifts;
+  for (size_t i = 4 + nodes_.size(); i < lines.size(); ++i) {
+    f = fields(lines[i]);
+    uint64_t id;
+    int64_t ns;
+    if (f.size() != 3 || f[0] != "shift" || !absl::SimpleAtoi(f[1], &id) ||
+        !absl::SimpleAtoi(f[2], &ns) || ns < 0) {
+      return false;
+    }
+    shifts[id] = ns;
+  }
+  epoch_ns_ = epoch;
+  refinement.correction_ns = corrections;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    nodes_[n].correction_ns = corrections[n];
+  }
+  refinement_ = std::move(refinement);
+  end_shift_ = std::move(shifts);
+  return true;
 }
 
 absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
@@ -220,6 +343,8 @@ v1::ClocksReply JobClocks::Report() const {
   reply.set_adjusted_spans(static_cast<int64_t>(end_shift_.size()));
   reply.set_refined(refinement_.refined);
   reply.set_note(refinement_.note);
+  reply.set_solved_ns(solved_ns_);
+  reply.set_stored(from_stored_);
   return reply;
 }
 

@@ -54,10 +54,25 @@ class JobClocks {
   // `visit`, if set, sees every span of that scan (raw times), so that a
   // caller that needs the spans too reads the store once (JobSpans::Load).
   // `read` says which spans are scanned: the refinement is made over those.
+  // `stored`, if given, is the job's stored solution (Store::
+  // LoadClockSolution): used instead of refining when it was made for the
+  // job as it stands (its spans, last write and clock models) and `read`
+  // is the whole job. Then no span is read at all unless `visit` is set.
   static absl::StatusOr<JobClocks> Load(
       Store& store, const JobCatalog& catalog,
       const std::function<void(const StoredSpan&)>& visit = nullptr,
-      const JobRead& read = JobRead{});
+      const JobRead& read = JobRead{},
+      const std::optional<StoredClockSolution>* stored = nullptr);
+
+  // This solution, to store with the job: set when Load refined the whole
+  // job (a window's refinement is not the job's), nullopt otherwise.
+  const std::optional<StoredClockSolution>& new_solution() const {
+    return new_solution_;
+  }
+  // Whether Load took a stored solution, and when that was computed (or
+  // now, if Load computed it).
+  bool from_stored() const { return from_stored_; }
+  int64_t solved_ns() const { return solved_ns_; }
 
   // A span's start on the collector's axis, and its duration there (with
   // any end shift). Reads the span's start_ns, dur_ns, track_id and op_id.
@@ -98,6 +113,13 @@ class JobClocks {
   // The earliest shown start, from each node's earliest raw start.
   void SetEpoch(const JobCatalog& catalog,
                 const std::vector<int64_t>& first_start);
+  // The solution as stored (a text of lines: docs/clocks.md), and taking
+  // one back: false, changing nothing, if it does not parse or names other
+  // nodes.
+  std::string Serialize() const;
+  bool Apply(absl::string_view data);
+  // The clock models of all nodes together (a stored solution's version).
+  int64_t Models() const;
 
   int64_t job_middle_ns_ = 0;
   std::vector<Node> nodes_;
@@ -105,6 +127,9 @@ class JobClocks {
   absl::flat_hash_map<uint64_t, int64_t> end_shift_;
   Refinement refinement_;
   int64_t epoch_ns_ = 0;
+  std::optional<StoredClockSolution> new_solution_;
+  bool from_stored_ = false;
+  int64_t solved_ns_ = 0;
 };
 
 }  // namespace meridian

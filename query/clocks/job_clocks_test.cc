@@ -1,0 +1,101 @@
+// A job's clock solution stored and read back (JobClocks::Load with a
+// StoredClockSolution), on both stores.
+#include "query/clocks/job_clocks.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testing/scenario_fixture.h"
+
+namespace meridian {
+namespace {
+
+// Every span's placement and the report, as one text.
+std::string Placed(Store& store, const JobCatalog& catalog,
+                   const JobClocks& clocks) {
+  std::string out;
+  EXPECT_TRUE(store
+                  .Scan(catalog.job, {},
+                        [&](const StoredSpan& s) {
+                          const JobClocks::Interval i = clocks.Place(s);
+                          out += std::to_string(i.start_ns) + "+" +
+                                 std::to_string(i.dur_ns) + "\n";
+                          return true;
+                        })
+                  .ok());
+  v1::ClocksReply report = clocks.Report();
+  report.clear_solved_ns();
+  report.clear_stored();
+  return out + report.DebugString() + std::to_string(clocks.epoch_ns());
+}
+
+TEST(JobClocksTest, AStoredSolutionGivesTheSameClocksWithoutSolving) {
+  auto f = ScenarioFixture::Load("late-every-other-step");
+  ASSERT_NE(f, nullptr);
+  Store& store = *f->store;
+  auto solved = JobClocks::Load(store, f->catalog);
+  ASSERT_TRUE(solved.ok()) << solved.status();
+  EXPECT_FALSE(solved->from_stored());
+  ASSERT_TRUE(solved->new_solution().has_value());
+  const StoredClockSolution solution = *solved->new_solution();
+  EXPECT_EQ(solution.spans, f->catalog.job.spans);
+  EXPECT_EQ(solution.written_ns, f->catalog.job.written_ns);
+
+  // Through the store and back.
+  absl::Status saved = store.SaveClockSolution(f->catalog.job.id, solution);
+  ASSERT_TRUE(saved.ok()) << saved;
+  auto loaded = store.LoadClockSolution(f->catalog.job.id);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(loaded->has_value());
+  EXPECT_EQ((*loaded)->data, solution.data);
+  EXPECT_EQ((*loaded)->spans, solution.spans);
+
+  auto reused =
+      JobClocks::Load(store, f->catalog, nullptr, JobRead{}, &*loaded);
+  ASSERT_TRUE(reused.ok());
+  EXPECT_TRUE(reused->from_stored());
+  EXPECT_FALSE(reused->new_solution().has_value());
+  EXPECT_TRUE(reused->Report().stored());
+  EXPECT_EQ(Placed(store, f->catalog, *reused),
+            Placed(store, f->catalog, *solved));
+}
+
+TEST(JobClocksTest, AStaleOrDamagedSolutionIsSolvedAgain) {
+  auto f = ScenarioFixture::Load("slow-rank");
+  ASSERT_NE(f, nullptr);
+  Store& store = *f->store;
+  auto solved = JobClocks::Load(store, f->catalog);
+  ASSERT_TRUE(solved.ok());
+  const StoredClockSolution good = *solved->new_solution();
+  std::vector<std::optional<StoredClockSolution>> bad(4, good);
+  bad[0]->spans += 1;                             // the job has more spans now
+  bad[1]->written_ns += 1;                        // written to since
+  bad[2]->models += 1;                            // a clock model arrived
+  bad[3]->data = "meridian-clocks 1\nepoch x\n";  // damaged
+  for (size_t i = 0; i < bad.size(); ++i) {
+    auto again =
+        JobClocks::Load(store, f->catalog, nullptr, JobRead{}, &bad[i]);
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again->from_stored()) << i;
+    EXPECT_TRUE(again->new_solution().has_value()) << i;
+  }
+  // A window's refinement is not the job's: neither read nor made.
+  JobRead window;
+  window.ranges[0].first_step = 1;
+  window.ranges[0].last_step = 1;
+  const std::optional<StoredClockSolution> stored = good;
+  auto step = JobClocks::Load(store, f->catalog, nullptr, window, &stored);
+  ASSERT_TRUE(step.ok());
+  EXPECT_FALSE(step->from_stored());
+  EXPECT_FALSE(step->new_solution().has_value());
+  // Deleting the job deletes its solution.
+  ASSERT_TRUE(store.SaveClockSolution(f->catalog.job.id, good).ok());
+  ASSERT_TRUE(store.DeleteJob(f->catalog.job.name).ok());
+  auto gone = store.LoadClockSolution(f->catalog.job.id);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+}
+
+}  // namespace
+}  // namespace meridian
