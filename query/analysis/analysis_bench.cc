@@ -161,6 +161,10 @@ int OneStep(Store& store, const JobCatalog& catalog, int64_t step,
     times.push_back(Seconds(t));
   }
   const int64_t spans = catalog.job.spans;
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  printf("max RSS of the whole run (the write included): %.0f MB\n",
+         usage.ru_maxrss / 1024.0);
   printf(
       "critical path (step %lld): %.3f s (median of 3), %d segments; read "
       "%zu of the job's %lld chunks (%lld decodes, %lld spans decoded)\n",
@@ -172,12 +176,12 @@ int OneStep(Store& store, const JobCatalog& catalog, int64_t step,
       "{\"store\":\"%s\",\"spans\":%lld,\"write_s\":%.1f,"
       "\"bytes_per_span\":%.2f,\"step_path_s\":%.4f,"
       "\"step_chunks_read\":%zu,\"step_spans_decoded\":%lld,"
-      "\"chunks\":%lld}\n",
+      "\"chunks\":%lld,\"max_rss_mb\":%.0f}\n",
       kind.c_str(), static_cast<long long>(spans), write_s,
       static_cast<double>(store_bytes) / spans, Median(times),
       step_read.chunk_ids.size(),
       static_cast<long long>(step_read.spans_decoded),
-      static_cast<long long>(catalog.job.chunks));
+      static_cast<long long>(catalog.job.chunks), usage.ru_maxrss / 1024.0);
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
   }
