@@ -5,8 +5,11 @@
 # machine: `meridian clocks --resolve` (the clocks solved from the spans:
 # scan, matching, refinement), `meridian export` with raw clocks,
 # `meridian clocks` again (read from the solution the first stored) and
-# `meridian export` with corrected clocks (also from the stored solution).
-# Alternated in that order, the median of 3 each. Last line: JSON.
+# `meridian export` with corrected clocks (also from the stored solution);
+# and the queries of issue 23's targets: whole-job `steps` and `stragglers`
+# (the first round cold, later ones from the kept analysis), one step's
+# `critical-path --step` and `export --steps`. Alternated in that order,
+# the median of 3 each. Last line: JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node_counts="256 512 1024 2048 4096"
@@ -41,8 +44,9 @@ for nodes in $node_counts; do
   addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
   "$bin/testing/meridian-synth" --collector "$addr" --job scale --ranks "$ranks" \
     --nodes "$nodes" --steps "$steps" >"$work/synth.txt"
-  raw=() corrected=() solve=() stored=()
+  raw=() corrected=() solve=() stored=() path=() step_export=() steps_q=() stragglers_q=()
   stored_reads=0
+  step=$((steps / 2))
   for round in 1 2 3; do
     t=$(now); "$bin/cli/meridian" --collector "$addr" clocks --job scale --resolve >"$work/clocks.txt"; solve+=($(( ($(now) - t) / 1000000 )))
     t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale --raw-clock -o "$work/raw.json" >/dev/null 2>&1; raw+=($(( ($(now) - t) / 1000000 )))
@@ -50,11 +54,23 @@ for nodes in $node_counts; do
     if grep -q "stored solution" "$work/stored.txt"; then stored_reads=$((stored_reads + 1)); fi
     t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale -o "$work/c.json" >/dev/null 2>&1; corrected+=($(( ($(now) - t) / 1000000 )))
   done
+  # After the clocks rounds (a kept analysis would answer `clocks` from
+  # memory instead of the stored solution).
+  for round in 1 2 3; do
+    # Whole-job steps and stragglers: the first is cold (the job loaded and
+    # analysed), the later ones are answered from the kept analysis.
+    t=$(now); "$bin/cli/meridian" --collector "$addr" steps --job scale >/dev/null; steps_q+=($(( ($(now) - t) / 1000000 )))
+    t=$(now); "$bin/cli/meridian" --collector "$addr" stragglers --job scale >/dev/null; stragglers_q+=($(( ($(now) - t) / 1000000 )))
+    t=$(now); "$bin/cli/meridian" --collector "$addr" critical-path --job scale --step "$step" >/dev/null; path+=($(( ($(now) - t) / 1000000 )))
+    t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale --steps "$step" -o "$work/step.json" >/dev/null 2>&1; step_export+=($(( ($(now) - t) / 1000000 )))
+  done
   r=$(median3 "${raw[@]}"); c=$(median3 "${corrected[@]}"); k=$(median3 "${solve[@]}"); s=$(median3 "${stored[@]}")
+  p=$(median3 "${path[@]}"); e=$(median3 "${step_export[@]}")
   job_spans=$(grep -oE '\(([0-9]+) spans\)' "$work/synth.txt" | grep -oE '[0-9]+' | head -1 || echo 0)
   echo "$nodes nodes, $ranks ranks, $steps steps ($job_spans spans): export raw ${r} ms, corrected ${c} ms (clocks from the stored solution); clocks solved ${k} ms, read stored ${s} ms ($stored_reads of 3 read the stored solution)"
+  echo "  step $step: critical path ${p} ms, export ${e} ms; whole job, cold then kept: steps ${steps_q[0]} / ${steps_q[2]} ms, stragglers ${stragglers_q[0]} / ${stragglers_q[2]} ms"
   grep -iE 'constraint|violation|refine' "$work/clocks.txt" | sed 's/^/  clocks: /' || true
-  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_solve_ms\": $k, \"clocks_stored_ms\": $s, \"stored_reads\": $stored_reads}"
+  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_solve_ms\": $k, \"clocks_stored_ms\": $s, \"stored_reads\": $stored_reads, \"step_path_ms\": $p, \"step_export_ms\": $e, \"steps_cold_ms\": ${steps_q[0]}, \"stragglers_cold_ms\": ${stragglers_q[0]}}"
   kill -TERM "$collector_pid"; wait "$collector_pid" || true; collector_pid=""
 done
 echo "{\"bench\": \"scale\", \"nodes\": {$json}}"

@@ -214,16 +214,35 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
                               e->second.last.start_ns + e->second.last.dur_ns);
     }
   }
+  // One scan of the union of the nodes' windows, each span kept if it is
+  // in its own node's window: one pass over the chunks, however many nodes
+  // (a scan per node read the window's chunks once per node: 21 s for one
+  // step of a 4,096-node job).
+  absl::flat_hash_map<int64_t, const NodeRead*> read_of_track;
+  ScanRange all;
+  all.tracks.emplace();
+  int64_t raw_start = std::numeric_limits<int64_t>::max();
+  int64_t raw_end = std::numeric_limits<int64_t>::min();
+  for (const auto& [name, node] : nodes) {
+    for (int64_t track : *node.range.tracks) {
+      read_of_track[track] = &node;
+      all.tracks->insert(track);
+    }
+    raw_start = std::min(raw_start, node.raw_start);
+    raw_end = std::max(raw_end, node.raw_end);
+  }
   JobRead window;
-  window.ranges.clear();
   window.message_step = step;
   window.stats = stats;
-  for (auto& [name, node] : nodes) {
-    // ScanRange times count from the job's first span; `to` is exclusive.
-    node.range.from_ns = node.raw_start - catalog.job.min_start_ns;
-    node.range.to_ns = node.raw_end - catalog.job.min_start_ns + 1;
-    window.ranges.push_back(std::move(node.range));
-  }
+  // ScanRange times count from the job's first span; `to` is exclusive.
+  all.from_ns = raw_start - catalog.job.min_start_ns;
+  all.to_ns = raw_end - catalog.job.min_start_ns + 1;
+  window.ranges = {std::move(all)};
+  window.keep = [&read_of_track](const StoredSpan& span) {
+    auto it = read_of_track.find(span.track_id);
+    return it != read_of_track.end() && span.start_ns <= it->second->raw_end &&
+           span.start_ns + span.dur_ns >= it->second->raw_start;
+  };
   return Load(store, catalog, clocks, window);
 }
 

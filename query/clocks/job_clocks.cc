@@ -44,7 +44,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(
       (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
   absl::Status status = clocks.LoadNodes(store, catalog);
   if (!status.ok()) return status;
-  const bool whole_job = read.ranges.size() == 1 &&
+  const bool whole_job = !read.keep && read.ranges.size() == 1 &&
                          read.ranges[0].whole_job() && !read.message_step;
   const int64_t models = clocks.Models();
   if (whole_job && stored != nullptr && stored->has_value() &&
@@ -210,6 +210,7 @@ absl::Status JobClocks::Refine(
   }
   CausalRefiner refiner(static_cast<int>(nodes_.size()));
   auto refine = [&](const StoredSpan& span) {
+    if (read.keep && !read.keep(span)) return true;
     if (visit) visit(span);
     const int node = node_of_track_[span.track_id];
     (*first_start)[node] = std::min((*first_start)[node], span.start_ns);

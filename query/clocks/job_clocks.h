@@ -37,6 +37,9 @@ struct JobRead {
   // messages are whole.
   std::optional<int64_t> message_step;
   ScanStats* stats = nullptr;  // if set, counts what the scans read
+  // If set, only the spans it keeps are read (seen, refined, kept): a
+  // filter finer than a ScanRange, applied as the scan goes.
+  std::function<bool(const StoredSpan&)> keep;
 };
 
 // Whether a send or receive tagged `step` takes part in message matching
