@@ -44,33 +44,6 @@ void SetUp(CURL* curl, const std::string& url, absl::string_view body,
 
 }  // namespace
 
-std::string TabSeparatedEscape(absl::string_view field) {
-  std::string out;
-  out.reserve(field.size());
-  for (char c : field) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\0':
-        out += "\\0";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 absl::StatusOr<std::unique_ptr<ClickHouseClient>> ClickHouseClient::Connect(
     const ClickHouseEndpoint& endpoint) {
   static std::once_flag once;
@@ -146,13 +119,6 @@ absl::Status ClickHouseClient::Execute(absl::string_view sql) {
 
 absl::StatusOr<std::string> ClickHouseClient::Query(absl::string_view sql) {
   return Post(Url(""), sql);
-}
-
-absl::Status ClickHouseClient::Insert(absl::string_view table,
-                                      absl::string_view rows) {
-  return Post(Url(absl::StrCat("INSERT INTO ", table, " FORMAT TabSeparated")),
-              rows)
-      .status();
 }
 
 absl::Status ClickHouseClient::InsertRowBinary(absl::string_view table,

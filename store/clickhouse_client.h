@@ -9,8 +9,9 @@
 // Example:
 //   auto client = ClickHouseClient::Connect({"127.0.0.1", 8123, "meridian",
 //                                            "default", ""});
-//   client->Execute("CREATE TABLE t (x UInt64) ENGINE = MergeTree ORDER BY x");
-//   client->Insert("t", "1\n2\n");          // TabSeparated rows
+//   client->Execute("CREATE TABLE t (x Int64) ENGINE = MergeTree ORDER BY x");
+//   RowBinaryWriter rows; rows.Int64(1); rows.Int64(2);   // row_binary.h
+//   client->InsertRowBinary("t", rows.bytes());
 //   client->Query("SELECT sum(x) FROM t");  // "3\n"
 //
 // Thread safety: one client per thread (a libcurl easy handle).
@@ -47,8 +48,6 @@ class ClickHouseClient {
   // A statement's result as ClickHouse writes it (TabSeparated unless the
   // statement says FORMAT).
   absl::StatusOr<std::string> Query(absl::string_view sql);
-  // `rows` (TabSeparated: TabSeparatedEscape() each field) into `table`.
-  absl::Status Insert(absl::string_view table, absl::string_view rows);
   // `rows` (RowBinary, row_binary.h: the table's columns in order) into
   // `table`. ClickHouse stores one INSERT of fewer than a million rows as
   // one block: all of it or none.
@@ -100,10 +99,6 @@ class ClickHouseRows {
   void* easy_ = nullptr;   // CURL*
   void* multi_ = nullptr;  // CURLM*
 };
-
-// A TabSeparated field as ClickHouse writes one: backslash, tab, newline,
-// carriage return and NUL escaped.
-std::string TabSeparatedEscape(absl::string_view field);
 
 }  // namespace meridian
 

@@ -1,16 +1,13 @@
 #include "store/clickhouse_client.h"
 
+#include <tuple>
+
 #include "gtest/gtest.h"
+#include "store/row_binary.h"
 #include "testing/clickhouse_server.h"
 
 namespace meridian {
 namespace {
-
-TEST(TabSeparatedEscapeTest, EscapesWhatTabSeparatedReserves) {
-  EXPECT_EQ(TabSeparatedEscape("a\tb\nc\\d\re"), "a\\tb\\nc\\\\d\\re");
-  EXPECT_EQ(TabSeparatedEscape(std::string("x\0y", 3)), "x\\0y");
-  EXPECT_EQ(TabSeparatedEscape("plain"), "plain");
-}
 
 class ClickHouseClientTest : public ::testing::Test {
  protected:
@@ -36,17 +33,32 @@ TEST_F(ClickHouseClientTest, WritesReadsAndSaysWhatWentWrong) {
                             "ORDER BY (job, track, start)")
                   .ok());
   const std::string hostile("tab\there\nnewline\\back\0nul", 25);
-  ASSERT_TRUE((*client)
-                  ->Insert("spans", "1\t2\t-3\t" + TabSeparatedEscape(hostile) +
-                                        "\n1\t1\t5\tx\n")
-                  .ok());
+  RowBinaryWriter rows_in;
+  for (const auto& [track, start, data] :
+       {std::tuple<int64_t, int64_t, std::string>{2, -3, hostile},
+        {1, 5, "x"}}) {
+    rows_in.Int64(1);  // job (UInt64: the same bytes)
+    rows_in.Int64(track);
+    rows_in.Int64(start);
+    rows_in.String(data);
+  }
+  ASSERT_TRUE((*client)->InsertRowBinary("spans", rows_in.bytes()).ok());
   auto rows = (*client)->Query(
       "SELECT track, start, length(data) FROM spans ORDER BY track");
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(*rows, "1\t5\t1\n2\t-3\t25\n");
-  auto back = (*client)->Query("SELECT data FROM spans WHERE track = 2");
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, TabSeparatedEscape(hostile) + "\n");
+  // Read back as RowBinary, streamed: the bytes exactly.
+  auto back = (*client)->Stream(
+      "SELECT data FROM spans WHERE track = 2 FORMAT RowBinary");
+  ASSERT_TRUE(back.ok()) << back.status();
+  auto view = (*back)->Fill(1 << 20);
+  ASSERT_TRUE(view.ok()) << view.status();
+  RowBinaryReader reader(*view);
+  absl::string_view data;
+  ASSERT_TRUE(reader.String(&data));
+  EXPECT_EQ(data, hostile);
+  EXPECT_TRUE(reader.done());
+  EXPECT_TRUE((*back)->ended());
 
   auto bad = (*client)->Query("SELECT nope FROM spans");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);

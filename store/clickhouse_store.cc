@@ -329,7 +329,6 @@ struct ClickHouseStore::Caches {
 // The rows one Write inserts, per table.
 struct ClickHouseStore::WriteRows {
   int64_t attempt = 0;
-  int64_t now = 0;  // the attempt's rows' time; chunk i's is now + i
   // The commit records: (agent, seq, job, job name, spans), written last
   // with a time after every other row's.
   std::vector<std::tuple<std::string, int64_t, int64_t, std::string, int64_t>>
@@ -440,6 +439,7 @@ size_t ClickHouseStore::cached_ids() const {
 
 absl::Status ClickHouseStore::BeginSnapshot() {
   snapshot_ns_ = Now();
+  deletions_.reset();
   return absl::OkStatus();
 }
 
@@ -800,6 +800,8 @@ absl::Status ClickHouseStore::WriteOne(const v1::Batch& batch,
 
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
 ClickHouseStore::Deletions() {
+  // Within a snapshot they are fixed: read once, not at every filter.
+  if (deletions_) return *deletions_;
   std::vector<std::pair<int64_t, int64_t>> deleted;
   absl::Status read = ReadRows(
       client_.get(),
@@ -813,6 +815,7 @@ ClickHouseStore::Deletions() {
         return true;
       });
   if (!read.ok()) return read;
+  if (snapshot_ns_ != std::numeric_limits<int64_t>::max()) deletions_ = deleted;
   return deleted;
 }
 
@@ -946,6 +949,7 @@ absl::StatusOr<int64_t> ClickHouseStore::DeleteJob(const std::string& name) {
         absl::StrCat("no job \"", name, "\" in store ", location_));
   }
   const int64_t now = Now();
+  deletions_.reset();
   RowBinaryWriter tombstone;
   tombstone.Int64(id);
   tombstone.Int64(now);

@@ -137,7 +137,8 @@ class ClickHouseStore final : public Store {
   std::string Committed(int64_t job_id) const;
   // The jobs (all, or only `only`) as ListJobs describes them.
   absl::StatusOr<std::vector<JobInfo>> Jobs(std::optional<int64_t> only);
-  // job id -> the time of its last deletion.
+  // job id -> the time of its last deletion; kept (deletions_) for the
+  // snapshot once read in one.
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> Deletions();
   absl::Status WriteOne(const v1::Batch& batch,
                         std::vector<SpanColumns>* decoded, int64_t now,
@@ -153,6 +154,7 @@ class ClickHouseStore final : public Store {
   std::mt19937_64 random_;
   int64_t last_now_ = 0;
   int64_t snapshot_ns_ = std::numeric_limits<int64_t>::max();
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> deletions_;
   bool read_only_ = false;
   ClickHouseLayout layout_;
   std::function<absl::Status()> before_commit_;

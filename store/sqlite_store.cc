@@ -1308,8 +1308,7 @@ absl::Status SqliteStore::SaveClockSolution(
                      .Bind(3, solution.written_ns)
                      .Bind(4, solution.models)
                      .Bind(5, solution.solved_ns)
-                     .BindBlob(6, solution.data.empty() ? std::string(1, '\0')
-                                                        : solution.data)
+                     .BindBlob(6, solution.data)
                      .Step();
   (*insert)->Reset();
   if (rc != SQLITE_DONE) return Fail("storing a clock solution failed");

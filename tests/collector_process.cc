@@ -14,7 +14,8 @@ absl::StatusOr<CollectorProcess> CollectorProcess::Start(
     const std::string& binary, const std::string& db_path,
     const std::string& listen, const std::vector<std::string>& flags,
     const std::function<void()>& in_child) {
-  std::vector<std::string> args = {binary, "--listen", listen, "--store", db_path};
+  std::vector<std::string> args = {binary, "--listen", listen, "--store",
+                                   db_path};
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());

@@ -20,9 +20,9 @@ namespace meridian {
 class CollectorProcess {
  public:
   // `listen` is HOST:PORT; port 0 picks a free one. `flags` are passed
-  // after --listen and --store (a SQLite path or a clickhouse:// location). `in_child`, if given, runs in the child
-  // before the exec (e.g. to enter a cgroup): call Start before starting
-  // threads.
+  // after --listen and --store (a SQLite path or a clickhouse:// location).
+  // `in_child`, if given, runs in the child before the exec (e.g. to enter a
+  // cgroup): call Start before starting threads.
   static absl::StatusOr<CollectorProcess> Start(
       const std::string& binary, const std::string& db_path,
       const std::string& listen = "127.0.0.1:0",
