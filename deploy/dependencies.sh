@@ -9,6 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libsqlite3-dev libzstd-dev libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin gfortran
+  gdb  # mpirun --get-stack-traces: a test's hung MPI job shows every rank's stack
   # MPICH beside Open MPI: the probe's MPICH-family wrappers build against its
   # mpi.h, tests/mpi_capture_test.cc runs an MPICH job. Debian's alternatives
   # keep mpirun/mpicc/mpif90 Open MPI's (its priority is higher); tests name

@@ -226,11 +226,16 @@ class MpiCaptureTest : public ::testing::Test {
   }
 
   std::vector<std::string> Mpirun(std::vector<std::string> program) {
+    // A job that hangs is killed after 60 s with every rank's stack and
+    // state in the failure (gdb): the f08 persistent-collectives job hung
+    // once in CI and never since, so the next hang says where.
     std::vector<std::string> argv = {"mpirun",
                                      "--allow-run-as-root",
                                      "--oversubscribe",
                                      "--timeout",
-                                     "120",
+                                     "60",
+                                     "--get-stack-traces",
+                                     "--report-state-on-timeout",
                                      "-np",
                                      "4"};
     argv.insert(argv.end(), program.begin(), program.end());
