@@ -1564,7 +1564,7 @@ TEST_F(MpiCaptureTest, TheSeedProfilesCountsAndBytesAreReproduced) {
   StartCollector();
   Child agent = StartAgent();
   std::vector<std::string> mpirun = Mpirun({Runfile("tests/mpi_seed_profile")});
-  mpirun[6] = "8";  // -np 8
+  *(std::find(mpirun.begin(), mpirun.end(), "-np") + 1) = "8";
   Child run = Spawn(MeridianRun("seed", mpirun), env_);
   const std::string out = run.ReadAll();
   ASSERT_EQ(run.Wait(), 0) << out;
@@ -1882,7 +1882,7 @@ TEST_F(MpiCaptureTest, NcclPluginRecordsGpuExecutionAndLaunchOfEachCollective) {
   StartCollector();
   Child agent = StartAgent();
   std::vector<std::string> mpirun = Mpirun({Runfile("tests/nccl_fake_job")});
-  mpirun[6] = "2";  // -np 2
+  *(std::find(mpirun.begin(), mpirun.end(), "-np") + 1) = "2";
   Child run = Spawn(MeridianRun("nccl", mpirun), env_);
   const std::string out = run.ReadAll();
   ASSERT_EQ(run.Wait(), 0) << out;
