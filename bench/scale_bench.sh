@@ -7,9 +7,10 @@
 # `meridian clocks` again (read from the solution the first stored) and
 # `meridian export` with corrected clocks (also from the stored solution);
 # and the queries of issue 23's targets: whole-job `steps` and `stragglers`
-# (the first round cold, later ones from the kept analysis), one step's
-# `critical-path --step` and `export --steps`. Alternated in that order,
-# the median of 3 each. Last line: JSON.
+# (the first `steps` makes the job's step summaries and stores them; the
+# rest read them), one step's `critical-path --step` and `export --steps`.
+# Alternated in that order, the median of 3 each; and the collector's peak
+# resident memory (VmHWM) over all of it. Last line: JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node_counts="256 512 1024 2048 4096"
@@ -57,8 +58,8 @@ for nodes in $node_counts; do
   # After the clocks rounds (a kept analysis would answer `clocks` from
   # memory instead of the stored solution).
   for round in 1 2 3; do
-    # Whole-job steps and stragglers: the first is cold (the job loaded and
-    # analysed), the later ones are answered from the kept analysis.
+    # Whole-job steps and stragglers: the first `steps` makes the step
+    # summaries (cold), every later query reads them.
     t=$(now); "$bin/cli/meridian" --collector "$addr" steps --job scale >/dev/null; steps_q+=($(( ($(now) - t) / 1000000 )))
     t=$(now); "$bin/cli/meridian" --collector "$addr" stragglers --job scale >/dev/null; stragglers_q+=($(( ($(now) - t) / 1000000 )))
     t=$(now); "$bin/cli/meridian" --collector "$addr" critical-path --job scale --step "$step" >/dev/null; path+=($(( ($(now) - t) / 1000000 )))
@@ -68,9 +69,11 @@ for nodes in $node_counts; do
   p=$(median3 "${path[@]}"); e=$(median3 "${step_export[@]}")
   job_spans=$(grep -oE '\(([0-9]+) spans\)' "$work/synth.txt" | grep -oE '[0-9]+' | head -1 || echo 0)
   echo "$nodes nodes, $ranks ranks, $steps steps ($job_spans spans): export raw ${r} ms, corrected ${c} ms (clocks from the stored solution); clocks solved ${k} ms, read stored ${s} ms ($stored_reads of 3 read the stored solution)"
-  echo "  step $step: critical path ${p} ms, export ${e} ms; whole job, cold then kept: steps ${steps_q[0]} / ${steps_q[2]} ms, stragglers ${stragglers_q[0]} / ${stragglers_q[2]} ms"
+  hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$collector_pid/status")
+  sq=$(median3 "${steps_q[@]}"); gq=$(median3 "${stragglers_q[@]}")
+  echo "  step $step: critical path ${p} ms, export ${e} ms; whole job: steps ${steps_q[0]} ms making the summaries, ${sq} ms reading them; stragglers ${gq} ms reading them; collector peak RSS ${hwm} MB"
   grep -iE 'constraint|violation|refine' "$work/clocks.txt" | sed 's/^/  clocks: /' || true
-  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_solve_ms\": $k, \"clocks_stored_ms\": $s, \"stored_reads\": $stored_reads, \"step_path_ms\": $p, \"step_export_ms\": $e, \"steps_cold_ms\": ${steps_q[0]}, \"stragglers_cold_ms\": ${stragglers_q[0]}}"
+  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_solve_ms\": $k, \"clocks_stored_ms\": $s, \"stored_reads\": $stored_reads, \"step_path_ms\": $p, \"step_export_ms\": $e, \"steps_summarise_ms\": ${steps_q[0]}, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"collector_hwm_mb\": $hwm}"
   kill -TERM "$collector_pid"; wait "$collector_pid" || true; collector_pid=""
 done
 echo "{\"bench\": \"scale\", \"nodes\": {$json}}"

@@ -116,8 +116,12 @@ std::string CriticalPathJson(const v1::CriticalPathReply& path) {
 std::string StragglersText(const v1::StragglersReply& reply) {
   std::string out = absl::StrFormat(
       "Stragglers of job %s: %d collective instances, %d matched "
-      "messages.\n\nRanks most waited on (ms):\n",
-      reply.job(), reply.instances(), reply.messages());
+      "messages.\n%s\nRanks most waited on (ms):\n",
+      reply.job(), reply.instances(), reply.messages(),
+      reply.from_summaries()
+          ? "(From its step summaries: the collectives and messages tagged "
+            "with a step.)\n"
+          : "");
   absl::StrAppendFormat(&out, "%6s %12s %12s %12s %8s %12s\n", "rank",
                         "others wait", "collective", "late sender", "#last",
                         "it waited");
@@ -147,7 +151,8 @@ std::string StragglersJson(const v1::StragglersReply& reply) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, reply.job());
   absl::StrAppend(&out, ",\"instances\":", reply.instances(),
-                  ",\"messages\":", reply.messages(), ",\"ranks\":[");
+                  ",\"messages\":", reply.messages(), ",\"from_summaries\":",
+                  reply.from_summaries() ? "true" : "false", ",\"ranks\":[");
   for (int i = 0; i < reply.ranks_size(); ++i) {
     const v1::RankWait& r = reply.ranks(i);
     absl::StrAppend(&out, i ? "," : "", "{\"rank\":", r.rank(),
@@ -206,6 +211,9 @@ std::string StepsText(const v1::StepsReply& reply) {
 std::string StepsJson(const v1::StepsReply& reply) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, reply.job());
+  absl::StrAppend(
+      &out, ",\"from_summaries\":", reply.from_summaries() ? "true" : "false",
+      ",\"summarised\":", reply.summarised());
   out += ",\"steps\":[";
   for (int i = 0; i < reply.steps_size(); ++i) {
     const v1::StepSummary& s = reply.steps(i);

@@ -80,7 +80,8 @@ TEST(AnalysisReportTest, StragglersAndCompareJson) {
   c->set_last_rank(2);
   c->set_wait_ns(6);
   EXPECT_EQ(StragglersJson(stragglers),
-            "{\"job\":\"j\",\"instances\":1,\"messages\":0,\"ranks\":[{"
+            "{\"job\":\"j\",\"instances\":1,\"messages\":0,\"from_summaries\":"
+            "false,\"ranks\":[{"
             "\"rank\":2,\"wait_ns\":6,\"collective_wait_ns\":6,"
             "\"late_sender_wait_ns\":0,\"instances_last\":1,\"waited_ns\":0}],"
             "\"collectives\":[{\"name\":\"MPI_Allreduce\",\"comm\":\"0xab\","

@@ -196,7 +196,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   collector->query_->set_save_clocks(
-      [writer](int64_t job_id, const StoredClockSolution& solution) {
+      [writer](int64_t job_id, const StoredJobResult& solution) {
         writer->Schedule([job_id, solution](Store& store) {
           absl::Status saved = store.SaveClockSolution(job_id, solution);
           if (!saved.ok()) {
@@ -204,6 +204,22 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
                          std::string(saved.message()));
           }
         });
+      });
+
+  // Step summaries are stored before the query answers: the next query
+  // reads them (a few rows a step, made once per step).
+  collector->query_->set_save_summaries(
+      [writer](int64_t job_id, std::vector<StoredStepSummary> steps,
+               const StoredJobResult& state) {
+        auto saved = OnWriter<bool>(writer, [&](Store& store) {
+          absl::Status status = store.SaveStepSummaries(job_id, steps, state);
+          if (!status.ok()) return absl::StatusOr<bool>(status);
+          return absl::StatusOr<bool>(true);
+        });
+        if (!saved.ok()) {
+          spdlog::warn("storing job {}'s step summaries: {}", job_id,
+                       std::string(saved.status().message()));
+        }
       });
 
   // grpc.health.v1.Health (SERVING while up; open to every caller, as load

@@ -154,8 +154,7 @@ absl::Status CheckBudget(const JobInfo& job, uint64_t budget,
 
 // The job's stored clock solution; nullopt if there is none or it cannot be
 // read (that only costs a solve).
-std::optional<StoredClockSolution> StoredClocks(Store& store,
-                                                const JobInfo& job) {
+std::optional<StoredJobResult> StoredClocks(Store& store, const JobInfo& job) {
   auto stored = store.LoadClockSolution(job.id);
   return stored.ok() ? *stored : std::nullopt;
 }
@@ -179,7 +178,7 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
   analysis->query = std::move(query);
   Store& store = *analysis->query.store;
   const JobCatalog& catalog = analysis->query.catalog;
-  std::optional<StoredClockSolution> stored;
+  std::optional<StoredJobResult> stored;
   if (!step) stored = StoredClocks(store, catalog.job);
   absl::StatusOr<JobSpans> spans =
       step
@@ -452,7 +451,7 @@ grpc::Status QueryService::ExportTrace(
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);
   } else if (!request->raw_clock()) {
-    const std::optional<StoredClockSolution> stored =
+    const std::optional<StoredJobResult> stored =
         StoredClocks(*opened->store, opened->catalog.job);
     auto loaded = JobClocks::Load(*opened->store, opened->catalog, nullptr,
                                   JobRead{}, &stored);
@@ -526,7 +525,7 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   // --resolve: solved from the spans again, and stored.
-  std::optional<StoredClockSolution> stored;
+  std::optional<StoredJobResult> stored;
   if (!request->resolve())
     stored = StoredClocks(*query->store, query->catalog.job);
   auto clocks = JobClocks::Load(*query->store, query->catalog, nullptr,
@@ -599,6 +598,21 @@ grpc::Status QueryService::GetCriticalPath(
   return grpc::Status::OK;
 }
 
+absl::Status QueryService::AnswerFromSummaries(const std::string& job,
+                                               const FromSummaries& answer) {
+  v1::SpanFilter filter;
+  filter.set_job(job);
+  auto query = OpenJob(db_path_, filter);
+  if (!query.ok()) return query.status();
+  auto made =
+      StepSummaries::Update(*query->store, query->catalog, analysis_budget_);
+  if (!made.ok()) return made.status();
+  if (!made->current && save_summaries_) {
+    save_summaries_(query->catalog.job.id, made->steps, made->state);
+  }
+  return answer(*query->store, query->catalog, *made);
+}
+
 grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
                                          const v1::StragglersRequest* request,
                                          v1::StragglersReply* reply) {
@@ -608,6 +622,21 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "head must be >= 0 (0 lists every instance)");
   }
+  absl::Status summarised = AnswerFromSummaries(
+      request->job(), [&](Store& store, const JobCatalog& catalog,
+                          const StepSummaries::Made& made) {
+        auto stragglers =
+            StepSummaries::Stragglers(store, catalog, made, request->head());
+        if (!stragglers.ok()) return stragglers.status();
+        *reply = std::move(*stragglers);
+        return absl::OkStatus();
+      });
+  if (!absl::IsNotFound(summarised)) {
+    if (!summarised.ok()) return ToGrpc(summarised);
+    reply->set_job(request->job());
+    return grpc::Status::OK;
+  }
+  // No steps: the whole job, loaded.
   auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = Stragglers(*(*analysis)->graph, request->head());
@@ -620,6 +649,24 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
                                     v1::StepsReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
+  const std::optional<int32_t> rank =
+      request->has_rank() ? std::optional<int32_t>(request->rank())
+                          : std::nullopt;
+  absl::Status summarised = AnswerFromSummaries(
+      request->job(), [&](Store& store, const JobCatalog& catalog,
+                          const StepSummaries::Made& made) {
+        auto steps = StepSummaries::Steps(store, catalog, made, rank,
+                                          request->means_only());
+        if (!steps.ok()) return steps.status();
+        *reply = std::move(*steps);
+        return absl::OkStatus();
+      });
+  if (!absl::IsNotFound(summarised)) {
+    if (!summarised.ok()) return ToGrpc(summarised);
+    reply->set_job(request->job());
+    return grpc::Status::OK;
+  }
+  // No steps: the whole job, loaded (its breakdown has no step either).
   auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = (*analysis)->Steps();

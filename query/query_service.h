@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "query/analysis/step_summaries.h"
 #include "store/store.h"
 
 namespace meridian {
@@ -47,8 +48,20 @@ class QueryService final : public v1::Query::Service {
   // here, and later queries of the job as it stands read it instead of
   // solving (docs/clocks.md). Unset: nothing is stored.
   using SaveClocks =
-      std::function<void(int64_t job_id, const StoredClockSolution& solution)>;
+      std::function<void(int64_t job_id, const StoredJobResult& solution)>;
   void set_save_clocks(SaveClocks save) { save_clocks_ = std::move(save); }
+  // Stores step summaries (Store::SaveStepSummaries; the collector's writer
+  // does, and returns once they are stored): whole-job steps and stragglers
+  // of a job with steps are answered from its per-step summaries
+  // (query/analysis/step_summaries.h), and a query that makes the ones
+  // missing hands them here. Unset: nothing is stored (each query makes
+  // what is missing again).
+  using SaveSummaries =
+      std::function<void(int64_t job_id, std::vector<StoredStepSummary> steps,
+                         const StoredJobResult& state)>;
+  void set_save_summaries(SaveSummaries save) {
+    save_summaries_ = std::move(save);
+  }
 
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const v1::ListJobsRequest* request,
@@ -105,8 +118,18 @@ class QueryService final : public v1::Query::Service {
   // nothing).
   std::shared_ptr<const JobAnalysis> KeptJob(const JobInfo& job);
 
+  // Runs `answer` over the job's step summaries, brought up to date (and
+  // what was made handed to save_summaries_). NOT_FOUND if the job has no
+  // steps (or does not exist): the caller analyses it whole.
+  using FromSummaries =
+      std::function<absl::Status(Store& store, const JobCatalog& catalog,
+                                 const StepSummaries::Made& made)>;
+  absl::Status AnswerFromSummaries(const std::string& job,
+                                   const FromSummaries& answer);
+
   std::string db_path_;
   SaveClocks save_clocks_;
+  SaveSummaries save_summaries_;
   MayRead may_read_;
   uint64_t analysis_budget_;
   struct CacheKey {

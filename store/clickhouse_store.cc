@@ -104,12 +104,20 @@ constexpr Table kTables[] = {
      "job Int64, spans Int64, job_written_ns Int64, models Int64, "
      "solved_ns Int64, written_ns Int64, data String",
      "ReplacingMergeTree(written_ns) ORDER BY job", "job"},
+    // Step summaries (query/analysis/step_summaries.h), and what they cover:
+    // per step, and per job, the latest row wins.
+    {"summary_states",
+     "job Int64, spans Int64, job_written_ns Int64, models Int64, "
+     "computed_ns Int64, written_ns Int64, data String",
+     "ReplacingMergeTree(written_ns) ORDER BY job", "job"},
+    {"step_summaries", "job Int64, step Int64, written_ns Int64, data String",
+     "ReplacingMergeTree(written_ns) ORDER BY (job, step)", "job"},
 };
 
 // Tables whose rows belong to one job, reclaimed when it is deleted.
-constexpr const char* kJobTables[] = {"processes",      "tracks",
-                                      "chunks",         "op_totals",
-                                      "process_totals", "clock_solutions"};
+constexpr const char* kJobTables[] = {
+    "processes",      "tracks",          "chunks",         "op_totals",
+    "process_totals", "clock_solutions", "summary_states", "step_summaries"};
 
 // A SQL string literal for any bytes: printable ASCII as it is, everything
 // else (quotes and backslashes included) as \xHH.
@@ -1211,6 +1219,26 @@ ClickHouseStore::StepRange(int64_t job_id) {
   return range;
 }
 
+absl::StatusOr<std::optional<int64_t>> ClickHouseStore::LowestTrackLastStep(
+    int64_t job_id) {
+  auto filter = JobRowFilter(job_id, true);
+  if (!filter.ok()) return filter.status();
+  std::optional<int64_t> lowest;
+  absl::Status read = ReadRows(
+      client_.get(),
+      absl::StrCat("SELECT min(last), toInt64(count()) FROM (SELECT "
+                   "max(max_step) AS last FROM chunks WHERE has_step = 1 AND ",
+                   *filter, " GROUP BY track)"),
+      [&](RowBinaryReader& r) {
+        int64_t last, count;
+        if (!r.Int64(&last) || !r.Int64(&count)) return false;
+        if (count > 0) lowest = last;
+        return true;
+      });
+  if (!read.ok()) return read;
+  return lowest;
+}
+
 absl::StatusOr<JobTotals> ClickHouseStore::LoadTotals(int64_t job_id) {
   auto filter = JobRowFilter(job_id, true);
   if (!filter.ok()) return filter.status();
@@ -1305,48 +1333,124 @@ absl::StatusOr<int64_t> ClickHouseStore::FileBytes() {
   return bytes;
 }
 
-// The latest solution written after the job's last deletion and up to the
-// snapshot.
-absl::StatusOr<std::optional<StoredClockSolution>>
-ClickHouseStore::LoadClockSolution(int64_t job_id) {
+// The latest row of `table` (clock_solutions or summary_states) written
+// after the job's last deletion and up to the snapshot.
+absl::StatusOr<std::optional<StoredJobResult>> ClickHouseStore::LoadResult(
+    const char* table, int64_t job_id) {
   auto filter = JobRowFilter(job_id, false);
   if (!filter.ok()) return filter.status();
-  std::optional<StoredClockSolution> solution;
+  const bool clocks = std::string(table) == "clock_solutions";
+  std::optional<StoredJobResult> result;
   absl::Status read = ReadRows(
       client_.get(),
-      absl::StrCat("SELECT spans, job_written_ns, models, solved_ns, data "
-                   "FROM clock_solutions WHERE ",
-                   *filter, " ORDER BY written_ns DESC LIMIT 1"),
+      absl::StrCat("SELECT spans, job_written_ns, models, ",
+                   clocks ? "solved_ns" : "computed_ns", ", data FROM ", table,
+                   " WHERE ", *filter, " ORDER BY written_ns DESC LIMIT 1"),
       [&](RowBinaryReader& r) {
-        StoredClockSolution s;
+        StoredJobResult s;
         absl::string_view data;
         if (!r.Int64(&s.spans) || !r.Int64(&s.written_ns) ||
-            !r.Int64(&s.models) || !r.Int64(&s.solved_ns) || !r.String(&data)) {
+            !r.Int64(&s.models) || !r.Int64(&s.computed_ns) ||
+            !r.String(&data)) {
           return false;
         }
         s.data = std::string(data);
-        solution = std::move(s);
+        result = std::move(s);
         return true;
       });
   if (!read.ok()) return read;
-  return solution;
+  return result;
 }
 
-absl::Status ClickHouseStore::SaveClockSolution(
-    int64_t job_id, const StoredClockSolution& solution) {
+absl::Status ClickHouseStore::SaveResult(const char* table, int64_t job_id,
+                                         const StoredJobResult& result) {
   if (read_only_) {
     return absl::FailedPreconditionError(
         absl::StrCat("store ", location_, " is open read-only"));
   }
   RowBinaryWriter row;
   row.Int64(job_id);
-  row.Int64(solution.spans);
-  row.Int64(solution.written_ns);
-  row.Int64(solution.models);
-  row.Int64(solution.solved_ns);
+  row.Int64(result.spans);
+  row.Int64(result.written_ns);
+  row.Int64(result.models);
+  row.Int64(result.computed_ns);
   row.Int64(Now());
-  row.String(solution.data);
-  return client_->InsertRowBinary("clock_solutions", row.bytes());
+  row.String(result.data);
+  return client_->InsertRowBinary(table, row.bytes());
+}
+
+absl::StatusOr<std::optional<StoredJobResult>>
+ClickHouseStore::LoadClockSolution(int64_t job_id) {
+  return LoadResult("clock_solutions", job_id);
+}
+
+absl::Status ClickHouseStore::SaveClockSolution(
+    int64_t job_id, const StoredJobResult& solution) {
+  return SaveResult("clock_solutions", job_id, solution);
+}
+
+absl::StatusOr<std::optional<StoredJobResult>>
+ClickHouseStore::LoadSummaryState(int64_t job_id) {
+  return LoadResult("summary_states", job_id);
+}
+
+// The summaries first, then the state that names them, in a later
+// written_ns: a reader whose snapshot holds the state holds the summaries.
+absl::Status ClickHouseStore::SaveStepSummaries(
+    int64_t job_id, const std::vector<StoredStepSummary>& steps,
+    const StoredJobResult& state) {
+  if (read_only_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store ", location_, " is open read-only"));
+  }
+  if (!steps.empty()) {
+    const int64_t now = Now();
+    RowBinaryWriter rows;
+    for (const StoredStepSummary& step : steps) {
+      rows.Int64(job_id);
+      rows.Int64(step.step);
+      rows.Int64(now);
+      rows.String(step.data);
+    }
+    absl::Status inserted =
+        client_->InsertRowBinary("step_summaries", rows.bytes());
+    if (!inserted.ok()) return inserted;
+  }
+  return SaveResult("summary_states", job_id, state);
+}
+
+// Read a page of steps at a time (the latest row of each), so memory holds
+// one page however many steps the job has.
+absl::Status ClickHouseStore::ScanStepSummaries(
+    int64_t job_id, int64_t first_step,
+    const std::function<bool(const StoredStepSummary&)>& visit) {
+  auto filter = JobRowFilter(job_id, false);
+  if (!filter.ok()) return filter.status();
+  constexpr int kPage = 4096;
+  int64_t from = first_step;
+  for (;;) {
+    int rows = 0;
+    bool more = true;
+    StoredStepSummary row;
+    absl::Status read = ReadRows(
+        client_.get(),
+        absl::StrCat("SELECT step, data FROM step_summaries WHERE ", *filter,
+                     " AND step >= ", from,
+                     " ORDER BY step, written_ns DESC LIMIT 1 BY step LIMIT ",
+                     kPage),
+        [&](RowBinaryReader& r) {
+          absl::string_view data;
+          if (!r.Int64(&row.step) || !r.String(&data)) return false;
+          ++rows;
+          if (!more) return true;
+          row.data.assign(data.data(), data.size());
+          more = visit(row);
+          return true;
+        });
+    if (!read.ok()) return read;
+    if (!more || rows < kPage) return absl::OkStatus();
+    from = row.step + 1;
+  }
 }
 
 }  // namespace meridian

@@ -105,13 +105,23 @@ class ClickHouseStore final : public Store {
       const std::string& node, int64_t job_id) override;
   absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
       int64_t job_id) override;
+  absl::StatusOr<std::optional<int64_t>> LowestTrackLastStep(
+      int64_t job_id) override;
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   // The database's active parts on disk, every table.
   absl::StatusOr<int64_t> FileBytes() override;
-  absl::StatusOr<std::optional<StoredClockSolution>> LoadClockSolution(
+  absl::StatusOr<std::optional<StoredJobResult>> LoadClockSolution(
       int64_t job_id) override;
   absl::Status SaveClockSolution(int64_t job_id,
-                                 const StoredClockSolution& solution) override;
+                                 const StoredJobResult& solution) override;
+  absl::Status SaveStepSummaries(int64_t job_id,
+                                 const std::vector<StoredStepSummary>& steps,
+                                 const StoredJobResult& state) override;
+  absl::StatusOr<std::optional<StoredJobResult>> LoadSummaryState(
+      int64_t job_id) override;
+  absl::Status ScanStepSummaries(
+      int64_t job_id, int64_t first_step,
+      const std::function<bool(const StoredStepSummary&)>& visit) override;
 
   // Tests of exactly-once only: called in Write after its chunks and ring
   // marks are inserted and before its commit record; an error fails the
@@ -121,6 +131,11 @@ class ClickHouseStore final : public Store {
   }
 
  private:
+  // A job's latest row in clock_solutions or summary_states, and adding one.
+  absl::StatusOr<std::optional<StoredJobResult>> LoadResult(const char* table,
+                                                            int64_t job_id);
+  absl::Status SaveResult(const char* table, int64_t job_id,
+                          const StoredJobResult& result);
   struct Caches;
   struct WriteRows;
 

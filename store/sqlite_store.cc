@@ -134,6 +134,12 @@ CREATE TABLE IF NOT EXISTS process_totals(
 CREATE TABLE IF NOT EXISTS clock_solutions(
   job INTEGER PRIMARY KEY, spans INTEGER NOT NULL, written_ns INTEGER NOT NULL,
   models INTEGER NOT NULL, solved_ns INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS summary_states(
+  job INTEGER PRIMARY KEY, spans INTEGER NOT NULL, written_ns INTEGER NOT NULL,
+  models INTEGER NOT NULL, computed_ns INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS step_summaries(
+  job INTEGER NOT NULL, step INTEGER NOT NULL, data BLOB NOT NULL,
+  PRIMARY KEY(job, step)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ring_marks(
   incarnation INTEGER NOT NULL, ring INTEGER NOT NULL, end_record INTEGER NOT NULL,
   PRIMARY KEY(incarnation, ring)) WITHOUT ROWID;
@@ -465,6 +471,8 @@ absl::StatusOr<int64_t> SqliteStore::DeleteJob(const std::string& name) {
         "DELETE FROM processes WHERE job=?1",
         "DELETE FROM job_agents WHERE job=?1",
         "DELETE FROM clock_solutions WHERE job=?1",
+        "DELETE FROM summary_states WHERE job=?1",
+        "DELETE FROM step_summaries WHERE job=?1",
         "DELETE FROM jobs WHERE id=?1"}) {
     auto statement = Prepare(sql);
     if (!statement.ok()) {
@@ -1266,52 +1274,150 @@ SqliteStore::StepRange(int64_t job_id) {
   return range;
 }
 
-// A store opened read-only that an older Meridian made has no solutions
-// table (a writer creates it): it has no solution.
-absl::StatusOr<std::optional<StoredClockSolution>>
-SqliteStore::LoadClockSolution(int64_t job_id) {
-  auto has_table = Prepare(
+absl::StatusOr<std::optional<int64_t>> SqliteStore::LowestTrackLastStep(
+    int64_t job_id) {
+  auto select = Prepare(
+      "SELECT min(last) FROM (SELECT max(max_step) AS last FROM chunks WHERE "
+      "job=?1 AND min_step IS NOT NULL GROUP BY track)");
+  if (!select.ok()) return select.status();
+  const int rc = (*select)->Bind(1, job_id).Step();
+  std::optional<int64_t> lowest;
+  if (rc == SQLITE_ROW && !(*select)->IsNull(0)) lowest = (*select)->Int(0);
+  (*select)->Reset();
+  if (rc != SQLITE_ROW) return Fail("reading a job's steps failed");
+  return lowest;
+}
+
+// A job's stored result in `table` (clock_solutions or summary_states). A
+// store opened read-only that an older Meridian made has no such table (a
+// writer creates it): it has no result.
+// The statements for each table (Prepare keeps statements by address).
+struct ResultTable {
+  const char* has_table;
+  const char* select;
+  const char* insert;
+};
+const ResultTable& ResultStatements(const char* table) {
+  static const ResultTable kClocks = {
       "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
-      "name='clock_solutions'");
+      "name='clock_solutions'",
+      "SELECT spans, written_ns, models, solved_ns, data FROM clock_solutions "
+      "WHERE job=?1",
+      "INSERT OR REPLACE INTO clock_solutions VALUES(?1, ?2, ?3, ?4, ?5, ?6)"};
+  static const ResultTable kSummaries = {
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+      "name='summary_states'",
+      "SELECT spans, written_ns, models, computed_ns, data FROM "
+      "summary_states WHERE job=?1",
+      "INSERT OR REPLACE INTO summary_states VALUES(?1, ?2, ?3, ?4, ?5, ?6)"};
+  return std::string(table) == "clock_solutions" ? kClocks : kSummaries;
+}
+
+absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadResult(
+    const char* table, int64_t job_id) {
+  const ResultTable& sql = ResultStatements(table);
+  auto has_table = Prepare(sql.has_table);
   if (!has_table.ok()) return has_table.status();
   int rc = (*has_table)->Step();
   const int64_t tables = rc == SQLITE_ROW ? (*has_table)->Int(0) : 0;
   (*has_table)->Reset();
   if (rc != SQLITE_ROW) return Fail("reading the schema failed");
-  std::optional<StoredClockSolution> solution;
-  if (tables == 0) return solution;
-  auto select = Prepare(
-      "SELECT spans, written_ns, models, solved_ns, data FROM clock_solutions "
-      "WHERE job=?1");
+  std::optional<StoredJobResult> result;
+  if (tables == 0) return result;
+  auto select = Prepare(sql.select);
   if (!select.ok()) return select.status();
   rc = (*select)->Bind(1, job_id).Step();
   if (rc == SQLITE_ROW) {
-    solution = StoredClockSolution{(*select)->Int(0), (*select)->Int(1),
-                                   (*select)->Int(2), (*select)->Int(3),
-                                   std::string((*select)->Blob(4))};
+    result =
+        StoredJobResult{(*select)->Int(0), (*select)->Int(1), (*select)->Int(2),
+                        (*select)->Int(3), std::string((*select)->Blob(4))};
   }
   (*select)->Reset();
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-    return Fail("reading a clock solution failed");
+    return Fail("reading a job's stored result failed");
   }
-  return solution;
+  return result;
 }
 
-absl::Status SqliteStore::SaveClockSolution(
-    int64_t job_id, const StoredClockSolution& solution) {
-  auto insert = Prepare(
-      "INSERT OR REPLACE INTO clock_solutions VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+absl::Status SqliteStore::SaveResult(const char* table, int64_t job_id,
+                                     const StoredJobResult& result) {
+  auto insert = Prepare(ResultStatements(table).insert);
   if (!insert.ok()) return insert.status();
   const int rc = (*insert)
                      ->Bind(1, job_id)
-                     .Bind(2, solution.spans)
-                     .Bind(3, solution.written_ns)
-                     .Bind(4, solution.models)
-                     .Bind(5, solution.solved_ns)
-                     .BindBlob(6, solution.data)
+                     .Bind(2, result.spans)
+                     .Bind(3, result.written_ns)
+                     .Bind(4, result.models)
+                     .Bind(5, result.computed_ns)
+                     .BindBlob(6, result.data)
                      .Step();
   (*insert)->Reset();
-  if (rc != SQLITE_DONE) return Fail("storing a clock solution failed");
+  if (rc != SQLITE_DONE) return Fail("storing a job's result failed");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadClockSolution(
+    int64_t job_id) {
+  return LoadResult("clock_solutions", job_id);
+}
+
+absl::Status SqliteStore::SaveClockSolution(int64_t job_id,
+                                            const StoredJobResult& solution) {
+  return SaveResult("clock_solutions", job_id, solution);
+}
+
+absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadSummaryState(
+    int64_t job_id) {
+  return LoadResult("summary_states", job_id);
+}
+
+// One transaction: the state is never stored without its summaries.
+absl::Status SqliteStore::SaveStepSummaries(
+    int64_t job_id, const std::vector<StoredStepSummary>& steps,
+    const StoredJobResult& state) {
+  absl::Status status = Exec("BEGIN IMMEDIATE;");
+  if (!status.ok()) return status;
+  auto insert =
+      Prepare("INSERT OR REPLACE INTO step_summaries VALUES(?1, ?2, ?3)");
+  if (!insert.ok()) status = insert.status();
+  for (size_t i = 0; status.ok() && i < steps.size(); ++i) {
+    const int rc = (*insert)
+                       ->Bind(1, job_id)
+                       .Bind(2, steps[i].step)
+                       .BindBlob(3, steps[i].data)
+                       .Step();
+    (*insert)->Reset();
+    if (rc != SQLITE_DONE) status = Fail("storing step summaries failed");
+  }
+  if (status.ok()) status = SaveResult("summary_states", job_id, state);
+  if (status.ok()) status = Exec("COMMIT;");
+  if (!status.ok()) Exec("ROLLBACK;").IgnoreError();
+  return status;
+}
+
+absl::Status SqliteStore::ScanStepSummaries(
+    int64_t job_id, int64_t first_step,
+    const std::function<bool(const StoredStepSummary&)>& visit) {
+  auto has = LoadSummaryState(job_id);  // an older store has no table
+  if (!has.ok()) return has.status();
+  if (!*has) return absl::OkStatus();
+  auto select = Prepare(
+      "SELECT step, data FROM step_summaries WHERE job=?1 AND step>=?2 "
+      "ORDER BY step");
+  if (!select.ok()) return select.status();
+  (*select)->Bind(1, job_id).Bind(2, first_step);
+  int rc;
+  StoredStepSummary row;
+  while ((rc = (*select)->Step()) == SQLITE_ROW) {
+    row.step = (*select)->Int(0);
+    const absl::string_view data = (*select)->Blob(1);
+    row.data.assign(data.data(), data.size());
+    if (!visit(row)) break;
+  }
+  (*select)->Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    return Fail("reading step summaries failed");
+  }
   return absl::OkStatus();
 }
 

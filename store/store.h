@@ -193,14 +193,23 @@ struct NodeClockModel {
   int64_t uncertainty_ns = 0;
 };
 
-// A job's clock solution as a query computed it (query/clocks/job_clocks.h
-// writes and reads `data`), with the state of the job it was computed for:
-// valid while the job's spans, last write and clock models are still these.
-struct StoredClockSolution {
+// What a query computed over a job and stored with it (its clock solution,
+// query/clocks/job_clocks.h; how far its step summaries go,
+// query/analysis/step_summaries.h: each writes and reads its `data`), with
+// the state of the job it was computed for: current while the job's spans,
+// last write and clock models are still these.
+struct StoredJobResult {
   int64_t spans = 0;
-  int64_t written_ns = 0;  // JobInfo::written_ns of the job solved
-  int64_t models = 0;      // clock models of its nodes, all together
-  int64_t solved_ns = 0;   // when (wall clock)
+  int64_t written_ns = 0;   // JobInfo::written_ns of the job
+  int64_t models = 0;       // clock models of its nodes, all together
+  int64_t computed_ns = 0;  // when (wall clock)
+  std::string data;
+};
+
+// One step's summary as stored (query/analysis/step_summaries.h writes and
+// reads `data`).
+struct StoredStepSummary {
+  int64_t step = 0;
   std::string data;
 };
 
@@ -294,6 +303,12 @@ class Store {
   virtual absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
       int64_t job_id) = 0;
 
+  // The lowest, over the job's tracks that have spans with a step, of each
+  // track's highest step: steps below it are complete on every track (step
+  // summaries); nullopt if no span carries a step.
+  virtual absl::StatusOr<std::optional<int64_t>> LowestTrackLastStep(
+      int64_t job_id) = 0;
+
   // The statistics imported for job `job_id` (Batch.op_totals and
   // process_totals); empty if none.
   virtual absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) = 0;
@@ -304,10 +319,26 @@ class Store {
   // The clock solution last saved for job `job_id` (nullopt if none, or if
   // the job was deleted since), and saving one (replacing the older).
   // DeleteJob deletes it with the job.
-  virtual absl::StatusOr<std::optional<StoredClockSolution>> LoadClockSolution(
+  virtual absl::StatusOr<std::optional<StoredJobResult>> LoadClockSolution(
       int64_t job_id) = 0;
-  virtual absl::Status SaveClockSolution(
-      int64_t job_id, const StoredClockSolution& solution) = 0;
+  virtual absl::Status SaveClockSolution(int64_t job_id,
+                                         const StoredJobResult& solution) = 0;
+
+  // Step summaries of job `job_id`. Saving stores `steps`, each replacing
+  // the summary stored for its step, and then `state` (what the summaries
+  // cover), replacing the older: a reader that finds a state finds the
+  // summaries saved with it. LoadSummaryState: the last state saved
+  // (nullopt if none, or if the job was deleted since). ScanStepSummaries:
+  // each stored summary of a step >= `first_step`, by ascending step, until
+  // `visit` returns false. DeleteJob deletes them with the job.
+  virtual absl::Status SaveStepSummaries(
+      int64_t job_id, const std::vector<StoredStepSummary>& steps,
+      const StoredJobResult& state) = 0;
+  virtual absl::StatusOr<std::optional<StoredJobResult>> LoadSummaryState(
+      int64_t job_id) = 0;
+  virtual absl::Status ScanStepSummaries(
+      int64_t job_id, int64_t first_step,
+      const std::function<bool(const StoredStepSummary&)>& visit) = 0;
 };
 
 }  // namespace meridian

@@ -145,9 +145,16 @@ m steps --job slow-rank >"$work/steps.txt"
 expect_line "$work/steps.txt" "       2      5.100     20.000        0      3.500      2.600      1.000"
 expect_line "$work/steps.txt" "       2      2      5.100      5.000      1.100      1.000"
 m steps --job chain --json >"$work/steps.json"
-python3 - "$work/steps.json" <<'PY'
+# `stragglers --job chain` above made the job's one step summary and stored
+# it: steps read it, every time.
+m steps --job chain --json >"$work/steps2.json"
+python3 - "$work/steps.json" "$work/steps2.json" <<'PY'
 import json, sys
-s = json.load(open(sys.argv[1]))["steps"]
+first, again = (json.load(open(p)) for p in sys.argv[1:3])
+assert (first["from_summaries"], first["summarised"]) == (True, 0), first
+assert (again["from_summaries"], again["summarised"]) == (True, 0), again
+assert again["steps"] == first["steps"], again
+s = first["steps"]
 assert len(s) == 1 and s[0]["dur_ns"] == 4150000 and s[0]["slowest_rank"] == 3, s
 assert [(r["rank"], r["dur_ns"], r["compute_ns"], r["communication_ns"], r["overlap_ns"])
         for r in s[0]["ranks"]] == [(0, 1050000, 1000000, 50000, 0),

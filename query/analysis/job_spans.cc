@@ -53,7 +53,7 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
   s.category = catalog_->ops[s.op].category;
   s.role = RoleOfSpan(op_role_[s.op], span);
   if ((s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
-      !PairsMessage(message_step_, span.step)) {
+      !PairsMessage(message_steps_, span.step)) {
     s.role = SpanRole::kNone;
   }
   if (ListsRanks(s.role)) {
@@ -102,9 +102,9 @@ JobSpans JobSpans::Retimed(absl::Span<const int64_t> start,
 
 absl::StatusOr<JobSpans> JobSpans::Load(
     Store& store, const JobCatalog& catalog, std::optional<JobClocks>* clocks,
-    const JobRead& read, const std::optional<StoredClockSolution>* stored) {
+    const JobRead& read, const std::optional<StoredJobResult>* stored) {
   JobSpans spans(catalog);
-  spans.message_step_ = read.message_step;
+  spans.message_steps_ = read.message_steps;
   if (read.ranges.size() == 1 && read.ranges[0].whole_job()) {
     spans.spans_.reserve(
         static_cast<size_t>(std::max<int64_t>(0, catalog.job.spans)));
@@ -145,6 +145,14 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
                                             int64_t step,
                                             std::optional<JobClocks>* clocks,
                                             ScanStats* stats) {
+  return LoadSteps(store, catalog, step, step, clocks, stats);
+}
+
+absl::StatusOr<JobSpans> JobSpans::LoadSteps(Store& store,
+                                             const JobCatalog& catalog,
+                                             int64_t first, int64_t last,
+                                             std::optional<JobClocks>* clocks,
+                                             ScanStats* stats) {
   // 1. The step's own spans: per track the one starting first and the one
   // ending last (raw times, as the scan returns them).
   struct Edges {
@@ -153,9 +161,9 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
   };
   absl::flat_hash_map<int64_t, Edges> edges;
   JobRead tagged;
-  tagged.ranges[0].first_step = step;
-  tagged.ranges[0].last_step = step;
-  tagged.message_step = step;
+  tagged.ranges[0].first_step = first;
+  tagged.ranges[0].last_step = last;
+  tagged.message_steps = std::make_pair(first, last);
   tagged.stats = stats;
   auto keep = [](const StoredSpan& from, StoredSpan* to) {
     to->start_ns = from.start_ns;
@@ -179,7 +187,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
       tagged);
   if (!step_clocks.ok()) return step_clocks.status();
   if (edges.empty()) {
-    return StepNotFound(catalog.job.name, step);
+    return StepNotFound(catalog.job.name, first);
   }
   int64_t window_start = std::numeric_limits<int64_t>::max();
   int64_t window_end = std::numeric_limits<int64_t>::min();
@@ -232,7 +240,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
     raw_end = std::max(raw_end, node.raw_end);
   }
   JobRead window;
-  window.message_step = step;
+  window.message_steps = std::make_pair(first, last);
   window.stats = stats;
   // ScanRange times count from the job's first span; `to` is exclusive.
   all.from_ns = raw_start - catalog.job.min_start_ns;

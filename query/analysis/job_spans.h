@@ -77,13 +77,13 @@ class JobSpans {
   // them, then placed on the collector's clock in memory. `catalog` must
   // outlive the result.
   // `read` (default: the whole job) says which spans; with its
-  // message_step, sends and receives of other steps take no part in
+  // message_steps, sends and receives of other steps take no part in
   // dependencies (role kNone). `stored`: the job's stored clock solution,
   // for JobClocks::Load.
   static absl::StatusOr<JobSpans> Load(
       Store& store, const JobCatalog& catalog, std::optional<JobClocks>* clocks,
       const JobRead& read = JobRead{},
-      const std::optional<StoredClockSolution>* stored = nullptr);
+      const std::optional<StoredJobResult>* stored = nullptr);
 
   // What one step's analysis needs, without reading the rest of the job:
   //  1. the chunks that hold spans tagged with `step` (the store keeps each
@@ -102,6 +102,15 @@ class JobSpans {
                                            int64_t step,
                                            std::optional<JobClocks>* clocks,
                                            ScanStats* stats = nullptr);
+  // The same for the steps first..last (inclusive) together: their window
+  // is the first start to the last end of the spans tagged with any of
+  // them, and messages are matched among those spans. NOT_FOUND naming
+  // `first` if no span is tagged with any of them.
+  static absl::StatusOr<JobSpans> LoadSteps(Store& store,
+                                            const JobCatalog& catalog,
+                                            int64_t first, int64_t last,
+                                            std::optional<JobClocks>* clocks,
+                                            ScanStats* stats = nullptr);
 
   // Spans given one at a time, with their times on the collector's clock
   // (tests); Finish sorts.
@@ -139,7 +148,8 @@ class JobSpans {
   std::vector<SpanRole> op_role_;
   std::vector<char> op_async_;
   SourceLists source_lists_;
-  std::optional<int64_t> message_step_;  // see JobRead::message_step
+  // See JobRead::message_steps.
+  std::optional<std::pair<int64_t, int64_t>> message_steps_;
 };
 
 }  // namespace meridian

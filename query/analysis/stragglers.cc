@@ -12,15 +12,15 @@ int64_t WaitFor(const JobSpan& waiter, int64_t arrival) {
   return std::max<int64_t>(0, std::min(arrival, waiter.end) - waiter.start);
 }
 
-}  // namespace
-
-v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
-  const JobSpans& spans = graph.spans();
-  const std::vector<JobSpan>& all = spans.spans();
+// What the instances and messages of one bucket (the job, or one step)
+// charged to each rank, and their instances.
+struct Tally {
   std::map<int32_t, v1::RankWait> ranks;
-  for (int32_t rank : spans.Ranks()) ranks[rank].set_rank(rank);
-  auto charge = [&ranks](const JobSpan& waiter, int32_t late_rank, int64_t wait,
-                         bool collective) {
+  std::vector<v1::CollectiveInstance> instances;
+  int64_t messages = 0;
+
+  void Charge(const JobSpan& waiter, int32_t late_rank, int64_t wait,
+              bool collective) {
     if (wait <= 0) return;
     v1::RankWait& late = ranks[late_rank];
     late.set_rank(late_rank);
@@ -33,14 +33,44 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
     v1::RankWait& w = ranks[waiter.rank];
     w.set_rank(waiter.rank);
     w.set_waited_ns(w.waited_ns() + wait);
-  };
+  }
 
-  v1::StragglersReply reply;
+  v1::StragglersReply Finish(int head) {
+    v1::StragglersReply reply;
+    reply.set_instances(static_cast<int64_t>(instances.size()));
+    reply.set_messages(messages);
+    std::stable_sort(
+        instances.begin(), instances.end(),
+        [](const v1::CollectiveInstance& a, const v1::CollectiveInstance& b) {
+          return a.skew_ns() > b.skew_ns();
+        });
+    const size_t listed =
+        head > 0 ? std::min(instances.size(), static_cast<size_t>(head))
+                 : instances.size();
+    for (size_t i = 0; i < listed; ++i) {
+      *reply.add_collectives() = std::move(instances[i]);
+    }
+    std::vector<v1::RankWait> by_wait;
+    for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
+    std::stable_sort(by_wait.begin(), by_wait.end(),
+                     [](const v1::RankWait& a, const v1::RankWait& b) {
+                       return a.wait_ns() > b.wait_ns();
+                     });
+    for (v1::RankWait& r : by_wait) *reply.add_ranks() = std::move(r);
+    return reply;
+  }
+};
+
+// Adds each instance and message of `graph` to the tally `bucket` gives
+// for its step (nullopt: untagged); a null tally leaves it out.
+template <typename Bucket>
+void TallyGraph(const DependencyGraph& graph, const Bucket& bucket) {
+  const JobSpans& spans = graph.spans();
+  const std::vector<JobSpan>& all = spans.spans();
+  auto step_of = [](const JobSpan& s) {
+    return s.has_step ? std::optional<int64_t>(s.step) : std::nullopt;
+  };
   const MpiMatching& mpi = graph.mpi();
-  reply.set_instances(mpi.instances());
-  reply.set_messages(static_cast<int64_t>(mpi.messages().size()));
-  std::vector<v1::CollectiveInstance> instances;
-  instances.reserve(mpi.instances());
   for (int64_t k = 0; k < mpi.instances(); ++k) {
     absl::Span<const int32_t> members = mpi.members(k);
     const JobSpan* first = &all[members[0]];
@@ -52,6 +82,10 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
       if (m.start > last->start) last = &m;
       if (m.has_step && !instance.has_step()) instance.set_step(m.step);
     }
+    Tally* tally = bucket(instance.has_step()
+                              ? std::optional<int64_t>(instance.step())
+                              : std::nullopt);
+    if (tally == nullptr) continue;
     // Each end of the instance's groups waited for its group's last start
     // (one group, or one per member: a Scan's, a neighbor collective's).
     int64_t waited = 0;
@@ -60,13 +94,13 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
         if (i == group.last) continue;
         const JobSpan& awaited = all[group.last];
         const int64_t wait = WaitFor(all[i], awaited.start);
-        charge(all[i], awaited.rank, wait, /*collective=*/true);
+        tally->Charge(all[i], awaited.rank, wait, /*collective=*/true);
         waited += wait;
       }
     });
     const int64_t skew = last->start - first->start;
     if (skew > 0) {
-      v1::RankWait& late = ranks[last->rank];
+      v1::RankWait& late = tally->ranks[last->rank];
       late.set_rank(last->rank);
       late.set_instances_last(late.instances_last() + 1);
     }
@@ -78,32 +112,37 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
     instance.set_skew_ns(skew);
     instance.set_last_rank(skew > 0 ? last->rank : -1);
     instance.set_wait_ns(waited);
-    instances.push_back(std::move(instance));
+    tally->instances.push_back(std::move(instance));
   }
   for (const auto& [send, recv] : mpi.messages()) {
-    charge(all[recv], all[send].rank, WaitFor(all[recv], all[send].start),
-           /*collective=*/false);
+    const JobSpan& s = all[send];
+    Tally* tally = bucket(s.has_step ? step_of(s) : step_of(all[recv]));
+    if (tally == nullptr) continue;
+    ++tally->messages;
+    tally->Charge(all[recv], s.rank, WaitFor(all[recv], s.start),
+                  /*collective=*/false);
   }
+}
 
-  std::stable_sort(
-      instances.begin(), instances.end(),
-      [](const v1::CollectiveInstance& a, const v1::CollectiveInstance& b) {
-        return a.skew_ns() > b.skew_ns();
-      });
-  const size_t listed =
-      head > 0 ? std::min(instances.size(), static_cast<size_t>(head))
-               : instances.size();
-  for (size_t i = 0; i < listed; ++i) {
-    *reply.add_collectives() = std::move(instances[i]);
-  }
-  std::vector<v1::RankWait> by_wait;
-  for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
-  std::stable_sort(by_wait.begin(), by_wait.end(),
-                   [](const v1::RankWait& a, const v1::RankWait& b) {
-                     return a.wait_ns() > b.wait_ns();
-                   });
-  for (v1::RankWait& r : by_wait) *reply.add_ranks() = std::move(r);
-  return reply;
+}  // namespace
+
+v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
+  Tally tally;
+  for (int32_t rank : graph.spans().Ranks()) tally.ranks[rank].set_rank(rank);
+  TallyGraph(graph, [&tally](std::optional<int64_t>) { return &tally; });
+  return tally.Finish(head);
+}
+
+std::map<int64_t, v1::StragglersReply> StragglersByStep(
+    const DependencyGraph& graph, int64_t first, int64_t last, int head) {
+  std::map<int64_t, Tally> tallies;
+  TallyGraph(graph, [&](std::optional<int64_t> step) -> Tally* {
+    if (!step || *step < first || *step > last) return nullptr;
+    return &tallies[*step];
+  });
+  std::map<int64_t, v1::StragglersReply> replies;
+  for (auto& [step, tally] : tallies) replies[step] = tally.Finish(head);
+  return replies;
 }
 
 }  // namespace meridian

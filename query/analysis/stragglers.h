@@ -19,6 +19,8 @@
 #ifndef MERIDIAN_QUERY_STRAGGLERS_H_
 #define MERIDIAN_QUERY_STRAGGLERS_H_
 
+#include <map>
+
 #include "meridian/v1/query.pb.h"
 #include "query/analysis/dependency_graph.h"
 
@@ -27,6 +29,14 @@ namespace meridian {
 // `head`: instances listed (most skewed first); 0 lists all. Fills
 // everything but job.
 v1::StragglersReply Stragglers(const DependencyGraph& graph, int head);
+
+// The same per step of first..last (inclusive), each over the instances
+// and messages tagged with that step (a message: its send's step, else its
+// receive's) and listing only the ranks that waited or were waited for;
+// steps with neither are left out. What a step's summary keeps
+// (step_summaries.h).
+std::map<int64_t, v1::StragglersReply> StragglersByStep(
+    const DependencyGraph& graph, int64_t first, int64_t last, int head);
 
 }  // namespace meridian
 

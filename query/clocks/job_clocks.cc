@@ -37,7 +37,7 @@ uint64_t JobClocks::SpanId(const StoredSpan& span) {
 absl::StatusOr<JobClocks> JobClocks::Load(
     Store& store, const JobCatalog& catalog,
     const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
-    const std::optional<StoredClockSolution>* stored) {
+    const std::optional<StoredJobResult>* stored) {
   JobClocks clocks;
   clocks.job_middle_ns_ =
       catalog.job.min_start_ns +
@@ -45,14 +45,14 @@ absl::StatusOr<JobClocks> JobClocks::Load(
   absl::Status status = clocks.LoadNodes(store, catalog);
   if (!status.ok()) return status;
   const bool whole_job = !read.keep && read.ranges.size() == 1 &&
-                         read.ranges[0].whole_job() && !read.message_step;
+                         read.ranges[0].whole_job() && !read.message_steps;
   const int64_t models = clocks.Models();
   if (whole_job && stored != nullptr && stored->has_value() &&
       (*stored)->spans == catalog.job.spans &&
       (*stored)->written_ns == catalog.job.written_ns &&
       (*stored)->models == models && clocks.Apply((*stored)->data)) {
     clocks.from_stored_ = true;
-    clocks.solved_ns_ = (*stored)->solved_ns;
+    clocks.solved_ns_ = (*stored)->computed_ns;
     if (visit) {
       status = store.Scan(
           catalog.job, ScanRange{},
@@ -75,7 +75,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(
   clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
   if (whole_job) {
     clocks.new_solution_ =
-        StoredClockSolution{catalog.job.spans, catalog.job.written_ns, models,
+        StoredJobResult{catalog.job.spans, catalog.job.written_ns, models,
                             clocks.solved_ns_, clocks.Serialize()};
   }
   return clocks;
@@ -218,7 +218,7 @@ absl::Status JobClocks::Refine(
     if (role == role_of_op.end()) return true;
     // The messages this read pairs (the refiner's matching pairs them).
     if (IsMessage(role->second) &&
-        !PairsMessage(read.message_step, span.step)) {
+        !PairsMessage(read.message_steps, span.step)) {
       return true;
     }
     // A neighbor collective's sources or a Win_post's or Win_start's

@@ -30,12 +30,12 @@ struct JobRead {
   // Scanned in turn. No span may be in two ranges (it would be read twice).
   std::vector<ScanRange> ranges{ScanRange{}};
   // If set, point-to-point messages are matched only among spans tagged with
-  // this step. Sends and receives are paired in order (the n-th send to the
-  // n-th receive of the same communicator, ranks and tag), which is sound
-  // over whole message streams; a read of one step's window cuts the
-  // streams of different ranks at different places, but a step's own
-  // messages are whole.
-  std::optional<int64_t> message_step;
+  // a step in this range (first, last; inclusive). Sends and receives are
+  // paired in order (the n-th send to the n-th receive of the same
+  // communicator, ranks and tag), which is sound over whole message
+  // streams; a read of some steps' window cuts the streams of different
+  // ranks at different places, but those steps' own messages are whole.
+  std::optional<std::pair<int64_t, int64_t>> message_steps;
   ScanStats* stats = nullptr;  // if set, counts what the scans read
   // If set, only the spans it keeps are read (seen, refined, kept): a
   // filter finer than a ScanRange, applied as the scan goes.
@@ -43,10 +43,11 @@ struct JobRead {
 };
 
 // Whether a send or receive tagged `step` takes part in message matching
-// under JobRead::message_step `message_step`.
-inline bool PairsMessage(const std::optional<int64_t>& message_step,
-                         const std::optional<int64_t>& step) {
-  return !message_step || step == message_step;
+// under JobRead::message_steps `steps`.
+inline bool PairsMessage(
+    const std::optional<std::pair<int64_t, int64_t>>& steps,
+    const std::optional<int64_t>& step) {
+  return !steps || (step && *step >= steps->first && *step <= steps->second);
 }
 
 class JobClocks {
@@ -65,11 +66,11 @@ class JobClocks {
       Store& store, const JobCatalog& catalog,
       const std::function<void(const StoredSpan&)>& visit = nullptr,
       const JobRead& read = JobRead{},
-      const std::optional<StoredClockSolution>* stored = nullptr);
+      const std::optional<StoredJobResult>* stored = nullptr);
 
   // This solution, to store with the job: set when Load refined the whole
   // job (a window's refinement is not the job's), nullopt otherwise.
-  const std::optional<StoredClockSolution>& new_solution() const {
+  const std::optional<StoredJobResult>& new_solution() const {
     return new_solution_;
   }
   // Whether Load took a stored solution, and when that was computed (or
@@ -130,7 +131,7 @@ class JobClocks {
   absl::flat_hash_map<uint64_t, int64_t> end_shift_;
   Refinement refinement_;
   int64_t epoch_ns_ = 0;
-  std::optional<StoredClockSolution> new_solution_;
+  std::optional<StoredJobResult> new_solution_;
   bool from_stored_ = false;
   int64_t solved_ns_ = 0;
 };

@@ -1,5 +1,5 @@
 // A job's clock solution stored and read back (JobClocks::Load with a
-// StoredClockSolution), on both stores.
+// StoredJobResult), on both stores.
 #include "query/clocks/job_clocks.h"
 
 #include <string>
@@ -38,7 +38,7 @@ TEST(JobClocksTest, AStoredSolutionGivesTheSameClocksWithoutSolving) {
   ASSERT_TRUE(solved.ok()) << solved.status();
   EXPECT_FALSE(solved->from_stored());
   ASSERT_TRUE(solved->new_solution().has_value());
-  const StoredClockSolution solution = *solved->new_solution();
+  const StoredJobResult solution = *solved->new_solution();
   EXPECT_EQ(solution.spans, f->catalog.job.spans);
   EXPECT_EQ(solution.written_ns, f->catalog.job.written_ns);
 
@@ -67,8 +67,8 @@ TEST(JobClocksTest, AStaleOrDamagedSolutionIsSolvedAgain) {
   Store& store = *f->store;
   auto solved = JobClocks::Load(store, f->catalog);
   ASSERT_TRUE(solved.ok());
-  const StoredClockSolution good = *solved->new_solution();
-  std::vector<std::optional<StoredClockSolution>> bad(4, good);
+  const StoredJobResult good = *solved->new_solution();
+  std::vector<std::optional<StoredJobResult>> bad(4, good);
   bad[0]->spans += 1;                             // the job has more spans now
   bad[1]->written_ns += 1;                        // written to since
   bad[2]->models += 1;                            // a clock model arrived
@@ -84,7 +84,7 @@ TEST(JobClocksTest, AStaleOrDamagedSolutionIsSolvedAgain) {
   JobRead window;
   window.ranges[0].first_step = 1;
   window.ranges[0].last_step = 1;
-  const std::optional<StoredClockSolution> stored = good;
+  const std::optional<StoredJobResult> stored = good;
   auto step = JobClocks::Load(store, f->catalog, nullptr, window, &stored);
   ASSERT_TRUE(step.ok());
   EXPECT_FALSE(step->from_stored());

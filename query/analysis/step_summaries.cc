@@ -1,0 +1,251 @@
+#include "query/analysis/step_summaries.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "query/analysis/dependency_graph.h"
+#include "query/analysis/job_spans.h"
+#include "query/analysis/step_breakdown.h"
+#include "query/analysis/stragglers.h"
+
+namespace meridian {
+namespace {
+
+// What an analysis holds per span (query_service.cc's figure).
+constexpr uint64_t kBytesPerSpan = 190;
+
+// A summary's data: this line, then the serialized v1::StoredStep.
+constexpr absl::string_view kStepHeader = "meridian-step 1\n";
+
+// The state's data: "meridian-steps 1", "complete C", "last L": steps up to
+// C are final, up to L summarised.
+struct Coverage {
+  int64_t complete = 0;
+  int64_t last = 0;
+};
+
+std::string WriteCoverage(const Coverage& c) {
+  return absl::StrCat("meridian-steps 1\ncomplete ", c.complete, "\nlast ",
+                      c.last, "\n");
+}
+
+std::optional<Coverage> ReadCoverage(absl::string_view data) {
+  std::vector<absl::string_view> lines = absl::StrSplit(data, '\n');
+  Coverage c;
+  if (lines.size() < 3 || lines[0] != "meridian-steps 1" ||
+      !absl::ConsumePrefix(&lines[1], "complete ") ||
+      !absl::SimpleAtoi(lines[1], &c.complete) ||
+      !absl::ConsumePrefix(&lines[2], "last ") ||
+      !absl::SimpleAtoi(lines[2], &c.last) || c.complete > c.last) {
+    return std::nullopt;
+  }
+  return c;
+}
+
+absl::Status Damaged(const JobCatalog& catalog, int64_t step) {
+  return absl::DataLossError(absl::StrCat("job ", catalog.job.name,
+                                          ": the stored summary of step ", step,
+                                          " does not read"));
+}
+
+// Calls `visit` with each step's summary, ascending: the stored ones, then
+// (replacing stored ones from its first step on) those `made` holds.
+absl::Status ForEachStep(
+    Store& store, const JobCatalog& catalog, const StepSummaries::Made& made,
+    const std::function<void(const v1::StoredStep&)>& visit) {
+  const int64_t first_made = made.steps.empty()
+                                 ? std::numeric_limits<int64_t>::max()
+                                 : made.steps.front().step;
+  absl::Status bad;
+  v1::StoredStep step;
+  auto parse = [&](const StoredStepSummary& row) {
+    absl::string_view data = row.data;
+    if (!absl::ConsumePrefix(&data, kStepHeader) ||
+        !step.ParseFromArray(data.data(), static_cast<int>(data.size()))) {
+      bad = Damaged(catalog, row.step);
+      return false;
+    }
+    return true;
+  };
+  absl::Status scanned = store.ScanStepSummaries(
+      catalog.job.id, std::numeric_limits<int64_t>::min(),
+      [&](const StoredStepSummary& row) {
+        if (row.step >= first_made) return false;
+        if (!parse(row)) return false;
+        visit(step);
+        return true;
+      });
+  if (!scanned.ok()) return scanned;
+  if (!bad.ok()) return bad;
+  for (const StoredStepSummary& row : made.steps) {
+    if (!parse(row)) return bad;
+    visit(step);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
+    Store& store, const JobCatalog& catalog, uint64_t budget) {
+  const JobInfo& job = catalog.job;
+  auto range = store.StepRange(job.id);
+  if (!range.ok()) return range.status();
+  if (!*range) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", job.name, " has no span tagged with a step"));
+  }
+  const auto [first_step, last_step] = **range;
+  Made made;
+  made.state.spans = job.spans;
+  made.state.written_ns = job.written_ns;
+  made.state.computed_ns = absl::ToUnixNanos(absl::Now());
+  auto stored = store.LoadSummaryState(job.id);
+  if (!stored.ok()) return stored.status();
+  std::optional<Coverage> coverage;
+  if (*stored) coverage = ReadCoverage((*stored)->data);
+  if (coverage && (*stored)->spans == job.spans &&
+      (*stored)->written_ns == job.written_ns) {
+    made.current = true;
+    made.state = **stored;
+    return made;
+  }
+  // Steps after the last complete one summarised (all of them without a
+  // readable state).
+  int64_t from =
+      coverage ? std::max(first_step, coverage->complete + 1) : first_step;
+  from = std::min(from, last_step);
+  const int64_t steps = last_step - first_step + 1;
+  const int64_t per_step = std::max<int64_t>(1, job.spans / steps);
+  if (static_cast<uint64_t>(per_step) * kBytesPerSpan > budget) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "job ", job.name, "'s steps have about ", per_step,
+        " spans each: summarising one would take about ",
+        per_step * kBytesPerSpan >> 20,
+        " MiB, over this collector's --analysis-memory-mib ", budget >> 20));
+  }
+  auto lowest_last = store.LowestTrackLastStep(job.id);
+  if (!lowest_last.ok()) return lowest_last.status();
+  // Steps below every track's last are complete.
+  const int64_t complete =
+      std::min(last_step, lowest_last->value_or(last_step)) - 1;
+  const int64_t block = std::max<int64_t>(1, kBlockSpans / per_step);
+  for (int64_t lo = from; lo <= last_step; lo += block) {
+    const int64_t hi = std::min(last_step, lo + block - 1);
+    std::optional<JobClocks> clocks;
+    auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks);
+    if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps
+    if (!spans.ok()) return spans.status();
+    ++made.blocks;
+    const DependencyGraph graph(*spans);
+    v1::StepsReply breakdown = StepBreakdown(graph);
+    std::map<int64_t, v1::StragglersReply> waits =
+        StragglersByStep(graph, lo, hi, kInstancesPerStep);
+    for (v1::StepSummary& summary : *breakdown.mutable_steps()) {
+      if (summary.step() < lo || summary.step() > hi) continue;
+      v1::StoredStep step;
+      auto w = waits.find(summary.step());
+      if (w != waits.end()) *step.mutable_stragglers() = std::move(w->second);
+      *step.mutable_summary() = std::move(summary);
+      made.steps.push_back(StoredStepSummary{
+          step.summary().step(),
+          absl::StrCat(kStepHeader, step.SerializeAsString())});
+    }
+  }
+  made.state.data =
+      WriteCoverage(Coverage{std::max(complete, from - 1), last_step});
+  return made;
+}
+
+absl::StatusOr<v1::StepsReply> StepSummaries::Steps(Store& store,
+                                                    const JobCatalog& catalog,
+                                                    const Made& made,
+                                                    std::optional<int32_t> rank,
+                                                    bool means_only) {
+  v1::StepsReply reply;
+  reply.set_from_summaries(true);
+  reply.set_summarised(static_cast<int64_t>(made.steps.size()));
+  absl::Status read =
+      ForEachStep(store, catalog, made, [&](const v1::StoredStep& step) {
+        v1::StepSummary* summary = reply.add_steps();
+        *summary = step.summary();
+        if (!rank && !means_only) return;
+        auto* ranks = summary->mutable_ranks();
+        int kept = 0;
+        for (int i = 0; i < ranks->size(); ++i) {
+          if (rank && ranks->Get(i).rank() == *rank) {
+            ranks->SwapElements(i, kept++);
+          }
+        }
+        ranks->DeleteSubrange(kept, ranks->size() - kept);
+      });
+  if (!read.ok()) return read;
+  return reply;
+}
+
+absl::StatusOr<v1::StragglersReply> StepSummaries::Stragglers(
+    Store& store, const JobCatalog& catalog, const Made& made, int head) {
+  std::map<int32_t, v1::RankWait> ranks;
+  for (const ProcessInfo& p : catalog.processes) {
+    if (p.rank >= 0) ranks[p.rank].set_rank(p.rank);
+  }
+  // The listed instances, most skewed first (earlier steps first on ties),
+  // keeping at most `head`.
+  std::vector<v1::CollectiveInstance> instances;
+  v1::StragglersReply reply;
+  reply.set_from_summaries(true);
+  auto more_skewed = [](const v1::CollectiveInstance& a,
+                        const v1::CollectiveInstance& b) {
+    return a.skew_ns() > b.skew_ns();
+  };
+  absl::Status read =
+      ForEachStep(store, catalog, made, [&](const v1::StoredStep& step) {
+        const v1::StragglersReply& s = step.stragglers();
+        reply.set_instances(reply.instances() + s.instances());
+        reply.set_messages(reply.messages() + s.messages());
+        for (const v1::RankWait& w : s.ranks()) {
+          v1::RankWait& r = ranks[w.rank()];
+          r.set_rank(w.rank());
+          r.set_wait_ns(r.wait_ns() + w.wait_ns());
+          r.set_collective_wait_ns(r.collective_wait_ns() +
+                                   w.collective_wait_ns());
+          r.set_late_sender_wait_ns(r.late_sender_wait_ns() +
+                                    w.late_sender_wait_ns());
+          r.set_instances_last(r.instances_last() + w.instances_last());
+          r.set_waited_ns(r.waited_ns() + w.waited_ns());
+        }
+        for (const v1::CollectiveInstance& c : s.collectives()) {
+          instances.push_back(c);
+        }
+        // Bounded: past twice `head`, keep the `head` most skewed.
+        if (head > 0 && instances.size() > 2 * static_cast<size_t>(head)) {
+          std::stable_sort(instances.begin(), instances.end(), more_skewed);
+          instances.resize(head);
+        }
+      });
+  if (!read.ok()) return read;
+  std::stable_sort(instances.begin(), instances.end(), more_skewed);
+  if (head > 0 && instances.size() > static_cast<size_t>(head)) {
+    instances.resize(head);
+  }
+  for (v1::CollectiveInstance& c : instances) {
+    *reply.add_collectives() = std::move(c);
+  }
+  std::vector<v1::RankWait> by_wait;
+  for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
+  std::stable_sort(by_wait.begin(), by_wait.end(),
+                   [](const v1::RankWait& a, const v1::RankWait& b) {
+                     return a.wait_ns() > b.wait_ns();
+                   });
+  for (v1::RankWait& r : by_wait) *reply.add_ranks() = std::move(r);
+  return reply;
+}
+
+}  // namespace meridian

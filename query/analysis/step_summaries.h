@@ -1,0 +1,85 @@
+// StepSummaries: a job's per-step summaries, made as steps complete and
+// stored with the job, so that `steps` and `stragglers` over a whole job
+// read summaries, not spans.
+//
+// A step's summary (v1::StoredStep) is its StepSummary (every rank's
+// iteration time, compute, communication and overlap; the slowest rank)
+// and its stragglers over the instances and messages tagged with it
+// (StragglersByStep: the 100 most skewed instances, the ranks' waits). They
+// are made from blocks of consecutive steps, each block loaded alone
+// (JobSpans::LoadSteps: the block's window, clocks refined over it, as
+// `--step N` analyses load a step) and holding about kBlockSpans spans, so
+// making them takes the memory of one block whatever the job's size.
+//
+// Steps complete: a step is complete once every track that records steps
+// has gone past it (Store::LowestTrackLastStep), and its summary, once
+// made, is final. Later steps' are made too but redone when the job
+// changes. Update() makes only what is missing: the steps after the
+// last complete one summarised. So a job's summaries cost one pass over its
+// steps in all, made as it runs, and a finished job's are read, not made.
+// A span that arrives for a step already complete (an agent's spool sent
+// late) does not change that step's summary.
+//
+// Example: a job summarised when its slowest track was at step 7 and its
+// fastest at step 9 has state "complete 6, last 9"; once every track is at
+// step 12, Update() makes 7..12 and the state becomes "complete 11,
+// last 12".
+//
+// More: docs/analysis.md, "Step summaries".
+#ifndef MERIDIAN_QUERY_STEP_SUMMARIES_H_
+#define MERIDIAN_QUERY_STEP_SUMMARIES_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "meridian/v1/query.pb.h"
+#include "store/store.h"
+
+namespace meridian {
+
+// Spans a block of steps holds at most (unless one step has more).
+inline constexpr int64_t kBlockSpans = 200000;
+// Instances a step's summary lists.
+inline constexpr int kInstancesPerStep = 100;
+
+class StepSummaries {
+ public:
+  // What Update() made: the summaries to store, and the state to store with
+  // them (Store::SaveStepSummaries); nothing to store if `steps` is empty
+  // and the state was current.
+  struct Made {
+    std::vector<StoredStepSummary> steps;
+    StoredJobResult state;
+    bool current = false;  // the stored summaries were the job's already
+    int64_t blocks = 0;    // blocks of steps loaded
+  };
+
+  // Brings the summaries of `catalog`'s job up to date in memory: reads the
+  // stored state and makes the summaries it lacks. NOT_FOUND if no span of
+  // the job carries a step (the caller analyses the job whole).
+  // RESOURCE_EXHAUSTED, naming the step, if a step alone would take more
+  // than `budget` bytes (about 190 a span) to analyse.
+  static absl::StatusOr<Made> Update(Store& store, const JobCatalog& catalog,
+                                     uint64_t budget);
+
+  // The whole job's steps (StepsReply.from_summaries set), from the stored
+  // summaries and those `made` holds (which replace stored ones of the same
+  // steps). `rank` and `means_only` as in v1::StepsRequest.
+  static absl::StatusOr<v1::StepsReply> Steps(Store& store,
+                                              const JobCatalog& catalog,
+                                              const Made& made,
+                                              std::optional<int32_t> rank,
+                                              bool means_only);
+  // The whole job's stragglers (from_summaries set): the steps' waits
+  // summed per rank (every rank of the job listed), their instances and
+  // messages counted, and the `head` most skewed of their listed instances
+  // (0: all listed).
+  static absl::StatusOr<v1::StragglersReply> Stragglers(
+      Store& store, const JobCatalog& catalog, const Made& made, int head);
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_STEP_SUMMARIES_H_

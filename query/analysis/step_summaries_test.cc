@@ -1,0 +1,332 @@
+#include "query/analysis/step_summaries.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "query/analysis/dependency_graph.h"
+#include "query/analysis/job_spans.h"
+#include "query/analysis/step_breakdown.h"
+#include "query/analysis/stragglers.h"
+#include "testing/scenario_fixture.h"
+#include "testing/synthetic_job.h"
+#include "testing/test_store.h"
+
+namespace meridian {
+namespace {
+
+// The whole job's answers, from a load of all its spans.
+struct WholeJob {
+  v1::StepsReply steps;
+  v1::StragglersReply stragglers;
+};
+
+WholeJob LoadWhole(Store& store, const JobCatalog& catalog) {
+  std::optional<JobClocks> clocks;
+  auto spans = JobSpans::Load(store, catalog, &clocks);
+  EXPECT_TRUE(spans.ok()) << spans.status();
+  if (!spans.ok()) return {};
+  DependencyGraph graph(*spans);
+  return {StepBreakdown(graph), Stragglers(graph, 0)};
+}
+
+// Saves what Update made, as the collector's writer does.
+void Save(Store& store, const JobCatalog& catalog,
+          const StepSummaries::Made& made) {
+  ASSERT_TRUE(
+      store.SaveStepSummaries(catalog.job.id, made.steps, made.state).ok());
+}
+
+class StepSummariesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto location =
+        NewStoreLocation(StoreKindFromEnvironment(), "step_summaries");
+    ASSERT_TRUE(location.ok()) << location.status();
+    location_ = *location;
+    StoreOptions options;
+    options.full_sync = false;
+    auto store = Store::Open(location_, options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    writer_ = std::move(*store);
+  }
+
+  // Writes node batches [from, to) of `job` (to -1: all).
+  void Write(const SyntheticJob& job, size_t from, size_t to) {
+    for (int node = 0; node < job.nodes; ++node) {
+      std::vector<v1::Batch> batches = SyntheticBatches(job, node);
+      std::vector<const v1::Batch*> pointers;
+      for (size_t i = from; i < std::min(to, batches.size()); ++i) {
+        pointers.push_back(&batches[i]);
+      }
+      ASSERT_TRUE(writer_->Write(pointers).ok());
+    }
+  }
+
+  // A reader's view of the job now (as a query opens it).
+  std::unique_ptr<Store> Reader(const std::string& job, JobCatalog* catalog) {
+    StoreOptions options;
+    options.read_only = true;
+    auto store = Store::Open(location_, options);
+    EXPECT_TRUE(store.ok()) << store.status();
+    if (!store.ok()) return nullptr;
+    EXPECT_TRUE((*store)->BeginSnapshot().ok());
+    auto loaded = (*store)->LoadCatalog(job);
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    if (loaded.ok()) *catalog = std::move(*loaded);
+    return std::move(*store);
+  }
+
+  std::string location_;
+  std::unique_ptr<Store> writer_;
+};
+
+// Summaries answer what a load of the whole job answers: the same steps,
+// figure for figure, and the same waits over the instances tagged with a
+// step (all but the Bcast before step 0).
+TEST_F(StepSummariesTest, SummariesAnswerAsTheWholeJobDoes) {
+  SyntheticJob job;
+  job.job = "whole";
+  job.steps = 12;
+  job.jitter_ns = 50000;
+  job.spans_per_batch = 40;
+  Write(job, 0, SIZE_MAX);
+  JobCatalog catalog;
+  auto reader = Reader("whole", &catalog);
+  ASSERT_NE(reader, nullptr);
+  auto made = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_FALSE(made->current);
+  EXPECT_EQ(made->steps.size(), 12u);
+  EXPECT_EQ(made->steps.front().step, 0);
+  EXPECT_EQ(made->state.data, "meridian-steps 1\ncomplete 10\nlast 11\n");
+
+  const WholeJob whole = LoadWhole(*reader, catalog);
+  auto steps = StepSummaries::Steps(*reader, catalog, *made, std::nullopt,
+                                    /*means_only=*/false);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  EXPECT_TRUE(steps->from_summaries());
+  steps->clear_from_summaries();
+  steps->clear_summarised();
+  EXPECT_EQ(steps->DebugString(), whole.steps.DebugString());
+
+  auto stragglers = StepSummaries::Stragglers(*reader, catalog, *made, 0);
+  ASSERT_TRUE(stragglers.ok()) << stragglers.status();
+  EXPECT_TRUE(stragglers->from_summaries());
+  EXPECT_EQ(whole.stragglers.instances(), 25);  // the Bcast and 2 a step
+  EXPECT_EQ(stragglers->instances(), 24);
+  EXPECT_EQ(stragglers->messages(), 0);
+  ASSERT_EQ(stragglers->ranks_size(), 4);
+  // The whole job's waits, step by step, summed per rank.
+  std::optional<JobClocks> clocks;
+  auto spans = JobSpans::Load(*reader, catalog, &clocks);
+  ASSERT_TRUE(spans.ok());
+  const DependencyGraph graph(*spans);
+  std::map<int32_t, v1::RankWait> expected;
+  for (const auto& [step, reply] : StragglersByStep(graph, 0, 11, 0)) {
+    for (const v1::RankWait& w : reply.ranks()) {
+      v1::RankWait& e = expected[w.rank()];
+      e.set_rank(w.rank());
+      e.set_wait_ns(e.wait_ns() + w.wait_ns());
+      e.set_collective_wait_ns(e.collective_wait_ns() + w.collective_wait_ns());
+      e.set_instances_last(e.instances_last() + w.instances_last());
+      e.set_waited_ns(e.waited_ns() + w.waited_ns());
+    }
+  }
+  for (const v1::RankWait& r : stragglers->ranks()) {
+    EXPECT_EQ(r.DebugString(), expected[r.rank()].DebugString());
+  }
+  // The Bcast's skew made one rank last once more in the whole job.
+  int64_t last = 0, whole_last = 0;
+  for (const auto& r : stragglers->ranks()) last += r.instances_last();
+  for (const auto& r : whole.stragglers.ranks()) {
+    whole_last += r.instances_last();
+  }
+  EXPECT_EQ(whole_last, last + 1);
+  int64_t listed_skew = 0, whole_skew = 0;
+  for (const auto& c : stragglers->collectives()) listed_skew += c.skew_ns();
+  for (const auto& c : whole.stragglers.collectives()) {
+    if (c.has_step()) whole_skew += c.skew_ns();
+  }
+  EXPECT_EQ(stragglers->collectives_size(), 24);
+  EXPECT_EQ(listed_skew, whole_skew);
+
+  // head 3: the 3 most skewed tagged ones.
+  std::vector<int64_t> skews;
+  for (const auto& c : whole.stragglers.collectives()) {
+    if (c.has_step()) skews.push_back(c.skew_ns());
+  }
+  auto head = StepSummaries::Stragglers(*reader, catalog, *made, 3);
+  ASSERT_TRUE(head.ok());
+  ASSERT_EQ(head->collectives_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(head->collectives(i).skew_ns(), skews[i]);
+  }
+  // Means only, and one rank's figures.
+  auto means = StepSummaries::Steps(*reader, catalog, *made, std::nullopt,
+                                    /*means_only=*/true);
+  ASSERT_TRUE(means.ok());
+  EXPECT_EQ(means->steps(3).ranks_size(), 0);
+  EXPECT_EQ(means->steps(3).compute_ns(), whole.steps.steps(3).compute_ns());
+  auto rank2 = StepSummaries::Steps(*reader, catalog, *made, 2, false);
+  ASSERT_TRUE(rank2.ok());
+  ASSERT_EQ(rank2->steps(3).ranks_size(), 1);
+  EXPECT_EQ(rank2->steps(3).ranks(0).DebugString(),
+            whole.steps.steps(3).ranks(2).DebugString());
+}
+
+// As the job runs, each update makes only the steps after the last
+// complete one; a finished job's summaries are current and read as stored.
+TEST_F(StepSummariesTest, UpdatesMakeOnlyTheStepsNotYetComplete) {
+  SyntheticJob job;
+  job.job = "growing";
+  job.steps = 20;
+  job.spans_per_batch = 60;  // 10 batches a node: steps 0..4 in the first 2
+  Write(job, 0, 3);
+  JobCatalog catalog;
+  auto reader = Reader("growing", &catalog);
+  ASSERT_NE(reader, nullptr);
+  auto first = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(first->steps.empty());
+  EXPECT_EQ(first->steps.front().step, 0);
+  // Each node's first batches hold its first rank's steps and part of its
+  // second rank's: the second ranks' last steps bound what is complete.
+  auto lowest = reader->LowestTrackLastStep(catalog.job.id);
+  ASSERT_TRUE(lowest.ok() && lowest->has_value());
+  const int64_t complete = **lowest - 1;
+  EXPECT_EQ(complete, 8);
+  EXPECT_EQ(first->steps.back().step, 19);
+  EXPECT_EQ(first->state.data, "meridian-steps 1\ncomplete 8\nlast 19\n");
+  Save(*writer_, catalog, *first);
+
+  Write(job, 3, SIZE_MAX);
+  reader = Reader("growing", &catalog);
+  auto second = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->current);
+  ASSERT_FALSE(second->steps.empty());
+  // The steps not complete before, again.
+  EXPECT_EQ(second->steps.front().step, 9);
+  EXPECT_EQ(second->steps.back().step, 19);
+  EXPECT_EQ(second->steps.size(), 11u);
+  EXPECT_EQ(second->state.data, "meridian-steps 1\ncomplete 18\nlast 19\n");
+  // Read before it is saved: the stored ones, then the new.
+  auto steps =
+      StepSummaries::Steps(*reader, catalog, *second, std::nullopt, false);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  steps->clear_from_summaries();
+  steps->clear_summarised();
+  EXPECT_EQ(steps->DebugString(),
+            LoadWhole(*reader, catalog).steps.DebugString());
+  Save(*writer_, catalog, *second);
+
+  reader = Reader("growing", &catalog);
+  auto third = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_TRUE(third->current);
+  EXPECT_TRUE(third->steps.empty());
+  EXPECT_EQ(third->blocks, 0);
+  auto stored =
+      StepSummaries::Steps(*reader, catalog, *third, std::nullopt, false);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->steps_size(), 20);
+  stored->clear_from_summaries();
+  stored->clear_summarised();
+  EXPECT_EQ(stored->DebugString(), steps->DebugString());
+
+  // Deleting the job deletes its summaries.
+  ASSERT_TRUE(writer_->DeleteJob("growing").ok());
+  auto state = writer_->LoadSummaryState(catalog.job.id);
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_FALSE(state->has_value());
+}
+
+TEST_F(StepSummariesTest, FailuresSayWhy) {
+  SyntheticJob job;
+  job.job = "failures";
+  job.steps = 4;
+  Write(job, 0, SIZE_MAX);
+  JobCatalog catalog;
+  auto reader = Reader("failures", &catalog);
+  ASSERT_NE(reader, nullptr);
+
+  // A step too large for the budget: refused, naming the limit.
+  auto refused = StepSummaries::Update(*reader, catalog, 1000);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "job failures's steps have about 25 spans each: summarising one "
+            "would take about 0 MiB, over this collector's "
+            "--analysis-memory-mib 0");
+
+  // A stored summary that does not read: DATA_LOSS naming the step.
+  auto made = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(made.ok()) << made.status();
+  made->steps[2].data = "meridian-step 1\n\xff\xff\xff";
+  Save(*writer_, catalog, *made);
+  reader = Reader("failures", &catalog);
+  auto current = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(current.ok()) << current.status();
+  ASSERT_TRUE(current->current);
+  auto steps =
+      StepSummaries::Steps(*reader, catalog, *current, std::nullopt, false);
+  EXPECT_EQ(steps.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(steps.status().message(),
+            "job failures: the stored summary of step 2 does not read");
+
+  // A damaged state is made again whole.
+  StoredJobResult state = current->state;
+  state.data = "meridian-steps 1\ncomplete x\n";
+  ASSERT_TRUE(writer_->SaveStepSummaries(catalog.job.id, {}, state).ok());
+  reader = Reader("failures", &catalog);
+  auto again = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->current);
+  EXPECT_EQ(again->steps.size(), 4u);
+}
+
+// A job without steps has no summaries: the caller analyses it whole.
+TEST(StepSummariesScenarioTest, AJobWithoutStepsIsNotFound) {
+  auto f = ScenarioFixture::Load("p2p-chain");
+  ASSERT_NE(f, nullptr);
+  auto range = f->store->StepRange(f->catalog.job.id);
+  ASSERT_TRUE(range.ok());
+  if (range->has_value()) GTEST_SKIP() << "p2p-chain has steps";
+  auto made = StepSummaries::Update(*f->store, f->catalog, uint64_t{1} << 30);
+  EXPECT_EQ(made.status().code(), absl::StatusCode::kNotFound);
+}
+
+// Every scenario with steps: the summaries' steps are the whole job's.
+TEST(StepSummariesScenarioTest, ScenarioStepsMatchTheWholeJob) {
+  for (const char* scenario :
+       {"slow-rank", "slow-link", "late-every-other-step"}) {
+    SCOPED_TRACE(scenario);
+    auto f = ScenarioFixture::Load(scenario);
+    ASSERT_NE(f, nullptr);
+    auto made = StepSummaries::Update(*f->store, f->catalog, uint64_t{1} << 30);
+    ASSERT_TRUE(made.ok()) << made.status();
+    auto steps =
+        StepSummaries::Steps(*f->store, f->catalog, *made, std::nullopt, false);
+    ASSERT_TRUE(steps.ok()) << steps.status();
+    steps->clear_from_summaries();
+    steps->clear_summarised();
+    EXPECT_EQ(steps->DebugString(), StepBreakdown(*f->graph).DebugString());
+    auto stragglers =
+        StepSummaries::Stragglers(*f->store, f->catalog, *made, 0);
+    ASSERT_TRUE(stragglers.ok()) << stragglers.status();
+    const v1::StragglersReply whole = Stragglers(*f->graph, 0);
+    EXPECT_LE(stragglers->instances(), whole.instances());
+    int64_t wait = 0, whole_wait = 0;
+    for (const auto& r : stragglers->ranks()) wait += r.wait_ns();
+    for (const auto& r : whole.ranks()) whole_wait += r.wait_ns();
+    EXPECT_LE(wait, whole_wait);
+    if (stragglers->instances() == whole.instances() &&
+        stragglers->messages() == whole.messages()) {
+      EXPECT_EQ(wait, whole_wait);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meridian
