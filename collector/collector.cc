@@ -209,7 +209,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   // Step summaries are stored before the query answers: the next query
   // reads them (a few rows a step, made once per step).
   collector->query_->set_save_summaries(
-      [writer](int64_t job_id, std::vector<StoredStepSummary> steps,
+      [writer](int64_t job_id, const std::vector<StoredStepSummary>& steps,
                const StoredJobResult& state) {
         auto saved = OnWriter<bool>(writer, [&](Store& store) {
           absl::Status status = store.SaveStepSummaries(job_id, steps, state);

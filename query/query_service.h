@@ -56,9 +56,9 @@ class QueryService final : public v1::Query::Service {
   // (query/analysis/step_summaries.h), and a query that makes the ones
   // missing hands them here. Unset: nothing is stored (each query makes
   // what is missing again).
-  using SaveSummaries =
-      std::function<void(int64_t job_id, std::vector<StoredStepSummary> steps,
-                         const StoredJobResult& state)>;
+  using SaveSummaries = std::function<void(
+      int64_t job_id, const std::vector<StoredStepSummary>& steps,
+      const StoredJobResult& state)>;
   void set_save_summaries(SaveSummaries save) {
     save_summaries_ = std::move(save);
   }

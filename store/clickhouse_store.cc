@@ -388,8 +388,29 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
       return absl::Status(schema.code(), absl::StrCat("store ", location, ": ",
                                                       schema.message()));
     }
+  } else {
+    // A reader of a database an older collector made: the tables of stored
+    // results it lacks hold nothing (a writer creates them).
+    absl::Status read = ReadRows(
+        store->client_.get(),
+        "SELECT name FROM system.tables WHERE database = currentDatabase() "
+        "AND name IN ('clock_solutions', 'summary_states', 'step_summaries')",
+        [&](RowBinaryReader& r) {
+          absl::string_view name;
+          if (!r.String(&name)) return false;
+          store->result_tables_.insert(std::string(name));
+          return true;
+        });
+    if (!read.ok()) {
+      return absl::Status(
+          read.code(), absl::StrCat("store ", location, ": ", read.message()));
+    }
   }
   return store;
+}
+
+bool ClickHouseStore::HasTable(const std::string& table) const {
+  return !read_only_ || result_tables_.contains(table);
 }
 
 absl::Status ClickHouseStore::CreateSchema() {
@@ -1219,24 +1240,24 @@ ClickHouseStore::StepRange(int64_t job_id) {
   return range;
 }
 
-absl::StatusOr<std::optional<int64_t>> ClickHouseStore::LowestTrackLastStep(
-    int64_t job_id) {
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+ClickHouseStore::TrackLastSteps(int64_t job_id) {
   auto filter = JobRowFilter(job_id, true);
   if (!filter.ok()) return filter.status();
-  std::optional<int64_t> lowest;
+  std::vector<std::pair<int64_t, int64_t>> tracks;
   absl::Status read = ReadRows(
       client_.get(),
-      absl::StrCat("SELECT min(last), toInt64(count()) FROM (SELECT "
-                   "max(max_step) AS last FROM chunks WHERE has_step = 1 AND ",
-                   *filter, " GROUP BY track)"),
+      absl::StrCat("SELECT track, max(max_step) FROM chunks WHERE has_step = "
+                   "1 AND ",
+                   *filter, " GROUP BY track ORDER BY track"),
       [&](RowBinaryReader& r) {
-        int64_t last, count;
-        if (!r.Int64(&last) || !r.Int64(&count)) return false;
-        if (count > 0) lowest = last;
+        int64_t track, last;
+        if (!r.Int64(&track) || !r.Int64(&last)) return false;
+        tracks.emplace_back(track, last);
         return true;
       });
   if (!read.ok()) return read;
-  return lowest;
+  return tracks;
 }
 
 absl::StatusOr<JobTotals> ClickHouseStore::LoadTotals(int64_t job_id) {
@@ -1337,10 +1358,11 @@ absl::StatusOr<int64_t> ClickHouseStore::FileBytes() {
 // after the job's last deletion and up to the snapshot.
 absl::StatusOr<std::optional<StoredJobResult>> ClickHouseStore::LoadResult(
     const char* table, int64_t job_id) {
+  std::optional<StoredJobResult> result;
+  if (!HasTable(table)) return result;
   auto filter = JobRowFilter(job_id, false);
   if (!filter.ok()) return filter.status();
   const bool clocks = std::string(table) == "clock_solutions";
-  std::optional<StoredJobResult> result;
   absl::Status read = ReadRows(
       client_.get(),
       absl::StrCat("SELECT spans, job_written_ns, models, ",
@@ -1424,6 +1446,7 @@ absl::Status ClickHouseStore::SaveStepSummaries(
 absl::Status ClickHouseStore::ScanStepSummaries(
     int64_t job_id, int64_t first_step,
     const std::function<bool(const StoredStepSummary&)>& visit) {
+  if (!HasTable("step_summaries")) return absl::OkStatus();
   auto filter = JobRowFilter(job_id, false);
   if (!filter.ok()) return filter.status();
   constexpr int kPage = 4096;

@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "store/clickhouse_client.h"
@@ -105,7 +106,7 @@ class ClickHouseStore final : public Store {
       const std::string& node, int64_t job_id) override;
   absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
       int64_t job_id) override;
-  absl::StatusOr<std::optional<int64_t>> LowestTrackLastStep(
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> TrackLastSteps(
       int64_t job_id) override;
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   // The database's active parts on disk, every table.
@@ -131,6 +132,9 @@ class ClickHouseStore final : public Store {
   }
 
  private:
+  // Whether a table of stored results is there: always for a writer (it
+  // creates them); for a reader, if it was when the store was opened.
+  bool HasTable(const std::string& table) const;
   // A job's latest row in clock_solutions or summary_states, and adding one.
   absl::StatusOr<std::optional<StoredJobResult>> LoadResult(const char* table,
                                                             int64_t job_id);
@@ -173,6 +177,8 @@ class ClickHouseStore final : public Store {
   bool read_only_ = false;
   ClickHouseLayout layout_;
   std::function<absl::Status()> before_commit_;
+  // A reader's tables of stored results (HasTable).
+  absl::flat_hash_set<std::string> result_tables_;
 };
 
 }  // namespace meridian

@@ -1274,18 +1274,21 @@ SqliteStore::StepRange(int64_t job_id) {
   return range;
 }
 
-absl::StatusOr<std::optional<int64_t>> SqliteStore::LowestTrackLastStep(
-    int64_t job_id) {
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+SqliteStore::TrackLastSteps(int64_t job_id) {
   auto select = Prepare(
-      "SELECT min(last) FROM (SELECT max(max_step) AS last FROM chunks WHERE "
-      "job=?1 AND min_step IS NOT NULL GROUP BY track)");
+      "SELECT track, max(max_step) FROM chunks WHERE job=?1 AND min_step IS "
+      "NOT NULL GROUP BY track ORDER BY track");
   if (!select.ok()) return select.status();
-  const int rc = (*select)->Bind(1, job_id).Step();
-  std::optional<int64_t> lowest;
-  if (rc == SQLITE_ROW && !(*select)->IsNull(0)) lowest = (*select)->Int(0);
+  (*select)->Bind(1, job_id);
+  std::vector<std::pair<int64_t, int64_t>> tracks;
+  int rc;
+  while ((rc = (*select)->Step()) == SQLITE_ROW) {
+    tracks.emplace_back((*select)->Int(0), (*select)->Int(1));
+  }
   (*select)->Reset();
-  if (rc != SQLITE_ROW) return Fail("reading a job's steps failed");
-  return lowest;
+  if (rc != SQLITE_DONE) return Fail("reading a job's steps failed");
+  return tracks;
 }
 
 // A job's stored result in `table` (clock_solutions or summary_states). A

@@ -43,7 +43,7 @@ class SqliteStore final : public Store {
       const std::string& node, int64_t job_id) override;
   absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
       int64_t job_id) override;
-  absl::StatusOr<std::optional<int64_t>> LowestTrackLastStep(
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> TrackLastSteps(
       int64_t job_id) override;
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   absl::StatusOr<int64_t> FileBytes() override;

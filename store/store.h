@@ -303,11 +303,11 @@ class Store {
   virtual absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
       int64_t job_id) = 0;
 
-  // The lowest, over the job's tracks that have spans with a step, of each
-  // track's highest step: steps below it are complete on every track (step
-  // summaries); nullopt if no span carries a step.
-  virtual absl::StatusOr<std::optional<int64_t>> LowestTrackLastStep(
-      int64_t job_id) = 0;
+  // Each track of the job that has spans with a step, with its highest
+  // step, by ascending track id (step summaries: which steps every rank has
+  // gone past).
+  virtual absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+  TrackLastSteps(int64_t job_id) = 0;
 
   // The statistics imported for job `job_id` (Batch.op_totals and
   // process_totals); empty if none.

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -111,6 +112,12 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   if (!stored.ok()) return stored.status();
   std::optional<Coverage> coverage;
   if (*stored) coverage = ReadCoverage((*stored)->data);
+  // A state for more spans or a later write than the job has is another
+  // job's that had the same id (deleted since): not this job's.
+  if (coverage && ((*stored)->spans > job.spans ||
+                   (*stored)->written_ns > job.written_ns)) {
+    coverage.reset();
+  }
   if (coverage && (*stored)->spans == job.spans &&
       (*stored)->written_ns == job.written_ns) {
     made.current = true;
@@ -129,14 +136,30 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
         "job ", job.name, "'s steps have about ", per_step,
         " spans each: summarising one would take about ",
         per_step * kBytesPerSpan >> 20,
-        " MiB, over this collector's --analysis-memory-mib ", budget >> 20));
+        " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
+        "; raise the limit, or analyse one step (--step N)"));
   }
-  auto lowest_last = store.LowestTrackLastStep(job.id);
-  if (!lowest_last.ok()) return lowest_last.status();
-  // Steps below every track's last are complete.
-  const int64_t complete =
-      std::min(last_step, lowest_last->value_or(last_step)) - 1;
-  const int64_t block = std::max<int64_t>(1, kBlockSpans / per_step);
+  // Steps below every rank's last are complete (a rank's last: the highest
+  // of its tracks', so a thread that stopped recording holds nothing back).
+  auto tracks = store.TrackLastSteps(job.id);
+  if (!tracks.ok()) return tracks.status();
+  absl::flat_hash_map<int64_t, int64_t> process_of_track;
+  for (const TrackInfo& t : catalog.tracks)
+    process_of_track[t.id] = t.process_id;
+  absl::flat_hash_map<int64_t, int64_t> process_last;
+  for (const auto& [track, last] : *tracks) {
+    auto [it, added] = process_last.try_emplace(process_of_track[track], last);
+    if (!added) it->second = std::max(it->second, last);
+  }
+  int64_t lowest_last = last_step;
+  for (const auto& [process, last] : process_last) {
+    lowest_last = std::min(lowest_last, last);
+  }
+  const int64_t complete = lowest_last - 1;
+  // Blocks within the budget too.
+  const int64_t block_spans = std::min<int64_t>(
+      kBlockSpans, static_cast<int64_t>(budget / kBytesPerSpan));
+  const int64_t block = std::max<int64_t>(1, block_spans / per_step);
   for (int64_t lo = from; lo <= last_step; lo += block) {
     const int64_t hi = std::min(last_step, lo + block - 1);
     std::optional<JobClocks> clocks;

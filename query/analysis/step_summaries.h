@@ -11,14 +11,16 @@
 // `--step N` analyses load a step) and holding about kBlockSpans spans, so
 // making them takes the memory of one block whatever the job's size.
 //
-// Steps complete: a step is complete once every track that records steps
-// has gone past it (Store::LowestTrackLastStep), and its summary, once
-// made, is final. Later steps' are made too but redone when the job
-// changes. Update() makes only what is missing: the steps after the
-// last complete one summarised. So a job's summaries cost one pass over its
-// steps in all, made as it runs, and a finished job's are read, not made.
-// A span that arrives for a step already complete (an agent's spool sent
-// late) does not change that step's summary.
+// Steps complete: a step is complete once every rank (process) that
+// records steps has gone past it (its highest step over its tracks: Store::
+// TrackLastSteps), and its summary, once made, is final. Later steps' are
+// made too but redone when the job changes. A rank the collector has not
+// heard from yet holds nothing back: summaries made before its first
+// batch arrives leave it out of the steps they call complete. Update() makes
+// only what is missing: the steps after the last complete one summarised. So a
+// job's summaries cost one pass over its steps in all, made as it runs, and a
+// finished job's are read, not made. A span that arrives for a step already
+// complete (an agent's spool sent late) does not change that step's summary.
 //
 // Example: a job summarised when its slowest track was at step 7 and its
 // fastest at step 9 has state "complete 6, last 9"; once every track is at

@@ -1,5 +1,6 @@
 #include "query/analysis/step_summaries.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -191,12 +192,14 @@ TEST_F(StepSummariesTest, UpdatesMakeOnlyTheStepsNotYetComplete) {
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_FALSE(first->steps.empty());
   EXPECT_EQ(first->steps.front().step, 0);
-  // Each node's first batches hold its first rank's steps and part of its
-  // second rank's: the second ranks' last steps bound what is complete.
-  auto lowest = reader->LowestTrackLastStep(catalog.job.id);
-  ASSERT_TRUE(lowest.ok() && lowest->has_value());
-  const int64_t complete = **lowest - 1;
-  EXPECT_EQ(complete, 8);
+  // Each node's first batches hold its first rank's steps 0..19 and its
+  // second rank's 0..9: ranks 1 and 3 bound what is complete (8).
+  auto tracks = reader->TrackLastSteps(catalog.job.id);
+  ASSERT_TRUE(tracks.ok()) << tracks.status();
+  std::vector<int64_t> lasts;
+  for (const auto& [track, last] : *tracks) lasts.push_back(last);
+  std::sort(lasts.begin(), lasts.end());
+  EXPECT_EQ(lasts, (std::vector<int64_t>{9, 9, 19, 19}));
   EXPECT_EQ(first->steps.back().step, 19);
   EXPECT_EQ(first->state.data, "meridian-steps 1\ncomplete 8\nlast 19\n");
   Save(*writer_, catalog, *first);
@@ -258,7 +261,8 @@ TEST_F(StepSummariesTest, FailuresSayWhy) {
   EXPECT_EQ(refused.status().message(),
             "job failures's steps have about 25 spans each: summarising one "
             "would take about 0 MiB, over this collector's "
-            "--analysis-memory-mib 0");
+            "--analysis-memory-mib 0; raise the limit, or analyse one step "
+            "(--step N)");
 
   // A stored summary that does not read: DATA_LOSS naming the step.
   auto made = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);

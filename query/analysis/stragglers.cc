@@ -80,11 +80,15 @@ void TallyGraph(const DependencyGraph& graph, const Bucket& bucket) {
       const JobSpan& m = all[i];
       if (m.start < first->start) first = &m;
       if (m.start > last->start) last = &m;
-      if (m.has_step && !instance.has_step()) instance.set_step(m.step);
+      // The lowest step among the members: one step, whichever block of
+      // steps loads which members.
+      if (m.has_step && (!instance.has_step() || m.step < instance.step())) {
+        instance.set_step(m.step);
+      }
     }
-    Tally* tally = bucket(instance.has_step()
-                              ? std::optional<int64_t>(instance.step())
-                              : std::nullopt);
+    Tally* tally =
+        bucket(instance.has_step() ? std::optional<int64_t>(instance.step())
+                                   : std::nullopt);
     if (tally == nullptr) continue;
     // Each end of the instance's groups waited for its group's last start
     // (one group, or one per member: a Scan's, a neighbor collective's).
