@@ -1401,9 +1401,16 @@ absl::Status SqliteStore::SaveStepSummaries(
 absl::Status SqliteStore::ScanStepSummaries(
     int64_t job_id, int64_t first_step,
     const std::function<bool(const StoredStepSummary&)>& visit) {
-  auto has = LoadSummaryState(job_id);  // an older store has no table
-  if (!has.ok()) return has.status();
-  if (!*has) return absl::OkStatus();
+  // A store opened read-only that an older Meridian made has no table.
+  auto has_table = Prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+      "name='step_summaries'");
+  if (!has_table.ok()) return has_table.status();
+  const int found = (*has_table)->Step();
+  const int64_t tables = found == SQLITE_ROW ? (*has_table)->Int(0) : 0;
+  (*has_table)->Reset();
+  if (found != SQLITE_ROW) return Fail("reading the schema failed");
+  if (tables == 0) return absl::OkStatus();
   auto select = Prepare(
       "SELECT step, data FROM step_summaries WHERE job=?1 AND step>=?2 "
       "ORDER BY step");

@@ -124,6 +124,16 @@ TestClickHouseCluster() {
   return std::make_pair(first.get(), second.get());
 }
 
+absl::StatusOr<int64_t> CountScannedSpans(Store& store, const JobInfo& job) {
+  int64_t spans = 0;
+  absl::Status scanned = store.Scan(job, {}, [&](const StoredSpan&) {
+    ++spans;
+    return true;
+  });
+  if (!scanned.ok()) return scanned;
+  return spans;
+}
+
 absl::StatusOr<std::string> NewStoreLocation(StoreKind kind,
                                              const std::string& name) {
   static int counter = 0;

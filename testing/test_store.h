@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "store/store.h"
 #include "testing/clickhouse_server.h"
 
 namespace meridian {
@@ -45,6 +46,9 @@ StoreKind StoreKindFromEnvironment();
 // clickhouse-server is not installed.
 absl::StatusOr<std::string> NewStoreLocation(StoreKind kind,
                                              const std::string& name);
+
+// How many spans a Scan of the whole of `job` returns.
+absl::StatusOr<int64_t> CountScannedSpans(Store& store, const JobInfo& job);
 
 // The binary's ClickHouse server (started if need be).
 absl::StatusOr<ClickHouseServer*> TestClickHouseServer();

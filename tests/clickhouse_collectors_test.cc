@@ -120,15 +120,9 @@ TEST(ClickHouseCollectorsTest, TwoCollectorsFourAgentsAKillAndEverySpanOnce) {
   EXPECT_EQ(catalog->job.ranks, 8);
   EXPECT_EQ(catalog->job.nodes, 4);
   EXPECT_EQ(catalog->processes.size(), 8u);
-  int64_t scanned = 0;
-  ASSERT_TRUE((*store)
-                  ->Scan(catalog->job, {},
-                         [&](const StoredSpan&) {
-                           ++scanned;
-                           return true;
-                         })
-                  .ok());
-  EXPECT_EQ(scanned, total_spans);
+  auto scanned = CountScannedSpans(**store, catalog->job);
+  ASSERT_TRUE(scanned.ok()) << scanned.status();
+  EXPECT_EQ(*scanned, total_spans);
 
   // The killed write's rows are in ClickHouse, and never read.
   auto server = TestClickHouseServer();

@@ -17,6 +17,7 @@
 #include "meridian/v1/ingest.grpc.pb.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
+#include "testing/test_store.h"
 #include "tests/collector_process.h"
 #include "wire/batch_spans.h"
 
@@ -106,15 +107,9 @@ TEST(CrashIngestTest, EveryAckedSpanIsStoredOnceAcrossTwentyKills) {
   ASSERT_TRUE(catalog.ok()) << catalog.status();
   // Every batch once: the job holds each span exactly once.
   EXPECT_EQ(catalog->job.spans, total_spans);
-  int64_t scanned = 0;
-  ASSERT_TRUE((*store)
-                  ->Scan(catalog->job, {},
-                         [&](const StoredSpan&) {
-                           ++scanned;
-                           return true;
-                         })
-                  .ok());
-  EXPECT_EQ(scanned, total_spans);
+  auto scanned = CountScannedSpans(**store, catalog->job);
+  ASSERT_TRUE(scanned.ok()) << scanned.status();
+  EXPECT_EQ(*scanned, total_spans);
 }
 
 }  // namespace

@@ -254,20 +254,7 @@ absl::StatusOr<v1::StragglersReply> StepSummaries::Stragglers(
         }
       });
   if (!read.ok()) return read;
-  std::stable_sort(instances.begin(), instances.end(), more_skewed);
-  if (head > 0 && instances.size() > static_cast<size_t>(head)) {
-    instances.resize(head);
-  }
-  for (v1::CollectiveInstance& c : instances) {
-    *reply.add_collectives() = std::move(c);
-  }
-  std::vector<v1::RankWait> by_wait;
-  for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
-  std::stable_sort(by_wait.begin(), by_wait.end(),
-                   [](const v1::RankWait& a, const v1::RankWait& b) {
-                     return a.wait_ns() > b.wait_ns();
-                   });
-  for (v1::RankWait& r : by_wait) *reply.add_ranks() = std::move(r);
+  ListStragglers(std::move(instances), head, std::move(ranks), &reply);
   return reply;
 }
 

@@ -39,24 +39,7 @@ struct Tally {
     v1::StragglersReply reply;
     reply.set_instances(static_cast<int64_t>(instances.size()));
     reply.set_messages(messages);
-    std::stable_sort(
-        instances.begin(), instances.end(),
-        [](const v1::CollectiveInstance& a, const v1::CollectiveInstance& b) {
-          return a.skew_ns() > b.skew_ns();
-        });
-    const size_t listed =
-        head > 0 ? std::min(instances.size(), static_cast<size_t>(head))
-                 : instances.size();
-    for (size_t i = 0; i < listed; ++i) {
-      *reply.add_collectives() = std::move(instances[i]);
-    }
-    std::vector<v1::RankWait> by_wait;
-    for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
-    std::stable_sort(by_wait.begin(), by_wait.end(),
-                     [](const v1::RankWait& a, const v1::RankWait& b) {
-                       return a.wait_ns() > b.wait_ns();
-                     });
-    for (v1::RankWait& r : by_wait) *reply.add_ranks() = std::move(r);
+    ListStragglers(std::move(instances), head, std::move(ranks), &reply);
     return reply;
   }
 };
@@ -129,6 +112,29 @@ void TallyGraph(const DependencyGraph& graph, const Bucket& bucket) {
 }
 
 }  // namespace
+
+void ListStragglers(std::vector<v1::CollectiveInstance> instances, int head,
+                    std::map<int32_t, v1::RankWait> ranks,
+                    v1::StragglersReply* reply) {
+  std::stable_sort(
+      instances.begin(), instances.end(),
+      [](const v1::CollectiveInstance& a, const v1::CollectiveInstance& b) {
+        return a.skew_ns() > b.skew_ns();
+      });
+  if (head > 0 && instances.size() > static_cast<size_t>(head)) {
+    instances.resize(head);
+  }
+  for (v1::CollectiveInstance& c : instances) {
+    *reply->add_collectives() = std::move(c);
+  }
+  std::vector<v1::RankWait> by_wait;
+  for (auto& [rank, wait] : ranks) by_wait.push_back(std::move(wait));
+  std::stable_sort(by_wait.begin(), by_wait.end(),
+                   [](const v1::RankWait& a, const v1::RankWait& b) {
+                     return a.wait_ns() > b.wait_ns();
+                   });
+  for (v1::RankWait& r : by_wait) *reply->add_ranks() = std::move(r);
+}
 
 v1::StragglersReply Stragglers(const DependencyGraph& graph, int head) {
   Tally tally;

@@ -20,6 +20,7 @@
 #define MERIDIAN_QUERY_STRAGGLERS_H_
 
 #include <map>
+#include <vector>
 
 #include "meridian/v1/query.pb.h"
 #include "query/analysis/dependency_graph.h"
@@ -37,6 +38,13 @@ v1::StragglersReply Stragglers(const DependencyGraph& graph, int head);
 // (step_summaries.h).
 std::map<int64_t, v1::StragglersReply> StragglersByStep(
     const DependencyGraph& graph, int64_t first, int64_t last, int head);
+
+// Adds to `reply` the `head` most skewed of `instances` (0: all; equal skews
+// keep their order) and `ranks`, most waited on first (equal waits by
+// rank): how Stragglers, and the step summaries' sum, list them.
+void ListStragglers(std::vector<v1::CollectiveInstance> instances, int head,
+                    std::map<int32_t, v1::RankWait> ranks,
+                    v1::StragglersReply* reply);
 
 }  // namespace meridian
 

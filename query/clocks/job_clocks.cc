@@ -76,7 +76,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(
   if (whole_job) {
     clocks.new_solution_ =
         StoredJobResult{catalog.job.spans, catalog.job.written_ns, models,
-                            clocks.solved_ns_, clocks.Serialize()};
+                        clocks.solved_ns_, clocks.Serialize()};
   }
   return clocks;
 }
