@@ -222,6 +222,25 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         }
       });
 
+  if (options.refresh_after > absl::ZeroDuration()) {
+    QueryService* query = collector->query_.get();
+    collector->refresher_ = std::make_unique<JobRefresher>(
+        [query, writer](const std::string& job, bool whole) {
+          absl::Status refreshed = query->Refresh(job, whole);
+          if (absl::IsNotFound(refreshed)) return absl::OkStatus();  // deleted
+          // The clock solution is stored by the writer after what it had
+          // queued: done once this empty task has run.
+          auto stored = OnWriter<bool>(
+              writer, [](Store&) -> absl::StatusOr<bool> { return true; });
+          if (refreshed.ok() && !stored.ok()) return stored.status();
+          return refreshed;
+        },
+        options.refresh_after, options.summarise_every);
+    JobRefresher* refresher = collector->refresher_.get();
+    collector->ingest_->set_on_stored(
+        [refresher](const std::string& job) { refresher->Changed(job); });
+  }
+
   // grpc.health.v1.Health (SERVING while up; open to every caller, as load
   // balancers and orchestrators ask it) and server reflection.
   grpc::EnableDefaultHealthCheckService(true);
@@ -328,6 +347,24 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
       {latencies.samples, std::numeric_limits<double>::infinity()});
   commits.metric.push_back(histogram);
   out.push_back(commits);
+  if (refresher_) {
+    const RefreshCounters r = refresher_->counters();
+    out.push_back(LabeledFamily(
+        "meridian_collector_refreshes_total",
+        "Background refreshes of jobs' clocks and step summaries, by result "
+        "(dropped: the jobs waiting were at their bound).",
+        true, "result",
+        {{"done", static_cast<double>(r.refreshed)},
+         {"failed", static_cast<double>(r.failed)},
+         {"dropped", static_cast<double>(r.dropped)}}));
+    out.push_back(CounterFamily("meridian_collector_refresh_seconds_total",
+                                "Time spent in background refreshes.",
+                                r.seconds));
+    out.push_back(
+        GaugeFamily("meridian_collector_refresh_waiting",
+                    "Jobs waiting for a background refresh, or in one.",
+                    static_cast<double>(r.waiting)));
+  }
   return out;
 }
 
@@ -348,6 +385,9 @@ void Collector::Shutdown(absl::Duration grace) {
                       absl::ToChronoNanoseconds(grace));
     server_->Wait();
   }
+  // After the server: no batch changes a job now. Before the writer: a
+  // refresh stores what it made.
+  if (refresher_) refresher_->Shutdown();
   writer_->Shutdown();
 }
 

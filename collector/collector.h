@@ -32,6 +32,7 @@
 #include "collector/clock_service.h"
 #include "collector/control_service.h"
 #include "collector/ingest_service.h"
+#include "collector/job_refresher.h"
 #include "common/metrics_endpoint.h"
 #include "grpcpp/grpcpp.h"
 #include "query/query_service.h"
@@ -72,6 +73,13 @@ struct CollectorOptions {
   // Jobs whose last span ended more than this many days ago are deleted,
   // at start and then every hour; 0: kept for ever.
   int retention_days = 0;
+  // Background refresh (collector/job_refresher.h, docs/operations.md): a
+  // job's clocks are solved and its step summaries made once no batch of it
+  // has arrived for `refresh_after`; a job still running has its summaries
+  // made every `summarise_every`. Zero: not done in the background (the
+  // first query that needs them does it).
+  absl::Duration refresh_after = absl::Seconds(5);
+  absl::Duration summarise_every = absl::Seconds(30);
 };
 
 class Collector {
@@ -90,6 +98,11 @@ class Collector {
   // The web page's port; 0 without one.
   int http_port() const { return web_ ? web_->port() : 0; }
   const IngestCounters& counters() const { return ingest_->counters(); }
+  // Waits until the background refresh has nothing waiting or running, or
+  // `timeout`; true if so (at once without a refresher). Tests, benchmarks.
+  bool WaitRefreshed(absl::Duration timeout) {
+    return !refresher_ || refresher_->WaitIdle(timeout);
+  }
 
   void Shutdown(absl::Duration grace = absl::Seconds(5));
 
@@ -102,6 +115,7 @@ class Collector {
   std::unique_ptr<ClockService> clock_;
   std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;
+  std::unique_ptr<JobRefresher> refresher_;
   std::shared_ptr<const Authorizer> auth_;
   std::unique_ptr<MetricsEndpoint> metrics_;
   std::unique_ptr<WebServer> web_;

@@ -27,6 +27,7 @@ constexpr char kUsage[] =
                           [--http HOST:PORT [--perfetto-ui ORIGIN]]
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N]
+                          [--refresh-after-ms N] [--summarise-every-ms N]
        meridian-collector --migrate-from PATH --store LOCATION
        meridian-collector --create-store --store LOCATION
        meridian-collector --version | -h | --help
@@ -72,6 +73,14 @@ constexpr char kUsage[] =
                       memory an analysis of a whole job may take (default
                       4096, about 190 bytes a span); larger jobs are refused
                       with a message (analyse a step instead)
+  --refresh-after-ms N
+                      once no batch of a job has come for N ms, solve its
+                      clocks and make its step summaries in the background,
+                      so queries read them (default 5000; 0: the first query
+                      does it)
+  --summarise-every-ms N
+                      a job still running has its new steps summarised every
+                      N ms (default 30000; 0: only once it goes quiet)
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -127,7 +136,7 @@ int main(int argc, char** argv) {
       {"listen", "db", "store", "migrate-from", "sync", "max-streams",
        "max-queue-mib", "tls-cert", "tls-key", "tls-ca", "auth-tokens",
        "metrics", "http", "perfetto-ui", "retention-days", "max-batch-mib",
-       "analysis-memory-mib"},
+       "analysis-memory-mib", "refresh-after-ms", "summarise-every-ms"},
       {"help", "insecure", "version", "create-store"});
   if (line.ok() && line->Has("version")) {
     printf("meridian-collector %s\n", meridian::kVersion);
@@ -197,6 +206,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;
+  auto refresh_ms = line->GetInt("refresh-after-ms", 5000);
+  auto summarise_ms = line->GetInt("summarise-every-ms", 30000);
+  constexpr int64_t kDayMs = 24 * 3600 * 1000;
+  if (!refresh_ms.ok() || *refresh_ms < 0 || *refresh_ms > kDayMs ||
+      !summarise_ms.ok() || *summarise_ms < 0 || *summarise_ms > kDayMs) {
+    fprintf(stderr,
+            "meridian-collector: --refresh-after-ms and --summarise-every-ms "
+            "must be 0 to 86400000\n");
+    return 2;
+  }
+  options.refresh_after = absl::Milliseconds(*refresh_ms);
+  options.summarise_every = absl::Milliseconds(*summarise_ms);
   auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
   if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
     fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");
@@ -239,7 +260,10 @@ int main(int argc, char** argv) {
   spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
                options.db_path, sync);
   if ((*collector)->metrics_port() != 0) {
-    spdlog::info("metrics on http://{}/metrics", options.metrics);
+    // The port actually bound (0 asked for: a free one).
+    spdlog::info("metrics on http://{}:{}/metrics",
+                 options.metrics.substr(0, options.metrics.rfind(':')),
+                 (*collector)->metrics_port());
   }
   if (!web.empty()) spdlog::info("web page on {}", web.substr(6));
 

@@ -241,6 +241,9 @@ grpc::Status IngestService::RawStream(
                                    spans_by_job_.size() < kMaxJobsCounted;
                 spans_by_job_[named ? job : "(other)"] += spans;
               }
+              if (on_stored_) {
+                for (const auto& entry : by_job) on_stored_(entry.first);
+              }
             }
           } else {
             spdlog::error("storing a batch failed: {}",

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -68,6 +69,11 @@ class IngestService final : public v1::Ingest::Service {
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
 
+  // Called (on the writer's thread) with each job a batch had spans of,
+  // once the batch is stored (not for a duplicate). Set before serving.
+  using OnStored = std::function<void(const std::string& job)>;
+  void set_on_stored(OnStored on_stored) { on_stored_ = std::move(on_stored); }
+
   const IngestCounters& counters() const { return counters_; }
   // Ingest streams open now.
   int streams() const { return streams_.load(); }
@@ -81,6 +87,7 @@ class IngestService final : public v1::Ingest::Service {
   const std::shared_ptr<const Authorizer> auth_;
   const IngestLimits limits_;
   std::atomic<int> streams_{0};
+  OnStored on_stored_;
   IngestCounters counters_;
   mutable absl::Mutex jobs_mu_;
   std::map<std::string, int64_t> spans_by_job_ ABSL_GUARDED_BY(jobs_mu_);

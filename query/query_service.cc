@@ -613,6 +613,27 @@ absl::Status QueryService::AnswerFromSummaries(const std::string& job,
   return answer(*query->store, query->catalog, *made);
 }
 
+absl::Status QueryService::Refresh(const std::string& job, bool clocks) {
+  absl::Status summarised = AnswerFromSummaries(
+      job, [](Store&, const JobCatalog&, const StepSummaries::Made&) {
+        return absl::OkStatus();
+      });
+  // NOT_FOUND: no steps (or no job: OpenJob below says which).
+  if (!summarised.ok() && !absl::IsNotFound(summarised)) return summarised;
+  if (!clocks) return absl::OkStatus();
+  v1::SpanFilter filter;
+  filter.set_job(job);
+  auto query = OpenJob(db_path_, filter);
+  if (!query.ok()) return query.status();
+  std::optional<StoredJobResult> stored =
+      StoredClocks(*query->store, query->catalog.job);
+  auto solved = JobClocks::Load(*query->store, query->catalog, nullptr,
+                                JobRead{}, &stored);
+  if (!solved.ok()) return solved.status();
+  SaveNewClocks(save_clocks_, query->catalog.job, *solved);
+  return absl::OkStatus();
+}
+
 grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
                                          const v1::StragglersRequest* request,
                                          v1::StragglersReply* reply) {

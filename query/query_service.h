@@ -63,6 +63,14 @@ class QueryService final : public v1::Query::Service {
     save_summaries_ = std::move(save);
   }
 
+  // Brings `job`'s stored results up to date with no client asking: its
+  // step summaries (what is missing made and handed to save_summaries_)
+  // and, with `clocks`, its clock solution (solved only if the stored one is
+  // not of the job as it is now; handed to save_clocks_). The collector's
+  // JobRefresher calls it as batches arrive, so that queries read them.
+  // NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the queries.
+  absl::Status Refresh(const std::string& job, bool clocks);
+
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const v1::ListJobsRequest* request,
                         v1::ListJobsReply* reply) override;

@@ -32,7 +32,9 @@ if [ "${MERIDIAN_TEST_STORE:-}" = clickhouse ]; then
   export MERIDIAN_CLICKHOUSE_USER MERIDIAN_CLICKHOUSE_PASSWORD
 fi
 
-coproc COLLECTOR { exec "$collector_bin" --listen 127.0.0.1:0 --store "$store" 2>"$work/collector.log"; }
+# No background refresh: this test checks what each query solves, makes
+# and stores itself (tests/operations_test.cc tests the refresh).
+coproc COLLECTOR { exec "$collector_bin" --listen 127.0.0.1:0 --store "$store" --refresh-after-ms 0 2>"$work/collector.log"; }
 pid=$COLLECTOR_PID
 trap 'kill -9 $pid 2>/dev/null || true; [ -z "$clickhouse_pid" ] || kill -TERM "$clickhouse_pid" 2>/dev/null || true' EXIT
 read -r line <&"${COLLECTOR[0]}" || fail "collector did not start"
@@ -317,6 +319,10 @@ grep -qF "cannot listen on $addr" "$work/err.txt" || fail "port in use message"
 grep -qF "cannot open store $work/no/such/dir/m.db" "$work/err.txt" || fail "bad store message"
 "$collector_bin" --sync sometimes 2>"$work/err.txt"; rc=$?
 [ $rc -eq 2 ] || fail "bad --sync: exit $rc"
+"$collector_bin" --refresh-after-ms -5 2>"$work/err.txt"; rc=$?
+[ $rc -eq 2 ] || fail "bad --refresh-after-ms: exit $rc"
+grep -qF -- "--refresh-after-ms and --summarise-every-ms must be 0 to 86400000" "$work/err.txt" ||
+  fail "bad --refresh-after-ms message"
 set -e
 
 # A job of 16,384 ranks: its trace's metadata alone (5 MB) is more than one

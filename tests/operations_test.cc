@@ -275,6 +275,61 @@ TEST(OperationsTest, StepSummariesFollowTheJob) {
   EXPECT_EQ(reply.instances(), 2 * 3);
 }
 
+// The collector's refresher solves a quiet job's clocks and makes its step
+// summaries with no query asking: the first queries read both, and make and
+// solve nothing.
+TEST(OperationsTest, AQuietJobIsRefreshedInTheBackground) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp("refresh.db");
+  // Longer than the gaps between this job's batches: one refresh.
+  options.refresh_after = absl::Seconds(2);
+  options.metrics = "127.0.0.1:0";
+  auto collector = Collector::Start(options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  SyntheticJob job;
+  job.job = "quiet";
+  job.ranks = 4;
+  job.nodes = 2;
+  job.steps = 3;
+  std::vector<v1::Batch> batches = SyntheticBatches(job, 0);
+  for (v1::Batch& batch : SyntheticBatches(job, 1)) {
+    batches.push_back(std::move(batch));
+  }
+  ASSERT_TRUE(IngestClient(channel).SendAll(batches).ok());
+  ASSERT_TRUE((*collector)->WaitRefreshed(absl::Seconds(60)));
+  auto query = v1::Query::NewStub(channel);
+  {
+    grpc::ClientContext context;
+    v1::ClocksRequest request;
+    request.set_job("quiet");
+    v1::ClocksReply reply;
+    ASSERT_TRUE(query->GetClocks(&context, request, &reply).ok());
+    EXPECT_TRUE(reply.stored());
+    EXPECT_EQ(reply.nodes_size(), 2);
+  }
+  {
+    grpc::ClientContext context;
+    v1::StepsRequest request;
+    request.set_job("quiet");
+    v1::StepsReply reply;
+    ASSERT_TRUE(query->GetSteps(&context, request, &reply).ok());
+    EXPECT_TRUE(reply.from_summaries());
+    EXPECT_EQ(reply.summarised(), 0);
+    EXPECT_EQ(reply.steps_size(), 3);
+  }
+  // One refresh: the job went quiet once.
+  const std::string metrics = Scrape((*collector)->metrics_port());
+  EXPECT_TRUE(
+      HasLine(metrics, "meridian_collector_refreshes_total{result=\"done\"} 1"))
+      << metrics;
+  EXPECT_TRUE(HasLine(
+      metrics, "meridian_collector_refreshes_total{result=\"failed\"} 0"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_refresh_waiting 0"));
+}
+
 int64_t PeakRssMib() {
   std::ifstream status("/proc/self/status");
   std::string line;

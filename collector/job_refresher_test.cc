@@ -1,0 +1,152 @@
+#include "collector/job_refresher.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+// What the refresher asked for, in order: "job" (whole) or "job/summaries".
+class Calls {
+ public:
+  absl::Status Record(const std::string& job, bool whole) {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(whole ? job : absl::StrCat(job, "/summaries"));
+    return absl::OkStatus();
+  }
+  std::vector<std::string> Get() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+  size_t Size() {
+    absl::MutexLock lock(&mu_);
+    return calls_.size();
+  }
+  // Whether `n` calls were made within `timeout`.
+  bool WaitFor(size_t n, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto made = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return calls_.size() >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&made), timeout);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
+  Calls calls;
+  // Quiet for 1 s: the three changes, made at once, are one refresh.
+  JobRefresher refresher([&](const std::string& job,
+                             bool whole) { return calls.Record(job, whole); },
+                         absl::Seconds(1), absl::ZeroDuration());
+  refresher.Changed("a");
+  refresher.Changed("a");
+  refresher.Changed("b");
+  refresher.Changed("a");
+  EXPECT_EQ(refresher.counters().waiting, 2);
+  ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
+  // "b" went quiet first: "a" changed after it.
+  EXPECT_EQ(calls.Get(), (std::vector<std::string>{"b", "a"}));
+  const RefreshCounters counters = refresher.counters();
+  EXPECT_EQ(counters.refreshed, 2);
+  EXPECT_EQ(counters.failed, 0);
+  EXPECT_EQ(counters.waiting, 0);
+}
+
+TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {
+  Calls calls;
+  JobRefresher refresher([&](const std::string& job,
+                             bool whole) { return calls.Record(job, whole); },
+                         absl::Seconds(2), absl::Milliseconds(50));
+  // Keeps changing (more often than every 2 s) until a summaries refresh
+  // has run, then stops: the last refresh is whole.
+  for (int i = 0; i < 2000; ++i) {
+    refresher.Changed("running");
+    if (calls.WaitFor(1, absl::Milliseconds(10))) break;
+  }
+  ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
+  const std::vector<std::string> got = calls.Get();
+  ASSERT_GE(got.size(), 2u);
+  for (size_t i = 0; i + 1 < got.size(); ++i) {
+    EXPECT_EQ(got[i], "running/summaries") << i;
+  }
+  EXPECT_EQ(got.back(), "running");
+}
+
+TEST(JobRefresherTest, TheJobsWaitingAreBounded) {
+  Calls calls;
+  absl::Mutex gate_mu;
+  bool open = false, started = false;
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole) {
+        if (job == "first") {
+          absl::MutexLock lock(&gate_mu);
+          started = true;
+          gate_mu.Await(absl::Condition(&open));
+        }
+        return calls.Record(job, whole);
+      },
+      absl::ZeroDuration(), absl::ZeroDuration(), /*max_jobs=*/2);
+  refresher.Changed("first");
+  {
+    absl::MutexLock lock(&gate_mu);
+    gate_mu.Await(absl::Condition(&started));
+  }
+  // "first" is being refreshed: two may wait, the third is dropped.
+  refresher.Changed("b");
+  refresher.Changed("c");
+  refresher.Changed("d");
+  RefreshCounters counters = refresher.counters();
+  EXPECT_EQ(counters.waiting, 3);  // "first" too
+  EXPECT_EQ(counters.dropped, 1);
+  {
+    absl::MutexLock lock(&gate_mu);
+    open = true;
+  }
+  ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
+  EXPECT_EQ(calls.Get(), (std::vector<std::string>{"first", "b", "c"}));
+  counters = refresher.counters();
+  EXPECT_EQ(counters.refreshed, 3);
+  EXPECT_EQ(counters.dropped, 1);
+}
+
+TEST(JobRefresherTest, AFailedRefreshIsCountedAndTheNextRuns) {
+  Calls calls;
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole) -> absl::Status {
+        if (job == "bad") return absl::ResourceExhaustedError("too large");
+        return calls.Record(job, whole);
+      },
+      absl::ZeroDuration(), absl::ZeroDuration());
+  refresher.Changed("bad");
+  ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
+  refresher.Changed("good");
+  ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
+  EXPECT_EQ(calls.Get(), (std::vector<std::string>{"good"}));
+  const RefreshCounters counters = refresher.counters();
+  EXPECT_EQ(counters.refreshed, 1);
+  EXPECT_EQ(counters.failed, 1);
+}
+
+TEST(JobRefresherTest, ShutdownDropsWhatWaits) {
+  Calls calls;
+  JobRefresher refresher([&](const std::string& job,
+                             bool whole) { return calls.Record(job, whole); },
+                         absl::Hours(1), absl::ZeroDuration());
+  refresher.Changed("later");
+  refresher.Shutdown();
+  refresher.Changed("after");  // ignored
+  EXPECT_EQ(calls.Size(), 0u);
+  EXPECT_EQ(refresher.counters().waiting, 0);
+  EXPECT_TRUE(refresher.WaitIdle(absl::ZeroDuration()));
+}
+
+}  // namespace
+}  // namespace meridian
