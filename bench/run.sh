@@ -19,6 +19,11 @@
 #   ./bench/run.sh scale [--nodes "256 ... 4096"] [--spans N]
 #                             (a job of more and more nodes, the same spans:
 #                              export with raw and corrected clocks, clocks)
+#   ./bench/run.sh big [--spans N] [--dir DIR]
+#                             (a 100M-span job, built once under DIR, in a
+#                              collector: its background refresh, then
+#                              whole-job steps and stragglers, one step's
+#                              critical path; the collector's memory)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -47,6 +52,11 @@ case "${1:-}" in
     shift
     ./deploy/dependencies.sh
     exec ./bench/scale_bench.sh "$@"
+    ;;
+  big)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/big_bench.sh "$@"
     ;;
   ingest)
     shift
@@ -119,7 +129,7 @@ case "${1:-}" in
     ;;
   *)
     sed -n '2,25p' "$0" >&2
-    echo "benchmarks: ingest, analysis, ring, probe, colocated, load, fuzz, import, gpu" >&2
+    echo "benchmarks: scale, big, ingest, analysis, ring, probe, colocated, load, fuzz, import, gpu" >&2
     exit 2
     ;;
 esac

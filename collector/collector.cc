@@ -239,6 +239,13 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     JobRefresher* refresher = collector->refresher_.get();
     collector->ingest_->set_on_stored(
         [refresher](const std::string& job) { refresher->Changed(job); });
+    // The jobs already stored, too: a job written before a restart (or
+    // copied in by --migrate-from) is refreshed like one that just went
+    // quiet (a job whose stored results are current costs a read).
+    auto stored = OnWriter<std::vector<JobInfo>>(
+        writer, [](Store& store) { return store.ListJobs(); });
+    if (!stored.ok()) return stored.status();
+    for (const JobInfo& job : *stored) refresher->Changed(job.name);
   }
 
   // grpc.health.v1.Health (SERVING while up; open to every caller, as load

@@ -3,8 +3,9 @@
 // query of a finished job reads them and solves nothing.
 //
 // Contract:
-//   - Changed(job) is called once a batch of `job` is stored. It never
-//     blocks on the refresh work (a short lock).
+//   - Changed(job) is called once a batch of `job` is stored (and for each
+//     stored job when the collector starts). It never blocks on the refresh
+//     work (a short lock).
 //   - A job is refreshed (`refresh(job, true)`: summaries and clocks) once
 //     no batch of it has arrived for `quiet`. A job that keeps changing
 //     gets `refresh(job, false)` (summaries only: their cost is the new

@@ -8,6 +8,7 @@
 
 #include "common/command_line.h"
 #include "common/version.h"
+#include "store/store.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"
 #include "wire/ingest_client.h"
@@ -17,7 +18,8 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
-                      [--pace-ms N]
+                      [--pace-ms N] [--layers L] [--jitter-ns J]
+                      [--store LOCATION]
        meridian-synth [--collector HOST:PORT] --scenario NAME [--job ID]
                       [--node1-offset-ns X]
        meridian-synth --version | -h | --help
@@ -26,7 +28,14 @@ Sends a synthetic training job: N ranks (default 4) on M nodes (default 2),
 S steps (default 10), each node's agent on its own stream. --resend sends
 every batch a second time; the collector must store each once. --pace-ms N
 sends it as a running job would: starting now (wall clock), each node's
-batches one round at a time, N ms apart.
+batches one round at a time, N ms apart. --layers L adds L "layer" spans to
+forward and to backward each step (6 + 2L spans a rank and step, as a
+training step's kernels give). --jitter-ns J adds up to J ns to the times
+(SyntheticJob::jitter_ns: a store compresses them as it would real ones).
+--store writes the job straight into a
+store (a SQLite path or clickhouse://...) instead of sending it, as the
+collector's writer would, holding one group of batches at a time: a job
+too large to send from memory (benchmarks of 100M spans).
 
 --scenario sends instead a small job whose analyses have known answers
 (testing/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
@@ -40,6 +49,41 @@ int Fail(const std::string& message) {
   return 2;
 }
 
+// Writes `job` into the store at `location`, 64 batches a transaction.
+int WriteToStore(const meridian::SyntheticJob& job,
+                 const std::string& location) {
+  meridian::StoreOptions options;
+  options.full_sync = false;
+  auto store = meridian::Store::Open(location, options);
+  if (!store.ok()) return Fail(std::string(store.status().message()));
+  std::vector<meridian::v1::Batch> batches;
+  absl::Status written;
+  int64_t spans = 0;
+  auto flush = [&] {
+    std::vector<const meridian::v1::Batch*> group;
+    for (const auto& batch : batches) group.push_back(&batch);
+    auto results = (*store)->Write(group);
+    if (!results.ok()) {
+      written = results.status();
+    } else {
+      for (const auto& result : *results) spans += result.spans_stored;
+    }
+    batches.clear();
+  };
+  for (int node = 0; node < job.nodes && written.ok(); ++node) {
+    meridian::ForEachSyntheticBatch(job, node, [&](meridian::v1::Batch batch) {
+      batches.push_back(std::move(batch));
+      if (batches.size() == 64 && written.ok()) flush();
+    });
+  }
+  if (!batches.empty() && written.ok()) flush();
+  if (!written.ok()) return Fail(std::string(written.message()));
+  printf("job %s: %d ranks on %d nodes, %d steps: %lld spans written to %s\n",
+         job.job.c_str(), job.ranks, job.nodes, job.steps,
+         static_cast<long long>(spans), location.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +91,8 @@ int main(int argc, char** argv) {
   auto line = meridian::CommandLine::Parse(
       args, 1,
       {"collector", "job", "ranks", "nodes", "steps", "spans-per-batch",
-       "scenario", "pace-ms", "node1-offset-ns"},
+       "scenario", "pace-ms", "node1-offset-ns", "layers", "store",
+       "jitter-ns"},
       {"resend", "help", "version"});
   if (!line.ok()) return Fail(std::string(line.status().message()));
   if (line->Has("version")) {
@@ -87,7 +132,9 @@ int main(int argc, char** argv) {
   auto nodes = line->GetInt("nodes", job.nodes);
   auto steps = line->GetInt("steps", job.steps);
   auto per_batch = line->GetInt("spans-per-batch", job.spans_per_batch);
-  for (const auto* v : {&ranks, &nodes, &steps, &per_batch}) {
+  auto layers = line->GetInt("layers", 0);
+  auto jitter = line->GetInt("jitter-ns", 0);
+  for (const auto* v : {&ranks, &nodes, &steps, &per_batch, &layers, &jitter}) {
     if (!v->ok()) return Fail(std::string(v->status().message()));
   }
   job.ranks = *ranks;
@@ -95,9 +142,15 @@ int main(int argc, char** argv) {
   job.steps = *steps;
   job.spans_per_batch = *per_batch;
   if (job.ranks < 1 || job.nodes < 1 || job.nodes > job.ranks ||
-      job.steps < 0 || job.spans_per_batch < 1) {
-    return Fail("need ranks >= nodes >= 1, steps >= 0, spans-per-batch >= 1");
+      job.steps < 0 || job.spans_per_batch < 1 || *layers < 0 ||
+      *layers > 100000 || *jitter < 0 || *jitter > 1000000) {
+    return Fail(
+        "need ranks >= nodes >= 1, steps >= 0, spans-per-batch >= 1, "
+        "layers 0 to 100000, jitter-ns 0 to 1000000");
   }
+  job.layers = static_cast<int>(*layers);
+  job.jitter_ns = *jitter;
+  if (line->Has("store")) return WriteToStore(job, line->Get("store"));
   const bool resend = line->Has("resend");
   auto pace_ms = line->GetInt("pace-ms", -1);
   if (!pace_ms.ok()) return Fail(std::string(pace_ms.status().message()));

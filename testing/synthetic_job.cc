@@ -1,5 +1,7 @@
 #include "testing/synthetic_job.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "wire/batch_builder.h"
 
@@ -73,6 +75,23 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
       phase("step", t, 9 * kMs)->set_step(s);
       phase("forward", t, 3 * kMs)->set_step(s);
       phase("backward", t + 3 * kMs, 4 * kMs)->set_step(s);
+      // Slices of [start, start + dur), inside the phase (its jitter only
+      // lengthens it); jitter shortens a slice by up to half.
+      auto layers = [&](int64_t start, int64_t dur) {
+        const int64_t slice = dur / job.layers;
+        for (int i = 0; i < job.layers; ++i) {
+          const int64_t shorter = slice > 1 ? jitter() % (slice / 2 + 1) : 0;
+          builder
+              .AddSpan(main, v1::CATEGORY_USER, "layer", start + i * slice,
+                       std::max<int64_t>(slice - kUs - shorter, 1))
+              ->set_step(s);
+          flush_if_full();
+        }
+      };
+      if (job.layers > 0) {
+        layers(t, 3 * kMs);
+        layers(t + 3 * kMs, 4 * kMs);
+      }
       v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
                                         t + 7 * kMs + jitter(),
                                         20 * kUs + rank * kUs + jitter());

@@ -10,6 +10,10 @@
 //     MPI_Allreduce 8 B    [T + 7 ms,   + 20 us + r * 1 us)     seq 2s + 1
 //     MPI_Allreduce 4 MiB  [T + 7.1 ms, + 1 ms + r * 10 us)     seq 2s + 2
 //     user "optimizer"     [T + 8.2 ms, T + 8.7 ms)
+// With `layers` L > 0, forward and backward each also hold L user spans
+// "layer" (step s), slices of the phase end to end, 1 us apart (with
+// jitter, each shortened by up to half a slice): a step
+// then has 6 + 2L spans a rank, as a training step's many kernels give it.
 // so rank r spends steps * (1020 us + r * 11 us) + 100 us in MPI, and every
 // rank's elapsed time is exactly steps * 10 ms. Collectives are on the
 // world communicator (comm 1, size `ranks`); the Bcast has seq 0.
@@ -36,6 +40,7 @@ struct SyntheticJob {
   // fixed pseudo-random sequence: measured times are not round numbers,
   // and how well a store compresses them depends on it.
   int64_t jitter_ns = 0;
+  int layers = 0;  // "layer" spans in forward, and in backward, each step
 };
 
 inline constexpr int kSyntheticSpansPerStep = 6;

@@ -33,5 +33,44 @@ TEST(SyntheticJobTest, SplitsRanksOverNodesInValidBatches) {
   EXPECT_EQ(spans, job.ranks * (1 + kSyntheticSpansPerStep * job.steps));
 }
 
+// With layers, forward and backward are each cut into that many "layer"
+// spans of the same step, inside the phase.
+TEST(SyntheticJobTest, LayersFillForwardAndBackward) {
+  SyntheticJob job;
+  job.ranks = 2;
+  job.nodes = 1;
+  job.steps = 2;
+  job.layers = 3;
+  job.spans_per_batch = 7;
+  int spans = 0, layers = 0;
+  std::vector<int64_t> first_step_layers;
+  for (const v1::Batch& batch : SyntheticBatches(job, 0)) {
+    v1::Batch checked = batch;
+    std::vector<SpanColumns> decoded;
+    BatchRepairs repairs;
+    ASSERT_TRUE(ValidateBatch(&checked, &decoded, &repairs).ok());
+    EXPECT_EQ(repairs.spans_dropped, 0u);
+    for (const v1::Span& span : batch.spans()) {
+      ++spans;
+      if (batch.strings(span.name()) != "layer") continue;
+      ++layers;
+      const int rank =
+          batch.processes(batch.tracks(span.track()).process()).rank();
+      if (rank == 0 && span.step() == 0) {
+        first_step_layers.push_back(span.start_ns() - job.t0_ns);
+        first_step_layers.push_back(span.dur_ns());
+      }
+    }
+  }
+  EXPECT_EQ(spans, job.ranks * (1 + (kSyntheticSpansPerStep + 6) * job.steps));
+  EXPECT_EQ(layers, job.ranks * job.steps * 6);
+  // Rank 0, step 0: forward [0, 3 ms) in 1 ms slices, backward [3, 7 ms)
+  // in 4/3 ms ones, each 1 us short of the next.
+  EXPECT_EQ(first_step_layers,
+            (std::vector<int64_t>{0, 999000, 1000000, 999000, 2000000, 999000,
+                                  3000000, 1332333, 4333333, 1332333, 5666666,
+                                  1332333}));
+}
+
 }  // namespace
 }  // namespace meridian

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# ./bench/run.sh big [--spans N] [--dir DIR]
+# Issue 23's 100M-span job in a collector. The job (default 100M spans):
+# 256 ranks on 64 nodes, steps of 1,006 spans a rank (500 "layer" spans in
+# forward and in backward: testing/synthetic_job.h), 50 us of jitter; built
+# once by `meridian-synth --store` into DIR (default /var/tmp/meridian-big)
+# and copied for each run, so every run starts from spans alone.
+#
+# A collector (SQLite, --sync normal, --refresh-after-ms 100) opens the copy
+# and refreshes the job in the background, as it does every stored job at
+# start: step summaries made, clocks solved. The bench waits for it (its
+# metrics) and reports its wall time and CPU. It then resets the
+# collector's peak resident memory (/proc/PID/clear_refs) and runs, 3
+# rounds alternated: whole-job `steps` and `stragglers` (from the
+# summaries), the middle step's `critical-path --step`, and `clocks` (the
+# stored solution); medians, and the collector's peak RSS over those
+# queries (VmHWM). Last line: JSON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+spans=100000000
+dir=/var/tmp/meridian-big
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --spans) spans=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    *) echo "big_bench: unknown flag $1" >&2; exit 2 ;;
+  esac
+done
+bazel build //collector:meridian-collector //cli:meridian //testing:meridian-synth >&2
+bin="$(bazel info bazel-bin 2>/dev/null)"
+ranks=256 nodes=64 layers=500
+steps=$(( (spans + ranks * 1006 - 1) / (ranks * 1006) ))
+mkdir -p "$dir"
+built="$dir/big-$spans.db"
+if [ ! -e "$built.done" ]; then
+  rm -f "$built"*
+  t=$(date +%s%N)
+  "$bin/testing/meridian-synth" --store "$built" --job big --ranks $ranks \
+    --nodes $nodes --steps $steps --layers $layers --jitter-ns 50000 >&2
+  echo "big_bench: built $built in $(( ($(date +%s%N) - t) / 1000000000 )) s" >&2
+  touch "$built.done"
+fi
+work=$(mktemp -d /tmp/meridian-big-XXXXXX)
+collector_pid=""
+cleanup() {
+  [ -z "$collector_pid" ] || kill "$collector_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cp "$built" "$work/m.db"
+now() { date +%s%N; }
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+m() { "$bin/cli/meridian" --collector "$addr" "$@"; }
+t=$(now)
+coproc COLLECTOR { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
+  --db "$work/m.db" --sync normal --refresh-after-ms 100 \
+  --metrics 127.0.0.1:0 2>"$work/collector.log"; }
+collector_pid=$COLLECTOR_PID
+read -r line <&"${COLLECTOR[0]}"
+addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+until grep -q 'metrics on http' "$work/collector.log"; do sleep 0.05; done
+metrics_url=$(grep -oE 'http://[0-9.]+:[0-9]+/metrics' "$work/collector.log" | head -1)
+scrape() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$metrics_url"; }
+until scrape | grep -qE '^meridian_collector_refreshes_total\{result="(done|failed)"\} [1-9]' &&
+      scrape | grep -q '^meridian_collector_refresh_waiting 0$'; do
+  if [ $(( ($(now) - t) / 1000000000 )) -gt 3600 ]; then echo "big_bench: no refresh in an hour" >&2; exit 1; fi
+  sleep 0.5
+done
+refresh_ms=$(( ($(now) - t) / 1000000 ))
+scrape >"$work/metrics.txt"
+refresh_cpu_ms=$(awk '/^meridian_collector_refresh_seconds_total/ {printf "%d", $2 * 1000}' "$work/metrics.txt")
+failed=$(awk -F' ' '/^meridian_collector_refreshes_total\{result="failed"\}/ {print $2}' "$work/metrics.txt")
+refresh_hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$collector_pid/status")
+[ "$failed" = "0" ] || { echo "big_bench: the refresh failed:" >&2; grep -i refresh "$work/collector.log" >&2; exit 1; }
+job_spans=$(m jobs | awk '$1 == "big" {print $4}')
+echo 5 >"/proc/$collector_pid/clear_refs"  # VmHWM from here: the queries'
+step=$((steps / 2))
+steps_q=() stragglers_q=() path_q=() clocks_q=()
+for round in 1 2 3; do
+  t=$(now); m steps --job big --json >"$work/steps.json"; steps_q+=($(( ($(now) - t) / 1000000 )))
+  t=$(now); m stragglers --job big >/dev/null; stragglers_q+=($(( ($(now) - t) / 1000000 )))
+  t=$(now); m critical-path --job big --step "$step" >/dev/null; path_q+=($(( ($(now) - t) / 1000000 )))
+  t=$(now); m clocks --job big >"$work/clocks.txt"; clocks_q+=($(( ($(now) - t) / 1000000 )))
+done
+query_hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$collector_pid/status")
+rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$collector_pid/status")
+python3 - "$work/steps.json" "$steps" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["from_summaries"] and s["summarised"] == 0 and len(s["steps"]) == int(sys.argv[2]), \
+    (s["from_summaries"], s["summarised"], len(s["steps"]))
+PY
+grep -q "stored solution" "$work/clocks.txt" || echo "big_bench: clocks did not read the stored solution" >&2
+db_mb=$(( $(stat -c %s "$work/m.db") >> 20 ))
+sq=$(median3 "${steps_q[@]}"); gq=$(median3 "${stragglers_q[@]}"); pq=$(median3 "${path_q[@]}"); cq=$(median3 "${clocks_q[@]}")
+echo "job big: $job_spans spans, $ranks ranks on $nodes nodes, $steps steps; SQLite file $db_mb MB"
+echo "background refresh: ${refresh_ms} ms from the collector's start (${refresh_cpu_ms} ms refreshing); collector peak RSS ${refresh_hwm} MB until then"
+echo "queries (median of 3): steps ${sq} ms, stragglers ${gq} ms, critical path of step $step ${pq} ms, clocks ${cq} ms; collector peak RSS over them ${query_hwm} MB (${rss} MB after)"
+echo "{\"bench\": \"big\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"db_mb\": $db_mb, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"refresh_hwm_mb\": $refresh_hwm, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"step_path_ms\": $pq, \"clocks_ms\": $cq, \"query_hwm_mb\": $query_hwm, \"rss_mb\": $rss}"
