@@ -74,6 +74,7 @@ refresh_hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$collector_pid/status"
 [ "$failed" = "0" ] || { echo "big_bench: the refresh failed:" >&2; grep -i refresh "$work/collector.log" >&2; exit 1; }
 job_spans=$(m jobs | awk '$1 == "big" {print $4}')
 echo 5 >"/proc/$collector_pid/clear_refs"  # VmHWM from here: the queries'
+rss_before=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$collector_pid/status")
 step=$((steps / 2))
 steps_q=() stragglers_q=() path_q=() clocks_q=()
 for round in 1 2 3; do
@@ -95,5 +96,5 @@ db_mb=$(( $(stat -c %s "$work/m.db") >> 20 ))
 sq=$(median3 "${steps_q[@]}"); gq=$(median3 "${stragglers_q[@]}"); pq=$(median3 "${path_q[@]}"); cq=$(median3 "${clocks_q[@]}")
 echo "job big: $job_spans spans, $ranks ranks on $nodes nodes, $steps steps; SQLite file $db_mb MB"
 echo "background refresh: ${refresh_ms} ms from the collector's start (${refresh_cpu_ms} ms refreshing); collector peak RSS ${refresh_hwm} MB until then"
-echo "queries (median of 3): steps ${sq} ms, stragglers ${gq} ms, critical path of step $step ${pq} ms, clocks ${cq} ms; collector peak RSS over them ${query_hwm} MB (${rss} MB after)"
-echo "{\"bench\": \"big\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"db_mb\": $db_mb, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"refresh_hwm_mb\": $refresh_hwm, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"step_path_ms\": $pq, \"clocks_ms\": $cq, \"query_hwm_mb\": $query_hwm, \"rss_mb\": $rss}"
+echo "queries (median of 3): steps ${sq} ms, stragglers ${gq} ms, critical path of step $step ${pq} ms, clocks ${cq} ms; collector RSS ${rss_before} MB before them, peak ${query_hwm} MB over them, ${rss} MB after"
+echo "{\"bench\": \"big\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"db_mb\": $db_mb, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"refresh_hwm_mb\": $refresh_hwm, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"step_path_ms\": $pq, \"clocks_ms\": $cq, \"rss_before_queries_mb\": $rss_before, \"query_hwm_mb\": $query_hwm, \"rss_mb\": $rss}"

@@ -1,5 +1,6 @@
 #include "collector/collector.h"
 
+#include <malloc.h>
 #include <signal.h>
 
 #include <chrono>
@@ -227,6 +228,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     collector->refresher_ = std::make_unique<JobRefresher>(
         [query, writer](const std::string& job, bool whole) {
           absl::Status refreshed = query->Refresh(job, whole);
+          // What the refresh freed goes back to the system (glibc keeps
+          // it otherwise): a collector at rest stays small.
+          malloc_trim(0);
           if (absl::IsNotFound(refreshed)) return absl::OkStatus();  // deleted
           // The clock solution is stored by the writer after what it had
           // queued: done once this empty task has run.
