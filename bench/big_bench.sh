@@ -17,6 +17,7 @@
 # queries (VmHWM). Last line: JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/collector_metrics.sh
 spans=100000000
 dir=/var/tmp/meridian-big
 while [ $# -gt 0 ]; do
@@ -58,16 +59,10 @@ coproc COLLECTOR { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0
 collector_pid=$COLLECTOR_PID
 read -r line <&"${COLLECTOR[0]}"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
-until grep -q 'metrics on http' "$work/collector.log"; do sleep 0.05; done
-metrics_url=$(grep -oE 'http://[0-9.]+:[0-9]+/metrics' "$work/collector.log" | head -1)
-scrape() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$metrics_url"; }
-until scrape | grep -qE '^meridian_collector_refreshes_total\{result="(done|failed)"\} [1-9]' &&
-      scrape | grep -q '^meridian_collector_refresh_waiting 0$'; do
-  if [ $(( ($(now) - t) / 1000000000 )) -gt 3600 ]; then echo "big_bench: no refresh in an hour" >&2; exit 1; fi
-  sleep 0.5
-done
+url=$(metrics_url "$work/collector.log")
+wait_refreshed "$url" 3600
 refresh_ms=$(( ($(now) - t) / 1000000 ))
-scrape >"$work/metrics.txt"
+scrape "$url" >"$work/metrics.txt"
 refresh_cpu_ms=$(awk '/^meridian_collector_refresh_seconds_total/ {printf "%d", $2 * 1000}' "$work/metrics.txt")
 failed=$(awk -F' ' '/^meridian_collector_refreshes_total\{result="failed"\}/ {print $2}' "$work/metrics.txt")
 refresh_hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$collector_pid/status")

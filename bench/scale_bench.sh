@@ -18,6 +18,7 @@
 # the first `clocks` and `steps` queries, which read what it stored.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/collector_metrics.sh
 node_counts="256 512 1024 2048 4096"
 spans=500000
 while [ $# -gt 0 ]; do
@@ -52,16 +53,10 @@ for nodes in $node_counts; do
   "$bin/testing/meridian-synth" --collector "$addr" --job scale --ranks "$ranks" \
     --nodes "$nodes" --steps "$steps" >"$work/synth.txt"
   t=$(now)
-  metrics_url=$(grep -oE 'http://[0-9.]+:[0-9]+/metrics' "$work/collector.log" | head -1)
-  scrape() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$metrics_url"; }
-  # The background refresh: done once a refresh has run and none waits.
-  until scrape | grep -q '^meridian_collector_refreshes_total{result="done"} [1-9]' &&
-        scrape | grep -q '^meridian_collector_refresh_waiting 0$'; do
-    if [ $(( ($(now) - t) / 1000000000 )) -gt 600 ]; then echo "scale_bench: no refresh in 600 s" >&2; exit 1; fi
-    sleep 0.05
-  done
+  url=$(metrics_url "$work/collector.log")
+  wait_refreshed "$url" 600
   refresh_ms=$(( ($(now) - t) / 1000000 ))
-  refresh_cpu_ms=$(scrape | awk '/^meridian_collector_refresh_seconds_total/ {printf "%d", $2 * 1000}')
+  refresh_cpu_ms=$(scrape "$url" | awk '/^meridian_collector_refresh_seconds_total/ {printf "%d", $2 * 1000}')
   t=$(now); "$bin/cli/meridian" --collector "$addr" clocks --job scale >"$work/first_clocks.txt"; clocks_first=$(( ($(now) - t) / 1000000 ))
   grep -q "stored solution" "$work/first_clocks.txt" || echo "scale_bench: the first clocks query solved" >&2
   t=$(now); "$bin/cli/meridian" --collector "$addr" steps --job scale --json >"$work/first_steps.json"; steps_first=$(( ($(now) - t) / 1000000 ))

@@ -165,6 +165,33 @@ void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
   if (save && clocks.new_solution()) save(job.id, *clocks.new_solution());
 }
 
+// The whole job's clocks: its stored solution if that is of the job as it
+// is now (unless `resolve`), else solved from the spans, the new solution
+// handed to `save`.
+absl::StatusOr<JobClocks> WholeJobClocks(const JobQuery& query, bool resolve,
+                                         const QueryService::SaveClocks& save) {
+  std::optional<StoredJobResult> stored;
+  if (!resolve) stored = StoredClocks(*query.store, query.catalog.job);
+  auto clocks =
+      JobClocks::Load(*query.store, query.catalog, nullptr, JobRead{}, &stored);
+  if (!clocks.ok()) return clocks.status();
+  SaveNewClocks(save, query.catalog.job, *clocks);
+  return clocks;
+}
+
+// The job's step summaries brought up to date (StepSummaries::Update), what
+// was made handed to `save`. NOT_FOUND if the job has no steps.
+absl::StatusOr<StepSummaries::Made> UpdateSummaries(
+    const JobQuery& query, uint64_t budget,
+    const QueryService::SaveSummaries& save) {
+  auto made = StepSummaries::Update(*query.store, query.catalog, budget);
+  if (!made.ok()) return made.status();
+  if (!made->current && save) {
+    save(query.catalog.job.id, made->steps, made->state);
+  }
+  return made;
+}
+
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, JobQuery query, std::optional<int64_t> step = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan,
@@ -451,12 +478,8 @@ grpc::Status QueryService::ExportTrace(
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);
   } else if (!request->raw_clock()) {
-    const std::optional<StoredJobResult> stored =
-        StoredClocks(*opened->store, opened->catalog.job);
-    auto loaded = JobClocks::Load(*opened->store, opened->catalog, nullptr,
-                                  JobRead{}, &stored);
+    auto loaded = WholeJobClocks(*opened, false, save_clocks_);
     if (!loaded.ok()) return ToGrpc(loaded.status());
-    SaveNewClocks(save_clocks_, opened->catalog.job, *loaded);
     own_clocks.emplace(std::move(*loaded));
     clocks = &*own_clocks;
   }
@@ -525,13 +548,8 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   // --resolve: solved from the spans again, and stored.
-  std::optional<StoredJobResult> stored;
-  if (!request->resolve())
-    stored = StoredClocks(*query->store, query->catalog.job);
-  auto clocks = JobClocks::Load(*query->store, query->catalog, nullptr,
-                                JobRead{}, &stored);
+  auto clocks = WholeJobClocks(*query, request->resolve(), save_clocks_);
   if (!clocks.ok()) return ToGrpc(clocks.status());
-  SaveNewClocks(save_clocks_, query->catalog.job, *clocks);
   *reply = clocks->Report();
   return grpc::Status::OK;
 }
@@ -604,34 +622,21 @@ absl::Status QueryService::AnswerFromSummaries(const std::string& job,
   filter.set_job(job);
   auto query = OpenJob(db_path_, filter);
   if (!query.ok()) return query.status();
-  auto made =
-      StepSummaries::Update(*query->store, query->catalog, analysis_budget_);
+  auto made = UpdateSummaries(*query, analysis_budget_, save_summaries_);
   if (!made.ok()) return made.status();
-  if (!made->current && save_summaries_) {
-    save_summaries_(query->catalog.job.id, made->steps, made->state);
-  }
   return answer(*query->store, query->catalog, *made);
 }
 
 absl::Status QueryService::Refresh(const std::string& job, bool clocks) {
-  absl::Status summarised = AnswerFromSummaries(
-      job, [](Store&, const JobCatalog&, const StepSummaries::Made&) {
-        return absl::OkStatus();
-      });
-  // NOT_FOUND: no steps (or no job: OpenJob below says which).
-  if (!summarised.ok() && !absl::IsNotFound(summarised)) return summarised;
-  if (!clocks) return absl::OkStatus();
   v1::SpanFilter filter;
   filter.set_job(job);
-  auto query = OpenJob(db_path_, filter);
+  auto query = OpenJob(db_path_, filter);  // one read of the job for both
   if (!query.ok()) return query.status();
-  std::optional<StoredJobResult> stored =
-      StoredClocks(*query->store, query->catalog.job);
-  auto solved = JobClocks::Load(*query->store, query->catalog, nullptr,
-                                JobRead{}, &stored);
-  if (!solved.ok()) return solved.status();
-  SaveNewClocks(save_clocks_, query->catalog.job, *solved);
-  return absl::OkStatus();
+  auto made = UpdateSummaries(*query, analysis_budget_, save_summaries_);
+  // NOT_FOUND: a job without steps has no summaries.
+  if (!made.ok() && !absl::IsNotFound(made.status())) return made.status();
+  if (!clocks) return absl::OkStatus();
+  return WholeJobClocks(*query, false, save_clocks_).status();
 }
 
 grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,

@@ -11,6 +11,7 @@
 #include "store/store.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"
+#include "testing/synthetic_store.h"
 #include "wire/ingest_client.h"
 
 namespace {
@@ -49,38 +50,18 @@ int Fail(const std::string& message) {
   return 2;
 }
 
-// Writes `job` into the store at `location`, 64 batches a transaction.
+// Writes `job` into the store at `location` (WriteSyntheticJob).
 int WriteToStore(const meridian::SyntheticJob& job,
                  const std::string& location) {
   meridian::StoreOptions options;
   options.full_sync = false;
   auto store = meridian::Store::Open(location, options);
   if (!store.ok()) return Fail(std::string(store.status().message()));
-  std::vector<meridian::v1::Batch> batches;
-  absl::Status written;
-  int64_t spans = 0;
-  auto flush = [&] {
-    std::vector<const meridian::v1::Batch*> group;
-    for (const auto& batch : batches) group.push_back(&batch);
-    auto results = (*store)->Write(group);
-    if (!results.ok()) {
-      written = results.status();
-    } else {
-      for (const auto& result : *results) spans += result.spans_stored;
-    }
-    batches.clear();
-  };
-  for (int node = 0; node < job.nodes && written.ok(); ++node) {
-    meridian::ForEachSyntheticBatch(job, node, [&](meridian::v1::Batch batch) {
-      batches.push_back(std::move(batch));
-      if (batches.size() == 64 && written.ok()) flush();
-    });
-  }
-  if (!batches.empty() && written.ok()) flush();
-  if (!written.ok()) return Fail(std::string(written.message()));
+  auto spans = meridian::WriteSyntheticJob(job, **store);
+  if (!spans.ok()) return Fail(std::string(spans.status().message()));
   printf("job %s: %d ranks on %d nodes, %d steps: %lld spans written to %s\n",
          job.job.c_str(), job.ranks, job.nodes, job.steps,
-         static_cast<long long>(spans), location.c_str());
+         static_cast<long long>(*spans), location.c_str());
   return 0;
 }
 

@@ -47,6 +47,7 @@
 #include "query/clocks/job_clocks.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
+#include "testing/synthetic_store.h"
 #include "testing/test_store.h"
 
 namespace meridian {
@@ -230,22 +231,9 @@ int Run(int argc, char** argv) {
     options.full_sync = false;
     auto store = Store::Open(path, options);
     Check(store.status(), "open");
-    // Made as it is written, 64 batches a write: memory for 64 batches.
+    // Made as it is written: memory for 64 batches.
     Clock::time_point t = Clock::now();
-    std::vector<v1::Batch> batches;
-    const auto flush = [&] {
-      std::vector<const v1::Batch*> pointers;
-      for (const v1::Batch& b : batches) pointers.push_back(&b);
-      Check((*store)->Write(pointers).status(), "write");
-      batches.clear();
-    };
-    for (int node = 0; node < job.nodes; ++node) {
-      ForEachSyntheticBatch(job, node, [&](v1::Batch batch) {
-        batches.push_back(std::move(batch));
-        if (batches.size() == 64) flush();
-      });
-    }
-    if (!batches.empty()) flush();
+    Check(WriteSyntheticJob(job, **store).status(), "write");
     write_s = Seconds(t);
     auto bytes = (*store)->FileBytes();
     Check(bytes.status(), "store size");
