@@ -1,6 +1,5 @@
 #include "collector/collector.h"
 
-#include <malloc.h>
 #include <signal.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/client_channel.h"
+#include "common/memory.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "spdlog/spdlog.h"
 #include "store/clickhouse_store.h"
@@ -228,9 +228,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     collector->refresher_ = std::make_unique<JobRefresher>(
         [query, writer](const std::string& job, bool whole) {
           absl::Status refreshed = query->Refresh(job, whole);
-          // What the refresh freed goes back to the system (glibc keeps
-          // it otherwise): a collector at rest stays small.
-          malloc_trim(0);
+          // What the refresh freed goes back to the system: a collector
+          // at rest stays small.
+          ReturnFreedMemory();
           if (absl::IsNotFound(refreshed)) return absl::OkStatus();  // deleted
           // The clock solution is stored by the writer after what it had
           // queued: done once this empty task has run.

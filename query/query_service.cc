@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/memory.h"
 #include "query/analysis/comm_matrix.h"
 #include "query/analysis/critical_path.h"
 #include "query/analysis/dependency_graph.h"
@@ -108,6 +109,10 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
 // A job loaded for the analyses: its spans on the collector's clock and
 // their dependency graph. Not movable: the spans refer to the catalog.
 struct JobAnalysis {
+  // First: when an analysis is let go, its memory, the largest a query
+  // holds, goes back to the system (common/memory.h), not to the heap of
+  // the thread that answered.
+  ReturnsFreedMemory returns_memory;
   JobQuery query;
   std::optional<JobClocks> clocks;
   std::optional<JobSpans> spans;

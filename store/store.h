@@ -286,8 +286,9 @@ class Store {
   // Calls `visit` for each span of `job` in `range`, in ascending start time
   // (ties: track id, then arrival). Stops early, returning OK, when `visit`
   // returns false. Reads incrementally: chunks are decoded as the merge
-  // reaches them, so memory holds only the chunks that overlap in time (one
-  // or two per track), whatever the job's size. DATA_LOSS, naming the chunk,
+  // reaches them, and only their spans in `range` are kept, so memory holds
+  // only those spans of the chunks that overlap in time (one or two per
+  // track), whatever the job's size. DATA_LOSS, naming the chunk,
   // if a stored chunk does not decode. `stats`, if given, gets what was read.
   virtual absl::Status Scan(const JobInfo& job, const ScanRange& range,
                             const std::function<bool(const StoredSpan&)>& visit,
