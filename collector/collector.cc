@@ -226,8 +226,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   if (options.refresh_after > absl::ZeroDuration()) {
     QueryService* query = collector->query_.get();
     collector->refresher_ = std::make_unique<JobRefresher>(
-        [query, writer](const std::string& job, bool whole) {
-          absl::Status refreshed = query->Refresh(job, whole);
+        [query, writer](const std::string& job, bool whole,
+                        const std::atomic<bool>& cancel) {
+          absl::Status refreshed = query->Refresh(job, whole, &cancel);
           // What the refresh freed goes back to the system: a collector
           // at rest stays small.
           ReturnFreedMemory();

@@ -57,6 +57,7 @@ void JobRefresher::Shutdown() {
     absl::MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
+    cancel_.store(true);
     waiting_.clear();
     wake_.Signal();
   }
@@ -108,8 +109,14 @@ void JobRefresher::Run() {
     busy_ = true;
     mu_.Unlock();
     const absl::Time start = absl::Now();
-    absl::Status refreshed = refresh_(*job, whole);
+    absl::Status refreshed = refresh_(*job, whole, cancel_);
     const absl::Duration took = absl::Now() - start;
+    if (!refreshed.ok() && cancel_.load()) {
+      spdlog::info("refreshing job {}: stopped by the shutdown", *job);
+      mu_.Lock();
+      busy_ = false;
+      break;
+    }
     if (!refreshed.ok()) {
       spdlog::warn("refreshing job {}'s stored results: {}", *job,
                    std::string(refreshed.message()));

@@ -19,11 +19,15 @@
 //     is dropped and counted (that job is solved by its first query, as
 //     without the refresher).
 //   - A failed refresh is counted and logged; the refresher goes on.
-//   - Shutdown() (also the destructor) waits for the refresh in progress,
-//     drops those waiting, and stops.
+//   - Shutdown() (also the destructor) stops the refresh in progress (it
+//     sets the `cancel` that refresh was handed, which the refresh checks
+//     as it goes, and waits for it to return), drops those waiting, and
+//     stops. A refresh stopped so is neither refreshed nor failed; what
+//     it had not stored is made again by the next refresh or query.
 #ifndef MERIDIAN_COLLECTOR_JOB_REFRESHER_H_
 #define MERIDIAN_COLLECTOR_JOB_REFRESHER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,9 +51,11 @@ struct RefreshCounters {
 
 class JobRefresher {
  public:
-  // `whole`: also the clock solution (the job has gone quiet).
-  using Refresh =
-      std::function<absl::Status(const std::string& job, bool whole)>;
+  // `whole`: also the clock solution (the job has gone quiet). `cancel`
+  // becomes true when Shutdown() is called: return soon after, with any
+  // status.
+  using Refresh = std::function<absl::Status(const std::string& job, bool whole,
+                                             const std::atomic<bool>& cancel)>;
   JobRefresher(Refresh refresh, absl::Duration quiet,
                absl::Duration summarise_every, size_t max_jobs = 4096);
   ~JobRefresher();
@@ -84,7 +90,8 @@ class JobRefresher {
   std::map<std::string, Waiting> waiting_ ABSL_GUARDED_BY(mu_);
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  absl::CondVar wake_;  // a change, or Shutdown
+  std::atomic<bool> cancel_{false};  // set by Shutdown: see Refresh
+  absl::CondVar wake_;               // a change, or Shutdown
   RefreshCounters counters_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };

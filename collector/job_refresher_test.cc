@@ -1,10 +1,13 @@
 #include "collector/job_refresher.h"
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -43,9 +46,11 @@ class Calls {
 TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
   Calls calls;
   // Quiet for 1 s: the three changes, made at once, are one refresh.
-  JobRefresher refresher([&](const std::string& job,
-                             bool whole) { return calls.Record(job, whole); },
-                         absl::Seconds(1), absl::ZeroDuration());
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
+        return calls.Record(job, whole);
+      },
+      absl::Seconds(1), absl::ZeroDuration());
   refresher.Changed("a");
   refresher.Changed("a");
   refresher.Changed("b");
@@ -62,9 +67,11 @@ TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
 
 TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {
   Calls calls;
-  JobRefresher refresher([&](const std::string& job,
-                             bool whole) { return calls.Record(job, whole); },
-                         absl::Seconds(2), absl::Milliseconds(50));
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
+        return calls.Record(job, whole);
+      },
+      absl::Seconds(2), absl::Milliseconds(50));
   // Keeps changing (more often than every 2 s) until a summaries refresh
   // has run, then stops: the last refresh is whole.
   for (int i = 0; i < 2000; ++i) {
@@ -85,7 +92,7 @@ TEST(JobRefresherTest, TheJobsWaitingAreBounded) {
   absl::Mutex gate_mu;
   bool open = false, started = false;
   JobRefresher refresher(
-      [&](const std::string& job, bool whole) {
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
         if (job == "first") {
           absl::MutexLock lock(&gate_mu);
           started = true;
@@ -120,7 +127,8 @@ TEST(JobRefresherTest, TheJobsWaitingAreBounded) {
 TEST(JobRefresherTest, AFailedRefreshIsCountedAndTheNextRuns) {
   Calls calls;
   JobRefresher refresher(
-      [&](const std::string& job, bool whole) -> absl::Status {
+      [&](const std::string& job, bool whole,
+          const std::atomic<bool>&) -> absl::Status {
         if (job == "bad") return absl::ResourceExhaustedError("too large");
         return calls.Record(job, whole);
       },
@@ -137,14 +145,41 @@ TEST(JobRefresherTest, AFailedRefreshIsCountedAndTheNextRuns) {
 
 TEST(JobRefresherTest, ShutdownDropsWhatWaits) {
   Calls calls;
-  JobRefresher refresher([&](const std::string& job,
-                             bool whole) { return calls.Record(job, whole); },
-                         absl::Hours(1), absl::ZeroDuration());
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
+        return calls.Record(job, whole);
+      },
+      absl::Hours(1), absl::ZeroDuration());
   refresher.Changed("later");
   refresher.Shutdown();
   refresher.Changed("after");  // ignored
   EXPECT_EQ(calls.Size(), 0u);
   EXPECT_EQ(refresher.counters().waiting, 0);
+  EXPECT_TRUE(refresher.WaitIdle(absl::ZeroDuration()));
+}
+
+TEST(JobRefresherTest, ShutdownStopsTheRefreshInProgress) {
+  absl::Notification started;
+  std::atomic<bool> saw_cancel{false};
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole,
+          const std::atomic<bool>& cancel) -> absl::Status {
+        started.Notify();
+        // A refresh that would run for ever but checks `cancel`, as
+        // QueryService::Refresh does between blocks and spans.
+        while (!cancel.load()) std::this_thread::yield();
+        saw_cancel = true;
+        return absl::CancelledError("stopped");
+      },
+      absl::ZeroDuration(), absl::ZeroDuration());
+  refresher.Changed("long");
+  started.WaitForNotification();
+  refresher.Shutdown();  // returns: the refresh saw cancel and returned
+  EXPECT_TRUE(saw_cancel);
+  const RefreshCounters counters = refresher.counters();
+  EXPECT_EQ(counters.refreshed, 0);
+  EXPECT_EQ(counters.failed, 0);  // stopped, not failed
+  EXPECT_EQ(counters.waiting, 0);
   EXPECT_TRUE(refresher.WaitIdle(absl::ZeroDuration()));
 }
 

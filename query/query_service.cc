@@ -173,12 +173,16 @@ void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
 // The whole job's clocks: its stored solution if that is of the job as it
 // is now (unless `resolve`), else solved from the spans, the new solution
 // handed to `save`.
-absl::StatusOr<JobClocks> WholeJobClocks(const JobQuery& query, bool resolve,
-                                         const QueryService::SaveClocks& save) {
+// `cancel`: as JobRead::cancel.
+absl::StatusOr<JobClocks> WholeJobClocks(
+    const JobQuery& query, bool resolve, const QueryService::SaveClocks& save,
+    const std::atomic<bool>* cancel = nullptr) {
   std::optional<StoredJobResult> stored;
   if (!resolve) stored = StoredClocks(*query.store, query.catalog.job);
+  JobRead read;
+  read.cancel = cancel;
   auto clocks =
-      JobClocks::Load(*query.store, query.catalog, nullptr, JobRead{}, &stored);
+      JobClocks::Load(*query.store, query.catalog, nullptr, read, &stored);
   if (!clocks.ok()) return clocks.status();
   SaveNewClocks(save, query.catalog.job, *clocks);
   return clocks;
@@ -188,8 +192,10 @@ absl::StatusOr<JobClocks> WholeJobClocks(const JobQuery& query, bool resolve,
 // was made handed to `save`. NOT_FOUND if the job has no steps.
 absl::StatusOr<StepSummaries::Made> UpdateSummaries(
     const JobQuery& query, uint64_t budget,
-    const QueryService::SaveSummaries& save) {
-  auto made = StepSummaries::Update(*query.store, query.catalog, budget);
+    const QueryService::SaveSummaries& save,
+    const std::atomic<bool>* cancel = nullptr) {
+  auto made =
+      StepSummaries::Update(*query.store, query.catalog, budget, cancel);
   if (!made.ok()) return made.status();
   if (!made->current && save) {
     save(query.catalog.job.id, made->steps, made->state);
@@ -632,16 +638,18 @@ absl::Status QueryService::AnswerFromSummaries(const std::string& job,
   return answer(*query->store, query->catalog, *made);
 }
 
-absl::Status QueryService::Refresh(const std::string& job, bool clocks) {
+absl::Status QueryService::Refresh(const std::string& job, bool clocks,
+                                   const std::atomic<bool>* cancel) {
   v1::SpanFilter filter;
   filter.set_job(job);
   auto query = OpenJob(db_path_, filter);  // one read of the job for both
   if (!query.ok()) return query.status();
-  auto made = UpdateSummaries(*query, analysis_budget_, save_summaries_);
+  auto made =
+      UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
   // NOT_FOUND: a job without steps has no summaries.
   if (!made.ok() && !absl::IsNotFound(made.status())) return made.status();
   if (!clocks) return absl::OkStatus();
-  return WholeJobClocks(*query, false, save_clocks_).status();
+  return WholeJobClocks(*query, false, save_clocks_, cancel).status();
 }
 
 grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,

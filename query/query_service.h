@@ -11,6 +11,7 @@
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
 #define MERIDIAN_QUERY_QUERY_SERVICE_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -68,8 +69,12 @@ class QueryService final : public v1::Query::Service {
   // and, with `clocks`, its clock solution (solved only if the stored one is
   // not of the job as it is now; handed to save_clocks_). The collector's
   // JobRefresher calls it as batches arrive, so that queries read them.
-  // NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the queries.
-  absl::Status Refresh(const std::string& job, bool clocks);
+  // NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the queries;
+  // CANCELLED once `cancel` (if set) is true: the work stops within a
+  // block of steps or at once in the clock solve, and what it had made of
+  // that pass is not stored.
+  absl::Status Refresh(const std::string& job, bool clocks,
+                       const std::atomic<bool>* cancel = nullptr);
 
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const v1::ListJobsRequest* request,

@@ -95,7 +95,8 @@ absl::Status ForEachStep(
 }  // namespace
 
 absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
-    Store& store, const JobCatalog& catalog, uint64_t budget) {
+    Store& store, const JobCatalog& catalog, uint64_t budget,
+    const std::atomic<bool>* cancel) {
   const JobInfo& job = catalog.job;
   auto range = store.StepRange(job.id);
   if (!range.ok()) return range.status();
@@ -162,6 +163,10 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   const int64_t block = std::max<int64_t>(1, block_spans / per_step);
   for (int64_t lo = from; lo <= last_step; lo += block) {
     const int64_t hi = std::min(last_step, lo + block - 1);
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      return absl::CancelledError(absl::StrCat(
+          "summarising job ", job.name, "'s steps: stopped at step ", lo));
+    }
     std::optional<JobClocks> clocks;
     auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks);
     if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps

@@ -31,6 +31,7 @@
 #ifndef MERIDIAN_QUERY_STEP_SUMMARIES_H_
 #define MERIDIAN_QUERY_STEP_SUMMARIES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -62,9 +63,12 @@ class StepSummaries {
   // stored state and makes the summaries it lacks. NOT_FOUND if no span of
   // the job carries a step (the caller analyses the job whole).
   // RESOURCE_EXHAUSTED, naming the step, if a step alone would take more
-  // than `budget` bytes (about 190 a span) to analyse.
+  // than `budget` bytes (about 190 a span) to analyse. CANCELLED, with
+  // nothing made, once `cancel` (if set) is true: it is checked before
+  // each block of steps.
   static absl::StatusOr<Made> Update(Store& store, const JobCatalog& catalog,
-                                     uint64_t budget);
+                                     uint64_t budget,
+                                     const std::atomic<bool>* cancel = nullptr);
 
   // The whole job's steps (StepsReply.from_summaries set), from the stored
   // summaries and those `made` holds (which replace stored ones of the same

@@ -1,6 +1,7 @@
 #include "query/analysis/step_summaries.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -254,6 +255,14 @@ TEST_F(StepSummariesTest, FailuresSayWhy) {
   JobCatalog catalog;
   auto reader = Reader("failures", &catalog);
   ASSERT_NE(reader, nullptr);
+
+  // Stopped (the collector shutting down): CANCELLED, nothing made.
+  const std::atomic<bool> cancel{true};
+  auto stopped =
+      StepSummaries::Update(*reader, catalog, uint64_t{1} << 30, &cancel);
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(stopped.status().message(),
+            "summarising job failures's steps: stopped at step 0");
 
   // A step too large for the budget: refused, naming the limit.
   auto refused = StepSummaries::Update(*reader, catalog, 1000);

@@ -209,7 +209,13 @@ absl::Status JobClocks::Refine(
     }
   }
   CausalRefiner refiner(static_cast<int>(nodes_.size()));
+  bool cancelled = false;
   auto refine = [&](const StoredSpan& span) {
+    if (read.cancel != nullptr &&
+        read.cancel->load(std::memory_order_relaxed)) {
+      cancelled = true;
+      return false;
+    }
     if (read.keep && !read.keep(span)) return true;
     if (visit) visit(span);
     const int node = node_of_track_[span.track_id];
@@ -243,6 +249,10 @@ absl::Status JobClocks::Refine(
   for (const ScanRange& range : read.ranges) {
     absl::Status scan = store.Scan(catalog.job, range, refine, read.stats);
     if (!scan.ok()) return scan;
+    if (cancelled) {
+      return absl::CancelledError(
+          absl::StrCat("solving job ", catalog.job.name, "'s clocks: stopped"));
+    }
   }
   std::vector<int64_t> bounds;
   for (const Node& node : nodes_) {

@@ -10,6 +10,7 @@
 #ifndef MERIDIAN_QUERY_JOB_CLOCKS_H_
 #define MERIDIAN_QUERY_JOB_CLOCKS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,6 +41,10 @@ struct JobRead {
   // If set, only the spans it keeps are read (seen, refined, kept): a
   // filter finer than a ScanRange, applied as the scan goes.
   std::function<bool(const StoredSpan&)> keep;
+  // If set, the read stops once it is true and Load returns CANCELLED. It
+  // is checked at every span, so a collector that shuts down stops a
+  // whole-job solve (a minute at 100M spans) at once.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Whether a send or receive tagged `step` takes part in message matching

@@ -2,6 +2,7 @@
 // StoredJobResult), on both stores.
 #include "query/clocks/job_clocks.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,31 @@ TEST(JobClocksTest, AStaleOrDamagedSolutionIsSolvedAgain) {
   auto gone = store.LoadClockSolution(f->catalog.job.id);
   ASSERT_TRUE(gone.ok());
   EXPECT_FALSE(gone->has_value());
+}
+
+TEST(JobClocksTest, ASolveStopsOnceCancelled) {
+  auto f = ScenarioFixture::Load("slow-rank");
+  ASSERT_NE(f, nullptr);
+  const std::atomic<bool> cancel{true};
+  JobRead read;
+  read.cancel = &cancel;
+  ScanStats stats;
+  read.stats = &stats;
+  auto stopped = JobClocks::Load(*f->store, f->catalog, nullptr, read);
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(stopped.status().message(),
+            "solving job " + f->catalog.job.name + "'s clocks: stopped");
+  // Stopped at its first span: the merge had opened the 4 chunks that
+  // start with it (one a track), not the job's others.
+  EXPECT_EQ(stats.chunks_read, 4);
+  EXPECT_EQ(f->catalog.job.chunks, 8);
+  // A stored solution of the job as it is needs no read: not stopped.
+  auto solved = JobClocks::Load(*f->store, f->catalog);
+  ASSERT_TRUE(solved.ok());
+  const std::optional<StoredJobResult> stored = solved->new_solution();
+  auto reused = JobClocks::Load(*f->store, f->catalog, nullptr, read, &stored);
+  ASSERT_TRUE(reused.ok()) << reused.status();
+  EXPECT_TRUE(reused->from_stored());
 }
 
 }  // namespace
