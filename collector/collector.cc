@@ -233,6 +233,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
           // at rest stays small.
           ReturnFreedMemory();
           if (absl::IsNotFound(refreshed)) return absl::OkStatus();  // deleted
+          if (absl::IsCancelled(refreshed)) return refreshed;  // shutting down
           // The clock solution is stored by the writer after what it had
           // queued: done once this empty task has run.
           auto stored = OnWriter<bool>(

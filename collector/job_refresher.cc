@@ -111,7 +111,7 @@ void JobRefresher::Run() {
     const absl::Time start = absl::Now();
     absl::Status refreshed = refresh_(*job, whole, cancel_);
     const absl::Duration took = absl::Now() - start;
-    if (!refreshed.ok() && cancel_.load()) {
+    if (absl::IsCancelled(refreshed) && cancel_.load()) {
       spdlog::info("refreshing job {}: stopped by the shutdown", *job);
       mu_.Lock();
       busy_ = false;

@@ -6,9 +6,10 @@
 //   - Changed(job) is called once a batch of `job` is stored (and for each
 //     stored job when the collector starts). It never blocks on the refresh
 //     work (a short lock).
-//   - A job is refreshed (`refresh(job, true)`: summaries and clocks) once
-//     no batch of it has arrived for `quiet`. A job that keeps changing
-//     gets `refresh(job, false)` (summaries only: their cost is the new
+//   - A job is refreshed (`refresh(job, true, cancel)`: summaries and
+//     clocks) once no batch of it has arrived for `quiet`. A job that keeps
+//     changing gets `refresh(job, false, cancel)` (summaries only: their
+//     cost is the new
 //     steps', where a clock solve scans the whole job) at most every
 //     `summarise_every` (zero: never; only once quiet).
 //   - One job is refreshed at a time, on the refresher's own thread, which
@@ -22,8 +23,9 @@
 //   - Shutdown() (also the destructor) stops the refresh in progress (it
 //     sets the `cancel` that refresh was handed, which the refresh checks
 //     as it goes, and waits for it to return), drops those waiting, and
-//     stops. A refresh stopped so is neither refreshed nor failed; what
-//     it had not stored is made again by the next refresh or query.
+//     stops. A refresh stopped so (it returned CANCELLED) is neither
+//     refreshed nor failed, and its time is not counted; what it had not
+//     stored is made again by the next refresh or query.
 #ifndef MERIDIAN_COLLECTOR_JOB_REFRESHER_H_
 #define MERIDIAN_COLLECTOR_JOB_REFRESHER_H_
 
@@ -52,8 +54,8 @@ struct RefreshCounters {
 class JobRefresher {
  public:
   // `whole`: also the clock solution (the job has gone quiet). `cancel`
-  // becomes true when Shutdown() is called: return soon after, with any
-  // status.
+  // becomes true when Shutdown() is called: return soon after, CANCELLED
+  // if the work was cut short.
   using Refresh = std::function<absl::Status(const std::string& job, bool whole,
                                              const std::atomic<bool>& cancel)>;
   JobRefresher(Refresh refresh, absl::Duration quiet,

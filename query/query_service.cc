@@ -216,12 +216,12 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
   analysis->query = std::move(query);
   Store& store = *analysis->query.store;
   const JobCatalog& catalog = analysis->query.catalog;
-  std::optional<StoredJobResult> stored;
-  if (!step) stored = StoredClocks(store, catalog.job);
+  const std::optional<StoredJobResult> stored =
+      StoredClocks(store, catalog.job);
   absl::StatusOr<JobSpans> spans =
       step
           ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
-                               &analysis->read)
+                               &analysis->read, &stored)
           : JobSpans::Load(
                 store, catalog, &analysis->clocks,
                 JobRead{{ScanRange{}}, std::nullopt, &analysis->read}, &stored);
@@ -267,10 +267,13 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
   // Whether this request loads the job for the cache (else another job is
   // loading: this one loads without keeping it).
   bool loads = false;
+  // The analysis this request lets go of, freed out of the lock (freeing
+  // returns its memory to the system: common/memory.h).
+  std::shared_ptr<const JobAnalysis> let_go;
   {
     absl::MutexLock lock(&cache_mu_);
     if (cache_ && absl::Now() - cache_used_ > kCacheIdle) {
-      cache_.reset();
+      let_go = std::move(cache_);
       cache_key_.reset();
     }
     while (cache_loading_ && cache_key_ && *cache_key_ == key) {
@@ -282,12 +285,13 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
     }
     if (!cache_loading_) {
       // The last job's analysis is let go now, not after this load.
-      cache_.reset();
+      if (cache_) let_go = std::move(cache_);
       cache_key_ = key;
       cache_loading_ = true;
       loads = true;
     }
   }
+  let_go.reset();
   auto loaded = LoadAnalysis(analysis_budget_, std::move(*query), std::nullopt,
                              bytes_per_span, save_clocks_);
   std::shared_ptr<const JobAnalysis> analysis;

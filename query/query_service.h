@@ -70,9 +70,12 @@ class QueryService final : public v1::Query::Service {
   // not of the job as it is now; handed to save_clocks_). The collector's
   // JobRefresher calls it as batches arrive, so that queries read them.
   // NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the queries;
-  // CANCELLED once `cancel` (if set) is true: the work stops within a
-  // block of steps or at once in the clock solve, and what it had made of
-  // that pass is not stored.
+  // CANCELLED once `cancel` (if set) is true while there is work left: it
+  // stops before the next block of steps (a block is at most about 200,000
+  // spans) or at the next span of the clock solve's scan. Summaries are
+  // stored only once all the missing ones are made, so a stop in them
+  // stores none; a stop in the clock solve keeps the summaries made
+  // before it.
   absl::Status Refresh(const std::string& job, bool clocks,
                        const std::atomic<bool>* cancel = nullptr);
 

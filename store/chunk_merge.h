@@ -3,8 +3,8 @@
 // span starts at or after its first start, so spans leave in time order
 // however the chunks of different tracks (or one track's chunks from
 // different drains) overlap, and memory holds only the chunks that overlap
-// in time, each cut to its spans in the range as it is decoded. Example,
-// two tracks:
+// in time, each cut to its spans in the range as it is decoded (and one
+// chunk whole: the one being decoded). Example, two tracks:
 //   chunk A (track 1): starts 10, 30, 50      chunk B (track 2): 20, 30
 //   open A (first 10) -> emit 10; B's first 20 <= A's next 30: open B ->
 //   emit 20 (B), 30 (A: track 1 before track 2), 30 (B), 50 (A).

@@ -990,6 +990,8 @@ class SqliteStore::ScanSource final : public ChunkSource {
     const int64_t track = stmt_->Int(1);
     bool wanted = !range_->tracks || range_->tracks->contains(track);
     if (wanted) {
+      out->op_ids.clear();  // spans name store ids (MergeChunk)
+      out->strings.clear();
       absl::Status status = DecodeSpanChunk(stmt_->Blob(3), &out->spans);
       if (!status.ok()) {
         return absl::DataLossError(absl::StrCat("store ", store_->path_,

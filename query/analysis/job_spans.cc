@@ -140,19 +140,17 @@ absl::Status StepNotFound(const std::string& job, int64_t step) {
                    "steps"));
 }
 
-absl::StatusOr<JobSpans> JobSpans::LoadStep(Store& store,
-                                            const JobCatalog& catalog,
-                                            int64_t step,
-                                            std::optional<JobClocks>* clocks,
-                                            ScanStats* stats) {
-  return LoadSteps(store, catalog, step, step, clocks, stats);
+absl::StatusOr<JobSpans> JobSpans::LoadStep(
+    Store& store, const JobCatalog& catalog, int64_t step,
+    std::optional<JobClocks>* clocks, ScanStats* stats,
+    const std::optional<StoredJobResult>* stored) {
+  return LoadSteps(store, catalog, step, step, clocks, stats, stored);
 }
 
-absl::StatusOr<JobSpans> JobSpans::LoadSteps(Store& store,
-                                             const JobCatalog& catalog,
-                                             int64_t first, int64_t last,
-                                             std::optional<JobClocks>* clocks,
-                                             ScanStats* stats) {
+absl::StatusOr<JobSpans> JobSpans::LoadSteps(
+    Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
+    std::optional<JobClocks>* clocks, ScanStats* stats,
+    const std::optional<StoredJobResult>* stored) {
   // 1. The step's own spans: per track the one starting first and the one
   // ending last (raw times, as the scan returns them).
   struct Edges {
@@ -184,7 +182,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(Store& store,
           keep(span, &it->second.last);
         }
       },
-      tagged);
+      tagged, stored);
   if (!step_clocks.ok()) return step_clocks.status();
   if (edges.empty()) {
     return StepNotFound(catalog.job.name, first);
@@ -251,7 +249,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(Store& store,
     return it != read_of_track.end() && span.start_ns <= it->second->raw_end &&
            span.start_ns + span.dur_ns >= it->second->raw_start;
   };
-  return Load(store, catalog, clocks, window);
+  return Load(store, catalog, clocks, window, stored);
 }
 
 std::vector<int32_t> JobSpans::Ranks() const {

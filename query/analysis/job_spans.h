@@ -92,25 +92,25 @@ class JobSpans {
   //  2. per node, the chunks overlapping that window, mapped back to the
   //     node's raw clock: the spans of every track while the step ran,
   //     tagged or not (GPU kernels, copies), refined again.
-  // Clocks are refined, and messages matched, over the step's spans only
-  // (see JobRead), so a step's path can differ from the same step in a
-  // whole-job load where the clocks drift within the job. NOT_FOUND naming
-  // the job if no span is tagged with `step`. `stats`, if set, counts both
-  // reads.
-  static absl::StatusOr<JobSpans> LoadStep(Store& store,
-                                           const JobCatalog& catalog,
-                                           int64_t step,
-                                           std::optional<JobClocks>* clocks,
-                                           ScanStats* stats = nullptr);
+  // Messages are matched over the step's spans only (see JobRead). The
+  // clocks are the job's stored solution `stored` if it is of the job as
+  // it stands (JobClocks::Load: a finished job's step solves nothing),
+  // else refined over the step's spans, so that a step's path can then
+  // differ from the same step in a whole-job load where the clocks drift
+  // within the job. NOT_FOUND naming the job if no span is tagged with
+  // `step`. `stats`, if set, counts both reads.
+  static absl::StatusOr<JobSpans> LoadStep(
+      Store& store, const JobCatalog& catalog, int64_t step,
+      std::optional<JobClocks>* clocks, ScanStats* stats = nullptr,
+      const std::optional<StoredJobResult>* stored = nullptr);
   // The same for the steps first..last (inclusive) together: their window
   // is the first start to the last end of the spans tagged with any of
   // them, and messages are matched among those spans. NOT_FOUND naming
   // `first` if no span is tagged with any of them.
-  static absl::StatusOr<JobSpans> LoadSteps(Store& store,
-                                            const JobCatalog& catalog,
-                                            int64_t first, int64_t last,
-                                            std::optional<JobClocks>* clocks,
-                                            ScanStats* stats = nullptr);
+  static absl::StatusOr<JobSpans> LoadSteps(
+      Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
+      std::optional<JobClocks>* clocks, ScanStats* stats = nullptr,
+      const std::optional<StoredJobResult>* stored = nullptr);
 
   // Spans given one at a time, with their times on the collector's clock
   // (tests); Finish sorts.

@@ -64,8 +64,9 @@ class StepSummaries {
   // the job carries a step (the caller analyses the job whole).
   // RESOURCE_EXHAUSTED, naming the step, if a step alone would take more
   // than `budget` bytes (about 190 a span) to analyse. CANCELLED, with
-  // nothing made, once `cancel` (if set) is true: it is checked before
-  // each block of steps.
+  // nothing made, if `cancel` (if set) is true before a block of steps is
+  // loaded (a block, once started, is finished; current summaries need no
+  // block and are returned).
   static absl::StatusOr<Made> Update(Store& store, const JobCatalog& catalog,
                                      uint64_t budget,
                                      const std::atomic<bool>* cancel = nullptr);

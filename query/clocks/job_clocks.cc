@@ -47,21 +47,23 @@ absl::StatusOr<JobClocks> JobClocks::Load(
   const bool whole_job = !read.keep && read.ranges.size() == 1 &&
                          read.ranges[0].whole_job() && !read.message_steps;
   const int64_t models = clocks.Models();
-  if (whole_job && stored != nullptr && stored->has_value() &&
+  if (stored != nullptr && stored->has_value() &&
       (*stored)->spans == catalog.job.spans &&
       (*stored)->written_ns == catalog.job.written_ns &&
       (*stored)->models == models && clocks.Apply((*stored)->data)) {
     clocks.from_stored_ = true;
     clocks.solved_ns_ = (*stored)->computed_ns;
     if (visit) {
-      status = store.Scan(
-          catalog.job, ScanRange{},
-          [&](const StoredSpan& span) {
-            visit(span);
-            return true;
-          },
-          read.stats);
-      if (!status.ok()) return status;
+      for (const ScanRange& range : read.ranges) {
+        status = store.Scan(
+            catalog.job, range,
+            [&](const StoredSpan& span) {
+              if (!read.keep || read.keep(span)) visit(span);
+              return true;
+            },
+            read.stats);
+        if (!status.ok()) return status;
+      }
     }
     return clocks;
   }

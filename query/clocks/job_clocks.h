@@ -41,9 +41,11 @@ struct JobRead {
   // If set, only the spans it keeps are read (seen, refined, kept): a
   // filter finer than a ScanRange, applied as the scan goes.
   std::function<bool(const StoredSpan&)> keep;
-  // If set, the read stops once it is true and Load returns CANCELLED. It
-  // is checked at every span, so a collector that shuts down stops a
-  // whole-job solve (a minute at 100M spans) at once.
+  // If set, a refinement's scan stops once it is true and Load returns
+  // CANCELLED (checked at every span, so a collector that shuts down stops
+  // a whole-job solve, a minute at 100M spans, at once). A load that uses
+  // a stored solution, or finds no node, does not scan to refine and is
+  // not stopped.
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -65,8 +67,11 @@ class JobClocks {
   // `read` says which spans are scanned: the refinement is made over those.
   // `stored`, if given, is the job's stored solution (Store::
   // LoadClockSolution): used instead of refining when it was made for the
-  // job as it stands (its spans, last write and clock models) and `read`
-  // is the whole job. Then no span is read at all unless `visit` is set.
+  // job as it stands (its spans, last write and clock models), whatever
+  // `read` is: a window of a finished job is placed as the whole job is
+  // (a solution from more evidence than the window's), and no query of it
+  // solves. Then no span is read at all unless `visit` is set, and then
+  // those of `read`.
   static absl::StatusOr<JobClocks> Load(
       Store& store, const JobCatalog& catalog,
       const std::function<void(const StoredSpan&)>& visit = nullptr,

@@ -81,15 +81,35 @@ TEST(JobClocksTest, AStaleOrDamagedSolutionIsSolvedAgain) {
     EXPECT_FALSE(again->from_stored()) << i;
     EXPECT_TRUE(again->new_solution().has_value()) << i;
   }
-  // A window's refinement is not the job's: neither read nor made.
+  // A window of the job as it stands is placed by the job's solution,
+  // nothing solved; with a stale one it is refined over its own spans,
+  // and that refinement is not the job's: not offered to store.
   JobRead window;
   window.ranges[0].first_step = 1;
   window.ranges[0].last_step = 1;
+  ScanStats window_read;
+  window.stats = &window_read;
+  int64_t visited = 0;
   const std::optional<StoredJobResult> stored = good;
-  auto step = JobClocks::Load(store, f->catalog, nullptr, window, &stored);
+  auto step = JobClocks::Load(
+      store, f->catalog, [&](const StoredSpan&) { ++visited; }, window,
+      &stored);
   ASSERT_TRUE(step.ok());
-  EXPECT_FALSE(step->from_stored());
+  EXPECT_TRUE(step->from_stored());
   EXPECT_FALSE(step->new_solution().has_value());
+  EXPECT_EQ(Placed(store, f->catalog, *step),
+            Placed(store, f->catalog, *solved));
+  int64_t in_step = 0;  // the window's spans, and only those, visited
+  ASSERT_TRUE(store
+                  .Scan(f->catalog.job, window.ranges[0],
+                        [&](const StoredSpan&) { return ++in_step > 0; })
+                  .ok());
+  EXPECT_GT(in_step, 0);
+  EXPECT_EQ(visited, in_step);
+  auto refined = JobClocks::Load(store, f->catalog, nullptr, window, &bad[1]);
+  ASSERT_TRUE(refined.ok());
+  EXPECT_FALSE(refined->from_stored());
+  EXPECT_FALSE(refined->new_solution().has_value());
   // Deleting the job deletes its solution.
   ASSERT_TRUE(store.SaveClockSolution(f->catalog.job.id, good).ok());
   ASSERT_TRUE(store.DeleteJob(f->catalog.job.name).ok());
