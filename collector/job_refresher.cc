@@ -111,18 +111,16 @@ void JobRefresher::Run() {
     const absl::Time start = absl::Now();
     absl::Status refreshed = refresh_(*job, whole, cancel_);
     const absl::Duration took = absl::Now() - start;
-    if (absl::IsCancelled(refreshed) && cancel_.load()) {
+    const bool stopped = absl::IsCancelled(refreshed) && cancel_.load();
+    if (stopped) {
       spdlog::info("refreshing job {}: stopped by the shutdown", *job);
-      mu_.Lock();
-      busy_ = false;
-      break;
-    }
-    if (!refreshed.ok()) {
+    } else if (!refreshed.ok()) {
       spdlog::warn("refreshing job {}'s stored results: {}", *job,
                    std::string(refreshed.message()));
     }
     mu_.Lock();
     busy_ = false;
+    if (stopped) break;
     ++(refreshed.ok() ? counters_.refreshed : counters_.failed);
     counters_.seconds += absl::ToDoubleSeconds(took);
   }

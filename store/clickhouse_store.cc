@@ -1357,29 +1357,28 @@ absl::StatusOr<int64_t> ClickHouseStore::FileBytes() {
 // The latest row of `table` (clock_solutions or summary_states) written
 // after the job's last deletion and up to the snapshot.
 absl::StatusOr<std::optional<StoredJobResult>> ClickHouseStore::LoadResult(
-    const char* table, int64_t job_id) {
+    const char* table, const char* time_column, int64_t job_id) {
   std::optional<StoredJobResult> result;
   if (!HasTable(table)) return result;
   auto filter = JobRowFilter(job_id, false);
   if (!filter.ok()) return filter.status();
-  const bool clocks = std::string(table) == "clock_solutions";
-  absl::Status read = ReadRows(
-      client_.get(),
-      absl::StrCat("SELECT spans, job_written_ns, models, ",
-                   clocks ? "solved_ns" : "computed_ns", ", data FROM ", table,
-                   " WHERE ", *filter, " ORDER BY written_ns DESC LIMIT 1"),
-      [&](RowBinaryReader& r) {
-        StoredJobResult s;
-        absl::string_view data;
-        if (!r.Int64(&s.spans) || !r.Int64(&s.written_ns) ||
-            !r.Int64(&s.models) || !r.Int64(&s.computed_ns) ||
-            !r.String(&data)) {
-          return false;
-        }
-        s.data = std::string(data);
-        result = std::move(s);
-        return true;
-      });
+  absl::Status read =
+      ReadRows(client_.get(),
+               absl::StrCat("SELECT spans, job_written_ns, models, ",
+                            time_column, ", data FROM ", table, " WHERE ",
+                            *filter, " ORDER BY written_ns DESC LIMIT 1"),
+               [&](RowBinaryReader& r) {
+                 StoredJobResult s;
+                 absl::string_view data;
+                 if (!r.Int64(&s.spans) || !r.Int64(&s.written_ns) ||
+                     !r.Int64(&s.models) || !r.Int64(&s.computed_ns) ||
+                     !r.String(&data)) {
+                   return false;
+                 }
+                 s.data = std::string(data);
+                 result = std::move(s);
+                 return true;
+               });
   if (!read.ok()) return read;
   return result;
 }
@@ -1403,7 +1402,7 @@ absl::Status ClickHouseStore::SaveResult(const char* table, int64_t job_id,
 
 absl::StatusOr<std::optional<StoredJobResult>>
 ClickHouseStore::LoadClockSolution(int64_t job_id) {
-  return LoadResult("clock_solutions", job_id);
+  return LoadResult("clock_solutions", "solved_ns", job_id);
 }
 
 absl::Status ClickHouseStore::SaveClockSolution(
@@ -1413,7 +1412,7 @@ absl::Status ClickHouseStore::SaveClockSolution(
 
 absl::StatusOr<std::optional<StoredJobResult>>
 ClickHouseStore::LoadSummaryState(int64_t job_id) {
-  return LoadResult("summary_states", job_id);
+  return LoadResult("summary_states", "computed_ns", job_id);
 }
 
 // The summaries first, then the state that names them, in a later

@@ -135,9 +135,10 @@ class ClickHouseStore final : public Store {
   // Whether a table of stored results is there: always for a writer (it
   // creates them); for a reader, if it was when the store was opened.
   bool HasTable(const std::string& table) const;
-  // A job's latest row in clock_solutions or summary_states, and adding one.
-  absl::StatusOr<std::optional<StoredJobResult>> LoadResult(const char* table,
-                                                            int64_t job_id);
+  // A job's latest row in clock_solutions or summary_states (whose
+  // StoredJobResult::computed_ns column is `time_column`), and adding one.
+  absl::StatusOr<std::optional<StoredJobResult>> LoadResult(
+      const char* table, const char* time_column, int64_t job_id);
   absl::Status SaveResult(const char* table, int64_t job_id,
                           const StoredJobResult& result);
   struct Caches;

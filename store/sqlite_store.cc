@@ -1184,16 +1184,12 @@ absl::Status SqliteStore::StoreTotals(const v1::Batch& batch,
 // tables (they are created when a writer opens it): it has no totals.
 absl::StatusOr<JobTotals> SqliteStore::LoadTotals(int64_t job_id) {
   JobTotals totals;
-  auto has_tables = Prepare(
+  auto tables = CountTables(
       "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN "
       "('op_totals', 'op_size_totals', 'process_totals')");
-  if (!has_tables.ok()) return has_tables.status();
-  int rc = (*has_tables)->Step();
-  const int64_t tables = rc == SQLITE_ROW ? (*has_tables)->Int(0) : 0;
-  (*has_tables)->Reset();
-  if (rc != SQLITE_ROW) return Fail("reading the schema failed");
-  if (tables != 3) return totals;
-
+  if (!tables.ok()) return tables.status();
+  if (*tables != 3) return totals;
+  int rc;
   auto ops = Prepare(
       "SELECT t.process, t.op, t.calls, t.bytes, t.dur_ns FROM op_totals t "
       "JOIN processes p ON p.id=t.process WHERE p.job=?1 "
@@ -1293,45 +1289,47 @@ SqliteStore::TrackLastSteps(int64_t job_id) {
   return tracks;
 }
 
-// A job's stored result in `table` (clock_solutions or summary_states). A
-// store opened read-only that an older Meridian made has no such table (a
-// writer creates it): it has no result.
-// The statements for each table (Prepare keeps statements by address).
-struct ResultTable {
+absl::StatusOr<int64_t> SqliteStore::CountTables(const char* count_sql) {
+  auto count = Prepare(count_sql);
+  if (!count.ok()) return count.status();
+  const int rc = (*count)->Step();
+  const int64_t tables = rc == SQLITE_ROW ? (*count)->Int(0) : 0;
+  (*count)->Reset();
+  if (rc != SQLITE_ROW) return Fail("reading the schema failed");
+  return tables;
+}
+
+// Prepare keeps statements by address: these are literals.
+struct SqliteResultTable {
   const char* has_table;
   const char* select;
   const char* insert;
 };
-const ResultTable& ResultStatements(const char* table) {
-  static const ResultTable kClocks = {
-      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
-      "name='clock_solutions'",
-      "SELECT spans, written_ns, models, solved_ns, data FROM clock_solutions "
-      "WHERE job=?1",
-      "INSERT OR REPLACE INTO clock_solutions VALUES(?1, ?2, ?3, ?4, ?5, ?6)"};
-  static const ResultTable kSummaries = {
-      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
-      "name='summary_states'",
-      "SELECT spans, written_ns, models, computed_ns, data FROM "
-      "summary_states WHERE job=?1",
-      "INSERT OR REPLACE INTO summary_states VALUES(?1, ?2, ?3, ?4, ?5, ?6)"};
-  return std::string(table) == "clock_solutions" ? kClocks : kSummaries;
-}
+namespace {
+constexpr SqliteResultTable kClockSolutions = {
+    "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+    "name='clock_solutions'",
+    "SELECT spans, written_ns, models, solved_ns, data FROM clock_solutions "
+    "WHERE job=?1",
+    "INSERT OR REPLACE INTO clock_solutions VALUES(?1, ?2, ?3, ?4, ?5, ?6)"};
+constexpr SqliteResultTable kSummaryStates = {
+    "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+    "name='summary_states'",
+    "SELECT spans, written_ns, models, computed_ns, data FROM "
+    "summary_states WHERE job=?1",
+    "INSERT OR REPLACE INTO summary_states VALUES(?1, ?2, ?3, ?4, ?5, ?6)"};
+}  // namespace
 
+// A store without the table has no result.
 absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadResult(
-    const char* table, int64_t job_id) {
-  const ResultTable& sql = ResultStatements(table);
-  auto has_table = Prepare(sql.has_table);
-  if (!has_table.ok()) return has_table.status();
-  int rc = (*has_table)->Step();
-  const int64_t tables = rc == SQLITE_ROW ? (*has_table)->Int(0) : 0;
-  (*has_table)->Reset();
-  if (rc != SQLITE_ROW) return Fail("reading the schema failed");
+    const SqliteResultTable& table, int64_t job_id) {
+  auto tables = CountTables(table.has_table);
+  if (!tables.ok()) return tables.status();
   std::optional<StoredJobResult> result;
-  if (tables == 0) return result;
-  auto select = Prepare(sql.select);
+  if (*tables == 0) return result;
+  auto select = Prepare(table.select);
   if (!select.ok()) return select.status();
-  rc = (*select)->Bind(1, job_id).Step();
+  const int rc = (*select)->Bind(1, job_id).Step();
   if (rc == SQLITE_ROW) {
     result =
         StoredJobResult{(*select)->Int(0), (*select)->Int(1), (*select)->Int(2),
@@ -1344,9 +1342,10 @@ absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadResult(
   return result;
 }
 
-absl::Status SqliteStore::SaveResult(const char* table, int64_t job_id,
+absl::Status SqliteStore::SaveResult(const SqliteResultTable& table,
+                                     int64_t job_id,
                                      const StoredJobResult& result) {
-  auto insert = Prepare(ResultStatements(table).insert);
+  auto insert = Prepare(table.insert);
   if (!insert.ok()) return insert.status();
   const int rc = (*insert)
                      ->Bind(1, job_id)
@@ -1363,17 +1362,17 @@ absl::Status SqliteStore::SaveResult(const char* table, int64_t job_id,
 
 absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadClockSolution(
     int64_t job_id) {
-  return LoadResult("clock_solutions", job_id);
+  return LoadResult(kClockSolutions, job_id);
 }
 
 absl::Status SqliteStore::SaveClockSolution(int64_t job_id,
                                             const StoredJobResult& solution) {
-  return SaveResult("clock_solutions", job_id, solution);
+  return SaveResult(kClockSolutions, job_id, solution);
 }
 
 absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadSummaryState(
     int64_t job_id) {
-  return LoadResult("summary_states", job_id);
+  return LoadResult(kSummaryStates, job_id);
 }
 
 // One transaction: the state is never stored without its summaries.
@@ -1394,7 +1393,7 @@ absl::Status SqliteStore::SaveStepSummaries(
     (*insert)->Reset();
     if (rc != SQLITE_DONE) status = Fail("storing step summaries failed");
   }
-  if (status.ok()) status = SaveResult("summary_states", job_id, state);
+  if (status.ok()) status = SaveResult(kSummaryStates, job_id, state);
   if (status.ok()) status = Exec("COMMIT;");
   if (!status.ok()) Exec("ROLLBACK;").IgnoreError();
   return status;
@@ -1403,16 +1402,11 @@ absl::Status SqliteStore::SaveStepSummaries(
 absl::Status SqliteStore::ScanStepSummaries(
     int64_t job_id, int64_t first_step,
     const std::function<bool(const StoredStepSummary&)>& visit) {
-  // A store opened read-only that an older Meridian made has no table.
-  auto has_table = Prepare(
+  auto tables = CountTables(
       "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
       "name='step_summaries'");
-  if (!has_table.ok()) return has_table.status();
-  const int found = (*has_table)->Step();
-  const int64_t tables = found == SQLITE_ROW ? (*has_table)->Int(0) : 0;
-  (*has_table)->Reset();
-  if (found != SQLITE_ROW) return Fail("reading the schema failed");
-  if (tables == 0) return absl::OkStatus();
+  if (!tables.ok()) return tables.status();
+  if (*tables == 0) return absl::OkStatus();
   auto select = Prepare(
       "SELECT step, data FROM step_summaries WHERE job=?1 AND step>=?2 "
       "ORDER BY step");

@@ -18,6 +18,9 @@
 
 namespace meridian {
 
+// The statements of one table of a job's stored results (sqlite_store.cc).
+struct SqliteResultTable;
+
 class SqliteStore final : public Store {
  public:
   // Store's operations (store.h says what each does).
@@ -61,11 +64,16 @@ class SqliteStore final : public Store {
       const std::function<bool(const StoredStepSummary&)>& visit) override;
 
  private:
-  // A job's row in clock_solutions or summary_states, and storing one.
-  absl::StatusOr<std::optional<StoredJobResult>> LoadResult(const char* table,
-                                                            int64_t job_id);
-  absl::Status SaveResult(const char* table, int64_t job_id,
+  // A job's row in clock_solutions or summary_states (their statements:
+  // sqlite_store.cc), and storing one.
+  absl::StatusOr<std::optional<StoredJobResult>> LoadResult(
+      const SqliteResultTable& table, int64_t job_id);
+  absl::Status SaveResult(const SqliteResultTable& table, int64_t job_id,
                           const StoredJobResult& result);
+  // The count that `count_sql` ("SELECT count(*) FROM sqlite_master ...")
+  // gives: whether tables exist. A store opened read-only that an older
+  // Meridian made lacks the tables a writer adds when it opens one.
+  absl::StatusOr<int64_t> CountTables(const char* count_sql);
   class Statement;
   class ScanSource;
   struct Caches;
