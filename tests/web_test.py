@@ -273,6 +273,9 @@ def main():
                      "'late-every-other-step'")
         if len(rows(browser, "slowest")) != 4:
             fail("slowest steps: %s" % rows(browser, "slowest"))
+        # The path is fetched after the steps: wait for it, not only them.
+        browser.wait("the first path",
+                     "document.getElementById('path-title') !== null")
         title = browser.eval("document.getElementById('path-title').textContent")
         if not title.startswith("Critical path of step 1: 4.100 ms"):
             fail("first path title: " + title)
