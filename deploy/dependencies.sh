@@ -2,7 +2,16 @@
 # Installs, with apt-get, the Debian 12 packages Meridian builds and runs
 # with, skipping those already installed. Nothing else is downloaded: the
 # build itself is offline (see WORKSPACE).
+#
+#   deploy/dependencies.sh [--tests]
+#
+# --tests (tests/run.sh) also installs a current ClickHouse's engine for
+# tests/clickhouse_current.sh: chDB's libchdb.so (ClickHouse 26.7), from the
+# npm registry, checked against its SHA-256, into /opt/meridian.
 set -euo pipefail
+
+tests=0
+[ "${1:-}" = "--tests" ] && tests=1
 
 packages=(
   bazel-bootstrap bazel-rules-java g++ python3
@@ -38,16 +47,34 @@ packages=(
   libcurl4-openssl-dev clickhouse-server
 )
 
+# A current ClickHouse for the tests (not a Debian package; Debian 12 ships
+# 18.16): chDB's build of ClickHouse 26.7 as one library.
+chdb_version=26.7.3-stable.1
+chdb_sha256=c0d32b129e988f2b9a9a31c9141aecf5e1e2453f9a079efc4d36ab8e3f92b2ad
+chdb_dir=/opt/meridian/chdb-$chdb_version
+[ "$tests" -eq 1 ] && ! command -v npm >/dev/null && packages+=(npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-echo "meridian: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q >&2
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "meridian: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q >&2
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [ "$tests" -eq 1 ] && [ ! -f "$chdb_dir/libchdb.so" ]; then
+  echo "meridian: installing chDB $chdb_version (ClickHouse 26.7) into $chdb_dir" >&2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  (cd "$work" && npm pack --silent "@chdb/lib-linux-x64-gnu@$chdb_version" >/dev/null)
+  echo "$chdb_sha256  $work/chdb-lib-linux-x64-gnu-$chdb_version.tgz" | sha256sum -c --quiet
+  tar -xzf "$work/chdb-lib-linux-x64-gnu-$chdb_version.tgz" -C "$work" package/libchdb.so
+  $sudo install -D -m 0644 "$work/package/libchdb.so" "$chdb_dir/libchdb.so"
+fi

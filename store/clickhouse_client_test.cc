@@ -1,5 +1,8 @@
 #include "store/clickhouse_client.h"
 
+#include <stdlib.h>
+
+#include <iostream>
 #include <tuple>
 
 #include "gtest/gtest.h"
@@ -21,6 +24,19 @@ class ClickHouseClientTest : public ::testing::Test {
   }
   std::unique_ptr<ClickHouseServer> server_;
 };
+
+// Which ClickHouse answers: tests/clickhouse_current.sh sets
+// MERIDIAN_CLICKHOUSE_VERSION to the current release it installed, so a run
+// that fell back to another server fails here.
+TEST_F(ClickHouseClientTest, IsTheClickHouseAskedFor) {
+  auto client = ClickHouseClient::Connect(server_->endpoint());
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto version = (*client)->Query("SELECT version()");
+  ASSERT_TRUE(version.ok()) << version.status();
+  std::cout << "ClickHouse " << *version;
+  const char* wanted = getenv("MERIDIAN_CLICKHOUSE_VERSION");
+  if (wanted != nullptr) EXPECT_EQ(*version, std::string(wanted) + "\n");
+}
 
 // A real server: a MergeTree table written and read back, hostile bytes
 // intact; errors with ClickHouse's own message.

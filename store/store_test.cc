@@ -945,7 +945,10 @@ TEST_P(StoreTest, MergesOverlappingChunksInTimeOrder) {
   builder.AddSpan(t1, v1::CATEGORY_USER, "step", kT, 100);  // ends last
   builder.AddSpan(t1, v1::CATEGORY_USER, "optimizer", kT + 50, 5);
   v1::Batch second = builder.Take();
-  ASSERT_TRUE((*store)->Write({&first}).ok());
+  {
+    auto w = (*store)->Write({&first});
+    ASSERT_TRUE(w.ok()) << w.status();
+  }
   ASSERT_TRUE((*store)->Write({&second}).ok());
   auto catalog = (*store)->LoadCatalog("job");
   ASSERT_TRUE(catalog.ok());

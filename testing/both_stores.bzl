@@ -5,7 +5,8 @@ def both_stores_cc_test(name, deps = [], size = "small", **kwargs):
 
     The second runs with MERIDIAN_TEST_STORE=clickhouse (testing/test_store.h
     gives its stores) and skips every test, saying why, where
-    clickhouse-server is not installed.
+    clickhouse-server is not installed. It is tagged "clickhouse":
+    tests/clickhouse_current.sh runs those again on a current ClickHouse.
     """
     native.cc_test(name = name, deps = deps, size = size, **kwargs)
     native.cc_test(
@@ -13,5 +14,6 @@ def both_stores_cc_test(name, deps = [], size = "small", **kwargs):
         deps = deps + ["//testing:clickhouse_environment"],
         env = {"MERIDIAN_TEST_STORE": "clickhouse"},
         size = "medium",
+        tags = kwargs.pop("tags", []) + ["clickhouse"],
         **kwargs
     )

@@ -36,6 +36,15 @@ int FreePort() {
   return port;
 }
 
+// The front that serves chDB's engine (testing/chdb_front_main.cc), from
+// the test's runfiles.
+std::string FrontBinary() {
+  const char* runfiles = getenv("TEST_SRCDIR");
+  const std::string path = absl::StrCat(runfiles != nullptr ? runfiles : ".",
+                                        "/meridian/testing/chdb_front");
+  return access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
 std::string Find() {
   for (const char* path :
        {"/usr/sbin/clickhouse-server", "/usr/bin/clickhouse-server"}) {
@@ -49,7 +58,28 @@ std::string Find() {
 absl::StatusOr<std::unique_ptr<ClickHouseServer>> ClickHouseServer::Start(
     const std::string& config) {
   std::unique_ptr<ClickHouseServer> server(new ClickHouseServer());
-  server->binary_ = Find();
+  const char* chdb = getenv("MERIDIAN_CLICKHOUSE_CHDB");
+  if (chdb != nullptr && *chdb != '\0') {
+    if (!config.empty()) {
+      return absl::FailedPreconditionError(
+          "a ClickHouse cluster needs clickhouse-server's native port; the "
+          "current ClickHouse (chDB, MERIDIAN_CLICKHOUSE_CHDB) is served over "
+          "HTTP only");
+    }
+    if (access(chdb, R_OK) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "MERIDIAN_CLICKHOUSE_CHDB names ", chdb,
+          ", which is not there (deploy/dependencies.sh installs it)"));
+    }
+    server->chdb_library_ = chdb;
+    server->binary_ = FrontBinary();
+    if (server->binary_.empty()) {
+      return absl::FailedPreconditionError(
+          "testing/chdb_front is not in this test's runfiles");
+    }
+  } else {
+    server->binary_ = Find();
+  }
   if (server->binary_.empty()) {
     return absl::FailedPreconditionError(
         "clickhouse-server is not installed (deploy/dependencies.sh installs "
@@ -96,13 +126,21 @@ absl::StatusOr<std::unique_ptr<ClickHouseServer>> ClickHouseServer::Start(
 absl::Status ClickHouseServer::Launch() {
   const std::string config = "--config-file=" + dir_ + "/config.xml";
   const std::string log = dir_ + "/stdout.log";
+  const std::string port = std::to_string(endpoint_.port);
   pid_ = fork();
   if (pid_ == 0) {
     FILE* out = freopen(log.c_str(), "a", stdout);
     (void)out;
     dup2(fileno(stdout), STDERR_FILENO);
-    execl(binary_.c_str(), binary_.c_str(), config.c_str(),
-          static_cast<char*>(nullptr));
+    if (!chdb_library_.empty()) {
+      setenv("MERIDIAN_CHDB_FRONT_USER", endpoint_.user.c_str(), 1);
+      setenv("MERIDIAN_CHDB_FRONT_PASSWORD", endpoint_.password.c_str(), 1);
+      execl(binary_.c_str(), binary_.c_str(), chdb_library_.c_str(),
+            dir_.c_str(), port.c_str(), static_cast<char*>(nullptr));
+    } else {
+      execl(binary_.c_str(), binary_.c_str(), config.c_str(),
+            static_cast<char*>(nullptr));
+    }
     _exit(127);
   }
   if (pid_ < 0) return absl::InternalError("fork failed");
@@ -122,12 +160,13 @@ absl::Status ClickHouseServer::Launch() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::ifstream in(dir_ + "/error.log");
+  std::ifstream in(dir_ +
+                   (chdb_library_.empty() ? "/error.log" : "/stdout.log"));
   std::stringstream text;
   text << in.rdbuf();
   return absl::UnavailableError(
-      absl::StrCat("clickhouse-server did not answer on port ", endpoint_.port,
-                   ": ", text.str().substr(0, 2000)));
+      absl::StrCat(binary_, " did not answer on port ", endpoint_.port, ": ",
+                   text.str().substr(0, 2000)));
 }
 
 absl::Status ClickHouseServer::Restart() {

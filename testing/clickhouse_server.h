@@ -3,6 +3,12 @@
 // in a temporary directory, a user "meridian" with a password, and stopped
 // (its directory removed) by the destructor. Never a fake: where
 // clickhouse-server is not installed, Start says so and tests skip.
+//
+// With MERIDIAN_CLICKHOUSE_CHDB set to a libchdb.so (a current ClickHouse's
+// engine; deploy/dependencies.sh installs chDB's), it starts that engine
+// behind testing/chdb_front instead (HTTP only: a cluster is refused with
+// FAILED_PRECONDITION, so the Distributed tests skip). tests/run.sh runs
+// the ClickHouse tests both ways.
 #ifndef MERIDIAN_TESTING_CLICKHOUSE_SERVER_H_
 #define MERIDIAN_TESTING_CLICKHOUSE_SERVER_H_
 
@@ -41,6 +47,7 @@ class ClickHouseServer {
   absl::Status Launch();
 
   std::string binary_;
+  std::string chdb_library_;  // set: binary_ is testing/chdb_front
   std::string dir_;
   pid_t pid_ = -1;
   int tcp_port_ = 0;

@@ -3,14 +3,15 @@
 # (unit tests beside the code, the integration test and the CLI test under
 # tests/), tests/layering.sh (the folders' dependencies),
 # tests/shared_node_test.sh (two users on one node),
-# tests/deploy_files_test.sh (the service files under deploy/) and
+# tests/deploy_files_test.sh (the service files under deploy/),
+# tests/clickhouse_current.sh (the ClickHouse tests on ClickHouse 26.7) and
 # tests/fuzz.sh (the libFuzzer targets, 10 s each), and ends with
 # a "N passed, N failed" line. Tests that need the CUDA toolkit are skipped
 # without one (and counted as skipped); tests that need a GPU are in
 # tests/gpu/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./deploy/dependencies.sh
+./deploy/dependencies.sh --tests
 
 cuda=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -f "$cuda/include/cupti.h" ] || [ ! -f "$cuda/include/nvtx3/nvToolsExt.h" ]; then
@@ -41,6 +42,13 @@ fi
 # checked without a cluster, with the agent bazel built above.
 total=$((total + 1))
 if ! ./tests/deploy_files_test.sh; then
+  failed=$((failed + 1))
+  status=1
+fi
+# The ClickHouse store's tests again on a current ClickHouse (26.7, chDB's
+# engine): `bazel test //...` ran them on Debian's 18.16.
+total=$((total + 1))
+if ! ./tests/clickhouse_current.sh; then
   failed=$((failed + 1))
   status=1
 fi
