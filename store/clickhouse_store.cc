@@ -1260,6 +1260,49 @@ ClickHouseStore::TrackLastSteps(int64_t job_id) {
   return tracks;
 }
 
+absl::StatusOr<int64_t> ClickHouseStore::WriteMark(int64_t job_id) {
+  // The latest commit: a write committed later has a later time (the
+  // writing collector's clock).
+  auto filter = JobRowFilter(job_id, false);
+  if (!filter.ok()) return filter.status();
+  int64_t mark = 0;
+  absl::Status read = ReadRows(
+      client_.get(),
+      absl::StrCat("SELECT toInt64(max(written_ns)) FROM batches WHERE ",
+                   *filter),
+      [&](RowBinaryReader& r) { return r.Int64(&mark); });
+  if (!read.ok()) return read;
+  return mark;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+ClickHouseStore::StepsWrittenAfter(int64_t job_id, int64_t mark,
+                                   int64_t up_to) {
+  auto filter = JobRowFilter(job_id, false);
+  if (!filter.ok()) return filter.status();
+  // Chunks of the committed attempts whose commit came after `mark`.
+  const std::string late = absl::StrCat(
+      "(agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) FROM "
+      "batches WHERE job = ",
+      job_id, " AND written_ns <= ", snapshot_ns_,
+      " GROUP BY agent, seq HAVING argMin(written_ns, attempt) > ", mark, ")");
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  absl::Status read = ReadRows(
+      client_.get(),
+      absl::StrCat("SELECT DISTINCT min_step, max_step FROM chunks WHERE "
+                   "has_step = 1 AND min_step <= ",
+                   up_to, " AND ", *filter, " AND ", late,
+                   " ORDER BY min_step, max_step"),
+      [&](RowBinaryReader& r) {
+        int64_t lo, hi;
+        if (!r.Int64(&lo) || !r.Int64(&hi)) return false;
+        ranges.emplace_back(lo, hi);
+        return true;
+      });
+  if (!read.ok()) return read;
+  return ranges;
+}
+
 absl::StatusOr<JobTotals> ClickHouseStore::LoadTotals(int64_t job_id) {
   auto filter = JobRowFilter(job_id, true);
   if (!filter.ok()) return filter.status();

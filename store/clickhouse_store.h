@@ -108,6 +108,9 @@ class ClickHouseStore final : public Store {
       int64_t job_id) override;
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> TrackLastSteps(
       int64_t job_id) override;
+  absl::StatusOr<int64_t> WriteMark(int64_t job_id) override;
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> StepsWrittenAfter(
+      int64_t job_id, int64_t mark, int64_t up_to) override;
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   // The database's active parts on disk, every table.
   absl::StatusOr<int64_t> FileBytes() override;

@@ -1289,6 +1289,35 @@ SqliteStore::TrackLastSteps(int64_t job_id) {
   return tracks;
 }
 
+absl::StatusOr<int64_t> SqliteStore::WriteMark(int64_t job_id) {
+  // Chunk ids only grow while the job has chunks: a new one is above the
+  // table's highest, which is at least this job's.
+  auto select = Prepare("SELECT coalesce(max(id), 0) FROM chunks WHERE job=?1");
+  if (!select.ok()) return select.status();
+  const int rc = (*select)->Bind(1, job_id).Step();
+  const int64_t mark = rc == SQLITE_ROW ? (*select)->Int(0) : 0;
+  (*select)->Reset();
+  if (rc != SQLITE_ROW) return Fail("reading a job's chunks failed");
+  return mark;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+SqliteStore::StepsWrittenAfter(int64_t job_id, int64_t mark, int64_t up_to) {
+  auto select = Prepare(
+      "SELECT DISTINCT min_step, max_step FROM chunks WHERE job=?1 AND id>?2 "
+      "AND min_step IS NOT NULL AND min_step<=?3 ORDER BY min_step, max_step");
+  if (!select.ok()) return select.status();
+  (*select)->Bind(1, job_id).Bind(2, mark).Bind(3, up_to);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  int rc;
+  while ((rc = (*select)->Step()) == SQLITE_ROW) {
+    ranges.emplace_back((*select)->Int(0), (*select)->Int(1));
+  }
+  (*select)->Reset();
+  if (rc != SQLITE_DONE) return Fail("reading a job's chunks failed");
+  return ranges;
+}
+
 absl::StatusOr<int64_t> SqliteStore::CountTables(const char* count_sql) {
   auto count = Prepare(count_sql);
   if (!count.ok()) return count.status();

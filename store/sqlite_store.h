@@ -48,6 +48,9 @@ class SqliteStore final : public Store {
       int64_t job_id) override;
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> TrackLastSteps(
       int64_t job_id) override;
+  absl::StatusOr<int64_t> WriteMark(int64_t job_id) override;
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> StepsWrittenAfter(
+      int64_t job_id, int64_t mark, int64_t up_to) override;
   absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) override;
   absl::StatusOr<int64_t> FileBytes() override;
   absl::StatusOr<std::optional<StoredJobResult>> LoadClockSolution(

@@ -310,6 +310,18 @@ class Store {
   virtual absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
   TrackLastSteps(int64_t job_id) = 0;
 
+  // Where job `job_id`'s writes stand: a number that every later write of
+  // spans to the job passes (SQLite: its highest chunk id; ClickHouse: its
+  // latest commit time, so collectors' clocks must agree, as snapshots
+  // already need). 0 if it has no spans.
+  virtual absl::StatusOr<int64_t> WriteMark(int64_t job_id) = 0;
+  // The step ranges (lowest, highest step) of job `job_id`'s chunks written
+  // after `mark` (WriteMark) whose lowest step is at most `up_to`, each
+  // range once, ascending (step summaries: spans that arrived late for
+  // steps already summarised).
+  virtual absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+  StepsWrittenAfter(int64_t job_id, int64_t mark, int64_t up_to) = 0;
+
   // The statistics imported for job `job_id` (Batch.op_totals and
   // process_totals); empty if none.
   virtual absl::StatusOr<JobTotals> LoadTotals(int64_t job_id) = 0;

@@ -303,6 +303,58 @@ TEST_P(StoreTest, ScansTimeAndStepRanges) {
   EXPECT_EQ(spans[0].step, 8);
 }
 
+// A write mark, then the steps of what was written after it: each later
+// chunk's step range once, cut at `up_to`; a resent batch adds nothing.
+TEST_P(StoreTest, TellsTheStepsWrittenAfterAMark) {
+  auto store = Store::Open(Location("marks.db"));
+  ASSERT_TRUE(store.ok());
+  BatchBuilder builder("agent");
+  int p = builder.DeclareProcess({"job", "h", 0, 0, 1});
+  int main = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  int comm = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 2, "comm");
+  auto steps = [&](int track, int first, int last) {
+    for (int i = first; i <= last; ++i) {
+      builder.AddSpan(track, v1::CATEGORY_USER, "step", kT + i * 1000, 500)
+          ->set_step(i);
+    }
+  };
+  steps(main, 0, 9);
+  v1::Batch early = builder.Take();
+  ASSERT_TRUE((*store)->Write({&early}).ok());
+  auto catalog = (*store)->LoadCatalog("job");
+  ASSERT_TRUE(catalog.ok());
+  const int64_t job = catalog->job.id;
+  auto mark = (*store)->WriteMark(job);
+  ASSERT_TRUE(mark.ok()) << mark.status();
+  EXPECT_GT(*mark, 0);
+  auto none = (*store)->StepsWrittenAfter(job, *mark, 100);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+
+  steps(comm, 2, 4);  // one chunk a track
+  steps(main, 10, 12);
+  builder.AddSpan(comm, v1::CATEGORY_USER, "no step", kT, 10);
+  v1::Batch late = builder.Take();
+  ASSERT_TRUE((*store)->Write({&late}).ok());
+  ASSERT_TRUE((*store)->Write({&late}).ok());  // resent: a duplicate
+  auto later = (*store)->WriteMark(job);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_GT(*later, *mark);
+  auto ranges = (*store)->StepsWrittenAfter(job, *mark, 100);
+  ASSERT_TRUE(ranges.ok()) << ranges.status();
+  EXPECT_EQ(*ranges,
+            (std::vector<std::pair<int64_t, int64_t>>{{2, 4}, {10, 12}}));
+  auto low = (*store)->StepsWrittenAfter(job, *mark, 9);
+  ASSERT_TRUE(low.ok()) << low.status();
+  EXPECT_EQ(*low, (std::vector<std::pair<int64_t, int64_t>>{{2, 4}}));
+  auto since_later = (*store)->StepsWrittenAfter(job, *later, 100);
+  ASSERT_TRUE(since_later.ok()) << since_later.status();
+  EXPECT_TRUE(since_later->empty());
+  auto unknown = (*store)->WriteMark(job + 1000);
+  ASSERT_TRUE(unknown.ok()) << unknown.status();
+  EXPECT_EQ(*unknown, 0);
+}
+
 TEST_P(StoreTest, SurvivesReopenAndNamesUnknownJobs) {
   std::string path = Location("reopen.db");
   {

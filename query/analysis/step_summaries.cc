@@ -25,26 +25,31 @@ constexpr uint64_t kBytesPerSpan = 190;
 // A summary's data: this line, then the serialized v1::StoredStep.
 constexpr absl::string_view kStepHeader = "meridian-step 1\n";
 
-// The state's data: "meridian-steps 1", "complete C", "last L": steps up to
-// C are final, up to L summarised.
+// The state's data: "meridian-steps 2", "complete C", "last L", "mark M":
+// steps up to C are final, up to L summarised, from the spans written up to
+// M (Store::WriteMark). A state of version 1 (no mark) does not read, so its
+// job's steps are all made again once.
 struct Coverage {
   int64_t complete = 0;
   int64_t last = 0;
+  int64_t mark = 0;
 };
 
 std::string WriteCoverage(const Coverage& c) {
-  return absl::StrCat("meridian-steps 1\ncomplete ", c.complete, "\nlast ",
-                      c.last, "\n");
+  return absl::StrCat("meridian-steps 2\ncomplete ", c.complete, "\nlast ",
+                      c.last, "\nmark ", c.mark, "\n");
 }
 
 std::optional<Coverage> ReadCoverage(absl::string_view data) {
   std::vector<absl::string_view> lines = absl::StrSplit(data, '\n');
   Coverage c;
-  if (lines.size() < 3 || lines[0] != "meridian-steps 1" ||
+  if (lines.size() < 4 || lines[0] != "meridian-steps 2" ||
       !absl::ConsumePrefix(&lines[1], "complete ") ||
       !absl::SimpleAtoi(lines[1], &c.complete) ||
       !absl::ConsumePrefix(&lines[2], "last ") ||
-      !absl::SimpleAtoi(lines[2], &c.last) || c.complete > c.last) {
+      !absl::SimpleAtoi(lines[2], &c.last) ||
+      !absl::ConsumePrefix(&lines[3], "mark ") ||
+      !absl::SimpleAtoi(lines[3], &c.mark) || c.complete > c.last) {
     return std::nullopt;
   }
   return c;
@@ -56,14 +61,12 @@ absl::Status Damaged(const JobCatalog& catalog, int64_t step) {
                                           " does not read"));
 }
 
-// Calls `visit` with each step's summary, ascending: the stored ones, then
-// (replacing stored ones from its first step on) those `made` holds.
+// Calls `visit` with each step's summary, ascending: the stored ones and
+// those `made` holds, which replace stored ones of the same step and every
+// stored one from made.remade_from on.
 absl::Status ForEachStep(
     Store& store, const JobCatalog& catalog, const StepSummaries::Made& made,
     const std::function<void(const v1::StoredStep&)>& visit) {
-  const int64_t first_made = made.steps.empty()
-                                 ? std::numeric_limits<int64_t>::max()
-                                 : made.steps.front().step;
   absl::Status bad;
   v1::StoredStep step;
   auto parse = [&](const StoredStepSummary& row) {
@@ -75,20 +78,29 @@ absl::Status ForEachStep(
     }
     return true;
   };
+  size_t next = 0;  // of made.steps
+  auto visit_made_below = [&](int64_t below) {
+    for (; next < made.steps.size() && made.steps[next].step < below; ++next) {
+      if (!parse(made.steps[next])) return false;
+      visit(step);
+    }
+    return true;
+  };
   absl::Status scanned = store.ScanStepSummaries(
       catalog.job.id, std::numeric_limits<int64_t>::min(),
       [&](const StoredStepSummary& row) {
-        if (row.step >= first_made) return false;
+        if (row.step >= made.remade_from) return false;
+        if (!visit_made_below(row.step)) return false;
+        if (next < made.steps.size() && made.steps[next].step == row.step) {
+          return true;  // made again: visited as made
+        }
         if (!parse(row)) return false;
         visit(step);
         return true;
       });
   if (!scanned.ok()) return scanned;
   if (!bad.ok()) return bad;
-  for (const StoredStepSummary& row : made.steps) {
-    if (!parse(row)) return bad;
-    visit(step);
-  }
+  if (!visit_made_below(std::numeric_limits<int64_t>::max())) return bad;
   return absl::OkStatus();
 }
 
@@ -105,6 +117,9 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
         absl::StrCat("job ", job.name, " has no span tagged with a step"));
   }
   const auto [first_step, last_step] = **range;
+  // Before any read: what is written after it is new to the next update.
+  auto mark = store.WriteMark(job.id);
+  if (!mark.ok()) return mark.status();
   Made made;
   made.state.spans = job.spans;
   made.state.written_ns = job.written_ns;
@@ -161,34 +176,55 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   const int64_t block_spans = std::min<int64_t>(
       kBlockSpans, static_cast<int64_t>(budget / kBytesPerSpan));
   const int64_t block = std::max<int64_t>(1, block_spans / per_step);
-  for (int64_t lo = from; lo <= last_step; lo += block) {
-    const int64_t hi = std::min(last_step, lo + block - 1);
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-      return absl::CancelledError(absl::StrCat(
-          "summarising job ", job.name, "'s steps: stopped at step ", lo));
+  // Steps first..last (inclusive), a block at a time.
+  auto summarise = [&](int64_t first, int64_t last) -> absl::Status {
+    for (int64_t lo = first; lo <= last; lo += block) {
+      const int64_t hi = std::min(last, lo + block - 1);
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+        return absl::CancelledError(absl::StrCat(
+            "summarising job ", job.name, "'s steps: stopped at step ", lo));
+      }
+      std::optional<JobClocks> clocks;
+      auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks);
+      if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps
+      if (!spans.ok()) return spans.status();
+      ++made.blocks;
+      const DependencyGraph graph(*spans);
+      v1::StepsReply breakdown = StepBreakdown(graph);
+      std::map<int64_t, v1::StragglersReply> waits =
+          StragglersByStep(graph, lo, hi, kInstancesPerStep);
+      for (v1::StepSummary& summary : *breakdown.mutable_steps()) {
+        if (summary.step() < lo || summary.step() > hi) continue;
+        v1::StoredStep step;
+        auto w = waits.find(summary.step());
+        if (w != waits.end()) *step.mutable_stragglers() = std::move(w->second);
+        *step.mutable_summary() = std::move(summary);
+        made.steps.push_back(StoredStepSummary{
+            step.summary().step(),
+            absl::StrCat(kStepHeader, step.SerializeAsString())});
+      }
     }
-    std::optional<JobClocks> clocks;
-    auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks);
-    if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps
-    if (!spans.ok()) return spans.status();
-    ++made.blocks;
-    const DependencyGraph graph(*spans);
-    v1::StepsReply breakdown = StepBreakdown(graph);
-    std::map<int64_t, v1::StragglersReply> waits =
-        StragglersByStep(graph, lo, hi, kInstancesPerStep);
-    for (v1::StepSummary& summary : *breakdown.mutable_steps()) {
-      if (summary.step() < lo || summary.step() > hi) continue;
-      v1::StoredStep step;
-      auto w = waits.find(summary.step());
-      if (w != waits.end()) *step.mutable_stragglers() = std::move(w->second);
-      *step.mutable_summary() = std::move(summary);
-      made.steps.push_back(StoredStepSummary{
-          step.summary().step(),
-          absl::StrCat(kStepHeader, step.SerializeAsString())});
+    return absl::OkStatus();
+  };
+  // Complete steps that spans written since the last update are tagged
+  // with (an agent's spool sent late) are made again, first.
+  if (coverage) {
+    auto late = store.StepsWrittenAfter(job.id, coverage->mark, from - 1);
+    if (!late.ok()) return late.status();
+    int64_t next = first_step;  // the lowest step not yet made again
+    for (const auto& [lo, hi] : *late) {
+      const int64_t a = std::max(lo, next), b = std::min(hi, from - 1);
+      if (a > b) continue;
+      absl::Status made_late = summarise(a, b);
+      if (!made_late.ok()) return made_late;
+      next = b + 1;
     }
   }
+  absl::Status made_new = summarise(from, last_step);
+  if (!made_new.ok()) return made_new;
+  made.remade_from = from;
   made.state.data =
-      WriteCoverage(Coverage{std::max(complete, from - 1), last_step});
+      WriteCoverage(Coverage{std::max(complete, from - 1), last_step, *mark});
   return made;
 }
 

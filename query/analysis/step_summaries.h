@@ -17,10 +17,13 @@
 // made too but redone when the job changes. A rank the collector has not
 // heard from yet holds nothing back: summaries made before its first
 // batch arrives leave it out of the steps they call complete. Update() makes
-// only what is missing: the steps after the last complete one summarised. So a
-// job's summaries cost one pass over its steps in all, made as it runs, and a
-// finished job's are read, not made. A span that arrives for a step already
-// complete (an agent's spool sent late) does not change that step's summary.
+// only what is missing: the steps after the last complete one summarised,
+// and the complete steps that spans written since the last update are
+// tagged with (an agent's spool sent late; Store::StepsWrittenAfter). So a
+// job's summaries cost one pass over its steps in all, made as it runs, and
+// a finished job's are read, not made. A late span with no step (a GPU
+// kernel) does not change the summary of a complete step: which step it
+// falls in is known only from the placed windows of the steps.
 //
 // Example: a job summarised when its slowest track was at step 7 and its
 // fastest at step 9 has state "complete 6, last 9"; once every track is at
@@ -33,6 +36,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -57,6 +61,10 @@ class StepSummaries {
     StoredJobResult state;
     bool current = false;  // the stored summaries were the job's already
     int64_t blocks = 0;    // blocks of steps loaded
+    // Every stored summary from this step on is replaced by `steps` (the
+    // steps after the last complete one); below it, `steps` holds the
+    // complete steps made again for spans that arrived late.
+    int64_t remade_from = std::numeric_limits<int64_t>::max();
   };
 
   // Brings the summaries of `catalog`'s job up to date in memory: reads the

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
@@ -102,7 +103,11 @@ TEST_F(StepSummariesTest, SummariesAnswerAsTheWholeJobDoes) {
   EXPECT_FALSE(made->current);
   EXPECT_EQ(made->steps.size(), 12u);
   EXPECT_EQ(made->steps.front().step, 0);
-  EXPECT_EQ(made->state.data, "meridian-steps 1\ncomplete 10\nlast 11\n");
+  auto mark = reader->WriteMark(catalog.job.id);
+  ASSERT_TRUE(mark.ok()) << mark.status();
+  EXPECT_EQ(made->state.data,
+            absl::StrCat("meridian-steps 2\ncomplete 10\nlast 11\nmark ", *mark,
+                         "\n"));
 
   const WholeJob whole = LoadWhole(*reader, catalog);
   auto steps = StepSummaries::Steps(*reader, catalog, *made, std::nullopt,
@@ -202,7 +207,11 @@ TEST_F(StepSummariesTest, UpdatesMakeOnlyTheStepsNotYetComplete) {
   std::sort(lasts.begin(), lasts.end());
   EXPECT_EQ(lasts, (std::vector<int64_t>{9, 9, 19, 19}));
   EXPECT_EQ(first->steps.back().step, 19);
-  EXPECT_EQ(first->state.data, "meridian-steps 1\ncomplete 8\nlast 19\n");
+  auto mark = reader->WriteMark(catalog.job.id);
+  ASSERT_TRUE(mark.ok()) << mark.status();
+  EXPECT_EQ(first->state.data,
+            absl::StrCat("meridian-steps 2\ncomplete 8\nlast 19\nmark ", *mark,
+                         "\n"));
   Save(*writer_, catalog, *first);
 
   Write(job, 3, SIZE_MAX);
@@ -215,7 +224,11 @@ TEST_F(StepSummariesTest, UpdatesMakeOnlyTheStepsNotYetComplete) {
   EXPECT_EQ(second->steps.front().step, 9);
   EXPECT_EQ(second->steps.back().step, 19);
   EXPECT_EQ(second->steps.size(), 11u);
-  EXPECT_EQ(second->state.data, "meridian-steps 1\ncomplete 18\nlast 19\n");
+  mark = reader->WriteMark(catalog.job.id);
+  ASSERT_TRUE(mark.ok()) << mark.status();
+  EXPECT_EQ(second->state.data,
+            absl::StrCat("meridian-steps 2\ncomplete 18\nlast 19\nmark ", *mark,
+                         "\n"));
   // Read before it is saved: the stored ones, then the new.
   auto steps =
       StepSummaries::Steps(*reader, catalog, *second, std::nullopt, false);
@@ -245,6 +258,76 @@ TEST_F(StepSummariesTest, UpdatesMakeOnlyTheStepsNotYetComplete) {
   auto state = writer_->LoadSummaryState(catalog.job.id);
   ASSERT_TRUE(state.ok()) << state.status();
   EXPECT_FALSE(state->has_value());
+}
+
+// Spans that arrive late for steps already complete (one node's batch held
+// back while its later ones were stored): the steps they are tagged with are
+// made again, and only those (and the steps not yet complete).
+TEST_F(StepSummariesTest, LateSpansRemakeTheCompleteStepsTheyTouch) {
+  SyntheticJob job;
+  job.job = "late";
+  job.steps = 20;
+  job.spans_per_batch = 60;
+  const std::vector<v1::Batch> node1 = SyntheticBatches(job, 1);
+  ASSERT_EQ(node1.size(), 4u);
+  // Node 0 whole; node 1 without its batch 2 (its second rank's steps 0..9:
+  // the rank's later batch is stored, so every step but 19 is complete).
+  {
+    std::vector<v1::Batch> node0 = SyntheticBatches(job, 0);
+    std::vector<const v1::Batch*> pointers;
+    for (const v1::Batch& b : node0) pointers.push_back(&b);
+    for (size_t i = 0; i < node1.size(); ++i) {
+      if (i != 2) pointers.push_back(&node1[i]);
+    }
+    ASSERT_TRUE(writer_->Write(pointers).ok());
+  }
+  JobCatalog catalog;
+  auto reader = Reader("late", &catalog);
+  ASSERT_NE(reader, nullptr);
+  auto first = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->steps.size(), 20u);
+  auto mark = reader->WriteMark(catalog.job.id);
+  ASSERT_TRUE(mark.ok()) << mark.status();
+  EXPECT_EQ(first->state.data,
+            absl::StrCat("meridian-steps 2\ncomplete 18\nlast 19\nmark ", *mark,
+                         "\n"));
+  Save(*writer_, catalog, *first);
+
+  ASSERT_TRUE(writer_->Write({&node1[2]}).ok());
+  reader = Reader("late", &catalog);
+  auto late = reader->StepsWrittenAfter(catalog.job.id, *mark, 18);
+  ASSERT_TRUE(late.ok()) << late.status();
+  std::vector<std::pair<int64_t, int64_t>> ranges(late->begin(), late->end());
+  EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 9}}));
+  // What was stored no longer answers as the whole job does...
+  const WholeJob whole = LoadWhole(*reader, catalog);
+  StepSummaries::Made none;
+  none.state = first->state;
+  auto stale =
+      StepSummaries::Steps(*reader, catalog, none, std::nullopt, false);
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  stale->clear_from_summaries();
+  EXPECT_NE(stale->DebugString(), whole.steps.DebugString());
+  // ...and the update makes the late steps again, and step 19.
+  auto second = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(second.ok()) << second.status();
+  std::vector<int64_t> made;
+  for (const StoredStepSummary& s : second->steps) made.push_back(s.step);
+  EXPECT_EQ(made, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 19}));
+  auto steps =
+      StepSummaries::Steps(*reader, catalog, *second, std::nullopt, false);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  steps->clear_from_summaries();
+  steps->clear_summarised();
+  EXPECT_EQ(steps->DebugString(), whole.steps.DebugString());
+  Save(*writer_, catalog, *second);
+  reader = Reader("late", &catalog);
+  auto stored = StepSummaries::Steps(*reader, catalog, StepSummaries::Made{},
+                                     std::nullopt, false);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  stored->clear_from_summaries();
+  EXPECT_EQ(stored->DebugString(), whole.steps.DebugString());
 }
 
 TEST_F(StepSummariesTest, FailuresSayWhy) {
