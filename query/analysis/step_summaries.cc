@@ -117,9 +117,6 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
         absl::StrCat("job ", job.name, " has no span tagged with a step"));
   }
   const auto [first_step, last_step] = **range;
-  // Before any read: what is written after it is new to the next update.
-  auto mark = store.WriteMark(job.id);
-  if (!mark.ok()) return mark.status();
   Made made;
   made.state.spans = job.spans;
   made.state.written_ns = job.written_ns;
@@ -140,6 +137,10 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
     made.state = **stored;
     return made;
   }
+  // Before any span is read: what is written after it is new to the next
+  // update.
+  auto mark = store.WriteMark(job.id);
+  if (!mark.ok()) return mark.status();
   // Steps after the last complete one summarised (all of them without a
   // readable state).
   int64_t from =
