@@ -370,6 +370,7 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
   std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(
       std::move(*client), location, options.max_cached_ids));
   store->read_only_ = options.read_only;
+  store->write_mark_margin_ns_ = options.write_mark_margin_ns;
   store->layout_ = layout;
   if (!options.read_only) {
     // The database may not exist yet: created through "default".
@@ -1261,8 +1262,9 @@ ClickHouseStore::TrackLastSteps(int64_t job_id) {
 }
 
 absl::StatusOr<int64_t> ClickHouseStore::WriteMark(int64_t job_id) {
-  // The latest commit: a write committed later has a later time (the
-  // writing collector's clock).
+  // The latest commit less the margin: a commit's time is taken before its
+  // row is inserted, so a write stamped just before the latest (by another
+  // collector, or a clock slightly behind) can become visible after it.
   auto filter = JobRowFilter(job_id, false);
   if (!filter.ok()) return filter.status();
   int64_t mark = 0;
@@ -1272,7 +1274,7 @@ absl::StatusOr<int64_t> ClickHouseStore::WriteMark(int64_t job_id) {
                    *filter),
       [&](RowBinaryReader& r) { return r.Int64(&mark); });
   if (!read.ok()) return read;
-  return mark;
+  return mark > 0 ? mark - write_mark_margin_ns_ : 0;
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>

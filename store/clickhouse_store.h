@@ -179,6 +179,7 @@ class ClickHouseStore final : public Store {
   int64_t snapshot_ns_ = std::numeric_limits<int64_t>::max();
   std::optional<std::vector<std::pair<int64_t, int64_t>>> deletions_;
   bool read_only_ = false;
+  int64_t write_mark_margin_ns_ = 0;  // StoreOptions::write_mark_margin_ns
   ClickHouseLayout layout_;
   std::function<absl::Status()> before_commit_;
   // A reader's tables of stored results (HasTable).

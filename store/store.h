@@ -66,6 +66,9 @@ struct StoreOptions {
   // memory whatever a client sends (5 M unique strings used to cost
   // 1.86 GB), at the price of a lookup in SQLite for what was forgotten.
   size_t max_cached_ids = 1 << 18;
+  // ClickHouse: how far before the latest commit WriteMark is put (see
+  // there). Tests that count exactly what is reported set 0.
+  int64_t write_mark_margin_ns = 5'000'000'000;
 };
 
 // The outcome of one batch in Store::Write.
@@ -311,9 +314,12 @@ class Store {
   TrackLastSteps(int64_t job_id) = 0;
 
   // Where job `job_id`'s writes stand: a number that every later write of
-  // spans to the job passes (SQLite: its highest chunk id; ClickHouse: its
-  // latest commit time, so collectors' clocks must agree, as snapshots
-  // already need). 0 if it has no spans.
+  // spans to the job passes (SQLite: its highest chunk id). ClickHouse: its
+  // latest commit time less StoreOptions::write_mark_margin_ns (5 s), so a
+  // write committed up to 5 s before that one but visible only after it
+  // still passes (two collectors, or clocks apart by less than that;
+  // snapshots assume as much); writes of those 5 s are reported again. 0 if
+  // it has no spans.
   virtual absl::StatusOr<int64_t> WriteMark(int64_t job_id) = 0;
   // The step ranges (lowest, highest step) of job `job_id`'s chunks written
   // after `mark` (WriteMark) whose lowest step is at most `up_to`, each

@@ -17,7 +17,8 @@
 // status with ClickHouse's message as the body (an insert's body is passed
 // as a file under DIR/inserts, see Serve). HTTP Basic credentials are
 // checked here (ClickHouse's user management is not exercised). One
-// statement runs at a time; each connection gets one request
+// statement runs at a time (the URL's settings are set for it, then reset);
+// each connection gets one request
 // (`Connection: close`). Not here: the native (TCP) port, so no cluster.
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -34,6 +35,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -126,6 +128,17 @@ void Reply(int fd, int status, const char* reason, const std::string& body) {
   if (WriteAll(fd, head)) WriteAll(fd, body);
 }
 
+// `text` as a ClickHouse identifier (quote '`') or string literal ('\'').
+std::string Quoted(const std::string& text, char quote) {
+  std::string out(1, quote);
+  for (char c : text) {
+    if (c == quote || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back(quote);
+  return out;
+}
+
 std::string Upper(std::string text) {
   for (char& c : text) c = static_cast<char>(toupper(c));
   return text;
@@ -207,9 +220,10 @@ void Serve(int fd, Chdb* chdb, const std::string& authorization) {
   // newline byte, which binary rows contain, so an insert's body is handed
   // over as a file instead (`FROM INFILE`, read by the same format parser).
   std::string statement = parameters["query"];
-  const size_t format = Upper(statement).rfind(" FORMAT ");
+  const std::string upper = Upper(statement);
+  const size_t format = upper.rfind(" FORMAT ");
   std::string file;
-  if (!body.empty() && format != std::string::npos) {
+  if (upper.rfind("INSERT ", 0) == 0 && format != std::string::npos) {
     file = insert_dir + "/" + std::to_string(inserts++);
     FILE* out = fopen(file.c_str(), "wb");
     const bool written = out != nullptr && fwrite(body.data(), 1, body.size(),
@@ -228,15 +242,23 @@ void Serve(int fd, Chdb* chdb, const std::string& authorization) {
   bool ok = true;
   {
     std::lock_guard<std::mutex> lock(chdb->mu);
-    std::string ignored;
     const std::string database =
         parameters.count("database") ? parameters["database"] : "default";
-    ok = chdb->Run("USE `" + database + "`", &out);
+    ok = chdb->Run("USE " + Quoted(database, '`'), &out);
+    // The URL's settings hold for this statement only (one session serves
+    // every request): set, then back to their defaults.
+    std::vector<std::string> set;
     for (const auto& [name, value] : parameters) {
       if (!ok || name == "query" || name == "database") continue;
-      ok = chdb->Run("SET `" + name + "` = '" + value + "'", &out);
+      ok = chdb->Run("SET " + Quoted(name, '`') + " = " + Quoted(value, '\''),
+                     &out);
+      if (ok) set.push_back(name);
     }
     if (ok) ok = chdb->Run(statement, &out);
+    std::string reset_out;
+    for (const std::string& name : set) {
+      chdb->Run("SET " + Quoted(name, '`') + " = DEFAULT", &reset_out);
+    }
   }
   if (!file.empty()) unlink(file.c_str());
   if (ok) return Reply(fd, 200, "OK", out);

@@ -1,5 +1,6 @@
 #include "testing/clickhouse_server.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -127,22 +129,32 @@ absl::Status ClickHouseServer::Launch() {
   const std::string config = "--config-file=" + dir_ + "/config.xml";
   const std::string log = dir_ + "/stdout.log";
   const std::string port = std::to_string(endpoint_.port);
+  // Everything the child needs is made before fork (only async-signal-safe
+  // calls between fork and exec): the front's environment, its output.
+  std::vector<std::string> environment = {
+      "MERIDIAN_CHDB_FRONT_USER=" + endpoint_.user,
+      "MERIDIAN_CHDB_FRONT_PASSWORD=" + endpoint_.password};
+  for (char** e = environ; *e != nullptr; ++e) environment.push_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (out < 0) return absl::InternalError("cannot open " + log);
   pid_ = fork();
   if (pid_ == 0) {
-    FILE* out = freopen(log.c_str(), "a", stdout);
-    (void)out;
-    dup2(fileno(stdout), STDERR_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
     if (!chdb_library_.empty()) {
-      setenv("MERIDIAN_CHDB_FRONT_USER", endpoint_.user.c_str(), 1);
-      setenv("MERIDIAN_CHDB_FRONT_PASSWORD", endpoint_.password.c_str(), 1);
-      execl(binary_.c_str(), binary_.c_str(), chdb_library_.c_str(),
-            dir_.c_str(), port.c_str(), static_cast<char*>(nullptr));
+      const char* argv[] = {binary_.c_str(), chdb_library_.c_str(),
+                            dir_.c_str(), port.c_str(), nullptr};
+      execve(binary_.c_str(), const_cast<char* const*>(argv), envp.data());
     } else {
       execl(binary_.c_str(), binary_.c_str(), config.c_str(),
             static_cast<char*>(nullptr));
     }
     _exit(127);
   }
+  close(out);
   if (pid_ < 0) return absl::InternalError("fork failed");
   // Ready when it answers a query (polled; the first start creates its
   // system tables and takes a few seconds).

@@ -7,13 +7,13 @@
 # ClickHouse's own there and what is not). `bazel test //...` runs them on
 # Debian's clickhouse-server 18.16. The Distributed (two-shard) tests need
 # the native port and skip here. deploy/dependencies.sh --tests installs
-# the library.
+# the library; without it this says so and exits 77 (skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 library=/opt/meridian/chdb-26.7.3-stable.1/libchdb.so
 if [ ! -f "$library" ]; then
-  echo "clickhouse_current: $library is missing (deploy/dependencies.sh --tests installs it)" >&2
-  exit 1
+  echo "clickhouse_current: SKIPPED: $library is missing (deploy/dependencies.sh --tests installs it from the npm registry)" >&2
+  exit 77
 fi
 bazel test --test_tag_filters=clickhouse \
   --test_env=MERIDIAN_CLICKHOUSE_CHDB="$library" \

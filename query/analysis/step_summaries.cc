@@ -26,7 +26,7 @@ constexpr uint64_t kBytesPerSpan = 190;
 constexpr absl::string_view kStepHeader = "meridian-step 1\n";
 
 // The state's data: "meridian-steps 2", "complete C", "last L", "mark M":
-// steps up to C are final, up to L summarised, from the spans written up to
+// steps up to C are complete, up to L summarised, from the spans written up to
 // M (Store::WriteMark). A state of version 1 (no mark) does not read, so its
 // job's steps are all made again once.
 struct Coverage {

@@ -13,7 +13,8 @@
 //
 // Steps complete: a step is complete once every rank (process) that
 // records steps has gone past it (its highest step over its tracks: Store::
-// TrackLastSteps), and its summary, once made, is final. Later steps' are
+// TrackLastSteps), and its summary, once made, is made again only if spans
+// tagged with it arrive late (below). Later steps' are
 // made too but redone when the job changes. A rank the collector has not
 // heard from yet holds nothing back: summaries made before its first
 // batch arrives leave it out of the steps they call complete. Update() makes
