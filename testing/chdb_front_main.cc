@@ -20,6 +20,9 @@
 // statement runs at a time (the URL's settings are set for it, then reset);
 // each connection gets one request
 // (`Connection: close`). Not here: the native (TCP) port, so no cluster.
+// The HTTP is by hand, not civetweb's (the collector's web page server):
+// civetweb in one process with libchdb accepted connections and never
+// answered them (tried; not diagnosed).
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -36,6 +39,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "absl/strings/escaping.h"
 
 namespace {
 
@@ -89,22 +94,6 @@ std::string Decode(const std::string& text) {
     } else {
       out.push_back(text[i]);
     }
-  }
-  return out;
-}
-
-std::string Base64(const std::string& text) {
-  static const char kDigits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < text.size(); i += 3) {
-    unsigned n = static_cast<unsigned char>(text[i]) << 16;
-    if (i + 1 < text.size()) n |= static_cast<unsigned char>(text[i + 1]) << 8;
-    if (i + 2 < text.size()) n |= static_cast<unsigned char>(text[i + 2]);
-    out.push_back(kDigits[(n >> 18) & 63]);
-    out.push_back(kDigits[(n >> 12) & 63]);
-    out.push_back(i + 1 < text.size() ? kDigits[(n >> 6) & 63] : '=');
-    out.push_back(i + 2 < text.size() ? kDigits[n & 63] : '=');
   }
   return out;
 }
@@ -309,8 +298,9 @@ int main(int argc, char** argv) {
   const char* user = getenv("MERIDIAN_CHDB_FRONT_USER");
   const char* password = getenv("MERIDIAN_CHDB_FRONT_PASSWORD");
   const std::string authorization =
-      "Basic " + Base64(std::string(user != nullptr ? user : "default") + ":" +
-                        (password != nullptr ? password : ""));
+      "Basic " +
+      absl::Base64Escape(std::string(user != nullptr ? user : "default") + ":" +
+                         (password != nullptr ? password : ""));
 
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   const int one = 1;
