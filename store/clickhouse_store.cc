@@ -112,12 +112,16 @@ constexpr Table kTables[] = {
      "ReplacingMergeTree(written_ns) ORDER BY job", "job"},
     {"step_summaries", "job Int64, step Int64, written_ns Int64, data String",
      "ReplacingMergeTree(written_ns) ORDER BY (job, step)", "job"},
+    // Clock evidence (query/clocks/job_clocks.h): per mark, the latest row.
+    {"clock_evidence", "job Int64, mark Int64, written_ns Int64, data String",
+     "ReplacingMergeTree(written_ns) ORDER BY (job, mark)", "job"},
 };
 
 // Tables whose rows belong to one job, reclaimed when it is deleted.
 constexpr const char* kJobTables[] = {
-    "processes",      "tracks",          "chunks",         "op_totals",
-    "process_totals", "clock_solutions", "summary_states", "step_summaries"};
+    "processes",      "tracks",         "chunks",
+    "op_totals",      "process_totals", "clock_solutions",
+    "summary_states", "step_summaries", "clock_evidence"};
 
 // A SQL string literal for any bytes: printable ASCII as it is, everything
 // else (quotes and backslashes included) as \xHH.
@@ -395,7 +399,8 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
     absl::Status read = ReadRows(
         store->client_.get(),
         "SELECT name FROM system.tables WHERE database = currentDatabase() "
-        "AND name IN ('clock_solutions', 'summary_states', 'step_summaries')",
+        "AND name IN ('clock_solutions', 'summary_states', 'step_summaries', "
+        "'clock_evidence')",
         [&](RowBinaryReader& r) {
           absl::string_view name;
           if (!r.String(&name)) return false;
@@ -1162,6 +1167,16 @@ absl::Status ClickHouseStore::Scan(
       absl::StrAppend(&prewhere, " AND min_step <= ", *range.last_step);
     }
   }
+  std::string committed = Committed(job.id);
+  if (range.written_after) {
+    // The committed attempts whose commit came after the mark.
+    committed = absl::StrCat(
+        "(agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) "
+        "FROM batches WHERE job = ",
+        job.id, " AND written_ns <= ", snapshot_ns_,
+        " GROUP BY agent, seq HAVING argMin(written_ns, attempt) > ",
+        *range.written_after, ")");
+  }
   if (range.tracks) {
     std::vector<int64_t> tracks(range.tracks->begin(), range.tracks->end());
     std::sort(tracks.begin(), tracks.end());
@@ -1172,7 +1187,7 @@ absl::Status ClickHouseStore::Scan(
   std::string sql = absl::StrCat(
       "SELECT written_ns AS id, track, first_start, op_ids, strings, data "
       "FROM chunks PREWHERE ",
-      prewhere, " WHERE ", Committed(job.id));
+      prewhere, " WHERE ", committed);
   absl::StrAppend(&sql, " ORDER BY first_start, id FORMAT RowBinary");
   auto rows = client_->Stream(sql);
   if (!rows.ok()) return rows.status();
@@ -1453,6 +1468,40 @@ ClickHouseStore::LoadClockSolution(int64_t job_id) {
 absl::Status ClickHouseStore::SaveClockSolution(
     int64_t job_id, const StoredJobResult& solution) {
   return SaveResult("clock_solutions", job_id, solution);
+}
+
+absl::Status ClickHouseStore::AddClockEvidence(
+    int64_t job_id, const StoredClockEvidence& part) {
+  if (read_only_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store ", location_, " is open read-only"));
+  }
+  RowBinaryWriter row;
+  row.Int64(job_id);
+  row.Int64(part.mark);
+  row.Int64(Now());
+  row.String(part.data);
+  return client_->InsertRowBinary("clock_evidence", row.bytes());
+}
+
+absl::Status ClickHouseStore::ScanClockEvidence(
+    int64_t job_id,
+    const std::function<void(const StoredClockEvidence&)>& visit) {
+  if (!HasTable("clock_evidence")) return absl::OkStatus();
+  auto filter = JobRowFilter(job_id, false);
+  if (!filter.ok()) return filter.status();
+  StoredClockEvidence part;
+  return ReadRows(
+      client_.get(),
+      absl::StrCat("SELECT mark, data FROM clock_evidence WHERE ", *filter,
+                   " ORDER BY mark, written_ns DESC LIMIT 1 BY mark"),
+      [&](RowBinaryReader& r) {
+        absl::string_view data;
+        if (!r.Int64(&part.mark) || !r.String(&data)) return false;
+        part.data.assign(data.data(), data.size());
+        visit(part);
+        return true;
+      });
 }
 
 absl::StatusOr<std::optional<StoredJobResult>>

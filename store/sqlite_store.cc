@@ -137,6 +137,9 @@ CREATE TABLE IF NOT EXISTS clock_solutions(
 CREATE TABLE IF NOT EXISTS summary_states(
   job INTEGER PRIMARY KEY, spans INTEGER NOT NULL, written_ns INTEGER NOT NULL,
   models INTEGER NOT NULL, computed_ns INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS clock_evidence(
+  job INTEGER NOT NULL, mark INTEGER NOT NULL, data BLOB NOT NULL,
+  PRIMARY KEY(job, mark)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS step_summaries(
   job INTEGER NOT NULL, step INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY(job, step)) WITHOUT ROWID;
@@ -471,6 +474,7 @@ absl::StatusOr<int64_t> SqliteStore::DeleteJob(const std::string& name) {
         "DELETE FROM processes WHERE job=?1",
         "DELETE FROM job_agents WHERE job=?1",
         "DELETE FROM clock_solutions WHERE job=?1",
+        "DELETE FROM clock_evidence WHERE job=?1",
         "DELETE FROM summary_states WHERE job=?1",
         "DELETE FROM step_summaries WHERE job=?1",
         "DELETE FROM jobs WHERE id=?1"}) {
@@ -1038,7 +1042,7 @@ absl::Status SqliteStore::Scan(
   const char* sql =
       "SELECT id, track, first_start, data FROM chunks "
       "WHERE job=?1 AND first_start>=?2 AND first_start<?3 AND max_end>=?4 "
-      "AND (?5=0 OR (max_step>=?6 AND min_step<=?7)) "
+      "AND (?5=0 OR (max_step>=?6 AND min_step<=?7)) AND id>?8 "
       "ORDER BY first_start, id";
   if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK) {
     return Fail("preparing a scan failed");
@@ -1047,7 +1051,8 @@ absl::Status SqliteStore::Scan(
   stmt.Bind(1, job.id).Bind(2, lo).Bind(3, hi).Bind(4, end_lo);
   stmt.Bind(5, by_step ? 1 : 0)
       .Bind(6, range.first_step.value_or(std::numeric_limits<int64_t>::min()))
-      .Bind(7, range.last_step.value_or(std::numeric_limits<int64_t>::max()));
+      .Bind(7, range.last_step.value_or(std::numeric_limits<int64_t>::max()))
+      .Bind(8, range.written_after.value_or(0));
   ScanSource source(this, &stmt, &range, job.epoch_ns);
   const int64_t abs_hi =
       hi == std::numeric_limits<int64_t>::max() ? hi : hi + job.epoch_ns;
@@ -1397,6 +1402,47 @@ absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadClockSolution(
 absl::Status SqliteStore::SaveClockSolution(int64_t job_id,
                                             const StoredJobResult& solution) {
   return SaveResult(kClockSolutions, job_id, solution);
+}
+
+absl::Status SqliteStore::AddClockEvidence(int64_t job_id,
+                                           const StoredClockEvidence& part) {
+  auto insert =
+      Prepare("INSERT OR REPLACE INTO clock_evidence VALUES(?1, ?2, ?3)");
+  if (!insert.ok()) return insert.status();
+  const int rc = (*insert)
+                     ->Bind(1, job_id)
+                     .Bind(2, part.mark)
+                     .BindBlob(3, part.data)
+                     .Step();
+  (*insert)->Reset();
+  if (rc != SQLITE_DONE) return Fail("storing a job's clock evidence failed");
+  return absl::OkStatus();
+}
+
+// A store without the table has no evidence.
+absl::Status SqliteStore::ScanClockEvidence(
+    int64_t job_id,
+    const std::function<void(const StoredClockEvidence&)>& visit) {
+  auto tables = CountTables(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+      "name='clock_evidence'");
+  if (!tables.ok()) return tables.status();
+  if (*tables == 0) return absl::OkStatus();
+  auto select = Prepare(
+      "SELECT mark, data FROM clock_evidence WHERE job=?1 ORDER BY mark");
+  if (!select.ok()) return select.status();
+  (*select)->Bind(1, job_id);
+  int rc;
+  StoredClockEvidence part;
+  while ((rc = (*select)->Step()) == SQLITE_ROW) {
+    part.mark = (*select)->Int(0);
+    const absl::string_view data = (*select)->Blob(1);
+    part.data.assign(data.data(), data.size());
+    visit(part);
+  }
+  (*select)->Reset();
+  if (rc != SQLITE_DONE) return Fail("reading a job's clock evidence failed");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadSummaryState(
