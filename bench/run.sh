@@ -16,6 +16,10 @@
 #                             (the collector's web page on a 1,024-rank,
 #                              1,000-step job in headless Chromium: page
 #                              load and interaction times)
+#   ./bench/run.sh clocks [--spans N] [--nodes N] [--parts P] [--dir DIR]
+#                             (a job's clocks kept up to date from its stored
+#                              evidence as P parts arrive, against solving it
+#                              whole each time)
 #   ./bench/run.sh scale [--nodes "256 ... 4096"] [--spans N]
 #                             (a job of more and more nodes, the same spans:
 #                              export with raw and corrected clocks, clocks)
@@ -63,6 +67,12 @@ case "${1:-}" in
     ./deploy/dependencies.sh
     bazel build //bench:ingest_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/bench/ingest_bench" "$@"
+    ;;
+  clocks)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //query/clocks:clock_update_bench >&2
+    exec "$(bazel info bazel-bin 2>/dev/null)/query/clocks/clock_update_bench" "$@"
     ;;
   analysis)
     shift

@@ -197,8 +197,19 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   collector->query_->set_save_clocks(
-      [writer](int64_t job_id, const StoredJobResult& solution) {
-        writer->Schedule([job_id, solution](Store& store) {
+      [writer](int64_t job_id, const StoredJobResult& solution,
+               const std::optional<StoredClockEvidence>& evidence) {
+        writer->Schedule([job_id, solution, evidence](Store& store) {
+          // The evidence first: a solution stored without it is only
+          // solved again from an earlier mark.
+          if (evidence) {
+            absl::Status added = store.AddClockEvidence(job_id, *evidence);
+            if (!added.ok()) {
+              spdlog::warn("storing job {}'s clock evidence: {}", job_id,
+                           std::string(added.message()));
+              return;
+            }
+          }
           absl::Status saved = store.SaveClockSolution(job_id, solution);
           if (!saved.ok()) {
             spdlog::warn("storing job {}'s clock solution: {}", job_id,
@@ -226,9 +237,11 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   if (options.refresh_after > absl::ZeroDuration()) {
     QueryService* query = collector->query_.get();
     collector->refresher_ = std::make_unique<JobRefresher>(
-        [query, writer](const std::string& job, bool whole,
+        [query, writer](const std::string& job, bool /*whole*/,
                         const std::atomic<bool>& cancel) {
-          absl::Status refreshed = query->Refresh(job, whole, &cancel);
+          // Quiet or not, the same work: the summaries of the new steps,
+          // the clocks from the chunks written since.
+          absl::Status refreshed = query->Refresh(job, &cancel);
           // What the refresh freed goes back to the system: a collector
           // at rest stays small.
           ReturnFreedMemory();

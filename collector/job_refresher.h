@@ -6,12 +6,12 @@
 //   - Changed(job) is called once a batch of `job` is stored (and for each
 //     stored job when the collector starts). It never blocks on the refresh
 //     work (a short lock).
-//   - A job is refreshed (`refresh(job, true, cancel)`: summaries and
-//     clocks) once no batch of it has arrived for `quiet`. A job that keeps
-//     changing gets `refresh(job, false, cancel)` (summaries only: their
-//     cost is the new
-//     steps', where a clock solve scans the whole job) at most every
-//     `summarise_every` (zero: never; only once quiet).
+//   - A job is refreshed (`refresh(job, true, cancel)`) once no batch of it
+//     has arrived for `quiet`. A job that keeps changing gets
+//     `refresh(job, false, cancel)` at most every `summarise_every` (zero:
+//     never; only once quiet). The collector's refresh does the same work
+//     for both (the new steps' summaries, the clocks from the chunks
+//     written since); `whole` says which it is.
 //   - One job is refreshed at a time, on the refresher's own thread, which
 //     runs at a lower scheduling priority (nice +10) than the collector's
 //     ingest and queries: on a machine shared with the job, the job goes

@@ -167,22 +167,29 @@ std::optional<StoredJobResult> StoredClocks(Store& store, const JobInfo& job) {
 // Hands a solution that `clocks` computed for the whole job to `save`.
 void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
                    const JobClocks& clocks) {
-  if (save && clocks.new_solution()) save(job.id, *clocks.new_solution());
+  if (save && clocks.new_solution()) {
+    save(job.id, *clocks.new_solution(), clocks.new_evidence());
+  }
 }
 
 // The whole job's clocks: its stored solution if that is of the job as it
-// is now (unless `resolve`), else solved from the spans, the new solution
-// handed to `save`.
+// is now, else solved again from its stored evidence and the chunks
+// written since (JobClocks::Update); with `resolve`, solved from all its
+// spans. The new solution (and evidence) handed to `save`.
 // `cancel`: as JobRead::cancel.
 absl::StatusOr<JobClocks> WholeJobClocks(
     const JobQuery& query, bool resolve, const QueryService::SaveClocks& save,
     const std::atomic<bool>* cancel = nullptr) {
-  std::optional<StoredJobResult> stored;
-  if (!resolve) stored = StoredClocks(*query.store, query.catalog.job);
-  JobRead read;
-  read.cancel = cancel;
-  auto clocks =
-      JobClocks::Load(*query.store, query.catalog, nullptr, read, &stored);
+  absl::StatusOr<JobClocks> clocks = absl::UnknownError("not solved");
+  if (resolve) {
+    JobRead read;
+    read.cancel = cancel;
+    clocks = JobClocks::Load(*query.store, query.catalog, nullptr, read);
+  } else {
+    const std::optional<StoredJobResult> stored =
+        StoredClocks(*query.store, query.catalog.job);
+    clocks = JobClocks::Update(*query.store, query.catalog, &stored, cancel);
+  }
   if (!clocks.ok()) return clocks.status();
   SaveNewClocks(save, query.catalog.job, *clocks);
   return clocks;
@@ -642,7 +649,7 @@ absl::Status QueryService::AnswerFromSummaries(const std::string& job,
   return answer(*query->store, query->catalog, *made);
 }
 
-absl::Status QueryService::Refresh(const std::string& job, bool clocks,
+absl::Status QueryService::Refresh(const std::string& job,
                                    const std::atomic<bool>* cancel) {
   v1::SpanFilter filter;
   filter.set_job(job);
@@ -652,7 +659,6 @@ absl::Status QueryService::Refresh(const std::string& job, bool clocks,
       UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
   // NOT_FOUND: a job without steps has no summaries.
   if (!made.ok() && !absl::IsNotFound(made.status())) return made.status();
-  if (!clocks) return absl::OkStatus();
   return WholeJobClocks(*query, false, save_clocks_, cancel).status();
 }
 

@@ -47,9 +47,11 @@ class QueryService final : public v1::Query::Service {
   // Stores a job's clock solution (the collector runs it on its writer, not
   // waiting): a query that solves a job's clocks whole hands the solution
   // here, and later queries of the job as it stands read it instead of
-  // solving (docs/clocks.md). Unset: nothing is stored.
+  // solving (docs/clocks.md); with `evidence`, if set, to add to the job's
+  // clock evidence (Store::AddClockEvidence). Unset: nothing is stored.
   using SaveClocks =
-      std::function<void(int64_t job_id, const StoredJobResult& solution)>;
+      std::function<void(int64_t job_id, const StoredJobResult& solution,
+                         const std::optional<StoredClockEvidence>& evidence)>;
   void set_save_clocks(SaveClocks save) { save_clocks_ = std::move(save); }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
@@ -66,8 +68,9 @@ class QueryService final : public v1::Query::Service {
 
   // Brings `job`'s stored results up to date with no client asking: its
   // step summaries (what is missing made and handed to save_summaries_)
-  // and, with `clocks`, its clock solution (solved only if the stored one is
-  // not of the job as it is now; handed to save_clocks_). The collector's
+  // and its clock solution (solved only if the stored one is not of the job
+  // as it is now, from its evidence and the chunks written since:
+  // JobClocks::Update; handed to save_clocks_). The collector's
   // JobRefresher calls it as batches arrive, so that queries read them.
   // NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the queries;
   // CANCELLED once `cancel` (if set) is true while there is work left: it
@@ -76,7 +79,7 @@ class QueryService final : public v1::Query::Service {
   // stored only once all the missing ones are made, so a stop in them
   // stores none; a stop in the clock solve keeps the summaries made
   // before it.
-  absl::Status Refresh(const std::string& job, bool clocks,
+  absl::Status Refresh(const std::string& job,
                        const std::atomic<bool>* cancel = nullptr);
 
   grpc::Status ListJobs(grpc::ServerContext* context,

@@ -46,6 +46,8 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
       sink(builder.Take());
     }
   };
+  // This node's clock: node_skew_ns ahead of the one before.
+  const int64_t t0 = job.t0_ns + node * job.node_skew_ns;
   int first_rank_on_node = -1;
   for (int rank = 0; rank < job.ranks; ++rank) {
     if (SyntheticNodeOf(job, rank) != node) continue;
@@ -62,12 +64,12 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
       span->set_seq(seq);
     };
     v1::Span* bcast = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Bcast",
-                                      job.t0_ns - kMs, 100 * kUs);
+                                      t0 - kMs, 100 * kUs);
     collective(bcast, 1000, 0);
     bcast->set_peer(0);
     flush_if_full();
     for (int s = 0; s < job.steps; ++s) {
-      const int64_t t = job.t0_ns + s * 10 * kMs;
+      const int64_t t = t0 + s * 10 * kMs;
       auto phase = [&](const char* name, int64_t start, int64_t dur) {
         return builder.AddSpan(main, v1::CATEGORY_USER, name, start + jitter(),
                                dur + jitter());

@@ -41,6 +41,9 @@ struct SyntheticJob {
   // and how well a store compresses them depends on it.
   int64_t jitter_ns = 0;
   int layers = 0;  // "layer" spans in forward, and in backward, each step
+  // Node n's clock reads n * node_skew_ns ahead (0: the nodes agree), with
+  // no clock model sent: what the causal refinement corrects.
+  int64_t node_skew_ns = 0;
 };
 
 inline constexpr int kSyntheticSpansPerStep = 6;

@@ -25,13 +25,23 @@ uint64_t Mix(uint64_t h, uint64_t v) {
   return h ^ (h >> 31);
 }
 
+// A span's name in end shifts: of its track, start, operation and duration.
+uint64_t SpanIdOf(int64_t track_id, int64_t start_ns, int64_t op_id,
+                  int64_t dur_ns) {
+  uint64_t h = Mix(0, static_cast<uint64_t>(track_id));
+  h = Mix(h, static_cast<uint64_t>(start_ns));
+  h = Mix(h, static_cast<uint64_t>(op_id));
+  return Mix(h, static_cast<uint64_t>(dur_ns));
+}
+
+uint64_t SpanIdOf(const EvidenceSpan& span) {
+  return SpanIdOf(span.track_id, span.start_ns, span.op_id, span.dur_ns);
+}
+
 }  // namespace
 
 uint64_t JobClocks::SpanId(const StoredSpan& span) {
-  uint64_t h = Mix(0, static_cast<uint64_t>(span.track_id));
-  h = Mix(h, static_cast<uint64_t>(span.start_ns));
-  h = Mix(h, static_cast<uint64_t>(span.op_id));
-  return Mix(h, static_cast<uint64_t>(span.dur_ns));
+  return SpanIdOf(span.track_id, span.start_ns, span.op_id, span.dur_ns);
 }
 
 absl::StatusOr<JobClocks> JobClocks::Load(
@@ -39,20 +49,11 @@ absl::StatusOr<JobClocks> JobClocks::Load(
     const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
     const std::optional<StoredJobResult>* stored) {
   JobClocks clocks;
-  clocks.job_middle_ns_ =
-      catalog.job.min_start_ns +
-      (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
   absl::Status status = clocks.LoadNodes(store, catalog);
   if (!status.ok()) return status;
   const bool whole_job = !read.keep && read.ranges.size() == 1 &&
                          read.ranges[0].whole_job() && !read.message_steps;
-  const int64_t models = clocks.Models();
-  if (stored != nullptr && stored->has_value() &&
-      (*stored)->spans == catalog.job.spans &&
-      (*stored)->written_ns == catalog.job.written_ns &&
-      (*stored)->models == models && clocks.Apply((*stored)->data)) {
-    clocks.from_stored_ = true;
-    clocks.solved_ns_ = (*stored)->computed_ns;
+  if (clocks.TakeStored(catalog, stored)) {
     if (visit) {
       for (const ScanRange& range : read.ranges) {
         status = store.Scan(
@@ -67,20 +68,170 @@ absl::StatusOr<JobClocks> JobClocks::Load(
     }
     return clocks;
   }
-  std::vector<int64_t> first_start(clocks.nodes_.size(),
-                                   std::numeric_limits<int64_t>::max());
+  ClockEvidence first_start;
   if (!clocks.nodes_.empty()) {
-    status = clocks.Refine(store, catalog, visit, read, &first_start);
+    // Straight into the refiner, in the scan's order.
+    const Roles roles = RolesOf(catalog);
+    CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
+    status = clocks.Gather(
+        store, catalog, roles, visit, read,
+        [&](EvidenceSpan&& span) { refiner.Add(clocks.ToCausal(roles, span)); },
+        &first_start);
+    if (!status.ok()) return status;
+    clocks.Solve(refiner);
+  }
+  clocks.SetEpoch(catalog, first_start.first_start);
+  clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
+  if (whole_job) clocks.SetNewSolution(catalog);
+  return clocks;
+}
+
+absl::StatusOr<JobClocks> JobClocks::Update(
+    Store& store, const JobCatalog& catalog,
+    const std::optional<StoredJobResult>* stored,
+    const std::atomic<bool>* cancel, ScanStats* stats) {
+  JobClocks clocks;
+  absl::Status status = clocks.LoadNodes(store, catalog);
+  if (!status.ok()) return status;
+  if (clocks.TakeStored(catalog, stored) || clocks.nodes_.empty()) {
+    if (!clocks.from_stored_) {
+      clocks.SetEpoch(catalog, {});
+      clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
+      clocks.SetNewSolution(catalog);
+    }
+    return clocks;
+  }
+  // Before any span is read: what is written after it is new next time.
+  auto mark = store.WriteMark(catalog.job.id);
+  if (!mark.ok()) return mark.status();
+  // The stored parts, by mark. A part that does not read, and every part
+  // before it, is dropped: the evidence is then read again whole.
+  ClockEvidence evidence;
+  int64_t after = 0;
+  int parts = 0;
+  bool damaged = false;
+  status = store.ScanClockEvidence(
+      catalog.job.id, [&](const StoredClockEvidence& part) {
+        const EvidencePart read = DecodeEvidence(part.data, &evidence);
+        if (read == EvidencePart::kWhole) {
+          damaged = false;
+          parts = 0;
+        }
+        if (damaged) return;
+        if (read == EvidencePart::kDamaged) {
+          damaged = true;
+          return;
+        }
+        ++parts;
+        after = part.mark;
+      });
+  if (!status.ok()) return status;
+  if (damaged) {
+    evidence = ClockEvidence{};
+    after = 0;
+    parts = 0;
+  }
+  // The chunks written since (a span already in the evidence, read again
+  // under ClickHouse's margin, is dropped below).
+  ClockEvidence fresh;
+  const Roles roles = RolesOf(catalog);
+  JobRead read;
+  read.ranges[0].written_after = after;
+  read.cancel = cancel;
+  read.stats = stats;
+  if (parts == 0 || *mark > after) {
+    status = clocks.Gather(
+        store, catalog, roles, nullptr, read,
+        [&](EvidenceSpan&& span) { fresh.spans.push_back(std::move(span)); },
+        &fresh);
     if (!status.ok()) return status;
   }
-  clocks.SetEpoch(catalog, first_start);
-  clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
-  if (whole_job) {
-    clocks.new_solution_ =
-        StoredJobResult{catalog.job.spans, catalog.job.written_ns, models,
-                        clocks.solved_ns_, clocks.Serialize()};
+  // In the scan's order: ascending start, then track.
+  const auto before = [](const EvidenceSpan& a, const EvidenceSpan& b) {
+    return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
+  };
+  const auto same = [](const EvidenceSpan& a, const EvidenceSpan& b) {
+    return a.start_ns == b.start_ns && a.track_id == b.track_id &&
+           a.op_id == b.op_id && a.dur_ns == b.dur_ns;
+  };
+  // Each part is in order; together they are not if a batch came late.
+  if (!std::is_sorted(evidence.spans.begin(), evidence.spans.end(), before)) {
+    std::stable_sort(evidence.spans.begin(), evidence.spans.end(), before);
   }
+  // Drops the fresh spans the evidence holds (of the same start and track:
+  // a short run in the sorted evidence).
+  if (!evidence.spans.empty() && !fresh.spans.empty()) {
+    std::vector<EvidenceSpan> kept;
+    kept.reserve(fresh.spans.size());
+    for (EvidenceSpan& span : fresh.spans) {
+      auto run = std::equal_range(evidence.spans.begin(), evidence.spans.end(),
+                                  span, before);
+      if (std::none_of(run.first, run.second,
+                       [&](const EvidenceSpan& e) { return same(e, span); })) {
+        kept.push_back(std::move(span));
+      }
+    }
+    fresh.spans = std::move(kept);
+  }
+  // Parts past kMaxParts are folded into one whole part.
+  constexpr int kMaxParts = 64;
+  const bool whole = parts == 0 || parts >= kMaxParts;
+  if (whole || *mark > after) {
+    if (whole) {
+      ClockEvidence all = std::move(evidence);
+      evidence = ClockEvidence{};
+      all.spans.insert(all.spans.end(),
+                       std::make_move_iterator(fresh.spans.begin()),
+                       std::make_move_iterator(fresh.spans.end()));
+      for (const auto& [track, start] : fresh.first_start) {
+        all.SawStart(track, start);
+      }
+      fresh = std::move(all);
+    }
+    if (!std::is_sorted(fresh.spans.begin(), fresh.spans.end(), before)) {
+      std::stable_sort(fresh.spans.begin(), fresh.spans.end(), before);
+    }
+    clocks.new_evidence_ =
+        StoredClockEvidence{*mark, EncodeEvidence(fresh, whole)};
+  }
+  // The evidence then the fresh spans, each sorted: merged.
+  const auto middle = static_cast<std::ptrdiff_t>(evidence.spans.size());
+  evidence.spans.insert(evidence.spans.end(),
+                        std::make_move_iterator(fresh.spans.begin()),
+                        std::make_move_iterator(fresh.spans.end()));
+  std::inplace_merge(evidence.spans.begin(), evidence.spans.begin() + middle,
+                     evidence.spans.end(), before);
+  for (const auto& [track, start] : fresh.first_start) {
+    evidence.SawStart(track, start);
+  }
+  CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
+  for (const EvidenceSpan& span : evidence.spans) {
+    refiner.Add(clocks.ToCausal(roles, span));
+  }
+  clocks.evidence_spans_ = static_cast<int64_t>(evidence.spans.size());
+  clocks.Solve(refiner);
+  clocks.SetEpoch(catalog, evidence.first_start);
+  clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
+  clocks.SetNewSolution(catalog);
   return clocks;
+}
+
+bool JobClocks::TakeStored(const JobCatalog& catalog,
+                           const std::optional<StoredJobResult>* stored) {
+  if (stored != nullptr && stored->has_value() &&
+      (*stored)->spans == catalog.job.spans &&
+      (*stored)->written_ns == catalog.job.written_ns &&
+      (*stored)->models == Models() && Apply((*stored)->data)) {
+    from_stored_ = true;
+    solved_ns_ = (*stored)->computed_ns;
+    return true;
+  }
+  return false;
+}
+
+void JobClocks::SetNewSolution(const JobCatalog& catalog) {
+  new_solution_ = StoredJobResult{catalog.job.spans, catalog.job.written_ns,
+                                  Models(), solved_ns_, Serialize()};
 }
 
 int64_t JobClocks::Models() const {
@@ -173,6 +324,8 @@ bool JobClocks::Apply(absl::string_view data) {
 }
 
 absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
+  job_middle_ns_ = catalog.job.min_start_ns +
+                   (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
   absl::flat_hash_map<std::string, int> index_of_node;
   absl::flat_hash_map<int64_t, int> node_of_process;
   for (const ProcessInfo& p : catalog.processes) {
@@ -193,26 +346,29 @@ absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
   return absl::OkStatus();
 }
 
-absl::Status JobClocks::Refine(
-    Store& store, const JobCatalog& catalog,
-    const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
-    std::vector<int64_t>* first_start) {
+JobClocks::Roles JobClocks::RolesOf(const JobCatalog& catalog) {
+  Roles roles;
   absl::flat_hash_map<int64_t, int32_t> rank_of_process;
   for (const ProcessInfo& p : catalog.processes) rank_of_process[p.id] = p.rank;
-  absl::flat_hash_map<int64_t, int32_t> rank_of_track;
   for (const TrackInfo& t : catalog.tracks) {
-    rank_of_track[t.id] = rank_of_process[t.process_id];
+    roles.rank_of_track[t.id] = rank_of_process[t.process_id];
   }
-  absl::flat_hash_map<int64_t, SpanRole> role_of_op;
   for (const OpInfo& op : catalog.ops) {
     const SpanRole role = RoleOf(op.category, op.name);
     if (op.category == v1::CATEGORY_MPI && CausalRefiner::Orders(role)) {
-      role_of_op[op.id] = role;
+      roles.of_op[op.id] = role;
     }
   }
-  CausalRefiner refiner(static_cast<int>(nodes_.size()));
+  return roles;
+}
+
+absl::Status JobClocks::Gather(
+    Store& store, const JobCatalog& catalog, const Roles& roles,
+    const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
+    const std::function<void(EvidenceSpan&&)>& add,
+    ClockEvidence* first_start) {
   bool cancelled = false;
-  auto refine = [&](const StoredSpan& span) {
+  auto gather = [&](const StoredSpan& span) {
     if (read.cancel != nullptr &&
         read.cancel->load(std::memory_order_relaxed)) {
       cancelled = true;
@@ -220,42 +376,63 @@ absl::Status JobClocks::Refine(
     }
     if (read.keep && !read.keep(span)) return true;
     if (visit) visit(span);
-    const int node = node_of_track_[span.track_id];
-    (*first_start)[node] = std::min((*first_start)[node], span.start_ns);
-    auto role = role_of_op.find(span.op_id);
-    if (role == role_of_op.end()) return true;
+    first_start->SawStart(span.track_id, span.start_ns);
+    auto role = roles.of_op.find(span.op_id);
+    if (role == roles.of_op.end()) return true;
     // The messages this read pairs (the refiner's matching pairs them).
     if (IsMessage(role->second) &&
         !PairsMessage(read.message_steps, span.step)) {
       return true;
     }
+    EvidenceSpan e;
+    e.track_id = span.track_id;
+    e.op_id = span.op_id;
+    e.start_ns = span.start_ns;
+    e.dur_ns = span.dur_ns;
+    e.comm = span.comm;
+    e.has_seq = span.seq.has_value();
+    e.seq = span.seq.value_or(0);
+    e.peer = span.peer.value_or(-1);
+    e.tag = span.tag.value_or(0);
     // A neighbor collective's sources or a Win_post's or Win_start's
-    // group, read by Add.
-    const std::vector<int32_t> sources = ListedRanks(role->second, span);
-    CausalSpan c;
-    c.role = role->second;
-    c.sources = sources;
-    c.node = node;
-    c.rank = rank_of_track[span.track_id];
-    c.comm = span.comm;
-    c.seq = span.seq;
-    c.peer = span.peer.value_or(-1);
-    c.tag = span.tag.value_or(0);
-    const ClockTimeline& timeline = nodes_[c.node].timeline;
-    c.start = timeline.ToCollector(span.start_ns);
-    c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
-    c.id = SpanId(span);
-    refiner.Add(c);
+    // group.
+    e.sources = ListedRanks(role->second, span);
+    add(std::move(e));
     return true;
   };
   for (const ScanRange& range : read.ranges) {
-    absl::Status scan = store.Scan(catalog.job, range, refine, read.stats);
+    absl::Status scan = store.Scan(catalog.job, range, gather, read.stats);
     if (!scan.ok()) return scan;
     if (cancelled) {
       return absl::CancelledError(
           absl::StrCat("solving job ", catalog.job.name, "'s clocks: stopped"));
     }
   }
+  return absl::OkStatus();
+}
+
+CausalSpan JobClocks::ToCausal(const Roles& roles,
+                               const EvidenceSpan& span) const {
+  CausalSpan c;
+  auto role = roles.of_op.find(span.op_id);
+  c.role = role == roles.of_op.end() ? SpanRole::kNone : role->second;
+  c.sources = span.sources;
+  auto node = node_of_track_.find(span.track_id);
+  c.node = node == node_of_track_.end() ? 0 : node->second;
+  auto rank = roles.rank_of_track.find(span.track_id);
+  c.rank = rank == roles.rank_of_track.end() ? 0 : rank->second;
+  c.comm = span.comm;
+  if (span.has_seq) c.seq = span.seq;
+  c.peer = span.peer;
+  c.tag = span.tag;
+  const ClockTimeline& timeline = nodes_[c.node].timeline;
+  c.start = timeline.ToCollector(span.start_ns);
+  c.end = timeline.ToCollector(span.start_ns + span.dur_ns);
+  c.id = SpanIdOf(span);
+  return c;
+}
+
+void JobClocks::Solve(CausalRefiner& refiner) {
   std::vector<int64_t> bounds;
   for (const Node& node : nodes_) {
     bounds.push_back(node.timeline.known()
@@ -269,19 +446,28 @@ absl::Status JobClocks::Refine(
   for (const Refinement::Adjustment& a : refinement_.adjustments) {
     end_shift_[a.id] = a.end_shift_ns;
   }
-  return absl::OkStatus();
 }
 
-void JobClocks::SetEpoch(const JobCatalog& catalog,
-                         const std::vector<int64_t>& first_start) {
+void JobClocks::SetEpoch(
+    const JobCatalog& catalog,
+    const absl::flat_hash_map<int64_t, int64_t>& first_start) {
   // Each node's conversion only grows with t, so the earliest shown start
   // is the earliest of the nodes' images of their earliest raw starts.
+  std::vector<int64_t> first(nodes_.size(),
+                             std::numeric_limits<int64_t>::max());
+  for (const auto& [track, start] : first_start) {
+    auto node = node_of_track_.find(track);
+    const int n = node == node_of_track_.end() ? 0 : node->second;
+    if (n < static_cast<int>(first.size())) {
+      first[n] = std::min(first[n], start);
+    }
+  }
   epoch_ns_ = std::numeric_limits<int64_t>::max();
   for (size_t n = 0; n < nodes_.size(); ++n) {
-    if (first_start[n] == std::numeric_limits<int64_t>::max()) continue;
+    if (first[n] == std::numeric_limits<int64_t>::max()) continue;
     const Node& node = nodes_[n];
-    epoch_ns_ = std::min(epoch_ns_, node.timeline.ToCollector(first_start[n]) +
-                                        node.correction_ns);
+    epoch_ns_ = std::min(
+        epoch_ns_, node.timeline.ToCollector(first[n]) + node.correction_ns);
   }
   if (epoch_ns_ == std::numeric_limits<int64_t>::max()) {
     epoch_ns_ = catalog.job.min_start_ns;

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "meridian/v1/query.pb.h"
 #include "query/clocks/causal_refiner.h"
+#include "query/clocks/clock_evidence.h"
 #include "query/clocks/clock_timeline.h"
 #include "store/store.h"
 
@@ -78,11 +79,31 @@ class JobClocks {
       const JobRead& read = JobRead{},
       const std::optional<StoredJobResult>* stored = nullptr);
 
+  // The whole job's clocks as Load solves them, from the job's stored
+  // evidence (clock_evidence.h) and the chunks written since it (Store::
+  // Scan with ScanRange::written_after), not from a scan of the whole job:
+  // the stored solution if it is of the job as it stands, else the
+  // refinement solved again over the evidence, in memory. The same answer
+  // as Load's whole-job solve (the same spans, in the same order; a span
+  // read twice, as ClickHouse's write mark rereads the last seconds, counts
+  // once). new_evidence() is then what to add to the stored evidence; the
+  // first update of a job reads it whole. `stats` and `cancel` as JobRead's.
+  static absl::StatusOr<JobClocks> Update(
+      Store& store, const JobCatalog& catalog,
+      const std::optional<StoredJobResult>* stored,
+      const std::atomic<bool>* cancel = nullptr, ScanStats* stats = nullptr);
+
   // This solution, to store with the job: set when Load refined the whole
   // job (a window's refinement is not the job's), nullopt otherwise.
   const std::optional<StoredJobResult>& new_solution() const {
     return new_solution_;
   }
+  // Update's part of the evidence to store (Store::AddClockEvidence), if any.
+  const std::optional<StoredClockEvidence>& new_evidence() const {
+    return new_evidence_;
+  }
+  // Spans of the evidence that Update solved from.
+  int64_t evidence_spans() const { return evidence_spans_; }
   // Whether Load took a stored solution, and when that was computed (or
   // now, if Load computed it).
   bool from_stored() const { return from_stored_; }
@@ -118,15 +139,34 @@ class JobClocks {
   // The steps of Load, in order. Nodes from the catalog's processes, with
   // their clock models; the node of each track.
   absl::Status LoadNodes(Store& store, const JobCatalog& catalog);
-  // Scans `read` (calling `visit`), feeds the MPI spans to the causal
-  // refiner and applies its corrections; the earliest raw start per node
-  // into *first_start.
-  absl::Status Refine(Store& store, const JobCatalog& catalog,
+  // Whether `stored` is a solution of the job as it stands; if so, taken.
+  bool TakeStored(const JobCatalog& catalog,
+                  const std::optional<StoredJobResult>* stored);
+  // What the refinement needs of the catalog: the role of each operation
+  // whose spans it reads, and each track's rank.
+  struct Roles {
+    absl::flat_hash_map<int64_t, SpanRole> of_op;
+    absl::flat_hash_map<int64_t, int32_t> rank_of_track;
+  };
+  static Roles RolesOf(const JobCatalog& catalog);
+  // Scans `read` (calling `visit`), handing each span the refinement reads
+  // to `add` and every span's start to `first_start` (ClockEvidence::
+  // SawStart). CANCELLED, once read.cancel is set.
+  absl::Status Gather(Store& store, const JobCatalog& catalog,
+                      const Roles& roles,
                       const std::function<void(const StoredSpan&)>& visit,
-                      const JobRead& read, std::vector<int64_t>* first_start);
-  // The earliest shown start, from each node's earliest raw start.
+                      const JobRead& read,
+                      const std::function<void(EvidenceSpan&&)>& add,
+                      ClockEvidence* first_start);
+  // A span of the evidence as the refiner takes it (placed by the models).
+  CausalSpan ToCausal(const Roles& roles, const EvidenceSpan& span) const;
+  // Solves `refiner` and applies its corrections and end shifts.
+  void Solve(CausalRefiner& refiner);
+  // The solution to store, of the whole job.
+  void SetNewSolution(const JobCatalog& catalog);
+  // The earliest shown start, from each track's earliest raw start.
   void SetEpoch(const JobCatalog& catalog,
-                const std::vector<int64_t>& first_start);
+                const absl::flat_hash_map<int64_t, int64_t>& first_start);
   // The solution as stored (a text of lines: docs/clocks.md), and taking
   // one back: false, changing nothing, if it does not parse or names other
   // nodes.
@@ -142,6 +182,8 @@ class JobClocks {
   Refinement refinement_;
   int64_t epoch_ns_ = 0;
   std::optional<StoredJobResult> new_solution_;
+  std::optional<StoredClockEvidence> new_evidence_;
+  int64_t evidence_spans_ = 0;
   bool from_stored_ = false;
   int64_t solved_ns_ = 0;
 };

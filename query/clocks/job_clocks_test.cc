@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "testing/scenario_fixture.h"
+#include "testing/synthetic_job.h"
+#include "testing/test_store.h"
 
 namespace meridian {
 namespace {
@@ -141,6 +144,177 @@ TEST(JobClocksTest, ASolveStopsOnceCancelled) {
   auto reused = JobClocks::Load(*f->store, f->catalog, nullptr, read, &stored);
   ASSERT_TRUE(reused.ok()) << reused.status();
   EXPECT_TRUE(reused->from_stored());
+}
+
+// A reader's view of the store now, as a query opens it, and the job's
+// catalog.
+std::unique_ptr<Store> Reader(const std::string& location,
+                              JobCatalog* catalog) {
+  StoreOptions options;
+  options.read_only = true;
+  options.write_mark_margin_ns = 0;  // exactly what was written since
+  auto store = Store::Open(location, options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return nullptr;
+  EXPECT_TRUE((*store)->BeginSnapshot().ok());
+  auto loaded = (*store)->LoadCatalog("evidence");
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  if (!loaded.ok()) return nullptr;
+  *catalog = std::move(*loaded);
+  return std::move(*store);
+}
+
+// What a whole-job solve (a scan of every span) stores.
+std::string WholeSolve(Store& store, const JobCatalog& catalog) {
+  auto solved = JobClocks::Load(store, catalog);
+  EXPECT_TRUE(solved.ok()) << solved.status();
+  if (!solved.ok() || !solved->new_solution()) return "";
+  return solved->new_solution()->data;
+}
+
+TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
+  auto location = NewStoreLocation(StoreKindFromEnvironment(), "evidence");
+  ASSERT_TRUE(location.ok()) << location.status();
+  StoreOptions options;
+  options.full_sync = false;
+  auto opened = Store::Open(*location, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& writer = **opened;
+  SyntheticJob job;
+  job.job = "evidence";
+  job.ranks = 8;
+  job.nodes = 4;
+  job.steps = 12;
+  job.spans_per_batch = 40;
+  job.jitter_ns = 3000;
+  job.node_skew_ns = 25000;  // more than the 8 B Allreduce's 20-27 us
+  std::vector<std::vector<v1::Batch>> batches;
+  for (int node = 0; node < job.nodes; ++node) {
+    batches.push_back(SyntheticBatches(job, node));
+    ASSERT_EQ(batches.back().size(), 4u);
+  }
+  auto write = [&](std::vector<std::pair<int, int>> which) {
+    std::vector<const v1::Batch*> pointers;
+    for (const auto& [node, i] : which) pointers.push_back(&batches[node][i]);
+    ASSERT_TRUE(writer.Write(pointers).ok());
+  };
+  auto save = [&](const JobCatalog& catalog, const JobClocks& clocks) {
+    if (clocks.new_evidence()) {
+      ASSERT_TRUE(
+          writer.AddClockEvidence(catalog.job.id, *clocks.new_evidence()).ok());
+    }
+    ASSERT_TRUE(
+        writer.SaveClockSolution(catalog.job.id, *clocks.new_solution()).ok());
+  };
+  // Every node's first two batches, but node 1's first: sent late.
+  write({{0, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}});
+  JobCatalog catalog;
+  auto reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  ScanStats first_read;
+  auto first =
+      JobClocks::Update(*reader, catalog, nullptr, nullptr, &first_read);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->from_stored());
+  EXPECT_EQ(first_read.chunks_read, catalog.job.chunks);  // all, the first time
+  ASSERT_TRUE(first->new_evidence().has_value());
+  auto mark = reader->WriteMark(catalog.job.id);
+  ASSERT_TRUE(mark.ok());
+  EXPECT_EQ(first->new_evidence()->mark, *mark);
+  EXPECT_TRUE(absl::StartsWith(first->new_evidence()->data,
+                               "meridian-evidence 1 whole\n"));
+  EXPECT_EQ(first->new_solution()->data, WholeSolve(*reader, catalog));
+  EXPECT_GT(first->evidence_spans(), 0);
+  save(catalog, *first);
+
+  // The rest, and node 1's late first batch (steps 0..2 of its ranks).
+  const int64_t chunks_before = catalog.job.chunks;
+  write(
+      {{1, 0}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 2}, {2, 3}, {3, 2}, {3, 3}});
+  reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  auto stored = reader->LoadClockSolution(catalog.job.id);
+  ASSERT_TRUE(stored.ok());
+  ScanStats second_read;
+  auto second =
+      JobClocks::Update(*reader, catalog, &*stored, nullptr, &second_read);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->from_stored());  // the job has changed
+  // Only the chunks written since.
+  EXPECT_EQ(second_read.chunks_read, catalog.job.chunks - chunks_before);
+  ASSERT_TRUE(second->new_evidence().has_value());
+  EXPECT_TRUE(absl::StartsWith(second->new_evidence()->data,
+                               "meridian-evidence 1 part\n"));
+  const std::string whole = WholeSolve(*reader, catalog);
+  EXPECT_EQ(second->new_solution()->data, whole);
+  // Node n's clock is 25 us x n ahead: the refinement corrects it.
+  EXPECT_TRUE(absl::StrContains(whole,
+                                "refinement 200 56 0 1\nnote \n"
+                                "node node-0 0\nnode node-1 -6075\n"
+                                "node node-2 -30648\nnode node-3 -55812\n"))
+      << whole;
+  // The same spans as the whole job's refinement reads.
+  auto all = JobClocks::Update(*reader, catalog, nullptr);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(second->evidence_spans(), all->evidence_spans());
+  save(catalog, *second);
+
+  // The job as it stands: its stored solution, nothing read.
+  reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  stored = reader->LoadClockSolution(catalog.job.id);
+  ASSERT_TRUE(stored.ok());
+  ScanStats third_read;
+  auto third =
+      JobClocks::Update(*reader, catalog, &*stored, nullptr, &third_read);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->from_stored());
+  EXPECT_FALSE(third->new_evidence().has_value());
+  EXPECT_EQ(third_read.chunks_read, 0);
+  // Without the solution: solved again from the evidence, nothing read.
+  ScanStats evidence_read;
+  auto again =
+      JobClocks::Update(*reader, catalog, nullptr, nullptr, &evidence_read);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(evidence_read.chunks_read, 0);
+  EXPECT_FALSE(again->new_evidence().has_value());
+  EXPECT_EQ(again->new_solution()->data, whole);
+
+  // A part that does not read: the evidence is read again whole.
+  ASSERT_TRUE(writer
+                  .AddClockEvidence(catalog.job.id,
+                                    StoredClockEvidence{*mark + 1, "junk"})
+                  .ok());
+  reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  ScanStats rebuilt_read;
+  auto rebuilt =
+      JobClocks::Update(*reader, catalog, nullptr, nullptr, &rebuilt_read);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_EQ(rebuilt_read.chunks_read, catalog.job.chunks);
+  ASSERT_TRUE(rebuilt->new_evidence().has_value());
+  EXPECT_TRUE(absl::StartsWith(rebuilt->new_evidence()->data,
+                               "meridian-evidence 1 whole\n"));
+  EXPECT_EQ(rebuilt->new_solution()->data, whole);
+  save(catalog, *rebuilt);
+  reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  ScanStats healed_read;
+  auto healed =
+      JobClocks::Update(*reader, catalog, nullptr, nullptr, &healed_read);
+  ASSERT_TRUE(healed.ok());
+  EXPECT_EQ(healed_read.chunks_read, 0);  // the whole part supersedes it
+  EXPECT_EQ(healed->new_solution()->data, whole);
+
+  // Deleting the job deletes its evidence.
+  ASSERT_TRUE(writer.DeleteJob("evidence").ok());
+  int parts = 0;
+  ASSERT_TRUE(
+      writer
+          .ScanClockEvidence(catalog.job.id,
+                             [&](const StoredClockEvidence&) { ++parts; })
+          .ok());
+  EXPECT_EQ(parts, 0);
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// ClockEvidence: what a job's clock solution is solved from, kept with the
+// job so that a new solution reads only the chunks written since the last
+// (JobClocks::Update). It is the spans the causal refinement reads (the MPI
+// spans that order ranks: collectives, messages, epoch calls), with raw
+// node-clock times, and each track's earliest start (the job's epoch). Raw
+// times keep it valid whatever the clock models become: a solution places
+// them by the models of the job as it is then.
+//
+// Stored as parts (Store::AddClockEvidence), each a header line then a
+// v1::StoredClockEvidence: "meridian-evidence 1 part" (the spans of the
+// chunks written since the part before) or "meridian-evidence 1 whole"
+// (everything: the parts before it are superseded).
+//
+// Example: a part holding an MPI_Allreduce of track 7 at raw 1000 ns for
+// 50 ns and a kernel of track 9 at 900 ns holds one span (track 7, start
+// 1000, duration 50) and the first starts {7: 1000, 9: 900}.
+#ifndef MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
+#define MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+
+namespace meridian {
+
+// One span the refinement reads, as stored (StoredSpan's fields that it
+// uses; `sources`: mpi_args.h ListedRanks).
+struct EvidenceSpan {
+  int64_t track_id = 0;
+  int64_t op_id = 0;
+  int64_t start_ns = 0;  // raw, the node's clock
+  int64_t dur_ns = 0;
+  uint64_t comm = 0;
+  uint64_t seq = 0;
+  bool has_seq = false;
+  int32_t peer = -1;  // -1: none
+  int32_t tag = 0;
+  std::vector<int32_t> sources;
+};
+
+struct ClockEvidence {
+  std::vector<EvidenceSpan> spans;
+  absl::flat_hash_map<int64_t, int64_t> first_start;  // track -> raw ns
+
+  // Adds a track's span start to the first starts.
+  void SawStart(int64_t track_id, int64_t start_ns);
+};
+
+// The stored form of `evidence` (its spans must be in ascending start).
+std::string EncodeEvidence(const ClockEvidence& evidence, bool whole);
+
+enum class EvidencePart { kDamaged, kPart, kWhole };
+// Adds a stored part to `into` (a whole part first clears it). kDamaged, with
+// `into` in an unspecified state, if `data` does not read.
+EvidencePart DecodeEvidence(absl::string_view data, ClockEvidence* into);
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_CLOCK_EVIDENCE_H_

@@ -1,0 +1,175 @@
+// clock_update_bench (`./bench/run.sh clocks`): what keeping a job's clock
+// solution up to date costs as its batches arrive, against solving it whole.
+//
+// A synthetic job (--nodes nodes of 4 ranks, node n's clock 25 us x n
+// ahead, about --spans spans; --layers L: SyntheticJob::layers, 6 + 2L
+// spans a rank and step, of which 2 are MPI) is written to a SQLite file under
+// --dir in
+// --parts parts, each every node's next batches (so each part is a slice
+// of the job's time). After each part, alternating which goes first:
+//   - update: JobClocks::Update from the stored evidence and solution (what
+//     the collector's refresh does), then its evidence and solution stored;
+//   - whole: JobClocks::Load over every span (what a solve did before).
+// Both must give the same solution, byte for byte (else exit 1). The last
+// line is JSON: the last part's update and whole times, their ratio, and
+// the chunks each read. Left out: the gRPC and the collector's writer
+// queue (the bench stores the evidence itself, on the same thread).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/command_line.h"
+#include "query/clocks/job_clocks.h"
+#include "store/store.h"
+#include "testing/synthetic_job.h"
+
+namespace meridian {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since)
+      .count();
+}
+
+void Check(const absl::Status& status, const char* what) {
+  if (status.ok()) return;
+  fprintf(stderr, "clock_update_bench: %s: %s\n", what,
+          std::string(status.message()).c_str());
+  exit(1);
+}
+
+int Run(int argc, char** argv) {
+  auto line =
+      CommandLine::Parse(std::vector<std::string>(argv, argv + argc), 1,
+                         {"spans", "dir", "parts", "nodes", "layers"}, {});
+  Check(line.status(), "flags");
+  auto spans = line->GetInt("spans", 2000000);
+  Check(spans.status(), "--spans");
+  auto parts = line->GetInt("parts", 8);
+  Check(parts.status(), "--parts");
+  auto nodes = line->GetInt("nodes", 16);
+  Check(nodes.status(), "--nodes");
+  auto layers = line->GetInt("layers", 0);  // SyntheticJob::layers
+  Check(layers.status(), "--layers");
+  const std::string path =
+      line->Get("dir", "/tmp") + "/meridian-clock-update-bench.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  SyntheticJob job;
+  job.job = "bench";
+  job.nodes = static_cast<int>(std::max<int64_t>(*nodes, 1));
+  job.ranks = 4 * job.nodes;
+  job.layers = static_cast<int>(std::max<int64_t>(*layers, 0));
+  job.steps = static_cast<int>(std::max<int64_t>(
+      1, *spans / (job.ranks * (kSyntheticSpansPerStep + 2 * job.layers))));
+  job.spans_per_batch = 1024;
+  job.jitter_ns = 3000;
+  job.node_skew_ns = 25000;
+  std::vector<std::vector<v1::Batch>> batches;
+  for (int node = 0; node < job.nodes; ++node) {
+    batches.push_back(SyntheticBatches(job, node));
+  }
+
+  StoreOptions options;
+  options.full_sync = false;
+  auto writer = Store::Open(path, options);
+  Check(writer.status(), "open");
+  StoreOptions read_only;
+  read_only.read_only = true;
+  const int64_t n_parts = std::max<int64_t>(*parts, 1);
+  double update_ms = 0, whole_ms = 0;
+  int64_t update_chunks = 0, whole_chunks = 0, evidence_spans = 0;
+  int64_t job_spans = 0, job_chunks = 0;
+  for (int64_t part = 0; part < n_parts; ++part) {
+    std::vector<const v1::Batch*> pointers;
+    for (const std::vector<v1::Batch>& of_node : batches) {
+      const size_t from = of_node.size() * part / n_parts;
+      const size_t to = of_node.size() * (part + 1) / n_parts;
+      for (size_t i = from; i < to; ++i) pointers.push_back(&of_node[i]);
+    }
+    Check((*writer)->Write(pointers).status(), "write");
+
+    auto reader = Store::Open(path, read_only);
+    Check(reader.status(), "reopen");
+    Check((*reader)->BeginSnapshot(), "snapshot");
+    auto catalog = (*reader)->LoadCatalog("bench");
+    Check(catalog.status(), "catalog");
+    job_spans = catalog->job.spans;
+    job_chunks = catalog->job.chunks;
+    auto stored = (*reader)->LoadClockSolution(catalog->job.id);
+    Check(stored.status(), "stored solution");
+    std::string updated, whole;
+    for (int turn = 0; turn < 2; ++turn) {
+      if ((turn == 0) == (part % 2 == 0)) {
+        ScanStats read;
+        const Clock::time_point t = Clock::now();
+        auto clocks =
+            JobClocks::Update(**reader, *catalog, &*stored, nullptr, &read);
+        Check(clocks.status(), "update");
+        update_ms = Ms(t);
+        update_chunks = read.chunks_read;
+        evidence_spans = clocks->evidence_spans();
+        updated = clocks->new_solution()->data;
+        if (clocks->new_evidence()) {
+          Check((*writer)->AddClockEvidence(catalog->job.id,
+                                            *clocks->new_evidence()),
+                "store evidence");
+        }
+        Check((*writer)->SaveClockSolution(catalog->job.id,
+                                           *clocks->new_solution()),
+              "store solution");
+      } else {
+        JobRead read;
+        ScanStats stats;
+        read.stats = &stats;
+        const Clock::time_point t = Clock::now();
+        auto clocks = JobClocks::Load(**reader, *catalog, nullptr, read);
+        Check(clocks.status(), "whole solve");
+        whole_ms = Ms(t);
+        whole_chunks = stats.chunks_read;
+        whole = clocks->new_solution()->data;
+      }
+    }
+    if (updated != whole) {
+      fprintf(stderr,
+              "clock_update_bench: part %lld: the update's solution differs "
+              "from the whole job's\n",
+              static_cast<long long>(part + 1));
+      return 1;
+    }
+    printf(
+        "part %lld/%lld: %lld spans, %lld chunks; update %.1f ms (%lld chunks "
+        "read, %lld spans of evidence), whole solve %.1f ms (%lld chunks "
+        "read); same solution\n",
+        static_cast<long long>(part + 1), static_cast<long long>(n_parts),
+        static_cast<long long>(job_spans), static_cast<long long>(job_chunks),
+        update_ms, static_cast<long long>(update_chunks),
+        static_cast<long long>(evidence_spans), whole_ms,
+        static_cast<long long>(whole_chunks));
+  }
+  printf(
+      "{\"bench\": \"clocks\", \"nodes\": %d, \"ranks\": %d, \"spans\": %lld, "
+      "\"parts\": %lld, \"evidence_spans\": %lld, \"update_ms\": %.1f, "
+      "\"whole_ms\": %.1f, \"update_over_whole\": %.3f, "
+      "\"update_chunks_read\": %lld, \"whole_chunks_read\": %lld, "
+      "\"same_solution\": true}\n",
+      job.nodes, job.ranks, static_cast<long long>(job_spans),
+      static_cast<long long>(n_parts), static_cast<long long>(evidence_spans),
+      update_ms, whole_ms, update_ms / whole_ms,
+      static_cast<long long>(update_chunks),
+      static_cast<long long>(whole_chunks));
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace meridian
+
+int main(int argc, char** argv) { return meridian::Run(argc, argv); }
