@@ -868,11 +868,15 @@ absl::StatusOr<std::string> ClickHouseStore::JobRowFilter(int64_t job_id,
   return filter;
 }
 
-std::string ClickHouseStore::Committed(int64_t job_id) const {
+std::string ClickHouseStore::Committed(int64_t job_id,
+                                       std::optional<int64_t> after) const {
   return absl::StrCat(
       "(agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) FROM "
       "batches WHERE job = ",
-      job_id, " AND written_ns <= ", snapshot_ns_, " GROUP BY agent, seq)");
+      job_id, " AND written_ns <= ", snapshot_ns_, " GROUP BY agent, seq",
+      after ? absl::StrCat(" HAVING argMin(written_ns, attempt) > ", *after)
+            : std::string(),
+      ")");
 }
 
 absl::StatusOr<std::vector<JobInfo>> ClickHouseStore::Jobs(
@@ -1167,16 +1171,6 @@ absl::Status ClickHouseStore::Scan(
       absl::StrAppend(&prewhere, " AND min_step <= ", *range.last_step);
     }
   }
-  std::string committed = Committed(job.id);
-  if (range.written_after) {
-    // The committed attempts whose commit came after the mark.
-    committed = absl::StrCat(
-        "(agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) "
-        "FROM batches WHERE job = ",
-        job.id, " AND written_ns <= ", snapshot_ns_,
-        " GROUP BY agent, seq HAVING argMin(written_ns, attempt) > ",
-        *range.written_after, ")");
-  }
   if (range.tracks) {
     std::vector<int64_t> tracks(range.tracks->begin(), range.tracks->end());
     std::sort(tracks.begin(), tracks.end());
@@ -1187,7 +1181,7 @@ absl::Status ClickHouseStore::Scan(
   std::string sql = absl::StrCat(
       "SELECT written_ns AS id, track, first_start, op_ids, strings, data "
       "FROM chunks PREWHERE ",
-      prewhere, " WHERE ", committed);
+      prewhere, " WHERE ", Committed(job.id, range.written_after));
   absl::StrAppend(&sql, " ORDER BY first_start, id FORMAT RowBinary");
   auto rows = client_->Stream(sql);
   if (!rows.ok()) return rows.status();
@@ -1298,11 +1292,7 @@ ClickHouseStore::StepsWrittenAfter(int64_t job_id, int64_t mark,
   auto filter = JobRowFilter(job_id, false);
   if (!filter.ok()) return filter.status();
   // Chunks of the committed attempts whose commit came after `mark`.
-  const std::string late = absl::StrCat(
-      "(agent, seq, attempt) GLOBAL IN (SELECT agent, seq, min(attempt) FROM "
-      "batches WHERE job = ",
-      job_id, " AND written_ns <= ", snapshot_ns_,
-      " GROUP BY agent, seq HAVING argMin(written_ns, attempt) > ", mark, ")");
+  const std::string late = Committed(job_id, mark);
   std::vector<std::pair<int64_t, int64_t>> ranges;
   absl::Status read = ReadRows(
       client_.get(),

@@ -162,7 +162,9 @@ class ClickHouseStore final : public Store {
   absl::StatusOr<std::string> JobRowFilter(int64_t job_id, bool committed);
   // The condition a row of job `job_id`'s write attempt passes if that
   // attempt is the one read: committed, the lowest of its (agent, seq).
-  std::string Committed(int64_t job_id) const;
+  // With `after` (a WriteMark): only if that attempt committed after it.
+  std::string Committed(int64_t job_id,
+                        std::optional<int64_t> after = std::nullopt) const;
   // The jobs (all, or only `only`) as ListJobs describes them.
   absl::StatusOr<std::vector<JobInfo>> Jobs(std::optional<int64_t> only);
   // job id -> the time of its last deletion; kept (deletions_) for the
