@@ -53,7 +53,7 @@ struct RefreshCounters {
 
 class JobRefresher {
  public:
-  // `whole`: also the clock solution (the job has gone quiet). `cancel`
+  // `whole`: the job has gone quiet (else it is still changing). `cancel`
   // becomes true when Shutdown() is called: return soon after, CANCELLED
   // if the work was cut short.
   using Refresh = std::function<absl::Status(const std::string& job, bool whole,

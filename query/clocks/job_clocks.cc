@@ -146,13 +146,10 @@ absl::StatusOr<JobClocks> JobClocks::Update(
         &fresh);
     if (!status.ok()) return status;
   }
-  // In the scan's order: ascending start, then track.
+  // The refinement's order is the scan's: ascending start, then track
+  // (fresh is in it already: Store::Scan's contract).
   const auto before = [](const EvidenceSpan& a, const EvidenceSpan& b) {
     return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
-  };
-  const auto same = [](const EvidenceSpan& a, const EvidenceSpan& b) {
-    return a.start_ns == b.start_ns && a.track_id == b.track_id &&
-           a.op_id == b.op_id && a.dur_ns == b.dur_ns;
   };
   // Each part is in order; together they are not if a batch came late.
   if (!std::is_sorted(evidence.spans.begin(), evidence.spans.end(), before)) {
@@ -161,6 +158,9 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   // Drops the fresh spans the evidence holds (of the same start and track:
   // a short run in the sorted evidence).
   if (!evidence.spans.empty() && !fresh.spans.empty()) {
+    const auto same = [](const EvidenceSpan& a, const EvidenceSpan& b) {
+      return a.op_id == b.op_id && a.dur_ns == b.dur_ns;
+    };
     std::vector<EvidenceSpan> kept;
     kept.reserve(fresh.spans.size());
     for (EvidenceSpan& span : fresh.spans) {
@@ -173,28 +173,16 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     }
     fresh.spans = std::move(kept);
   }
-  // Parts past kMaxParts are folded into one whole part.
+  // What to store: the fresh spans as a part, or, for the first part or
+  // once there are kMaxParts, everything as one whole part.
   constexpr int kMaxParts = 64;
   const bool whole = parts == 0 || parts >= kMaxParts;
-  if (whole || *mark > after) {
-    if (whole) {
-      ClockEvidence all = std::move(evidence);
-      evidence = ClockEvidence{};
-      all.spans.insert(all.spans.end(),
-                       std::make_move_iterator(fresh.spans.begin()),
-                       std::make_move_iterator(fresh.spans.end()));
-      for (const auto& [track, start] : fresh.first_start) {
-        all.SawStart(track, start);
-      }
-      fresh = std::move(all);
-    }
-    if (!std::is_sorted(fresh.spans.begin(), fresh.spans.end(), before)) {
-      std::stable_sort(fresh.spans.begin(), fresh.spans.end(), before);
-    }
+  if (!whole && *mark > after) {
     clocks.new_evidence_ =
-        StoredClockEvidence{*mark, EncodeEvidence(fresh, whole)};
+        StoredClockEvidence{*mark, EncodeEvidence(fresh, false)};
   }
-  // The evidence then the fresh spans, each sorted: merged.
+  // The evidence then the fresh spans, each sorted: merged (equal keys keep
+  // the evidence's first, as the scan keeps arrival order).
   const auto middle = static_cast<std::ptrdiff_t>(evidence.spans.size());
   evidence.spans.insert(evidence.spans.end(),
                         std::make_move_iterator(fresh.spans.begin()),
@@ -203,6 +191,10 @@ absl::StatusOr<JobClocks> JobClocks::Update(
                      evidence.spans.end(), before);
   for (const auto& [track, start] : fresh.first_start) {
     evidence.SawStart(track, start);
+  }
+  if (whole) {
+    clocks.new_evidence_ =
+        StoredClockEvidence{*mark, EncodeEvidence(evidence, true)};
   }
   CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
   for (const EvidenceSpan& span : evidence.spans) {
