@@ -39,9 +39,9 @@ void AppendTotals(std::string* out, const v1::OpTotals& t) {
 
 std::string CriticalPathText(const v1::CriticalPathReply& path) {
   std::string out = absl::StrFormat(
-      "Critical path of job %s, %s: %.3f ms\n\n", path.job(),
+      "Critical path of job %s, %s: %.3f ms\n%s\n", path.job(),
       path.has_step() ? absl::StrCat("step ", path.step()) : "whole job",
-      Ms(path.dur_ns()));
+      Ms(path.dur_ns()), kRoundingLine);
   absl::StrAppendFormat(&out, "%10s %10s %5s  %-14s %-13s %s\n", "at(ms)",
                         "dur(ms)", "rank", "class", "category", "name");
   for (const v1::PathSegment& s : path.segments()) {
@@ -81,8 +81,9 @@ std::string CriticalPathJson(const v1::CriticalPathReply& path) {
                   ",\"compute_ns\":", path.compute_ns(),
                   ",\"communication_ns\":", path.communication_ns(),
                   ",\"waiting_ns\":", path.waiting_ns(),
-                  ",\"untraced_ns\":", path.untraced_ns(),
-                  ",\"explained\":", path.explained(), ",\"segments\":[");
+                  ",\"untraced_ns\":", path.untraced_ns(), ",\"explained\":");
+  AppendJsonDouble(&out, path.explained());
+  out += ",\"segments\":[";
   for (int i = 0; i < path.segments_size(); ++i) {
     const v1::PathSegment& s = path.segments(i);
     absl::StrAppend(&out, i ? "," : "", "{\"rank\":", s.rank(), ",\"class\":\"",
@@ -116,8 +117,8 @@ std::string CriticalPathJson(const v1::CriticalPathReply& path) {
 std::string StragglersText(const v1::StragglersReply& reply) {
   std::string out = absl::StrFormat(
       "Stragglers of job %s: %d collective instances, %d matched "
-      "messages.\n%s\nRanks most waited on (ms):\n",
-      reply.job(), reply.instances(), reply.messages(),
+      "messages.\n%s%s\nRanks most waited on (ms):\n",
+      reply.job(), reply.instances(), reply.messages(), kRoundingLine,
       reply.from_summaries()
           ? "(From its step summaries: the collectives and messages tagged "
             "with a step.)\n"
@@ -181,9 +182,9 @@ std::string StragglersJson(const v1::StragglersReply& reply) {
 
 std::string StepsText(const v1::StepsReply& reply) {
   std::string out = absl::StrFormat(
-      "Steps of job %s (ms; compute, communication and overlap: means over "
-      "the ranks):\n",
-      reply.job());
+      "Steps of job %s (compute, communication and overlap: means over "
+      "the ranks; start: from the first step's)\n%s",
+      reply.job(), kRoundingLine);
   absl::StrAppendFormat(&out, "%8s %10s %10s %8s %10s %10s %10s\n", "step",
                         "iter", "start", "slowest", "compute", "comm",
                         "overlap");
@@ -240,7 +241,9 @@ std::string StepsJson(const v1::StepsReply& reply) {
 
 std::string CompareText(const v1::CompareReply& reply) {
   std::string out = absl::StrFormat(
-      "A: %s\nB: %s\n(diff = B - A; time in ms)\n\n", reply.a(), reply.b());
+      "A: %s\nB: %s\n(diff = B - A; time in ms, rounded to the µs; --json "
+      "gives exact ns)\n\n",
+      reply.a(), reply.b());
   absl::StrAppendFormat(&out, "%-28s %-12s %9s %9s %9s %12s %12s %12s %14s\n",
                         "operation", "category", "count A", "count B", "diff",
                         "time A", "time B", "diff", "bytes diff");

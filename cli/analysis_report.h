@@ -2,8 +2,9 @@
 // `stragglers`, `steps` and `compare`, as text for people or as JSON
 // (--json) for scripts. In JSON, times are integer ns in fields ending in
 // "_ns" (durations "dur_ns", waiting "wait_ns"), every per-rank entry has
-// an integer "rank", 64-bit communicator ids are hex strings; texts show
-// milliseconds.
+// an integer "rank", 64-bit communicator ids are hex strings, and other
+// numbers are exact (common/json.h); texts show milliseconds rounded to the
+// microsecond and percentages to 0.1, and say so in their headers.
 #ifndef MERIDIAN_QUERY_ANALYSIS_REPORT_H_
 #define MERIDIAN_QUERY_ANALYSIS_REPORT_H_
 
@@ -14,6 +15,11 @@
 
 namespace meridian {
 
+// The line under a text report's title that says how its numbers are
+// rounded.
+inline constexpr char kRoundingLine[] =
+    "(Times in ms, rounded to the µs; percentages to 0.1 %. --json gives "
+    "exact ns.)\n";
 // Nanoseconds as milliseconds; `part` as a percentage of `whole` (0 when
 // `whole` is not positive).
 double Ms(int64_t ns);

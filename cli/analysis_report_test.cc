@@ -13,7 +13,7 @@ v1::CriticalPathReply Path() {
   path.set_dur_ns(2000000);
   path.set_compute_ns(1500000);
   path.set_untraced_ns(500000);
-  path.set_explained(0.75);
+  path.set_explained(0.7500000000000001);  // not rounded to 6 digits
   v1::PathSegment* s = path.add_segments();
   s->set_rank(2);
   s->set_time_class(v1::TIME_CLASS_COMPUTE);
@@ -39,7 +39,7 @@ TEST(AnalysisReportTest, CriticalPathJsonHasIntegerRanksAndDurations) {
   EXPECT_EQ(CriticalPathJson(Path()),
             "{\"job\":\"j\",\"step\":3,\"start_ns\":1000000,\"dur_ns\":2000000,"
             "\"compute_ns\":1500000,\"communication_ns\":0,\"waiting_ns\":0,"
-            "\"untraced_ns\":500000,\"explained\":0.75,\"segments\":["
+            "\"untraced_ns\":500000,\"explained\":0.7500000000000001,\"segments\":["
             "{\"rank\":2,\"class\":\"compute\",\"category\":\"user\",\"name\":"
             "\"forward\",\"track\":\"main\",\"start_ns\":1000000,\"dur_ns\":"
             "1500000},"
@@ -50,7 +50,9 @@ TEST(AnalysisReportTest, CriticalPathJsonHasIntegerRanksAndDurations) {
 
 TEST(AnalysisReportTest, CriticalPathText) {
   EXPECT_EQ(CriticalPathText(Path()),
-            "Critical path of job j, step 3: 2.000 ms\n\n"
+            "Critical path of job j, step 3: 2.000 ms\n"
+            "(Times in ms, rounded to the µs; percentages to 0.1 %. --json "
+            "gives exact ns.)\n\n"
             "    at(ms)    dur(ms)  rank  class          category      name\n"
             "     0.000      1.500     2  compute        user          "
             "forward [main]\n"

@@ -13,11 +13,17 @@ std::string ClocksText(const v1::ClocksReply& clocks) {
   std::string out = absl::StrFormat(
       "%-20s %-12s %6s %14s %11s %14s %14s\n", "node", "ranks", "models",
       "offset_us", "drift_ppm", "uncertainty_us", "correction_us");
+  // Thousandths written exactly: ns as µs, ppb as ppm.
+  auto exact = [](int64_t thousandths) {
+    std::string text;
+    AppendFixedPoint(&text, thousandths, 3);
+    return text;
+  };
   for (const v1::NodeClock& n : clocks.nodes()) {
-    absl::StrAppendFormat(&out, "%-20s %-12s %6d %14.3f %11.3f %14.3f %14.3f\n",
+    absl::StrAppendFormat(&out, "%-20s %-12s %6d %14s %11s %14s %14s\n",
                           n.node(), absl::StrJoin(n.ranks(), ","), n.models(),
-                          n.offset_ns() / 1e3, n.drift_ppb() / 1e3,
-                          n.uncertainty_ns() / 1e3, n.correction_ns() / 1e3);
+                          exact(n.offset_ns()), exact(n.drift_ppb()),
+                          exact(n.uncertainty_ns()), exact(n.correction_ns()));
   }
   absl::StrAppend(
       &out, "\ncausal constraints: ", clocks.constraints(),

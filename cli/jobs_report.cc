@@ -15,7 +15,14 @@ std::string Utc(int64_t ns) {
   gmtime_r(&seconds, &tm);
   char buf[32];
   strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return absl::StrFormat("%s.%03dZ", buf, (ns / 1000000) % 1000);
+  return absl::StrFormat("%s.%09dZ", buf, ns % 1000000000);
+}
+
+// ns as seconds with nine decimals: exact.
+std::string ExactSeconds(int64_t ns) {
+  std::string out;
+  AppendFixedPoint(&out, ns, 9);
+  return out;
 }
 
 std::string Ranks(const v1::JobSummary& job) {
@@ -35,13 +42,13 @@ std::string Incomplete(const v1::JobSummary& job) {
 std::string JobsText(const v1::ListJobsReply& reply) {
   if (reply.jobs_size() == 0) return "no jobs stored yet\n";
   std::string out =
-      absl::StrFormat("%-24s %6s %6s %12s  %-24s %12s\n", "JOB", "RANKS",
+      absl::StrFormat("%-24s %6s %6s %12s  %-30s %15s\n", "JOB", "RANKS",
                       "NODES", "SPANS", "START (UTC)", "DURATION(s)");
   for (const v1::JobSummary& job : reply.jobs()) {
     absl::StrAppendFormat(
-        &out, "%-24s %6s %6d %12d  %-24s %12.6f%s\n", job.job(), Ranks(job),
+        &out, "%-24s %6s %6d %12d  %-30s %15s%s\n", job.job(), Ranks(job),
         job.nodes(), job.spans(), job.spans() > 0 ? Utc(job.start_ns()) : "-",
-        (job.end_ns() - job.start_ns()) / 1e9, Incomplete(job));
+        ExactSeconds(job.end_ns() - job.start_ns()), Incomplete(job));
   }
   return out;
 }

@@ -21,7 +21,7 @@ v1::ListJobsReply TwoJobs() {
   lost->set_incomplete(true);
   lost->set_nodes(2);
   lost->set_spans(1200);
-  lost->set_start_ns(1700000000000000000);
+  lost->set_start_ns(1700000000000000001);  // shown to the ns
   lost->set_end_ns(1700000001500000000);
   return reply;
 }
@@ -30,11 +30,12 @@ TEST(JobsReportTest, TextShowsRanksSeenOfExpectedAndFlagsIncompleteJobs) {
   EXPECT_EQ(
       JobsText(TwoJobs()),
       "JOB                       RANKS  NODES        SPANS  START (UTC)        "
-      "       DURATION(s)\n"
+      "                DURATION(s)\n"
       "cli                           2      1           26  "
-      "2023-11-14T22:13:19.999Z     0.020000\n"
+      "2023-11-14T22:13:19.999000000Z     0.020000000\n"
       "train \"a\"                   3/4      2         1200  "
-      "2023-11-14T22:13:20.000Z     1.500000  incomplete: 3 of 4 ranks seen\n");
+      "2023-11-14T22:13:20.000000001Z     1.499999999  incomplete: 3 of 4 "
+      "ranks seen\n");
   EXPECT_EQ(JobsText(v1::ListJobsReply()), "no jobs stored yet\n");
 }
 
@@ -45,7 +46,7 @@ TEST(JobsReportTest, Json) {
             "\"start_ns\":1699999999999000000,\"end_ns\":1700000000019000000},"
             "{\"job\":\"train \\\"a\\\"\",\"ranks_seen\":3,\"world_size\":4,"
             "\"incomplete\":true,\"nodes\":2,\"spans\":1200,"
-            "\"start_ns\":1700000000000000000,"
+            "\"start_ns\":1700000000000000001,"
             "\"end_ns\":1700000001500000000}]}\n");
   EXPECT_EQ(JobsJson(v1::ListJobsReply()), "{\"jobs\":[]}\n");
 }

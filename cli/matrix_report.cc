@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/json.h"
+#include "common/saturating.h"
 
 namespace meridian {
 
@@ -23,7 +24,7 @@ std::string MatrixText(const v1::StatsReply& stats, bool collectives) {
     absl::StrAppendFormat(&out, "%6d %6d %12d %16d\n", t.from_rank(),
                           t.to_rank(), t.messages(), t.bytes());
     messages += t.messages();
-    bytes += t.bytes();
+    bytes = SaturatingAdd(bytes, t.bytes());
   }
   absl::StrAppendFormat(&out, "total: %d pairs, %d messages, %d bytes\n",
                         stats.matrix_size(), messages, bytes);

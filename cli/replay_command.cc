@@ -179,11 +179,11 @@ std::string ReplayText(const v1::ReplayReply& reply) {
   }
   std::string out = absl::StrFormat(
       "Replay of job %s, %s: measured %.3f ms, predicted %.3f ms: %s %.3f ms "
-      "(%.1f%%)\n",
+      "(%.1f%%)\n%s",
       reply.job(), window, Ms(reply.measured_ns()), Ms(reply.predicted_ns()),
       reply.saving_ns() >= 0 ? "saves" : "costs",
       Ms(std::llabs(reply.saving_ns())),
-      100.0 * std::fabs(reply.saving_share()));
+      100.0 * std::fabs(reply.saving_share()), kRoundingLine);
   absl::StrAppendFormat(&out,
                         "%d spans, %d matched by --scale; %d dependencies "
                         "dropped to break cycles\n",
@@ -228,13 +228,14 @@ std::string ReplayJson(const v1::ReplayReply& reply) {
     absl::StrAppend(&out, ",\"first_step\":", reply.first_step(),
                     ",\"last_step\":", reply.last_step());
   }
-  absl::StrAppend(
-      &out, ",\"measured_ns\":", reply.measured_ns(),
-      ",\"predicted_ns\":", reply.predicted_ns(),
-      ",\"saving_ns\":", reply.saving_ns(),
-      ",\"saving_share\":", reply.saving_share(), ",\"spans\":", reply.spans(),
-      ",\"scaled_spans\":", reply.scaled_spans(),
-      ",\"broken_dependencies\":", reply.broken_dependencies(), ",\"steps\":[");
+  absl::StrAppend(&out, ",\"measured_ns\":", reply.measured_ns(),
+                  ",\"predicted_ns\":", reply.predicted_ns(),
+                  ",\"saving_ns\":", reply.saving_ns(), ",\"saving_share\":");
+  AppendJsonDouble(&out, reply.saving_share());
+  absl::StrAppend(&out, ",\"spans\":", reply.spans(),
+                  ",\"scaled_spans\":", reply.scaled_spans(),
+                  ",\"broken_dependencies\":", reply.broken_dependencies(),
+                  ",\"steps\":[");
   for (int i = 0; i < reply.steps_size(); ++i) {
     const v1::ReplayStep& s = reply.steps(i);
     absl::StrAppend(&out, i ? "," : "", "{\"step\":", s.step(),

@@ -47,7 +47,7 @@ expect_line "$work/synth.txt" \
 
 m jobs >"$work/jobs.txt"
 expect_line "$work/jobs.txt" \
-  "cli                           2      1           26  2023-11-14T22:13:19.999Z     0.020000"
+  "cli                           2      1           26  2023-11-14T22:13:19.999000000Z     0.020000000"
 
 # Rank r: 2 steps x (1020 + 11 r) us + 100 us in MPI.
 m stats --job cli >"$work/stats.txt"
@@ -358,7 +358,7 @@ expect_line "$work/delete.txt" "deleted job doomed (26 spans)"
 m jobs >"$work/jobs-after.txt"
 grep -q '^doomed ' "$work/jobs-after.txt" && fail "deleted job still listed"
 expect_line "$work/jobs-after.txt" \
-  "cli                           2      1           26  2023-11-14T22:13:19.999Z     0.020000"
+  "cli                           2      1           26  2023-11-14T22:13:19.999000000Z     0.020000000"
 set +e
 m delete --job doomed 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "deleting twice: exit $rc"

@@ -118,9 +118,9 @@ export MERIDIAN_COLLECTOR=$addr
 "$synth_bin" --collector "$addr" --job usage --ranks 2 --nodes 1 --steps 2 >/dev/null
 "$meridian_bin" jobs >"$work/jobs.txt"
 expect_line "$work/jobs.txt" \
-  "JOB                       RANKS  NODES        SPANS  START (UTC)               DURATION(s)"
+  "JOB                       RANKS  NODES        SPANS  START (UTC)                        DURATION(s)"
 expect_line "$work/jobs.txt" \
-  "usage                         2      1           26  2023-11-14T22:13:19.999Z     0.020000"
+  "usage                         2      1           26  2023-11-14T22:13:19.999000000Z     0.020000000"
 "$meridian_bin" jobs --json >"$work/jobs.json"
 [ "$(cat "$work/jobs.json")" = \
   '{"jobs":[{"job":"usage","ranks_seen":2,"world_size":0,"incomplete":false,"nodes":1,"spans":26,"start_ns":1699999999999000000,"end_ns":1700000000019000000}]}' ] ||

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "common/saturating.h"
 
 namespace meridian {
 namespace {
@@ -61,7 +62,7 @@ void CommMatrixBuilder::Add(const StoredSpan& span) {
 void CommMatrixBuilder::AddTransfer(int32_t from, int32_t to, int64_t bytes) {
   Traffic& traffic = matrix_[PairKey(from, to)];
   ++traffic.messages;
-  traffic.bytes += bytes;
+  traffic.bytes = SaturatingAdd(traffic.bytes, bytes);
 }
 
 void CommMatrixBuilder::AddPointToPoint(DataFlow flow, int32_t rank,

@@ -5,14 +5,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/saturating.h"
 
 namespace meridian {
 namespace {
 
 void AddTo(v1::OpTotals* sum, const v1::OpTotals& t) {
   sum->set_count(sum->count() + t.count());
-  sum->set_dur_ns(sum->dur_ns() + t.dur_ns());
-  sum->set_bytes(sum->bytes() + t.bytes());
+  sum->set_dur_ns(SaturatingAdd(sum->dur_ns(), t.dur_ns()));
+  sum->set_bytes(SaturatingAdd(sum->bytes(), t.bytes()));
 }
 
 }  // namespace
@@ -29,8 +30,8 @@ void OpTotalsBuilder::Add(const StoredSpan& span) {
   if (it == by_op_.end()) return;
   v1::OpTotals* t = it->second;
   t->set_count(t->count() + 1);
-  t->set_dur_ns(t->dur_ns() + span.dur_ns);
-  t->set_bytes(t->bytes() + span.bytes);
+  t->set_dur_ns(SaturatingAdd(t->dur_ns(), span.dur_ns));
+  t->set_bytes(SaturatingAdd(t->bytes(), span.bytes));
 }
 
 absl::StatusOr<v1::CompareReply> CompareOps(const OpTotalsBuilder& a,

@@ -70,6 +70,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/saturating.h"
 #include "meridian/v1/query.pb.h"
 #include "query/ops/span_selection.h"
 #include "store/store.h"
@@ -125,8 +126,8 @@ class StatsBuilder {
     int64_t dur_ns = 0;
     void Add(int64_t b, int64_t d, int64_t n = 1) {
       calls += n;
-      bytes += b;
-      dur_ns += d;
+      bytes = SaturatingAdd(bytes, b);
+      dur_ns = SaturatingAdd(dur_ns, d);
     }
   };
   // Operations' sums and their size buckets: the job's, or one rank's.

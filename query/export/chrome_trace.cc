@@ -110,7 +110,7 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
   };
   if (span.kind == v1::SPAN_KIND_COUNTER) {
     field(op->name);
-    absl::StrAppend(&buffer_, span.value);
+    AppendJsonDouble(&buffer_, span.value);
   }
   if (span.bytes != 0) field("bytes"), absl::StrAppend(&buffer_, span.bytes);
   if (span.peer) field("peer"), absl::StrAppend(&buffer_, *span.peer);
@@ -140,7 +140,7 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
         absl::StrAppend(&buffer_, arg.int_value);
         break;
       case StoredArg::Type::kReal:
-        absl::StrAppend(&buffer_, arg.real_value);
+        AppendJsonDouble(&buffer_, arg.real_value);
         break;
     }
   }

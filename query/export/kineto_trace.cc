@@ -134,7 +134,7 @@ class KinetoTraceWriter::Args {
   }
   template <typename T>
   void Number(absl::string_view key, T value) {
-    if (Key(key)) absl::StrAppend(out_, value);
+    if (Key(key)) AppendJsonNumber(out_, value);
   }
   void String(absl::string_view key, absl::string_view value) {
     if (Key(key)) AppendJsonString(out_, value);
@@ -381,7 +381,7 @@ void KinetoTraceWriter::AppendArgs(Args* args, const Track& track,
         absl::StrAppend(&buffer_, arg.int_value);
         break;
       case StoredArg::Type::kReal:
-        absl::StrAppend(&buffer_, arg.real_value);
+        AppendJsonDouble(&buffer_, arg.real_value);
         break;
     }
   }
