@@ -4,7 +4,8 @@
 # double and int64 ranges: ±0, subnormals, 2^53 + 1, the largest int64)
 # through a real collector's ingest into its store; the Chrome, Kineto and
 # Perfetto exports and every --json command are then read back by
-# exact_numbers_check.py and compared, bit for bit, with what was recorded.
+# exact_numbers_check.py and compared, bit for bit, with what was recorded;
+# the Chrome trace is also imported back and exported again.
 # Three seeds. With MERIDIAN_TEST_STORE=clickhouse, on a real ClickHouse.
 set -euo pipefail
 
@@ -64,5 +65,13 @@ for seed in 1 2 3; do
   m clocks --job "$job" --json >"$out/clocks.json"
   m replay --job "$job" --json >"$out/replay.json"
   python3 "$check" "$out/expect.json" "$out" || fail "seed $seed (files in $out)"
+  # The Chrome trace imported back (meridian import) and exported again:
+  # the same numbers.
+  m import --job "$job-again" "$out/t.json" 2>"$out/import.log" \
+    || { cat "$out/import.log" >&2; fail "import of the Chrome trace"; }
+  mkdir -p "$out/again"
+  m export --job "$job-again" -o "$out/again/t.json" >/dev/null
+  python3 "$check" --chrome-only "$out/expect.json" "$out/again" \
+    || fail "seed $seed, imported again (files in $out)"
 done
 echo "PASS"
