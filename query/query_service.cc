@@ -16,7 +16,9 @@
 #include "query/analysis/replay_report.h"
 #include "query/analysis/stats.h"
 #include "query/analysis/step_breakdown.h"
+#include "query/analysis/step_summaries.h"
 #include "query/analysis/stragglers.h"
+#include "query/analysis/streamed_path.h"
 #include "query/clocks/job_clocks.h"
 #include "query/export/chrome_trace.h"
 #include "query/export/graph_writer.h"
@@ -208,6 +210,46 @@ absl::StatusOr<StepSummaries::Made> UpdateSummaries(
     save(query.catalog.job.id, made->steps, made->state);
   }
   return made;
+}
+
+// The whole job's critical path walked a block of steps at a time
+// (StreamedCriticalPath), for a job too large to load whole: its clocks
+// brought up to date first (and handed to `save`), so that every block is
+// placed by them. NOT_FOUND if the job has no steps; RESOURCE_EXHAUSTED,
+// with a message naming the limit, if one step is over `budget`.
+absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
+    const JobQuery& query, uint64_t budget,
+    const QueryService::SaveClocks& save) {
+  const JobInfo& job = query.catalog.job;
+  auto range = query.store->StepRange(job.id);
+  if (!range.ok()) return range.status();
+  if (!*range) {
+    return absl::NotFoundError(absl::StrCat("job ", job.name, " has no steps"));
+  }
+  const int64_t per_step = std::max<int64_t>(
+      1, job.spans / ((*range)->second - (*range)->first + 1));
+  if (static_cast<uint64_t>(per_step) * kAnalysisBytesPerSpan > budget) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "job ", job.name, "'s steps have about ", per_step,
+        " spans each: walking its path a step at a time would take about ",
+        static_cast<uint64_t>(per_step) * kAnalysisBytesPerSpan >> 20,
+        " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
+        "; analyse one step (--step N) or raise the limit"));
+  }
+  auto clocks = WholeJobClocks(query, false, save);
+  if (!clocks.ok()) return clocks.status();
+  const std::optional<StoredJobResult> stored =
+      clocks->new_solution() ? clocks->new_solution()
+                             : StoredClocks(*query.store, job);
+  const int64_t block_spans = std::min<int64_t>(
+      kBlockSpans, static_cast<int64_t>(budget / kAnalysisBytesPerSpan));
+  ScanStats read;
+  auto path = StreamedCriticalPath(*query.store, query.catalog, stored,
+                                   block_spans, &read);
+  if (!path.ok()) return path.status();
+  path->set_chunks_read(static_cast<int64_t>(read.chunk_ids.size()));
+  path->set_chunks(job.chunks);
+  return path;
 }
 
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
@@ -631,6 +673,21 @@ grpc::Status QueryService::GetCriticalPath(
       step ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(
                  LoadAnalysis(analysis_budget_, db_path_, request->job(), step))
            : WholeJob(request->job(), kAnalysisBytesPerSpan);
+  if (!step && absl::IsResourceExhausted(analysis.status())) {
+    // Too large to load whole: walked a block of steps at a time, unless
+    // the job has no steps (then the refusal stands).
+    v1::SpanFilter filter;
+    filter.set_job(request->job());
+    auto query = OpenJob(db_path_, filter);
+    if (!query.ok()) return ToGrpc(query.status());
+    auto streamed = StreamedPathOf(*query, analysis_budget_, save_clocks_);
+    if (!absl::IsNotFound(streamed.status())) {
+      if (!streamed.ok()) return ToGrpc(streamed.status());
+      *reply = std::move(*streamed);
+      ReturnFreedMemory();
+      return grpc::Status::OK;
+    }
+  }
   if (!analysis.ok()) return ToGrpc(analysis.status());
   auto path = PathOf(**analysis, step);
   if (!path.ok()) return ToGrpc(path.status());

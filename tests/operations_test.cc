@@ -154,7 +154,8 @@ TEST(OperationsTest, AgentMetrics) {
 }
 
 // An analysis of a whole job is refused, with the way out, when it would
-// take more memory than the collector allows; one step still answers.
+// take more memory than the collector allows; one step still answers, and
+// a whole job's critical path is walked a block of steps at a time.
 TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   CollectorOptions options;
   options.listen = "127.0.0.1:0";
@@ -173,17 +174,43 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
     auto sent = IngestClient(channel).SendAll(SyntheticBatches(job, node));
     ASSERT_TRUE(sent.ok()) << sent.status();
   }
+  // A job without steps, too large too.
+  BatchBuilder flat("flat-agent");
+  const int flat_track =
+      flat.DeclareTrack(flat.DeclareProcess({"flat", "node-0", 0, 0, 1, 1}),
+                        v1::TRACK_KIND_THREAD, 1, "main");
+  for (int i = 0; i < 6000; ++i) {
+    flat.AddSpan(flat_track, v1::CATEGORY_USER, "work",
+                 1700000000000000000 + 1000 * i, 900);
+  }
+  ASSERT_TRUE(IngestClient(channel).SendAll({flat.Take()}).ok());
   auto query = v1::Query::NewStub(channel);
+  grpc::ClientContext flat_context;
+  v1::CriticalPathRequest flat_whole;
+  flat_whole.set_job("flat");
+  v1::CriticalPathReply reply;
+  grpc::Status status =
+      query->GetCriticalPath(&flat_context, flat_whole, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "job flat has 6000 spans: analysing it whole would take about 1 "
+            "MiB, over this collector's --analysis-memory-mib 1; analyse one "
+            "step (--step N) or raise the limit");
+  // The job with steps: its whole path, walked in blocks of about 5,500
+  // spans (streamed_path_test.cc checks it is the whole-job walk's).
   grpc::ClientContext whole_context;
   v1::CriticalPathRequest whole;
   whole.set_job("big");
-  v1::CriticalPathReply reply;
-  grpc::Status status = query->GetCriticalPath(&whole_context, whole, &reply);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(status.error_message(),
-            "job big has 48008 spans: analysing it whole would take about 8 "
-            "MiB, over this collector's --analysis-memory-mib 1; analyse one "
-            "step (--step N) or raise the limit");
+  status = query->GetCriticalPath(&whole_context, whole, &reply);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(reply.job(), "big");
+  EXPECT_FALSE(reply.has_step());
+  EXPECT_EQ(reply.start_ns(), 1699999999999000000);
+  int64_t sum = 0;
+  for (const v1::PathSegment& s : reply.segments()) sum += s.dur_ns();
+  EXPECT_EQ(sum, reply.dur_ns());
+  EXPECT_GT(reply.segments_size(), 1000);  // every step's forward at least
+  EXPECT_EQ(reply.chunks_read(), reply.chunks());
   grpc::ClientContext step_context;
   v1::CriticalPathRequest one = whole;
   one.set_step(5);

@@ -1,7 +1,9 @@
 #include "query/analysis/critical_path.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,50 +18,57 @@ v1::TimeClass ClassOf(const JobSpan& span) {
                                         : v1::TIME_CLASS_COMPUTE;
 }
 
-// Builds the path backwards: Add() is called with ever earlier segments.
-class PathBuilder {
- public:
-  explicit PathBuilder(const JobSpans& spans) : spans_(spans) {}
+}  // namespace
+
+// Builds the path backwards: Add() is called with ever earlier segments,
+// over one block's spans after another (Bind).
+struct PathWalk::Builder {
+  const JobSpans* spans = nullptr;
+  std::vector<v1::PathSegment> backwards;
+  // What the last segment was a piece of: its track's store id and the
+  // span (start, end, operation), or untraced time (no span). By value, so
+  // that the same span seen in two blocks' loads is one span.
+  struct Of {
+    int64_t track = -1;
+    bool traced = false;
+    int64_t start = 0, end = 0, op = 0;
+    bool operator==(const Of& o) const {
+      return track == o.track && traced == o.traced && start == o.start &&
+             end == o.end && op == o.op;
+    }
+  } last;
 
   // [t0, t1) on `track` in `span` (untraced: null). A piece that continues
   // the same span (or untraced time) on the same track joins the segment.
   void Add(int32_t track, int64_t t0, int64_t t1, v1::TimeClass time_class,
            const JobSpan* span, int32_t peer = -1, std::string name = "") {
     if (t0 >= t1) return;
-    if (!backwards_.empty() && last_span_ == span && last_track_ == track &&
-        backwards_.back().start_ns() == t1 &&
-        backwards_.back().time_class() == time_class) {
-      v1::PathSegment& later = backwards_.back();
+    const JobTrack& t = spans->tracks()[track];
+    Of of{t.id, span != nullptr};
+    if (span != nullptr)
+      of.start = span->start, of.end = span->end, of.op = span->op;
+    if (!backwards.empty() && last == of && backwards.back().start_ns() == t1 &&
+        backwards.back().time_class() == time_class) {
+      v1::PathSegment& later = backwards.back();
       later.set_start_ns(t0);
       later.set_dur_ns(later.dur_ns() + (t1 - t0));
       return;
     }
-    const JobTrack& t = spans_.tracks()[track];
     v1::PathSegment segment;
     segment.set_rank(t.rank);
     segment.set_time_class(time_class);
     segment.set_category(span ? span->category : v1::CATEGORY_UNSPECIFIED);
-    segment.set_name(span && name.empty() ? spans_.name(*span) : name);
+    segment.set_name(span && name.empty() ? spans->name(*span) : name);
     segment.set_start_ns(t0);
     segment.set_dur_ns(t1 - t0);
     segment.set_track(t.name);
     if (peer >= 0) segment.set_peer(peer);
-    backwards_.push_back(std::move(segment));
-    last_span_ = span;
-    last_track_ = track;
+    backwards.push_back(std::move(segment));
+    last = of;
   }
-
-  std::vector<v1::PathSegment> Take() {
-    std::reverse(backwards_.begin(), backwards_.end());
-    return std::move(backwards_);
-  }
-
- private:
-  const JobSpans& spans_;
-  std::vector<v1::PathSegment> backwards_;
-  const JobSpan* last_span_ = nullptr;
-  int32_t last_track_ = -1;
 };
+
+namespace {
 
 // The sender a receive (or a Wait completing receives) heard from, or -1.
 int32_t PeerOf(const DependencyGraph& graph, int64_t index, int32_t binding) {
@@ -103,23 +112,29 @@ int32_t LastTrack(const JobSpans& spans, const TimeWindow& window) {
 // piece the walk jumps to the start its end waited for (or the GPU work a
 // synchronisation waited for), and at a GPU span's start after an idle
 // stream, to the call that launched it.
+// With `cut` false (a block of a walk that goes on in an earlier block),
+// pieces are not cut at the window's start: the walk stops at the first
+// point at or before it, and the earlier block goes on from there.
 class Walker {
  public:
-  Walker(const DependencyGraph& graph, const TimeWindow& window, int32_t track)
+  Walker(const DependencyGraph& graph, const TimeWindow& window, int32_t track,
+         int64_t t, bool cut, PathWalk::Builder& path)
       : graph_(graph),
         all_(graph.spans().spans()),
-        path_(graph.spans()),
+        path_(path),
         ws_(window.start),
-        t_(window.end),
+        floor_(cut ? window.start : std::numeric_limits<int64_t>::min()),
+        t_(t),
         track_(track) {}
 
-  std::vector<v1::PathSegment> Run() && {
+  // Walks back; returns where it stopped (track index, time).
+  std::pair<int32_t, int64_t> Run() && {
     // Each step consumes a piece or jumps to an earlier start; the bound
     // only guards against a graph this walk does not expect.
     int64_t turns = 4 * static_cast<int64_t>(all_.size()) + 16;
     while (t_ > ws_ && turns-- > 0 && Step()) {
     }
-    return path_.Take();
+    return {track_, t_};
   }
 
  private:
@@ -133,20 +148,20 @@ class Walker {
       return false;
     }
     if (p->t1 < t_) {
-      path_.Add(track_, std::max(p->t1, ws_), t_, v1::TIME_CLASS_UNTRACED,
+      path_.Add(track_, std::max(p->t1, floor_), t_, v1::TIME_CLASS_UNTRACED,
                 nullptr);
       t_ = p->t1;
       return true;
     }
     if (p->span < 0) {
-      path_.Add(track_, std::max(p->t0, ws_), t_, v1::TIME_CLASS_UNTRACED,
+      path_.Add(track_, std::max(p->t0, floor_), t_, v1::TIME_CLASS_UNTRACED,
                 nullptr);
       t_ = p->t0;
       return true;
     }
     const JobSpan& x = all_[p->span];
     if (p->t1 == x.end && FollowEnd(*p, x)) return true;
-    path_.Add(track_, std::max(p->t0, ws_), t_, ClassOf(x), &x,
+    path_.Add(track_, std::max(p->t0, floor_), t_, ClassOf(x), &x,
               PeerOf(graph_, p->span, -1));
     t_ = p->t0;
     FollowLaunch(p->span, x);
@@ -159,7 +174,7 @@ class Walker {
     const int32_t b = graph_.end_binding(p.span);
     if (b >= 0 && all_[b].start < t_ && all_[b].start >= p.t0) {
       const int64_t arrival = all_[b].start;
-      path_.Add(track_, std::max(arrival, ws_), t_, ClassOf(x), &x,
+      path_.Add(track_, std::max(arrival, floor_), t_, ClassOf(x), &x,
                 PeerOf(graph_, p.span, b));
       track_ = all_[b].track;
       t_ = arrival;
@@ -171,7 +186,7 @@ class Walker {
       return false;
     }
     const int64_t done = all_[gpu[0]].end;
-    path_.Add(track_, std::max(done, ws_), t_, v1::TIME_CLASS_WAITING, &x);
+    path_.Add(track_, std::max(done, floor_), t_, v1::TIME_CLASS_WAITING, &x);
     track_ = all_[gpu[0]].track;
     t_ = done;
     return true;
@@ -189,16 +204,17 @@ class Walker {
       return;
     }
     const int64_t from = std::min(call.end, t_);
-    path_.Add(track_, std::max(from, ws_), t_, v1::TIME_CLASS_WAITING, nullptr,
-              -1, absl::StrCat("launch of ", graph_.spans().name(x)));
+    path_.Add(track_, std::max(from, floor_), t_, v1::TIME_CLASS_WAITING,
+              nullptr, -1, absl::StrCat("launch of ", graph_.spans().name(x)));
     track_ = call.track;
     t_ = from;
   }
 
   const DependencyGraph& graph_;
   const std::vector<JobSpan>& all_;
-  PathBuilder path_;
+  PathWalk::Builder& path_;
   const int64_t ws_;
+  const int64_t floor_;  // pieces are cut here
   int64_t t_;
   int32_t track_;
 };
@@ -268,15 +284,78 @@ std::optional<TimeWindow> StepWindow(const JobSpans& spans, int64_t step) {
   return window;
 }
 
-v1::CriticalPathReply CriticalPath(const DependencyGraph& graph,
-                                   const TimeWindow& window) {
+PathWalk::PathWalk() : builder_(std::make_unique<Builder>()) {}
+PathWalk::~PathWalk() = default;
+
+void PathWalk::Back(const DependencyGraph& graph, const TimeWindow& window,
+                    bool last) {
+  const JobSpans& spans = graph.spans();
+  builder_->spans = &spans;
+  int32_t track = -1;
+  int64_t t = window.end;
+  if (!at_) {
+    track = LastTrack(spans, window);
+    if (track < 0 || window.end <= window.start) {
+      done_ = true;
+      return;
+    }
+  } else {
+    t = at_->t;
+    for (size_t i = 0; i < spans.tracks().size(); ++i) {
+      if (spans.tracks()[i].id == at_->track_id)
+        track = static_cast<int32_t>(i);
+    }
+    if (track < 0) {  // no span of the track in this block: untraced
+      if (t > window.start) {
+        v1::PathSegment* later =
+            builder_->backwards.empty() ? nullptr : &builder_->backwards.back();
+        if (later != nullptr &&
+            later->time_class() == v1::TIME_CLASS_UNTRACED &&
+            later->start_ns() == t && builder_->last.track == at_->track_id &&
+            !builder_->last.traced) {
+          later->set_dur_ns(later->dur_ns() + (t - window.start));
+          later->set_start_ns(window.start);
+        } else {
+          v1::PathSegment segment = at_->like;
+          segment.set_time_class(v1::TIME_CLASS_UNTRACED);
+          segment.set_category(v1::CATEGORY_UNSPECIFIED);
+          segment.set_name("");
+          segment.clear_peer();
+          segment.set_start_ns(window.start);
+          segment.set_dur_ns(t - window.start);
+          builder_->backwards.push_back(std::move(segment));
+          builder_->last = Builder::Of{at_->track_id, false};
+        }
+        at_->t = window.start;
+      }
+      if (last) done_ = true;
+      return;
+    }
+  }
+  const auto [at_track, at_t] =
+      Walker(graph, window, track, t, last, *builder_).Run();
+  v1::PathSegment like;
+  like.set_rank(spans.tracks()[at_track].rank);
+  like.set_track(spans.tracks()[at_track].name);
+  at_ = At{spans.tracks()[at_track].id, at_t, std::move(like)};
+  if (last) done_ = true;
+}
+
+v1::CriticalPathReply PathWalk::Finish(const TimeWindow& window) && {
   v1::CriticalPathReply reply;
   reply.set_start_ns(window.start);
   reply.set_dur_ns(window.end - window.start);
-  const int32_t track = LastTrack(graph.spans(), window);
-  if (track < 0 || window.end <= window.start) return reply;
-  Summarize(Walker(graph, window, track).Run(), &reply);
+  if (builder_->backwards.empty()) return reply;
+  std::reverse(builder_->backwards.begin(), builder_->backwards.end());
+  Summarize(std::move(builder_->backwards), &reply);
   return reply;
+}
+
+v1::CriticalPathReply CriticalPath(const DependencyGraph& graph,
+                                   const TimeWindow& window) {
+  PathWalk walk;
+  walk.Back(graph, window, /*last=*/true);
+  return std::move(walk).Finish(window);
 }
 
 }  // namespace meridian

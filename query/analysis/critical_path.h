@@ -31,6 +31,7 @@
 #define MERIDIAN_QUERY_CRITICAL_PATH_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "meridian/v1/query.pb.h"
@@ -54,6 +55,45 @@ std::optional<TimeWindow> StepWindow(const JobSpans& spans, int64_t step);
 // The critical path over `window`. Fills everything but job and step.
 v1::CriticalPathReply CriticalPath(const DependencyGraph& graph,
                                    const TimeWindow& window);
+
+// The same walk over a job loaded a block at a time, the latest block first
+// (StreamedCriticalPath): each Back() goes on from where the later block
+// left the walk, so the blocks' paths join into the whole one.
+class PathWalk {
+ public:
+  PathWalk();
+  ~PathWalk();
+  PathWalk(const PathWalk&) = delete;
+  PathWalk& operator=(const PathWalk&) = delete;
+
+  // Walks `graph` back to window.start: the first call from window.end on
+  // the latest-ending span's track, later calls from where the walk
+  // stopped. `last`: window.start is the path's start (pieces are cut
+  // there). Otherwise the walk stops at the first point at or before
+  // window.start without cutting the piece that crosses it, and the next
+  // block goes on from that point: its graph must hold every span that
+  // overlaps [its window.start, that point], with what they wait for.
+  void Back(const DependencyGraph& graph, const TimeWindow& window, bool last);
+  // Whether the walk has reached its start (a last block, or an empty job).
+  bool done() const { return done_; }
+  // The reply over `window`, the whole walk's: everything but job, step and
+  // chunks.
+  v1::CriticalPathReply Finish(const TimeWindow& window) &&;
+
+  struct Builder;
+
+ private:
+  std::unique_ptr<Builder> builder_;
+  // Where the walk stands: a track's store id, the time, and the track's
+  // rank and name (for untraced time on a track a block has no span of).
+  struct At {
+    int64_t track_id;
+    int64_t t;
+    v1::PathSegment like;
+  };
+  std::optional<At> at_;
+  bool done_ = false;
+};
 
 }  // namespace meridian
 

@@ -150,7 +150,8 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(
 absl::StatusOr<JobSpans> JobSpans::LoadSteps(
     Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
     std::optional<JobClocks>* clocks, ScanStats* stats,
-    const std::optional<StoredJobResult>* stored) {
+    const std::optional<StoredJobResult>* stored,
+    const std::pair<int64_t, int64_t>* cover) {
   // 1. The step's own spans: per track the one starting first and the one
   // ending last (raw times, as the scan returns them).
   struct Edges {
@@ -193,6 +194,10 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(
     window_start = std::min(window_start, step_clocks->Place(e.first).start_ns);
     const JobClocks::Interval last = step_clocks->Place(e.last);
     window_end = std::max(window_end, last.start_ns + last.dur_ns);
+  }
+  if (cover != nullptr) {
+    window_start = std::min(window_start, cover->first);
+    window_end = std::max(window_end, cover->second);
   }
 
   // 2. Per node, every track's chunks overlapping the window on that

@@ -106,11 +106,15 @@ class JobSpans {
   // The same for the steps first..last (inclusive) together: their window
   // is the first start to the last end of the spans tagged with any of
   // them, and messages are matched among those spans. NOT_FOUND naming
-  // `first` if no span is tagged with any of them.
+  // `first` if no span is tagged with any of them. `cover`, if set, is a
+  // [start, end] on the collector's clock the window is widened to hold
+  // (the untagged time between steps, and before and after them, that a
+  // whole-job path walked step by step needs).
   static absl::StatusOr<JobSpans> LoadSteps(
       Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
       std::optional<JobClocks>* clocks, ScanStats* stats = nullptr,
-      const std::optional<StoredJobResult>* stored = nullptr);
+      const std::optional<StoredJobResult>* stored = nullptr,
+      const std::pair<int64_t, int64_t>* cover = nullptr);
 
   // Spans given one at a time, with their times on the collector's clock
   // (tests); Finish sorts.

@@ -1,0 +1,74 @@
+#include "query/analysis/streamed_path.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "query/analysis/critical_path.h"
+#include "query/analysis/dependency_graph.h"
+#include "query/analysis/job_spans.h"
+#include "query/clocks/job_clocks.h"
+
+namespace meridian {
+
+absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
+    Store& store, const JobCatalog& catalog,
+    const std::optional<StoredJobResult>& stored, int64_t block_spans,
+    ScanStats* stats) {
+  auto range = store.StepRange(catalog.job.id);
+  if (!range.ok()) return range.status();
+  if (!*range) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", catalog.job.name, " has no steps"));
+  }
+  const auto [first_step, last_step] = **range;
+  const int64_t per_step =
+      std::max<int64_t>(1, catalog.job.spans / (last_step - first_step + 1));
+  const int64_t block = std::max<int64_t>(1, block_spans / per_step);
+  constexpr int64_t kBefore = std::numeric_limits<int64_t>::min() / 4;
+  constexpr int64_t kAfter = std::numeric_limits<int64_t>::max() / 4;
+
+  PathWalk walk;
+  TimeWindow job{0, 0};
+  int64_t cut = kAfter;  // where the later block's time begins
+  for (int64_t hi = last_step; hi >= first_step && !walk.done();) {
+    const int64_t lo = std::max(first_step, hi - block + 1);
+    const bool first_block = lo == first_step;
+    const std::pair<int64_t, int64_t> cover{first_block ? kBefore : cut, cut};
+    std::optional<JobClocks> clocks;
+    auto spans =
+        JobSpans::LoadSteps(store, catalog, std::max(first_step, lo - 1), hi,
+                            &clocks, stats, &stored, &cover);
+    if (absl::IsNotFound(spans.status())) {  // a gap in the steps
+      hi = lo - 1;
+      continue;
+    }
+    if (!spans.ok()) return spans.status();
+    if (!clocks || !clocks->from_stored()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", catalog.job.name,
+          ": its stored clock solution is not of the job as it stands"));
+    }
+    TimeWindow window = JobWindow(*spans);
+    if (hi == last_step) job.end = window.end;
+    if (cut == kAfter) cut = window.end;
+    if (first_block) {
+      job.start = window.start;
+    } else {
+      // The later blocks' time begins at step lo's first start.
+      auto lo_window = StepWindow(*spans, lo);
+      if (lo_window) window.start = lo_window->start;
+    }
+    window.end = cut;
+    const DependencyGraph graph(*spans);
+    walk.Back(graph, window, first_block);
+    cut = window.start;
+    hi = lo - 1;
+  }
+  v1::CriticalPathReply reply = std::move(walk).Finish(job);
+  reply.set_job(catalog.job.name);
+  return reply;
+}
+
+}  // namespace meridian
