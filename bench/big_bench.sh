@@ -15,16 +15,21 @@
 # summaries), the middle step's `critical-path --step`, and `clocks` (the
 # stored solution); medians, the collector's peak RSS over those queries
 # (VmHWM) and over each one-step path alone (reset just before it: issue
-# 23's 200 MB target). Last line: JSON.
+# 23's 200 MB target). With --whole-path, then once the whole job's
+# critical path (walked a block of steps at a time: the job is far over
+# --analysis-memory-mib): its time, segments, and the collector's peak
+# resident memory over it (reset just before). Last line: JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/collector_metrics.sh
 spans=100000000
 dir=/var/tmp/meridian-big
+whole_path=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --spans) spans=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
+    --whole-path) whole_path=1; shift ;;
     *) echo "big_bench: unknown flag $1" >&2; exit 2 ;;
   esac
 done
@@ -88,6 +93,16 @@ for round in 1 2 3; do
   t=$(now); m clocks --job big >"$work/clocks.txt"; clocks_q+=($(( ($(now) - t) / 1000000 )))
 done
 query_hwm=$(higher "$query_hwm" "$(hwm)")
+whole_ms=0 whole_hwm=0 whole_segments=0
+if [ "$whole_path" = 1 ]; then
+  echo 5 >"/proc/$collector_pid/clear_refs"
+  t=$(now)
+  m critical-path --job big --json >"$work/whole.json"
+  whole_ms=$(( ($(now) - t) / 1000000 ))
+  whole_hwm=$(hwm)
+  whole_segments=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert sum(s["dur_ns"] for s in p["segments"]) == p["dur_ns"]; print(len(p["segments"]))' "$work/whole.json")
+  echo "whole-job critical path, in blocks: ${whole_ms} ms, ${whole_segments} segments, $(( $(stat -c %s "$work/whole.json") >> 20 )) MB of JSON; collector peak RSS ${whole_hwm} MB over it"
+fi
 rss=$(awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$collector_pid/status")
 python3 - "$work/steps.json" "$steps" <<'PY'
 import json, sys
@@ -101,4 +116,4 @@ sq=$(median3 "${steps_q[@]}"); gq=$(median3 "${stragglers_q[@]}"); pq=$(median3 
 echo "job big: $job_spans spans, $ranks ranks on $nodes nodes, $steps steps; SQLite file $db_mb MB"
 echo "background refresh: ${refresh_ms} ms from the collector's start (${refresh_cpu_ms} ms refreshing); collector peak RSS ${refresh_hwm} MB until then"
 echo "queries (median of 3): steps ${sq} ms, stragglers ${gq} ms, critical path of step $step ${pq} ms, clocks ${cq} ms; collector RSS ${rss_before} MB before them, peak ${query_hwm} MB over them (${path_hwm} MB over a one-step path), ${rss} MB after"
-echo "{\"bench\": \"big\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"db_mb\": $db_mb, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"refresh_hwm_mb\": $refresh_hwm, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"step_path_ms\": $pq, \"clocks_ms\": $cq, \"rss_before_queries_mb\": $rss_before, \"query_hwm_mb\": $query_hwm, \"path_hwm_mb\": $path_hwm, \"rss_mb\": $rss}"
+echo "{\"bench\": \"big\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"db_mb\": $db_mb, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"refresh_hwm_mb\": $refresh_hwm, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"step_path_ms\": $pq, \"clocks_ms\": $cq, \"rss_before_queries_mb\": $rss_before, \"query_hwm_mb\": $query_hwm, \"path_hwm_mb\": $path_hwm, \"rss_mb\": $rss, \"whole_path_ms\": $whole_ms, \"whole_path_segments\": $whole_segments, \"whole_path_hwm_mb\": $whole_hwm}"

@@ -28,6 +28,10 @@
 #                              collector: its background refresh, then
 #                              whole-job steps and stragglers, one step's
 #                              critical path; the collector's memory)
+#   ./bench/run.sh path [--spans N] [--ranks R] [--layers L] [--budget-mib M]
+#                             (a whole job's critical path loaded whole
+#                              against walked a block of steps at a time:
+#                              time and the collector's memory, alternated)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -61,6 +65,11 @@ case "${1:-}" in
     shift
     ./deploy/dependencies.sh
     exec ./bench/big_bench.sh "$@"
+    ;;
+  path)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/path_bench.sh "$@"
     ;;
   ingest)
     shift

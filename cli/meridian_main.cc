@@ -57,7 +57,8 @@ std::shared_ptr<grpc::Channel> CollectorChannel(const std::string& collector) {
   meridian::ClientSecurity security;
   absl::Status status = meridian::AddSecurityFromEnvironment(&security);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      status.ok() ? meridian::ClientChannel(collector, security)
+      status.ok() ? meridian::ClientChannel(collector, security,
+                                            meridian::kCliMaxReplyBytes)
                   : absl::StatusOr<std::shared_ptr<grpc::Channel>>(status);
   if (!channel.ok()) {
     fprintf(stderr, "meridian: %s\n",

@@ -280,7 +280,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   grpc::ResourceQuota quota("meridian-collector");
   quota.SetMaxThreads(2 * options.ingest.max_streams + 64);
   builder.SetResourceQuota(quota);
-  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Replies up to what the CLI takes: a whole job's critical path lists
+  // every segment (28 MB for a 100M-span job).
+  builder.SetMaxSendMessageSize(kCliMaxReplyBytes);
   builder.RegisterService(collector->ingest_.get());
   builder.RegisterService(collector->clock_.get());
   builder.RegisterService(collector->control_.get());

@@ -44,7 +44,9 @@ struct CollectorOptions {
   std::string listen = "127.0.0.1:7070";  // port 0: pick a free port
   std::string db_path = "meridian.db";
   bool full_sync = true;
-  // Larger messages are refused by gRPC with RESOURCE_EXHAUSTED.
+  // Larger messages received are refused by gRPC with RESOURCE_EXHAUSTED
+  // (replies may be larger: up to common/client_channel.h's
+  // kCliMaxReplyBytes).
   // A parsed batch costs up to some 20 times its size (a message of empty
   // strings), so this with ingest.max_streams bounds the parsing memory.
   int max_message_bytes = 16 << 20;

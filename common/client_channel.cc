@@ -121,7 +121,8 @@ absl::Status AddSecurityFromEnvironment(ClientSecurity* security) {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ClientChannel(
-    const std::string& address, const ClientSecurity& security) {
+    const std::string& address, const ClientSecurity& security,
+    int max_reply_bytes) {
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (security.tls_cert_file.empty() != security.tls_key_file.empty()) {
     return absl::InvalidArgumentError(
@@ -150,8 +151,10 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ClientChannel(
     }
     credentials = grpc::SslCredentials(options);
   }
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(max_reply_bytes);
   if (security.token.empty()) {
-    return grpc::CreateChannel(address, credentials);
+    return grpc::CreateCustomChannel(address, credentials, arguments);
   }
   std::vector<
       std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>>
@@ -159,7 +162,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ClientChannel(
   interceptors.push_back(
       std::make_unique<TokenInterceptorFactory>(security.token));
   return grpc::experimental::CreateCustomChannelWithInterceptors(
-      address, credentials, grpc::ChannelArguments(), std::move(interceptors));
+      address, credentials, arguments, std::move(interceptors));
 }
 
 }  // namespace meridian

@@ -46,8 +46,13 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // A channel to `address` with `security`; INVALID_ARGUMENT if a named file
 // cannot be read or only one of the certificate and its key is given.
+// Replies larger than `max_reply_bytes` fail (gRPC's RESOURCE_EXHAUSTED):
+// the agent keeps gRPC's 4 MiB; the CLI takes up to kCliMaxReplyBytes (a
+// whole job's critical path lists every segment of the path).
+inline constexpr int kCliMaxReplyBytes = 1 << 30;
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ClientChannel(
-    const std::string& address, const ClientSecurity& security);
+    const std::string& address, const ClientSecurity& security,
+    int max_reply_bytes = 4 << 20);
 
 // Reads a whole file (certificates, keys).
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
