@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/saturating.h"
 
 namespace meridian {
 namespace {
@@ -52,7 +53,7 @@ RankFigures FiguresOf(const v1::RankStats& r) {
   for (const v1::OpStats& op : r.ops()) {
     if (op.category() != v1::CATEGORY_MPI) continue;
     f.routines.push_back(&op);
-    f.comm_ns += op.dur_ns();
+    f.comm_ns = SaturatingAdd(f.comm_ns, op.dur_ns());
   }
   // Only an imported summary table's row: its communication time.
   if (r.ops_size() == 0) f.comm_ns = r.comm_ns();

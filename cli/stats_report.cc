@@ -125,8 +125,10 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
       "ranks.\n"
       "Time is time inside the calls: a non-blocking call's completion time "
       "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n"
-      "(Times in seconds, rounded to the µs; average bytes to 0.1; sizes in "
-      "MiB to 0.001. --json gives exact integers.)\n\n",
+      "(Times in seconds, rounded to the µs, user and system time to the "
+      "ms; average bytes to 0.1; size(MB) in MiB (2^20 bytes) to 0.001, in "
+      "the lines naming the largest rank to 0.01. --json gives exact "
+      "integers.)\n\n",
       stats.job(), stats.ranks_size());
   absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", "Operation", "#calls",
                         "avg. bytes", "time(sec)");

@@ -67,6 +67,7 @@ void AppendJsonUint(std::string* out, uint64_t value) {
 }
 
 void AppendFixedPoint(std::string* out, int64_t value, int decimals) {
+  decimals = decimals < 0 ? 0 : decimals > 18 ? 18 : decimals;
   uint64_t scale = 1;
   for (int i = 0; i < decimals; ++i) scale *= 10;
   const uint64_t magnitude =

@@ -45,8 +45,8 @@ void AppendJsonNumber(std::string* out, T value) {
 // Appends `s` as a quoted JSON string.
 void AppendJsonString(std::string* out, absl::string_view s);
 
-// Appends value / 10^decimals exactly, with `decimals` (0..18) fraction
-// digits: AppendFixedPoint(out, -1500, 3) appends "-1.500". What texts use
+// Appends value / 10^decimals exactly, with `decimals` fraction digits
+// (taken as 0..18): AppendFixedPoint(out, -1500, 3) appends "-1.500". What texts use
 // to show ns as µs or s without rounding.
 void AppendFixedPoint(std::string* out, int64_t value, int decimals);
 

@@ -245,6 +245,8 @@ for st in steps:
     if (st["start_ns"], st["dur_ns"]) != (first, last - first):
         fail("steps --json step %d: start %r dur %r, recorded %d, %d" % (
             st["step"], st["start_ns"], st["dur_ns"], first, last - first))
+    if len(st["ranks"]) != 2:
+        fail("steps --json step %d: %d ranks" % (st["step"], len(st["ranks"])))
     for r in st["ranks"]:
         ours = [s for s in mine if s["rank"] == r["rank"]]
         first = min(s["start_ns"] for s in ours)
@@ -269,8 +271,10 @@ for n in range(4):
             n, cp["start_ns"], cp["dur_ns"], first, last - first))
     if sum(s["dur_ns"] for s in cp["segments"]) != cp["dur_ns"]:
         fail("critical-path --step %d: segments do not sum to the step" % n)
-    if not isinstance(cp["explained"], decimal.Decimal):
-        fail("critical-path --step %d: explained %r is not a float" % (n, cp["explained"]))
+    explained = float(cp["dur_ns"] - cp["untraced_ns"]) / float(cp["dur_ns"])
+    if real_value(cp["explained"], "critical-path explained") != bits_of_text(repr(explained)):
+        fail("critical-path --step %d: explained %s, (dur - untraced) / dur is %r" % (
+            n, cp["explained"], explained))
     count("critical-path")
 
 # 8. matrix --json: rank 0 sent every MPI_Send's bytes to rank 1.
@@ -308,7 +312,14 @@ for name in ("stragglers", "clocks", "replay"):
     walk(doc, name)
     count(name)
 replay = load(os.path.join(out, "replay.json"))
-if not isinstance(replay["saving_share"], decimal.Decimal):
-    fail("replay --json: saving_share %r is not a float" % replay["saving_share"])
+share = float(replay["saving_ns"]) / float(replay["measured_ns"])
+if real_value(replay["saving_share"], "replay saving_share") != bits_of_text(repr(share)):
+    fail("replay --json: saving_share %s, saving / measured is %r" % (
+        replay["saving_share"], share))
 
+for what in ("chrome: args", "chrome: counter values", "kineto rank 1: args",
+             "perfetto: doubles", "perfetto: ints", "stats", "steps",
+             "critical-path", "matrix", "compare"):
+    if checked.get(what, 0) == 0:
+        fail("nothing checked in " + what)
 print("exact: " + ", ".join("%s %d" % kv for kv in sorted(checked.items())))

@@ -94,7 +94,7 @@ void StatsBuilder::Add(const StoredSpan& span) {
   const int bucket = options_.mpitrace_bins ? MpitraceSizeBucketOf(span.bytes)
                                             : SizeBucketOf(span.bytes);
   ++rank.calls;
-  rank.comm_ns += in_call_ns;
+  rank.comm_ns = SaturatingAdd(rank.comm_ns, in_call_ns);
   op_sums_.Add(span.op_id, bucket, span.bytes, in_call_ns);
   if (options_.per_rank) {
     rank.ops.Add(span.op_id, bucket, span.bytes, in_call_ns);
@@ -174,7 +174,8 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
     }
     RankSums& rank = ranks_[rank_of_process_[op.process_id]];
     rank.calls += op.calls;
-    selected_ns[op.process_id] += op.dur_ns;
+    selected_ns[op.process_id] =
+        SaturatingAdd(selected_ns[op.process_id], op.dur_ns);
     auto add_to = [&op](OpSums& sums) {
       sums.ops[op.op_id].Add(op.bytes, op.dur_ns, op.calls);
       for (const StoredOpTotals::Size& size : op.sizes) {

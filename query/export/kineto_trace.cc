@@ -1,6 +1,7 @@
 #include "query/export/kineto_trace.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -339,10 +340,14 @@ void KinetoTraceWriter::AppendNcclArgs(Args* args, const OpInfo& op,
   }
   const int64_t group = std::max<int64_t>(span.comm_size, 1);
   if (elements >= 0) {
-    // NCCL counts an AllGather's input and a ReduceScatter's output.
-    const int64_t in =
-        collective == "reduce_scatter" ? elements * group : elements;
-    const int64_t out = collective == "allgather" ? elements * group : elements;
+    // NCCL counts an AllGather's input and a ReduceScatter's output (at
+    // most int64's largest: a span may record any byte count).
+    int64_t times_group;
+    if (__builtin_mul_overflow(elements, group, &times_group)) {
+      times_group = std::numeric_limits<int64_t>::max();
+    }
+    const int64_t in = collective == "reduce_scatter" ? times_group : elements;
+    const int64_t out = collective == "allgather" ? times_group : elements;
     args->Number("In msg nelems", in);
     args->Number("Out msg nelems", out);
   }
