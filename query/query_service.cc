@@ -526,18 +526,39 @@ grpc::Status QueryService::ExportTrace(
   std::optional<JobClocks> own_clocks;
   const JobClocks* clocks = nullptr;
   std::optional<v1::CriticalPathReply> path;
-  if (!request->raw_clock() && request->critical_path()) {
-    auto loaded = LoadAnalysis(analysis_budget_, std::move(*opened));
+  // The critical path of the one step asked for, else of the whole job.
+  const v1::SpanFilter& f = request->filter();
+  std::optional<int64_t> step;
+  if (f.has_first_step() && f.has_last_step() &&
+      f.first_step() == f.last_step()) {
+    step = f.first_step();
+  }
+  const bool whole_fits =
+      CheckBudget(opened->catalog.job, analysis_budget_, kAnalysisBytesPerSpan)
+          .ok();
+  if (!request->raw_clock() && request->critical_path() && !whole_fits &&
+      !step) {
+    // Too large to load whole: the path walked a block of steps at a time
+    // (NOT_FOUND: the job has no steps; then the refusal stands), the
+    // spans streamed as without the path.
+    auto streamed = StreamedPathOf(*opened, analysis_budget_, save_clocks_);
+    if (absl::IsNotFound(streamed.status())) {
+      return ToGrpc(CheckBudget(opened->catalog.job, analysis_budget_,
+                                kAnalysisBytesPerSpan));
+    }
+    if (!streamed.ok()) return ToGrpc(streamed.status());
+    path = std::move(*streamed);
+    auto loaded = WholeJobClocks(*opened, false, save_clocks_);
+    if (!loaded.ok()) return ToGrpc(loaded.status());
+    own_clocks.emplace(std::move(*loaded));
+    clocks = &*own_clocks;
+  } else if (!request->raw_clock() && request->critical_path()) {
+    // The job loaded whole, or only the step if the whole is too large.
+    auto loaded = LoadAnalysis(analysis_budget_, std::move(*opened),
+                               whole_fits ? std::nullopt : step);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     analysis = std::move(*loaded);
     clocks = &*analysis->clocks;
-    // The critical path of the one step asked for, else of the whole job.
-    const v1::SpanFilter& f = request->filter();
-    std::optional<int64_t> step;
-    if (f.has_first_step() && f.has_last_step() &&
-        f.first_step() == f.last_step()) {
-      step = f.first_step();
-    }
     auto found = PathOf(*analysis, step);
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);

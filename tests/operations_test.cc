@@ -211,6 +211,35 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   EXPECT_EQ(sum, reply.dur_ns());
   EXPECT_GT(reply.segments_size(), 1000);  // every step's forward at least
   EXPECT_EQ(reply.chunks_read(), reply.chunks());
+  // The export with the critical path: the spans streamed, the path in
+  // blocks; without steps, refused as the path is.
+  auto export_with_path = [&](const std::string& job, std::string* trace) {
+    grpc::ClientContext context;
+    v1::ExportRequest request;
+    request.mutable_filter()->set_job(job);
+    request.set_critical_path(true);
+    auto reader = query->ExportTrace(&context, request);
+    v1::TraceChunk chunk;
+    while (reader->Read(&chunk)) trace->append(chunk.data());
+    return reader->Finish();
+  };
+  std::string trace;
+  status = export_with_path("big", &trace);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  size_t path_events = 0;
+  for (size_t at = trace.find("\"cat\":\"critical_path\"");
+       at != std::string::npos;
+       at = trace.find("\"cat\":\"critical_path\"", at + 1)) {
+    ++path_events;
+  }
+  EXPECT_EQ(path_events, static_cast<size_t>(reply.segments_size()));
+  std::string flat_trace;
+  status = export_with_path("flat", &flat_trace);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "job flat has 6000 spans: analysing it whole would take about 1 "
+            "MiB, over this collector's --analysis-memory-mib 1; analyse one "
+            "step (--step N) or raise the limit");
   grpc::ClientContext step_context;
   v1::CriticalPathRequest one = whole;
   one.set_step(5);
