@@ -219,7 +219,8 @@ absl::StatusOr<StepSummaries::Made> UpdateSummaries(
 // with a message naming the limit, if one step is over `budget`.
 absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
     const JobQuery& query, uint64_t budget,
-    const QueryService::SaveClocks& save) {
+    const QueryService::SaveClocks& save,
+    std::optional<JobClocks>* clocks_out = nullptr) {
   const JobInfo& job = query.catalog.job;
   auto range = query.store->StepRange(job.id);
   if (!range.ok()) return range.status();
@@ -228,11 +229,12 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
   }
   const int64_t per_step = std::max<int64_t>(
       1, job.spans / ((*range)->second - (*range)->first + 1));
-  if (static_cast<uint64_t>(per_step) * kAnalysisBytesPerSpan > budget) {
+  // A block holds a step and the one before it, at least.
+  if (static_cast<uint64_t>(2 * per_step) * kAnalysisBytesPerSpan > budget) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "job ", job.name, "'s steps have about ", per_step,
-        " spans each: walking its path a step at a time would take about ",
-        static_cast<uint64_t>(per_step) * kAnalysisBytesPerSpan >> 20,
+        " spans each: walking its path two steps at a time would take about ",
+        static_cast<uint64_t>(2 * per_step) * kAnalysisBytesPerSpan >> 20,
         " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
         "; analyse one step (--step N) or raise the limit"));
   }
@@ -249,13 +251,17 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
   if (!path.ok()) return path.status();
   path->set_chunks_read(static_cast<int64_t>(read.chunk_ids.size()));
   path->set_chunks(job.chunks);
+  if (clocks_out != nullptr) clocks_out->emplace(std::move(*clocks));
   return path;
 }
 
+// `solution`, if given, is the job's clock solution to place by instead of
+// the stored one (one just brought up to date, not yet stored).
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, JobQuery query, std::optional<int64_t> step = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan,
-    const QueryService::SaveClocks& save = nullptr) {
+    const QueryService::SaveClocks& save = nullptr,
+    const std::optional<StoredJobResult>* solution = nullptr) {
   if (!step) {
     absl::Status within =
         CheckBudget(query.catalog.job, budget, bytes_per_span);
@@ -266,7 +272,7 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
   Store& store = *analysis->query.store;
   const JobCatalog& catalog = analysis->query.catalog;
   const std::optional<StoredJobResult> stored =
-      StoredClocks(store, catalog.job);
+      solution != nullptr ? *solution : StoredClocks(store, catalog.job);
   absl::StatusOr<JobSpans> spans =
       step
           ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
@@ -541,21 +547,30 @@ grpc::Status QueryService::ExportTrace(
     // Too large to load whole: the path walked a block of steps at a time
     // (NOT_FOUND: the job has no steps; then the refusal stands), the
     // spans streamed as without the path.
-    auto streamed = StreamedPathOf(*opened, analysis_budget_, save_clocks_);
+    auto streamed =
+        StreamedPathOf(*opened, analysis_budget_, save_clocks_, &own_clocks);
     if (absl::IsNotFound(streamed.status())) {
       return ToGrpc(CheckBudget(opened->catalog.job, analysis_budget_,
                                 kAnalysisBytesPerSpan));
     }
     if (!streamed.ok()) return ToGrpc(streamed.status());
     path = std::move(*streamed);
-    auto loaded = WholeJobClocks(*opened, false, save_clocks_);
-    if (!loaded.ok()) return ToGrpc(loaded.status());
-    own_clocks.emplace(std::move(*loaded));
     clocks = &*own_clocks;
   } else if (!request->raw_clock() && request->critical_path()) {
-    // The job loaded whole, or only the step if the whole is too large.
-    auto loaded = LoadAnalysis(analysis_budget_, std::move(*opened),
-                               whole_fits ? std::nullopt : step);
+    // The job loaded whole, or only the step if the whole is too large,
+    // placed by the whole job's clocks (brought up to date first, as the
+    // export without the path is).
+    std::optional<StoredJobResult> solution;
+    if (!whole_fits) {
+      auto job_clocks = WholeJobClocks(*opened, false, save_clocks_);
+      if (!job_clocks.ok()) return ToGrpc(job_clocks.status());
+      solution = job_clocks->new_solution()
+                     ? job_clocks->new_solution()
+                     : StoredClocks(*opened->store, opened->catalog.job);
+    }
+    auto loaded = LoadAnalysis(
+        analysis_budget_, std::move(*opened), whole_fits ? std::nullopt : step,
+        kAnalysisBytesPerSpan, nullptr, whole_fits ? nullptr : &solution);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     analysis = std::move(*loaded);
     clocks = &*analysis->clocks;

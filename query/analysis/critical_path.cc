@@ -112,18 +112,22 @@ int32_t LastTrack(const JobSpans& spans, const TimeWindow& window) {
 // piece the walk jumps to the start its end waited for (or the GPU work a
 // synchronisation waited for), and at a GPU span's start after an idle
 // stream, to the call that launched it.
-// With `cut` false (a block of a walk that goes on in an earlier block),
-// pieces are not cut at the window's start: the walk stops at the first
-// point at or before it, and the earlier block goes on from there.
+// Pieces are cut at `floor` (<= the window's start): the window's start
+// for a whole path, else where the block's spans stop being all there
+// (PathWalk::Back). The walk stops at the first point at or before the
+// window's start, and never goes below `floor` (a move or a jump to an
+// earlier time stops at `floor` on the current track instead): the
+// earlier block goes on from there, and finds the same piece, jump or
+// launch again with what it holds.
 class Walker {
  public:
   Walker(const DependencyGraph& graph, const TimeWindow& window, int32_t track,
-         int64_t t, bool cut, PathWalk::Builder& path)
+         int64_t t, int64_t floor, PathWalk::Builder& path)
       : graph_(graph),
         all_(graph.spans().spans()),
         path_(path),
         ws_(window.start),
-        floor_(cut ? window.start : std::numeric_limits<int64_t>::min()),
+        floor_(std::min(floor, window.start)),
         t_(t),
         track_(track) {}
 
@@ -144,29 +148,36 @@ class Walker {
   bool Step() {
     const Piece* p = graph_.PieceBefore(track_, t_);
     if (p == nullptr) {
-      path_.Add(track_, ws_, t_, v1::TIME_CLASS_UNTRACED, nullptr);
+      path_.Add(track_, floor_, t_, v1::TIME_CLASS_UNTRACED, nullptr);
+      t_ = floor_;
       return false;
     }
     if (p->t1 < t_) {
       path_.Add(track_, std::max(p->t1, floor_), t_, v1::TIME_CLASS_UNTRACED,
                 nullptr);
-      t_ = p->t1;
+      t_ = std::max(p->t1, floor_);
       return true;
     }
     if (p->span < 0) {
       path_.Add(track_, std::max(p->t0, floor_), t_, v1::TIME_CLASS_UNTRACED,
                 nullptr);
-      t_ = p->t0;
+      t_ = std::max(p->t0, floor_);
       return true;
     }
     const JobSpan& x = all_[p->span];
     if (p->t1 == x.end && FollowEnd(*p, x)) return true;
     path_.Add(track_, std::max(p->t0, floor_), t_, ClassOf(x), &x,
               PeerOf(graph_, p->span, -1));
-    t_ = p->t0;
+    t_ = std::max(p->t0, floor_);
     FollowLaunch(p->span, x);
     return true;
   }
+
+  // Whether a jump from this track's piece to `to` may be taken: not below
+  // the floor, where the piece (its span's children, unread) may not be
+  // the one a whole load has; the walk then stops at the floor on this
+  // track, and the earlier block takes the jump or not.
+  bool JumpsTo(int64_t to) const { return to >= floor_; }
 
   // At span x's last piece p: if what its end waited for started (or
   // finished, for a synchronisation) inside p, the path goes there.
@@ -176,6 +187,10 @@ class Walker {
       const int64_t arrival = all_[b].start;
       path_.Add(track_, std::max(arrival, floor_), t_, ClassOf(x), &x,
                 PeerOf(graph_, p.span, b));
+      if (!JumpsTo(arrival)) {
+        t_ = floor_;
+        return true;
+      }
       track_ = all_[b].track;
       t_ = arrival;
       return true;
@@ -187,6 +202,10 @@ class Walker {
     }
     const int64_t done = all_[gpu[0]].end;
     path_.Add(track_, std::max(done, floor_), t_, v1::TIME_CLASS_WAITING, &x);
+    if (!JumpsTo(done)) {
+      t_ = floor_;
+      return true;
+    }
     track_ = all_[gpu[0]].track;
     t_ = done;
     return true;
@@ -196,7 +215,7 @@ class Walker {
   // idle time.
   void FollowLaunch(int32_t span, const JobSpan& x) {
     const int32_t launch = graph_.launch(span);
-    if (t_ != x.start || launch < 0 || t_ <= ws_) return;
+    if (t_ != x.start || launch < 0 || t_ <= floor_) return;
     const Piece* before = graph_.PieceBefore(track_, t_);
     const JobSpan& call = all_[launch];
     if ((before != nullptr && before->span >= 0 && before->t1 >= t_) ||
@@ -204,8 +223,11 @@ class Walker {
       return;
     }
     const int64_t from = std::min(call.end, t_);
-    path_.Add(track_, std::max(from, floor_), t_, v1::TIME_CLASS_WAITING,
-              nullptr, -1, absl::StrCat("launch of ", graph_.spans().name(x)));
+    // The wait is the GPU track's, whatever the block holds below the
+    // floor; the CPU track is taken up from `from`, by an earlier block if
+    // that is below the floor.
+    path_.Add(track_, from, t_, v1::TIME_CLASS_WAITING, nullptr, -1,
+              absl::StrCat("launch of ", graph_.spans().name(x)));
     track_ = call.track;
     t_ = from;
   }
@@ -288,7 +310,7 @@ PathWalk::PathWalk() : builder_(std::make_unique<Builder>()) {}
 PathWalk::~PathWalk() = default;
 
 void PathWalk::Back(const DependencyGraph& graph, const TimeWindow& window,
-                    bool last) {
+                    bool last, int64_t complete_from) {
   const JobSpans& spans = graph.spans();
   builder_->spans = &spans;
   int32_t track = -1;
@@ -305,39 +327,18 @@ void PathWalk::Back(const DependencyGraph& graph, const TimeWindow& window,
       if (spans.tracks()[i].id == at_->track_id)
         track = static_cast<int32_t>(i);
     }
-    if (track < 0) {  // no span of the track in this block: untraced
-      if (t > window.start) {
-        v1::PathSegment* later =
-            builder_->backwards.empty() ? nullptr : &builder_->backwards.back();
-        if (later != nullptr &&
-            later->time_class() == v1::TIME_CLASS_UNTRACED &&
-            later->start_ns() == t && builder_->last.track == at_->track_id &&
-            !builder_->last.traced) {
-          later->set_dur_ns(later->dur_ns() + (t - window.start));
-          later->set_start_ns(window.start);
-        } else {
-          v1::PathSegment segment = at_->like;
-          segment.set_time_class(v1::TIME_CLASS_UNTRACED);
-          segment.set_category(v1::CATEGORY_UNSPECIFIED);
-          segment.set_name("");
-          segment.clear_peer();
-          segment.set_start_ns(window.start);
-          segment.set_dur_ns(t - window.start);
-          builder_->backwards.push_back(std::move(segment));
-          builder_->last = Builder::Of{at_->track_id, false};
-        }
-        at_->t = window.start;
-      }
-      if (last) done_ = true;
+    // Every block's JobSpans has every track of the catalog (its spans or
+    // none), so the track is there.
+    if (track < 0) {
+      done_ = true;
       return;
     }
   }
   const auto [at_track, at_t] =
-      Walker(graph, window, track, t, last, *builder_).Run();
-  v1::PathSegment like;
-  like.set_rank(spans.tracks()[at_track].rank);
-  like.set_track(spans.tracks()[at_track].name);
-  at_ = At{spans.tracks()[at_track].id, at_t, std::move(like)};
+      Walker(graph, window, track, t, last ? window.start : complete_from,
+             *builder_)
+          .Run();
+  at_ = At{spans.tracks()[at_track].id, at_t};
   if (last) done_ = true;
 }
 

@@ -31,6 +31,7 @@
 #define MERIDIAN_QUERY_CRITICAL_PATH_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -70,10 +71,13 @@ class PathWalk {
   // the latest-ending span's track, later calls from where the walk
   // stopped. `last`: window.start is the path's start (pieces are cut
   // there). Otherwise the walk stops at the first point at or before
-  // window.start without cutting the piece that crosses it, and the next
-  // block goes on from that point: its graph must hold every span that
-  // overlaps [its window.start, that point], with what they wait for.
-  void Back(const DependencyGraph& graph, const TimeWindow& window, bool last);
+  // window.start, and never below `complete_from`: the time from which
+  // `graph` holds every span (and what each waits for), below which a
+  // span's pieces may lack children it did not read. The next block goes
+  // on from where it stopped: its graph must hold every span overlapping
+  // [its complete_from, that point].
+  void Back(const DependencyGraph& graph, const TimeWindow& window, bool last,
+            int64_t complete_from = std::numeric_limits<int64_t>::min());
   // Whether the walk has reached its start (a last block, or an empty job).
   bool done() const { return done_; }
   // The reply over `window`, the whole walk's: everything but job, step and
@@ -84,12 +88,10 @@ class PathWalk {
 
  private:
   std::unique_ptr<Builder> builder_;
-  // Where the walk stands: a track's store id, the time, and the track's
-  // rank and name (for untraced time on a track a block has no span of).
+  // Where the walk stands: a track's store id and the time.
   struct At {
     int64_t track_id;
     int64_t t;
-    v1::PathSegment like;
   };
   std::optional<At> at_;
   bool done_ = false;

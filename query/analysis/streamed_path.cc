@@ -25,12 +25,14 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
   const auto [first_step, last_step] = **range;
   const int64_t per_step =
       std::max<int64_t>(1, catalog.job.spans / (last_step - first_step + 1));
-  const int64_t block = std::max<int64_t>(1, block_spans / per_step);
+  // A block loads its steps and the one before: about block_spans.
+  const int64_t block = std::max<int64_t>(1, block_spans / per_step - 1);
   constexpr int64_t kBefore = std::numeric_limits<int64_t>::min() / 4;
   constexpr int64_t kAfter = std::numeric_limits<int64_t>::max() / 4;
 
   PathWalk walk;
   TimeWindow job{0, 0};
+  bool whole = false;    // the first block was walked
   int64_t cut = kAfter;  // where the later block's time begins
   for (int64_t hi = last_step; hi >= first_step && !walk.done();) {
     const int64_t lo = std::max(first_step, hi - block + 1);
@@ -53,18 +55,35 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
     TimeWindow window = JobWindow(*spans);
     if (hi == last_step) job.end = window.end;
     if (cut == kAfter) cut = window.end;
+    // Every span from the first start of the steps read on is there (the
+    // read's window); earlier, only those of these steps.
+    int64_t complete_from = kAfter;
+    int64_t own_start = kAfter;  // the first start of steps lo..hi
+    for (const JobSpan& span : spans->spans()) {
+      if (!span.has_step || span.step < lo - 1 || span.step > hi) continue;
+      complete_from = std::min(complete_from, span.start);
+      if (span.step >= lo) own_start = std::min(own_start, span.start);
+    }
     if (first_block) {
       job.start = window.start;
     } else {
-      // The later blocks' time begins at step lo's first start.
-      auto lo_window = StepWindow(*spans, lo);
-      if (lo_window) window.start = lo_window->start;
+      // The later blocks' time begins at the first start of steps lo..hi
+      // (step lo's, but for a gap); a block whose own steps have no span
+      // walks nothing (the earlier one, read up to the cut, does).
+      window.start = std::min(own_start, cut);
     }
     window.end = cut;
     const DependencyGraph graph(*spans);
-    walk.Back(graph, window, first_block);
+    walk.Back(graph, window, first_block, complete_from);
+    whole = first_block;
     cut = window.start;
     hi = lo - 1;
+  }
+  if (!whole) {  // the latest steps hold no span the path can end at
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", catalog.job.name,
+        ": no span of its last steps ends the path (only asynchronous "
+        "calls); analyse one step (--step N)"));
   }
   v1::CriticalPathReply reply = std::move(walk).Finish(job);
   reply.set_job(catalog.job.name);

@@ -1,5 +1,8 @@
 #include "query/analysis/streamed_path.h"
 
+#include <algorithm>
+#include <functional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "testing/synthetic_job.h"
 #include "testing/synthetic_store.h"
 #include "testing/test_store.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {
@@ -37,21 +41,128 @@ std::vector<std::pair<int, int64_t>> RanksOf(
   return out;
 }
 
+constexpr int64_t kUs = 1000;
+constexpr int64_t kMs = 1000 * kUs;
+
+// What block edges meet in a real job, on 4 ranks on 2 nodes, steps 0..8
+// but 5 (a gap):
+//  - each rank's main thread holds one untagged "train" span over the whole
+//    job, which every step's spans are children of (a block reads only some
+//    of its children);
+//  - each step: "forward" (tagged), a kernel launch (cudaLaunchKernel,
+//    tagged) whose kernel (untagged, on the rank's GPU stream) runs on past
+//    the next step's start, an MPI_Send from rank 0 to rank 1 (tagged)
+//    received late, an MPI_Allreduce the ranks enter at different times,
+//    and a cudaDeviceSynchronize waiting for the kernel;
+//  - rank 2 has a "loader" thread with one span, mid-job (a track with
+//    nothing in most blocks).
+std::vector<v1::Batch> EdgesJob() {
+  std::vector<v1::Batch> batches;
+  const int64_t t0 = 1700000000000000000;
+  uint64_t correlation = 1;
+  for (int node = 0; node < 2; ++node) {
+    BatchBuilder builder("edges-" + std::to_string(node));
+    for (int local = 0; local < 2; ++local) {
+      const int rank = 2 * node + local;
+      const int process =
+          builder.DeclareProcess({"edges", "node-" + std::to_string(node), rank,
+                                  local, 100 + rank, 4});
+      const int main =
+          builder.DeclareTrack(process, v1::TRACK_KIND_THREAD, 1, "main");
+      const int gpu = builder.DeclareTrack(process, v1::TRACK_KIND_GPU_STREAM,
+                                           7, "stream 7");
+      const int64_t step_ns = 20 * kMs;
+      builder.AddSpan(main, v1::CATEGORY_USER, "train", t0 - kMs,
+                      10 * step_ns + kMs);
+      if (rank == 2) {
+        const int loader =
+            builder.DeclareTrack(process, v1::TRACK_KIND_THREAD, 2, "loader");
+        builder.AddSpan(loader, v1::CATEGORY_USER, "load", t0 + 3 * step_ns,
+                        7 * kMs);
+      }
+      for (int64_t step = 0; step < 9; ++step) {
+        if (step == 5) continue;
+        // Rank r starts its steps r ms late: rank 3's kernel and sync run
+        // past rank 0's start of the next step (where a block begins).
+        const int64_t t = t0 + step * step_ns + rank * kMs;
+        const int64_t forward = (4 + (step + rank) % 3) * kMs;
+        builder.AddSpan(main, v1::CATEGORY_USER, "forward", t, forward)
+            ->set_step(step);
+        v1::Span* launch =
+            builder.AddSpan(main, v1::CATEGORY_CUDA_RUNTIME, "cudaLaunchKernel",
+                            t + forward, 20 * kUs);
+        launch->set_step(step);
+        launch->set_correlation(correlation);
+        // The kernel starts late (the stream was busy); rank 0's is short,
+        // so that its synchronisation does not wait and its path goes
+        // through the Allreduce to the last rank into it.
+        const int64_t kernel_ns = rank == 0 ? kMs : (8 + rank) * kMs;
+        const int64_t kernel_end = t + forward + 2 * kMs + kernel_ns;
+        v1::Span* kernel =
+            builder.AddSpan(gpu, v1::CATEGORY_CUDA_KERNEL, "gemm",
+                            t + forward + 2 * kMs, kernel_ns);
+        kernel->set_correlation(correlation++);
+        int64_t at = t + forward + 100 * kUs;
+        if (rank <= 1) {
+          v1::Span* p2p = builder.AddSpan(
+              main, v1::CATEGORY_MPI, rank == 0 ? "MPI_Send" : "MPI_Recv", at,
+              rank == 0 ? 50 * kUs : 1500 * kUs);
+          p2p->set_step(step);
+          p2p->set_peer(1 - rank);
+          p2p->set_tag(3);
+          p2p->set_comm(1);
+          p2p->set_comm_size(4);
+          at += 2 * kMs;
+        }
+        v1::Span* allreduce = builder.AddSpan(main, v1::CATEGORY_MPI,
+                                              "MPI_Allreduce", at, 3 * kMs);
+        allreduce->set_step(step);
+        allreduce->set_comm(1);
+        allreduce->set_comm_size(4);
+        allreduce->set_seq(static_cast<uint64_t>(step));
+        // Waits for the kernel (ends just after it) if it still runs.
+        const int64_t sync_start = at + 3 * kMs + 200 * kUs;
+        const int64_t sync_end =
+            std::max(kernel_end + 50 * kUs, sync_start + 300 * kUs);
+        builder
+            .AddSpan(main, v1::CATEGORY_CUDA_SYNC, "cudaDeviceSynchronize",
+                     sync_start, sync_end - sync_start)
+            ->set_step(step);
+      }
+    }
+    batches.push_back(builder.Take());
+  }
+  return batches;
+}
+
 // A job written, its clocks solved and stored as the collector does, then
 // opened again for reading.
 class StreamedPathTest : public ::testing::Test {
  protected:
   void Write(const SyntheticJob& job) {
+    WriteWith(job.job, [&job](Store& store) {
+      ASSERT_TRUE(WriteSyntheticJob(job, store).ok());
+    });
+  }
+  void Write(const std::string& name, const std::vector<v1::Batch>& batches) {
+    WriteWith(name, [&batches](Store& store) {
+      std::vector<const v1::Batch*> all;
+      for (const v1::Batch& b : batches) all.push_back(&b);
+      ASSERT_TRUE(store.Write(all).ok());
+    });
+  }
+  void WriteWith(const std::string& name,
+                 const std::function<void(Store&)>& write) {
     auto location =
-        NewStoreLocation(StoreKindFromEnvironment(), "streamed_" + job.job);
+        NewStoreLocation(StoreKindFromEnvironment(), "streamed_" + name);
     ASSERT_TRUE(location.ok()) << location.status();
     StoreOptions options;
     options.full_sync = false;
     {
       auto writer = Store::Open(*location, options);
       ASSERT_TRUE(writer.ok()) << writer.status();
-      ASSERT_TRUE(WriteSyntheticJob(job, **writer).ok());
-      auto catalog = (*writer)->LoadCatalog(job.job);
+      write(**writer);
+      auto catalog = (*writer)->LoadCatalog(name);
       ASSERT_TRUE(catalog.ok()) << catalog.status();
       auto clocks = JobClocks::Load(**writer, *catalog);
       ASSERT_TRUE(clocks.ok()) << clocks.status();
@@ -66,7 +177,7 @@ class StreamedPathTest : public ::testing::Test {
     ASSERT_TRUE(reader.ok()) << reader.status();
     store_ = std::move(*reader);
     ASSERT_TRUE(store_->BeginSnapshot().ok());
-    auto catalog = store_->LoadCatalog(job.job);
+    auto catalog = store_->LoadCatalog(name);
     ASSERT_TRUE(catalog.ok()) << catalog.status();
     catalog_ = std::move(*catalog);
     auto stored = store_->LoadClockSolution(catalog_.job.id);
@@ -112,7 +223,7 @@ TEST_F(StreamedPathTest, WalkedAStepBlockAtATimeIsTheWholeJobsPath) {
     SCOPED_TRACE(steps_a_block);
     ScanStats read;
     auto streamed = StreamedCriticalPath(*store_, catalog_, stored_,
-                                         steps_a_block * per_step, &read);
+                                         (steps_a_block + 1) * per_step, &read);
     ASSERT_TRUE(streamed.ok()) << streamed.status();
     EXPECT_EQ(streamed->job(), "blocks");
     EXPECT_EQ(streamed->start_ns(), whole.start_ns());
@@ -123,6 +234,40 @@ TEST_F(StreamedPathTest, WalkedAStepBlockAtATimeIsTheWholeJobsPath) {
     EXPECT_EQ(streamed->waiting_ns(), whole.waiting_ns());
     EXPECT_EQ(streamed->untraced_ns(), whole.untraced_ns());
     EXPECT_EQ(streamed->explained(), whole.explained());
+    EXPECT_EQ(RanksOf(*streamed), RanksOf(whole));
+  }
+}
+
+TEST_F(StreamedPathTest, BlockEdgesInsideSpansKernelsAndAGapJoinAsOnePath) {
+  Write("edges", EdgesJob());
+  const v1::CriticalPathReply whole = Whole();
+  ASSERT_GT(whole.segments_size(), 8 * 3);
+  // The path uses what the job was made to have at the edges.
+  std::set<std::string> names;
+  std::set<v1::TimeClass> classes;
+  for (const v1::PathSegment& s : whole.segments()) {
+    names.insert(s.name());
+    classes.insert(s.time_class());
+  }
+  for (const char* name :
+       {"forward", "gemm", "train", "MPI_Allreduce", "cudaDeviceSynchronize"}) {
+    EXPECT_TRUE(names.count(name)) << name;
+  }
+  EXPECT_TRUE(classes.count(v1::TIME_CLASS_WAITING));
+  EXPECT_TRUE(classes.count(v1::TIME_CLASS_COMMUNICATION));
+  const int64_t per_step = catalog_.job.spans / 9;
+  for (int64_t steps_a_block : {1, 2, 3, 4, 9}) {
+    SCOPED_TRACE(steps_a_block);
+    auto streamed = StreamedCriticalPath(*store_, catalog_, stored_,
+                                         (steps_a_block + 1) * per_step);
+    ASSERT_TRUE(streamed.ok()) << streamed.status();
+    EXPECT_EQ(streamed->start_ns(), whole.start_ns());
+    EXPECT_EQ(streamed->dur_ns(), whole.dur_ns());
+    EXPECT_EQ(SegmentsOf(*streamed), SegmentsOf(whole));
+    EXPECT_EQ(streamed->compute_ns(), whole.compute_ns());
+    EXPECT_EQ(streamed->communication_ns(), whole.communication_ns());
+    EXPECT_EQ(streamed->waiting_ns(), whole.waiting_ns());
+    EXPECT_EQ(streamed->untraced_ns(), whole.untraced_ns());
     EXPECT_EQ(RanksOf(*streamed), RanksOf(whole));
   }
 }
