@@ -200,6 +200,30 @@ class StreamedPathTest : public ::testing::Test {
     return path;
   }
 
+  // The path walked in blocks of each of `steps_a_block` steps (a block
+  // reads its steps and the one before) is `whole`, segment for segment.
+  void ExpectTheWholePathInBlocksOf(std::vector<int64_t> steps_a_block,
+                                    int64_t steps,
+                                    const v1::CriticalPathReply& whole) {
+    const int64_t per_step = catalog_.job.spans / steps;
+    for (int64_t block : steps_a_block) {
+      SCOPED_TRACE(block);
+      auto streamed = StreamedCriticalPath(*store_, catalog_, stored_,
+                                           (block + 1) * per_step);
+      ASSERT_TRUE(streamed.ok()) << streamed.status();
+      EXPECT_EQ(streamed->job(), catalog_.job.name);
+      EXPECT_EQ(streamed->start_ns(), whole.start_ns());
+      EXPECT_EQ(streamed->dur_ns(), whole.dur_ns());
+      EXPECT_EQ(SegmentsOf(*streamed), SegmentsOf(whole));
+      EXPECT_EQ(streamed->compute_ns(), whole.compute_ns());
+      EXPECT_EQ(streamed->communication_ns(), whole.communication_ns());
+      EXPECT_EQ(streamed->waiting_ns(), whole.waiting_ns());
+      EXPECT_EQ(streamed->untraced_ns(), whole.untraced_ns());
+      EXPECT_EQ(streamed->explained(), whole.explained());
+      EXPECT_EQ(RanksOf(*streamed), RanksOf(whole));
+    }
+  }
+
   std::unique_ptr<Store> store_;
   JobCatalog catalog_;
   std::optional<StoredJobResult> stored_;
@@ -217,25 +241,8 @@ TEST_F(StreamedPathTest, WalkedAStepBlockAtATimeIsTheWholeJobsPath) {
   Write(job);
   const v1::CriticalPathReply whole = Whole();
   ASSERT_GT(whole.segments_size(), 9 * 2);  // crosses ranks, every step
-  const int64_t per_step = catalog_.job.spans / job.steps;
   // One step a block, two, four (blocks unequal: 9 steps), all at once.
-  for (int64_t steps_a_block : {1, 2, 4, 9}) {
-    SCOPED_TRACE(steps_a_block);
-    ScanStats read;
-    auto streamed = StreamedCriticalPath(*store_, catalog_, stored_,
-                                         (steps_a_block + 1) * per_step, &read);
-    ASSERT_TRUE(streamed.ok()) << streamed.status();
-    EXPECT_EQ(streamed->job(), "blocks");
-    EXPECT_EQ(streamed->start_ns(), whole.start_ns());
-    EXPECT_EQ(streamed->dur_ns(), whole.dur_ns());
-    EXPECT_EQ(SegmentsOf(*streamed), SegmentsOf(whole));
-    EXPECT_EQ(streamed->compute_ns(), whole.compute_ns());
-    EXPECT_EQ(streamed->communication_ns(), whole.communication_ns());
-    EXPECT_EQ(streamed->waiting_ns(), whole.waiting_ns());
-    EXPECT_EQ(streamed->untraced_ns(), whole.untraced_ns());
-    EXPECT_EQ(streamed->explained(), whole.explained());
-    EXPECT_EQ(RanksOf(*streamed), RanksOf(whole));
-  }
+  ExpectTheWholePathInBlocksOf({1, 2, 4, 9}, job.steps, whole);
 }
 
 TEST_F(StreamedPathTest, BlockEdgesInsideSpansKernelsAndAGapJoinAsOnePath) {
@@ -255,21 +262,7 @@ TEST_F(StreamedPathTest, BlockEdgesInsideSpansKernelsAndAGapJoinAsOnePath) {
   }
   EXPECT_TRUE(classes.count(v1::TIME_CLASS_WAITING));
   EXPECT_TRUE(classes.count(v1::TIME_CLASS_COMMUNICATION));
-  const int64_t per_step = catalog_.job.spans / 9;
-  for (int64_t steps_a_block : {1, 2, 3, 4, 9}) {
-    SCOPED_TRACE(steps_a_block);
-    auto streamed = StreamedCriticalPath(*store_, catalog_, stored_,
-                                         (steps_a_block + 1) * per_step);
-    ASSERT_TRUE(streamed.ok()) << streamed.status();
-    EXPECT_EQ(streamed->start_ns(), whole.start_ns());
-    EXPECT_EQ(streamed->dur_ns(), whole.dur_ns());
-    EXPECT_EQ(SegmentsOf(*streamed), SegmentsOf(whole));
-    EXPECT_EQ(streamed->compute_ns(), whole.compute_ns());
-    EXPECT_EQ(streamed->communication_ns(), whole.communication_ns());
-    EXPECT_EQ(streamed->waiting_ns(), whole.waiting_ns());
-    EXPECT_EQ(streamed->untraced_ns(), whole.untraced_ns());
-    EXPECT_EQ(RanksOf(*streamed), RanksOf(whole));
-  }
+  ExpectTheWholePathInBlocksOf({1, 2, 3, 4, 9}, 9, whole);
 }
 
 TEST_F(StreamedPathTest, RefusesWithoutStepsOrACurrentSolution) {
