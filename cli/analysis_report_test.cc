@@ -36,16 +36,17 @@ v1::CriticalPathReply Path() {
 }
 
 TEST(AnalysisReportTest, CriticalPathJsonHasIntegerRanksAndDurations) {
-  EXPECT_EQ(CriticalPathJson(Path()),
-            "{\"job\":\"j\",\"step\":3,\"start_ns\":1000000,\"dur_ns\":2000000,"
-            "\"compute_ns\":1500000,\"communication_ns\":0,\"waiting_ns\":0,"
-            "\"untraced_ns\":500000,\"explained\":0.7500000000000001,\"segments\":["
-            "{\"rank\":2,\"class\":\"compute\",\"category\":\"user\",\"name\":"
-            "\"forward\",\"track\":\"main\",\"start_ns\":1000000,\"dur_ns\":"
-            "1500000},"
-            "{\"rank\":0,\"class\":\"untraced\",\"category\":\"none\",\"name\":"
-            "\"\",\"track\":\"main\",\"start_ns\":2500000,\"dur_ns\":500000,"
-            "\"peer\":1}],\"ranks\":[{\"rank\":2,\"dur_ns\":1500000}]}\n");
+  EXPECT_EQ(
+      CriticalPathJson(Path()),
+      "{\"job\":\"j\",\"step\":3,\"start_ns\":1000000,\"dur_ns\":2000000,"
+      "\"compute_ns\":1500000,\"communication_ns\":0,\"waiting_ns\":0,"
+      "\"untraced_ns\":500000,\"explained\":0.7500000000000001,\"segments\":["
+      "{\"rank\":2,\"class\":\"compute\",\"category\":\"user\",\"name\":"
+      "\"forward\",\"track\":\"main\",\"start_ns\":1000000,\"dur_ns\":"
+      "1500000},"
+      "{\"rank\":0,\"class\":\"untraced\",\"category\":\"none\",\"name\":"
+      "\"\",\"track\":\"main\",\"start_ns\":2500000,\"dur_ns\":500000,"
+      "\"peer\":1}],\"ranks\":[{\"rank\":2,\"dur_ns\":1500000}]}\n");
 }
 
 TEST(AnalysisReportTest, CriticalPathText) {

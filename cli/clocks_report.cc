@@ -14,16 +14,12 @@ std::string ClocksText(const v1::ClocksReply& clocks) {
       "%-20s %-12s %6s %14s %11s %14s %14s\n", "node", "ranks", "models",
       "offset_us", "drift_ppm", "uncertainty_us", "correction_us");
   // Thousandths written exactly: ns as µs, ppb as ppm.
-  auto exact = [](int64_t thousandths) {
-    std::string text;
-    AppendFixedPoint(&text, thousandths, 3);
-    return text;
-  };
   for (const v1::NodeClock& n : clocks.nodes()) {
-    absl::StrAppendFormat(&out, "%-20s %-12s %6d %14s %11s %14s %14s\n",
-                          n.node(), absl::StrJoin(n.ranks(), ","), n.models(),
-                          exact(n.offset_ns()), exact(n.drift_ppb()),
-                          exact(n.uncertainty_ns()), exact(n.correction_ns()));
+    absl::StrAppendFormat(
+        &out, "%-20s %-12s %6d %14s %11s %14s %14s\n", n.node(),
+        absl::StrJoin(n.ranks(), ","), n.models(), FixedPoint(n.offset_ns(), 3),
+        FixedPoint(n.drift_ppb(), 3), FixedPoint(n.uncertainty_ns(), 3),
+        FixedPoint(n.correction_ns(), 3));
   }
   absl::StrAppend(
       &out, "\ncausal constraints: ", clocks.constraints(),

@@ -18,13 +18,6 @@ std::string Utc(int64_t ns) {
   return absl::StrFormat("%s.%09dZ", buf, ns % 1000000000);
 }
 
-// ns as seconds with nine decimals: exact.
-std::string ExactSeconds(int64_t ns) {
-  std::string out;
-  AppendFixedPoint(&out, ns, 9);
-  return out;
-}
-
 std::string Ranks(const v1::JobSummary& job) {
   return job.world_size() > 0 ? absl::StrCat(job.ranks(), "/", job.world_size())
                               : absl::StrCat(job.ranks());
@@ -48,7 +41,7 @@ std::string JobsText(const v1::ListJobsReply& reply) {
     absl::StrAppendFormat(
         &out, "%-24s %6s %6d %12d  %-30s %15s%s\n", job.job(), Ranks(job),
         job.nodes(), job.spans(), job.spans() > 0 ? Utc(job.start_ns()) : "-",
-        ExactSeconds(job.end_ns() - job.start_ns()), Incomplete(job));
+        FixedPoint(job.end_ns() - job.start_ns(), 9), Incomplete(job));
   }
   return out;
 }

@@ -82,6 +82,12 @@ void AppendFixedPoint(std::string* out, int64_t value, int decimals) {
   out->append(buf, n);
 }
 
+std::string FixedPoint(int64_t value, int decimals) {
+  std::string out;
+  AppendFixedPoint(&out, value, decimals);
+  return out;
+}
+
 void AppendMicros(std::string* out, int64_t ns) {
   AppendFixedPoint(out, ns, 3);
 }

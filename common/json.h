@@ -46,9 +46,11 @@ void AppendJsonNumber(std::string* out, T value) {
 void AppendJsonString(std::string* out, absl::string_view s);
 
 // Appends value / 10^decimals exactly, with `decimals` fraction digits
-// (taken as 0..18): AppendFixedPoint(out, -1500, 3) appends "-1.500". What texts use
-// to show ns as µs or s without rounding.
+// (taken as 0..18): AppendFixedPoint(out, -1500, 3) appends "-1.500". What
+// texts use to show ns as µs or s without rounding.
 void AppendFixedPoint(std::string* out, int64_t value, int decimals);
+// The same, as a string of its own (a text report's column).
+std::string FixedPoint(int64_t value, int decimals);
 
 // Appends ns / 1000 as a decimal with exactly three fraction digits
 // ("12.345"): microseconds that keep nanosecond precision.

@@ -40,6 +40,7 @@ TEST(JsonTest, WritesFixedPointExactly) {
   out += " ";
   AppendFixedPoint(&out, 42, 0);
   EXPECT_EQ(out, "1234567890.123456789 -0.005 -9223372036.854775808 42");
+  EXPECT_EQ(FixedPoint(20053477, 3), "20053.477");
 }
 
 std::string Double(double v) {

@@ -166,6 +166,14 @@ std::optional<StoredJobResult> StoredClocks(Store& store, const JobInfo& job) {
   return stored.ok() ? *stored : std::nullopt;
 }
 
+// The whole job's solution `clocks` hold: the one it computed, else the
+// stored one it took.
+std::optional<StoredJobResult> SolutionOf(const JobQuery& query,
+                                          const JobClocks& clocks) {
+  return clocks.new_solution() ? clocks.new_solution()
+                               : StoredClocks(*query.store, query.catalog.job);
+}
+
 // Hands a solution that `clocks` computed for the whole job to `save`.
 void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
                    const JobClocks& clocks) {
@@ -240,9 +248,7 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
   }
   auto clocks = WholeJobClocks(query, false, save);
   if (!clocks.ok()) return clocks.status();
-  const std::optional<StoredJobResult> stored =
-      clocks->new_solution() ? clocks->new_solution()
-                             : StoredClocks(*query.store, job);
+  const std::optional<StoredJobResult> stored = SolutionOf(query, *clocks);
   const int64_t block_spans = std::min<int64_t>(
       kBlockSpans, static_cast<int64_t>(budget / kAnalysisBytesPerSpan));
   ScanStats read;
@@ -539,9 +545,9 @@ grpc::Status QueryService::ExportTrace(
       f.first_step() == f.last_step()) {
     step = f.first_step();
   }
-  const bool whole_fits =
-      CheckBudget(opened->catalog.job, analysis_budget_, kAnalysisBytesPerSpan)
-          .ok();
+  const absl::Status within =
+      CheckBudget(opened->catalog.job, analysis_budget_, kAnalysisBytesPerSpan);
+  const bool whole_fits = within.ok();
   if (!request->raw_clock() && request->critical_path() && !whole_fits &&
       !step) {
     // Too large to load whole: the path walked a block of steps at a time
@@ -549,10 +555,7 @@ grpc::Status QueryService::ExportTrace(
     // spans streamed as without the path.
     auto streamed =
         StreamedPathOf(*opened, analysis_budget_, save_clocks_, &own_clocks);
-    if (absl::IsNotFound(streamed.status())) {
-      return ToGrpc(CheckBudget(opened->catalog.job, analysis_budget_,
-                                kAnalysisBytesPerSpan));
-    }
+    if (absl::IsNotFound(streamed.status())) return ToGrpc(within);
     if (!streamed.ok()) return ToGrpc(streamed.status());
     path = std::move(*streamed);
     clocks = &*own_clocks;
@@ -564,9 +567,7 @@ grpc::Status QueryService::ExportTrace(
     if (!whole_fits) {
       auto job_clocks = WholeJobClocks(*opened, false, save_clocks_);
       if (!job_clocks.ok()) return ToGrpc(job_clocks.status());
-      solution = job_clocks->new_solution()
-                     ? job_clocks->new_solution()
-                     : StoredClocks(*opened->store, opened->catalog.job);
+      solution = SolutionOf(*opened, *job_clocks);
     }
     auto loaded = LoadAnalysis(
         analysis_budget_, std::move(*opened), whole_fits ? std::nullopt : step,

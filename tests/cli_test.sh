@@ -15,31 +15,9 @@ expect_line() {  # expect_line FILE LINE
   grep -qxF -- "$2" "$1" || { cat "$1" >&2; fail "no line \"$2\" in $1"; }
 }
 
-# The store: SQLite, or with MERIDIAN_TEST_STORE=clickhouse (cli_test_clickhouse)
-# a real clickhouse-server that lives while its stdin is open.
-store="$work/m.db"
-clickhouse_pid=""
-if [ "${MERIDIAN_TEST_STORE:-}" = clickhouse ]; then
-  coproc CLICKHOUSE { exec "$runfiles/testing/clickhouse_for_test" cli; }
-  clickhouse_pid=$CLICKHOUSE_PID
-  read -r store <&"${CLICKHOUSE[0]}" || fail "clickhouse_for_test did not start"
-  if [[ "$store" == SKIP:* ]]; then
-    echo "cli_test: SKIPPED on ClickHouse: ${store#SKIP: }"
-    exit 0
-  fi
-  read -r MERIDIAN_CLICKHOUSE_USER <&"${CLICKHOUSE[0]}"
-  read -r MERIDIAN_CLICKHOUSE_PASSWORD <&"${CLICKHOUSE[0]}"
-  export MERIDIAN_CLICKHOUSE_USER MERIDIAN_CLICKHOUSE_PASSWORD
-fi
-
-# No background refresh: this test checks what each query solves, makes
-# and stores itself (tests/operations_test.cc tests the refresh).
-coproc COLLECTOR { exec "$collector_bin" --listen 127.0.0.1:0 --store "$store" --refresh-after-ms 0 2>"$work/collector.log"; }
-pid=$COLLECTOR_PID
-trap 'kill -9 $pid 2>/dev/null || true; [ -z "$clickhouse_pid" ] || kill -TERM "$clickhouse_pid" 2>/dev/null || true' EXIT
-read -r line <&"${COLLECTOR[0]}" || fail "collector did not start"
-addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
-m() { "$meridian_bin" --collector "$addr" "$@"; }
+# The store and the collector (SQLite, or ClickHouse in the _clickhouse
+# twin).
+source "$runfiles/tests/test_collector.sh" cli
 
 "$synth_bin" --collector "$addr" --job cli --ranks 2 --nodes 1 --steps 2 --resend >"$work/synth.txt"
 expect_line "$work/synth.txt" \
