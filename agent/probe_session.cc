@@ -16,7 +16,6 @@ namespace meridian {
 namespace {
 
 constexpr size_t kChunk = 512;
-constexpr uint32_t kAnyRing = UINT32_MAX;  // tracks_ key of named tracks
 
 // A process's word for its world size, kept if plausible (the launcher's
 // variables are checked in the probe, but the socket is a boundary).
@@ -96,6 +95,7 @@ ProbeSession::ProbeSession(void* memory, const ProcessRegionLayout& layout,
                            ProcessDesc process)
     : memory_(memory), layout_(layout), process_(std::move(process)) {
   readers_.resize(ProcessRegionHeader::kMaxRings);
+  owners_.resize(ProcessRegionHeader::kMaxRings);
 }
 
 ProbeSession::~ProbeSession() { munmap(memory_, layout_.bytes); }
@@ -115,31 +115,78 @@ void ProbeSession::SetIdentity(int32_t rank, int32_t local_rank,
 
 void ProbeSession::OpenReadyRings() {
   for (uint32_t i = 0; i < ProcessRegionHeader::kMaxRings; ++i) {
+    RingSlot& slot = header()->slots[i];
     if (readers_[i] != nullptr ||
-        header()->slots[i].ready.load(std::memory_order_acquire) == 0) {
+        slot.state.load(std::memory_order_acquire) == kSlotUnused) {
       continue;
     }
     auto reader = std::make_unique<SpanRingReader>(
         RingMemory(memory_, layout_, i), SpanRingBytes(layout_.ring_capacity));
     if (!reader->valid()) continue;
+    // The thread whose records start at the committed tail, where the
+    // reader starts. Only a label: a process that writes nonsense here
+    // mislabels its own threads.
+    const int32_t owner = slot.tail_owner.load(std::memory_order_relaxed);
+    owners_[i] = RingOwners{};
+    owners_[i].tid = owners_[i].committed = owner > 0 ? owner : slot.tid;
+    readers_[i] = std::move(reader);
     if (auto it = skip_.find(i); it != skip_.end()) {
-      reader->SkipTo(it->second);
+      Skip(i, it->second);
       skip_.erase(it);
     }
-    readers_[i] = std::move(reader);
   }
 }
 
 void ProbeSession::SkipTo(uint32_t ring, uint64_t end) {
   if (ring >= ProcessRegionHeader::kMaxRings) return;
   if (readers_[ring] != nullptr) {
-    readers_[ring]->SkipTo(end);
+    Skip(ring, end);
   } else {
     skip_[ring] = end;
   }
 }
 
-int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
+void ProbeSession::Skip(uint32_t ring, uint64_t end) {
+  // The records skipped are still in the ring (they were never committed):
+  // read for their owner records, so that what follows them goes to the
+  // right thread.
+  SpanRingReader* reader = readers_[ring].get();
+  if (end <= reader->position() || end > reader->published()) return;
+  ProbeRecord records[kChunk];
+  while (reader->position() < end) {
+    const uint64_t first = reader->position();
+    const size_t n = reader->Read(
+        records, static_cast<size_t>(std::min<uint64_t>(kChunk, end - first)));
+    if (n == 0) break;
+    for (size_t i = 0; i < n; ++i) {
+      if (records[i].flags & ProbeRecord::kOwner) {
+        TakeOwner(ring, first + i, records[i]);
+      }
+    }
+  }
+  reader->Commit();
+  Committed(ring, reader->position());
+}
+
+bool ProbeSession::TakeOwner(uint32_t ring, uint64_t index,
+                             const ProbeRecord& r) {
+  if (r.peer <= 0) return false;
+  owners_[ring].tid = r.peer;
+  owners_[ring].changes.emplace_back(index, r.peer);
+  return true;
+}
+
+void ProbeSession::Committed(uint32_t ring, uint64_t end) {
+  RingOwners& owners = owners_[ring];
+  while (!owners.changes.empty() && owners.changes.front().first < end) {
+    owners.committed = owners.changes.front().second;
+    owners.changes.pop_front();
+  }
+  header()->slots[ring].tail_owner.store(owners.committed,
+                                         std::memory_order_relaxed);
+}
+
+int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
                            bool gpu) {
   if (builder_ != builder) {
     builder_ = builder;
@@ -147,9 +194,12 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
     tracks_.clear();
   }
   // A named track (queue or GPU stream) is one track whichever thread
-  // records into it; a thread's own track is its ring's.
+  // records into it; a thread's own track is its thread id's, whichever
+  // ring it used.
   auto [it, inserted] =
-      tracks_.try_emplace({queue != 0 ? kAnyRing : ring, queue, gpu}, -1);
+      tracks_.try_emplace(queue != 0 ? std::make_tuple(queue, gpu, int32_t{0})
+                                     : std::make_tuple(uint32_t{0}, false, tid),
+                          -1);
   if (!inserted) return it->second;
   if (queue != 0) {
     const char* data;
@@ -161,7 +211,6 @@ int ProbeSession::TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue,
         process_handle_, gpu ? v1::TRACK_KIND_GPU_STREAM : v1::TRACK_KIND_QUEUE,
         queue, std::move(name));
   } else {
-    const int32_t tid = header()->slots[ring].tid;
     it->second = builder->DeclareTrack(
         process_handle_, v1::TRACK_KIND_THREAD, tid,
         tid == process_.pid ? std::string("main")
@@ -190,6 +239,12 @@ size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
       total += n;
       for (size_t i = 0; i < n; ++i) {
         const ProbeRecord& r = records[i];
+        if (r.flags & ProbeRecord::kOwner) {
+          if (!TakeOwner(ring, first + i, r)) {
+            Invalid(first + i, "an owner record names no thread");
+          }
+          continue;
+        }
         const char* name;
         uint32_t length;
         double value = 0;
@@ -218,7 +273,7 @@ size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
           continue;
         }
         const BatchBuilder::ColumnSpan span = builder->AddColumnSpan(
-            TrackFor(builder, ring, r.queue,
+            TrackFor(builder, owners_[ring].tid, r.queue,
                      (r.flags & ProbeRecord::kGpuTrack) != 0),
             range, first + i, static_cast<v1::Category>(r.category),
             absl::string_view(name, length), wall_start, dur);
@@ -347,14 +402,17 @@ void ProbeSession::Invalid(uint64_t record, const std::string& problem) {
 }
 
 void ProbeSession::Commit() {
-  for (auto& reader : readers_) {
-    if (reader != nullptr) reader->Commit();
+  for (uint32_t ring = 0; ring < readers_.size(); ++ring) {
+    if (readers_[ring] == nullptr) continue;
+    readers_[ring]->Commit();
+    Committed(ring, readers_[ring]->position());
   }
 }
 
 void ProbeSession::CommitTo(uint32_t ring, uint64_t end) {
   if (ring < readers_.size() && readers_[ring] != nullptr) {
     readers_[ring]->CommitTo(end);
+    Committed(ring, std::min(end, readers_[ring]->position()));
   }
 }
 

@@ -20,6 +20,7 @@
 #define MERIDIAN_AGENT_PROBE_SESSION_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -106,11 +107,19 @@ class ProbeSession {
  private:
   ProbeSession(void* memory, const ProcessRegionLayout& layout,
                ProcessDesc process);
-  // Makes readers for rings that became ready.
+  // Makes readers for rings that threads took.
   void OpenReadyRings();
+  // Takes owner record `r` (index `index` of ring `ring`) into owners_;
+  // false if it names no thread.
+  bool TakeOwner(uint32_t ring, uint64_t index, const ProbeRecord& r);
+  // Moves ring `ring`'s reader to `end`, reading the owner records it
+  // passes, and commits there.
+  void Skip(uint32_t ring, uint64_t end);
+  // Records ring `ring` committed up to `end`: its tail owner follows.
+  void Committed(uint32_t ring, uint64_t end);
   // Counts record `record` as invalid because of `problem`.
   void Invalid(uint64_t record, const std::string& problem);
-  int TrackFor(BatchBuilder* builder, uint32_t ring, uint32_t queue, bool gpu);
+  int TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue, bool gpu);
   // Adds the arguments of string `args` ("key=value;key=value") to the last
   // span of `span`.
   void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t wall_start,
@@ -130,6 +139,15 @@ class ProbeSession {
   ProcessRegionLayout layout_;
   ProcessDesc process_;
   std::vector<std::unique_ptr<SpanRingReader>> readers_;  // by ring index
+  // Which thread owns each ring's records (process_region.h): `tid` at the
+  // reader's position, `committed` at the ring's committed tail, and the
+  // owner records read in between as (index, new owner).
+  struct RingOwners {
+    int32_t tid = 0;
+    int32_t committed = 0;
+    std::deque<std::pair<uint64_t, int32_t>> changes;
+  };
+  std::vector<RingOwners> owners_;     // by ring index
   std::map<uint32_t, uint64_t> skip_;  // ring -> resume index, before ready
   uint64_t invalid_ = 0;
   std::string first_invalid_;
@@ -138,8 +156,9 @@ class ProbeSession {
   // the identity changes.
   const BatchBuilder* builder_ = nullptr;
   int process_handle_ = -1;
-  // (ring, or kAnyRing for named tracks; queue; gpu) -> track handle.
-  std::map<std::tuple<uint32_t, uint32_t, bool>, int> tracks_;
+  // (queue, gpu) of a named track, or (0, false) and the thread's id for
+  // a thread's own track -> track handle.
+  std::map<std::tuple<uint32_t, bool, int32_t>, int> tracks_;
   std::map<uint32_t, std::vector<ProbeArg>> args_;  // parsed once per string
   CallsiteSymbolizer* symbolizer_ = nullptr;
   std::map<uint32_t, std::string> callsites_;  // "" when not a call site

@@ -96,7 +96,8 @@ struct FakeProbe {
   SpanRingWriter Ring(uint32_t index, int32_t tid) {
     InitSpanRing(RingMemory(header, index), geometry.ring_capacity);
     header->slots[index].tid = tid;
-    header->slots[index].ready.store(1);
+    header->slots[index].tail_owner.store(tid);
+    header->slots[index].state.store(kSlotOwned);
     return SpanRingWriter(RingMemory(header, index),
                           SpanRingBytes(geometry.ring_capacity));
   }
@@ -354,6 +355,94 @@ TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   v1::Batch batch = Spans(builder.Take());
   EXPECT_EQ(batch.spans(0).start_ns(), kWall + 103);
   EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");
+}
+
+// A ring handed from an exited thread to the next (process_region.h): the
+// records after the owner record are the new thread's, also for an agent
+// that starts at the committed tail or skips past the owner record.
+ProbeRecord Owner(int32_t tid) {
+  ProbeRecord r{};
+  r.flags = ProbeRecord::kOwner;
+  r.peer = tid;
+  return r;
+}
+
+std::vector<std::string> TrackOfEachSpan(const v1::Batch& batch) {
+  std::vector<std::string> names;
+  for (const v1::Span& span : batch.spans()) {
+    names.push_back(batch.strings(batch.tracks(span.track()).name()));
+  }
+  return names;
+}
+
+TEST(ProbeSessionTest,
+     ARingHandedToAnotherThreadFilesItsRecordsUnderThatThread) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "work", 4);
+  SpanRingWriter ring = probe.Ring(0, 80);
+  ring.Push(Record(name, 100));
+  ring.Push(Record(name, 101));
+  ring.Push(Owner(81));  // thread 80 exited, 81 took the ring
+  ring.Push(Record(name, 102));
+  ring.Push(Owner(0));  // names no thread: counted, skipped
+  ring.Push(Owner(82));
+  ring.Push(Record(name, 103));
+  BatchBuilder builder("agent");
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  ASSERT_TRUE(session.ok());
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 7u);
+  EXPECT_EQ((*session)->invalid_records(), 1u);
+  EXPECT_EQ((*session)->first_invalid(),
+            "record 4: an owner record names no thread");
+  v1::Batch batch = Spans(builder.Take());
+  EXPECT_EQ(TrackOfEachSpan(batch),
+            (std::vector<std::string>{"thread 80", "thread 80", "thread 81",
+                                      "thread 82"}));
+  for (const v1::Track& track : batch.tracks()) {
+    EXPECT_EQ(track.kind(), v1::TRACK_KIND_THREAD);
+  }
+  EXPECT_EQ(batch.tracks_size(), 3);
+
+  // Committed past the first owner record only: the tail's owner is 81.
+  (*session)->CommitTo(0, 3);
+  EXPECT_EQ(probe.header->slots[0].tail_owner.load(), 81);
+}
+
+TEST(ProbeSessionTest, ARestartedAgentKnowsTheOwnerAtTheTailAndPastASkip) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "work", 4);
+  SpanRingWriter ring = probe.Ring(2, 80);
+  ring.Push(Record(name, 100));
+  ring.Push(Owner(81));
+  ring.Push(Record(name, 101));
+  ring.Push(Owner(82));
+  ring.Push(Record(name, 102));
+  ring.Push(Record(name, 103));
+  BatchBuilder builder("agent");
+  {
+    auto first = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+    ASSERT_EQ((*first)->Read(&builder, FakeTime(kWall), 3), 3u);
+    (*first)->Commit();  // records 0..2: the tail is 81's
+    ASSERT_EQ((*first)->Read(&builder, FakeTime(kWall), 100), 3u);
+  }
+  builder.Take();
+  EXPECT_EQ(probe.header->slots[2].tail_owner.load(), 81);
+  {
+    auto second = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+    ASSERT_EQ((*second)->Read(&builder, FakeTime(kWall), 1), 1u);  // owner
+    ASSERT_EQ((*second)->Read(&builder, FakeTime(kWall), 100), 2u);
+    EXPECT_EQ(TrackOfEachSpan(Spans(builder.Take())),
+              (std::vector<std::string>{"thread 82", "thread 82"}));
+  }
+  // Another agent, whose spool says it holds records up to 5: the skip
+  // passes the owner record at 3, so record 5 is 82's.
+  auto third = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  (*third)->SkipTo(2, 5);
+  ASSERT_EQ((*third)->Read(&builder, FakeTime(kWall), 100), 1u);
+  v1::Batch batch = Spans(builder.Take());
+  EXPECT_EQ(batch.spans(0).start_ns(), kWall + 103);
+  EXPECT_EQ(TrackOfEachSpan(batch), (std::vector<std::string>{"thread 82"}));
+  EXPECT_EQ(probe.header->slots[2].tail_owner.load(), 82);
 }
 
 TEST(ProbeSessionTest, RefusesMemoryThatIsNotARegion) {

@@ -27,6 +27,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -1961,6 +1962,55 @@ TEST_F(MpiCaptureTest, CaptureBurstsWakeTheAgentAndWaitForRoom) {
   EXPECT_EQ(Select(ReadJob(db_, "burst"), -1, "burst").size(), 3200u);
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
+}
+
+// A process starts and ends 10,000 threads over its life, 16 at a time,
+// each recording 4 spans: a process has 64 rings, so every thread after
+// the 64th records into a ring an exited thread gave back. Every span
+// arrives, on its own thread's track.
+TEST_F(MpiCaptureTest, TenThousandShortThreadsAllRecordOnTheirOwnTracks) {
+  StartCollector();
+  Child agent = StartAgent();
+  Child run = Spawn(MeridianRun("churn", {Runfile("tests/thread_churn_job"),
+                                          "10000", "16", "4"}),
+                    env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out.substr(out.size() > 2000 ? out.size() - 2000
+                                                           : 0);
+  EXPECT_TRUE(absl::StrContains(out, "thread_churn_job: 40000 spans\n"));
+  // And the resource use counters of the main thread, at exit.
+  EXPECT_TRUE(absl::StrContains(out,
+                                "40004 spans received, 40004 sent, "
+                                "0 spooled, 0 dropped"))
+      << out.substr(out.size() > 2000 ? out.size() - 2000 : 0);
+  std::map<int64_t, std::string> track_of_thread;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    int number, tid;
+    if (sscanf(std::string(line).c_str(), "thread %d %d", &number, &tid) == 2) {
+      track_of_thread[number] = absl::StrCat("thread ", tid);
+    }
+  }
+  ASSERT_EQ(track_of_thread.size(), 10000u);
+  std::map<int64_t, std::set<uint64_t>> seqs;  // thread number -> spans
+  int misfiled = 0;
+  for (const Row& row : Select(ReadJob(db_, "churn"), -1, "churn")) {
+    const int64_t number = row.span.bytes;
+    ASSERT_TRUE(track_of_thread.count(number)) << number;
+    const uint64_t seq = row.span.seq.value_or(UINT64_MAX);
+    EXPECT_TRUE(seqs[number].insert(seq).second)
+        << "thread " << number << " span " << seq << " twice";
+    EXPECT_EQ(row.track_kind, v1::TRACK_KIND_THREAD);
+    if (row.track != track_of_thread[number] && misfiled++ < 5) {
+      ADD_FAILURE() << "thread " << number << "'s span on " << row.track
+                    << ", not " << track_of_thread[number];
+    }
+  }
+  EXPECT_EQ(misfiled, 0);
+  ASSERT_EQ(seqs.size(), 10000u);
+  for (const auto& [number, spans] : seqs) {
+    ASSERT_EQ(spans, (std::set<uint64_t>{0, 1, 2, 3})) << number;
+  }
+  StopAgent(agent);
 }
 
 TEST_F(MpiCaptureTest, PythonBindingRecordsStepsPhasesQueuesAndCounters) {

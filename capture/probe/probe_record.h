@@ -39,6 +39,9 @@ struct ProbeRecord {
     // `callsite` is set (an MPI call's; never with kHasPartition, whose
     // field it shares).
     kHasCallsite = 1 << 9,
+    // Not an event: the ring changed hands (process_region.h). `peer` is
+    // the thread id of the ring's new owner, whose records follow.
+    kOwner = 1 << 10,
   };
 
   int64_t start_ns;

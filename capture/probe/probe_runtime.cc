@@ -38,7 +38,19 @@ uint32_t g_name_cache[kNameSlots];
 
 namespace {
 
+// A thread without a ring: for good (no region could be made), or until
+// another thread gives one back (g_rings_released moves past
+// tls_released_seen) or 1024 more of its events went unrecorded.
 thread_local bool tls_no_ring = false;
+thread_local bool tls_waiting_for_ring = false;
+thread_local uint64_t tls_released_seen = 0;
+thread_local uint32_t tls_unrecorded = 0;
+std::atomic<uint64_t> g_rings_released{0};
+// Gives a thread's ring back when the thread exits (ReleaseRing); its
+// value is the ring's index + 1.
+pthread_key_t g_ring_key;
+bool g_ring_key_made = false;
+void ReleaseRing(void* value);
 
 // Everything below g_mutex is changed only with it held; the event path
 // reads g_region (set once per process) and the step atomics.
@@ -306,6 +318,9 @@ void ForkChild() {
   for (auto& id : g_name_cache) id = 0;
   tls_writer = nullptr;
   tls_no_ring = false;
+  tls_waiting_for_ring = false;
+  // The forking thread's ring was in the parent's region.
+  if (g_ring_key_made) pthread_setspecific(g_ring_key, nullptr);
   ResetCallsites();
   g_mutex.unlock();
 }
@@ -363,6 +378,7 @@ __attribute__((constructor)) void LoadProbe() {
   const char* clock = getenv("MERIDIAN_CLOCK");
   g_event.ticks = InvariantTsc() && !(clock && strcmp(clock, "monotonic") == 0);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g_ring_key_made = pthread_key_create(&g_ring_key, ReleaseRing) == 0;
   g_event.enabled = true;
 }
 
@@ -416,26 +432,48 @@ bool RecordingInWindow() {
   return until != 0 && NowNs() < until;
 }
 
-SpanRingWriter* ClaimRing() {
-  if (!g_event.enabled) return nullptr;
-  if (tls_no_ring) {
-    if (g_region != nullptr) {
-      g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+namespace {
+
+// A ring whose thread exited and that has room for the owner record, taken
+// for this thread; -1 if none. Called with g_mutex held.
+int TakeRetiredRingLocked(SpanRingWriter** writer) {
+  const uint32_t laid_out =
+      std::min(g_region->claimed_rings.load(std::memory_order_relaxed),
+               ProcessRegionHeader::kMaxRings);
+  const size_t ring_bytes = SpanRingBytes(g_region->ring_capacity);
+  for (uint32_t index = 0; index < laid_out; ++index) {
+    RingSlot& slot = g_region->slots[index];
+    if (slot.state.load(std::memory_order_acquire) != kSlotRetired) continue;
+    // The ring goes on where its last owner stopped: a new writer on the
+    // same memory, never laid out again.
+    auto* taken = new (std::nothrow)
+        SpanRingWriter(RingMemory(g_region, index), ring_bytes);
+    if (taken == nullptr || !taken->valid() || taken->Room() == 0) {
+      delete taken;  // full of the last owner's records: not yet
+      continue;
     }
-    return nullptr;
+    const int32_t tid = static_cast<int32_t>(gettid());
+    slot.tid = tid;
+    slot.state.store(kSlotOwned, std::memory_order_release);
+    // The owner record gets in: this thread is the ring's only producer
+    // now and there was room.
+    ProbeRecord owner{};
+    owner.flags = ProbeRecord::kOwner;
+    owner.peer = tid;
+    taken->Push(owner);
+    *writer = taken;
+    return static_cast<int>(index);
   }
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (!EnsureRegionLocked()) {
-    tls_no_ring = true;
-    return nullptr;
-  }
+  return -1;
+}
+
+// The next unused ring, laid out for this thread; -1 if every ring is
+// taken. Called with g_mutex held.
+int LayOutNewRingLocked(SpanRingWriter** writer) {
   const uint32_t index =
-      g_region->claimed_rings.fetch_add(1, std::memory_order_relaxed);
-  if (index >= g_region->max_rings) {
-    g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
-    tls_no_ring = true;
-    return nullptr;
-  }
+      g_region->claimed_rings.load(std::memory_order_relaxed);
+  if (index >= ProcessRegionHeader::kMaxRings) return -1;
+  g_region->claimed_rings.store(index + 1, std::memory_order_relaxed);
   void* memory = RingMemory(g_region, index);
   // Fault the ring's pages in now, once, rather than one page fault every
   // 46 records the first time round.
@@ -445,14 +483,64 @@ SpanRingWriter* ClaimRing() {
     for (size_t at = 0; at < ring_bytes; at += 4096) page[at] = 0;
   }
   InitSpanRing(memory, g_region->ring_capacity);
-  SpanRingWriter* writer = new (std::nothrow)
-      SpanRingWriter(memory, SpanRingBytes(g_region->ring_capacity));
-  if (writer == nullptr || !writer->valid()) {
+  auto* laid_out = new (std::nothrow) SpanRingWriter(memory, ring_bytes);
+  if (laid_out == nullptr || !laid_out->valid()) {
+    delete laid_out;
+    return -1;
+  }
+  const int32_t tid = static_cast<int32_t>(gettid());
+  RingSlot& slot = g_region->slots[index];
+  slot.tid = tid;
+  slot.tail_owner.store(tid, std::memory_order_relaxed);
+  slot.state.store(kSlotOwned, std::memory_order_release);
+  *writer = laid_out;
+  return static_cast<int>(index);
+}
+
+// pthread key destructor: the thread is exiting. Its records are all in the
+// ring (pushed by this thread); the slot is marked retired after them
+// (release), so the next owner's writer starts after them.
+void ReleaseRing(void* value) {
+  const uint32_t index =
+      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(value) - 1);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_region != nullptr && index < ProcessRegionHeader::kMaxRings) {
+    g_region->slots[index].state.store(kSlotRetired, std::memory_order_release);
+  }
+  delete tls_writer;
+  tls_writer = nullptr;
+  g_rings_released.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace
+
+SpanRingWriter* ClaimRing() {
+  if (!g_event.enabled || tls_no_ring) return nullptr;
+  if (tls_waiting_for_ring &&
+      g_rings_released.load(std::memory_order_acquire) == tls_released_seen &&
+      (++tls_unrecorded & 1023) != 0) {
+    g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!EnsureRegionLocked()) {
     tls_no_ring = true;
     return nullptr;
   }
-  g_region->slots[index].tid = static_cast<int32_t>(gettid());
-  g_region->slots[index].ready.store(1, std::memory_order_release);
+  tls_released_seen = g_rings_released.load(std::memory_order_acquire);
+  SpanRingWriter* writer = nullptr;
+  int index = TakeRetiredRingLocked(&writer);
+  if (index < 0) index = LayOutNewRingLocked(&writer);
+  if (index < 0) {
+    g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+    tls_waiting_for_ring = true;
+    return nullptr;
+  }
+  tls_waiting_for_ring = false;
+  if (g_ring_key_made) {
+    pthread_setspecific(
+        g_ring_key, reinterpret_cast<void*>(static_cast<uintptr_t>(index) + 1));
+  }
   tls_writer = writer;
   return writer;
 }

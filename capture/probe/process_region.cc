@@ -43,8 +43,10 @@ bool InitProcessRegion(void* memory, const ProcessRegionGeometry& geometry,
   header->trace_steps.store(0, std::memory_order_relaxed);
   header->record_until_ns.store(0, std::memory_order_relaxed);
   for (RingSlot& slot : header->slots) {
-    slot.ready.store(0, std::memory_order_relaxed);
+    slot.state.store(kSlotUnused, std::memory_order_relaxed);
     slot.tid = 0;
+    slot.tail_owner.store(0, std::memory_order_relaxed);
+    slot.reserved = 0;
   }
   std::atomic_thread_fence(std::memory_order_release);
   return true;

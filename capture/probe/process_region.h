@@ -14,11 +14,24 @@
 // that, so an agent that has read a record (acquire on the ring's head) and
 // then loads strings_end (acquire) always finds the string.
 //
-// Rings: a thread claims the next ring slot the first time it records
-// (claimed_rings), lays the ring out, stores its thread id and then sets
-// `ready` (release). The agent drains ready rings only. A process has at most
-// kMaxRings recording threads; events of further threads are counted in
-// `events_without_ring` and not recorded.
+// Rings: a thread takes a ring the first time it records: a ring whose
+// thread has exited (kSlotRetired) if one has room, else the next unused
+// one (claimed_rings), which it lays out. It stores its thread id in the
+// slot and then sets `state` to kSlotOwned (release). When the thread exits,
+// the probe sets the slot back to kSlotRetired; the ring is never laid out
+// again, so its record indexes keep growing and (incarnation, ring, index)
+// names one record for the process's life.
+//
+// A reused ring may still hold the exited thread's undrained records: the
+// new owner first pushes an owner record (ProbeRecord::kOwner, `peer` = its
+// thread id), and the agent gives the records after it to that thread.
+// Which thread owns the record at the ring's committed tail is in
+// `tail_owner`: the probe sets it when it lays the ring out, the agent
+// whenever it commits, so a reader that starts at the tail (a restarted
+// agent) knows it. The agent drains every ring whose state is not
+// kSlotUnused. At most kMaxRings threads record at once; events of a further
+// thread are counted in `events_without_ring` and not recorded until a ring
+// is free.
 //
 // Both sides check what they read: the agent treats the memory as input
 // from another process (any offset or length may be wrong).
@@ -33,14 +46,23 @@
 
 namespace meridian {
 
+enum RingSlotState : uint32_t {
+  kSlotUnused = 0,   // never laid out
+  kSlotOwned = 1,    // a live thread records into it
+  kSlotRetired = 2,  // its thread exited: the next thread may take it
+};
+
 struct RingSlot {
-  std::atomic<uint32_t> ready;
-  int32_t tid;  // OS thread id of the thread that owns the ring
+  std::atomic<uint32_t> state;  // RingSlotState
+  int32_t tid;  // OS thread id of the thread that took the ring last
+  // Owner of the record at the ring's committed tail (see above).
+  std::atomic<int32_t> tail_owner;
+  uint32_t reserved;
 };
 
 struct ProcessRegionHeader {
   static constexpr uint64_t kMagic = 0x5052434449524d45ULL;  // "EMRIDCRP"
-  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kVersion = 2;
   static constexpr uint32_t kMaxRings = 64;
 
   uint64_t magic;

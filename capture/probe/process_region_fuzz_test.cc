@@ -25,7 +25,7 @@ std::vector<std::string> Seeds() {
   const uint32_t name = AppendString(header, "MPI_Allreduce", 13);
   AppendString(header, "step", 4);
   InitSpanRing(RingMemory(header, 0), g.ring_capacity);
-  header->slots[0].ready.store(1);
+  header->slots[0].state.store(kSlotOwned);
   SpanRingWriter writer(RingMemory(header, 0), SpanRingBytes(4));
   for (int i = 0; i < 3; ++i) {
     ProbeRecord r{};

@@ -147,6 +147,10 @@ class SpanRingReader {
 
   // Index of the next record Read returns (records ever pushed before it).
   uint64_t position() const { return position_; }
+  // Records the producer has published so far (its head).
+  uint64_t published() const {
+    return header_->head.load(std::memory_order_acquire);
+  }
   // Marks every record before `index` as read and committed (a reader that
   // recovered them elsewhere); no effect if `index` is behind position() or
   // ahead of what the producer published.
