@@ -1,13 +1,13 @@
 #include "wire/ingest_client.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/idle_deadline.h"
 
 namespace meridian {
 namespace {
@@ -67,12 +67,32 @@ std::vector<absl::StatusOr<SendReport>> SendConcurrently(
 IngestClient::IngestClient(std::shared_ptr<grpc::Channel> channel)
     : stub_(v1::Ingest::NewStub(channel)) {}
 
+void IngestClient::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (in_flight_ != nullptr) in_flight_->TryCancel();
+}
+
+bool IngestClient::Begin(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_) return false;
+  in_flight_ = context;
+  return true;
+}
+
+void IngestClient::End() {
+  absl::MutexLock lock(&mu_);
+  in_flight_ = nullptr;
+}
+
 absl::StatusOr<SendReport> IngestClient::SendAll(
     const std::vector<v1::Batch>& batches, const SendOptions& options) {
   SendReport report;
   retry_after_ms_ = 0;
   std::vector<bool> acked(batches.size(), false);
   std::string last_error;
+  const absl::Status cancelled =
+      absl::CancelledError("sending was cancelled: the sender is stopping");
   for (int attempt = 0; attempt < options.max_streams; ++attempt) {
     std::vector<size_t> todo;
     for (size_t i = 0; i < batches.size(); ++i) {
@@ -81,60 +101,71 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
     if (todo.empty()) return report;
     if (attempt > 0) {
       // Backoff between reconnects, not synchronisation: 50 ms, 100 ms, ...
-      std::this_thread::sleep_for(
-          std::chrono::milliseconds(std::min(50 << (attempt - 1), 2000)));
+      // Cancel() cuts it short.
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(
+          absl::Condition(&cancelled_),
+          absl::Milliseconds(std::min(50 << (attempt - 1), 2000)));
     }
-    ++report.streams;
-
     grpc::ClientContext context;
-    auto stream = stub_->Stream(&context);
-    Window window(options.window);
+    if (!Begin(&context)) return cancelled;
+    ++report.streams;
+    grpc::Status status;
+    bool expired = false;
+    {
+      IdleDeadline idle(&context, options.ack_timeout);
+      auto stream = stub_->Stream(&context);
+      Window window(options.window);
 
-    std::thread reader([&] {
-      v1::Ack ack;
-      while (stream->Read(&ack)) {
+      std::thread reader([&] {
+        v1::Ack ack;
+        while (stream->Read(&ack)) {
+          idle.Progress();
+          absl::MutexLock lock(&window.mu);
+          if (window.in_flight.empty()) {  // an ack for nothing: give up
+            context.TryCancel();           // this stream; unacked are resent
+            break;
+          }
+          size_t i = window.in_flight.front();
+          window.in_flight.pop_front();
+          acked[i] = true;
+          switch (ack.result()) {
+            case v1::Ack::RESULT_STORED:
+              ++report.stored;
+              report.spans_stored += ack.spans_stored();
+              if (ack.spans_invalid() > 0) {
+                report.spans_invalid += ack.spans_invalid();
+                report.invalid_reasons.push_back(ack.error());
+              }
+              break;
+            case v1::Ack::RESULT_DUPLICATE:
+              ++report.duplicate;
+              break;
+            default:
+              ++report.rejected;
+              report.rejections.push_back(ack.error());
+              report.rejected_batches.push_back(i);
+          }
+        }
         absl::MutexLock lock(&window.mu);
-        if (window.in_flight.empty()) {  // an ack for nothing: give up
-          context.TryCancel();           // this stream; unacked are resent
-          break;
-        }
-        size_t i = window.in_flight.front();
-        window.in_flight.pop_front();
-        acked[i] = true;
-        switch (ack.result()) {
-          case v1::Ack::RESULT_STORED:
-            ++report.stored;
-            report.spans_stored += ack.spans_stored();
-            if (ack.spans_invalid() > 0) {
-              report.spans_invalid += ack.spans_invalid();
-              report.invalid_reasons.push_back(ack.error());
-            }
-            break;
-          case v1::Ack::RESULT_DUPLICATE:
-            ++report.duplicate;
-            break;
-          default:
-            ++report.rejected;
-            report.rejections.push_back(ack.error());
-            report.rejected_batches.push_back(i);
-        }
-      }
-      absl::MutexLock lock(&window.mu);
-      window.reader_done = true;
-    });
+        window.reader_done = true;
+      });
 
-    for (size_t i : todo) {
-      {
-        absl::MutexLock lock(&window.mu);
-        window.mu.Await(absl::Condition(&window, &Window::HasRoom));
-        if (window.reader_done) break;
-        window.in_flight.push_back(i);
+      for (size_t i : todo) {
+        {
+          absl::MutexLock lock(&window.mu);
+          window.mu.Await(absl::Condition(&window, &Window::HasRoom));
+          if (window.reader_done) break;
+          window.in_flight.push_back(i);
+        }
+        if (!stream->Write(batches[i])) break;
       }
-      if (!stream->Write(batches[i])) break;
+      stream->WritesDone();
+      reader.join();
+      status = stream->Finish();
+      expired = idle.expired();
     }
-    stream->WritesDone();
-    reader.join();
-    grpc::Status status = stream->Finish();
+    End();
     retry_after_ms_ = 0;
     if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
       const auto& trailers = context.GetServerTrailingMetadata();
@@ -145,6 +176,20 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
               absl::string_view(it->second.data(), it->second.size()), &ms)) {
         retry_after_ms_ = std::clamp<int64_t>(ms, 0, 60000);
       }
+    }
+    const int64_t unacked = std::count(acked.begin(), acked.end(), false);
+    if (unacked == 0) return report;
+    // A collector that stayed silent that long would stay silent on the
+    // next stream too.
+    if (expired) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the collector acknowledged nothing for ",
+          absl::ToInt64Milliseconds(options.ack_timeout), " ms; ", unacked,
+          " of ", batches.size(), " batches unacknowledged"));
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return cancelled;
     }
     if (!status.ok()) {
       last_error = absl::StrCat(status.error_message(), " (code ",

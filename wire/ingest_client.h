@@ -6,6 +6,13 @@
 // stream is opened after a short backoff and every unacknowledged batch is
 // sent again; the collector's exactly-once rule (agent_id, batch_seq) makes
 // that safe. Rejected batches are reported, not resent.
+//
+// Deadline: a stream on which the collector acknowledges nothing for
+// `ack_timeout` (from its start, or from the last ack) is cancelled
+// (common/idle_deadline.h), and SendAll ends with DEADLINE_EXCEEDED rather
+// than open another: a collector that takes connections and never answers
+// holds a sender no longer than that. A stream that makes progress may last
+// as long as it needs.
 #ifndef MERIDIAN_WIRE_INGEST_CLIENT_H_
 #define MERIDIAN_WIRE_INGEST_CLIENT_H_
 
@@ -15,7 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 
@@ -41,22 +51,36 @@ struct SendReport {
 struct SendOptions {
   int window = 64;
   int max_streams = 8;  // give up (UNAVAILABLE) after this many streams
+  // Give up (DEADLINE_EXCEEDED) when a stream has had no ack for this long.
+  absl::Duration ack_timeout = absl::Seconds(10);
 };
 
+// SendAll is called from one thread at a time; Cancel from any.
 class IngestClient {
  public:
   explicit IngestClient(std::shared_ptr<grpc::Channel> channel);
 
   absl::StatusOr<SendReport> SendAll(const std::vector<v1::Batch>& batches,
                                      const SendOptions& options = {});
+  // Ends the SendAll under way at once (its stream cancelled, its backoff
+  // cut short) and makes every later one fail at once, both with
+  // CANCELLED: for a sender that is stopping.
+  void Cancel();
   // How long the collector asked to wait before the next stream, when the
   // last SendAll's last stream ended with RESOURCE_EXHAUSTED
   // (`retry-after-ms` trailing metadata); 0 otherwise.
   int64_t retry_after_ms() const { return retry_after_ms_; }
 
  private:
+  // Opens a stream for `context` unless Cancel() was called: false then.
+  bool Begin(grpc::ClientContext* context);
+  void End();
+
   std::unique_ptr<v1::Ingest::Stub> stub_;
   int64_t retry_after_ms_ = 0;
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 // Sends the batches of several agents at once, each on its own channel
