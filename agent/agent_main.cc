@@ -24,7 +24,8 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: meridian-agent --collector HOST:PORT [--socket PATH] [--spool DIR]
                       [--node NAME] [--spool-max-bytes N] [--drain-ms N]
-                      [--max-drain-ms N] [--ack-window N] [--nice N]
+                      [--max-drain-ms N] [--ack-window N]
+                      [--ack-timeout-ms N] [--nice N]
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
                       [--control-poll-ms N] [--max-connections N]
                       [--idle-timeout-ms N] [--allow-group GROUP]
@@ -70,6 +71,9 @@ collector has not acknowledged in time (docs/agent.md: durability).
   --ack-window       batches that may wait for the collector's ack in memory
                      only, their records still in the rings (default 16);
                      beyond that, batches are spooled first
+  --ack-timeout-ms   a round of batches the collector acknowledges nothing
+                     of for this long is given up and spooled, the
+                     collector counted unreachable (default 10000)
   --nice             raise the agent's nice value by N (0..19) so the job's
                      own threads run first on a busy node
   --sched-batch      run the agent under SCHED_BATCH (Linux)
@@ -144,29 +148,18 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-agent"));
   std::vector<std::string> args(argv, argv + argc);
   auto flags = meridian::CommandLine::Parse(
-      args, 1,
-      {"collector",
-       "socket",
-       "spool",
-       "node",
-       "spool-max-bytes",
-       "drain-ms",
-       "max-drain-ms",
-       "ack-window",
-       "nice",
-       "timeout",
-       "clock-sync-ms",
-       "clock-offset-ns",
-       "clock-drift-ppm",
-       "control-poll-ms",
-       "max-connections",
-       "idle-timeout-ms",
-       "allow-group",
-       "tls-ca",
-       "tls-cert",
-       "tls-key",
-       "token-file",
-       "metrics"},
+      args, 1, {"collector",       "socket",
+                "spool",           "node",
+                "spool-max-bytes", "drain-ms",
+                "max-drain-ms",    "ack-window",
+                "ack-timeout-ms",  "nice",
+                "timeout",         "clock-sync-ms",
+                "clock-offset-ns", "clock-drift-ppm",
+                "control-poll-ms", "max-connections",
+                "idle-timeout-ms", "allow-group",
+                "tls-ca",          "tls-cert",
+                "tls-key",         "token-file",
+                "metrics"},
       {"exit-when-idle", "status", "flush", "help", "sched-batch", "version"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("version")) {
@@ -231,6 +224,11 @@ int main(int argc, char** argv) {
     return Usage("--ack-window must be 0 to 4096 batches");
   }
   options.ack_window = static_cast<uint64_t>(*ack_window);
+  auto ack_timeout = flags->GetInt("ack-timeout-ms", 10000);
+  if (!ack_timeout.ok() || *ack_timeout < 1 || *ack_timeout > 3600000) {
+    return Usage("--ack-timeout-ms must be 1 to 3600000");
+  }
+  options.ack_timeout_ms = static_cast<int>(*ack_timeout);
   auto nice = flags->GetInt("nice", 0);
   if (!nice.ok() || *nice < 0 || *nice > 19) {
     return Usage("--nice must be 0 to 19");

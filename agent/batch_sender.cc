@@ -16,8 +16,10 @@ constexpr size_t kRound = 64;
 }  // namespace
 
 BatchSender::BatchSender(std::shared_ptr<grpc::Channel> channel, Spool* spool,
-                         std::function<void()> on_progress)
+                         std::function<void()> on_progress,
+                         absl::Duration ack_timeout)
     : client_(std::move(channel)),
+      ack_timeout_(ack_timeout),
       spool_(spool),
       on_progress_(std::move(on_progress)),
       thread_([this] { Loop(); }) {}
@@ -29,6 +31,8 @@ void BatchSender::Stop() {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
+  // A round waiting on the collector ends now; its batches are queued again.
+  client_.Cancel();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -140,11 +144,14 @@ void BatchSender::Loop() {
     if (batches.empty()) continue;
     SendOptions options;
     options.max_streams = 1;
+    options.ack_timeout = ack_timeout_;
     absl::StatusOr<SendReport> report = client_.SendAll(batches, options);
     bool was_unreachable;
+    bool stopping;
     {
       absl::MutexLock lock(&mu_);
       was_unreachable = state_.unreachable;
+      stopping = stop_;
       if (report.ok()) {
         uint64_t spans = 0, rejected = 0;
         for (const v1::Batch& b : batches) spans += SpanCount(b);
@@ -185,7 +192,7 @@ void BatchSender::Loop() {
       for (const Queued& sent : round) {
         if (sent.id != 0) spool_->Remove(sent.id).IgnoreError();
       }
-    } else if (!was_unreachable) {
+    } else if (!was_unreachable && !stopping) {
       spdlog::warn("cannot deliver to the collector ({}); spooling",
                    std::string(report.status().message()));
     }

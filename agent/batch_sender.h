@@ -7,10 +7,13 @@
 // One thread. It sends what is queued in rounds of up to 64 batches over
 // one Ingest stream (IngestClient); a round that fails leaves its batches
 // queued and marks the collector unreachable until a later round succeeds,
-// after a backoff of 100 ms doubling to 2 s. A batch the collector rejects
-// is done with too (resending cannot help), counted and logged with the
-// collector's reason. `on_progress` is called after every round, so the
-// agent can release ring records and answer waiting flushes.
+// after a backoff of 100 ms doubling to 2 s. A round fails too when the
+// collector acknowledges nothing for `ack_timeout` (a collector that takes
+// connections and never answers), and Stop() cancels the round under way:
+// neither a silent collector nor a stop waits on the network. A batch the
+// collector rejects is done with too (resending cannot help), counted and
+// logged with the collector's reason. `on_progress` is called after every
+// round, so the agent can release ring records and answer waiting flushes.
 #ifndef MERIDIAN_AGENT_BATCH_SENDER_H_
 #define MERIDIAN_AGENT_BATCH_SENDER_H_
 
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "agent/spool.h"
 #include "wire/ingest_client.h"
 
@@ -43,7 +47,8 @@ class BatchSender {
   };
 
   BatchSender(std::shared_ptr<grpc::Channel> channel, Spool* spool,
-              std::function<void()> on_progress);
+              std::function<void()> on_progress,
+              absl::Duration ack_timeout = absl::Seconds(10));
   ~BatchSender();  // Stop()s
 
   // `spool_id` 0: the batch is in memory only.
@@ -65,8 +70,8 @@ class BatchSender {
       const std::function<absl::StatusOr<uint64_t>(const v1::Batch&)>& spool,
       const std::function<void(uint64_t)>& spilled);
 
-  // Ends the thread after the round under way, if any; what is still
-  // queued stays queued (Spill it).
+  // Ends the thread at once: the round under way, if any, is cancelled and
+  // its batches stay queued with the rest (Spill them).
   void Stop();
 
  private:
@@ -82,6 +87,7 @@ class BatchSender {
   void Loop();
 
   IngestClient client_;
+  const absl::Duration ack_timeout_;
   Spool* const spool_;
   const std::function<void()> on_progress_;
   mutable absl::Mutex mu_;

@@ -34,6 +34,9 @@ ClockSync::~ClockSync() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    // A probe waiting on an unresponsive collector (up to its 1 s deadline)
+    // ends now: a stopping agent does not wait on the network.
+    if (in_flight_ != nullptr) in_flight_->TryCancel();
   }
   wake_.notify_all();
   thread_.join();
@@ -64,10 +67,19 @@ void ClockSync::Burst() {
                          std::chrono::seconds(1));
     v1::NowRequest request;
     v1::NowReply reply;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      in_flight_ = &context;
+    }
     const int64_t t1 = Now();
     request.set_client_send_ns(t1);
     grpc::Status status = stub_->Now(&context, request, &reply);
     const int64_t t4 = Now();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      in_flight_ = nullptr;
+    }
     if (!status.ok()) {
       failure = status;
       break;  // the next burst tries again

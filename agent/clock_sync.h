@@ -39,7 +39,7 @@ class ClockSync {
  public:
   ClockSync(std::shared_ptr<grpc::Channel> channel, ClockSkew skew,
             int period_ms, int probes = 8);
-  ~ClockSync();  // stops the thread
+  ~ClockSync();  // stops the thread, cancelling a probe under way
 
   // The latest model (node unset; all zero before the first burst answered).
   v1::ClockModel Model() const;
@@ -60,6 +60,7 @@ class ClockSync {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  grpc::ClientContext* in_flight_ = nullptr;  // the probe under way
   v1::ClockModel model_;
   std::thread thread_;
 };

@@ -92,11 +92,13 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
   agent->relay_ = std::make_unique<TraceRelay>(
       channel, agent->agent_id_, agent->options_.node,
       agent->options_.control_poll_ms, wake);
-  agent->sender_ =
-      std::make_unique<BatchSender>(channel, agent->spool_.get(), [wake] {
+  agent->sender_ = std::make_unique<BatchSender>(
+      channel, agent->spool_.get(),
+      [wake] {
         uint64_t one = 1;
         (void)!write(wake, &one, sizeof(one));
-      });
+      },
+      absl::Milliseconds(agent->options_.ack_timeout_ms));
   const std::vector<Spool::Recovered>& recovered = agent->spool_->recovered();
   if (!recovered.empty()) {
     spdlog::info("resending {} batches found in the spool {}", recovered.size(),
@@ -719,9 +721,9 @@ AgentCounters NodeAgent::Run() {
     }
   }
   Drain();
-  // Give the sender a moment to deliver what is left; the spool keeps it
-  // otherwise.
-  const int64_t deadline = NowMs() + 2000;
+  // Give the sender the grace to deliver what is left; the spool keeps it
+  // otherwise (Stop cancels the round still waiting on the collector).
+  const int64_t deadline = NowMs() + kStopGraceMs;
   while (NowMs() < deadline) {
     Reconcile();
     const BatchSender::State sender = sender_->state();

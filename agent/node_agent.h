@@ -68,6 +68,10 @@ struct NodeAgentOptions {
   // Batches sent and not yet acknowledged that may exist in memory only;
   // beyond that, batches go to the spool first.
   uint64_t ack_window = 16;
+  // A round of batches on which the collector acknowledges nothing for
+  // this long is given up: the collector counts as unreachable and the
+  // batches go to the spool (BatchSender).
+  int ack_timeout_ms = 10000;
   size_t max_batch_spans = 16384;
   // This node's clock against the collector's: a burst of probes every
   // clock_sync_ms. The skew is a test option (ClockSync).
@@ -98,12 +102,18 @@ struct NodeAgentOptions {
 
 class NodeAgent {
  public:
+  // How long a stopping agent waits for acknowledgements (docs/agent.md).
+  static constexpr int kStopGraceMs = 2000;
+
   static absl::StatusOr<std::unique_ptr<NodeAgent>> Start(
       NodeAgentOptions options);
   ~NodeAgent();
 
   // Serves until Stop() (or SIGTERM/SIGINT, or idle when exit_when_idle),
-  // then drains every ring into the spool. Returns the final counters.
+  // then drains every ring, waits up to kStopGraceMs for the collector's
+  // acknowledgements, cancels what is still sent and spools it. Returns
+  // the final counters. No call to the collector outlasts the grace, so a
+  // collector that never answers delays the stop by the grace alone.
   AgentCounters Run();
   // Thread-safe and async-signal-safe.
   void Stop();
