@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command_tree.h"
@@ -177,6 +178,14 @@ ParsedArgs ParseArgs(CLI::App& tree, const std::vector<std::string>& args) {
   const CLI::Option* collector = tree.get_option("--collector");
   parsed.collector = collector->count() > 0 ? collector->results().back()
                                             : collector->get_default_str();
+  const CLI::Option* timeout = tree.get_option("--request-timeout");
+  if (!absl::SimpleAtoi(timeout->count() > 0 ? timeout->results().back()
+                                             : timeout->get_default_str(),
+                        &parsed.request_timeout_s) ||
+      parsed.request_timeout_s < 1 || parsed.request_timeout_s > 86400) {
+    return UsageError(command,
+                      "--request-timeout must be seconds (1 to 86400)");
+  }
   parsed.line = Given(*command);
   return parsed;
 }

@@ -3,9 +3,9 @@
 // print help or the version, or refuse the line with the reason. CLI11
 // reports with exceptions; none leaves ParseArgs.
 //
-// A command accepts only its own flags and --collector (before or after
-// its name): `meridian critical-path --job J --steps 10` is refused with
-// "critical-path: unknown flag --steps (a flag of export, stats)".
+// A command accepts only its own flags, --collector and --request-timeout
+// (before or after its name): `meridian critical-path --job J --steps 10` is
+// refused with "critical-path: unknown flag --steps (a flag of export, stats)".
 // `meridian run` needs `--` before its command, and everything after it is
 // the command's, untouched (`meridian run -- ./app -o out`).
 #ifndef MERIDIAN_CLI_COMMAND_PARSE_H_
@@ -33,6 +33,8 @@ struct ParsedArgs {
   std::string message;
   // kRun: --collector, else $MERIDIAN_COLLECTOR, else kDefaultCollector.
   std::string collector;
+  // kRun: --request-timeout (1 to 86400), else kDefaultRequestTimeoutS.
+  int request_timeout_s = 0;
   // kRun: the command's flags by long name ("output" for -o; "" per use of
   // a switch; both values of `--split-by step 10`), and its positional
   // arguments (import's paths, run's command).

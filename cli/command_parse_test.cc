@@ -80,6 +80,26 @@ TEST_F(CommandParseTest, CollectorFromTheFlagBeforeOrAfterElseTheEnvironment) {
   EXPECT_EQ(Parse({"jobs"}).collector, "127.0.0.1:7070");
 }
 
+TEST_F(CommandParseTest, RequestTimeoutBeforeOrAfterTheCommandElse600) {
+  EXPECT_EQ(Parse({"jobs"}).request_timeout_s, 600);
+  EXPECT_EQ(Parse({"--request-timeout", "5", "jobs"}).request_timeout_s, 5);
+  EXPECT_EQ(Parse({"export", "--job", "j", "-o", "t.json", "--request-timeout",
+                   "86400"})
+                .request_timeout_s,
+            86400);
+  // trace's own --timeout (the wait for the agents) is another flag.
+  const ParsedArgs trace = Parse({"trace", "--job", "j", "--steps", "1",
+                                  "--timeout", "3", "--request-timeout", "7"});
+  ASSERT_EQ(trace.action, Action::kRun) << trace.message;
+  EXPECT_EQ(trace.line.Get("timeout"), "3");
+  EXPECT_EQ(trace.request_timeout_s, 7);
+  for (const char* bad : {"0", "86401", "-1", "1.5", "soon"}) {
+    EXPECT_EQ(Refusal({"--request-timeout", bad, "jobs"}),
+              "jobs|--request-timeout must be seconds (1 to 86400)")
+        << bad;
+  }
+}
+
 TEST_F(CommandParseTest, RunTakesEverythingAfterDashesUntouched) {
   const ParsedArgs parsed =
       Parse({"run", "--job", "j", "--append", "--", "./app", "-o", "out",

@@ -12,7 +12,8 @@ namespace {
 CLI::App* Command(CLI::App& tree, const char* name, const char* summary,
                   const char* details = "") {
   CLI::App* command = tree.add_subcommand(name, summary);
-  // --collector (the tree's) may also come after the command's name.
+  // --collector and --request-timeout (the tree's) may also come after the
+  // command's name.
   command->fallthrough();
   command->footer(details);
   return command;
@@ -332,6 +333,10 @@ std::unique_ptr<CLI::App> MeridianCommandTree() {
   Value(tree.get(), "--collector", "HOST:PORT", "the collector's address")
       ->envname("MERIDIAN_COLLECTOR")
       ->default_str(kDefaultCollector);
+  Value(tree.get(), "--request-timeout", "S",
+        "seconds to wait for the collector's answer, or for each part of a "
+        "streamed one, before giving up")
+      ->default_str(std::to_string(kDefaultRequestTimeoutS));
   tree->set_version_flag("--version", std::string("meridian ") + kVersion,
                          "print meridian's version and exit");
   // One command; a later word that names one is an argument (a file to
@@ -426,7 +431,8 @@ std::vector<const CLI::Option*> CommandPositionals(const CLI::App& command) {
 
 std::string CommandSynopsis(const CLI::App& command) {
   if (command.get_parent() == nullptr) {
-    // The tree's value flags (--collector), then any command.
+    // The tree's value flags (--collector, --request-timeout), then any
+    // command.
     std::string synopsis = command.get_name();
     for (const CLI::Option* flag : CommandFlags(command)) {
       if (TakesValue(*flag)) {

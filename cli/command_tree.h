@@ -34,6 +34,10 @@ namespace meridian {
 
 // The default of --collector where $MERIDIAN_COLLECTOR is unset.
 inline constexpr char kDefaultCollector[] = "127.0.0.1:7070";
+// The default of --request-timeout: the seconds a call to the collector
+// may wait for its answer (a streamed one, for each of its parts). Long
+// enough for a whole-job analysis of a large job (docs/cli.md).
+inline constexpr int kDefaultRequestTimeoutS = 600;
 
 // A fresh tree, nothing parsed yet.
 std::unique_ptr<CLI::App> MeridianCommandTree();
@@ -56,7 +60,8 @@ std::string OptionNames(const CLI::Option& option);
 // $MERIDIAN_COLLECTOR, else 127.0.0.1:7070)".
 std::string OptionHelp(const CLI::Option& option);
 
-// "meridian [--collector HOST:PORT] COMMAND [flags]" for the tree,
+// "meridian [--collector HOST:PORT] [--request-timeout S] COMMAND [flags]"
+// for the tree,
 // "meridian export --job J [flags]" for a command: the required flags,
 // then "[flags]" if it has optional ones, then its positionals.
 std::string CommandSynopsis(const CLI::App& command);

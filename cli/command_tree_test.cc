@@ -47,9 +47,9 @@ TEST(CommandTreeTest, EachCommandHasItsOwnFlags) {
       Flags(*FindCommand(*tree, "run")),
       (std::vector<std::string>{"--job J", "--append", "--on-demand",
                                 "--flush-timeout S", "--json", "-h, --help"}));
-  EXPECT_EQ(Flags(*tree),
-            (std::vector<std::string>{"--collector HOST:PORT", "--version",
-                                      "-h, --help"}));
+  EXPECT_EQ(Flags(*tree), (std::vector<std::string>{
+                              "--collector HOST:PORT", "--request-timeout S",
+                              "--version", "-h, --help"}));
 }
 
 TEST(CommandTreeTest, EveryReadCommandHasJson) {
@@ -75,7 +75,8 @@ TEST(CommandTreeTest, EveryVisibleCommandAndFlagIsDescribed) {
 TEST(CommandTreeTest, Synopses) {
   auto tree = MeridianCommandTree();
   EXPECT_EQ(CommandSynopsis(*tree),
-            "meridian [--collector HOST:PORT] COMMAND [flags]");
+            "meridian [--collector HOST:PORT] [--request-timeout S] COMMAND "
+            "[flags]");
   EXPECT_EQ(CommandSynopsis(*FindCommand(*tree, "graph")),
             "meridian graph --job J --step N -o FILE [flags]");
   EXPECT_EQ(CommandSynopsis(*FindCommand(*tree, "run")),
@@ -98,6 +99,9 @@ TEST(CommandTreeTest, OptionHelpSaysTheDefaultAndItsVariable) {
   EXPECT_EQ(OptionHelp(*tree->get_option("--collector")),
             "the collector's address (default $MERIDIAN_COLLECTOR, else "
             "127.0.0.1:7070)");
+  EXPECT_EQ(OptionHelp(*tree->get_option("--request-timeout")),
+            "seconds to wait for the collector's answer, or for each part of "
+            "a streamed one, before giving up (default 600)");
   CLI::App app("demo", "demo");
   const std::string help = "how many";
   EXPECT_EQ(OptionHelp(*app.add_option("--n", help)->default_str("3")),

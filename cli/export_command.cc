@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/output_file.h"
+#include "common/idle_deadline.h"
 
 namespace meridian {
 namespace {
@@ -159,22 +160,8 @@ absl::StatusOr<std::vector<ExportPart>> SplitByRanks(
   return parts;
 }
 
-int Failed(const std::string& what, const grpc::Status& status,
-           const std::string& collector) {
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    fprintf(stderr,
-            "meridian: %s: cannot reach the collector at %s (%s); is "
-            "meridian-collector running there? (--collector HOST:PORT)\n",
-            what.c_str(), collector.c_str(), status.error_message().c_str());
-  } else {
-    fprintf(stderr, "meridian: %s: %s\n", what.c_str(),
-            status.error_message().c_str());
-  }
-  return 1;
-}
-
 // One file; 0 or 1.
-int ExportPartTo(v1::Query::Stub& stub, const std::string& collector,
+int ExportPartTo(v1::Query::Stub& stub, const CollectorTarget& collector,
                  const ExportOptions& options, v1::ExportFormat format,
                  const ExportPart& part) {
   auto file = OutputFile::Create(part.path, "meridian export");
@@ -189,20 +176,27 @@ int ExportPartTo(v1::Query::Stub& stub, const std::string& collector,
   request.set_raw_clock(options.raw_clock);
   request.set_critical_path(options.critical_path);
   request.set_format(format);
-  auto reader = stub.ExportTrace(&context, request);
-  v1::TraceChunk chunk;
+  grpc::Status status;
   absl::Status written;
-  while (written.ok() && reader->Read(&chunk)) {
-    written = (*file)->Write(chunk.data());
+  bool silent;
+  {
+    IdleDeadline idle(&context, collector.request_timeout());
+    auto reader = stub.ExportTrace(&context, request);
+    v1::TraceChunk chunk;
+    while (written.ok() && reader->Read(&chunk)) {
+      idle.Progress();
+      written = (*file)->Write(chunk.data());
+    }
+    if (!written.ok()) context.TryCancel();
+    status = reader->Finish();
+    silent = idle.expired();
   }
-  if (!written.ok()) context.TryCancel();
-  const grpc::Status status = reader->Finish();
   if (!written.ok()) {
     fprintf(stderr, "meridian: export: %s\n",
             std::string(written.message()).c_str());
     return 1;
   }
-  if (!status.ok()) return Failed("export", status, collector);
+  if (!status.ok()) return CallFailed("export", status, collector, silent);
   if (absl::Status s = (*file)->Commit(); !s.ok()) {
     fprintf(stderr, "meridian: export: %s\n", std::string(s.message()).c_str());
     return 1;
@@ -277,7 +271,7 @@ absl::StatusOr<std::vector<ExportPart>> PlanExport(const ExportOptions& options,
   return std::vector<ExportPart>{{options.output, options.filter}};
 }
 
-int ExportJob(v1::Query::Stub& stub, const std::string& collector,
+int ExportJob(v1::Query::Stub& stub, const CollectorTarget& collector,
               const ExportOptions& options) {
   absl::StatusOr<v1::ExportFormat> format = ExportFormatOf(options);
   if (!format.ok()) {
@@ -287,11 +281,12 @@ int ExportJob(v1::Query::Stub& stub, const std::string& collector,
   }
   // The job's ranks and steps, which the files are cut by.
   grpc::ClientContext context;
+  SetRequestDeadline(collector, &context);
   v1::ListJobsRequest request;
   request.set_job(options.filter.job());
   v1::ListJobsReply reply;
   const grpc::Status status = stub.ListJobs(&context, request, &reply);
-  if (!status.ok()) return Failed("export", status, collector);
+  if (!status.ok()) return CallFailed("export", status, collector);
   if (reply.jobs_size() != 1) {
     fprintf(stderr, "meridian: export: the collector did not describe job %s\n",
             options.filter.job().c_str());

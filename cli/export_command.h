@@ -15,7 +15,10 @@
 //                      before its extension
 //   --split-by rank N  files of N ranks each: ".ranks-A-B"
 // Each file is streamed from the collector, written beside its name and
-// renamed when complete; progress on stderr when it is a terminal.
+// renamed when complete; progress on stderr when it is a terminal. The job's
+// description must come within --request-timeout, and each chunk of a
+// file within --request-timeout of the one before (cli/collector_call.h):
+// a file may take as long as it needs while chunks keep coming.
 #ifndef MERIDIAN_CLI_EXPORT_COMMAND_H_
 #define MERIDIAN_CLI_EXPORT_COMMAND_H_
 
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/collector_call.h"
 #include "meridian/v1/query.grpc.pb.h"
 
 namespace meridian {
@@ -58,7 +62,7 @@ absl::StatusOr<std::vector<ExportPart>> PlanExport(const ExportOptions& options,
 // Runs the export; says what it wrote on stdout and why not on stderr.
 // 0 if every file was written; 1 after an RPC or write failure; 2 for
 // options that do not fit.
-int ExportJob(v1::Query::Stub& stub, const std::string& collector,
+int ExportJob(v1::Query::Stub& stub, const CollectorTarget& collector,
               const ExportOptions& options);
 
 }  // namespace meridian

@@ -51,8 +51,9 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }
 
 // One file; false (having said why) if it was not imported.
-bool ImportOne(IngestClient& client, const ImportOptions& options,
-               const std::string& path, int32_t rank) {
+bool ImportOne(IngestClient& client, const SendOptions& send,
+               const ImportOptions& options, const std::string& path,
+               int32_t rank) {
   const auto began = std::chrono::steady_clock::now();
   const bool terminal = isatty(2);
   absl::StatusOr<InputFile> file = ReadInputFile(path, options.max_file_bytes);
@@ -116,12 +117,14 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
             path.c_str(), trace->spans.size(), seconds,
             trace->spans.size() / seconds, batches.size());
   }
-  absl::StatusOr<SendReport> report = client.SendAll(batches);
+  absl::StatusOr<SendReport> report = client.SendAll(batches, send);
   if (!report.ok()) {
     fprintf(stderr,
-            "meridian import: %s: %s; importing it again completes it "
+            "meridian import: %s: %s%s; importing it again completes it "
             "(nothing is stored twice)\n",
-            path.c_str(), std::string(report.status().message()).c_str());
+            path.c_str(), std::string(report.status().message()).c_str(),
+            absl::IsDeadlineExceeded(report.status()) ? " (--request-timeout)"
+                                                      : "");
     return false;
   }
   if (report->rejected > 0) {
@@ -176,7 +179,8 @@ bool ImportOne(IngestClient& client, const ImportOptions& options,
 }  // namespace
 
 int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
-                const std::string& collector, const ImportOptions& options) {
+                const CollectorTarget& collector,
+                const ImportOptions& options) {
   absl::StatusOr<std::vector<std::string>> paths = ExpandPaths(options.paths);
   if (!paths.ok()) {
     fprintf(stderr, "meridian import: %s\n",
@@ -184,15 +188,17 @@ int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
     return 1;
   }
   IngestClient client(channel);
+  SendOptions send;
+  send.ack_timeout = collector.request_timeout();
   int failed = 0;
   for (size_t i = 0; i < paths->size(); ++i) {
     const int32_t rank =
         options.rank >= 0 ? options.rank + static_cast<int32_t>(i) : -1;
-    if (!ImportOne(client, options, (*paths)[i], rank)) ++failed;
+    if (!ImportOne(client, send, options, (*paths)[i], rank)) ++failed;
   }
   if (failed > 0) {
     fprintf(stderr, "meridian import: %d of %zu files not imported (%s)\n",
-            failed, paths->size(), collector.c_str());
+            failed, paths->size(), collector.address.c_str());
     return 1;
   }
   return 0;

@@ -2,7 +2,10 @@
 // over the normal ingest path (import/). Each file is read whole and
 // checked before anything of it is sent; its batches are named by a hash
 // of the job, the options and the file's content, so importing the same
-// file again stores nothing twice.
+// file again stores nothing twice. A file's batches are given up when the
+// collector acknowledges none of them for --request-timeout
+// (IngestClient's ack timeout): a large file takes as long as it needs
+// while acknowledgements keep coming.
 #ifndef MERIDIAN_CLI_IMPORT_COMMAND_H_
 #define MERIDIAN_CLI_IMPORT_COMMAND_H_
 
@@ -12,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/collector_call.h"
 #include "grpcpp/grpcpp.h"
 
 namespace meridian {
@@ -30,7 +34,7 @@ struct ImportOptions {
 // Imports every file; says what it did per file on stderr. 0 if every file
 // was imported (or had been before), 1 otherwise.
 int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
-                const std::string& collector, const ImportOptions& options);
+                const CollectorTarget& collector, const ImportOptions& options);
 
 }  // namespace meridian
 

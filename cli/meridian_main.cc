@@ -15,6 +15,7 @@
 #include "cli/analysis_report.h"
 #include "cli/bash_completion.h"
 #include "cli/clocks_report.h"
+#include "cli/collector_call.h"
 #include "cli/command_parse.h"
 #include "cli/command_tree.h"
 #include "cli/export_command.h"
@@ -31,6 +32,7 @@
 #include "cli/trace_report.h"
 #include "common/client_channel.h"
 #include "common/command_line.h"
+#include "common/idle_deadline.h"
 #include "grpcpp/grpcpp.h"
 #include "import/trace_formats.h"
 #include "meridian/v1/control.grpc.pb.h"
@@ -68,46 +70,40 @@ std::shared_ptr<grpc::Channel> CollectorChannel(const std::string& collector) {
   return *channel;
 }
 
-int RpcFailed(const char* what, const grpc::Status& status,
-              const std::string& collector) {
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    fprintf(stderr,
-            "meridian: %s: cannot reach the collector at %s (%s); is "
-            "meridian-collector running there? (--collector HOST:PORT)\n",
-            what, collector.c_str(), status.error_message().c_str());
-  } else {
-    fprintf(stderr, "meridian: %s: %s\n", what, status.error_message().c_str());
-  }
-  return 1;
-}
-
-// Writes a streamed reply to `output`, beside it first and renamed at the
-// end: never a partial file. Returns the bytes written, or -1 after saying
-// why not.
-template <typename Reader>
-int64_t WriteStream(const char* what, Reader& reader,
+// Writes the reply `start` streams (on `context`) to `output`, beside it
+// first and renamed at the end: never a partial file. Each chunk must come
+// within --request-timeout of the one before. Returns the bytes written,
+// or -1 after saying why not.
+template <typename Start>
+int64_t WriteStream(const char* what, const Start& start,
                     grpc::ClientContext& context, const std::string& output,
-                    const std::string& collector) {
+                    const meridian::CollectorTarget& collector) {
   const std::string partial = output + ".partial";
   std::ofstream file(partial, std::ios::binary | std::ios::trunc);
   if (!file) {
     fprintf(stderr, "meridian: %s: cannot write %s\n", what, partial.c_str());
-    context.TryCancel();
-    reader->Finish();
     return -1;
   }
-  meridian::v1::TraceChunk chunk;
   int64_t bytes = 0;
-  while (reader->Read(&chunk)) {
-    file.write(chunk.data().data(), chunk.data().size());
-    bytes += chunk.data().size();
+  grpc::Status status;
+  bool silent;
+  {
+    meridian::IdleDeadline idle(&context, collector.request_timeout());
+    auto reader = start();
+    meridian::v1::TraceChunk chunk;
+    while (reader->Read(&chunk)) {
+      idle.Progress();
+      file.write(chunk.data().data(), chunk.data().size());
+      bytes += chunk.data().size();
+    }
+    status = reader->Finish();
+    silent = idle.expired();
   }
-  grpc::Status status = reader->Finish();
   file.close();
   if (!status.ok() || !file) {
     std::remove(partial.c_str());
     if (!status.ok()) {
-      RpcFailed(what, status, collector);
+      meridian::CallFailed(what, status, collector, silent);
     } else {
       fprintf(stderr, "meridian: %s: writing %s failed\n", what,
               partial.c_str());
@@ -125,9 +121,12 @@ int64_t WriteStream(const char* what, Reader& reader,
 // `meridian trace` through the collector: every live agent applies the
 // order to its processes of the job; prints what each node reported (as
 // JSON with `json`, also when no process was reached).
-int TraceJob(const std::string& collector, const std::string& job,
+int TraceJob(const meridian::CollectorTarget& collector, const std::string& job,
              uint32_t steps, uint32_t seconds, uint32_t timeout_s, bool json) {
-  auto stub = meridian::v1::Control::NewStub(CollectorChannel(collector));
+  auto stub =
+      meridian::v1::Control::NewStub(CollectorChannel(collector.address));
+  // The collector answers after at most `timeout_s` of waiting for the
+  // agents; its own --timeout bounds this call, not --request-timeout.
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(timeout_s + 10));
@@ -138,8 +137,15 @@ int TraceJob(const std::string& collector, const std::string& job,
   request.set_timeout_ms(timeout_s * 1000);
   meridian::v1::TraceReply reply;
   grpc::Status status = stub->RequestTrace(&context, request, &reply);
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    fprintf(stderr,
+            "meridian: trace: the collector at %s did not answer within %u s "
+            "(--timeout + 10 s)\n",
+            collector.address.c_str(), timeout_s + 10);
+    return 1;
+  }
   if (!status.ok()) {
-    RpcFailed("trace", status, collector);
+    meridian::CallFailed("trace", status, collector);
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
       fprintf(stderr,
               "meridian: trace: --local asks this node's agent alone\n");
@@ -173,10 +179,12 @@ template <typename Request, typename Reply>
 int Call(const char* what, meridian::v1::Query::Stub& stub,
          grpc::Status (meridian::v1::Query::Stub::*rpc)(grpc::ClientContext*,
                                                         const Request&, Reply*),
-         const Request& request, const std::string& collector, Reply* reply) {
+         const Request& request, const meridian::CollectorTarget& collector,
+         Reply* reply) {
   grpc::ClientContext context;
+  meridian::SetRequestDeadline(collector, &context);
   grpc::Status status = (stub.*rpc)(&context, request, reply);
-  return status.ok() ? 0 : RpcFailed(what, status, collector);
+  return status.ok() ? 0 : meridian::CallFailed(what, status, collector);
 }
 
 void Print(const std::string& out) {
@@ -188,8 +196,9 @@ template <typename Request, typename Reply>
 int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
                  grpc::Status (meridian::v1::Query::Stub::*rpc)(
                      grpc::ClientContext*, const Request&, Reply*),
-                 const Request& request, const std::string& collector,
-                 bool json, std::string (*as_json)(const Reply&),
+                 const Request& request,
+                 const meridian::CollectorTarget& collector, bool json,
+                 std::string (*as_json)(const Reply&),
                  std::string (*as_text)(const Reply&)) {
   Reply reply;
   if (int failed = Call(what, stub, rpc, request, collector, &reply)) {
@@ -199,8 +208,9 @@ int CallAndPrint(const char* what, meridian::v1::Query::Stub& stub,
   return 0;
 }
 
-int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
-           const std::string& job, bool json, bool resolve) {
+int Clocks(meridian::v1::Query::Stub& stub,
+           const meridian::CollectorTarget& collector, const std::string& job,
+           bool json, bool resolve) {
   meridian::v1::ClocksRequest request;
   request.set_job(job);
   request.set_resolve(resolve);
@@ -212,7 +222,8 @@ int Clocks(meridian::v1::Query::Stub& stub, const std::string& collector,
 // `meridian stats --mpitrace DIR`: each rank's profile as mpitrace writes
 // it (cli/mpitrace_profile_writer.h), "rank R of N" with the job's world
 // size.
-int WriteMpitrace(meridian::v1::Query::Stub& stub, const std::string& collector,
+int WriteMpitrace(meridian::v1::Query::Stub& stub,
+                  const meridian::CollectorTarget& collector,
                   const meridian::v1::StatsReply& stats, const std::string& job,
                   const std::string& dir) {
   meridian::v1::ListJobsRequest request;
@@ -238,7 +249,8 @@ int WriteMpitrace(meridian::v1::Query::Stub& stub, const std::string& collector,
 
 // With `mpitrace_dir`, also each rank's operations, written there; with
 // `by_callsite`, also the operations per call site.
-int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Stats(meridian::v1::Query::Stub& stub,
+          const meridian::CollectorTarget& collector,
           const meridian::v1::SpanFilter& filter, bool json,
           const std::string& mpitrace_dir, bool by_callsite) {
   meridian::v1::StatsRequest request;
@@ -260,7 +272,8 @@ int Stats(meridian::v1::Query::Stub& stub, const std::string& collector,
 
 // `meridian stats --matrix`: the communication matrix alone, as text, JSON
 // or CSV.
-int Matrix(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Matrix(meridian::v1::Query::Stub& stub,
+           const meridian::CollectorTarget& collector,
            const meridian::v1::SpanFilter& filter, bool expand_collectives,
            bool json, bool csv) {
   meridian::v1::StatsRequest request;
@@ -278,7 +291,8 @@ int Matrix(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
-int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
+int CriticalPath(meridian::v1::Query::Stub& stub,
+                 const meridian::CollectorTarget& collector,
                  const meridian::CommandLine& line) {
   meridian::v1::CriticalPathRequest request;
   request.set_job(line.Get("job"));
@@ -293,7 +307,8 @@ int CriticalPath(meridian::v1::Query::Stub& stub, const std::string& collector,
                       meridian::CriticalPathText);
 }
 
-int Stragglers(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Stragglers(meridian::v1::Query::Stub& stub,
+               const meridian::CollectorTarget& collector,
                const meridian::CommandLine& line) {
   auto head = line.GetInt("head", 20);
   if (!head.ok() || *head < 0 || *head > INT32_MAX) {
@@ -308,7 +323,8 @@ int Stragglers(meridian::v1::Query::Stub& stub, const std::string& collector,
                       meridian::StragglersText);
 }
 
-int Steps(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Steps(meridian::v1::Query::Stub& stub,
+          const meridian::CollectorTarget& collector,
           const meridian::CommandLine& line) {
   meridian::v1::StepsRequest request;
   request.set_job(line.Get("job"));
@@ -324,7 +340,8 @@ int Steps(meridian::v1::Query::Stub& stub, const std::string& collector,
                       meridian::StepsText);
 }
 
-int Compare(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Compare(meridian::v1::Query::Stub& stub,
+            const meridian::CollectorTarget& collector,
             const meridian::CommandLine& line) {
   const std::vector<std::string> jobs = line.GetAll("job");
   meridian::v1::CompareRequest request;
@@ -353,7 +370,8 @@ int Compare(meridian::v1::Query::Stub& stub, const std::string& collector,
                       meridian::CompareJson, meridian::CompareText);
 }
 
-int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Graph(meridian::v1::Query::Stub& stub,
+          const meridian::CollectorTarget& collector,
           const meridian::CommandLine& line) {
   const std::string output = line.Get("output");
   if (output.empty()) return Usage("graph needs -o FILE");
@@ -375,9 +393,9 @@ int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
   request.set_step(*step);
   request.set_format(format == "graphml" ? meridian::v1::GRAPH_FORMAT_GRAPHML
                                          : meridian::v1::GRAPH_FORMAT_DOT);
-  auto reader = stub.ExportGraph(&context, request);
-  const int64_t bytes =
-      WriteStream("graph", reader, context, output, collector);
+  const int64_t bytes = WriteStream(
+      "graph", [&] { return stub.ExportGraph(&context, request); }, context,
+      output, collector);
   if (bytes < 0) return 1;
   printf(
       "wrote %s (%lld bytes): the dependency graph of job %s, step %lld, "
@@ -387,7 +405,8 @@ int Graph(meridian::v1::Query::Stub& stub, const std::string& collector,
   return 0;
 }
 
-int Replay(meridian::v1::Query::Stub& stub, const std::string& collector,
+int Replay(meridian::v1::Query::Stub& stub,
+           const meridian::CollectorTarget& collector,
            const meridian::CommandLine& line) {
   auto request = meridian::ReplayRequestOf(line);
   if (!request.ok()) return Usage(std::string(request.status().message()));
@@ -399,9 +418,9 @@ int Replay(meridian::v1::Query::Stub& stub, const std::string& collector,
   if (line.Has("trace")) {
     const std::string output = line.Get("trace");
     grpc::ClientContext context;
-    auto reader = stub.ExportReplayTrace(&context, *request);
-    const int64_t bytes =
-        WriteStream("replay", reader, context, output, collector);
+    const int64_t bytes = WriteStream(
+        "replay", [&] { return stub.ExportReplayTrace(&context, *request); },
+        context, output, collector);
     if (bytes < 0) return 1;
     fprintf(stderr,
             "meridian replay: wrote %s (%lld bytes): measured and predicted "
@@ -415,15 +434,15 @@ int Replay(meridian::v1::Query::Stub& stub, const std::string& collector,
 }
 
 // What a command gets: its flags and arguments, and the collector's
-// address.
+// address and --request-timeout.
 struct Invocation {
   const meridian::CommandLine& line;
-  std::string collector;
+  meridian::CollectorTarget collector;
 };
 
 std::unique_ptr<meridian::v1::Query::Stub> QueryStub(
-    const std::string& collector) {
-  return meridian::v1::Query::NewStub(CollectorChannel(collector));
+    const meridian::CollectorTarget& collector) {
+  return meridian::v1::Query::NewStub(CollectorChannel(collector.address));
 }
 
 int RunCommand(const Invocation& in) {
@@ -435,7 +454,7 @@ int RunCommand(const Invocation& in) {
     return Usage("--flush-timeout must be seconds (0 to 86400)");
   }
   meridian::RunOptions run;
-  run.collector = in.collector;
+  run.collector = in.collector.address;
   run.job = in.line.Get("job");
   run.on_demand = in.line.Has("on-demand");
   run.append = in.line.Has("append");
@@ -493,18 +512,20 @@ int ImportCommand(const Invocation& in) {
   }
   options.paths = in.line.positional();
   if (options.paths.empty()) return Usage("import needs files: PATH...");
-  return meridian::ImportFiles(CollectorChannel(in.collector), in.collector,
-                               options);
+  return meridian::ImportFiles(CollectorChannel(in.collector.address),
+                               in.collector, options);
 }
 
 int DeleteCommand(const Invocation& in) {
-  auto stub = meridian::v1::Control::NewStub(CollectorChannel(in.collector));
+  auto stub =
+      meridian::v1::Control::NewStub(CollectorChannel(in.collector.address));
   grpc::ClientContext context;
+  meridian::SetRequestDeadline(in.collector, &context);
   meridian::v1::DeleteJobRequest request;
   request.set_job(in.line.Get("job"));
   meridian::v1::DeleteJobReply reply;
   grpc::Status status = stub->DeleteJob(&context, request, &reply);
-  if (!status.ok()) return RpcFailed("delete", status, in.collector);
+  if (!status.ok()) return meridian::CallFailed("delete", status, in.collector);
   printf("deleted job %s (%lld spans)\n", request.job().c_str(),
          static_cast<long long>(reply.spans()));
   return 0;
@@ -522,7 +543,8 @@ int ClocksCommand(const Invocation& in) {
                 in.line.Has("json"), in.line.Has("resolve"));
 }
 
-template <int (*Analysis)(meridian::v1::Query::Stub&, const std::string&,
+template <int (*Analysis)(meridian::v1::Query::Stub&,
+                          const meridian::CollectorTarget&,
                           const meridian::CommandLine&)>
 int AnalysisCommand(const Invocation& in) {
   return Analysis(*QueryStub(in.collector), in.collector, in.line);
@@ -673,7 +695,8 @@ int main(int argc, char** argv) {
   }
   for (const Command& command : kCommands) {
     if (parsed.command == command.name) {
-      return command.run(Invocation{parsed.line, parsed.collector});
+      return command.run(Invocation{
+          parsed.line, {parsed.collector, parsed.request_timeout_s}});
     }
   }
   return Usage(absl::StrCat("no code runs command \"", parsed.command, "\""));

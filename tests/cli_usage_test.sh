@@ -32,7 +32,7 @@ expect_status() {
 # 1. Help: every form prints the same text on stdout, exit 0.
 expect_status 0 "$meridian_bin" --help
 cp "$work/out" "$work/help.txt"
-expect_line "$work/help.txt" "usage: meridian [--collector HOST:PORT] COMMAND [flags]"
+expect_line "$work/help.txt" "usage: meridian [--collector HOST:PORT] [--request-timeout S] COMMAND [flags]"
 expect_line "$work/help.txt" "  critical-path  what bounds the step (or job) time"
 for form in "-h" "help"; do
   expect_status 0 "$meridian_bin" "$form"
@@ -83,11 +83,14 @@ expect_status 2 "$meridian_bin" graph --job j --step 1
 expect_line "$work/err" "meridian: graph needs -o FILE"
 expect_status 2 "$meridian_bin"
 expect_line "$work/err" "meridian: no command given"
-expect_line "$work/err" "usage: meridian [--collector HOST:PORT] COMMAND [flags]"
+expect_line "$work/err" "usage: meridian [--collector HOST:PORT] [--request-timeout S] COMMAND [flags]"
 expect_status 2 "$meridian_bin" nope
 expect_line "$work/err" 'meridian: unknown command "nope"'
 expect_status 2 "$meridian_bin" help nope
 expect_line "$work/err" 'meridian: unknown command "nope"'
+expect_status 2 "$meridian_bin" --request-timeout 0 jobs
+expect_line "$work/err" "meridian: --request-timeout must be seconds (1 to 86400)"
+expect_line "$work/err" "usage: meridian jobs [flags]"
 
 # 4. meridian run's own usage errors exit 125, never 2.
 expect_status 125 "$meridian_bin" run ./app -o out

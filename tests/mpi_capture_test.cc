@@ -2013,6 +2013,72 @@ TEST_F(MpiCaptureTest, TenThousandShortThreadsAllRecordOnTheirOwnTracks) {
   StopAgent(agent);
 }
 
+// tests/mpi_threads.cc under MPI_THREAD_MULTIPLE: every MPI_Isend and
+// MPI_Irecv record names its own request's tag, bytes and peer (world
+// ranks), each (rank, call, tag) exactly once.
+void ExpectEveryRequestItsOwn(const std::vector<Row>& rows,
+                              const std::vector<int>& threads, int iterations,
+                              const std::string& job) {
+  std::map<std::tuple<int, std::string, int>, int> seen;
+  int wrong = 0;
+  for (const Row& row : rows) {
+    if (row.name != "MPI_Isend" && row.name != "MPI_Irecv") continue;
+    const bool send = row.name == "MPI_Isend";
+    const int tag = row.span.tag.value_or(-1);
+    const int thread = tag / 100000;
+    const int i = tag % 100000;
+    const int64_t bytes = 4 * (1 + (7 * i + thread) % 61);
+    const int peer = send ? (row.rank + 1) % 4 : (row.rank + 3) % 4;
+    if ((row.span.bytes != bytes || row.span.peer.value_or(-1) != peer) &&
+        wrong++ < 5) {
+      ADD_FAILURE() << job << " rank " << row.rank << " " << row.name << " tag "
+                    << tag << ": " << row.span.bytes << " bytes, peer "
+                    << row.span.peer.value_or(-1) << "; its request had "
+                    << bytes << " bytes, peer " << peer;
+    }
+    ++seen[{row.rank, row.name, tag}];
+  }
+  EXPECT_EQ(wrong, 0) << job;
+  int missing = 0;
+  for (int rank = 0; rank < 4; ++rank) {
+    for (const char* name : {"MPI_Isend", "MPI_Irecv"}) {
+      for (int thread : threads) {
+        for (int i = 0; i < iterations; ++i) {
+          const int tag = thread * 100000 + i;
+          auto it = seen.find({rank, name, tag});
+          const int times = it == seen.end() ? 0 : it->second;
+          if (times != 1 && missing++ < 5) {
+            ADD_FAILURE() << job << " rank " << rank << " " << name << " tag "
+                          << tag << " recorded " << times << " times";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(missing, 0) << job;
+  EXPECT_EQ(seen.size(), 4u * 2 * threads.size() * iterations) << job;
+}
+
+TEST_F(MpiCaptureTest, ThreadMultipleRequestsKeepTheirOwnRecords) {
+  StartCollector();
+  Child agent = StartAgent();
+  constexpr int kIterations = 3000;
+  ASSERT_TRUE(Traced("threads-p2p", Mpirun({Runfile("tests/mpi_threads"), "p2p",
+                                            std::to_string(kIterations)})));
+  ExpectEveryRequestItsOwn(ReadJob(db_, "threads-p2p"), {0, 1, 2}, kIterations,
+                           "p2p");
+  // Wildcard receives on communicators freed while they are pending, the
+  // ranks' order reversed every other iteration: the source is translated
+  // with the communicator the receive was posted on.
+  constexpr int kSplits = 300;
+  ASSERT_TRUE(Traced("threads-wildcard",
+                     Mpirun({Runfile("tests/mpi_threads"), "wildcard",
+                             std::to_string(kSplits)})));
+  ExpectEveryRequestItsOwn(ReadJob(db_, "threads-wildcard"), {0, 1, 2, 3},
+                           kSplits, "wildcard");
+  StopAgent(agent);
+}
+
 TEST_F(MpiCaptureTest, PythonBindingRecordsStepsPhasesQueuesAndCounters) {
   StartCollector();
   env_["MERIDIAN_RANK"] = "3";

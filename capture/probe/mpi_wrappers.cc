@@ -30,7 +30,10 @@
 //              needs (query/ops/mpi_args.h).
 // Non-blocking calls are recorded from issue to completion (the Wait or
 // Test that completes them); the Wait calls are recorded as well, the Test
-// calls (usually polled) are not.
+// calls (usually polled) are not. MPI may return one completed request for
+// many calls (Open MPI's small sends, MPICH's built-in completed requests):
+// such requests are kept per thread in issue order, and each completion of
+// the shared handle on that thread ends the oldest (SharedRequests).
 #include <mpi.h>
 #if defined(OPEN_MPI)
 #include <mpi-ext.h>  // MPIX_Bcast_init & co (the pcollreq extension)
@@ -502,11 +505,33 @@ void SetTag(ProbeRecord* r, int tag) {
 
 // ---- Requests ---------------------------------------------------------------
 
-// A non-blocking call waiting for its completion. `world` translates the
+// A request's communicator as it was when the request was made: the table
+// entry of a communicator freed while the request is pending (MPI allows
+// it) may be another communicator's by the time the request completes, so
+// the world ranks that translate a wildcard receive's source are copied
+// (the arrays are never freed).
+struct CommRef {
+  CommRef() = default;
+  CommRef(const CommInfo* comm)  // NOLINT: made where a CommInfo* is
+      : info(comm),
+        world(comm != nullptr ? comm->world : nullptr),
+        size(comm != nullptr ? comm->size : 0) {}
+  // The world rank of the communicator's rank `rank`, -1 if none.
+  int32_t WorldRank(int rank) const {
+    if (rank < 0 || static_cast<uint32_t>(rank) >= size) return -1;
+    return world == nullptr ? rank : world[rank];
+  }
+  // The table's entry, for a persistent collective's sequence numbers.
+  const CommInfo* info = nullptr;
+  const int32_t* world = nullptr;
+  uint32_t size = 0;
+};
+
+// A non-blocking call waiting for its completion. `comm` translates the
 // source of a wildcard receive when it completes.
 struct Pending {
   ProbeRecord record;
-  const CommInfo* comm;
+  CommRef comm;
   bool resolve_source;
   bool resolve_tag;
   // A persistent collective: each start is the next instance on `comm`.
@@ -515,6 +540,78 @@ struct Pending {
 
 HandleTable<Pending, 8192, 16> g_requests;
 
+#if defined(OPEN_MPI)
+// Open MPI's completed request, returned by every send it completes
+// inline (ob1's send_inline): one handle for many requests. Exported by
+// libmpi; weak, so a library without it leaves the address null.
+extern "C" __attribute__((weak)) char ompi_request_empty;
+#endif
+
+// Whether `request` is a completed request MPI hands to many calls at
+// once, so that its handle does not tell one request from another.
+bool SharedCompleted(MPI_Request request) {
+#if defined(OPEN_MPI)
+  const void* empty = &ompi_request_empty;
+  return empty != nullptr && static_cast<const void*>(request) == empty;
+#else
+  // MPICH: a built-in object (handle kind 1, in bits 30-31); its built-in
+  // requests are completed ones.
+  return (static_cast<uint32_t>(request) >> 30) == 1;
+#endif
+}
+
+// This thread's requests whose handle is a shared completed one, in issue
+// order, in g_requests under keys of their own (bit 62, the thread's number,
+// the request's): a completion of the shared handle on this thread ends the
+// oldest. Their handles being equal, which Wait ends which of them is
+// known only by order; each record keeps its own bytes, peer and tag. A
+// thread that hands such requests to another to complete (which then ends
+// its own oldest, if any) keeps at most kBacklog; older ones, and those left
+// when the thread exits, are recorded as ending with their issuing call,
+// where MPI completed them.
+class SharedRequests {
+ public:
+  static constexpr uint32_t kBacklog = 256;
+  ~SharedRequests() {
+    while (completed_ != issued_) EndInCall();
+  }
+  void Issue(const Pending& pending) {
+    if (number_ == 0) {
+      number_ =
+          (g_threads.fetch_add(1, std::memory_order_relaxed) & 0x3fffffff) + 1;
+    }
+    if (issued_ - completed_ >= kBacklog) EndInCall();
+    if (g_requests.Insert(KeyOf(issued_), pending)) ++issued_;
+  }
+  // The oldest, taken; false if this thread has none.
+  bool Oldest(Pending* out) {
+    while (completed_ != issued_) {
+      if (g_requests.Take(KeyOf(completed_++), out)) return true;
+    }
+    return false;
+  }
+
+ private:
+  static inline std::atomic<uint32_t> g_threads{0};
+  uint64_t KeyOf(uint32_t n) const {
+    return 1ULL << 62 | static_cast<uint64_t>(number_) << 32 | n;
+  }
+  void EndInCall() {
+    Pending oldest;
+    if (!Oldest(&oldest)) return;
+    oldest.record.dur_ns = oldest.record.extra;
+    probe::Emit(oldest.record);
+  }
+  uint32_t number_ = 0;
+  uint32_t issued_ = 0;
+  uint32_t completed_ = 0;
+};
+thread_local SharedRequests tls_shared;
+
+// The ticket (HandleTable::Mark) standing for "this thread's oldest shared
+// completed request".
+constexpr uint32_t kSharedTicket = UINT32_MAX;
+
 // `record` starts where the issuing call started; the call returned at
 // `call_end`: the time inside it goes with the record (kExtraCallTime).
 void IssueAt(MPI_Request* request, ProbeRecord record, int64_t call_end,
@@ -522,8 +619,12 @@ void IssueAt(MPI_Request* request, ProbeRecord record, int64_t call_end,
   if (request == nullptr || *request == MPI_REQUEST_NULL) return;
   record.extra = call_end - record.start_ns;
   record.flags |= ProbeRecord::kExtraCallTime;
-  g_requests.Insert(Key(*request),
-                    Pending{record, comm, resolve_source, resolve_tag});
+  const Pending pending{record, comm, resolve_source, resolve_tag};
+  if (SharedCompleted(*request)) {
+    tls_shared.Issue(pending);
+  } else {
+    g_requests.Insert(Key(*request), pending);
+  }
 }
 
 // The issuing call returned just now.
@@ -532,58 +633,80 @@ void Issue(MPI_Request* request, const ProbeRecord& record,
   IssueAt(request, record, probe::Now(), comm, resolve_source, resolve_tag);
 }
 
-// `key` completed at `end` with `status` (nullptr if unknown).
-void Complete(uint64_t key, int64_t end, const MPI_Status* status) {
+// The request of `handle` (MPI_REQUEST_NULL or not) is about to be
+// completed by this thread: marks its entry (HandleTable::Mark) and
+// returns the ticket, 0 if the probe is not waiting for it.
+uint32_t MarkRequest(const MPI_Request* handle) {
+  if (handle == nullptr || *handle == MPI_REQUEST_NULL) return 0;
+  if (SharedCompleted(*handle)) return kSharedTicket;
+  return g_requests.Mark(Key(*handle));
+}
+
+// The request of `ticket` completed at `end` with `status` (nullptr if
+// unknown).
+void Complete(uint32_t ticket, int64_t end, const MPI_Status* status) {
   Pending pending;
-  if (key == 0 || !g_requests.Take(key, &pending)) return;
+  if (ticket == kSharedTicket ? !tls_shared.Oldest(&pending)
+                              : !g_requests.TakeMarked(ticket, &pending)) {
+    return;
+  }
   ProbeRecord& r = pending.record;
   r.dur_ns = end - r.start_ns;
   if (status != nullptr && status != MPI_STATUS_IGNORE) {
     if (pending.resolve_source) {
-      SetPeer(&r, WorldRankOf(pending.comm, status->MPI_SOURCE));
+      SetPeer(&r, pending.comm.WorldRank(status->MPI_SOURCE));
     }
     if (pending.resolve_tag) SetTag(&r, status->MPI_TAG);
   }
   probe::Emit(r);
 }
 
-// The requests of an array completion call (Waitall & co), saved before
-// the call overwrites them, and the statuses to pass it: the caller's, or
-// ours when the caller ignores them and the count fits, so that wildcard
-// receives still learn their source. The scratch memory is allocated once
-// per thread, on its first such call; beyond kScratch requests the rest are
-// not matched.
+// The requests of an array completion call (Waitall & co), marked before
+// the call completes and overwrites them (MarkRequest), and the statuses to
+// pass it: the caller's, or ours when the caller ignores them and the count
+// fits, so that wildcard receives still learn their source. Requests the
+// call did not complete are unmarked when this goes out of scope. The
+// scratch memory is allocated once per thread, on its first such call, and
+// freed when the thread exits; beyond kScratch requests the rest are not
+// matched.
 class SavedRequests {
  public:
   SavedRequests(int count, const MPI_Request requests[], MPI_Status* statuses) {
-    if (tls_scratch == nullptr) tls_scratch = new (std::nothrow) Scratch;
-    scratch_ = tls_scratch;
+    if (tls_scratch.memory == nullptr) {
+      tls_scratch.memory = new (std::nothrow) Scratch;
+    }
+    scratch_ = tls_scratch.memory;
     statuses_ = statuses;
     if (scratch_ == nullptr || requests == nullptr) return;
     saved_ = count < kScratch ? count : kScratch;
     for (int i = 0; i < saved_; ++i) {
-      scratch_->keys[i] =
-          requests[i] == MPI_REQUEST_NULL ? 0 : Key(requests[i]);
+      scratch_->tickets[i] = MarkRequest(&requests[i]);
     }
     if (statuses_ == MPI_STATUSES_IGNORE && count <= kScratch) {
       statuses_ = scratch_->statuses;
     }
   }
+  ~SavedRequests() {
+    for (int i = 0; i < saved_; ++i) g_requests.Unmark(scratch_->tickets[i]);
+  }
+  SavedRequests(const SavedRequests&) = delete;
+  SavedRequests& operator=(const SavedRequests&) = delete;
 
   MPI_Status* statuses() const { return statuses_; }
 
   // Request `index` completed at `end`; its status is `status`.
-  void Complete(int index, int64_t end, const MPI_Status* status) const {
+  void Complete(int index, int64_t end, const MPI_Status* status) {
     if (index != MPI_UNDEFINED && index >= 0 && index < saved_) {
-      ::Complete(scratch_->keys[index], end, status);
+      ::Complete(scratch_->tickets[index], end, status);
+      scratch_->tickets[index] = 0;
     }
   }
   // Every request completed (Waitall, Testall).
-  void CompleteAll(int64_t end) const {
+  void CompleteAll(int64_t end) {
     for (int i = 0; i < saved_; ++i) Complete(i, end, StatusAt(i));
   }
   // The `outcount` requests in `indices` completed (Waitsome, Testsome).
-  void CompleteSome(int outcount, const int indices[], int64_t end) const {
+  void CompleteSome(int outcount, const int indices[], int64_t end) {
     for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; ++i) {
       Complete(indices[i], end, StatusAt(i));
     }
@@ -592,10 +715,14 @@ class SavedRequests {
  private:
   static constexpr int kScratch = 1024;
   struct Scratch {
-    uint64_t keys[kScratch];
+    uint32_t tickets[kScratch];
     MPI_Status statuses[kScratch];
   };
-  static thread_local Scratch* tls_scratch;
+  struct ThreadScratch {
+    ~ThreadScratch() { delete memory; }
+    Scratch* memory = nullptr;
+  };
+  static thread_local ThreadScratch tls_scratch;
 
   const MPI_Status* StatusAt(int i) const {
     return statuses_ == MPI_STATUSES_IGNORE ? nullptr : &statuses_[i];
@@ -605,7 +732,7 @@ class SavedRequests {
   int saved_ = 0;
   MPI_Status* statuses_;
 };
-thread_local SavedRequests::Scratch* SavedRequests::tls_scratch = nullptr;
+thread_local SavedRequests::ThreadScratch SavedRequests::tls_scratch;
 
 // ---- Call helpers -----------------------------------------------------------
 
@@ -1024,7 +1151,7 @@ void StartPersistent(uint64_t key, int64_t start, int64_t call_end, int count) {
   r.extra = (call_end - start) / (count > 0 ? count : 1);
   if (started.collective) {
     // The table's CommInfo, shared with the blocking collectives.
-    r.seq = NextSeq(const_cast<CommInfo*>(started.comm));
+    r.seq = NextSeq(const_cast<CommInfo*>(started.comm.info));
     r.flags |= ProbeRecord::kHasSeq;
   }
   g_requests.Insert(key, started);
@@ -1035,7 +1162,7 @@ void StartPersistent(uint64_t key, int64_t start, int64_t call_end, int count) {
 void CountUnrecordedStart(uint64_t key) {
   const Pending* made = key == 0 ? nullptr : g_persistent.Find(key);
   if (made != nullptr && made->collective) {
-    NextSeq(const_cast<CommInfo*>(made->comm));
+    NextSeq(const_cast<CommInfo*>(made->comm.info));
   }
 }
 
@@ -1272,32 +1399,34 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (!probe::g_event.enabled) return PMPI_Wait(request, status);
-  const uint64_t key =
-      (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
+  const uint32_t ticket = MarkRequest(request);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
   const int rc = PMPI_Wait(request, s);
   const int64_t end = probe::Now();
-  Complete(key, end, s);
+  Complete(ticket, end, s);
   if (probe::Recording()) probe::Emit(Base(kWait, start, end, nullptr));
   return rc;
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (!probe::g_event.enabled) return PMPI_Test(request, flag, status);
-  const uint64_t key =
-      (request == nullptr || *request == MPI_REQUEST_NULL) ? 0 : Key(*request);
+  const uint32_t ticket = MarkRequest(request);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int rc = PMPI_Test(request, flag, s);
-  if (*flag) Complete(key, probe::Now(), s);
+  if (*flag) {
+    Complete(ticket, probe::Now(), s);
+  } else {
+    g_requests.Unmark(ticket);
+  }
   return rc;
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!probe::g_event.enabled) return PMPI_Waitall(count, requests, statuses);
-  const SavedRequests saved(count, requests, statuses);
+  SavedRequests saved(count, requests, statuses);
   const int64_t start = probe::Now();
   const int rc = PMPI_Waitall(count, requests, saved.statuses());
   const int64_t end = probe::Now();
@@ -1310,7 +1439,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
                 MPI_Status statuses[]) {
   if (!probe::g_event.enabled)
     return PMPI_Testall(count, requests, flag, statuses);
-  const SavedRequests saved(count, requests, statuses);
+  SavedRequests saved(count, requests, statuses);
   const int rc = PMPI_Testall(count, requests, flag, saved.statuses());
   if (*flag) saved.CompleteAll(probe::Now());
   return rc;
@@ -1320,7 +1449,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
                 MPI_Status* status) {
   if (!probe::g_event.enabled)
     return PMPI_Waitany(count, requests, index, status);
-  const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
+  SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
@@ -1336,7 +1465,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
   if (!probe::g_event.enabled) {
     return PMPI_Testany(count, requests, index, flag, status);
   }
-  const SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
+  SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int rc = PMPI_Testany(count, requests, index, flag, s);
@@ -1349,7 +1478,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
   if (!probe::g_event.enabled) {
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   }
-  const SavedRequests saved(incount, requests, statuses);
+  SavedRequests saved(incount, requests, statuses);
   const int64_t start = probe::Now();
   const int rc =
       PMPI_Waitsome(incount, requests, outcount, indices, saved.statuses());
@@ -1364,7 +1493,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
   if (!probe::g_event.enabled) {
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   }
-  const SavedRequests saved(incount, requests, statuses);
+  SavedRequests saved(incount, requests, statuses);
   const int rc =
       PMPI_Testsome(incount, requests, outcount, indices, saved.statuses());
   saved.CompleteSome(*outcount, indices, probe::Now());
