@@ -1,11 +1,20 @@
 #include "common/idle_deadline.h"
 
 namespace meridian {
+namespace {
+
+// Deadlines are kept on the monotonic clock: a step of the wall clock
+// neither cancels a call early nor keeps a silent one.
+std::chrono::steady_clock::time_point Later(absl::Duration timeout) {
+  return std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+}
+
+}  // namespace
 
 IdleDeadline::IdleDeadline(grpc::ClientContext* context, absl::Duration timeout)
     : context_(context),
       timeout_(timeout),
-      deadline_(absl::Now() + timeout),
+      deadline_(Later(timeout)),
       thread_([this] { Watch(); }) {}
 
 IdleDeadline::~IdleDeadline() {
@@ -18,7 +27,7 @@ IdleDeadline::~IdleDeadline() {
 
 void IdleDeadline::Progress() {
   absl::MutexLock lock(&mu_);
-  deadline_ = absl::Now() + timeout_;
+  deadline_ = Later(timeout_);
 }
 
 bool IdleDeadline::expired() const {
@@ -29,12 +38,15 @@ bool IdleDeadline::expired() const {
 void IdleDeadline::Watch() {
   {
     absl::MutexLock lock(&mu_);
-    // Wakes at the deadline as it stood when the wait began; Progress() may
-    // have moved it since, so it is read again before giving up.
+    // Progress() may move the deadline while this waits: the time left is
+    // worked out again at each wake-up.
     for (;;) {
-      const absl::Time deadline = deadline_;
-      if (mu_.AwaitWithDeadline(absl::Condition(&stopping_), deadline)) return;
-      if (absl::Now() >= deadline_) break;
+      const auto left = deadline_ - std::chrono::steady_clock::now();
+      if (left <= left.zero()) break;
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_),
+                               absl::FromChrono(left))) {
+        return;
+      }
     }
     expired_ = true;
   }

@@ -19,6 +19,7 @@
 #ifndef MERIDIAN_COMMON_IDLE_DEADLINE_H_
 #define MERIDIAN_COMMON_IDLE_DEADLINE_H_
 
+#include <chrono>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -47,7 +48,7 @@ class IdleDeadline {
   grpc::ClientContext* const context_;
   const absl::Duration timeout_;
   mutable absl::Mutex mu_;
-  absl::Time deadline_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point deadline_ ABSL_GUARDED_BY(mu_);
   bool expired_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
