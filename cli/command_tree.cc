@@ -63,8 +63,9 @@ void Filters(CLI::App* command) {
   Value(command, "--name", "GLOB",
         "only spans whose name matches the shell glob (MPI_*)");
   Value(command, "--from", "T",
-        "only spans ending at or after T since the job's first span: 1.5s, "
-        "250ms, 10us, 100ns (bare numbers are seconds)");
+        "only spans ending at or after T on the exported trace's timeline "
+        "(since its origin, corrected clocks): 1.5s, 250ms, 10us, 100ns "
+        "(bare numbers are seconds)");
   Value(command, "--to", "T", "only spans starting before T (as --from)");
   Value(command, "--steps", "A:B",
         "only spans of steps A to B; A:, :B and N also work");

@@ -3,8 +3,10 @@
 //   --ranks 0,2-5          ranks and inclusive ranges
 //   --category mpi,user    category names (query/ops/category.h)
 //   --name GLOB            shell glob on span names (* ? [...])
-//   --from T / --to T      time since the job's first span: a number with a
-//                          unit ns, us, ms or s (bare numbers are seconds)
+//   --from T / --to T      time on the exported trace's timeline, since its
+//                          origin (query/clocks/shown_window.h): a number
+//                          with a unit ns, us, ms or s (bare numbers are
+//                          seconds)
 //   --steps A:B            steps A..B inclusive; "A:" and ":B" are open, "N"
 //                          is one step
 // Each error is INVALID_ARGUMENT naming the flag and what it accepts.

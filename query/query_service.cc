@@ -20,6 +20,7 @@
 #include "query/analysis/stragglers.h"
 #include "query/analysis/streamed_path.h"
 #include "query/clocks/job_clocks.h"
+#include "query/clocks/shown_window.h"
 #include "query/export/chrome_trace.h"
 #include "query/export/graph_writer.h"
 #include "query/export/kineto_trace.h"
@@ -320,7 +321,13 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
   filter.set_job(job);
   auto query = OpenJob(db_path_, filter);
   if (!query.ok()) return query.status();
-  const JobInfo& info = query->catalog.job;
+  return WholeJob(std::move(*query), bytes_per_span);
+}
+
+absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
+    JobQuery query, uint64_t bytes_per_span) {
+  const std::string job = query.catalog.job.name;
+  const JobInfo& info = query.catalog.job;
   const CacheKey key{job, info.id, info.spans, info.chunks, info.max_end_ns};
   // Checked here too: a kept analysis must not bypass the budget.
   absl::Status within = CheckBudget(info, analysis_budget_, bytes_per_span);
@@ -353,7 +360,7 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
     }
   }
   let_go.reset();
-  auto loaded = LoadAnalysis(analysis_budget_, std::move(*query), std::nullopt,
+  auto loaded = LoadAnalysis(analysis_budget_, std::move(query), std::nullopt,
                              bytes_per_span, save_clocks_);
   std::shared_ptr<const JobAnalysis> analysis;
   if (loaded.ok()) {
@@ -613,12 +620,21 @@ grpc::Status QueryService::ExportTrace(
   if (clocks) trace.set_origin_ns(clocks->epoch_ns());
   trace.Begin();
   if (path) trace.AddCriticalPath(*path);
+  // A time window is cut on the timeline the trace shows: with the clocks,
+  // on the corrected one (ShownWindow); raw, on the raw times, from the
+  // job's first stored start (the raw trace's origin).
+  ScanRange range = ScanRangeOf(filter, *query->selection);
+  std::optional<ShownWindow> window;
+  if (clocks) {
+    window.emplace(filter, query->catalog, *clocks);
+    range = window->Widen(std::move(range));
+  }
   absl::Status status = query->store->Scan(
-      query->catalog.job, ScanRangeOf(request->filter(), *query->selection),
-      [&](const StoredSpan& span) {
+      query->catalog.job, range, [&](const StoredSpan& span) {
         if (!query->selection->Selects(span)) return true;
         if (clocks) {
           const JobClocks::Interval shown = clocks->Place(span);
+          if (!window->Contains(shown)) return true;
           trace.Add(span, shown.start_ns, shown.dur_ns);
         } else {
           trace.Add(span);
@@ -673,9 +689,22 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
     matrix.emplace(query->catalog, *query->selection,
                    CommMatrixOptions{request->expand_collectives()});
   }
+  // A time window is cut on the corrected timeline, as the export's
+  // (ShownWindow): the job's clocks are needed only then.
+  const v1::SpanFilter& f = request->filter();
+  ScanRange range = ScanRangeOf(f, *query->selection);
+  std::optional<JobClocks> clocks;
+  std::optional<ShownWindow> window;
+  if (f.has_from_ns() || f.has_to_ns()) {
+    auto loaded = WholeJobClocks(*query, false, save_clocks_);
+    if (!loaded.ok()) return ToGrpc(loaded.status());
+    clocks.emplace(std::move(*loaded));
+    window.emplace(f, query->catalog, *clocks);
+    range = window->Widen(std::move(range));
+  }
   absl::Status status = query->store->Scan(
-      query->catalog.job, ScanRangeOf(request->filter(), *query->selection),
-      [&](const StoredSpan& span) {
+      query->catalog.job, range, [&](const StoredSpan& span) {
+        if (window && !window->Contains(clocks->Place(span))) return true;
         if (query->selection->Selects(span)) {
           stats.Add(span);
           if (matrix) matrix->Add(span);
@@ -686,7 +715,6 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
       });
   if (!status.ok()) return ToGrpc(status);
   // Imported totals cover whole runs: not with a time or step range.
-  const v1::SpanFilter& f = request->filter();
   if (!f.has_from_ns() && !f.has_to_ns() && !f.has_first_step() &&
       !f.has_last_step()) {
     auto totals = query->store->LoadTotals(query->catalog.job.id);
@@ -732,15 +760,11 @@ grpc::Status QueryService::GetCriticalPath(
   return grpc::Status::OK;
 }
 
-absl::Status QueryService::AnswerFromSummaries(const std::string& job,
+absl::Status QueryService::AnswerFromSummaries(JobQuery& query,
                                                const FromSummaries& answer) {
-  v1::SpanFilter filter;
-  filter.set_job(job);
-  auto query = OpenJob(db_path_, filter);
-  if (!query.ok()) return query.status();
-  auto made = UpdateSummaries(*query, analysis_budget_, save_summaries_);
+  auto made = UpdateSummaries(query, analysis_budget_, save_summaries_);
   if (!made.ok()) return made.status();
-  return answer(*query->store, query->catalog, *made);
+  return answer(*query.store, query.catalog, *made);
 }
 
 absl::Status QueryService::Refresh(const std::string& job,
@@ -765,9 +789,13 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "head must be >= 0 (0 lists every instance)");
   }
-  absl::Status summarised = AnswerFromSummaries(
-      request->job(), [&](Store& store, const JobCatalog& catalog,
-                          const StepSummaries::Made& made) {
+  v1::SpanFilter filter;
+  filter.set_job(request->job());
+  auto query = OpenJob(db_path_, filter);  // one read of the job for both
+  if (!query.ok()) return ToGrpc(query.status());
+  absl::Status summarised =
+      AnswerFromSummaries(*query, [&](Store& store, const JobCatalog& catalog,
+                                      const StepSummaries::Made& made) {
         auto stragglers =
             StepSummaries::Stragglers(store, catalog, made, request->head());
         if (!stragglers.ok()) return stragglers.status();
@@ -780,7 +808,7 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   // No steps: the whole job, loaded.
-  auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
+  auto analysis = WholeJob(std::move(*query), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = Stragglers(*(*analysis)->graph, request->head());
   reply->set_job(request->job());
@@ -795,9 +823,13 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
   const std::optional<int32_t> rank =
       request->has_rank() ? std::optional<int32_t>(request->rank())
                           : std::nullopt;
-  absl::Status summarised = AnswerFromSummaries(
-      request->job(), [&](Store& store, const JobCatalog& catalog,
-                          const StepSummaries::Made& made) {
+  v1::SpanFilter filter;
+  filter.set_job(request->job());
+  auto query = OpenJob(db_path_, filter);  // one read of the job for both
+  if (!query.ok()) return ToGrpc(query.status());
+  absl::Status summarised =
+      AnswerFromSummaries(*query, [&](Store& store, const JobCatalog& catalog,
+                                      const StepSummaries::Made& made) {
         auto steps = StepSummaries::Steps(store, catalog, made, rank,
                                           request->means_only());
         if (!steps.ok()) return steps.status();
@@ -810,7 +842,7 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   // No steps: the whole job, loaded (its breakdown has no step either).
-  auto analysis = WholeJob(request->job(), kAnalysisBytesPerSpan);
+  auto analysis = WholeJob(std::move(*query), kAnalysisBytesPerSpan);
   if (!analysis.ok()) return ToGrpc(analysis.status());
   *reply = (*analysis)->Steps();
   if (request->has_rank() || request->means_only()) {
@@ -855,7 +887,23 @@ grpc::Status QueryService::Compare(grpc::ServerContext* context,
              {request->job_a(), {request->ranks(1)}}};
   }
   std::vector<std::unique_ptr<OpTotalsBuilder>> totals;
-  for (const Side& side : sides) {
+  if (!two_jobs) {
+    // Two ranks of one job: one scan of their tracks.
+    v1::SpanFilter filter;
+    filter.set_job(request->job_a());
+    auto query = OpenJob(db_path_, filter);
+    if (!query.ok()) return ToGrpc(query.status());
+    for (int i = 0; i < 2; ++i) {
+      totals.push_back(std::make_unique<OpTotalsBuilder>(query->catalog));
+    }
+    absl::Status status =
+        AddRankTotals(*query->store, query->catalog, request->ranks(0),
+                      request->ranks(1), totals[0].get(), totals[1].get());
+    if (!status.ok()) return ToGrpc(status);
+  }
+  // Two jobs: a scan of each.
+  for (size_t i = 0; two_jobs && i < sides.size(); ++i) {
+    const Side& side = sides[i];
     v1::SpanFilter filter;
     filter.set_job(side.job);
     auto query = OpenJob(db_path_, filter);

@@ -27,6 +27,7 @@
 namespace meridian {
 
 struct JobAnalysis;  // query_service.cc
+struct JobQuery;     // query_service.cc
 
 class QueryService final : public v1::Query::Service {
  public:
@@ -132,18 +133,22 @@ class QueryService final : public v1::Query::Service {
   // kCacheIdle after its last use (dropped at the next query).
   absl::StatusOr<std::shared_ptr<const JobAnalysis>> WholeJob(
       const std::string& job, uint64_t bytes_per_span);
+  // The same for a job already opened (its catalog read once).
+  absl::StatusOr<std::shared_ptr<const JobAnalysis>> WholeJob(
+      JobQuery query, uint64_t bytes_per_span);
   static constexpr absl::Duration kCacheIdle = absl::Minutes(5);
   // The kept analysis if it is of `job` as it is now, else nullptr (loads
   // nothing).
   std::shared_ptr<const JobAnalysis> KeptJob(const JobInfo& job);
 
-  // Runs `answer` over the job's step summaries, brought up to date (and
-  // what was made handed to save_summaries_). NOT_FOUND if the job has no
-  // steps (or does not exist): the caller analyses it whole.
+  // Runs `answer` over the step summaries of the opened job, brought up to
+  // date (and what was made handed to save_summaries_). NOT_FOUND if the
+  // job has no steps: the caller analyses it whole (WholeJob of the same
+  // query: the job is opened once).
   using FromSummaries =
       std::function<absl::Status(Store& store, const JobCatalog& catalog,
                                  const StepSummaries::Made& made)>;
-  absl::Status AnswerFromSummaries(const std::string& job,
+  absl::Status AnswerFromSummaries(JobQuery& query,
                                    const FromSummaries& answer);
 
   std::string db_path_;

@@ -10,7 +10,7 @@
 namespace meridian {
 
 std::unique_ptr<ScenarioFixture> ScenarioFixture::Load(
-    const std::string& scenario) {
+    const std::string& scenario, int64_t node1_offset_ns) {
   auto fixture = std::make_unique<ScenarioFixture>();
   auto location = NewStoreLocation(StoreKindFromEnvironment(), scenario);
   EXPECT_TRUE(location.ok()) << location.status();
@@ -21,7 +21,8 @@ std::unique_ptr<ScenarioFixture> ScenarioFixture::Load(
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return nullptr;
   fixture->store = std::move(*store);
-  for (const auto& node : ScenarioBatches(scenario, scenario)) {
+  for (const auto& node :
+       ScenarioBatches(scenario, scenario, node1_offset_ns)) {
     std::vector<const v1::Batch*> batches;
     for (const v1::Batch& b : node) batches.push_back(&b);
     auto written = fixture->store->Write(batches);

@@ -5,6 +5,7 @@
 #ifndef MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
 #define MERIDIAN_QUERY_SCENARIO_FIXTURE_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +18,11 @@
 namespace meridian {
 
 struct ScenarioFixture {
-  // Fails the calling test (gtest ASSERT) on any error.
-  static std::unique_ptr<ScenarioFixture> Load(const std::string& scenario);
+  // Fails the calling test (gtest ASSERT) on any error. With
+  // `node1_offset_ns`, node-1's clock reads that much ahead, and its clock
+  // model says so (ScenarioBatches).
+  static std::unique_ptr<ScenarioFixture> Load(const std::string& scenario,
+                                               int64_t node1_offset_ns = 0);
 
   std::unique_ptr<Store> store;
   JobCatalog catalog;

@@ -112,4 +112,58 @@ grep -q "no job \"nosuch\"" "$work/n.err" || { cat "$work/n.err"; fail "unknown 
 [ ! -e "$work/k.json" ] && [ ! -e "$work/x.json" ] && [ ! -e "$work/n.json" ] \
   || fail "a refused export wrote a file"
 
+# 5. --from/--to cut the timeline the trace shows (corrected, from its
+#    origin otherData.epoch_ns), not the nodes' raw clocks: slow-rank with
+#    node-1 (ranks 2, 3) 3 ms ahead, window [12, 14) ms. The windowed export
+#    holds exactly the whole export's spans that end at or after 12 ms and
+#    start before 14 ms in the whole export's own timeline; the raw-clock
+#    export's window (raw times from the job's first span) holds others,
+#    and `meridian stats` counts the communication the export holds.
+"$synth_bin" --collector "$addr" --scenario slow-rank --job skew --node1-offset-ns 3000000 >/dev/null
+m export --job skew -o "$work/skew.json" >/dev/null
+m export --job skew --from 12ms --to 14ms -o "$work/skew-w.json" >/dev/null
+m export --job skew --raw-clock -o "$work/skew-raw.json" >/dev/null
+m export --job skew --raw-clock --from 12ms --to 14ms -o "$work/skew-raw-w.json" >/dev/null
+m stats --job skew --from 12ms --to 14ms --json >"$work/skew-stats.json"
+python3 - "$work" <<'PY'
+import collections, json, sys
+from decimal import Decimal
+work = sys.argv[1]
+def load(name):
+    return json.load(open(f"{work}/{name}"), parse_float=Decimal)
+def spans(trace):
+    procs = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    out = collections.Counter()
+    for e in trace["traceEvents"]:
+        if e["ph"] == "M" or "ts" not in e:
+            continue
+        start = int(e["ts"] * 1000)  # ns from the trace's origin
+        out[(procs[e["pid"]], e["name"], start, start + int(e.get("dur", 0) * 1000))] += 1
+    return out
+def window(all_spans, lo, hi):
+    return collections.Counter({k: n for k, n in all_spans.items()
+                                if k[3] >= lo and k[2] < hi})
+whole, cut = load("skew.json"), load("skew-w.json")
+assert cut["otherData"]["epoch_ns"] == whole["otherData"]["epoch_ns"], "origins differ"
+expected = window(spans(whole), 12_000_000, 14_000_000)
+got = spans(cut)
+assert got == expected, (sorted(got - expected), sorted(expected - got))
+# Step 1 of every rank: step and forward (4 + 4), the comm threads'
+# Allreduces shown [11, 12) ms (ending at --from: in; 4), the main
+# Allreduce of ranks 0, 1, 3 (3; rank 2's starts at 15 ms).
+names = collections.Counter(k[1] for k in got.elements())
+assert names == {"step": 4, "forward": 4, "MPI_Allreduce": 7}, names
+assert sum(got.values()) == 15, got
+# Raw: node-1's spans 3 ms late, so its comm Allreduces (raw [14, 15) ms)
+# and rank 3's main one are out.
+raw = spans(load("skew-raw-w.json"))
+assert raw == window(spans(load("skew-raw.json")), 12_000_000, 14_000_000)
+raw_names = collections.Counter(k[1] for k in raw.elements())
+assert raw_names == {"step": 4, "forward": 4, "MPI_Allreduce": 4}, raw_names
+stats = json.load(open(f"{work}/skew-stats.json"))
+calls = {o["name"]: int(o["calls"]) for o in stats["ops"]}
+assert calls == {"MPI_Allreduce": 7}, calls  # stats counts communication
+PY
+
 echo "export_test: passed"

@@ -34,6 +34,41 @@ void OpTotalsBuilder::Add(const StoredSpan& span) {
   t->set_bytes(SaturatingAdd(t->bytes(), span.bytes));
 }
 
+absl::Status AddRankTotals(Store& store, const JobCatalog& catalog,
+                           int32_t rank_a, int32_t rank_b, OpTotalsBuilder* a,
+                           OpTotalsBuilder* b) {
+  absl::flat_hash_map<int64_t, int32_t> rank_of_process;
+  for (const ProcessInfo& p : catalog.processes) rank_of_process[p.id] = p.rank;
+  for (int32_t rank : {rank_a, rank_b}) {
+    bool found = false;
+    for (const auto& [process, r] : rank_of_process) found = found || r == rank;
+    if (!found) {
+      return absl::NotFoundError(
+          absl::StrCat("job ", catalog.job.name, " has no rank ", rank,
+                       " (it has ", catalog.job.ranks, " ranks)"));
+    }
+  }
+  // Each track of either rank, with where its spans go.
+  absl::flat_hash_map<int64_t, std::pair<bool, bool>> sides;
+  ScanRange range;
+  range.tracks.emplace();
+  for (const TrackInfo& t : catalog.tracks) {
+    auto it = rank_of_process.find(t.process_id);
+    if (it == rank_of_process.end()) continue;
+    const bool to_a = it->second == rank_a, to_b = it->second == rank_b;
+    if (!to_a && !to_b) continue;
+    sides[t.id] = {to_a, to_b};
+    range.tracks->insert(t.id);
+  }
+  return store.Scan(catalog.job, range, [&](const StoredSpan& span) {
+    auto it = sides.find(span.track_id);
+    if (it == sides.end()) return true;
+    if (it->second.first) a->Add(span);
+    if (it->second.second) b->Add(span);
+    return true;
+  });
+}
+
 absl::StatusOr<v1::CompareReply> CompareOps(const OpTotalsBuilder& a,
                                             const OpTotalsBuilder& b,
                                             const std::string& sort, int head) {

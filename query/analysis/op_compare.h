@@ -38,6 +38,14 @@ class OpTotalsBuilder {
   std::map<Key, v1::OpTotals> totals_;
 };
 
+// Adds the spans of rank `rank_a` of `catalog`'s job to `a` and those of
+// `rank_b` to `b` (both, if the ranks are the same), from one scan of the
+// two ranks' tracks. NOT_FOUND, naming the job and rank, if the job has no
+// such rank (nothing read); the store's error if the scan fails.
+absl::Status AddRankTotals(Store& store, const JobCatalog& catalog,
+                           int32_t rank_a, int32_t rank_b, OpTotalsBuilder* a,
+                           OpTotalsBuilder* b);
+
 // INVALID_ARGUMENT for an unknown sort key. Fills ops, ops_total and the
 // totals; the caller names the sides (a, b).
 absl::StatusOr<v1::CompareReply> CompareOps(const OpTotalsBuilder& a,

@@ -1,6 +1,9 @@
 #include "query/analysis/op_compare.h"
 
 #include "gtest/gtest.h"
+#include "query/ops/span_selection.h"
+#include "testing/counting_store.h"
+#include "testing/scenario_fixture.h"
 
 namespace meridian {
 namespace {
@@ -76,6 +79,61 @@ TEST(OpCompareTest, UnknownSortIsAClearError) {
   EXPECT_EQ(reply.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(reply.status().message(),
             "unknown sort \"speed\": use time, count, bytes or name");
+}
+
+// Two ranks of one job: one scan, the same totals as a scan per rank.
+TEST(OpCompareTest, TwoRanksOfOneJobAreReadInOneScan) {
+  auto f = ScenarioFixture::Load("slow-rank");
+  ASSERT_NE(f, nullptr);
+  CountingStore counting(*f->store);
+  OpTotalsBuilder a(f->catalog), b(f->catalog);
+  absl::Status added = AddRankTotals(counting, f->catalog, 0, 2, &a, &b);
+  ASSERT_TRUE(added.ok()) << added;
+  EXPECT_EQ(counting.scans(), 1);
+
+  // What Compare read before: a scan of each rank's selection.
+  auto one_rank = [&](int32_t rank) {
+    v1::SpanFilter filter;
+    filter.add_ranks(rank);
+    auto selection = SpanSelection::Make(f->catalog, filter);
+    EXPECT_TRUE(selection.ok());
+    OpTotalsBuilder totals(f->catalog);
+    EXPECT_TRUE(f->store
+                    ->Scan(f->catalog.job, ScanRangeOf(filter, *selection),
+                           [&](const StoredSpan& s) {
+                             if (selection->Selects(s)) totals.Add(s);
+                             return true;
+                           })
+                    .ok());
+    return totals;
+  };
+  auto same = [](const OpTotalsBuilder& x, const OpTotalsBuilder& y) {
+    ASSERT_EQ(x.totals().size(), y.totals().size());
+    for (const auto& [key, t] : x.totals()) {
+      EXPECT_EQ(t.ShortDebugString(), y.totals().at(key).ShortDebugString())
+          << key.second;
+    }
+  };
+  same(a, one_rank(0));
+  same(b, one_rank(2));
+  // 4 steps: rank 2's "forward" 5 ms each, rank 0's 3 ms.
+  const OpTotalsBuilder::Key forward{v1::CATEGORY_USER, "forward"};
+  EXPECT_EQ(a.totals().at(forward).count(), 4);
+  EXPECT_EQ(a.totals().at(forward).dur_ns(), 4 * 3 * kMs);
+  EXPECT_EQ(b.totals().at(forward).dur_ns(), 4 * 5 * kMs);
+
+  // The same rank twice: both sides, still one scan.
+  OpTotalsBuilder c(f->catalog), d(f->catalog);
+  ASSERT_TRUE(AddRankTotals(counting, f->catalog, 1, 1, &c, &d).ok());
+  EXPECT_EQ(counting.scans(), 2);
+  same(c, d);
+  same(c, one_rank(1));
+
+  // An unknown rank: NOT_FOUND naming it, nothing read.
+  absl::Status missing = AddRankTotals(counting, f->catalog, 0, 9, &c, &d);
+  EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
+  EXPECT_EQ(missing.message(), "job slow-rank has no rank 9 (it has 4 ranks)");
+  EXPECT_EQ(counting.scans(), 2);
 }
 
 }  // namespace

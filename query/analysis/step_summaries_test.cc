@@ -12,6 +12,7 @@
 #include "query/analysis/job_spans.h"
 #include "query/analysis/step_breakdown.h"
 #include "query/analysis/stragglers.h"
+#include "testing/counting_store.h"
 #include "testing/scenario_fixture.h"
 #include "testing/synthetic_job.h"
 #include "testing/test_store.h"
@@ -255,6 +256,20 @@ TEST_F(StepSummariesTest, UpdatesMakeOnlyTheStepsNotYetComplete) {
   stored->clear_from_summaries();
   stored->clear_summarised();
   EXPECT_EQ(stored->DebugString(), steps->DebugString());
+
+  // The whole job's stragglers, with the summaries current: no span read,
+  // the summaries read in one scan, the same answer as from the plain store.
+  CountingStore counting(*reader);
+  auto current = StepSummaries::Update(counting, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(current.ok()) << current.status();
+  auto stragglers = StepSummaries::Stragglers(counting, catalog, *current, 0);
+  ASSERT_TRUE(stragglers.ok()) << stragglers.status();
+  EXPECT_EQ(counting.scans(), 0);
+  EXPECT_EQ(counting.summary_scans(), 1);
+  auto plain = StepSummaries::Stragglers(*reader, catalog, *third, 0);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(stragglers->DebugString(), plain->DebugString());
+  EXPECT_EQ(stragglers->ranks_size(), 4);
 
   // Deleting the job deletes its summaries.
   ASSERT_TRUE(writer_->DeleteJob("growing").ok());

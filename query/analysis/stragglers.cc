@@ -73,18 +73,17 @@ void TallyGraph(const DependencyGraph& graph, const Bucket& bucket) {
         bucket(instance.has_step() ? std::optional<int64_t>(instance.step())
                                    : std::nullopt);
     if (tally == nullptr) continue;
-    // Each end of the instance's groups waited for its group's last start
-    // (one group, or one per member: a Scan's, a neighbor collective's).
+    // Each member whose end waited for a later start (its end binding,
+    // which the graph took from its group: the instance's, or its own in a
+    // Scan or neighbor collective) waited for that start.
     int64_t waited = 0;
-    mpi.ForEachInstanceGroup(k, [&](const MpiMatching::Group& group) {
-      for (int32_t i : group.ends) {
-        if (i == group.last) continue;
-        const JobSpan& awaited = all[group.last];
-        const int64_t wait = WaitFor(all[i], awaited.start);
-        tally->Charge(all[i], awaited.rank, wait, /*collective=*/true);
-        waited += wait;
-      }
-    });
+    for (int32_t i : members) {
+      const int32_t awaited = graph.end_binding(i);
+      if (awaited < 0) continue;
+      const int64_t wait = WaitFor(all[i], all[awaited].start);
+      tally->Charge(all[i], all[awaited].rank, wait, /*collective=*/true);
+      waited += wait;
+    }
     const int64_t skew = last->start - first->start;
     if (skew > 0) {
       v1::RankWait& late = tally->ranks[last->rank];
@@ -106,8 +105,12 @@ void TallyGraph(const DependencyGraph& graph, const Bucket& bucket) {
     Tally* tally = bucket(s.has_step ? step_of(s) : step_of(all[recv]));
     if (tally == nullptr) continue;
     ++tally->messages;
-    tally->Charge(all[recv], s.rank, WaitFor(all[recv], s.start),
-                  /*collective=*/false);
+    // The receive waited if its end is bound to the send (which started
+    // after it).
+    if (graph.end_binding(recv) == send) {
+      tally->Charge(all[recv], s.rank, WaitFor(all[recv], s.start),
+                    /*collective=*/false);
+    }
   }
 }
 

@@ -8,7 +8,9 @@
 // root of Reduce/Gather, the root's for Bcast/Scatter, the last of ranks
 // up to its own for Scan, the last of its in-neighbors for a neighbor
 // collective), but no longer than it stayed in the call; that time is
-// charged to the rank it waited for.
+// charged to the rank it waited for. Which start a member waited for is
+// the graph's end binding (DependencyGraph::end_binding), read, not found
+// again.
 // Per matched message whose send started after its receive: the receive's
 // wait, charged to the sender. Ranks are listed most waited on first.
 //

@@ -493,6 +493,36 @@ int64_t JobClocks::ToRaw(int64_t track_id, int64_t t) const {
   return raw;
 }
 
+int64_t JobClocks::FirstRawAtOrAfter(int64_t track_id, int64_t t) const {
+  const Node& node = NodeOf(track_id);
+  auto shown = [&node](int64_t raw) {
+    return node.timeline.ToCollector(raw) + node.correction_ns;
+  };
+  // Bracket the answer, lo < answer <= hi, by doubling steps from ToRaw's
+  // guess (usually exact: one step each way), then halve the bracket.
+  int64_t hi = ToRaw(track_id, t);
+  for (int64_t step = 1; shown(hi) < t && step < (int64_t{1} << 62);
+       step *= 2) {
+    hi += step;
+  }
+  int64_t lo = hi - 1;
+  for (int64_t step = 1; shown(lo) >= t && step < (int64_t{1} << 62);
+       step *= 2) {
+    lo -= step;
+  }
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (shown(mid) >= t ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+int64_t JobClocks::max_end_shift_ns() const {
+  int64_t most = 0;
+  for (const auto& [id, shift] : end_shift_) most = std::max(most, shift);
+  return most;
+}
+
 v1::ClocksReply JobClocks::Report() const {
   v1::ClocksReply reply;
   for (const Node& node : nodes_) {

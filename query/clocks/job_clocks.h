@@ -120,6 +120,16 @@ class JobClocks {
   // (end shifts aside): where a read of a collector-time window starts and
   // ends on that node.
   int64_t ToRaw(int64_t track_id, int64_t t) const;
+  // The earliest raw time of `track_id`'s node that Place puts at or after
+  // collector time t: a span of that node starts before t on the
+  // collector's axis exactly when its raw start is before this. Exact
+  // wherever the node's conversion grows with time (clock models drift by
+  // parts per million; SetEpoch relies on the same), found by search from
+  // ToRaw's guess. `t` should be within the job's times give or take its
+  // length (a conversion far outside may overflow).
+  int64_t FirstRawAtOrAfter(int64_t track_id, int64_t t) const;
+  // The most that any span's end is moved later (EndShift); 0 if none is.
+  int64_t max_end_shift_ns() const;
   // No span starts earlier on the collector's axis: the export's origin.
   int64_t epoch_ns() const { return epoch_ns_; }
 

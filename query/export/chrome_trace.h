@@ -13,9 +13,11 @@
 // pid is the rank + 1 (some viewers treat pid 0 specially; 1000000 +
 // process id when the rank is unknown); tid is
 // the track's position in its process, from 1. ts and dur are microseconds
-// with three decimals (nanosecond precision) since the job's first span, so
-// values stay well inside a double's exact range; otherData.epoch_ns holds
-// the absolute Unix-epoch ns of ts 0.
+// with three decimals (nanosecond precision) since the trace's origin (the
+// job's first stored start, or set_origin_ns: JobClocks::epoch_ns, the
+// earliest corrected start), so values stay well inside a double's exact
+// range; otherData.epoch_ns holds the absolute Unix-epoch ns of ts 0, and
+// --from/--to count from it (query/clocks/shown_window.h).
 //
 // Sink and call order: trace_writer.h.
 #ifndef MERIDIAN_QUERY_CHROME_TRACE_H_
