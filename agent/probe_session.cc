@@ -188,8 +188,9 @@ void ProbeSession::Committed(uint32_t ring, uint64_t end) {
 
 int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
                            bool gpu) {
-  if (builder_ != builder) {
+  if (builder_ != builder || builder_declarations_ != builder->declarations()) {
     builder_ = builder;
+    builder_declarations_ = builder->declarations();
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
   }

@@ -152,9 +152,10 @@ class ProbeSession {
   uint64_t invalid_ = 0;
   std::string first_invalid_;
 
-  // Handles in the BatchBuilder last used; redeclared when the builder or
-  // the identity changes.
+  // Handles in the BatchBuilder last used; redeclared when the builder, its
+  // declarations (BatchBuilder::ForgetDeclarations) or the identity change.
   const BatchBuilder* builder_ = nullptr;
+  uint64_t builder_declarations_ = 0;
   int process_handle_ = -1;
   // (queue, gpu) of a named track, or (0, false) and the thread's id for
   // a thread's own track -> track handle.

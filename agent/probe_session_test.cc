@@ -445,6 +445,28 @@ TEST(ProbeSessionTest, ARestartedAgentKnowsTheOwnerAtTheTailAndPastASkip) {
   EXPECT_EQ(probe.header->slots[2].tail_owner.load(), 82);
 }
 
+// The agent forgets every declaration after each batch
+// (BatchBuilder::ForgetDeclarations): a session declares its process and
+// tracks again in the next.
+TEST(ProbeSessionTest, DeclaresAgainInEachBatchOfAForgetfulBuilder) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "work", 4);
+  SpanRingWriter ring = probe.Ring(0, 80);
+  ring.Push(Record(name, 100));
+  BatchBuilder builder("agent");
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 1u);
+  builder.Take();
+  builder.ForgetDeclarations();
+  ring.Push(Record(name, 101));
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 1u);
+  EXPECT_EQ(builder.declared(), 2u);  // the process and its thread
+  v1::Batch batch = Spans(builder.Take());
+  ASSERT_EQ(batch.processes_size(), 1);
+  EXPECT_EQ(batch.processes(0).pid(), 77);
+  EXPECT_EQ(TrackOfEachSpan(batch), (std::vector<std::string>{"thread 80"}));
+}
+
 TEST(ProbeSessionTest, RefusesMemoryThatIsNotARegion) {
   FakeProbe probe;
   ProbeHello hello = probe.Hello();

@@ -23,6 +23,18 @@ void BatchBuilder::Reset() {
   String("");  // index 0 is always ""
 }
 
+void BatchBuilder::ForgetDeclarations() {
+  processes_.clear();
+  processes_.shrink_to_fit();
+  tracks_.clear();
+  tracks_.shrink_to_fit();
+  process_index_.clear();
+  process_index_.shrink_to_fit();
+  track_index_.clear();
+  track_index_.shrink_to_fit();
+  ++declarations_;
+}
+
 int BatchBuilder::DeclareProcess(const ProcessDesc& process) {
   processes_.push_back(process);
   process_index_.push_back(-1);

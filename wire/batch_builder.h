@@ -80,6 +80,17 @@ class BatchBuilder {
   // Returns the current batch and starts the next one.
   v1::Batch Take();
 
+  // Forgets every process and track declared so far, so that a long-lived
+  // builder (the agent's) holds only what its current batch uses: handles
+  // from before are invalid, and declarations() changes. Call between
+  // Take() and the next Add*.
+  void ForgetDeclarations();
+  // Changes at each ForgetDeclarations: a holder of handles declared under
+  // another value declares again.
+  uint64_t declarations() const { return declarations_; }
+  // Processes and tracks declared and not forgotten.
+  size_t declared() const { return processes_.size() + tracks_.size(); }
+
  private:
   struct TrackDesc {
     int process;
@@ -94,6 +105,7 @@ class BatchBuilder {
 
   const std::string agent_id_;
   uint64_t next_seq_;
+  uint64_t declarations_ = 0;
   std::vector<ProcessDesc> processes_;
   std::vector<TrackDesc> tracks_;
   v1::Batch batch_;

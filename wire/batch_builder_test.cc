@@ -33,5 +33,30 @@ TEST(BatchBuilderTest, InternsStringsAndMakesEachBatchSelfContained) {
   EXPECT_EQ(builder.spans(), 0u);
 }
 
+// The agent's builder lives for months: after ForgetDeclarations it holds
+// nothing of the processes and tracks before, and what is declared again
+// goes out as before.
+TEST(BatchBuilderTest, ForgottenDeclarationsAreDeclaredAgain) {
+  BatchBuilder builder("agent-x");
+  const int p = builder.DeclareProcess({"job", "host", 3, 0, 10});
+  builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 100, "main");
+  EXPECT_EQ(builder.declared(), 2u);
+  const uint64_t before = builder.declarations();
+  builder.Take();
+  builder.ForgetDeclarations();
+  EXPECT_EQ(builder.declared(), 0u);
+  EXPECT_NE(builder.declarations(), before);
+  const int again = builder.DeclareProcess({"job", "host", 3, 0, 10});
+  const int track =
+      builder.DeclareTrack(again, v1::TRACK_KIND_THREAD, 100, "main");
+  builder.AddSpan(track, v1::CATEGORY_MPI, "MPI_Send", 1, 2);
+  v1::Batch batch = builder.Take();
+  ASSERT_EQ(batch.processes_size(), 1);
+  EXPECT_EQ(batch.processes(0).rank(), 3);
+  ASSERT_EQ(batch.tracks_size(), 1);
+  EXPECT_EQ(batch.tracks(0).id(), 100);
+  EXPECT_EQ(batch.strings(batch.tracks(0).name()), "main");
+}
+
 }  // namespace
 }  // namespace meridian
