@@ -134,6 +134,14 @@ int Status(const std::string& socket, int timeout_ms) {
       (unsigned long long)c.spans_dropped, (unsigned long long)c.spans_rejected,
       (unsigned long long)c.spans_invalid, (unsigned long long)c.spool_corrupt,
       (unsigned long long)c.connections_refused);
+  for (uint32_t i = 0;
+       i < reply.invalid_processes && i < reply.kInvalidProcesses; ++i) {
+    const meridian::InvalidProcess& p = reply.invalid[i];
+    printf("invalid in process %lld (job %.*s) %llu; the first: %.*s\n",
+           (long long)p.pid, (int)strnlen(p.job, sizeof(p.job)), p.job,
+           (unsigned long long)p.records,
+           (int)strnlen(p.first, sizeof(p.first)), p.first);
+  }
   return timeout_ms == 0 || reply.state == meridian::FlushReply::kDelivered ? 0
                                                                             : 1;
 }

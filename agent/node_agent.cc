@@ -33,6 +33,37 @@ int64_t Clock(clockid_t id) {
 
 int64_t NowMs() { return Clock(CLOCK_MONOTONIC) / 1000000; }
 
+InvalidProcess InvalidOf(const ProbeSession& session) {
+  InvalidProcess p;
+  p.pid = session.pid();
+  p.records = session.invalid_records();
+  CopyField(session.job().c_str(), p.job, sizeof(p.job));
+  CopyField(session.first_invalid().c_str(), p.first, sizeof(p.first));
+  return p;
+}
+
+// meridian_agent_invalid_records{pid, job}: the processes of
+// NodeAgent::InvalidProcesses (at most FlushReply::kInvalidProcesses, so the
+// series stay few whatever runs on the node).
+prometheus::MetricFamily InvalidFamily(
+    const std::vector<InvalidProcess>& processes) {
+  prometheus::MetricFamily family = GaugeFamily(
+      "meridian_agent_invalid_records",
+      "Records dropped as invalid, by process: the running ones and the "
+      "latest that ended (at most 8).",
+      0);
+  family.metric.clear();
+  for (const InvalidProcess& p : processes) {
+    prometheus::ClientMetric metric;
+    metric.label.push_back({"pid", std::to_string(p.pid)});
+    metric.label.push_back(
+        {"job", std::string(p.job, strnlen(p.job, sizeof(p.job)))});
+    metric.gauge.value = static_cast<double>(p.records);
+    family.metric.push_back(metric);
+  }
+  return family;
+}
+
 absl::Status Errno(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
 }
@@ -134,6 +165,7 @@ void NodeAgent::Publish() {
   p.memory_batches = sender.memory_batches;
   p.collector_unreachable = sender.unreachable;
   p.clients = clients_.size();
+  p.invalid = InvalidProcesses();
   absl::MutexLock lock(&published_mu_);
   published_ = p;
 }
@@ -184,6 +216,7 @@ std::vector<prometheus::MetricFamily> NodeAgent::CollectMetrics() const {
                   d(p.clients)),
       CounterFamily("meridian_agent_connections_refused_total",
                     "Connections closed unserved.", d(c.connections_refused)),
+      InvalidFamily(p.invalid),
   };
 }
 
@@ -381,39 +414,50 @@ void NodeAgent::CloseSilent() {
   }
 }
 
-void NodeAgent::Close(int fd) {
-  auto it = clients_.find(fd);
-  if (it == clients_.end()) return;
-  if (it->second.session != nullptr) {
-    // The process exited (or crashed): everything it recorded is in its
-    // rings; take it all before letting the memory go.
-    Drain();
-    const ProbeSession& session = *it->second.session;
-    dropped_by_closed_sessions_ += session.dropped();
-    invalid_by_closed_sessions_ += session.invalid_records();
-    if (session.invalid_records() > 0) {
-      spdlog::warn(
-          "process {} (job {}) ended; {} of its records were invalid and "
-          "dropped, the first: {}",
-          session.pid(), session.job(), session.invalid_records(),
-          session.first_invalid());
-    } else {
-      spdlog::info("process {} ended", session.pid());
+void NodeAgent::Close(const std::vector<int>& fds) {
+  bool sessions = false;
+  for (int fd : fds) {
+    auto it = clients_.find(fd);
+    sessions |= it != clients_.end() && it->second.session != nullptr;
+  }
+  // The processes exited (or crashed): everything they recorded is in
+  // their rings; take it all before letting the memory go.
+  if (sessions) Drain();
+  for (int fd : fds) {
+    auto it = clients_.find(fd);
+    if (it == clients_.end()) continue;
+    if (it->second.session != nullptr) {
+      const ProbeSession& session = *it->second.session;
+      dropped_by_closed_sessions_ += session.dropped();
+      invalid_by_closed_sessions_ += session.invalid_records();
+      if (session.invalid_records() > 0) {
+        ended_invalid_.push_front(InvalidOf(session));
+        if (ended_invalid_.size() > FlushReply::kInvalidProcesses) {
+          ended_invalid_.pop_back();
+        }
+        spdlog::warn(
+            "process {} (job {}) ended; {} of its records were invalid and "
+            "dropped, the first: {}",
+            session.pid(), session.job(), session.invalid_records(),
+            session.first_invalid());
+      } else {
+        spdlog::info("process {} ended", session.pid());
+      }
     }
-  }
-  for (size_t i = 0; i < flushes_.size();) {
-    if (flushes_[i].fd == fd) {
-      flushes_.erase(flushes_.begin() + i);
-    } else {
-      ++i;
+    for (size_t i = 0; i < flushes_.size();) {
+      if (flushes_[i].fd == fd) {
+        flushes_.erase(flushes_.begin() + i);
+      } else {
+        ++i;
+      }
     }
+    for (LocalTrace& trace : local_traces_) {
+      if (trace.fd == fd) trace.fd = -1;  // applied, but not answered
+    }
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    close(fd);
+    clients_.erase(it);
   }
-  for (LocalTrace& trace : local_traces_) {
-    if (trace.fd == fd) trace.fd = -1;  // applied, but not answered
-  }
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  close(fd);
-  clients_.erase(it);
 }
 
 double NodeAgent::Drain() {
@@ -471,6 +515,9 @@ void NodeAgent::SendBatch() {
   in_batch_.clear();
   const uint32_t node = builder_.String(options_.node);
   v1::Batch batch = builder_.Take();
+  // The next batch declares again what it uses: the builder holds the
+  // processes and tracks of one batch, not of every process since start.
+  builder_.ForgetDeclarations();
   v1::ClockModel clock = clock_sync_->Model();
   if (clock.reference_ns() != 0) {
     clock.set_node(node);
@@ -559,10 +606,27 @@ AgentCounters NodeAgent::counters() const {
   return c;
 }
 
+std::vector<InvalidProcess> NodeAgent::InvalidProcesses() const {
+  std::vector<InvalidProcess> out;
+  for (const auto& [fd, client] : clients_) {
+    if (client.session != nullptr && client.session->invalid_records() > 0 &&
+        out.size() < FlushReply::kInvalidProcesses) {
+      out.push_back(InvalidOf(*client.session));
+    }
+  }
+  for (const InvalidProcess& ended : ended_invalid_) {
+    if (out.size() < FlushReply::kInvalidProcesses) out.push_back(ended);
+  }
+  return out;
+}
+
 FlushReply NodeAgent::MakeReply(FlushReply::State state) const {
   FlushReply reply;
   reply.state = state;
   reply.counters = counters();
+  const std::vector<InvalidProcess> invalid = InvalidProcesses();
+  reply.invalid_processes = static_cast<uint32_t>(invalid.size());
+  std::copy(invalid.begin(), invalid.end(), reply.invalid);
   CopyField(options_.collector.c_str(), reply.collector,
             sizeof(reply.collector));
   CopyField(spool_->dir().c_str(), reply.spool, sizeof(reply.spool));
@@ -596,10 +660,12 @@ void NodeAgent::TakeInQueued() {
   Accept();
   std::vector<int> fds;
   for (const auto& [fd, client] : clients_) fds.push_back(fd);
+  std::vector<int> ended;
   for (int fd : fds) {
     auto it = clients_.find(fd);
-    if (it != clients_.end() && !Serve(&it->second)) Close(fd);
+    if (it != clients_.end() && !Serve(&it->second)) ended.push_back(fd);
   }
+  Close(ended);
 }
 
 uint32_t NodeAgent::Trace(const std::string& job, uint32_t steps,
@@ -669,6 +735,7 @@ AgentCounters NodeAgent::Run() {
     const int n = epoll_wait(epoll_fd_, events, 64,
                              static_cast<int>(std::max<int64_t>(timeout, 0)));
     bool flush_requested = false;
+    std::vector<int> ended;
     for (int i = 0; i < n; ++i) {
       const int fd = events[i].data.fd;
       if (fd == listen_fd_) {
@@ -689,10 +756,11 @@ AgentCounters NodeAgent::Run() {
         }
       } else if (auto it = clients_.find(fd); it != clients_.end()) {
         const size_t before = flushes_.size();
-        if (!Serve(&it->second)) Close(fd);
+        if (!Serve(&it->second)) ended.push_back(fd);
         flush_requested |= flushes_.size() > before;
       }
     }
+    Close(ended);
     if (flush_requested) {
       // A flush covers every process that connected before it was sent.
       TakeInQueued();

@@ -151,7 +151,11 @@ class NodeAgent {
   void Refuse(int fd, const char* why, uid_t uid, pid_t pid);
   // False when the client is gone.
   bool Serve(Client* client);
-  void Close(int fd);
+  // Closes the connections of `fds`, whose processes ended (or went
+  // away): one drain takes what all of them recorded, so processes that end
+  // together (a job's ranks) cost one batch, and one spool write while the
+  // collector is slow, rather than one each.
+  void Close(const std::vector<int>& fds);
   // Closes the connections silent past options_.idle_timeout_ms.
   void CloseSilent();
   // Takes in the connections and messages already queued on the socket, so
@@ -215,6 +219,12 @@ class NodeAgent {
   CallsiteSymbolizer symbolizer_;
   AgentCounters counters_;
   uint64_t dropped_by_closed_sessions_ = 0;
+  // Ended processes that had invalid records, the latest first (at most
+  // FlushReply::kInvalidProcesses).
+  std::deque<InvalidProcess> ended_invalid_;
+  // Processes with invalid records, running then ended, for --status and
+  // the metrics.
+  std::vector<InvalidProcess> InvalidProcesses() const;
   // What the metrics endpoint serves, copied by the loop (Publish) so the
   // endpoint's thread reads nothing the loop owns.
   struct Published {
@@ -225,6 +235,7 @@ class NodeAgent {
     uint64_t memory_batches = 0;
     uint64_t clients = 0;
     bool collector_unreachable = false;
+    std::vector<InvalidProcess> invalid;
   };
   void Publish();
   std::vector<prometheus::MetricFamily> CollectMetrics() const;

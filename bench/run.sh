@@ -32,6 +32,10 @@
 #                             (a whole job's critical path loaded whole
 #                              against walked a block of steps at a time:
 #                              time and the collector's memory, alternated)
+#   ./bench/run.sh soak [--processes N] [--every N] [--warm N]
+#                             (one agent through 100,000 short processes,
+#                              each its own job and threads: its resident
+#                              memory over time)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
 #   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
@@ -70,6 +74,11 @@ case "${1:-}" in
     shift
     ./deploy/dependencies.sh
     exec ./bench/path_bench.sh "$@"
+    ;;
+  soak)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/soak_bench.sh "$@"
     ;;
   ingest)
     shift

@@ -1,16 +1,22 @@
 // Operating the daemons: Prometheus /metrics of the collector and the
 // agent, gRPC health checking and reflection, over real sockets.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "agent/node_agent.h"
+#include "capture/probe/agent_protocol.h"
+#include "capture/probe/process_region.h"
+#include "capture/probe/span_ring.h"
 #include "collector/collector.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -149,6 +155,101 @@ TEST(OperationsTest, AgentMetrics) {
       << metrics;
   EXPECT_TRUE(HasLine(metrics, "meridian_agent_spool_bytes 0"));
   EXPECT_TRUE(HasLine(metrics, "meridian_agent_connections 0"));
+  agent->reset();
+  (void)!system(("rm -rf " + base).c_str());
+}
+
+// A traced process (this test, acting as its probe: a sealed memfd region
+// handed over the agent's socket) writes 2 good records and 3 naming a
+// string it never published: the agent counts the 3 under the process, in
+// --status's reply and in the metrics, while it runs and after it ended.
+FlushReply AskAgent(const std::string& socket) {
+  FlushReply reply;
+  const int fd = ConnectAgent(socket.c_str());
+  FlushRequest request;
+  request.timeout_ms = 10000;
+  EXPECT_TRUE(SendMessage(fd, &request, sizeof(request), -1));
+  EXPECT_EQ(ReceiveMessage(fd, &reply, sizeof(reply), nullptr),
+            static_cast<long>(sizeof(reply)));
+  close(fd);
+  return reply;
+}
+
+TEST(OperationsTest, AgentCountsInvalidRecordsPerProcess) {
+  char dir[] = "/tmp/meridian-ops-XXXXXX";  // a short socket path
+  const std::string base = mkdtemp(dir);
+  NodeAgentOptions options;
+  options.collector = "127.0.0.1:1";  // nothing there: it spools
+  options.socket = base + "/agent/agent.sock";
+  options.spool_dir = base + "/agent/spool";
+  options.metrics = "127.0.0.1:0";
+  auto agent = NodeAgent::Start(options);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  std::thread loop([&] { (*agent)->Run(); });
+
+  ProcessRegionGeometry geometry;
+  geometry.ring_capacity = 16;
+  geometry.strings_capacity = 256;
+  const uint64_t bytes = ProcessRegionBytes(geometry);
+  const int memfd = memfd_create("probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_EQ(ftruncate(memfd, bytes), 0);
+  ASSERT_EQ(fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+  void* memory =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  ASSERT_TRUE(InitProcessRegion(memory, geometry, 99));
+  auto* header = static_cast<ProcessRegionHeader*>(memory);
+  const uint32_t name = AppendString(header, "work", 4);
+  InitSpanRing(RingMemory(header, 0), geometry.ring_capacity);
+  header->slots[0].tid = 7;
+  header->slots[0].tail_owner.store(7);
+  header->slots[0].state.store(kSlotOwned);
+  SpanRingWriter ring(RingMemory(header, 0),
+                      SpanRingBytes(geometry.ring_capacity));
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  for (uint32_t id : {name, 999u, name, 999u, 999u}) {
+    ProbeRecord r{};
+    r.start_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+    r.dur_ns = 10;
+    r.name = id;
+    r.category = v1::CATEGORY_USER;
+    ring.Push(r);
+  }
+  ProbeHello hello;
+  hello.pid = getpid();
+  hello.region_bytes = bytes;
+  strcpy(hello.job, "job-x");
+  const int probe = ConnectAgent(options.socket.c_str());
+  ASSERT_GE(probe, 0);
+  ASSERT_TRUE(SendMessage(probe, &hello, sizeof(hello), memfd));
+
+  AskAgent(options.socket);  // drains the region
+  FlushReply reply = AskAgent(options.socket);
+  EXPECT_EQ(reply.counters.spans_invalid, 3u);
+  ASSERT_EQ(reply.invalid_processes, 1u);
+  EXPECT_EQ(reply.invalid[0].pid, getpid());
+  EXPECT_EQ(reply.invalid[0].records, 3u);
+  EXPECT_STREQ(reply.invalid[0].job, "job-x");
+  EXPECT_STREQ(reply.invalid[0].first,
+               "record 1: its name is not in the process's string area");
+  const std::string line = "meridian_agent_invalid_records{pid=\"" +
+                           std::to_string(getpid()) + "\",job=\"job-x\"} 3";
+  std::string metrics = Scrape((*agent)->metrics_port());
+  EXPECT_TRUE(HasLine(metrics, line)) << metrics;
+
+  close(probe);  // the process ends: still listed, among the ended
+  AskAgent(options.socket);
+  reply = AskAgent(options.socket);
+  EXPECT_EQ(reply.counters.spans_invalid, 3u);
+  ASSERT_EQ(reply.invalid_processes, 1u);
+  EXPECT_EQ(reply.invalid[0].records, 3u);
+  metrics = Scrape((*agent)->metrics_port());
+  EXPECT_TRUE(HasLine(metrics, line)) << metrics;
+
+  (*agent)->Stop();
+  loop.join();
+  munmap(memory, bytes);
+  close(memfd);
   agent->reset();
   (void)!system(("rm -rf " + base).c_str());
 }

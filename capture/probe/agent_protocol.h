@@ -101,6 +101,15 @@ struct AgentCounters {
   uint64_t connections_refused = 0;
 };
 
+// A process some of whose records the agent dropped as invalid
+// (wire/span_rules.h), for `meridian-agent --status`.
+struct InvalidProcess {
+  int64_t pid = 0;
+  uint64_t records = 0;  // dropped as invalid
+  char job[64] = {};
+  char first[192] = {};  // the first one's record number and reason
+};
+
 struct FlushReply {
   enum State : uint32_t {
     kDelivered = 0,  // everything read so far is acknowledged
@@ -112,6 +121,11 @@ struct FlushReply {
   AgentCounters counters;
   char collector[128] = {};
   char spool[256] = {};
+  // Processes with invalid records: those still running, then those that
+  // ended, the latest first; at most kInvalidProcesses of them.
+  static constexpr uint32_t kInvalidProcesses = 8;
+  uint32_t invalid_processes = 0;  // entries of `invalid` that are set
+  InvalidProcess invalid[kInvalidProcesses];
 };
 
 // Ask the processes of `job` on this node to record steps
