@@ -560,6 +560,17 @@ bool SharedCompleted(MPI_Request request) {
 #endif
 }
 
+// This thread's scratch memory for array completion calls (SavedRequests),
+// made at its first one; and whether EndThread will run at its end.
+struct Scratch {
+  static constexpr int kSize = 1024;
+  uint32_t tickets[kSize];
+  MPI_Status statuses[kSize];
+};
+thread_local Scratch* tls_scratch = nullptr;
+thread_local bool tls_thread_watched = false;
+void WatchThreadEnd();
+
 // This thread's requests whose handle is a shared completed one, in issue
 // order, in g_requests under keys of their own (bit 62, the thread's number,
 // the request's): a completion of the shared handle on this thread ends the
@@ -571,41 +582,53 @@ bool SharedCompleted(MPI_Request request) {
 // where MPI completed them.
 class SharedRequests {
  public:
-  static constexpr uint32_t kBacklog = 256;
-  ~SharedRequests() {
-    while (completed_ != issued_) EndInCall();
-  }
+  static constexpr uint32_t kBacklog = 64;
   void Issue(const Pending& pending) {
-    if (number_ == 0) {
-      number_ =
-          (g_threads.fetch_add(1, std::memory_order_relaxed) & 0x3fffffff) + 1;
-    }
+    Number();
     if (issued_ - completed_ >= kBacklog) EndInCall();
-    if (g_requests.Insert(KeyOf(issued_), pending)) ++issued_;
+    // Its place in the order is taken even if the table is full.
+    g_requests.Insert(KeyOf(issued_++), pending);
   }
-  // The oldest, taken; false if this thread has none.
+  // A shared completed request issued while recording was off: its
+  // completion ends nothing.
+  void Skip() {
+    Number();
+    if (issued_ - completed_ >= kBacklog) EndInCall();
+    ++issued_;
+  }
+  // Takes the oldest into `out`: false if this thread has none, or the
+  // oldest was not recorded.
   bool Oldest(Pending* out) {
-    while (completed_ != issued_) {
-      if (g_requests.Take(KeyOf(completed_++), out)) return true;
-    }
-    return false;
+    if (completed_ == issued_) return false;
+    return g_requests.Take(KeyOf(completed_++), out);
   }
-
- private:
-  static inline std::atomic<uint32_t> g_threads{0};
-  uint64_t KeyOf(uint32_t n) const {
-    return 1ULL << 62 | static_cast<uint64_t>(number_) << 32 | n;
-  }
+  // The oldest ends where MPI completed it, in its issuing call.
   void EndInCall() {
     Pending oldest;
     if (!Oldest(&oldest)) return;
     oldest.record.dur_ns = oldest.record.extra;
     probe::Emit(oldest.record);
   }
+  bool empty() const { return completed_ == issued_; }
+
+ private:
+  static inline std::atomic<uint32_t> g_threads{0};
+  void Number() {
+    if (number_ == 0) {
+      number_ =
+          (g_threads.fetch_add(1, std::memory_order_relaxed) & 0x3fffffff) + 1;
+    }
+  }
+  uint64_t KeyOf(uint32_t n) const {
+    return 1ULL << 62 | static_cast<uint64_t>(number_) << 32 | n;
+  }
   uint32_t number_ = 0;
   uint32_t issued_ = 0;
   uint32_t completed_ = 0;
 };
+// Trivially destructible: a thread's state outlives every C++ thread_local
+// destructor (which may still call MPI); EndThread, a pthread key
+// destructor, runs after them and ends what is left (ThreadState).
 thread_local SharedRequests tls_shared;
 
 // The ticket (HandleTable::Mark) standing for "this thread's oldest shared
@@ -621,6 +644,7 @@ void IssueAt(MPI_Request* request, ProbeRecord record, int64_t call_end,
   record.flags |= ProbeRecord::kExtraCallTime;
   const Pending pending{record, comm, resolve_source, resolve_tag};
   if (SharedCompleted(*request)) {
+    WatchThreadEnd();
     tls_shared.Issue(pending);
   } else {
     g_requests.Insert(Key(*request), pending);
@@ -672,10 +696,11 @@ void Complete(uint32_t ticket, int64_t end, const MPI_Status* status) {
 class SavedRequests {
  public:
   SavedRequests(int count, const MPI_Request requests[], MPI_Status* statuses) {
-    if (tls_scratch.memory == nullptr) {
-      tls_scratch.memory = new (std::nothrow) Scratch;
+    if (tls_scratch == nullptr) {
+      tls_scratch = new (std::nothrow) Scratch;
+      WatchThreadEnd();
     }
-    scratch_ = tls_scratch.memory;
+    scratch_ = tls_scratch;
     statuses_ = statuses;
     if (scratch_ == nullptr || requests == nullptr) return;
     saved_ = count < kScratch ? count : kScratch;
@@ -713,16 +738,7 @@ class SavedRequests {
   }
 
  private:
-  static constexpr int kScratch = 1024;
-  struct Scratch {
-    uint32_t tickets[kScratch];
-    MPI_Status statuses[kScratch];
-  };
-  struct ThreadScratch {
-    ~ThreadScratch() { delete memory; }
-    Scratch* memory = nullptr;
-  };
-  static thread_local ThreadScratch tls_scratch;
+  static constexpr int kScratch = Scratch::kSize;
 
   const MPI_Status* StatusAt(int i) const {
     return statuses_ == MPI_STATUSES_IGNORE ? nullptr : &statuses_[i];
@@ -732,7 +748,27 @@ class SavedRequests {
   int saved_ = 0;
   MPI_Status* statuses_;
 };
-thread_local SavedRequests::ThreadScratch SavedRequests::tls_scratch;
+
+// The end of a thread that made MPI calls: what is left of its shared
+// completed requests ends in their calls, and its scratch memory goes.
+// A pthread key destructor, so it runs after the thread's C++ thread_local
+// destructors; a later key destructor that calls MPI again sets the key
+// again, and glibc runs this once more.
+void EndThread(void*) {
+  tls_thread_watched = false;
+  while (!tls_shared.empty()) tls_shared.EndInCall();
+  delete tls_scratch;
+  tls_scratch = nullptr;
+}
+
+void WatchThreadEnd() {
+  if (tls_thread_watched) return;
+  static pthread_key_t key;
+  static const bool made = pthread_key_create(&key, EndThread) == 0;
+  if (made && pthread_setspecific(key, &tls_thread_watched) == 0) {
+    tls_thread_watched = true;
+  }
+}
 
 // ---- Call helpers -----------------------------------------------------------
 
@@ -1362,18 +1398,30 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
 
 // ---- Non-blocking point-to-point --------------------------------------------
 
-#define MERIDIAN_ISEND(Name, op)                                            \
-  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
-                 int tag, MPI_Comm comm, MPI_Request* request) {            \
-    if (!probe::Recording())                                                \
-      return PMPI_##Name(buf, count, type, dest, tag, comm, request);       \
-    const int64_t start = probe::Now();                                     \
-    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm, request); \
-    if (rc == MPI_SUCCESS) {                                                \
-      IssuePointToPoint(op, start, comm, dest, tag, TypeBytes(count, type), \
-                        request);                                           \
-    }                                                                       \
-    return rc;                                                              \
+// Issued while recording is off: a shared completed request still takes its
+// place in this thread's order (SharedRequests), so that its completion
+// ends nothing recorded.
+int Unrecorded(int rc, const MPI_Request* request) {
+  if (rc == MPI_SUCCESS && probe::g_event.enabled && request != nullptr &&
+      SharedCompleted(*request)) {
+    tls_shared.Skip();
+  }
+  return rc;
+}
+
+#define MERIDIAN_ISEND(Name, op)                                             \
+  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,    \
+                 int tag, MPI_Comm comm, MPI_Request* request) {             \
+    if (!probe::Recording())                                                 \
+      return Unrecorded(                                                     \
+          PMPI_##Name(buf, count, type, dest, tag, comm, request), request); \
+    const int64_t start = probe::Now();                                      \
+    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm, request);  \
+    if (rc == MPI_SUCCESS) {                                                 \
+      IssuePointToPoint(op, start, comm, dest, tag, TypeBytes(count, type),  \
+                        request);                                            \
+    }                                                                        \
+    return rc;                                                               \
   }
 MERIDIAN_ISEND(Isend, kIsend)
 MERIDIAN_ISEND(Issend, kIssend)
@@ -1384,7 +1432,8 @@ MERIDIAN_ISEND(Ibsend, kIbsend)
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
               MPI_Comm comm, MPI_Request* request) {
   if (!probe::Recording()) {
-    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    return Unrecorded(PMPI_Irecv(buf, count, type, source, tag, comm, request),
+                      request);
   }
   const int64_t start = probe::Now();
   const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
@@ -2006,8 +2055,14 @@ int MPI_Startall(int count, MPI_Request requests[]) {
 int MPI_Request_free(MPI_Request* request) {
   if (probe::g_event.enabled && request != nullptr &&
       *request != MPI_REQUEST_NULL) {
-    g_persistent.Take(Key(*request), nullptr);
-    g_requests.Take(Key(*request), nullptr);
+    if (SharedCompleted(*request)) {
+      // An Isend freed rather than waited for (a common pattern): it ended
+      // in its call, where MPI completed it.
+      tls_shared.EndInCall();
+    } else {
+      g_persistent.Take(Key(*request), nullptr);
+      g_requests.Take(Key(*request), nullptr);
+    }
   }
   return PMPI_Request_free(request);
 }

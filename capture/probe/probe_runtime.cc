@@ -38,13 +38,16 @@ uint32_t g_name_cache[kNameSlots];
 
 namespace {
 
-// A thread without a ring: for good (no region could be made), or until
-// another thread gives one back (g_rings_released moves past
-// tls_released_seen) or 1024 more of its events went unrecorded.
+// A thread without a ring: for good (no region could be made, or the
+// thread is exiting), or until another thread gives one back
+// (g_rings_released moves past tls_released_seen) or time passes
+// (tls_retry_ns).
 thread_local bool tls_no_ring = false;
 thread_local bool tls_waiting_for_ring = false;
 thread_local uint64_t tls_released_seen = 0;
 thread_local uint32_t tls_unrecorded = 0;
+thread_local int64_t tls_retry_ns = 0;
+thread_local int tls_ring_releases = 0;  // ReleaseRing rounds at exit
 std::atomic<uint64_t> g_rings_released{0};
 // Gives a thread's ring back when the thread exits (ReleaseRing); its
 // value is the ring's index + 1.
@@ -434,37 +437,51 @@ bool RecordingInWindow() {
 
 namespace {
 
-// A ring whose thread exited and that has room for the owner record, taken
-// for this thread; -1 if none. Called with g_mutex held.
+// The ring whose thread exited with the most room, taken for this thread;
+// -1 if none has room for the owner record, or, while unused rings are
+// left, none is at least half empty (a new thread then records into a
+// fresh ring rather than into the end of a full one). Called with g_mutex
+// held.
 int TakeRetiredRingLocked(SpanRingWriter** writer) {
   const uint32_t laid_out =
       std::min(g_region->claimed_rings.load(std::memory_order_relaxed),
                ProcessRegionHeader::kMaxRings);
   const size_t ring_bytes = SpanRingBytes(g_region->ring_capacity);
+  int best = -1;
+  uint64_t best_room = 0;
   for (uint32_t index = 0; index < laid_out; ++index) {
-    RingSlot& slot = g_region->slots[index];
-    if (slot.state.load(std::memory_order_acquire) != kSlotRetired) continue;
-    // The ring goes on where its last owner stopped: a new writer on the
-    // same memory, never laid out again.
-    auto* taken = new (std::nothrow)
-        SpanRingWriter(RingMemory(g_region, index), ring_bytes);
-    if (taken == nullptr || !taken->valid() || taken->Room() == 0) {
-      delete taken;  // full of the last owner's records: not yet
+    if (g_region->slots[index].state.load(std::memory_order_acquire) !=
+        kSlotRetired) {
       continue;
     }
-    const int32_t tid = static_cast<int32_t>(gettid());
-    slot.tid = tid;
-    slot.state.store(kSlotOwned, std::memory_order_release);
-    // The owner record gets in: this thread is the ring's only producer
-    // now and there was room.
-    ProbeRecord owner{};
-    owner.flags = ProbeRecord::kOwner;
-    owner.peer = tid;
-    taken->Push(owner);
-    *writer = taken;
-    return static_cast<int>(index);
+    // The ring goes on where its last owner stopped: a new writer on the
+    // same memory, never laid out again.
+    SpanRingWriter probe(RingMemory(g_region, index), ring_bytes);
+    if (probe.valid() && probe.Room() > best_room) {
+      best = static_cast<int>(index);
+      best_room = probe.Room();
+    }
   }
-  return -1;
+  const bool unused_left = laid_out < ProcessRegionHeader::kMaxRings;
+  if (best < 0 || (unused_left && best_room < g_region->ring_capacity / 2)) {
+    return -1;
+  }
+  const uint32_t index = static_cast<uint32_t>(best);
+  RingSlot& slot = g_region->slots[index];
+  auto* taken = new (std::nothrow)
+      SpanRingWriter(RingMemory(g_region, index), ring_bytes);
+  if (taken == nullptr) return -1;
+  const int32_t tid = static_cast<int32_t>(gettid());
+  slot.tid = tid;
+  slot.state.store(kSlotOwned, std::memory_order_release);
+  // The owner record gets in: this thread is the ring's only producer now
+  // and there was room.
+  ProbeRecord owner{};
+  owner.flags = ProbeRecord::kOwner;
+  owner.peer = tid;
+  taken->Push(owner);
+  *writer = taken;
+  return static_cast<int>(index);
 }
 
 // The next unused ring, laid out for this thread; -1 if every ring is
@@ -503,12 +520,19 @@ int LayOutNewRingLocked(SpanRingWriter** writer) {
 void ReleaseRing(void* value) {
   const uint32_t index =
       static_cast<uint32_t>(reinterpret_cast<uintptr_t>(value) - 1);
+  // Later key destructors may still record (the MPI family library's ends
+  // what it kept per thread): the thread takes a ring again and glibc runs
+  // this destructor once more, up to PTHREAD_DESTRUCTOR_ITERATIONS (4)
+  // rounds. From the third round on the thread records nothing, so that a
+  // ring taken in the last round is not kept for good.
+  if (++tls_ring_releases >= 3) tls_no_ring = true;
+  SpanRingWriter* writer = tls_writer;
+  tls_writer = nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_region != nullptr && index < ProcessRegionHeader::kMaxRings) {
     g_region->slots[index].state.store(kSlotRetired, std::memory_order_release);
   }
-  delete tls_writer;
-  tls_writer = nullptr;
+  delete writer;
   g_rings_released.fetch_add(1, std::memory_order_release);
 }
 
@@ -516,9 +540,12 @@ void ReleaseRing(void* value) {
 
 SpanRingWriter* ClaimRing() {
   if (!g_event.enabled || tls_no_ring) return nullptr;
+  // A thread waiting for a ring tries again once another thread gave one
+  // back, or, every 64th event, once 10 ms have passed (the agent may have
+  // made room in a retired ring since).
   if (tls_waiting_for_ring &&
       g_rings_released.load(std::memory_order_acquire) == tls_released_seen &&
-      (++tls_unrecorded & 1023) != 0) {
+      ((++tls_unrecorded & 63) != 0 || NowNs() < tls_retry_ns)) {
     g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -534,6 +561,7 @@ SpanRingWriter* ClaimRing() {
   if (index < 0) {
     g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
     tls_waiting_for_ring = true;
+    tls_retry_ns = NowNs() + 10000000;
     return nullptr;
   }
   tls_waiting_for_ring = false;

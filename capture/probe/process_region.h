@@ -15,8 +15,9 @@
 // then loads strings_end (acquire) always finds the string.
 //
 // Rings: a thread takes a ring the first time it records: a ring whose
-// thread has exited (kSlotRetired) if one has room, else the next unused
-// one (claimed_rings), which it lays out. It stores its thread id in the
+// thread has exited (kSlotRetired) if one is at least half empty, else the
+// next unused one (claimed_rings), which it lays out, else the retired ring
+// with the most room. It stores its thread id in the
 // slot and then sets `state` to kSlotOwned (release). When the thread exits,
 // the probe sets the slot back to kSlotRetired; the ring is never laid out
 // again, so its record indexes keep growing and (incarnation, ring, index)
