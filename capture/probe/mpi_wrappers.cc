@@ -2061,7 +2061,13 @@ int MPI_Request_free(MPI_Request* request) {
       tls_shared.EndInCall();
     } else {
       g_persistent.Take(Key(*request), nullptr);
-      g_requests.Take(Key(*request), nullptr);
+      // Freed before a Wait or Test saw it complete: it is recorded as
+      // ending here, where the program let it go.
+      Pending pending;
+      if (g_requests.Take(Key(*request), &pending)) {
+        pending.record.dur_ns = probe::Now() - pending.record.start_ns;
+        probe::Emit(pending.record);
+      }
     }
   }
   return PMPI_Request_free(request);
