@@ -139,14 +139,25 @@ TEST(OperationsTest, CollectorMetricsHealthAndReflection) {
   }
 }
 
-TEST(OperationsTest, AgentMetrics) {
-  char dir[] = "/tmp/meridian-ops-XXXXXX";  // a short socket path
-  const std::string base = mkdtemp(dir);
+// A directory under /tmp: a short socket path.
+std::string ShortTempDir() {
+  char dir[] = "/tmp/meridian-ops-XXXXXX";
+  return mkdtemp(dir);
+}
+
+// An agent in `base` with metrics, whose collector is not there: it spools.
+NodeAgentOptions SpoolingAgent(const std::string& base) {
   NodeAgentOptions options;
-  options.collector = "127.0.0.1:1";  // nothing there: it spools
+  options.collector = "127.0.0.1:1";
   options.socket = base + "/agent/agent.sock";
   options.spool_dir = base + "/agent/spool";
   options.metrics = "127.0.0.1:0";
+  return options;
+}
+
+TEST(OperationsTest, AgentMetrics) {
+  const std::string base = ShortTempDir();
+  const NodeAgentOptions options = SpoolingAgent(base);
   auto agent = NodeAgent::Start(options);
   ASSERT_TRUE(agent.ok()) << agent.status();
   const std::string metrics = Scrape((*agent)->metrics_port());
@@ -176,13 +187,8 @@ FlushReply AskAgent(const std::string& socket) {
 }
 
 TEST(OperationsTest, AgentCountsInvalidRecordsPerProcess) {
-  char dir[] = "/tmp/meridian-ops-XXXXXX";  // a short socket path
-  const std::string base = mkdtemp(dir);
-  NodeAgentOptions options;
-  options.collector = "127.0.0.1:1";  // nothing there: it spools
-  options.socket = base + "/agent/agent.sock";
-  options.spool_dir = base + "/agent/spool";
-  options.metrics = "127.0.0.1:0";
+  const std::string base = ShortTempDir();
+  const NodeAgentOptions options = SpoolingAgent(base);
   auto agent = NodeAgent::Start(options);
   ASSERT_TRUE(agent.ok()) << agent.status();
   std::thread loop([&] { (*agent)->Run(); });
