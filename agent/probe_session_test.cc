@@ -355,6 +355,17 @@ TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   v1::Batch batch = Spans(builder.Take());
   EXPECT_EQ(batch.spans(0).start_ns(), kWall + 103);
   EXPECT_EQ(batch.strings(batch.tracks(0).name()), "thread 80");
+  // A skip beyond what the process published, or behind the reader, is
+  // ignored.
+  ring.Push(Record(name, 106));
+  ring.Push(Record(name, 107));
+  (*second)->SkipTo(5, 20);
+  (*second)->SkipTo(5, 1);
+  ASSERT_EQ((*second)->Read(&builder, FakeTime(kWall), 100), 2u);
+  std::vector<RingPosition> positions;
+  (*second)->Positions(&positions);
+  ASSERT_EQ(positions.size(), 1u);
+  EXPECT_EQ(positions[0].end, 8u);
 }
 
 // A ring handed from an exited thread to the next (process_region.h): the

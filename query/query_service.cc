@@ -107,6 +107,14 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
   return query;
 }
 
+// All of job `job`: OpenJob with a filter naming the job only.
+absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
+                                 const std::string& job) {
+  v1::SpanFilter filter;
+  filter.set_job(job);
+  return OpenJob(db_path, filter);
+}
+
 }  // namespace
 
 // A job loaded for the analyses: its spans on the collector's clock and
@@ -298,9 +306,7 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, const std::string& db_path, const std::string& job,
     std::optional<int64_t> step = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
-  v1::SpanFilter filter;
-  filter.set_job(job);
-  auto query = OpenJob(db_path, filter);
+  auto query = OpenJob(db_path, job);
   if (!query.ok()) return query.status();
   return LoadAnalysis(budget, std::move(*query), step, bytes_per_span);
 }
@@ -317,9 +323,7 @@ std::shared_ptr<const JobAnalysis> QueryService::KeptJob(const JobInfo& job) {
 
 absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
     const std::string& job, uint64_t bytes_per_span) {
-  v1::SpanFilter filter;
-  filter.set_job(job);
-  auto query = OpenJob(db_path_, filter);
+  auto query = OpenJob(db_path_, job);
   if (!query.ok()) return query.status();
   return WholeJob(std::move(*query), bytes_per_span);
 }
@@ -654,9 +658,7 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
                                      v1::ClocksReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  v1::SpanFilter filter;
-  filter.set_job(request->job());
-  auto query = OpenJob(db_path_, filter);
+  auto query = OpenJob(db_path_, request->job());
   if (!query.ok()) return ToGrpc(query.status());
   // A kept analysis of the job as it is has these very clocks.
   std::shared_ptr<const JobAnalysis> kept;
@@ -741,9 +743,7 @@ grpc::Status QueryService::GetCriticalPath(
   if (!step && absl::IsResourceExhausted(analysis.status())) {
     // Too large to load whole: walked a block of steps at a time, unless
     // the job has no steps (then the refusal stands).
-    v1::SpanFilter filter;
-    filter.set_job(request->job());
-    auto query = OpenJob(db_path_, filter);
+    auto query = OpenJob(db_path_, request->job());
     if (!query.ok()) return ToGrpc(query.status());
     auto streamed = StreamedPathOf(*query, analysis_budget_, save_clocks_);
     if (!absl::IsNotFound(streamed.status())) {
@@ -769,9 +769,7 @@ absl::Status QueryService::AnswerFromSummaries(JobQuery& query,
 
 absl::Status QueryService::Refresh(const std::string& job,
                                    const std::atomic<bool>* cancel) {
-  v1::SpanFilter filter;
-  filter.set_job(job);
-  auto query = OpenJob(db_path_, filter);  // one read of the job for both
+  auto query = OpenJob(db_path_, job);  // one read of the job for both
   if (!query.ok()) return query.status();
   auto made =
       UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
@@ -789,9 +787,8 @@ grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "head must be >= 0 (0 lists every instance)");
   }
-  v1::SpanFilter filter;
-  filter.set_job(request->job());
-  auto query = OpenJob(db_path_, filter);  // one read of the job for both
+  auto query =
+      OpenJob(db_path_, request->job());  // one read of the job for both
   if (!query.ok()) return ToGrpc(query.status());
   absl::Status summarised =
       AnswerFromSummaries(*query, [&](Store& store, const JobCatalog& catalog,
@@ -823,9 +820,8 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
   const std::optional<int32_t> rank =
       request->has_rank() ? std::optional<int32_t>(request->rank())
                           : std::nullopt;
-  v1::SpanFilter filter;
-  filter.set_job(request->job());
-  auto query = OpenJob(db_path_, filter);  // one read of the job for both
+  auto query =
+      OpenJob(db_path_, request->job());  // one read of the job for both
   if (!query.ok()) return ToGrpc(query.status());
   absl::Status summarised =
       AnswerFromSummaries(*query, [&](Store& store, const JobCatalog& catalog,
@@ -889,9 +885,7 @@ grpc::Status QueryService::Compare(grpc::ServerContext* context,
   std::vector<std::unique_ptr<OpTotalsBuilder>> totals;
   if (!two_jobs) {
     // Two ranks of one job: one scan of their tracks.
-    v1::SpanFilter filter;
-    filter.set_job(request->job_a());
-    auto query = OpenJob(db_path_, filter);
+    auto query = OpenJob(db_path_, request->job_a());
     if (!query.ok()) return ToGrpc(query.status());
     for (int i = 0; i < 2; ++i) {
       totals.push_back(std::make_unique<OpTotalsBuilder>(query->catalog));

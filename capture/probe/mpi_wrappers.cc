@@ -329,10 +329,15 @@ uint64_t IdOfMembers(uint64_t seed, const int32_t* world, int size) {
   return id;
 }
 
+// The world rank of rank `rank` of a group of `size` whose world ranks are
+// `world` (nullptr: the identity); -1 if none.
+int32_t RankInWorld(const int32_t* world, uint32_t size, int rank) {
+  if (rank < 0 || static_cast<uint32_t>(rank) >= size) return -1;
+  return world == nullptr ? rank : world[rank];
+}
+
 int32_t WorldRankOf(const CommInfo* info, int rank) {
-  if (rank < 0 || info == nullptr || static_cast<uint32_t>(rank) >= info->size)
-    return -1;
-  return info->world == nullptr ? rank : info->world[rank];
+  return info == nullptr ? -1 : RankInWorld(info->world, info->size, rank);
 }
 
 // A communicator made without a wrapped call (Intercomm_create, Comm_idup,
@@ -517,10 +522,7 @@ struct CommRef {
         world(comm != nullptr ? comm->world : nullptr),
         size(comm != nullptr ? comm->size : 0) {}
   // The world rank of the communicator's rank `rank`, -1 if none.
-  int32_t WorldRank(int rank) const {
-    if (rank < 0 || static_cast<uint32_t>(rank) >= size) return -1;
-    return world == nullptr ? rank : world[rank];
-  }
+  int32_t WorldRank(int rank) const { return RankInWorld(world, size, rank); }
   // The table's entry, for a persistent collective's sequence numbers.
   const CommInfo* info = nullptr;
   const int32_t* world = nullptr;
@@ -628,7 +630,7 @@ class SharedRequests {
 };
 // Trivially destructible: a thread's state outlives every C++ thread_local
 // destructor (which may still call MPI); EndThread, a pthread key
-// destructor, runs after them and ends what is left (ThreadState).
+// destructor, runs after them and ends what is left.
 thread_local SharedRequests tls_shared;
 
 // The ticket (HandleTable::Mark) standing for "this thread's oldest shared

@@ -38,15 +38,14 @@ uint32_t g_name_cache[kNameSlots];
 
 namespace {
 
-// A thread without a ring: for good (no region could be made, or the
-// thread is exiting), or until another thread gives one back
-// (g_rings_released moves past tls_released_seen) or time passes
-// (tls_retry_ns).
+// A thread without a ring: for good (tls_no_ring: no region could be made,
+// or the thread is exiting), or while every ring is taken (tls_retry_ns
+// set): until another thread gives one back (g_rings_released moves past
+// tls_released_seen) or the time passes.
 thread_local bool tls_no_ring = false;
-thread_local bool tls_waiting_for_ring = false;
+thread_local int64_t tls_retry_ns = 0;  // 0: not waiting
 thread_local uint64_t tls_released_seen = 0;
 thread_local uint32_t tls_unrecorded = 0;
-thread_local int64_t tls_retry_ns = 0;
 thread_local int tls_ring_releases = 0;  // ReleaseRing rounds at exit
 std::atomic<uint64_t> g_rings_released{0};
 // Gives a thread's ring back when the thread exits (ReleaseRing); its
@@ -321,7 +320,7 @@ void ForkChild() {
   for (auto& id : g_name_cache) id = 0;
   tls_writer = nullptr;
   tls_no_ring = false;
-  tls_waiting_for_ring = false;
+  tls_retry_ns = 0;
   // The forking thread's ring was in the parent's region.
   if (g_ring_key_made) pthread_setspecific(g_ring_key, nullptr);
   ResetCallsites();
@@ -539,14 +538,17 @@ void ReleaseRing(void* value) {
 }  // namespace
 
 SpanRingWriter* ClaimRing() {
-  if (!g_event.enabled || tls_no_ring) return nullptr;
+  if (!g_event.enabled) return nullptr;
   // A thread waiting for a ring tries again once another thread gave one
   // back, or, every 64th event, once 10 ms have passed (the agent may have
   // made room in a retired ring since).
-  if (tls_waiting_for_ring &&
-      g_rings_released.load(std::memory_order_acquire) == tls_released_seen &&
-      ((++tls_unrecorded & 63) != 0 || NowNs() < tls_retry_ns)) {
-    g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+  if (tls_no_ring ||
+      (tls_retry_ns != 0 &&
+       g_rings_released.load(std::memory_order_acquire) == tls_released_seen &&
+       ((++tls_unrecorded & 63) != 0 || NowNs() < tls_retry_ns))) {
+    if (g_region != nullptr) {
+      g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
+    }
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -560,11 +562,10 @@ SpanRingWriter* ClaimRing() {
   if (index < 0) index = LayOutNewRingLocked(&writer);
   if (index < 0) {
     g_region->events_without_ring.fetch_add(1, std::memory_order_relaxed);
-    tls_waiting_for_ring = true;
     tls_retry_ns = NowNs() + 10000000;
     return nullptr;
   }
-  tls_waiting_for_ring = false;
+  tls_retry_ns = 0;
   if (g_ring_key_made) {
     pthread_setspecific(
         g_ring_key, reinterpret_cast<void*>(static_cast<uintptr_t>(index) + 1));

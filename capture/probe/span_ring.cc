@@ -70,11 +70,4 @@ size_t SpanRingReader::Read(ProbeRecord* out, size_t max) {
   return n;
 }
 
-void SpanRingReader::SkipTo(uint64_t index) {
-  const uint64_t head = header_->head.load(std::memory_order_acquire);
-  if (index <= position_ || index > head) return;
-  position_ = index;
-  Commit();
-}
-
 }  // namespace meridian

@@ -151,10 +151,6 @@ class SpanRingReader {
   uint64_t published() const {
     return header_->head.load(std::memory_order_acquire);
   }
-  // Marks every record before `index` as read and committed (a reader that
-  // recovered them elsewhere); no effect if `index` is behind position() or
-  // ahead of what the producer published.
-  void SkipTo(uint64_t index);
 
   uint64_t dropped() const {
     return header_->dropped.load(std::memory_order_relaxed);
