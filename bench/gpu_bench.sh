@@ -3,7 +3,8 @@
 # kernels and small AllReduces (bench/gpu_overhead.cu), on a GPU machine:
 # untraced runs, runs under CUPTI alone (bench/cupti_floor.cc: what
 # Meridian enables, with nothing done with it) and traced runs (`meridian
-# run`) take turns, 5 rounds; prints each round and a JSON line with the
+# run`) take turns, 5 rounds (MERIDIAN_GPU_BENCH_ROUNDS: another count);
+# prints each round and a JSON line with the
 # medians, the slowdown, and the traced run against CUPTI alone. Called by
 # ./tests/gpu/run.sh --bench, which builds Meridian and starts a collector
 # first; standalone: ./bench/gpu_bench.sh DIR with MERIDIAN_COLLECTOR set
@@ -28,7 +29,8 @@ per_iteration() { awk '/ns_per_iteration/ {print $2}'; }
 untraced=()
 cupti=()
 traced=()
-for i in 1 2 3 4 5; do
+rounds=${MERIDIAN_GPU_BENCH_ROUNDS:-5}
+for i in $(seq "$rounds"); do
   u=$("$dir/gpu_overhead" | per_iteration)
   c=$(CUDA_INJECTION64_PATH="$dir/libcupti_floor.so" "$dir/gpu_overhead" |
     per_iteration)
@@ -38,7 +40,7 @@ for i in 1 2 3 4 5; do
   cupti+=("$c")
   traced+=("$t")
 done
-median() { printf '%s\n' "$@" | sort -n | sed -n 3p; }
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 python3 -c "
 import json, sys
 u, c, t = map(int, sys.argv[1:])
