@@ -261,8 +261,16 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
   const int64_t block_spans = std::min<int64_t>(
       kBlockSpans, static_cast<int64_t>(budget / kAnalysisBytesPerSpan));
   ScanStats read;
-  auto path = StreamedCriticalPath(*query.store, query.catalog, stored,
-                                   block_spans, &read);
+  auto path = StreamedCriticalPath(
+      *query.store, query.catalog, stored, block_spans,
+      static_cast<int64_t>(budget / kAnalysisBytesPerSpan), &read);
+  if (absl::IsResourceExhausted(path.status())) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path.status().message(),
+        ": walking the path through them would take more than this "
+        "collector's --analysis-memory-mib ",
+        budget >> 20, "; raise the limit, or analyse one step (--step N)"));
+  }
   if (!path.ok()) return path.status();
   path->set_chunks_read(static_cast<int64_t>(read.chunk_ids.size()));
   path->set_chunks(job.chunks);
@@ -288,13 +296,22 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
   const JobCatalog& catalog = analysis->query.catalog;
   const std::optional<StoredJobResult> stored =
       solution != nullptr ? *solution : StoredClocks(store, catalog.job);
+  const int64_t max_spans = static_cast<int64_t>(budget / bytes_per_span);
   absl::StatusOr<JobSpans> spans =
       step
           ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
-                               &analysis->read, &stored)
+                               &analysis->read, &stored, max_spans)
           : JobSpans::Load(
                 store, catalog, &analysis->clocks,
                 JobRead{{ScanRange{}}, std::nullopt, &analysis->read}, &stored);
+  if (step && absl::IsResourceExhausted(spans.status())) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("job ", catalog.job.name, "'s step ", *step,
+                     " holds more than ", max_spans,
+                     " spans: analysing it would take more than this "
+                     "collector's --analysis-memory-mib ",
+                     budget >> 20, "; raise the limit"));
+  }
   if (!spans.ok()) return spans.status();
   if (!step) SaveNewClocks(save, catalog.job, *analysis->clocks);
   analysis->spans.emplace(std::move(*spans));

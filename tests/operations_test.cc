@@ -290,6 +290,15 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
     flat.AddSpan(flat_track, v1::CATEGORY_USER, "work",
                  1700000000000000000 + 1000 * i, 900);
   }
+  // A job of one step larger than the budget: its step is refused too.
+  const int huge_track =
+      flat.DeclareTrack(flat.DeclareProcess({"huge", "node-0", 0, 0, 2, 1}),
+                        v1::TRACK_KIND_THREAD, 1, "main");
+  for (int i = 0; i < 6000; ++i) {
+    flat.AddSpan(huge_track, v1::CATEGORY_USER, "work",
+                 1700000000000000000 + 1000 * i, 900)
+        ->set_step(0);
+  }
   ASSERT_TRUE(IngestClient(channel).SendAll({flat.Take()}).ok());
   auto query = v1::Query::NewStub(channel);
   grpc::ClientContext flat_context;
@@ -351,6 +360,16 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   v1::CriticalPathRequest one = whole;
   one.set_step(5);
   EXPECT_TRUE(query->GetCriticalPath(&step_context, one, &reply).ok());
+  grpc::ClientContext huge_context;
+  v1::CriticalPathRequest huge_step;
+  huge_step.set_job("huge");
+  huge_step.set_step(0);
+  status = query->GetCriticalPath(&huge_context, huge_step, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "job huge's step 0 holds more than 5518 spans: analysing it would "
+            "take more than this collector's --analysis-memory-mib 1; raise "
+            "the limit");
 
   // A replay holds two timelines: twice the memory, and the same way out.
   grpc::ClientContext replay_context;

@@ -143,15 +143,16 @@ absl::Status StepNotFound(const std::string& job, int64_t step) {
 absl::StatusOr<JobSpans> JobSpans::LoadStep(
     Store& store, const JobCatalog& catalog, int64_t step,
     std::optional<JobClocks>* clocks, ScanStats* stats,
-    const std::optional<StoredJobResult>* stored) {
-  return LoadSteps(store, catalog, step, step, clocks, stats, stored);
+    const std::optional<StoredJobResult>* stored, int64_t max_spans) {
+  return LoadSteps(store, catalog, step, step, clocks, stats, stored, nullptr,
+                   max_spans);
 }
 
 absl::StatusOr<JobSpans> JobSpans::LoadSteps(
     Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
     std::optional<JobClocks>* clocks, ScanStats* stats,
     const std::optional<StoredJobResult>* stored,
-    const std::pair<int64_t, int64_t>* cover) {
+    const std::pair<int64_t, int64_t>* cover, int64_t max_spans) {
   // 1. The step's own spans: per track the one starting first and the one
   // ending last (raw times, as the scan returns them).
   struct Edges {
@@ -245,6 +246,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(
   JobRead window;
   window.message_steps = std::make_pair(first, last);
   window.stats = stats;
+  window.max_spans = max_spans;
   // ScanRange times count from the job's first span; `to` is exclusive.
   all.from_ns = raw_start - catalog.job.min_start_ns;
   all.to_ns = raw_end - catalog.job.min_start_ns + 1;

@@ -98,23 +98,27 @@ class JobSpans {
   // else refined over the step's spans, so that a step's path can then
   // differ from the same step in a whole-job load where the clocks drift
   // within the job. NOT_FOUND naming the job if no span is tagged with
-  // `step`. `stats`, if set, counts both reads.
+  // `step`. `stats`, if set, counts both reads. `max_spans`, if positive,
+  // is the most spans the step may hold: RESOURCE_EXHAUSTED once the second
+  // read has kept more (JobRead::max_spans), before the rest is read.
   static absl::StatusOr<JobSpans> LoadStep(
       Store& store, const JobCatalog& catalog, int64_t step,
       std::optional<JobClocks>* clocks, ScanStats* stats = nullptr,
-      const std::optional<StoredJobResult>* stored = nullptr);
+      const std::optional<StoredJobResult>* stored = nullptr,
+      int64_t max_spans = 0);
   // The same for the steps first..last (inclusive) together: their window
   // is the first start to the last end of the spans tagged with any of
   // them, and messages are matched among those spans. NOT_FOUND naming
   // `first` if no span is tagged with any of them. `cover`, if set, is a
   // [start, end] on the collector's clock the window is widened to hold
   // (the untagged time between steps, and before and after them, that a
-  // whole-job path walked step by step needs).
+  // whole-job path walked step by step needs). `max_spans` as LoadStep's.
   static absl::StatusOr<JobSpans> LoadSteps(
       Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
       std::optional<JobClocks>* clocks, ScanStats* stats = nullptr,
       const std::optional<StoredJobResult>* stored = nullptr,
-      const std::pair<int64_t, int64_t>* cover = nullptr);
+      const std::pair<int64_t, int64_t>* cover = nullptr,
+      int64_t max_spans = 0);
 
   // Spans given one at a time, with their times on the collector's clock
   // (tests); Finish sorts.

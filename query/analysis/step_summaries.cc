@@ -176,19 +176,38 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   // Blocks within the budget too.
   const int64_t block_spans = std::min<int64_t>(
       kBlockSpans, static_cast<int64_t>(budget / kBytesPerSpan));
-  const int64_t block = std::max<int64_t>(1, block_spans / per_step);
+  const int64_t full_block = std::max<int64_t>(1, block_spans / per_step);
+  // No block holds more than the budget's spans, whatever the steps' sizes:
+  // one over it is read again as half as many steps (doubled back after
+  // each block read); one step over it is refused.
+  const int64_t max_spans = static_cast<int64_t>(budget / kBytesPerSpan);
+  int64_t block = full_block;
   // Steps first..last (inclusive), a block at a time.
   auto summarise = [&](int64_t first, int64_t last) -> absl::Status {
-    for (int64_t lo = first; lo <= last; lo += block) {
-      const int64_t hi = std::min(last, lo + block - 1);
+    for (int64_t lo = first, hi; lo <= last; lo = hi + 1) {
+      hi = std::min(last, lo + block - 1);
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
         return absl::CancelledError(absl::StrCat(
             "summarising job ", job.name, "'s steps: stopped at step ", lo));
       }
       std::optional<JobClocks> clocks;
-      auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks);
+      auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks, nullptr,
+                                       nullptr, nullptr, max_spans);
       if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps
+      if (absl::IsResourceExhausted(spans.status())) {
+        if (lo == hi) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "job ", job.name, "'s step ", lo, " holds more than ", max_spans,
+              " spans: summarising it would take more than this "
+              "collector's --analysis-memory-mib ",
+              budget >> 20, "; raise the limit"));
+        }
+        block = std::max<int64_t>(1, (hi - lo + 1) / 2);
+        hi = lo - 1;  // the same steps again, fewer at a time
+        continue;
+      }
       if (!spans.ok()) return spans.status();
+      block = std::min(full_block, 2 * block);
       ++made.blocks;
       const DependencyGraph graph(*spans);
       v1::StepsReply breakdown = StepBreakdown(graph);

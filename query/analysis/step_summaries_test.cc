@@ -16,6 +16,7 @@
 #include "testing/scenario_fixture.h"
 #include "testing/synthetic_job.h"
 #include "testing/test_store.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {
@@ -373,6 +374,44 @@ TEST_F(StepSummariesTest, FailuresSayWhy) {
             "would take about 0 MiB, over this collector's "
             "--analysis-memory-mib 0; raise the limit, or analyse one step "
             "(--step N)");
+
+  // One step over the budget, where the mean step is within it: refused
+  // by name before it is read whole.
+  BatchBuilder extra("failures-extra");
+  const int process =
+      extra.DeclareProcess({"failures", "node-extra", 4, 0, 404, 5});
+  const int track =
+      extra.DeclareTrack(process, v1::TRACK_KIND_THREAD, 1, "main");
+  const int64_t step_2 = job.t0_ns + 2 * 10000000;
+  for (int i = 0; i < 200; ++i) {
+    extra.AddSpan(track, v1::CATEGORY_USER, "extra", step_2 + 40000 * i, 30000)
+        ->set_step(2);
+  }
+  const v1::Batch batch = extra.Take();
+  ASSERT_TRUE(writer_->Write({&batch}).ok());
+  reader = Reader("failures", &catalog);
+  ASSERT_EQ(catalog.job.spans, 4 * 25 + 200);
+  auto over = StepSummaries::Update(*reader, catalog, 100 * 190);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(over.status().message(),
+            "job failures's step 2 holds more than 100 spans: summarising it "
+            "would take more than this collector's --analysis-memory-mib 0; "
+            "raise the limit");
+  // Within a budget that holds step 2 but not the blocks the mean step
+  // asks for: the blocks are read as fewer steps, and the summaries are
+  // those of blocks of every step.
+  auto fewer = StepSummaries::Update(*reader, catalog, 240 * 190);
+  ASSERT_TRUE(fewer.ok()) << fewer.status();
+  auto all = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->blocks, 1);
+  EXPECT_GT(fewer->blocks, 1);
+  ASSERT_EQ(fewer->steps.size(), 4u);
+  ASSERT_EQ(all->steps.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(fewer->steps[i].step, all->steps[i].step);
+    EXPECT_EQ(fewer->steps[i].data, all->steps[i].data) << i;
+  }
 
   // A stored summary that does not read: DATA_LOSS naming the step.
   auto made = StepSummaries::Update(*reader, catalog, uint64_t{1} << 30);

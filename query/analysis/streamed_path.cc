@@ -15,7 +15,7 @@ namespace meridian {
 absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
     Store& store, const JobCatalog& catalog,
     const std::optional<StoredJobResult>& stored, int64_t block_spans,
-    ScanStats* stats) {
+    int64_t max_spans, ScanStats* stats) {
   auto range = store.StepRange(catalog.job.id);
   if (!range.ok()) return range.status();
   if (!*range) {
@@ -26,7 +26,10 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
   const int64_t per_step =
       std::max<int64_t>(1, catalog.job.spans / (last_step - first_step + 1));
   // A block loads its steps and the one before: about block_spans.
-  const int64_t block = std::max<int64_t>(1, block_spans / per_step - 1);
+  const int64_t full_block = std::max<int64_t>(1, block_spans / per_step - 1);
+  // Halved while a block holds more than max_spans (steps of uneven size),
+  // doubled back after each block read.
+  int64_t block = full_block;
   constexpr int64_t kBefore = std::numeric_limits<int64_t>::min() / 4;
   constexpr int64_t kAfter = std::numeric_limits<int64_t>::max() / 4;
 
@@ -39,14 +42,27 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
     const bool first_block = lo == first_step;
     const std::pair<int64_t, int64_t> cover{first_block ? kBefore : cut, cut};
     std::optional<JobClocks> clocks;
-    auto spans =
-        JobSpans::LoadSteps(store, catalog, std::max(first_step, lo - 1), hi,
-                            &clocks, stats, &stored, &cover);
+    const int64_t from = std::max(first_step, lo - 1);
+    auto spans = JobSpans::LoadSteps(store, catalog, from, hi, &clocks, stats,
+                                     &stored, &cover, max_spans);
     if (absl::IsNotFound(spans.status())) {  // a gap in the steps
       hi = lo - 1;
       continue;
     }
+    if (absl::IsResourceExhausted(spans.status())) {
+      if (lo < hi) {
+        block = std::max<int64_t>(1, (hi - lo + 1) / 2);
+        continue;
+      }
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "job ", catalog.job.name, "'s step ", hi,
+          from < hi ? " and the step before it" : "",
+          first_block ? ", with the time before its first step," : "",
+          hi == last_step ? ", with the time after its last step," : "",
+          from < hi ? " hold" : " holds", " more than ", max_spans, " spans"));
+    }
     if (!spans.ok()) return spans.status();
+    block = std::min(full_block, 2 * block);
     if (!clocks || !clocks->from_stored()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "job ", catalog.job.name,

@@ -33,12 +33,17 @@ namespace meridian {
 
 // NOT_FOUND if no span of the job has a step; FAILED_PRECONDITION if
 // `stored` is not the job's current clock solution. `block_spans`: about
-// how many spans a block holds (at least one step). `stats`, if set, counts
-// what every block read.
+// how many spans a block holds (at least one step). `max_spans`: the most a
+// block may hold (a memory budget; 0: no limit). A block over it, as steps
+// of uneven size or the time before the first step or after the last can
+// make one, is read again as half as many steps; one step over it (with
+// the step before and any such time) is RESOURCE_EXHAUSTED, naming the
+// step, before it is read whole. `stats`, if set, counts what every block
+// read.
 absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
     Store& store, const JobCatalog& catalog,
     const std::optional<StoredJobResult>& stored, int64_t block_spans,
-    ScanStats* stats = nullptr);
+    int64_t max_spans, ScanStats* stats = nullptr);
 
 }  // namespace meridian
 

@@ -135,6 +135,57 @@ std::vector<v1::Batch> EdgesJob() {
   return batches;
 }
 
+// Steps of uneven size, on 2 ranks on 2 nodes, steps 0..7 at t0 + s x 10 ms:
+// each rank's "forward" [T, T + 4 ms) and an MPI_Allreduce [T + 4 ms,
+// T + 5 ms) (4 spans a step), and besides:
+//  - step 3: 200 "op" spans of rank 0 inside its forward (204 spans);
+//  - before step 0: 300 untagged "init" spans of rank 1;
+//  - after step 7: 100 untagged "save" spans of rank 0.
+std::vector<v1::Batch> UnevenJob() {
+  std::vector<v1::Batch> batches;
+  const int64_t t0 = 1700000000000000000;
+  for (int rank = 0; rank < 2; ++rank) {
+    BatchBuilder builder("uneven-" + std::to_string(rank));
+    const int process = builder.DeclareProcess(
+        {"uneven", "node-" + std::to_string(rank), rank, 0, 100 + rank, 2});
+    const int main =
+        builder.DeclareTrack(process, v1::TRACK_KIND_THREAD, 1, "main");
+    if (rank == 1) {
+      for (int i = 0; i < 300; ++i) {
+        builder.AddSpan(main, v1::CATEGORY_USER, "init",
+                        t0 - 10 * kMs + 20 * kUs * i, 10 * kUs);
+      }
+    }
+    for (int64_t step = 0; step < 8; ++step) {
+      const int64_t t = t0 + step * 10 * kMs;
+      builder.AddSpan(main, v1::CATEGORY_USER, "forward", t, 4 * kMs)
+          ->set_step(step);
+      if (step == 3 && rank == 0) {
+        for (int i = 0; i < 200; ++i) {
+          builder
+              .AddSpan(main, v1::CATEGORY_USER, "op", t + 15 * kUs * i,
+                       10 * kUs)
+              ->set_step(step);
+        }
+      }
+      v1::Span* allreduce = builder.AddSpan(main, v1::CATEGORY_MPI,
+                                            "MPI_Allreduce", t + 4 * kMs, kMs);
+      allreduce->set_step(step);
+      allreduce->set_comm(1);
+      allreduce->set_comm_size(2);
+      allreduce->set_seq(static_cast<uint64_t>(step));
+    }
+    if (rank == 0) {
+      for (int i = 0; i < 100; ++i) {
+        builder.AddSpan(main, v1::CATEGORY_USER, "save",
+                        t0 + 80 * kMs + 20 * kUs * i, 10 * kUs);
+      }
+    }
+    batches.push_back(builder.Take());
+  }
+  return batches;
+}
+
 // A job written, its clocks solved and stored as the collector does, then
 // opened again for reading.
 class StreamedPathTest : public ::testing::Test {
@@ -209,7 +260,7 @@ class StreamedPathTest : public ::testing::Test {
     for (int64_t block : steps_a_block) {
       SCOPED_TRACE(block);
       auto streamed = StreamedCriticalPath(*store_, catalog_, stored_,
-                                           (block + 1) * per_step);
+                                           (block + 1) * per_step, 0);
       ASSERT_TRUE(streamed.ok()) << streamed.status();
       EXPECT_EQ(streamed->job(), catalog_.job.name);
       EXPECT_EQ(streamed->start_ns(), whole.start_ns());
@@ -265,6 +316,43 @@ TEST_F(StreamedPathTest, BlockEdgesInsideSpansKernelsAndAGapJoinAsOnePath) {
   ExpectTheWholePathInBlocksOf({1, 2, 3, 4, 9}, 9, whole);
 }
 
+// No block holds more spans than the budget: blocks over it are read again
+// as fewer steps (the path is the same), and a step over it alone, or with
+// the time before the first step or after the last, is refused by name.
+TEST_F(StreamedPathTest, BlocksStayWithinTheBudgetWhateverTheStepsSizes) {
+  Write("uneven", UnevenJob());
+  ASSERT_EQ(catalog_.job.spans, 8 * 4 + 200 + 300 + 100);
+  const v1::CriticalPathReply whole = Whole();
+  const auto in_blocks = [&](int64_t max_spans) {
+    // One block of every step, but for the limit.
+    return StreamedCriticalPath(*store_, catalog_, stored_, 100000, max_spans);
+  };
+  for (int64_t max_spans : {0, 2000, 400}) {
+    SCOPED_TRACE(max_spans);
+    auto path = in_blocks(max_spans);
+    ASSERT_TRUE(path.ok()) << path.status();
+    EXPECT_EQ(SegmentsOf(*path), SegmentsOf(whole));
+    EXPECT_EQ(path->dur_ns(), whole.dur_ns());
+  }
+  // Steps 0 and 1 fit 400 with the 300 spans before them, not 250.
+  auto before = in_blocks(250);
+  EXPECT_EQ(before.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(before.status().message(),
+            "job uneven's step 0, with the time before its first step, "
+            "holds more than 250 spans");
+  // Step 4's block reads step 3 (204 spans) with it.
+  auto step = in_blocks(150);
+  EXPECT_EQ(step.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(step.status().message(),
+            "job uneven's step 4 and the step before it hold more than 150 "
+            "spans");
+  auto after = in_blocks(100);
+  EXPECT_EQ(after.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(after.status().message(),
+            "job uneven's step 7 and the step before it, with the time after "
+            "its last step, hold more than 100 spans");
+}
+
 TEST_F(StreamedPathTest, RefusesWithoutStepsOrACurrentSolution) {
   SyntheticJob job;
   job.job = "refused";
@@ -275,14 +363,14 @@ TEST_F(StreamedPathTest, RefusesWithoutStepsOrACurrentSolution) {
   Write(job);
   std::optional<StoredJobResult> stale = stored_;
   stale->spans += 1;  // of another state of the job
-  auto refused = StreamedCriticalPath(*store_, catalog_, stale, 1000);
+  auto refused = StreamedCriticalPath(*store_, catalog_, stale, 1000, 0);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(refused.status().message(),
             "job refused: its stored clock solution is not of the job as it "
             "stands");
   JobCatalog none = catalog_;
   none.job.id = -1;  // no span, so no step
-  auto no_steps = StreamedCriticalPath(*store_, none, stored_, 1000);
+  auto no_steps = StreamedCriticalPath(*store_, none, stored_, 1000, 0);
   EXPECT_EQ(no_steps.status().code(), absl::StatusCode::kNotFound);
 }
 

@@ -38,6 +38,13 @@ uint64_t SpanIdOf(const EvidenceSpan& span) {
   return SpanIdOf(span.track_id, span.start_ns, span.op_id, span.dur_ns);
 }
 
+// A read stopped at JobRead::max_spans.
+absl::Status OverBudget(const JobCatalog& catalog, const JobRead& read) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the read of job ", catalog.job.name, " holds more than ",
+                   read.max_spans, " spans"));
+}
+
 }  // namespace
 
 uint64_t JobClocks::SpanId(const StoredSpan& span) {
@@ -55,15 +62,21 @@ absl::StatusOr<JobClocks> JobClocks::Load(
                          read.ranges[0].whole_job() && !read.message_steps;
   if (clocks.TakeStored(catalog, stored)) {
     if (visit) {
+      int64_t kept = 0;
       for (const ScanRange& range : read.ranges) {
         status = store.Scan(
             catalog.job, range,
             [&](const StoredSpan& span) {
-              if (!read.keep || read.keep(span)) visit(span);
+              if (read.keep && !read.keep(span)) return true;
+              if (read.max_spans > 0 && ++kept > read.max_spans) return false;
+              visit(span);
               return true;
             },
             read.stats);
         if (!status.ok()) return status;
+        if (read.max_spans > 0 && kept > read.max_spans) {
+          return OverBudget(catalog, read);
+        }
       }
     }
     return clocks;
@@ -360,6 +373,7 @@ absl::Status JobClocks::Gather(
     const std::function<void(EvidenceSpan&&)>& add,
     ClockEvidence* first_start) {
   bool cancelled = false;
+  int64_t kept = 0;
   auto gather = [&](const StoredSpan& span) {
     if (read.cancel != nullptr &&
         read.cancel->load(std::memory_order_relaxed)) {
@@ -367,6 +381,7 @@ absl::Status JobClocks::Gather(
       return false;
     }
     if (read.keep && !read.keep(span)) return true;
+    if (read.max_spans > 0 && ++kept > read.max_spans) return false;
     if (visit) visit(span);
     first_start->SawStart(span.track_id, span.start_ns);
     auto role = roles.of_op.find(span.op_id);
@@ -398,6 +413,9 @@ absl::Status JobClocks::Gather(
     if (cancelled) {
       return absl::CancelledError(
           absl::StrCat("solving job ", catalog.job.name, "'s clocks: stopped"));
+    }
+    if (read.max_spans > 0 && kept > read.max_spans) {
+      return OverBudget(catalog, read);
     }
   }
   return absl::OkStatus();

@@ -48,6 +48,11 @@ struct JobRead {
   // a stored solution, or finds no node, does not scan to refine and is
   // not stopped.
   const std::atomic<bool>* cancel = nullptr;
+  // If positive, a memory budget in spans: once the scans have kept more
+  // spans than this (after `keep`), they stop and Load returns
+  // RESOURCE_EXHAUSTED ("... holds more than N spans"), so that a window
+  // too large for the caller's memory is refused before it is all read.
+  int64_t max_spans = 0;
 };
 
 // Whether a send or receive tagged `step` takes part in message matching
