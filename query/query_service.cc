@@ -149,10 +149,6 @@ constexpr uint64_t kAnalysisBytesPerSpan = 190;
 // 438 MB against 244 MB for a critical path of 1M spans, PERFORMANCE.md).
 constexpr uint64_t kReplayBytesPerSpan = 2 * kAnalysisBytesPerSpan;
 
-// Loads the job of an open query: one scan of the store; or with `step`,
-// only what that step needs (JobSpans::LoadStep). A whole job that would
-// take more than `budget` bytes is refused (RESOURCE_EXHAUSTED) before
-// anything is read, rather than swapping the collector.
 // RESOURCE_EXHAUSTED, with the way out, if analysing `job` whole at
 // `bytes_per_span` would take more than `budget`.
 absl::Status CheckBudget(const JobInfo& job, uint64_t budget,
@@ -278,14 +274,25 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
   return path;
 }
 
-// `solution`, if given, is the job's clock solution to place by instead of
-// the stored one (one just brought up to date, not yet stored).
+// One step as a range of steps (nullopt: the whole job).
+std::optional<StepRange> StepsOf(std::optional<int64_t> step) {
+  if (!step) return std::nullopt;
+  return StepRange{*step, *step};
+}
+
+// Loads the job of an open query: one scan of the store; or with `steps`,
+// only what those steps need (JobSpans::LoadSteps), refused by name
+// (RESOURCE_EXHAUSTED) once its read holds more than `budget` allows. A
+// whole job over `budget` is refused before anything is read. `solution`,
+// if given, is the job's clock solution to place by instead of the stored
+// one (one just brought up to date, not yet stored).
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    uint64_t budget, JobQuery query, std::optional<int64_t> step = std::nullopt,
+    uint64_t budget, JobQuery query,
+    std::optional<StepRange> steps = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan,
     const QueryService::SaveClocks& save = nullptr,
     const std::optional<StoredJobResult>* solution = nullptr) {
-  if (!step) {
+  if (!steps) {
     absl::Status within =
         CheckBudget(query.catalog.job, budget, bytes_per_span);
     if (!within.ok()) return within;
@@ -298,22 +305,27 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
       solution != nullptr ? *solution : StoredClocks(store, catalog.job);
   const int64_t max_spans = static_cast<int64_t>(budget / bytes_per_span);
   absl::StatusOr<JobSpans> spans =
-      step
-          ? JobSpans::LoadStep(store, catalog, *step, &analysis->clocks,
-                               &analysis->read, &stored, max_spans)
+      steps
+          ? JobSpans::LoadSteps(store, catalog, steps->first, steps->last,
+                                &analysis->clocks, &analysis->read, &stored,
+                                nullptr, max_spans)
           : JobSpans::Load(
                 store, catalog, &analysis->clocks,
                 JobRead{{ScanRange{}}, std::nullopt, &analysis->read}, &stored);
-  if (step && absl::IsResourceExhausted(spans.status())) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("job ", catalog.job.name, "'s step ", *step,
-                     " holds more than ", max_spans,
-                     " spans: analysing it would take more than this "
-                     "collector's --analysis-memory-mib ",
-                     budget >> 20, "; raise the limit"));
+  if (steps && absl::IsResourceExhausted(spans.status())) {
+    const bool one = steps->first == steps->last;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "job ", catalog.job.name, one ? "'s step " : "'s steps ", steps->first,
+        one ? "" : absl::StrCat("..", steps->last), one ? " holds" : " hold",
+        " more than ", max_spans, " spans: analysing ", one ? "it" : "them",
+        " would take more than this collector's --analysis-memory-mib ",
+        budget >> 20,
+        one ? "; raise the limit"
+            : "; raise the limit, or "
+              "analyse fewer steps"));
   }
   if (!spans.ok()) return spans.status();
-  if (!step) SaveNewClocks(save, catalog.job, *analysis->clocks);
+  if (!steps) SaveNewClocks(save, catalog.job, *analysis->clocks);
   analysis->spans.emplace(std::move(*spans));
   analysis->graph.emplace(*analysis->spans);
   return analysis;
@@ -321,11 +333,11 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
 
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     uint64_t budget, const std::string& db_path, const std::string& job,
-    std::optional<int64_t> step = std::nullopt,
+    std::optional<StepRange> steps = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
   auto query = OpenJob(db_path, job);
   if (!query.ok()) return query.status();
-  return LoadAnalysis(budget, std::move(*query), step, bytes_per_span);
+  return LoadAnalysis(budget, std::move(*query), steps, bytes_per_span);
 }
 
 }  // namespace
@@ -508,16 +520,17 @@ absl::StatusOr<ReplayRun> RunReplay(
       !s.ok()) {
     return s;
   }
-  // One step is read alone, as critical-path --step reads it.
-  std::optional<int64_t> one_step;
-  if (run.steps && run.steps->first == run.steps->last) {
-    one_step = run.steps->first;
-  }
+  // One step is read alone, as critical-path --step reads it; a range of
+  // steps is replayed within the whole job when that fits the budget, else
+  // read alone too.
+  const bool one_step = run.steps && run.steps->first == run.steps->last;
   absl::StatusOr<std::shared_ptr<const JobAnalysis>> analysis =
-      one_step
-          ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(LoadAnalysis(
-                budget, db_path, request.job(), one_step, kReplayBytesPerSpan))
-          : whole();
+      absl::InternalError("not loaded");
+  if (!one_step) analysis = whole();
+  if (run.steps && (one_step || absl::IsResourceExhausted(analysis.status()))) {
+    analysis = LoadAnalysis(budget, db_path, request.job(), run.steps,
+                            kReplayBytesPerSpan);
+  }
   if (!analysis.ok()) return analysis.status();
   run.analysis = std::move(*analysis);
   auto times = Replay(*run.analysis->graph, changes);
@@ -597,9 +610,10 @@ grpc::Status QueryService::ExportTrace(
       if (!job_clocks.ok()) return ToGrpc(job_clocks.status());
       solution = SolutionOf(*opened, *job_clocks);
     }
-    auto loaded = LoadAnalysis(
-        analysis_budget_, std::move(*opened), whole_fits ? std::nullopt : step,
-        kAnalysisBytesPerSpan, nullptr, whole_fits ? nullptr : &solution);
+    auto loaded = LoadAnalysis(analysis_budget_, std::move(*opened),
+                               whole_fits ? std::nullopt : StepsOf(step),
+                               kAnalysisBytesPerSpan, nullptr,
+                               whole_fits ? nullptr : &solution);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     analysis = std::move(*loaded);
     clocks = &*analysis->clocks;
@@ -754,8 +768,8 @@ grpc::Status QueryService::GetCriticalPath(
       request->has_step() ? std::optional<int64_t>(request->step())
                           : std::nullopt;
   absl::StatusOr<std::shared_ptr<const JobAnalysis>> analysis =
-      step ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(
-                 LoadAnalysis(analysis_budget_, db_path_, request->job(), step))
+      step ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(LoadAnalysis(
+                 analysis_budget_, db_path_, request->job(), StepsOf(step)))
            : WholeJob(request->job(), kAnalysisBytesPerSpan);
   if (!step && absl::IsResourceExhausted(analysis.status())) {
     // Too large to load whole: walked a block of steps at a time, unless

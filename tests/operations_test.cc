@@ -390,6 +390,27 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   EXPECT_EQ(replayed.predicted_ns(), replayed.measured_ns());
   ASSERT_EQ(replayed.steps_size(), 1);
   EXPECT_EQ(replayed.steps(0).step(), 5);
+  // A range of steps is read alone too when the job is over the budget...
+  grpc::ClientContext range_context;
+  v1::ReplayRequest range = replay;
+  range.set_first_step(5);
+  range.set_last_step(7);
+  status = query->Replay(&range_context, range, &replayed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(replayed.predicted_ns(), replayed.measured_ns());
+  ASSERT_EQ(replayed.steps_size(), 3);
+  EXPECT_EQ(replayed.steps(0).step(), 5);
+  EXPECT_EQ(replayed.steps(2).step(), 7);
+  // ...and refused by name once its read is over it.
+  grpc::ClientContext all_steps_context;
+  range.set_first_step(0);
+  range.set_last_step(999);
+  status = query->Replay(&all_steps_context, range, &replayed);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "job big's steps 0..999 hold more than 2759 spans: analysing them "
+            "would take more than this collector's --analysis-memory-mib 1; "
+            "raise the limit, or analyse fewer steps");
   // Bad requests are refused with a reason; the collector keeps serving.
   grpc::ClientContext bad_context;
   v1::ReplayRequest bad = replay;
