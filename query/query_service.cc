@@ -192,9 +192,11 @@ void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
 // written since (JobClocks::Update); with `resolve`, solved from all its
 // spans. The new solution (and evidence) handed to `save`.
 // `cancel`: as JobRead::cancel.
+// `state`, if set, is the job's incremental state (clock_solve_state.h).
 absl::StatusOr<JobClocks> WholeJobClocks(
     const JobQuery& query, bool resolve, const QueryService::SaveClocks& save,
-    const std::atomic<bool>* cancel = nullptr) {
+    const std::atomic<bool>* cancel = nullptr,
+    ClockSolveState* state = nullptr) {
   absl::StatusOr<JobClocks> clocks = absl::UnknownError("not solved");
   if (resolve) {
     JobRead read;
@@ -203,7 +205,8 @@ absl::StatusOr<JobClocks> WholeJobClocks(
   } else {
     const std::optional<StoredJobResult> stored =
         StoredClocks(*query.store, query.catalog.job);
-    clocks = JobClocks::Update(*query.store, query.catalog, &stored, cancel);
+    clocks = JobClocks::Update(*query.store, query.catalog, &stored, cancel,
+                               nullptr, state);
   }
   if (!clocks.ok()) return clocks.status();
   SaveNewClocks(save, query.catalog.job, *clocks);
@@ -606,7 +609,7 @@ grpc::Status QueryService::ExportTrace(
     // export without the path is).
     std::optional<StoredJobResult> solution;
     if (!whole_fits) {
-      auto job_clocks = WholeJobClocks(*opened, false, save_clocks_);
+      auto job_clocks = JobClocksOf(*opened, false);
       if (!job_clocks.ok()) return ToGrpc(job_clocks.status());
       solution = SolutionOf(*opened, *job_clocks);
     }
@@ -621,7 +624,7 @@ grpc::Status QueryService::ExportTrace(
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);
   } else if (!request->raw_clock()) {
-    auto loaded = WholeJobClocks(*opened, false, save_clocks_);
+    auto loaded = JobClocksOf(*opened, false);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     own_clocks.emplace(std::move(*loaded));
     clocks = &*own_clocks;
@@ -698,7 +701,7 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   // --resolve: solved from the spans again, and stored.
-  auto clocks = WholeJobClocks(*query, request->resolve(), save_clocks_);
+  auto clocks = JobClocksOf(*query, request->resolve());
   if (!clocks.ok()) return ToGrpc(clocks.status());
   *reply = clocks->Report();
   return grpc::Status::OK;
@@ -729,7 +732,7 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
   std::optional<JobClocks> clocks;
   std::optional<ShownWindow> window;
   if (f.has_from_ns() || f.has_to_ns()) {
-    auto loaded = WholeJobClocks(*query, false, save_clocks_);
+    auto loaded = JobClocksOf(*query, false);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     clocks.emplace(std::move(*loaded));
     window.emplace(f, query->catalog, *clocks);
@@ -798,6 +801,37 @@ absl::Status QueryService::AnswerFromSummaries(JobQuery& query,
   return answer(*query.store, query.catalog, *made);
 }
 
+absl::StatusOr<JobClocks> QueryService::JobClocksOf(
+    const JobQuery& query, bool resolve, const std::atomic<bool>* cancel) {
+  if (resolve) return WholeJobClocks(query, true, save_clocks_, cancel);
+  std::shared_ptr<ClockStateSlot> slot;
+  {
+    absl::MutexLock lock(&clock_states_mu_);
+    std::shared_ptr<ClockStateSlot>& kept = clock_states_[query.catalog.job.id];
+    if (!kept) kept = std::make_shared<ClockStateSlot>();
+    kept->used = absl::Now();
+    slot = kept;
+    while (clock_states_.size() > kClockStates) {  // the least recently used
+      auto oldest = clock_states_.begin();
+      for (auto it = clock_states_.begin(); it != clock_states_.end(); ++it) {
+        if (it->second->used < oldest->second->used) oldest = it;
+      }
+      clock_states_.erase(oldest);
+    }
+  }
+  absl::MutexLock lock(&slot->mu);
+  auto clocks = WholeJobClocks(query, false, save_clocks_, cancel,
+                               slot->too_large ? nullptr : &slot->state);
+  // A state may take a quarter of the analysis budget; a job whose state
+  // is larger is solved from its stored evidence each time, as before.
+  if (!slot->too_large &&
+      static_cast<uint64_t>(slot->state.MemoryBytes()) > analysis_budget_ / 4) {
+    slot->state.Clear();
+    slot->too_large = true;
+  }
+  return clocks;
+}
+
 absl::Status QueryService::Refresh(const std::string& job,
                                    const std::atomic<bool>* cancel) {
   auto query = OpenJob(db_path_, job);  // one read of the job for both
@@ -806,7 +840,7 @@ absl::Status QueryService::Refresh(const std::string& job,
       UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
   // NOT_FOUND: a job without steps has no summaries.
   if (!made.ok() && !absl::IsNotFound(made.status())) return made.status();
-  return WholeJobClocks(*query, false, save_clocks_, cancel).status();
+  return JobClocksOf(*query, false, cancel).status();
 }
 
 grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,

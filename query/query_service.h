@@ -17,11 +17,14 @@
 #include <optional>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "query/analysis/step_summaries.h"
+#include "query/clocks/clock_solve_state.h"
+#include "query/clocks/job_clocks.h"
 #include "store/store.h"
 
 namespace meridian {
@@ -150,6 +153,26 @@ class QueryService final : public v1::Query::Service {
                                  const StepSummaries::Made& made)>;
   absl::Status AnswerFromSummaries(JobQuery& query,
                                    const FromSummaries& answer);
+
+  // The job's clocks brought up to date (from the stored solution, else by
+  // JobClocks::Update with the job's kept ClockSolveState, so that an
+  // update places and matches only the evidence still open; with
+  // `resolve`, solved from all its spans), the new solution handed to
+  // save_clocks_. States are kept for the kClockStates jobs updated last,
+  // each updated by one caller at a time.
+  absl::StatusOr<JobClocks> JobClocksOf(
+      const JobQuery& query, bool resolve,
+      const std::atomic<bool>* cancel = nullptr);
+  struct ClockStateSlot {
+    absl::Mutex mu;
+    ClockSolveState state ABSL_GUARDED_BY(mu);
+    bool too_large ABSL_GUARDED_BY(mu) = false;
+    absl::Time used;  // under clock_states_mu_
+  };
+  static constexpr size_t kClockStates = 4;
+  absl::Mutex clock_states_mu_;
+  absl::flat_hash_map<int64_t, std::shared_ptr<ClockStateSlot>> clock_states_
+      ABSL_GUARDED_BY(clock_states_mu_);
 
   std::string db_path_;
   SaveClocks save_clocks_;

@@ -49,63 +49,84 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
   // This node's clock: node_skew_ns ahead of the one before.
   const int64_t t0 = job.t0_ns + node * job.node_skew_ns;
   int first_rank_on_node = -1;
-  for (int rank = 0; rank < job.ranks; ++rank) {
-    if (SyntheticNodeOf(job, rank) != node) continue;
+  struct Local {
+    int rank;
+    int main;  // its track
+  };
+  // Declared as its first span comes.
+  auto declare = [&](int rank) {
     if (first_rank_on_node < 0) first_rank_on_node = rank;
     int process =
         builder.DeclareProcess({job.job, absl::StrCat("node-", node), rank,
                                 rank - first_rank_on_node, 10000 + rank});
-    int main = builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
-                                    20000 + rank, "main");
-    auto collective = [&](v1::Span* span, int64_t bytes, uint64_t seq) {
-      span->set_bytes(bytes);
-      span->set_comm(1);
-      span->set_comm_size(job.ranks);
-      span->set_seq(seq);
-    };
-    v1::Span* bcast = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Bcast",
+    return Local{rank, builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
+                                            20000 + rank, "main")};
+  };
+  auto collective = [&](v1::Span* span, int64_t bytes, uint64_t seq) {
+    span->set_bytes(bytes);
+    span->set_comm(1);
+    span->set_comm_size(job.ranks);
+    span->set_seq(seq);
+  };
+  auto bcast_of = [&](const Local& local) {
+    v1::Span* bcast = builder.AddSpan(local.main, v1::CATEGORY_MPI, "MPI_Bcast",
                                       t0 - kMs, 100 * kUs);
     collective(bcast, 1000, 0);
     bcast->set_peer(0);
     flush_if_full();
-    for (int s = 0; s < job.steps; ++s) {
-      const int64_t t = t0 + s * 10 * kMs;
-      auto phase = [&](const char* name, int64_t start, int64_t dur) {
-        return builder.AddSpan(main, v1::CATEGORY_USER, name, start + jitter(),
-                               dur + jitter());
-      };
-      phase("step", t, 9 * kMs)->set_step(s);
-      phase("forward", t, 3 * kMs)->set_step(s);
-      phase("backward", t + 3 * kMs, 4 * kMs)->set_step(s);
-      // Slices of [start, start + dur), inside the phase (its jitter only
-      // lengthens it); jitter shortens a slice by up to half.
-      auto layers = [&](int64_t start, int64_t dur) {
-        const int64_t slice = dur / job.layers;
-        for (int i = 0; i < job.layers; ++i) {
-          const int64_t shorter = slice > 1 ? jitter() % (slice / 2 + 1) : 0;
-          builder
-              .AddSpan(main, v1::CATEGORY_USER, "layer", start + i * slice,
-                       std::max<int64_t>(slice - kUs - shorter, 1))
-              ->set_step(s);
-          flush_if_full();
-        }
-      };
-      if (job.layers > 0) {
-        layers(t, 3 * kMs);
-        layers(t + 3 * kMs, 4 * kMs);
+  };
+  auto step_of = [&](const Local& local, int s) {
+    const int rank = local.rank;
+    const int main = local.main;
+    const int64_t t = t0 + s * 10 * kMs;
+    auto phase = [&](const char* name, int64_t start, int64_t dur) {
+      return builder.AddSpan(main, v1::CATEGORY_USER, name, start + jitter(),
+                             dur + jitter());
+    };
+    phase("step", t, 9 * kMs)->set_step(s);
+    phase("forward", t, 3 * kMs)->set_step(s);
+    phase("backward", t + 3 * kMs, 4 * kMs)->set_step(s);
+    // Slices of [start, start + dur), inside the phase (its jitter only
+    // lengthens it); jitter shortens a slice by up to half.
+    auto layers = [&](int64_t start, int64_t dur) {
+      const int64_t slice = dur / job.layers;
+      for (int i = 0; i < job.layers; ++i) {
+        const int64_t shorter = slice > 1 ? jitter() % (slice / 2 + 1) : 0;
+        builder
+            .AddSpan(main, v1::CATEGORY_USER, "layer", start + i * slice,
+                     std::max<int64_t>(slice - kUs - shorter, 1))
+            ->set_step(s);
+        flush_if_full();
       }
-      v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
-                                        t + 7 * kMs + jitter(),
-                                        20 * kUs + rank * kUs + jitter());
-      collective(small, 8, 2 * s + 1);
-      small->set_step(s);
-      v1::Span* large = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
-                                        t + 7100 * kUs + jitter(),
-                                        kMs + rank * 10 * kUs + jitter());
-      collective(large, 4 << 20, 2 * s + 2);
-      large->set_step(s);
-      phase("optimizer", t + 8200 * kUs, 500 * kUs)->set_step(s);
-      flush_if_full();
+    };
+    if (job.layers > 0) {
+      layers(t, 3 * kMs);
+      layers(t + 3 * kMs, 4 * kMs);
+    }
+    v1::Span* small = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
+                                      t + 7 * kMs + jitter(),
+                                      20 * kUs + rank * kUs + jitter());
+    collective(small, 8, 2 * s + 1);
+    small->set_step(s);
+    v1::Span* large = builder.AddSpan(main, v1::CATEGORY_MPI, "MPI_Allreduce",
+                                      t + 7100 * kUs + jitter(),
+                                      kMs + rank * 10 * kUs + jitter());
+    collective(large, 4 << 20, 2 * s + 2);
+    large->set_step(s);
+    phase("optimizer", t + 8200 * kUs, 500 * kUs)->set_step(s);
+    flush_if_full();
+  };
+  std::vector<Local> locals;
+  for (int rank = 0; rank < job.ranks; ++rank) {
+    if (SyntheticNodeOf(job, rank) != node) continue;
+    locals.push_back(declare(rank));
+    bcast_of(locals.back());
+    if (job.time_ordered) continue;
+    for (int s = 0; s < job.steps; ++s) step_of(locals.back(), s);
+  }
+  if (job.time_ordered) {
+    for (int s = 0; s < job.steps; ++s) {
+      for (const Local& local : locals) step_of(local, s);
     }
   }
   if (builder.spans() > 0) sink(builder.Take());

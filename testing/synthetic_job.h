@@ -44,6 +44,10 @@ struct SyntheticJob {
   // Node n's clock reads n * node_skew_ns ahead (0: the nodes agree), with
   // no clock model sent: what the causal refinement corrects.
   int64_t node_skew_ns = 0;
+  // How a node's batches go: a rank's whole job, then the next rank's
+  // (false); or a step of every rank at a time, as an agent draining its
+  // ranks as they run sends them (true).
+  bool time_ordered = false;
 };
 
 inline constexpr int kSyntheticSpansPerStep = 6;

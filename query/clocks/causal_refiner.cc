@@ -48,11 +48,15 @@ bool CausalRefiner::ByOrder(const MpiMatching::Group& group) const {
 
 int64_t CausalRefiner::CountViolations(
     const MpiMatching& groups, absl::Span<const int64_t> x,
-    int64_t* constraints,
-    std::vector<Refinement::Adjustment>* adjustments) const {
+    int64_t* constraints, std::vector<Refinement::Adjustment>* adjustments,
+    const SettledGroups* settled) const {
   int64_t violations = 0;
   *constraints = 0;
   absl::flat_hash_map<uint64_t, int64_t> shifts;
+  if (settled != nullptr) {
+    *constraints += settled->constraints();
+    violations += settled->CountViolations(x, &shifts);
+  }
   groups.ForEachGroup([&](const MpiMatching::Group& group) {
     if (!ByOrder(group)) return;
     int64_t latest = std::numeric_limits<int64_t>::min();
@@ -81,60 +85,137 @@ int64_t CausalRefiner::CountViolations(
   return violations;
 }
 
-void CausalRefiner::CollectBounds(const MpiMatching& groups) {
-  absl::flat_hash_map<int, int64_t> latest_start, earliest_end;
+void CausalRefiner::GroupBounds(
+    const MpiMatching::Group& group,
+    absl::FunctionRef<void(int32_t, int32_t, int64_t)> bound) const {
+  absl::flat_hash_map<int, int64_t>& latest_start = latest_start_;
+  absl::flat_hash_map<int, int64_t>& earliest_end = earliest_end_;
+  latest_start.clear();
+  earliest_end.clear();
+  const CausalSpan* latest = &spans_[group.last];
+  const CausalSpan* earliest = &spans_[group.ends[0]];
+  for (int32_t i : group.starts) {
+    const CausalSpan& s = spans_[i];
+    auto [it, added] = latest_start.try_emplace(s.node, s.start);
+    if (!added) it->second = std::max(it->second, s.start);
+  }
+  for (int32_t i : group.ends) {
+    const CausalSpan& e = spans_[i];
+    auto [it, added] = earliest_end.try_emplace(e.node, e.end);
+    if (!added) it->second = std::min(it->second, e.end);
+    if (e.end < earliest->end) earliest = &e;
+  }
+  const bool all_pairs = latest_start.size() <= kAllPairsNodes &&
+                         earliest_end.size() <= kAllPairsNodes;
+  for (const auto& [a, start] : latest_start) {
+    for (const auto& [b, end] : earliest_end) {
+      if (a == b) continue;
+      if (!all_pairs && a != latest->node && b != earliest->node) continue;
+      bound(a, b, end - start);
+    }
+  }
+}
+
+void CausalRefiner::CollectBounds(const MpiMatching& groups,
+                                  const SettledGroups* settled) {
+  if (settled != nullptr) {
+    bound_.insert(settled->bounds().begin(), settled->bounds().end());
+  }
   groups.ForEachGroup([&](const MpiMatching::Group& group) {
     if (!ByOrder(group)) return;
-    latest_start.clear();
-    earliest_end.clear();
-    const CausalSpan* latest = &spans_[group.last];
-    const CausalSpan* earliest = &spans_[group.ends[0]];
-    for (int32_t i : group.starts) {
-      const CausalSpan& s = spans_[i];
-      auto [it, added] = latest_start.try_emplace(s.node, s.start);
-      if (!added) it->second = std::max(it->second, s.start);
-    }
-    for (int32_t i : group.ends) {
-      const CausalSpan& e = spans_[i];
-      auto [it, added] = earliest_end.try_emplace(e.node, e.end);
-      if (!added) it->second = std::min(it->second, e.end);
-      if (e.end < earliest->end) earliest = &e;
-    }
-    const bool all_pairs = latest_start.size() <= kAllPairsNodes &&
-                           earliest_end.size() <= kAllPairsNodes;
-    for (const auto& [a, start] : latest_start) {
-      for (const auto& [b, end] : earliest_end) {
-        if (a == b) continue;
-        if (!all_pairs && a != latest->node && b != earliest->node) continue;
-        auto [it, added] =
-            bound_.try_emplace(std::make_pair(a, b), end - start);
-        if (!added) it->second = std::min(it->second, end - start);
-      }
-    }
+    GroupBounds(group, [&](int32_t a, int32_t b, int64_t w) {
+      auto [it, added] = bound_.try_emplace(std::make_pair(a, b), w);
+      if (!added) it->second = std::min(it->second, w);
+    });
   });
 }
 
-Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
-  const MpiMatching groups(static_cast<int32_t>(spans_.size()),
-                           [this](int32_t i) {
-                             const CausalSpan& s = spans_[i];
-                             return MpiOp{s.role,
-                                          s.rank,
-                                          s.peer,
-                                          s.tag,
-                                          s.comm,
-                                          s.seq.value_or(0),
-                                          s.seq.has_value(),
-                                          s.start,
-                                          s.end,
-                                          source_lists_.Get(sources_[i])};
-                           });
+void CausalRefiner::AddSettled(const MpiMatching::Group& group,
+                               SettledGroups* into) const {
+  if (!ByOrder(group)) return;
+  std::vector<SettledGroups::Start> starts;
+  std::vector<SettledGroups::End> ends;
+  starts.reserve(group.starts.size());
+  ends.reserve(group.ends.size());
+  for (int32_t i : group.starts) {
+    starts.push_back({spans_[i].node, spans_[i].start});
+  }
+  for (int32_t i : group.ends) {
+    ends.push_back({spans_[i].node, spans_[i].end, spans_[i].id});
+  }
+  into->AddGroup(starts, ends);
+  GroupBounds(
+      group, [into](int32_t a, int32_t b, int64_t w) { into->Bound(a, b, w); });
+}
+
+std::vector<bool> CausalRefiner::Settle(absl::FunctionRef<bool(int32_t)> final,
+                                        int64_t instances_before,
+                                        SettledGroups* into) const {
+  std::vector<bool> open(spans_.size(), true);
+  // What matching leaves out (MpiMatching's constructor), never matched.
+  for (size_t i = 0; i < spans_.size(); ++i) {
+    const CausalSpan& s = spans_[i];
+    if (IsCollective(s.role)) {
+      open[i] = s.seq.has_value() && s.comm != 0;
+    } else if (IsMessage(s.role)) {
+      open[i] = s.rank >= 0 && s.peer >= 0;
+    } else {
+      open[i] = s.rank >= 0 && s.comm != 0;
+    }
+  }
+  if (!matching_) return open;
+  const MpiMatching& groups = *matching_;
+  for (int64_t k = 0; k < groups.instances(); ++k) {
+    absl::Span<const int32_t> members = groups.members(k);
+    // Of a known size: whole, or not yet. Else: every rank went past it.
+    const uint32_t size = spans_[members[0]].comm_size;
+    if (size > 0 && members.size() < size) continue;
+    if (!std::all_of(members.begin(), members.end(), [&](int32_t i) {
+          return final(i) && (size > 0 || spans_[i].end < instances_before);
+        })) {
+      continue;
+    }
+    groups.ForEachInstanceGroup(
+        k, [&](const MpiMatching::Group& group) { AddSettled(group, into); });
+    for (int32_t i : members) open[i] = false;
+    const CausalSpan& first = spans_[members[0]];
+    into->Close(first.comm, first.seq.value_or(0));
+  }
+  for (size_t m = 0; m < groups.messages().size(); ++m) {
+    const auto [send, recv] = groups.messages()[m];
+    if (!final(send) || !final(recv)) continue;
+    AddSettled(groups.MessageGroup(m), into);
+    open[send] = open[recv] = false;
+  }
+  return open;
+}
+
+Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns,
+                                const SettledGroups* settled) {
+  matching_.emplace(static_cast<int32_t>(spans_.size()), [this](int32_t i) {
+    const CausalSpan& s = spans_[i];
+    return MpiOp{s.role,
+                 s.rank,
+                 s.peer,
+                 s.tag,
+                 s.comm,
+                 s.seq.value_or(0),
+                 s.seq.has_value(),
+                 s.start,
+                 s.end,
+                 source_lists_.Get(sources_[i])};
+  });
+  const MpiMatching& groups = *matching_;
   Refinement result;
   const std::vector<int64_t> zero(nodes_, 0);
   result.correction_ns = zero;
   result.violations_before = CountViolations(groups, zero, &result.constraints);
+  if (settled != nullptr) {
+    result.constraints += settled->constraints();
+    result.violations_before += settled->violations_before();
+  }
   result.violations_after = result.violations_before;
-  CollectBounds(groups);
+  CollectBounds(groups, settled);
   // In node-pair order: the solve does not depend on the map's.
   std::vector<DifferenceBound> bounds;
   bounds.reserve(bound_.size());
@@ -185,8 +266,9 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns) {
     }
     result.note = absl::StrJoin(notes, "; ");
     int64_t constraints;
-    result.violations_after = CountViolations(
-        groups, result.correction_ns, &constraints, &result.adjustments);
+    result.violations_after =
+        CountViolations(groups, result.correction_ns, &constraints,
+                        &result.adjustments, settled);
     return result;
   }
   return result;  // not reached: the widest bounds were feasible

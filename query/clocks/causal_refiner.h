@@ -50,7 +50,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/types/span.h"
+#include "query/clocks/settled_groups.h"
 #include "query/ops/mpi_semantics.h"
 
 namespace meridian {
@@ -60,6 +62,7 @@ struct CausalSpan {
   int node = 0;       // index of the span's node, 0 <= node < nodes
   int32_t rank = -1;  // world rank of its process
   uint64_t comm = 0;
+  uint32_t comm_size = 0;       // 0: unknown
   std::optional<uint64_t> seq;  // collectives
   int32_t peer = -1;  // root (rooted collectives), destination or source
   int32_t tag = 0;    // point-to-point
@@ -102,22 +105,51 @@ class CausalRefiner {
   // Spans of other roles, or of a node out of range, are ignored.
   void Add(const CausalSpan& span);
 
-  // `uncertainty_ns[n]`: the probe model's bound for node n.
-  Refinement Solve(absl::Span<const int64_t> uncertainty_ns);
+  // `uncertainty_ns[n]`: the probe model's bound for node n. `settled`,
+  // if given, holds groups of earlier spans (settled_groups.h): solved
+  // together with the groups of the spans added, as if their spans had
+  // been added too (their constraints, violations and bounds count).
+  Refinement Solve(absl::Span<const int64_t> uncertainty_ns,
+                   const SettledGroups* settled = nullptr);
+
+  // After Solve: moves into `into` the groups of every collective instance
+  // all of whose members are `final` and that is complete (as many members
+  // as its communicator's size, where the spans say it) or, of an unknown
+  // size, ends on the collector's clock before `instances_before` (closing
+  // its key), and of every matched
+  // message whose send and receive are final, and returns, per span added
+  // (by index, in the order added), whether it is still open: in no group
+  // moved. Spans that can match nothing (a collective without seq or
+  // communicator, a message without rank or peer, an epoch call without
+  // rank or window) are not open either. Epoch calls are never settled
+  // (their matching reads times).
+  std::vector<bool> Settle(absl::FunctionRef<bool(int32_t)> final,
+                           int64_t instances_before, SettledGroups* into) const;
 
  private:
   // Whether `group` is ordered by matching alone, not by its times.
   bool ByOrder(const MpiMatching::Group& group) const;
   // The violated constraints with corrections x; *constraints: how many.
-  // With `adjustments`, also the least end shifts that clear them.
+  // With `adjustments`, also the least end shifts that clear them. With
+  // `settled`, its groups count too.
   int64_t CountViolations(
       const MpiMatching& groups, absl::Span<const int64_t> x,
       int64_t* constraints,
-      std::vector<Refinement::Adjustment>* adjustments = nullptr) const;
-  // The tightest bound per node pair, into bound_.
-  void CollectBounds(const MpiMatching& groups);
+      std::vector<Refinement::Adjustment>* adjustments = nullptr,
+      const SettledGroups* settled = nullptr) const;
+  // The bounds x_a - x_b <= w that `group` implies, to `bound`.
+  void GroupBounds(
+      const MpiMatching::Group& group,
+      absl::FunctionRef<void(int32_t, int32_t, int64_t)> bound) const;
+  // The tightest bound per node pair, into bound_ (from `settled`'s too).
+  void CollectBounds(const MpiMatching& groups, const SettledGroups* settled);
+  // Moves `group` into `into`, bounds and all.
+  void AddSettled(const MpiMatching::Group& group, SettledGroups* into) const;
 
   int nodes_;
+  std::optional<MpiMatching> matching_;  // Solve's
+  // GroupBounds's, kept to spare an allocation per group.
+  mutable absl::flat_hash_map<int, int64_t> latest_start_, earliest_end_;
   // (a, b) -> w: x_a - x_b <= w, for the pairs a constraint names.
   absl::flat_hash_map<std::pair<int, int>, int64_t> bound_;
   std::vector<CausalSpan> spans_;  // their sources cleared: see below

@@ -31,6 +31,7 @@ std::string EncodeEvidence(const ClockEvidence& evidence, bool whole) {
     previous = s.start_ns;
     out.add_dur_ns(s.dur_ns);
     out.add_comm(s.comm);
+    out.add_communicator_size(s.comm_size);
     out.add_seq(s.has_seq ? s.seq : 0);
     out.add_has_seq(s.has_seq ? 1 : 0);
     out.add_peer(s.peer);
@@ -66,6 +67,7 @@ EvidencePart DecodeEvidence(absl::string_view data, ClockEvidence* into) {
       in.dur_ns_size() != n || in.comm_size() != n || in.seq_size() != n ||
       in.has_seq_size() != n || in.peer_size() != n || in.tag_size() != n ||
       in.sources_size() != n ||
+      (in.communicator_size_size() != n && in.communicator_size_size() != 0) ||
       in.first_track_size() != in.first_start_ns_size()) {
     return EvidencePart::kDamaged;
   }
@@ -85,6 +87,7 @@ EvidencePart DecodeEvidence(absl::string_view data, ClockEvidence* into) {
     s.start_ns = start;
     s.dur_ns = in.dur_ns(i);
     s.comm = in.comm(i);
+    if (in.communicator_size_size() == n) s.comm_size = in.communicator_size(i);
     s.has_seq = in.has_seq(i) != 0;
     s.seq = in.seq(i);
     s.peer = in.peer(i);

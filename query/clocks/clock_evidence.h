@@ -34,6 +34,7 @@ struct EvidenceSpan {
   int64_t start_ns = 0;  // raw, the node's clock
   int64_t dur_ns = 0;
   uint64_t comm = 0;
+  uint32_t comm_size = 0;  // 0: unknown
   uint64_t seq = 0;
   bool has_seq = false;
   int32_t peer = -1;  // -1: none

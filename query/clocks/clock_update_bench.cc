@@ -6,14 +6,19 @@
 // spans a rank and step, of which 2 are MPI) is written to a SQLite file under
 // --dir in
 // --parts parts, each every node's next batches (so each part is a slice
-// of the job's time). After each part, alternating which goes first:
+// of the job's time). After each part, in turn (each part begins with the
+// next of the three):
 //   - update: JobClocks::Update from the stored evidence and solution (what
-//     the collector's refresh does), then its evidence and solution stored;
+//     the collector's refresh did before the incremental state);
+//   - incremental: JobClocks::Update with the ClockSolveState kept since
+//     the last part (what the collector's refresh does), then its evidence
+//     and solution stored;
 //   - whole: JobClocks::Load over every span (what a solve did before).
-// Both must give the same solution, byte for byte (else exit 1). The last
-// line is JSON: the last part's update and whole times, their ratio, and
-// the chunks each read. Left out: the gRPC and the collector's writer
-// queue (the bench stores the evidence itself, on the same thread).
+// All must give the same solution, byte for byte (else exit 1). The last
+// line is JSON: the last part's times, their ratios, how much of the
+// evidence is settled, and the chunks read. Left out: the gRPC and the
+// collector's writer queue (the bench stores the evidence itself, on the
+// same thread).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +26,7 @@
 #include <vector>
 
 #include "common/command_line.h"
+#include "query/clocks/clock_solve_state.h"
 #include "query/clocks/job_clocks.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
@@ -70,6 +76,7 @@ int Run(int argc, char** argv) {
   job.spans_per_batch = 1024;
   job.jitter_ns = 3000;
   job.node_skew_ns = 25000;
+  job.time_ordered = true;  // each part a slice of every rank's time
   std::vector<std::vector<v1::Batch>> batches;
   for (int node = 0; node < job.nodes; ++node) {
     batches.push_back(SyntheticBatches(job, node));
@@ -82,7 +89,8 @@ int Run(int argc, char** argv) {
   StoreOptions read_only;
   read_only.read_only = true;
   const int64_t n_parts = std::max<int64_t>(*parts, 1);
-  double update_ms = 0, whole_ms = 0;
+  double update_ms = 0, incremental_ms = 0, whole_ms = 0;
+  ClockSolveState state;  // the collector's, kept between updates
   int64_t update_chunks = 0, whole_chunks = 0, evidence_spans = 0;
   int64_t job_spans = 0, job_chunks = 0;
   for (int64_t part = 0; part < n_parts; ++part) {
@@ -103,9 +111,13 @@ int Run(int argc, char** argv) {
     job_chunks = catalog->job.chunks;
     auto stored = (*reader)->LoadClockSolution(catalog->job.id);
     Check(stored.status(), "stored solution");
-    std::string updated, whole;
-    for (int turn = 0; turn < 2; ++turn) {
-      if ((turn == 0) == (part % 2 == 0)) {
+    std::string updated, incremental, whole;
+    // The three in turn, each part starting with the next one.
+    for (int turn = 0; turn < 3; ++turn) {
+      const int leg = static_cast<int>((turn + part) % 3);
+      if (leg == 0) {
+        // From the stored evidence, as the collector did before (its
+        // evidence and solution are the incremental leg's to store).
         ScanStats read;
         const Clock::time_point t = Clock::now();
         auto clocks =
@@ -115,6 +127,14 @@ int Run(int argc, char** argv) {
         update_chunks = read.chunks_read;
         evidence_spans = clocks->evidence_spans();
         updated = clocks->new_solution()->data;
+      } else if (leg == 1) {
+        // With the state kept since the last part, as the collector does.
+        const Clock::time_point t = Clock::now();
+        auto clocks = JobClocks::Update(**reader, *catalog, &*stored, nullptr,
+                                        nullptr, &state);
+        Check(clocks.status(), "incremental update");
+        incremental_ms = Ms(t);
+        incremental = clocks->new_solution()->data;
         if (clocks->new_evidence()) {
           Check((*writer)->AddClockEvidence(catalog->job.id,
                                             *clocks->new_evidence()),
@@ -135,32 +155,46 @@ int Run(int argc, char** argv) {
         whole = clocks->new_solution()->data;
       }
     }
-    if (updated != whole) {
+    if (updated != whole || incremental != whole) {
       fprintf(stderr,
-              "clock_update_bench: part %lld: the update's solution differs "
+              "clock_update_bench: part %lld: the %s solution differs "
               "from the whole job's\n",
-              static_cast<long long>(part + 1));
+              static_cast<long long>(part + 1),
+              updated != whole ? "update's" : "incremental update's");
       return 1;
     }
     printf(
         "part %lld/%lld: %lld spans, %lld chunks; update %.1f ms (%lld chunks "
-        "read, %lld spans of evidence), whole solve %.1f ms (%lld chunks "
-        "read); same solution\n",
+        "read, %lld spans of evidence), incremental %.1f ms (%lld settled, "
+        "%zu open; %lld incremental, %lld whole so far), whole solve %.1f ms "
+        "(%lld chunks read); same solution\n",
         static_cast<long long>(part + 1), static_cast<long long>(n_parts),
         static_cast<long long>(job_spans), static_cast<long long>(job_chunks),
         update_ms, static_cast<long long>(update_chunks),
-        static_cast<long long>(evidence_spans), whole_ms,
+        static_cast<long long>(evidence_spans), incremental_ms,
+        static_cast<long long>(state.settled_spans), state.open.size(),
+        static_cast<long long>(state.incremental_updates),
+        static_cast<long long>(state.full_solves), whole_ms,
         static_cast<long long>(whole_chunks));
   }
   printf(
       "{\"bench\": \"clocks\", \"nodes\": %d, \"ranks\": %d, \"spans\": %lld, "
       "\"parts\": %lld, \"evidence_spans\": %lld, \"update_ms\": %.1f, "
       "\"whole_ms\": %.1f, \"update_over_whole\": %.3f, "
+      "\"incremental_ms\": %.1f, \"incremental_over_whole\": %.3f, "
+      "\"incremental_over_update\": %.3f, \"settled_spans\": %lld, "
+      "\"open_spans\": %zu, \"incremental_updates\": %lld, "
+      "\"whole_updates\": %lld, \"state_bytes\": %lld, "
       "\"update_chunks_read\": %lld, \"whole_chunks_read\": %lld, "
       "\"same_solution\": true}\n",
       job.nodes, job.ranks, static_cast<long long>(job_spans),
       static_cast<long long>(n_parts), static_cast<long long>(evidence_spans),
-      update_ms, whole_ms, update_ms / whole_ms,
+      update_ms, whole_ms, update_ms / whole_ms, incremental_ms,
+      incremental_ms / whole_ms, incremental_ms / update_ms,
+      static_cast<long long>(state.settled_spans), state.open.size(),
+      static_cast<long long>(state.incremental_updates),
+      static_cast<long long>(state.full_solves),
+      static_cast<long long>(state.MemoryBytes()),
       static_cast<long long>(update_chunks),
       static_cast<long long>(whole_chunks));
   for (const char* suffix : {"", "-wal", "-shm"}) {

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -18,6 +20,31 @@ namespace {
 
 // The refinement's bound for a node that has no clock model.
 constexpr int64_t kUnknownClockBoundNs = 1000000000;
+// Stored evidence parts past which an update folds them into one.
+constexpr int kMaxParts = 64;
+// The order of the evidence: the refinement's (Store::Scan's).
+bool Before(const EvidenceSpan& a, const EvidenceSpan& b) {
+  return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
+}
+// Drops from `fresh` the spans `sorted` (ascending by Before) holds: a span
+// read twice (ClickHouse's write mark rereads the last seconds) counts once.
+void DropKnown(const std::vector<EvidenceSpan>& sorted,
+               std::vector<EvidenceSpan>* fresh) {
+  if (sorted.empty() || fresh->empty()) return;
+  const auto same = [](const EvidenceSpan& a, const EvidenceSpan& b) {
+    return a.op_id == b.op_id && a.dur_ns == b.dur_ns;
+  };
+  std::vector<EvidenceSpan> kept;
+  kept.reserve(fresh->size());
+  for (EvidenceSpan& span : *fresh) {
+    auto run = std::equal_range(sorted.begin(), sorted.end(), span, Before);
+    if (std::none_of(run.first, run.second,
+                     [&](const EvidenceSpan& e) { return same(e, span); })) {
+      kept.push_back(std::move(span));
+    }
+  }
+  *fresh = std::move(kept);
+}
 
 uint64_t Mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -102,7 +129,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(
 absl::StatusOr<JobClocks> JobClocks::Update(
     Store& store, const JobCatalog& catalog,
     const std::optional<StoredJobResult>* stored,
-    const std::atomic<bool>* cancel, ScanStats* stats) {
+    const std::atomic<bool>* cancel, ScanStats* stats, ClockSolveState* state) {
   JobClocks clocks;
   absl::Status status = clocks.LoadNodes(store, catalog);
   if (!status.ok()) return status;
@@ -114,6 +141,17 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     }
     return clocks;
   }
+  const Roles roles = RolesOf(catalog);
+  if (state != nullptr && clocks.Trusts(catalog, stored, *state)) {
+    auto updated =
+        clocks.UpdateFrom(store, catalog, roles, cancel, stats, state);
+    if (!updated.ok()) return updated.status();
+    if (*updated) return clocks;
+    clocks = JobClocks();  // solved whole below, as if never tried
+    status = clocks.LoadNodes(store, catalog);
+    if (!status.ok()) return status;
+  }
+  if (state != nullptr) state->Clear();
   // Before any span is read: what is written after it is new next time.
   auto mark = store.WriteMark(catalog.job.id);
   if (!mark.ok()) return mark.status();
@@ -147,7 +185,6 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   // The chunks written since (a span already in the evidence, read again
   // under ClickHouse's margin, is dropped below).
   ClockEvidence fresh;
-  const Roles roles = RolesOf(catalog);
   JobRead read;
   read.ranges[0].written_after = after;
   read.cancel = cancel;
@@ -160,35 +197,14 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     if (!status.ok()) return status;
   }
   // The refinement's order is the scan's: ascending start, then track
-  // (fresh is in it already: Store::Scan's contract).
-  const auto before = [](const EvidenceSpan& a, const EvidenceSpan& b) {
-    return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
-  };
-  // Each part is in order; together they are not if a batch came late.
-  if (!std::is_sorted(evidence.spans.begin(), evidence.spans.end(), before)) {
-    std::stable_sort(evidence.spans.begin(), evidence.spans.end(), before);
+  // (fresh is in it already: Store::Scan's contract). Each part is in
+  // order; together they are not if a batch came late.
+  if (!std::is_sorted(evidence.spans.begin(), evidence.spans.end(), Before)) {
+    std::stable_sort(evidence.spans.begin(), evidence.spans.end(), Before);
   }
-  // Drops the fresh spans the evidence holds (of the same start and track:
-  // a short run in the sorted evidence).
-  if (!evidence.spans.empty() && !fresh.spans.empty()) {
-    const auto same = [](const EvidenceSpan& a, const EvidenceSpan& b) {
-      return a.op_id == b.op_id && a.dur_ns == b.dur_ns;
-    };
-    std::vector<EvidenceSpan> kept;
-    kept.reserve(fresh.spans.size());
-    for (EvidenceSpan& span : fresh.spans) {
-      auto run = std::equal_range(evidence.spans.begin(), evidence.spans.end(),
-                                  span, before);
-      if (std::none_of(run.first, run.second,
-                       [&](const EvidenceSpan& e) { return same(e, span); })) {
-        kept.push_back(std::move(span));
-      }
-    }
-    fresh.spans = std::move(kept);
-  }
+  DropKnown(evidence.spans, &fresh.spans);
   // What to store: the fresh spans as a part, or, for the first part or
   // once there are kMaxParts, everything as one whole part.
-  constexpr int kMaxParts = 64;
   const bool whole = parts == 0 || parts >= kMaxParts;
   if (!whole && *mark > after) {
     clocks.new_evidence_ =
@@ -201,7 +217,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
                         std::make_move_iterator(fresh.spans.begin()),
                         std::make_move_iterator(fresh.spans.end()));
   std::inplace_merge(evidence.spans.begin(), evidence.spans.begin() + middle,
-                     evidence.spans.end(), before);
+                     evidence.spans.end(), Before);
   for (const auto& [track, start] : fresh.first_start) {
     evidence.SawStart(track, start);
   }
@@ -218,7 +234,222 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   clocks.SetEpoch(catalog, evidence.first_start);
   clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
   clocks.SetNewSolution(catalog);
+  if (state != nullptr) {
+    // The state made again from all the evidence.
+    state->job_id = catalog.job.id;
+    for (const Node& node : clocks.nodes_) {
+      state->nodes.push_back(node.name);
+      state->models.push_back(node.timeline.models());
+    }
+    state->first_start = std::move(evidence.first_start);
+    if (clocks.new_evidence_) {
+      state->mark = clocks.new_evidence_->mark;
+      state->parts = whole ? 1 : parts + 1;
+    } else {
+      state->mark = after;
+      state->parts = parts;
+    }
+    state->solution = clocks.new_solution_;
+    ++state->full_solves;
+    clocks.Settle(roles, refiner, std::move(evidence.spans), state);
+  }
   return clocks;
+}
+
+bool JobClocks::Trusts(const JobCatalog& catalog,
+                       const std::optional<StoredJobResult>* stored,
+                       const ClockSolveState& state) const {
+  if (state.job_id != catalog.job.id || state.nodes.size() != nodes_.size() ||
+      state.parts >= kMaxParts || !state.solution || stored == nullptr ||
+      !stored->has_value()) {
+    return false;
+  }
+  // The solution it made was stored (after its evidence part).
+  const StoredJobResult& made = *state.solution;
+  const StoredJobResult& kept = **stored;
+  if (made.spans != kept.spans || made.written_ns != kept.written_ns ||
+      made.models != kept.models || made.computed_ns != kept.computed_ns) {
+    return false;
+  }
+  const auto same = [](const NodeClockModel& a, const NodeClockModel& b) {
+    return a.reference_ns == b.reference_ns && a.offset_ns == b.offset_ns &&
+           a.drift_ppb == b.drift_ppb && a.uncertainty_ns == b.uncertainty_ns;
+  };
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    if (state.nodes[n] != nodes_[n].name) return false;
+    // The models solved with, then only later ones: times before the last
+    // of them convert as they did. A node's first model moves all of its
+    // times.
+    const std::vector<NodeClockModel>& before = state.models[n];
+    const std::vector<NodeClockModel>& now = nodes_[n].timeline.models();
+    if (before.empty() != now.empty() || now.size() < before.size() ||
+        !std::equal(before.begin(), before.end(), now.begin(), same)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<bool> JobClocks::UpdateFrom(
+    Store& store, const JobCatalog& catalog, const Roles& roles,
+    const std::atomic<bool>* cancel, ScanStats* stats, ClockSolveState* state) {
+  auto mark = store.WriteMark(catalog.job.id);
+  if (!mark.ok()) return mark.status();
+  ClockEvidence fresh;
+  if (*mark > state->mark) {
+    JobRead read;
+    read.ranges[0].written_after = state->mark;
+    read.cancel = cancel;
+    read.stats = stats;
+    absl::Status status = Gather(
+        store, catalog, roles, nullptr, read,
+        [&](EvidenceSpan&& span) { fresh.spans.push_back(std::move(span)); },
+        &fresh);
+    if (!status.ok()) return status;
+  }
+  DropKnown(state->open, &fresh.spans);
+  // What the state assumed of later spans: none starts before its track's
+  // horizon (none is of a settled group), none joins a closed instance,
+  // none comes before a settled message in its channel.
+  for (const EvidenceSpan& span : fresh.spans) {
+    auto horizon = state->horizon.find(span.track_id);
+    if (horizon != state->horizon.end() && span.start_ns < horizon->second) {
+      return false;
+    }
+    auto role = roles.of_op.find(span.op_id);
+    if (role == roles.of_op.end()) continue;
+    if (IsCollective(role->second) && span.has_seq && span.comm != 0 &&
+        state->settled.Closed(span.comm, span.seq)) {
+      return false;
+    }
+    bool send = false;
+    std::optional<ClockSolveState::Channel> channel =
+        ChannelOf(roles, span, &send);
+    if (!channel) continue;
+    auto settled = state->channels.find(*channel);
+    if (settled != state->channels.end() &&
+        span.start_ns <=
+            (send ? settled->second.first : settled->second.second)) {
+      return false;
+    }
+  }
+  if (*mark > state->mark) {
+    new_evidence_ = StoredClockEvidence{*mark, EncodeEvidence(fresh, false)};
+    state->mark = *mark;
+    ++state->parts;
+  }
+  for (const auto& [track, start] : fresh.first_start) {
+    auto [it, added] = state->first_start.try_emplace(track, start);
+    if (!added) it->second = std::min(it->second, start);
+  }
+  std::vector<EvidenceSpan> evidence;
+  evidence.reserve(state->open.size() + fresh.spans.size());
+  std::merge(std::make_move_iterator(state->open.begin()),
+             std::make_move_iterator(state->open.end()),
+             std::make_move_iterator(fresh.spans.begin()),
+             std::make_move_iterator(fresh.spans.end()),
+             std::back_inserter(evidence), Before);
+  state->open.clear();
+  CausalRefiner refiner(static_cast<int>(nodes_.size()));
+  for (const EvidenceSpan& span : evidence) {
+    refiner.Add(ToCausal(roles, span));
+  }
+  evidence_spans_ =
+      state->settled_spans + static_cast<int64_t>(evidence.size());
+  Solve(refiner, &state->settled);
+  SetEpoch(catalog, state->first_start);
+  solved_ns_ = absl::ToUnixNanos(absl::Now());
+  SetNewSolution(catalog);
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    state->models[n] = nodes_[n].timeline.models();
+  }
+  state->solution = new_solution_;
+  ++state->incremental_updates;
+  Settle(roles, refiner, std::move(evidence), state);
+  return true;
+}
+
+std::optional<ClockSolveState::Channel> JobClocks::ChannelOf(
+    const Roles& roles, const EvidenceSpan& span, bool* send) {
+  auto role = roles.of_op.find(span.op_id);
+  if (role == roles.of_op.end() || !IsMessage(role->second)) {
+    return std::nullopt;
+  }
+  auto rank = roles.rank_of_track.find(span.track_id);
+  const int32_t own = rank == roles.rank_of_track.end() ? 0 : rank->second;
+  *send = role->second == SpanRole::kSend;
+  return *send ? ClockSolveState::Channel{span.comm, own, span.peer, span.tag}
+               : ClockSolveState::Channel{span.comm, span.peer, own, span.tag};
+}
+
+void JobClocks::Settle(const Roles& roles, const CausalRefiner& refiner,
+                       std::vector<EvidenceSpan> evidence,
+                       ClockSolveState* state) const {
+  for (const EvidenceSpan& span : evidence) {
+    auto [it, added] =
+        state->latest_start.try_emplace(span.track_id, span.start_ns);
+    if (!added) it->second = std::max(it->second, span.start_ns);
+  }
+  // Each track's horizon: its latest start less the margin, no later than
+  // its node's last model's reference; never earlier than it was.
+  for (const auto& [track, latest] : state->latest_start) {
+    auto node = node_of_track_.find(track);
+    const int n = node == node_of_track_.end() ? 0 : node->second;
+    const std::vector<NodeClockModel>& models = nodes_[n].timeline.models();
+    int64_t horizon = latest - state->settle_margin_ns;
+    if (!models.empty()) {
+      horizon = std::min(horizon, models.back().reference_ns);
+    }
+    auto [it, added] = state->horizon.try_emplace(track, horizon);
+    if (!added) it->second = std::max(it->second, horizon);
+  }
+  // A collective instance may still gain members of ranks that have not
+  // gone past it: it settles once every rank has started a span after it
+  // (on the collector's clock; a rank without evidence holds all back).
+  absl::flat_hash_map<int32_t, int64_t> progress;  // rank -> placed start
+  for (const Node& node : nodes_) {
+    for (int32_t rank : node.ranks) {
+      progress.try_emplace(rank, std::numeric_limits<int64_t>::min());
+    }
+  }
+  for (const auto& [track, latest] : state->latest_start) {
+    auto rank = roles.rank_of_track.find(track);
+    auto node = node_of_track_.find(track);
+    if (rank == roles.rank_of_track.end() || node == node_of_track_.end()) {
+      continue;
+    }
+    int64_t& p = progress[rank->second];
+    p = std::max(p, nodes_[node->second].timeline.ToCollector(latest));
+  }
+  int64_t instances_before = std::numeric_limits<int64_t>::max();
+  for (const auto& [rank, placed] : progress) {
+    instances_before = std::min(instances_before, placed);
+  }
+  if (instances_before != std::numeric_limits<int64_t>::min()) {
+    instances_before -= state->settle_margin_ns;
+  }
+  const std::vector<bool> open = refiner.Settle(
+      [&](int32_t i) {
+        const EvidenceSpan& span = evidence[i];
+        return span.start_ns + span.dur_ns < state->horizon.at(span.track_id);
+      },
+      instances_before, &state->settled);
+  for (size_t i = 0; i < evidence.size(); ++i) {
+    if (open[i]) {
+      state->open.push_back(std::move(evidence[i]));
+      continue;
+    }
+    ++state->settled_spans;
+    bool send = false;
+    std::optional<ClockSolveState::Channel> channel =
+        ChannelOf(roles, evidence[i], &send);
+    if (!channel) continue;
+    auto [it, added] = state->channels.try_emplace(
+        *channel, std::numeric_limits<int64_t>::min(),
+        std::numeric_limits<int64_t>::min());
+    int64_t& latest = send ? it->second.first : it->second.second;
+    latest = std::max(latest, evidence[i].start_ns);
+  }
 }
 
 bool JobClocks::TakeStored(const JobCatalog& catalog,
@@ -397,6 +628,7 @@ absl::Status JobClocks::Gather(
     e.start_ns = span.start_ns;
     e.dur_ns = span.dur_ns;
     e.comm = span.comm;
+    e.comm_size = span.comm_size;
     e.has_seq = span.seq.has_value();
     e.seq = span.seq.value_or(0);
     e.peer = span.peer.value_or(-1);
@@ -432,6 +664,7 @@ CausalSpan JobClocks::ToCausal(const Roles& roles,
   auto rank = roles.rank_of_track.find(span.track_id);
   c.rank = rank == roles.rank_of_track.end() ? 0 : rank->second;
   c.comm = span.comm;
+  c.comm_size = span.comm_size;
   if (span.has_seq) c.seq = span.seq;
   c.peer = span.peer;
   c.tag = span.tag;
@@ -442,14 +675,14 @@ CausalSpan JobClocks::ToCausal(const Roles& roles,
   return c;
 }
 
-void JobClocks::Solve(CausalRefiner& refiner) {
+void JobClocks::Solve(CausalRefiner& refiner, const SettledGroups* settled) {
   std::vector<int64_t> bounds;
   for (const Node& node : nodes_) {
     bounds.push_back(node.timeline.known()
                          ? node.timeline.UncertaintyAt(job_middle_ns_)
                          : kUnknownClockBoundNs);
   }
-  refinement_ = refiner.Solve(bounds);
+  refinement_ = refiner.Solve(bounds, settled);
   for (size_t n = 0; n < nodes_.size(); ++n) {
     nodes_[n].correction_ns = refinement_.correction_ns[n];
   }

@@ -22,6 +22,7 @@
 #include "meridian/v1/query.pb.h"
 #include "query/clocks/causal_refiner.h"
 #include "query/clocks/clock_evidence.h"
+#include "query/clocks/clock_solve_state.h"
 #include "query/clocks/clock_timeline.h"
 #include "store/store.h"
 
@@ -93,10 +94,16 @@ class JobClocks {
   // read twice, as ClickHouse's write mark rereads the last seconds, counts
   // once). new_evidence() is then what to add to the stored evidence; the
   // first update of a job reads it whole. `stats` and `cancel` as JobRead's.
+  // `state`, if given, is what the last update of the job kept
+  // (clock_solve_state.h): if it still holds, only its open evidence and the
+  // new spans are placed and matched, and its settled groups counted;
+  // otherwise the evidence is solved whole and the state made again. The
+  // solution is the same either way.
   static absl::StatusOr<JobClocks> Update(
       Store& store, const JobCatalog& catalog,
       const std::optional<StoredJobResult>* stored,
-      const std::atomic<bool>* cancel = nullptr, ScanStats* stats = nullptr);
+      const std::atomic<bool>* cancel = nullptr, ScanStats* stats = nullptr,
+      ClockSolveState* state = nullptr);
 
   // This solution, to store with the job: set when Load refined the whole
   // job (a window's refinement is not the job's), nullopt otherwise.
@@ -175,8 +182,29 @@ class JobClocks {
                       ClockEvidence* first_start);
   // A span of the evidence as the refiner takes it (placed by the models).
   CausalSpan ToCausal(const Roles& roles, const EvidenceSpan& span) const;
-  // Solves `refiner` and applies its corrections and end shifts.
-  void Solve(CausalRefiner& refiner);
+  // Solves `refiner` (with `settled`'s groups) and applies its corrections
+  // and end shifts.
+  void Solve(CausalRefiner& refiner, const SettledGroups* settled = nullptr);
+  // Whether `state` still holds for the job as loaded (see
+  // clock_solve_state.h), before any new span is read.
+  bool Trusts(const JobCatalog& catalog,
+              const std::optional<StoredJobResult>* stored,
+              const ClockSolveState& state) const;
+  // Update from `state`: false, leaving `state` as it was, if a new span
+  // breaks what it assumed (then the caller solves whole).
+  absl::StatusOr<bool> UpdateFrom(Store& store, const JobCatalog& catalog,
+                                  const Roles& roles,
+                                  const std::atomic<bool>* cancel,
+                                  ScanStats* stats, ClockSolveState* state);
+  // Moves the groups of `evidence` (the spans added to `refiner`, solved,
+  // in order) that no later span can change into state->settled, and the
+  // other spans to state->open; advances each node's horizon first.
+  void Settle(const Roles& roles, const CausalRefiner& refiner,
+              std::vector<EvidenceSpan> evidence, ClockSolveState* state) const;
+  // A send's or receive's channel, and whether it is the send; nullopt for
+  // other spans.
+  static std::optional<ClockSolveState::Channel> ChannelOf(
+      const Roles& roles, const EvidenceSpan& span, bool* send);
   // The solution to store, of the whole job.
   void SetNewSolution(const JobCatalog& catalog);
   // The earliest shown start, from each track's earliest raw start.

@@ -11,6 +11,7 @@
 #include "testing/scenario_fixture.h"
 #include "testing/synthetic_job.h"
 #include "testing/test_store.h"
+#include "wire/batch_builder.h"
 
 namespace meridian {
 namespace {
@@ -315,6 +316,198 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
                              [&](const StoredClockEvidence&) { ++parts; })
           .ok());
   EXPECT_EQ(parts, 0);
+}
+
+// Updates with a ClockSolveState place and match only the evidence still
+// open, and give the whole job's solution, byte for byte, after every part:
+// as batches arrive in order, and when a node's batch comes late (before
+// its node's horizon: the update solves from all the evidence then).
+TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
+  auto location = NewStoreLocation(StoreKindFromEnvironment(), "evidence");
+  ASSERT_TRUE(location.ok()) << location.status();
+  StoreOptions options;
+  options.full_sync = false;
+  auto opened = Store::Open(*location, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& writer = **opened;
+  SyntheticJob job;
+  job.job = "evidence";
+  job.ranks = 8;
+  job.nodes = 4;
+  job.steps = 27;
+  job.spans_per_batch = 40;
+  job.jitter_ns = 3000;
+  job.node_skew_ns = 25000;
+  std::vector<std::vector<v1::Batch>> batches;
+  for (int node = 0; node < job.nodes; ++node) {
+    batches.push_back(SyntheticBatches(job, node));
+    ASSERT_EQ(batches.back().size(), 8u);
+  }
+  ClockSolveState state;
+  state.settle_margin_ns = 0;  // settle up to each node's latest start
+  std::optional<StoredJobResult> stored;
+  std::vector<int64_t> settled;  // spans settled after each part
+  // Part i: every node's batch i; node 1's batch 4 comes with part 6.
+  for (size_t i = 0; i < 8; ++i) {
+    SCOPED_TRACE(i);
+    std::vector<const v1::Batch*> part;
+    for (int node = 0; node < job.nodes; ++node) {
+      if (node == 1 && i == 4) continue;
+      part.push_back(&batches[node][i]);
+    }
+    if (i == 6) part.push_back(&batches[1][4]);
+    ASSERT_TRUE(writer.Write(part).ok());
+    JobCatalog catalog;
+    auto reader = Reader(*location, &catalog);
+    ASSERT_NE(reader, nullptr);
+    const int64_t incremental = state.incremental_updates;
+    const int64_t full = state.full_solves;
+    auto updated =
+        JobClocks::Update(*reader, catalog, &stored, nullptr, nullptr, &state);
+    ASSERT_TRUE(updated.ok()) << updated.status();
+    ASSERT_TRUE(updated->new_solution().has_value());
+    EXPECT_EQ(updated->new_solution()->data, WholeSolve(*reader, catalog));
+    auto all = JobClocks::Update(*reader, catalog, nullptr);
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(updated->evidence_spans(), all->evidence_spans());
+    EXPECT_EQ(state.settled_spans + static_cast<int64_t>(state.open.size()),
+              all->evidence_spans());
+    // The first update, and the one the late batch breaks, solve whole.
+    const bool whole = i == 0 || i == 6;
+    EXPECT_EQ(state.full_solves, full + (whole ? 1 : 0));
+    EXPECT_EQ(state.incremental_updates, incremental + (whole ? 0 : 1));
+    settled.push_back(state.settled_spans);
+    if (updated->new_evidence()) {
+      ASSERT_TRUE(
+          writer.AddClockEvidence(catalog.job.id, *updated->new_evidence())
+              .ok());
+    }
+    ASSERT_TRUE(
+        writer.SaveClockSolution(catalog.job.id, *updated->new_solution())
+            .ok());
+    stored = updated->new_solution();
+  }
+  // A node's batches go a rank at a time, so instances (of a known size:
+  // the spans say 8) settle once every rank's member is there; at the end,
+  // all 55 instances of 8 spans but the last.
+  EXPECT_EQ(settled, (std::vector<int64_t>{0, 0, 0, 16, 16, 128, 352, 432}));
+  EXPECT_EQ(state.settled.groups(), 54);
+  EXPECT_EQ(state.open.size(), 8u);
+  // A solution that was not stored: the state is not trusted.
+  JobCatalog catalog;
+  auto reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  std::optional<StoredJobResult> other = stored;
+  other->computed_ns += 1;
+  other->spans -= 1;  // not the job as it stands either
+  const int64_t full = state.full_solves;
+  auto again =
+      JobClocks::Update(*reader, catalog, &other, nullptr, nullptr, &state);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(state.full_solves, full + 1);
+  EXPECT_EQ(again->new_solution()->data, WholeSolve(*reader, catalog));
+}
+
+// A later span that would change what the state settled: the update
+// solves from all the evidence, and the solution is the whole job's.
+TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
+  auto location = NewStoreLocation(StoreKindFromEnvironment(), "evidence");
+  ASSERT_TRUE(location.ok()) << location.status();
+  StoreOptions options;
+  options.full_sync = false;
+  auto opened = Store::Open(*location, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& writer = **opened;
+  constexpr int64_t kT0 = 1700000000000000000;
+  constexpr int64_t kMs = 1000000;
+  // Ranks 0 (node-a) and 1 (node-b); a communicator of unknown size.
+  auto allreduce = [](BatchBuilder& b, int track, int64_t at, uint64_t seq) {
+    v1::Span* s = b.AddSpan(track, v1::CATEGORY_MPI, "MPI_Allreduce", at,
+                            100000 + static_cast<int64_t>(seq) * 1000);
+    s->set_comm(1);
+    s->set_seq(seq);
+  };
+  auto message = [](BatchBuilder& b, int track, bool send, int64_t at,
+                    int peer) {
+    v1::Span* s = b.AddSpan(track, v1::CATEGORY_MPI,
+                            send ? "MPI_Send" : "MPI_Recv", at, 50000);
+    s->set_comm(1);
+    s->set_peer(peer);
+    s->set_tag(5);
+  };
+  BatchBuilder a("agent-a"), b("agent-b");
+  const int pa = a.DeclareProcess({"evidence", "node-a", 0, 0, 100, 0});
+  const int pb = b.DeclareProcess({"evidence", "node-b", 1, 0, 101, 0});
+  const int ta = a.DeclareTrack(pa, v1::TRACK_KIND_THREAD, 1, "main");
+  const int tb = b.DeclareTrack(pb, v1::TRACK_KIND_THREAD, 1, "main");
+  allreduce(a, ta, kT0 + kMs, 1);
+  allreduce(b, tb, kT0 + kMs + 7000, 1);
+  message(a, ta, true, kT0 + 2 * kMs, 1);
+  message(b, tb, false, kT0 + 2 * kMs - 30000, 0);
+  allreduce(a, ta, kT0 + 100 * kMs, 2);
+  allreduce(b, tb, kT0 + 100 * kMs, 2);
+  std::vector<v1::Batch> parts;
+  parts.push_back(a.Take());
+  parts.push_back(b.Take());
+
+  ClockSolveState state;
+  state.settle_margin_ns = 0;
+  std::optional<StoredJobResult> stored;
+  // Writes `batches`, updates, checks the solution is the whole job's and
+  // returns whether the update was incremental.
+  auto update = [&](const std::vector<v1::Batch>& batches) {
+    std::vector<const v1::Batch*> pointers;
+    for (const v1::Batch& batch : batches) pointers.push_back(&batch);
+    EXPECT_TRUE(writer.Write(pointers).ok());
+    JobCatalog catalog;
+    auto reader = Reader(*location, &catalog);
+    EXPECT_NE(reader, nullptr);
+    if (reader == nullptr) return false;
+    const int64_t incremental = state.incremental_updates;
+    auto updated =
+        JobClocks::Update(*reader, catalog, &stored, nullptr, nullptr, &state);
+    EXPECT_TRUE(updated.ok()) << updated.status();
+    if (!updated.ok()) return false;
+    EXPECT_EQ(updated->new_solution()->data, WholeSolve(*reader, catalog));
+    if (updated->new_evidence()) {
+      EXPECT_TRUE(
+          writer.AddClockEvidence(catalog.job.id, *updated->new_evidence())
+              .ok());
+    }
+    EXPECT_TRUE(
+        writer.SaveClockSolution(catalog.job.id, *updated->new_solution())
+            .ok());
+    stored = updated->new_solution();
+    return state.incremental_updates > incremental;
+  };
+  EXPECT_FALSE(update(parts));  // the first: whole
+  // Instance 1 and the message settled: both ranks went past them.
+  EXPECT_EQ(state.settled.groups(), 2);
+  EXPECT_TRUE(state.settled.Closed(1, 1));
+
+  // Rank 2 (node-b), late into instance 1: solved whole.
+  BatchBuilder c("agent-c");
+  const int pc = c.DeclareProcess({"evidence", "node-b", 2, 1, 102, 0});
+  const int tc = c.DeclareTrack(pc, v1::TRACK_KIND_THREAD, 1, "main");
+  allreduce(c, tc, kT0 + kMs + 3000, 1);
+  allreduce(c, tc, kT0 + 100 * kMs, 2);
+  EXPECT_FALSE(update({c.Take()}));
+
+  // A send of rank 0 on another thread, before the settled one: it pairs
+  // with the receive instead (non-overtaking order), so: whole.
+  const int ta2 = a.DeclareTrack(pa, v1::TRACK_KIND_THREAD, 2, "comm");
+  message(a, ta2, true, kT0 + 2 * kMs - 500000, 1);
+  EXPECT_FALSE(update({a.Take()}));
+
+  // A span of rank 1's main thread before its horizon (written late).
+  message(b, tb, false, kT0 + 50 * kMs, 0);
+  EXPECT_FALSE(update({b.Take()}));
+
+  // Then spans in order: incremental.
+  allreduce(a, ta, kT0 + 200 * kMs, 3);
+  allreduce(b, tb, kT0 + 200 * kMs + 1000, 3);
+  allreduce(c, tc, kT0 + 200 * kMs + 2000, 3);
+  EXPECT_TRUE(update({a.Take(), b.Take(), c.Take()}));
 }
 
 }  // namespace
