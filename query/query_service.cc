@@ -150,7 +150,8 @@ constexpr uint64_t kAnalysisBytesPerSpan = 190;
 constexpr uint64_t kReplayBytesPerSpan = 2 * kAnalysisBytesPerSpan;
 
 // RESOURCE_EXHAUSTED, with the way out, if analysing `job` whole at
-// `bytes_per_span` would take more than `budget`.
+// `bytes_per_span` would take more than `budget` (a replay's way out is a
+// range of steps, which it reads alone).
 absl::Status CheckBudget(const JobInfo& job, uint64_t budget,
                          uint64_t bytes_per_span) {
   if (static_cast<uint64_t>(job.spans) * bytes_per_span <= budget) {
@@ -161,7 +162,9 @@ absl::Status CheckBudget(const JobInfo& job, uint64_t budget,
       " spans: analysing it whole would take about ",
       static_cast<uint64_t>(job.spans) * bytes_per_span >> 20,
       " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
-      "; analyse one step (--step N) or raise the limit"));
+      bytes_per_span == kReplayBytesPerSpan
+          ? "; replay a range of steps (--steps A:B) or raise the limit"
+          : "; analyse one step (--step N) or raise the limit"));
 }
 
 // The job's stored clock solution; nullopt if there is none or it cannot be

@@ -380,8 +380,8 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(status.error_message(),
             "job big has 48008 spans: analysing it whole would take about 17 "
-            "MiB, over this collector's --analysis-memory-mib 1; analyse one "
-            "step (--step N) or raise the limit");
+            "MiB, over this collector's --analysis-memory-mib 1; replay a "
+            "range of steps (--steps A:B) or raise the limit");
   grpc::ClientContext replay_step_context;
   replay.set_first_step(5);
   replay.set_last_step(5);
