@@ -814,13 +814,7 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
     if (!kept) kept = std::make_shared<ClockStateSlot>();
     kept->used = absl::Now();
     slot = kept;
-    while (clock_states_.size() > kClockStates) {  // the least recently used
-      auto oldest = clock_states_.begin();
-      for (auto it = clock_states_.begin(); it != clock_states_.end(); ++it) {
-        if (it->second->used < oldest->second->used) oldest = it;
-      }
-      clock_states_.erase(oldest);
-    }
+    ForgetClockStatesLocked();
   }
   absl::MutexLock lock(&slot->mu);
   auto clocks = WholeJobClocks(query, false, save_clocks_, cancel,
@@ -832,7 +826,35 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
     slot->state.Clear();
     slot->too_large = true;
   }
+  const int64_t bytes = slot->state.MemoryBytes();
+  absl::MutexLock states(&clock_states_mu_);
+  slot->bytes = bytes;
+  ForgetClockStatesLocked();
   return clocks;
+}
+
+void QueryService::ForgetClockStatesLocked() {
+  // The least recently used first, none in use (an update holds its slot):
+  // while there are more than kClockStates, or they hold more than half
+  // the analysis budget together.
+  while (true) {
+    int64_t bytes = 0;
+    auto oldest = clock_states_.end();
+    for (auto it = clock_states_.begin(); it != clock_states_.end(); ++it) {
+      bytes += it->second->bytes;
+      if (it->second.use_count() == 1 &&
+          (oldest == clock_states_.end() ||
+           it->second->used < oldest->second->used)) {
+        oldest = it;
+      }
+    }
+    if (oldest == clock_states_.end() ||
+        (clock_states_.size() <= kClockStates &&
+         static_cast<uint64_t>(bytes) <= analysis_budget_ / 2)) {
+      return;
+    }
+    clock_states_.erase(oldest);
+  }
 }
 
 absl::Status QueryService::Refresh(const std::string& job,

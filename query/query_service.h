@@ -158,8 +158,8 @@ class QueryService final : public v1::Query::Service {
   // JobClocks::Update with the job's kept ClockSolveState, so that an
   // update places and matches only the evidence still open; with
   // `resolve`, solved from all its spans), the new solution handed to
-  // save_clocks_. States are kept for the kClockStates jobs updated last,
-  // each updated by one caller at a time.
+  // save_clocks_. States are kept for the jobs updated last (see
+  // ForgetClockStatesLocked), each updated by one caller at a time.
   absl::StatusOr<JobClocks> JobClocksOf(
       const JobQuery& query, bool resolve,
       const std::atomic<bool>* cancel = nullptr);
@@ -167,9 +167,14 @@ class QueryService final : public v1::Query::Service {
     absl::Mutex mu;
     ClockSolveState state ABSL_GUARDED_BY(mu);
     bool too_large ABSL_GUARDED_BY(mu) = false;
-    absl::Time used;  // under clock_states_mu_
+    absl::Time used;    // under clock_states_mu_
+    int64_t bytes = 0;  // the state's, after its last update; likewise
   };
-  static constexpr size_t kClockStates = 4;
+  static constexpr size_t kClockStates = 16;
+  // Drops the least recently used states not in use while more than
+  // kClockStates are kept or they hold more than half the analysis budget.
+  void ForgetClockStatesLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(clock_states_mu_);
   absl::Mutex clock_states_mu_;
   absl::flat_hash_map<int64_t, std::shared_ptr<ClockStateSlot>> clock_states_
       ABSL_GUARDED_BY(clock_states_mu_);

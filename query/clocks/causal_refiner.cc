@@ -152,16 +152,19 @@ std::vector<bool> CausalRefiner::Settle(absl::FunctionRef<bool(int32_t)> final,
                                         int64_t instances_before,
                                         SettledGroups* into) const {
   std::vector<bool> open(spans_.size(), true);
-  // What matching leaves out (MpiMatching's constructor), never matched.
+  // What matching leaves out (MpiMatching's constructor) is never matched:
+  // it goes once final (until then a span read twice is still found).
   for (size_t i = 0; i < spans_.size(); ++i) {
     const CausalSpan& s = spans_[i];
+    bool matches;
     if (IsCollective(s.role)) {
-      open[i] = s.seq.has_value() && s.comm != 0;
+      matches = s.seq.has_value() && s.comm != 0;
     } else if (IsMessage(s.role)) {
-      open[i] = s.rank >= 0 && s.peer >= 0;
+      matches = s.rank >= 0 && s.peer >= 0;
     } else {
-      open[i] = s.rank >= 0 && s.comm != 0;
+      matches = s.rank >= 0 && s.comm != 0;
     }
+    open[i] = matches || !final(static_cast<int32_t>(i));
   }
   if (!matching_) return open;
   const MpiMatching& groups = *matching_;

@@ -121,7 +121,8 @@ class CausalRefiner {
   // (by index, in the order added), whether it is still open: in no group
   // moved. Spans that can match nothing (a collective without seq or
   // communicator, a message without rank or peer, an epoch call without
-  // rank or window) are not open either. Epoch calls are never settled
+  // rank or window) are not open either once final. Epoch calls are never
+  // settled
   // (their matching reads times).
   std::vector<bool> Settle(absl::FunctionRef<bool(int32_t)> final,
                            int64_t instances_before, SettledGroups* into) const;

@@ -26,6 +26,29 @@ constexpr int kMaxParts = 64;
 bool Before(const EvidenceSpan& a, const EvidenceSpan& b) {
   return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
 }
+// Drops the repeats of a span from `sorted` (ascending by Before): parts
+// stored by two updates that ran from different snapshots can overlap.
+void DropRepeats(std::vector<EvidenceSpan>* sorted) {
+  std::vector<EvidenceSpan>& spans = *sorted;
+  size_t kept = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    bool repeat = false;
+    for (size_t j = kept; j-- > 0;) {
+      if (Before(spans[j], spans[i])) break;  // past the run of (start, track)
+      if (spans[j].op_id == spans[i].op_id &&
+          spans[j].dur_ns == spans[i].dur_ns) {
+        repeat = true;
+        break;
+      }
+    }
+    if (!repeat) {
+      if (kept != i) spans[kept] = std::move(spans[i]);
+      ++kept;
+    }
+  }
+  spans.resize(kept);
+}
+
 // Drops from `fresh` the spans `sorted` (ascending by Before) holds: a span
 // read twice (ClickHouse's write mark rereads the last seconds) counts once.
 void DropKnown(const std::vector<EvidenceSpan>& sorted,
@@ -202,6 +225,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   if (!std::is_sorted(evidence.spans.begin(), evidence.spans.end(), Before)) {
     std::stable_sort(evidence.spans.begin(), evidence.spans.end(), Before);
   }
+  DropRepeats(&evidence.spans);
   DropKnown(evidence.spans, &fresh.spans);
   // What to store: the fresh spans as a part, or, for the first part or
   // once there are kMaxParts, everything as one whole part.
@@ -225,11 +249,9 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     clocks.new_evidence_ =
         StoredClockEvidence{*mark, EncodeEvidence(evidence, true)};
   }
-  CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
-  for (const EvidenceSpan& span : evidence.spans) {
-    refiner.Add(clocks.ToCausal(roles, span));
-  }
   clocks.evidence_spans_ = static_cast<int64_t>(evidence.spans.size());
+  CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
+  const int64_t unordered = clocks.AddOrdered(roles, &evidence.spans, &refiner);
   clocks.Solve(refiner);
   clocks.SetEpoch(catalog, evidence.first_start);
   clocks.solved_ns_ = absl::ToUnixNanos(absl::Now());
@@ -251,6 +273,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     }
     state->solution = clocks.new_solution_;
     ++state->full_solves;
+    state->settled_spans += unordered;
     clocks.Settle(roles, refiner, std::move(evidence.spans), state);
   }
   return clocks;
@@ -350,12 +373,10 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
              std::make_move_iterator(fresh.spans.end()),
              std::back_inserter(evidence), Before);
   state->open.clear();
-  CausalRefiner refiner(static_cast<int>(nodes_.size()));
-  for (const EvidenceSpan& span : evidence) {
-    refiner.Add(ToCausal(roles, span));
-  }
   evidence_spans_ =
       state->settled_spans + static_cast<int64_t>(evidence.size());
+  CausalRefiner refiner(static_cast<int>(nodes_.size()));
+  state->settled_spans += AddOrdered(roles, &evidence, &refiner);
   Solve(refiner, &state->settled);
   SetEpoch(catalog, state->first_start);
   solved_ns_ = absl::ToUnixNanos(absl::Now());
@@ -367,6 +388,22 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
   ++state->incremental_updates;
   Settle(roles, refiner, std::move(evidence), state);
   return true;
+}
+
+int64_t JobClocks::AddOrdered(const Roles& roles,
+                              std::vector<EvidenceSpan>* evidence,
+                              CausalRefiner* refiner) const {
+  size_t kept = 0;
+  for (size_t i = 0; i < evidence->size(); ++i) {
+    const CausalSpan span = ToCausal(roles, (*evidence)[i]);
+    if (!CausalRefiner::Orders(span.role)) continue;
+    refiner->Add(span);
+    if (kept != i) (*evidence)[kept] = std::move((*evidence)[i]);
+    ++kept;
+  }
+  const auto dropped = static_cast<int64_t>(evidence->size() - kept);
+  evidence->resize(kept);
+  return dropped;
 }
 
 std::optional<ClockSolveState::Channel> JobClocks::ChannelOf(
@@ -409,13 +446,16 @@ void JobClocks::Settle(const Roles& roles, const CausalRefiner& refiner,
   absl::flat_hash_map<int32_t, int64_t> progress;  // rank -> placed start
   for (const Node& node : nodes_) {
     for (int32_t rank : node.ranks) {
-      progress.try_emplace(rank, std::numeric_limits<int64_t>::min());
+      if (rank >= 0) {
+        progress.try_emplace(rank, std::numeric_limits<int64_t>::min());
+      }
     }
   }
   for (const auto& [track, latest] : state->latest_start) {
     auto rank = roles.rank_of_track.find(track);
     auto node = node_of_track_.find(track);
-    if (rank == roles.rank_of_track.end() || node == node_of_track_.end()) {
+    if (rank == roles.rank_of_track.end() || rank->second < 0 ||
+        node == node_of_track_.end()) {
       continue;
     }
     int64_t& p = progress[rank->second];

@@ -201,6 +201,11 @@ class JobClocks {
   // other spans to state->open; advances each node's horizon first.
   void Settle(const Roles& roles, const CausalRefiner& refiner,
               std::vector<EvidenceSpan> evidence, ClockSolveState* state) const;
+  // Adds to `refiner` every span of `evidence` it orders and drops the
+  // others from `evidence` (they take part in nothing), so that evidence[i]
+  // is then the refiner's span i; returns how many it dropped.
+  int64_t AddOrdered(const Roles& roles, std::vector<EvidenceSpan>* evidence,
+                     CausalRefiner* refiner) const;
   // A send's or receive's channel, and whether it is the send; nullopt for
   // other spans.
   static std::optional<ClockSolveState::Channel> ChannelOf(

@@ -453,6 +453,7 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
   ClockSolveState state;
   state.settle_margin_ns = 0;
   std::optional<StoredJobResult> stored;
+  StoredClockEvidence last_part;
   // Writes `batches`, updates, checks the solution is the whole job's and
   // returns whether the update was incremental.
   auto update = [&](const std::vector<v1::Batch>& batches) {
@@ -478,6 +479,7 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
         writer.SaveClockSolution(catalog.job.id, *updated->new_solution())
             .ok());
     stored = updated->new_solution();
+    if (updated->new_evidence()) last_part = *updated->new_evidence();
     return state.incremental_updates > incremental;
   };
   EXPECT_FALSE(update(parts));  // the first: whole
@@ -508,6 +510,22 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
   allreduce(b, tb, kT0 + 200 * kMs + 1000, 3);
   allreduce(c, tc, kT0 + 200 * kMs + 2000, 3);
   EXPECT_TRUE(update({a.Take(), b.Take(), c.Take()}));
+
+  // A part stored again later (two updates from different snapshots): its
+  // spans count once.
+  JobCatalog catalog;
+  ASSERT_NE(Reader(*location, &catalog), nullptr);
+  ASSERT_FALSE(last_part.data.empty());
+  auto overlap = writer.AddClockEvidence(
+      catalog.job.id, StoredClockEvidence{last_part.mark + 1, last_part.data});
+  ASSERT_TRUE(overlap.ok()) << overlap;
+  auto reader = Reader(*location, &catalog);
+  ASSERT_NE(reader, nullptr);
+  auto again = JobClocks::Update(*reader, catalog, nullptr);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->new_solution()->data, WholeSolve(*reader, catalog));
+  EXPECT_EQ(again->evidence_spans(),
+            state.settled_spans + static_cast<int64_t>(state.open.size()));
 }
 
 }  // namespace
