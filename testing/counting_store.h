@@ -25,6 +25,7 @@ class CountingStore final : public Store {
   int scans() const { return scans_; }
   int summary_scans() const { return summary_scans_; }
   int catalog_loads() const { return catalog_loads_; }
+  int model_loads() const { return model_loads_; }
 
   absl::Status Scan(const JobInfo& job, const ScanRange& range,
                     const std::function<bool(const StoredSpan&)>& visit,
@@ -63,6 +64,7 @@ class CountingStore final : public Store {
   }
   absl::StatusOr<std::vector<NodeClockModel>> LoadClockModels(
       const std::string& node, int64_t job_id) override {
+    ++model_loads_;
     return inner_.LoadClockModels(node, job_id);
   }
   absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> StepRange(
@@ -116,6 +118,7 @@ class CountingStore final : public Store {
   int scans_ = 0;
   int summary_scans_ = 0;
   int catalog_loads_ = 0;
+  int model_loads_ = 0;
 };
 
 }  // namespace meridian

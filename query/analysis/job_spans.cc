@@ -247,6 +247,7 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(
   window.message_steps = std::make_pair(first, last);
   window.stats = stats;
   window.max_spans = max_spans;
+  window.models_of = &*step_clocks;  // the models read once
   // ScanRange times count from the job's first span; `to` is exclusive.
   all.from_ns = raw_start - catalog.job.min_start_ns;
   all.to_ns = raw_end - catalog.job.min_start_ns + 1;

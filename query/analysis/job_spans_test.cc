@@ -1,11 +1,13 @@
 #include "query/analysis/job_spans.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "query/analysis/critical_path.h"
 #include "query/analysis/dependency_graph.h"
+#include "testing/counting_store.h"
 #include "testing/scenario_fixture.h"
 #include "testing/synthetic_job.h"
 
@@ -43,6 +45,21 @@ TEST(JobSpansTest, AStepLoadFindsTheWholeJobsPathOfThatStep) {
       EXPECT_GT(read.chunks_read, 0);
     }
   }
+}
+
+// A step is read in two passes (its tagged spans, then its window); its
+// nodes' clock models are read once, by the first.
+TEST(JobSpansTest, AStepReadsEachNodesModelsOnce) {
+  auto f = ScenarioFixture::Load("slow-rank");
+  ASSERT_NE(f, nullptr);
+  std::set<std::string> nodes;
+  for (const ProcessInfo& p : f->catalog.processes) nodes.insert(p.node);
+  CountingStore counting(*f->store);
+  std::optional<JobClocks> clocks;
+  auto spans = JobSpans::LoadStep(counting, f->catalog, 1, &clocks);
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  EXPECT_EQ(counting.model_loads(), static_cast<int>(nodes.size()));
+  EXPECT_EQ(counting.scans(), 2);
 }
 
 TEST(JobSpansTest, AStepNoSpanHasIsNotFound) {

@@ -106,7 +106,7 @@ absl::StatusOr<JobClocks> JobClocks::Load(
     const std::function<void(const StoredSpan&)>& visit, const JobRead& read,
     const std::optional<StoredJobResult>* stored) {
   JobClocks clocks;
-  absl::Status status = clocks.LoadNodes(store, catalog);
+  absl::Status status = clocks.LoadNodes(store, catalog, read.models_of);
   if (!status.ok()) return status;
   const bool whole_job = !read.keep && read.ranges.size() == 1 &&
                          read.ranges[0].whole_job() && !read.message_steps;
@@ -599,7 +599,8 @@ bool JobClocks::Apply(absl::string_view data) {
   return true;
 }
 
-absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
+absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog,
+                                  const JobClocks* models_of) {
   job_middle_ns_ = catalog.job.min_start_ns +
                    (catalog.job.max_end_ns - catalog.job.min_start_ns) / 2;
   absl::flat_hash_map<std::string, int> index_of_node;
@@ -611,7 +612,16 @@ absl::Status JobClocks::LoadNodes(Store& store, const JobCatalog& catalog) {
     nodes_[it->second].ranks.push_back(p.rank);
     node_of_process[p.id] = it->second;
   }
-  for (Node& node : nodes_) {
+  const bool same_nodes =
+      models_of != nullptr && models_of->nodes_.size() == nodes_.size() &&
+      std::equal(nodes_.begin(), nodes_.end(), models_of->nodes_.begin(),
+                 [](const Node& a, const Node& b) { return a.name == b.name; });
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    if (same_nodes) {
+      node.timeline = models_of->nodes_[n].timeline;
+      continue;
+    }
     auto models = store.LoadClockModels(node.name, catalog.job.id);
     if (!models.ok()) return models.status();
     node.timeline = ClockTimeline(std::move(*models));

@@ -28,6 +28,8 @@
 
 namespace meridian {
 
+class JobClocks;
+
 // Which spans of a job a load reads: by default all of them, in one scan.
 struct JobRead {
   // Scanned in turn. No span may be in two ranges (it would be read twice).
@@ -54,6 +56,10 @@ struct JobRead {
   // RESOURCE_EXHAUSTED ("... holds more than N spans"), so that a window
   // too large for the caller's memory is refused before it is all read.
   int64_t max_spans = 0;
+  // If set, clocks of the same job (the same catalog) loaded before: their
+  // nodes' clock models are taken instead of read again (one query per
+  // node: a step read in two passes reads them once).
+  const JobClocks* models_of = nullptr;
 };
 
 // Whether a send or receive tagged `step` takes part in message matching
@@ -160,7 +166,8 @@ class JobClocks {
   static uint64_t SpanId(const StoredSpan& span);
   // The steps of Load, in order. Nodes from the catalog's processes, with
   // their clock models; the node of each track.
-  absl::Status LoadNodes(Store& store, const JobCatalog& catalog);
+  absl::Status LoadNodes(Store& store, const JobCatalog& catalog,
+                         const JobClocks* models_of = nullptr);
   // Whether `stored` is a solution of the job as it stands; if so, taken.
   bool TakeStored(const JobCatalog& catalog,
                   const std::optional<StoredJobResult>* stored);
