@@ -3,6 +3,7 @@
 #include "query/clocks/job_clocks.h"
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -173,22 +174,45 @@ std::string WholeSolve(Store& store, const JobCatalog& catalog) {
   return solved->new_solution()->data;
 }
 
-TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
+// A new store that the evidence tests write the job "evidence" into, and
+// its writer (null, with a failure reported, if it does not open).
+struct EvidenceStore {
+  std::string location;
+  std::unique_ptr<Store> writer;
+};
+EvidenceStore NewEvidenceStore() {
+  EvidenceStore out;
   auto location = NewStoreLocation(StoreKindFromEnvironment(), "evidence");
-  ASSERT_TRUE(location.ok()) << location.status();
+  EXPECT_TRUE(location.ok()) << location.status();
+  if (!location.ok()) return out;
+  out.location = *location;
   StoreOptions options;
   options.full_sync = false;
-  auto opened = Store::Open(*location, options);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& writer = **opened;
+  auto opened = Store::Open(out.location, options);
+  EXPECT_TRUE(opened.ok()) << opened.status();
+  if (opened.ok()) out.writer = std::move(*opened);
+  return out;
+}
+
+// The job they write: 8 ranks on 4 nodes, node n's clock 25 us x n ahead
+// (more than the 8 B Allreduce's 20-27 us), batches of 40 spans.
+SyntheticJob EvidenceJob(int steps) {
   SyntheticJob job;
   job.job = "evidence";
   job.ranks = 8;
   job.nodes = 4;
-  job.steps = 12;
+  job.steps = steps;
   job.spans_per_batch = 40;
   job.jitter_ns = 3000;
-  job.node_skew_ns = 25000;  // more than the 8 B Allreduce's 20-27 us
+  job.node_skew_ns = 25000;
+  return job;
+}
+
+TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
+  EvidenceStore evidence = NewEvidenceStore();
+  ASSERT_NE(evidence.writer, nullptr);
+  Store& writer = *evidence.writer;
+  const SyntheticJob job = EvidenceJob(12);
   std::vector<std::vector<v1::Batch>> batches;
   for (int node = 0; node < job.nodes; ++node) {
     batches.push_back(SyntheticBatches(job, node));
@@ -210,7 +234,7 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
   // Every node's first two batches, but node 1's first: sent late.
   write({{0, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}});
   JobCatalog catalog;
-  auto reader = Reader(*location, &catalog);
+  auto reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   ScanStats first_read;
   auto first =
@@ -232,7 +256,7 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
   const int64_t chunks_before = catalog.job.chunks;
   write(
       {{1, 0}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 2}, {2, 3}, {3, 2}, {3, 3}});
-  reader = Reader(*location, &catalog);
+  reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   auto stored = reader->LoadClockSolution(catalog.job.id);
   ASSERT_TRUE(stored.ok());
@@ -261,7 +285,7 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
   save(catalog, *second);
 
   // The job as it stands: its stored solution, nothing read.
-  reader = Reader(*location, &catalog);
+  reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   stored = reader->LoadClockSolution(catalog.job.id);
   ASSERT_TRUE(stored.ok());
@@ -286,7 +310,7 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
                   .AddClockEvidence(catalog.job.id,
                                     StoredClockEvidence{*mark + 1, "junk"})
                   .ok());
-  reader = Reader(*location, &catalog);
+  reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   ScanStats rebuilt_read;
   auto rebuilt =
@@ -298,7 +322,7 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
                                "meridian-evidence 1 whole\n"));
   EXPECT_EQ(rebuilt->new_solution()->data, whole);
   save(catalog, *rebuilt);
-  reader = Reader(*location, &catalog);
+  reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   ScanStats healed_read;
   auto healed =
@@ -323,21 +347,10 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
 // as batches arrive in order, and when a node's batch comes late (before
 // its node's horizon: the update solves from all the evidence then).
 TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
-  auto location = NewStoreLocation(StoreKindFromEnvironment(), "evidence");
-  ASSERT_TRUE(location.ok()) << location.status();
-  StoreOptions options;
-  options.full_sync = false;
-  auto opened = Store::Open(*location, options);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& writer = **opened;
-  SyntheticJob job;
-  job.job = "evidence";
-  job.ranks = 8;
-  job.nodes = 4;
-  job.steps = 27;
-  job.spans_per_batch = 40;
-  job.jitter_ns = 3000;
-  job.node_skew_ns = 25000;
+  EvidenceStore evidence = NewEvidenceStore();
+  ASSERT_NE(evidence.writer, nullptr);
+  Store& writer = *evidence.writer;
+  const SyntheticJob job = EvidenceJob(27);
   std::vector<std::vector<v1::Batch>> batches;
   for (int node = 0; node < job.nodes; ++node) {
     batches.push_back(SyntheticBatches(job, node));
@@ -358,7 +371,7 @@ TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
     if (i == 6) part.push_back(&batches[1][4]);
     ASSERT_TRUE(writer.Write(part).ok());
     JobCatalog catalog;
-    auto reader = Reader(*location, &catalog);
+    auto reader = Reader(evidence.location, &catalog);
     ASSERT_NE(reader, nullptr);
     const int64_t incremental = state.incremental_updates;
     const int64_t full = state.full_solves;
@@ -395,7 +408,7 @@ TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
   EXPECT_EQ(state.open.size(), 8u);
   // A solution that was not stored: the state is not trusted.
   JobCatalog catalog;
-  auto reader = Reader(*location, &catalog);
+  auto reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   std::optional<StoredJobResult> other = stored;
   other->computed_ns += 1;
@@ -411,13 +424,9 @@ TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
 // A later span that would change what the state settled: the update
 // solves from all the evidence, and the solution is the whole job's.
 TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
-  auto location = NewStoreLocation(StoreKindFromEnvironment(), "evidence");
-  ASSERT_TRUE(location.ok()) << location.status();
-  StoreOptions options;
-  options.full_sync = false;
-  auto opened = Store::Open(*location, options);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& writer = **opened;
+  EvidenceStore evidence = NewEvidenceStore();
+  ASSERT_NE(evidence.writer, nullptr);
+  Store& writer = *evidence.writer;
   constexpr int64_t kT0 = 1700000000000000000;
   constexpr int64_t kMs = 1000000;
   // Ranks 0 (node-a) and 1 (node-b); a communicator of unknown size.
@@ -461,7 +470,7 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
     for (const v1::Batch& batch : batches) pointers.push_back(&batch);
     EXPECT_TRUE(writer.Write(pointers).ok());
     JobCatalog catalog;
-    auto reader = Reader(*location, &catalog);
+    auto reader = Reader(evidence.location, &catalog);
     EXPECT_NE(reader, nullptr);
     if (reader == nullptr) return false;
     const int64_t incremental = state.incremental_updates;
@@ -514,12 +523,12 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
   // A part stored again later (two updates from different snapshots): its
   // spans count once.
   JobCatalog catalog;
-  ASSERT_NE(Reader(*location, &catalog), nullptr);
+  ASSERT_NE(Reader(evidence.location, &catalog), nullptr);
   ASSERT_FALSE(last_part.data.empty());
   auto overlap = writer.AddClockEvidence(
       catalog.job.id, StoredClockEvidence{last_part.mark + 1, last_part.data});
   ASSERT_TRUE(overlap.ok()) << overlap;
-  auto reader = Reader(*location, &catalog);
+  auto reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   auto again = JobClocks::Update(*reader, catalog, nullptr);
   ASSERT_TRUE(again.ok()) << again.status();
