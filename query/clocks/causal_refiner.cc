@@ -105,14 +105,26 @@ void CausalRefiner::GroupBounds(
     if (!added) it->second = std::min(it->second, e.end);
     if (e.end < earliest->end) earliest = &e;
   }
-  const bool all_pairs = latest_start.size() <= kAllPairsNodes &&
-                         earliest_end.size() <= kAllPairsNodes;
-  for (const auto& [a, start] : latest_start) {
-    for (const auto& [b, end] : earliest_end) {
-      if (a == b) continue;
-      if (!all_pairs && a != latest->node && b != earliest->node) continue;
-      bound(a, b, end - start);
+  if (latest_start.size() <= kAllPairsNodes &&
+      earliest_end.size() <= kAllPairsNodes) {
+    for (const auto& [a, start] : latest_start) {
+      for (const auto& [b, end] : earliest_end) {
+        if (a != b) bound(a, b, end - start);
+      }
     }
+    return;
+  }
+  // Only the pairs of the latest start's node and of the earliest end's
+  // node: O(nodes), not nodes x nodes.
+  const int la = latest->node;
+  const int eb = earliest->node;
+  const int64_t latest_of_la = latest_start.at(la);
+  for (const auto& [b, end] : earliest_end) {
+    if (b != la) bound(la, b, end - latest_of_la);
+  }
+  const int64_t earliest_of_eb = earliest_end.at(eb);
+  for (const auto& [a, start] : latest_start) {
+    if (a != eb && a != la) bound(a, eb, earliest_of_eb - start);
   }
 }
 
