@@ -77,6 +77,26 @@ TEST(CausalRefinerTest, ManyNodesAreRefinedSparsely) {
   EXPECT_EQ(r.note, "");
 }
 
+// An instance over more than 32 nodes bounds only the pairs of its latest
+// start's node (39, entered at 2000; the others at 1000) and its earliest
+// end's node (5, left at 1900; the others at 2100): x39 - x5 <= -100 is
+// the binding one, so node 39 moves 100 earlier and nothing else moves.
+TEST(CausalRefinerTest, AWideInstanceBoundsItsLatestAndEarliestNodes) {
+  CausalRefiner refiner(40);
+  for (int n = 0; n < 40; ++n) {
+    refiner.Add(Collective(Kind::kAllToAll, n, n, 7, n == 39 ? 2000 : 1000,
+                           n == 5 ? 1900 : 2100));
+  }
+  const Refinement r = refiner.Solve(std::vector<int64_t>(40, 1000));
+  ASSERT_TRUE(r.refined) << r.note;
+  EXPECT_EQ(r.constraints, 40);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  std::vector<int64_t> expected(40, 0);
+  expected[39] = -100;
+  EXPECT_EQ(r.correction_ns, expected);
+}
+
 // A neighbor collective bounds only what its sources say: rank 1 (node 1)
 // receives from rank 0 (node 0), so its end at 900 must follow rank 0's
 // start at 1000: x0 - x1 <= -100, so node 1 moves 100 later. Rank 0 lists
