@@ -375,6 +375,14 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
       {latencies.samples, std::numeric_limits<double>::infinity()});
   commits.metric.push_back(histogram);
   out.push_back(commits);
+  const QueryService::ClockUpdates clocks = query_->clock_updates();
+  out.push_back(LabeledFamily(
+      "meridian_collector_clock_updates_total",
+      "Clock solutions brought up to date, by how: from the job's kept "
+      "state (incremental) or from all its stored evidence (whole).",
+      true, "solve",
+      {{"incremental", static_cast<double>(clocks.incremental)},
+       {"whole", static_cast<double>(clocks.whole)}}));
   if (refresher_) {
     const RefreshCounters r = refresher_->counters();
     out.push_back(LabeledFamily(

@@ -817,8 +817,13 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
     ForgetClockStatesLocked();
   }
   absl::MutexLock lock(&slot->mu);
+  const int64_t incremental = slot->state.incremental_updates;
   auto clocks = WholeJobClocks(query, false, save_clocks_, cancel,
                                slot->too_large ? nullptr : &slot->state);
+  if (clocks.ok() && !clocks->from_stored()) {
+    ++(slot->state.incremental_updates > incremental ? incremental_updates_
+                                                     : whole_updates_);
+  }
   // A state may take a quarter of the analysis budget; a job whose state
   // is larger is solved from its stored evidence each time, as before.
   if (!slot->too_large &&

@@ -120,6 +120,17 @@ class QueryService final : public v1::Query::Service {
       grpc::ServerContext* context, const v1::ReplayRequest* request,
       grpc::ServerWriter<v1::TraceChunk>* writer) override;
 
+  // Clock solutions made since the service started: `incremental` by an
+  // update from a job's kept state, `whole` from all its stored evidence
+  // (the first of a job, or when the state no longer held).
+  struct ClockUpdates {
+    int64_t incremental = 0;
+    int64_t whole = 0;
+  };
+  ClockUpdates clock_updates() const {
+    return {incremental_updates_.load(), whole_updates_.load()};
+  }
+
  private:
   grpc::Status MayReadJob(const grpc::ServerContext* context,
                           const std::string& job) const {
@@ -171,6 +182,8 @@ class QueryService final : public v1::Query::Service {
     int64_t bytes = 0;  // the state's, after its last update; likewise
   };
   static constexpr size_t kClockStates = 16;
+  std::atomic<int64_t> incremental_updates_{0};
+  std::atomic<int64_t> whole_updates_{0};
   // Drops the least recently used states not in use while more than
   // kClockStates are kept or they hold more than half the analysis budget.
   void ForgetClockStatesLocked()
