@@ -206,6 +206,15 @@ std::string ReplayText(const v1::ReplayReply& reply) {
       }
     }
   }
+  if (reply.blocks() > 0) {
+    absl::StrAppendFormat(
+        &out,
+        "\nReplayed %d blocks of steps one at a time, each from its measured "
+        "start (the job is over the collector's memory budget): no critical "
+        "paths; a range of steps (--steps A:B) that fits has them.\n",
+        reply.blocks());
+    return out;
+  }
   absl::StrAppendFormat(&out, "\nCritical path, measured:  %.3f ms: %s\n",
                         Ms(reply.measured_path().dur_ns()),
                         PathBreakdownText(reply.measured_path()));
@@ -246,6 +255,10 @@ std::string ReplayJson(const v1::ReplayReply& reply) {
   }
   out += "],\"ranks\":";
   AppendRanksJson(&out, reply.ranks());
+  if (reply.blocks() > 0) {
+    absl::StrAppend(&out, ",\"blocks\":", reply.blocks(), "}\n");
+    return out;
+  }
   absl::StrAppend(&out, ",\"measured_path\":", PathJson(reply.measured_path()),
                   ",\"predicted_path\":", PathJson(reply.predicted_path()),
                   "}\n");

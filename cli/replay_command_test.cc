@@ -122,6 +122,26 @@ TEST(ReplayCommandTest, TextAndJson) {
                       "\"measured_ns\":4000000,\"predicted_ns\":3000000}]}]"),
             std::string::npos);
   EXPECT_NE(json.find(",\"predicted_path\":{\"job\":\"\""), std::string::npos);
+
+  // Replayed in blocks: no paths, said so.
+  reply.set_blocks(3);
+  reply.set_first_step(0);
+  reply.set_last_step(0);
+  const std::string blocks_text = ReplayText(reply);
+  EXPECT_EQ(blocks_text.substr(0, blocks_text.find('\n')),
+            "Replay of job j, step 0: measured 4.000 ms, predicted 3.000 ms: "
+            "saves 1.000 ms (25.0%)");
+  EXPECT_NE(blocks_text.find("\nReplayed 3 blocks of steps one at a time, "
+                             "each from its measured start (the job is over "
+                             "the collector's memory budget): no critical "
+                             "paths; a range of steps (--steps A:B) that fits "
+                             "has them.\n"),
+            std::string::npos)
+      << blocks_text;
+  EXPECT_EQ(blocks_text.find("Critical path"), std::string::npos);
+  const std::string blocks_json = ReplayJson(reply);
+  EXPECT_EQ(blocks_json.substr(blocks_json.size() - 13), ",\"blocks\":3}\n");
+  EXPECT_EQ(blocks_json.find("_path"), std::string::npos);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "query/analysis/step_summaries.h"
 #include "query/analysis/stragglers.h"
 #include "query/analysis/streamed_path.h"
+#include "query/analysis/streamed_replay.h"
 #include "query/clocks/job_clocks.h"
 #include "query/clocks/shown_window.h"
 #include "query/export/chrome_trace.h"
@@ -1058,12 +1059,53 @@ grpc::Status QueryService::Replay(grpc::ServerContext* context,
   auto run = RunReplay(analysis_budget_, db_path_, *request, [&] {
     return WholeJob(request->job(), kReplayBytesPerSpan);
   });
+  if (absl::IsResourceExhausted(run.status()) && !request->has_first_step()) {
+    // Too large to replay whole: a block of steps at a time, unless the job
+    // has no steps (then the refusal stands).
+    auto streamed = StreamedReplayOf(*request);
+    if (!streamed.ok()) {
+      return ToGrpc(absl::IsNotFound(streamed.status()) ? run.status()
+                                                        : streamed.status());
+    }
+    *reply = std::move(*streamed);
+    return grpc::Status::OK;
+  }
   if (!run.ok()) return ToGrpc(run.status());
   auto report = ReplayReport(*run->analysis->graph, run->times, run->steps);
   if (!report.ok()) return ToGrpc(report.status());
   *reply = std::move(*report);
   reply->set_job(request->job());
   return grpc::Status::OK;
+}
+
+absl::StatusOr<v1::ReplayReply> QueryService::StreamedReplayOf(
+    const v1::ReplayRequest& request) {
+  ReplayChanges changes;
+  std::optional<StepRange> steps;
+  if (absl::Status s = ReadReplayRequest(request, &changes, &steps); !s.ok()) {
+    return s;
+  }
+  auto query = OpenJob(db_path_, request.job());
+  if (!query.ok()) return query.status();
+  // Every block placed by the job's clocks, brought up to date first.
+  auto clocks = JobClocksOf(*query, false);
+  if (!clocks.ok()) return clocks.status();
+  const std::optional<StoredJobResult> stored = SolutionOf(*query, *clocks);
+  const auto max_spans =
+      static_cast<int64_t>(analysis_budget_ / kReplayBytesPerSpan);
+  auto reply =
+      StreamedReplay(*query->store, query->catalog, stored, changes,
+                     std::min<int64_t>(kBlockSpans, max_spans), max_spans);
+  if (absl::IsResourceExhausted(reply.status())) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(reply.status().message(),
+                     ": replaying it would take more than this collector's "
+                     "--analysis-memory-mib ",
+                     analysis_budget_ >> 20, "; raise the limit"));
+  }
+  if (!reply.ok()) return reply.status();
+  reply->set_job(request.job());
+  return reply;
 }
 
 grpc::Status QueryService::ExportReplayTrace(

@@ -155,6 +155,12 @@ class QueryService final : public v1::Query::Service {
   // nothing).
   std::shared_ptr<const JobAnalysis> KeptJob(const JobInfo& job);
 
+  // A whole job's replay a block of steps at a time (streamed_replay.h),
+  // for a job over the analysis budget: its clocks brought up to date
+  // first.
+  absl::StatusOr<v1::ReplayReply> StreamedReplayOf(
+      const v1::ReplayRequest& request);
+
   // Runs `answer` over the step summaries of the opened job, brought up to
   // date (and what was made handed to save_summaries_). NOT_FOUND if the
   // job has no steps: the caller analyses it whole (WholeJob of the same

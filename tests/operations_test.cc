@@ -371,15 +371,43 @@ TEST(OperationsTest, AnalysesStayWithinTheirMemoryBudget) {
             "take more than this collector's --analysis-memory-mib 1; raise "
             "the limit");
 
-  // A replay holds two timelines: twice the memory, and the same way out.
+  // A replay holds two timelines: twice the memory. The whole job is
+  // replayed a block of steps at a time (streamed_replay_test.cc checks the
+  // steps against a whole replay), without critical paths.
   grpc::ClientContext replay_context;
   v1::ReplayRequest replay;
   replay.set_job("big");
   v1::ReplayReply replayed;
   status = query->Replay(&replay_context, replay, &replayed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(replayed.job(), "big");
+  EXPECT_GT(replayed.blocks(), 1);
+  EXPECT_EQ(replayed.steps_size(), 1000);
+  EXPECT_EQ(replayed.ranks_size(), 8);
+  EXPECT_EQ(replayed.predicted_ns(), replayed.measured_ns());
+  EXPECT_FALSE(replayed.has_measured_path());
+  // Its trace (both timelines of every span) still needs the whole job.
+  {
+    grpc::ClientContext trace_context;
+    auto reader = query->ExportReplayTrace(&trace_context, replay);
+    v1::TraceChunk chunk;
+    while (reader->Read(&chunk)) {
+    }
+    status = reader->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(status.error_message(),
+              "job big has 48008 spans: analysing it whole would take about "
+              "17 MiB, over this collector's --analysis-memory-mib 1; replay "
+              "a range of steps (--steps A:B) or raise the limit");
+  }
+  // Without steps, refused as before.
+  grpc::ClientContext flat_replay_context;
+  v1::ReplayRequest flat_replay;
+  flat_replay.set_job("flat");
+  status = query->Replay(&flat_replay_context, flat_replay, &replayed);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(status.error_message(),
-            "job big has 48008 spans: analysing it whole would take about 17 "
+            "job flat has 6000 spans: analysing it whole would take about 2 "
             "MiB, over this collector's --analysis-memory-mib 1; replay a "
             "range of steps (--steps A:B) or raise the limit");
   grpc::ClientContext replay_step_context;

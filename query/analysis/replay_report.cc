@@ -42,7 +42,8 @@ void AddRanks(const std::map<int32_t, Extent>& ranks,
 
 absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
                                              const ReplayTimes& times,
-                                             std::optional<StepRange> steps) {
+                                             std::optional<StepRange> steps,
+                                             bool paths) {
   const JobSpans& spans = graph.spans();
   const std::vector<JobSpan>& all = spans.spans();
   Extent window;
@@ -108,6 +109,7 @@ absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
     AddRanks(entry.second, out->mutable_ranks());
   }
   AddRanks(ranks, reply.mutable_ranks());
+  if (!paths) return reply;
   *reply.mutable_measured_path() =
       CriticalPath(graph, TimeWindow{window.start, window.end});
   const JobSpans predicted = spans.Retimed(times.start, times.end);

@@ -25,11 +25,12 @@ struct StepRange {
   int64_t last = 0;
 };
 
-// Fills everything but job. NOT_FOUND naming the steps if no span is
-// tagged with one of them.
+// Fills everything but job (without `paths`, the critical paths too).
+// NOT_FOUND naming the steps if no span is tagged with one of them.
 absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
                                              const ReplayTimes& times,
-                                             std::optional<StepRange> steps);
+                                             std::optional<StepRange> steps,
+                                             bool paths = true);
 
 }  // namespace meridian
 
