@@ -16,7 +16,9 @@
 # analysis it loaded for later queries of the job as it stands, so its
 # first round (cold) is reported apart from the later ones (kept); B
 # walks the blocks at every query. What a user pays for the whole-job
-# path: the CLI's time, the collector's memory.
+# path: the CLI's time, the collector's memory. Then the whole job's
+# replay, A at once and B in blocks, 2 rounds alternated: time, peak
+# memory, and whether the steps and the saving agree.
 # Last line: JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,6 +100,40 @@ strip = lambda p: {k: v for k, v in p.items() if k not in ("chunks_read", "chunk
 for x in a + b:
     assert strip(x) == strip(a[0]), "the answers differ"
 PY
+# The whole job's replay (--scale backward=0.5), A at once, B a block of
+# steps at a time (query/analysis/streamed_replay.h): 2 rounds, alternated.
+replay() {  # replay A|B ROUND
+  local addr pid t
+  if [ "$1" = a ]; then addr=$addr_a pid=$pid_a; else addr=$addr_b pid=$pid_b; fi
+  echo 5 >"/proc/$pid/clear_refs"
+  t=$(now)
+  "$bin/cli/meridian" --collector "$addr" replay --job path \
+    --scale backward=0.5 --json >"$work/replay-$1-$2.json"
+  echo "$(( ($(now) - t) / 1000000 )) $(hwm "$pid")"
+}
+ra_ms=() rb_ms=() ra_hwm=0 rb_hwm=0
+for round in 1 2; do
+  if [ "$round" -eq 1 ]; then order="a b"; else order="b a"; fi
+  for side in $order; do
+    read -r ms peak < <(replay "$side" "$round")
+    if [ "$side" = a ]; then ra_ms+=("$ms"); ra_hwm=$(higher "$ra_hwm" "$peak")
+    else rb_ms+=("$ms"); rb_hwm=$(higher "$rb_hwm" "$peak"); fi
+  done
+done
+read -r replay_blocks replay_steps_equal replay_saving_equal \
+  replay_step_diff replay_saving_a replay_saving_b < <(python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+a = json.load(open(f"{w}/replay-a-1.json"))
+b = json.load(open(f"{w}/replay-b-1.json"))
+# The largest difference of a step's predicted time, whole against blocks.
+diff = max(abs(x["predicted_ns"] - y["predicted_ns"])
+           for x, y in zip(a["steps"], b["steps"]))
+print(b.get("blocks", 0), str(a["steps"] == b["steps"]).lower(),
+      str(a["saving_ns"] == b["saving_ns"]).lower(), diff, a["saving_ns"],
+      b["saving_ns"])
+PY
+)
 read -r segments b_chunks chunks < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print(len(p["segments"]), p["chunks_read"], p["chunks"])' "$work/b-1.json")
 bytes=$(stat -c %s "$work/a-1.json")
 a_cold=${a_ms[0]}; a_kept=$(( (a_ms[1] + a_ms[2]) / 2 )); bm=$(median3 "${b_ms[@]}")
@@ -106,4 +142,6 @@ ratio=$(python3 -c "print(round($bm / $a_cold, 3))")
 mem_ratio=$(python3 -c "print(round($b_hwm / $a_hwm, 3))")
 echo "job path: $job_spans spans, $ranks ranks, $steps steps; path: $segments segments, $bytes bytes of JSON; the same answer loaded whole and in blocks"
 echo "whole-job critical path: loaded whole ${a_cold} ms cold (then ${a_kept} ms from the kept analysis), peak RSS ${a_hwm} MB; in blocks (--analysis-memory-mib $budget) ${bm} ms (median of 3), peak RSS ${b_hwm} MB; blocks / whole (cold): time ${ratio}, memory ${mem_ratio}"
-echo "{\"bench\": \"path\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"segments\": $segments, \"json_bytes\": $bytes, \"whole_cold_ms\": $a_cold, \"whole_kept_ms\": $a_kept, \"whole_hwm_mb\": $a_hwm, \"blocks_ms\": $bm, \"blocks_hwm_mb\": $b_hwm, \"budget_mib\": $budget, \"time_ratio\": $ratio, \"memory_ratio\": $mem_ratio}"
+ra=$(( (ra_ms[0] + ra_ms[1]) / 2 )); rb=$(( (rb_ms[0] + rb_ms[1]) / 2 ))
+echo "whole-job replay (--scale backward=0.5): at once ${ra} ms (mean of 2), peak RSS ${ra_hwm} MB; in $replay_blocks blocks ${rb} ms, peak RSS ${rb_hwm} MB; steps equal: $replay_steps_equal (largest difference of a step's predicted time ${replay_step_diff} ns), saving at once ${replay_saving_a} ns, in blocks ${replay_saving_b} ns"
+echo "{\"bench\": \"path\", \"spans\": $job_spans, \"ranks\": $ranks, \"steps\": $steps, \"segments\": $segments, \"json_bytes\": $bytes, \"whole_cold_ms\": $a_cold, \"whole_kept_ms\": $a_kept, \"whole_hwm_mb\": $a_hwm, \"blocks_ms\": $bm, \"blocks_hwm_mb\": $b_hwm, \"budget_mib\": $budget, \"time_ratio\": $ratio, \"memory_ratio\": $mem_ratio, \"replay_whole_ms\": $ra, \"replay_whole_hwm_mb\": $ra_hwm, \"replay_blocks_ms\": $rb, \"replay_blocks_hwm_mb\": $rb_hwm, \"replay_blocks\": $replay_blocks, \"replay_steps_equal\": $replay_steps_equal, \"replay_step_diff_ns\": $replay_step_diff, \"replay_saving_whole_ns\": $replay_saving_a, \"replay_saving_blocks_ns\": $replay_saving_b}"

@@ -6,9 +6,11 @@
 // (JobSpans::LoadSteps: its steps' window, placed by the job's stored clock
 // solution `stored`) and replayed from its measured start: a block's
 // tracks start where they were measured, so a change's effect on one block
-// does not carry into the next (where every rank meets at a step's end, as
-// a training step's gradient all-reduce makes them, that is the whole
-// replay's answer per step). The reply holds:
+// does not carry into the next. Where each step begins as measured whatever
+// the step before predicted (ranks that meet at a step's end and begin the
+// next together), that is the whole replay's answer per step; otherwise a
+// block's first step differs by how far apart the step before left the
+// ranks. The reply holds:
 //   - steps: every step's, as its block's replay gives it;
 //   - first_step, last_step: the job's; measured_ns: the first start to
 //     the last end of the spans tagged with a step (a whole replay's
