@@ -827,12 +827,12 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
   }
   // A state may take a quarter of the analysis budget; a job whose state
   // is larger is solved from its stored evidence each time, as before.
-  if (!slot->too_large &&
-      static_cast<uint64_t>(slot->state.MemoryBytes()) > analysis_budget_ / 4) {
+  int64_t bytes = slot->state.MemoryBytes();
+  if (!slot->too_large && static_cast<uint64_t>(bytes) > analysis_budget_ / 4) {
     slot->state.Clear();
     slot->too_large = true;
+    bytes = slot->state.MemoryBytes();
   }
-  const int64_t bytes = slot->state.MemoryBytes();
   absl::MutexLock states(&clock_states_mu_);
   slot->bytes = bytes;
   ForgetClockStatesLocked();

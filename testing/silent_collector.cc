@@ -45,7 +45,22 @@ class CallLog {
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
 };
 
-class TcpSilentCollector : public SilentCollector {
+// What both kinds answer from: the calls seen, and where they listen.
+class LoggedSilentCollector : public SilentCollector {
+ public:
+  const std::string& address() const override { return address_; }
+  bool WaitFor(const std::string& method, int count,
+               absl::Duration timeout) override {
+    return log_.WaitFor(method, count, timeout);
+  }
+  std::vector<std::string> calls() const override { return log_.calls(); }
+
+ protected:
+  CallLog log_;
+  std::string address_;
+};
+
+class TcpSilentCollector : public LoggedSilentCollector {
  public:
   ~TcpSilentCollector() override {
     if (thread_.joinable()) {
@@ -78,13 +93,6 @@ class TcpSilentCollector : public SilentCollector {
     return absl::OkStatus();
   }
 
-  const std::string& address() const override { return address_; }
-  bool WaitFor(const std::string& method, int count,
-               absl::Duration timeout) override {
-    return log_.WaitFor(method, count, timeout);
-  }
-  std::vector<std::string> calls() const override { return log_.calls(); }
-
  private:
   // Accepts, reads and discards until woken; never writes.
   void Serve() {
@@ -114,10 +122,8 @@ class TcpSilentCollector : public SilentCollector {
     for (size_t i = 2; i < fds.size(); ++i) close(fds[i].fd);
   }
 
-  CallLog log_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
-  std::string address_;
   std::thread thread_;
 };
 
@@ -144,7 +150,7 @@ class SilentService : public grpc::CallbackGenericService {
   CallLog* const log_;
 };
 
-class GrpcSilentCollector : public SilentCollector {
+class GrpcSilentCollector : public LoggedSilentCollector {
  public:
   GrpcSilentCollector() : service_(&log_) {}
   ~GrpcSilentCollector() override {
@@ -166,18 +172,9 @@ class GrpcSilentCollector : public SilentCollector {
     return absl::OkStatus();
   }
 
-  const std::string& address() const override { return address_; }
-  bool WaitFor(const std::string& method, int count,
-               absl::Duration timeout) override {
-    return log_.WaitFor(method, count, timeout);
-  }
-  std::vector<std::string> calls() const override { return log_.calls(); }
-
  private:
-  CallLog log_;
   SilentService service_;
   std::unique_ptr<grpc::Server> server_;
-  std::string address_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "store/clickhouse_client.h"
 #include "store/store.h"
+#include "testing/runfile.h"
 #include "testing/synthetic_job.h"
 #include "testing/test_store.h"
 #include "tests/collector_process.h"
@@ -22,10 +23,6 @@
 
 namespace meridian {
 namespace {
-
-std::string Runfile(const std::string& path) {
-  return std::string(getenv("TEST_SRCDIR")) + "/meridian/" + path;
-}
 
 TEST(ClickHouseCollectorsTest, TwoCollectorsFourAgentsAKillAndEverySpanOnce) {
   auto location = NewStoreLocation(StoreKind::kClickHouse, "shared");

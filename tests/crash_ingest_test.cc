@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 #include "store/store.h"
+#include "testing/runfile.h"
 #include "testing/synthetic_job.h"
 #include "testing/test_store.h"
 #include "tests/collector_process.h"
@@ -23,10 +24,6 @@
 
 namespace meridian {
 namespace {
-
-std::string Runfile(const std::string& path) {
-  return std::string(getenv("TEST_SRCDIR")) + "/meridian/" + path;
-}
 
 TEST(CrashIngestTest, EveryAckedSpanIsStoredOnceAcrossTwentyKills) {
   const std::string db = std::string(getenv("TEST_TMPDIR")) + "/crash.db";

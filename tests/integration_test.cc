@@ -17,6 +17,7 @@
 #include "meridian/v1/ingest.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "store/store.h"
+#include "testing/runfile.h"
 #include "testing/scenario_job.h"
 #include "testing/synthetic_job.h"
 #include "testing/test_store.h"
@@ -37,10 +38,6 @@ std::shared_ptr<grpc::Channel> Connect(const std::string& address) {
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                    args);
-}
-
-std::string Runfile(const std::string& path) {
-  return std::string(getenv("TEST_SRCDIR")) + "/meridian/" + path;
 }
 
 class IntegrationTest : public ::testing::Test {

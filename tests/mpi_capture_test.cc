@@ -32,17 +32,11 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "testing/runfile.h"
 #include "tests/collector_process.h"
 
 namespace meridian {
 namespace {
-
-std::string Runfile(const std::string& path) {
-  char* cwd = getcwd(nullptr, 0);
-  std::string full = absl::StrCat(cwd, "/", path);
-  free(cwd);
-  return full;
-}
 
 // A child process with its stdout (and stderr) on a pipe.
 struct Child {

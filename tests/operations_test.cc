@@ -506,17 +506,24 @@ TEST(OperationsTest, StepSummariesFollowTheJob) {
   EXPECT_EQ(reply.instances(), 2 * 3);
 }
 
+// A collector, with metrics, that refreshes a job once no batch of it has
+// come for 2 s (longer than the gaps between a test's batches: one refresh
+// for each time the job goes quiet).
+absl::StatusOr<std::unique_ptr<Collector>> RefreshingCollector(
+    const std::string& db) {
+  CollectorOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = Temp(db);
+  options.refresh_after = absl::Seconds(2);
+  options.metrics = "127.0.0.1:0";
+  return Collector::Start(options);
+}
+
 // The collector's refresher solves a quiet job's clocks and makes its step
 // summaries with no query asking: the first queries read both, and make and
 // solve nothing.
 TEST(OperationsTest, AQuietJobIsRefreshedInTheBackground) {
-  CollectorOptions options;
-  options.listen = "127.0.0.1:0";
-  options.db_path = Temp("refresh.db");
-  // Longer than the gaps between this job's batches: one refresh.
-  options.refresh_after = absl::Seconds(2);
-  options.metrics = "127.0.0.1:0";
-  auto collector = Collector::Start(options);
+  auto collector = RefreshingCollector("refresh.db");
   ASSERT_TRUE(collector.ok()) << collector.status();
   auto channel = grpc::CreateChannel((*collector)->address(),
                                      grpc::InsecureChannelCredentials());
@@ -566,12 +573,7 @@ TEST(OperationsTest, AQuietJobIsRefreshedInTheBackground) {
 // second (docs/clocks.md, "Incremental updates"), to the solution a solve
 // from all its spans gives.
 TEST(OperationsTest, ASecondRefreshUpdatesTheClocksFromTheKeptState) {
-  CollectorOptions options;
-  options.listen = "127.0.0.1:0";
-  options.db_path = Temp("incremental.db");
-  options.refresh_after = absl::Seconds(2);
-  options.metrics = "127.0.0.1:0";
-  auto collector = Collector::Start(options);
+  auto collector = RefreshingCollector("incremental.db");
   ASSERT_TRUE(collector.ok()) << collector.status();
   auto channel = grpc::CreateChannel((*collector)->address(),
                                      grpc::InsecureChannelCredentials());

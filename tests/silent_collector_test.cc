@@ -34,6 +34,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "testing/runfile.h"
 
 extern char** environ;
 
@@ -46,13 +47,6 @@ using Kind = SilentCollector::Kind;
 // what is allowed beyond a deadline for a loaded machine to act on it.
 constexpr absl::Duration kGrace = absl::Seconds(2);
 constexpr absl::Duration kMargin = absl::Seconds(5);
-
-std::string Runfile(const std::string& path) {
-  char* cwd = getcwd(nullptr, 0);
-  std::string full = absl::StrCat(cwd, "/", path);
-  free(cwd);
-  return full;
-}
 
 // A program run with its stdout and stderr on pipes of their own.
 struct Child {

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
+#include "query/analysis/step_blocks.h"
 #include "query/analysis/step_breakdown.h"
 #include "query/analysis/stragglers.h"
 
@@ -146,8 +147,13 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   int64_t from =
       coverage ? std::max(first_step, coverage->complete + 1) : first_step;
   from = std::min(from, last_step);
-  const int64_t steps = last_step - first_step + 1;
-  const int64_t per_step = std::max<int64_t>(1, job.spans / steps);
+  // Blocks of about kBlockSpans spans, fewer within the budget; no block
+  // holds more than the budget's spans, whatever the steps' sizes (one
+  // step over it is refused).
+  const int64_t max_spans = static_cast<int64_t>(budget / kBytesPerSpan);
+  StepBlocks blocks(job.spans, last_step - first_step + 1,
+                    std::min<int64_t>(kBlockSpans, max_spans));
+  const int64_t per_step = blocks.per_step();
   if (static_cast<uint64_t>(per_step) * kBytesPerSpan > budget) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "job ", job.name, "'s steps have about ", per_step,
@@ -173,19 +179,10 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
     lowest_last = std::min(lowest_last, last);
   }
   const int64_t complete = lowest_last - 1;
-  // Blocks within the budget too.
-  const int64_t block_spans = std::min<int64_t>(
-      kBlockSpans, static_cast<int64_t>(budget / kBytesPerSpan));
-  const int64_t full_block = std::max<int64_t>(1, block_spans / per_step);
-  // No block holds more than the budget's spans, whatever the steps' sizes:
-  // one over it is read again as half as many steps (doubled back after
-  // each block read); one step over it is refused.
-  const int64_t max_spans = static_cast<int64_t>(budget / kBytesPerSpan);
-  int64_t block = full_block;
   // Steps first..last (inclusive), a block at a time.
   auto summarise = [&](int64_t first, int64_t last) -> absl::Status {
     for (int64_t lo = first, hi; lo <= last; lo = hi + 1) {
-      hi = std::min(last, lo + block - 1);
+      hi = std::min(last, lo + blocks.steps() - 1);
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
         return absl::CancelledError(absl::StrCat(
             "summarising job ", job.name, "'s steps: stopped at step ", lo));
@@ -195,19 +192,18 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
                                        nullptr, nullptr, max_spans);
       if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps
       if (absl::IsResourceExhausted(spans.status())) {
-        if (lo == hi) {
+        if (!blocks.Halve(hi - lo + 1)) {
           return absl::ResourceExhaustedError(absl::StrCat(
               "job ", job.name, "'s step ", lo, " holds more than ", max_spans,
               " spans: summarising it would take more than this "
               "collector's --analysis-memory-mib ",
               budget >> 20, "; raise the limit"));
         }
-        block = std::max<int64_t>(1, (hi - lo + 1) / 2);
         hi = lo - 1;  // the same steps again, fewer at a time
         continue;
       }
       if (!spans.ok()) return spans.status();
-      block = std::min(full_block, 2 * block);
+      blocks.Fitted();
       ++made.blocks;
       const DependencyGraph graph(*spans);
       v1::StepsReply breakdown = StepBreakdown(graph);

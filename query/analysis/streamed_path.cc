@@ -8,6 +8,7 @@
 #include "query/analysis/critical_path.h"
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
+#include "query/analysis/step_blocks.h"
 #include "query/clocks/job_clocks.h"
 
 namespace meridian {
@@ -23,13 +24,9 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
         absl::StrCat("job ", catalog.job.name, " has no steps"));
   }
   const auto [first_step, last_step] = **range;
-  const int64_t per_step =
-      std::max<int64_t>(1, catalog.job.spans / (last_step - first_step + 1));
   // A block loads its steps and the one before: about block_spans.
-  const int64_t full_block = std::max<int64_t>(1, block_spans / per_step - 1);
-  // Halved while a block holds more than max_spans (steps of uneven size),
-  // doubled back after each block read.
-  int64_t block = full_block;
+  StepBlocks blocks(catalog.job.spans, last_step - first_step + 1, block_spans,
+                    1);
   constexpr int64_t kBefore = std::numeric_limits<int64_t>::min() / 4;
   constexpr int64_t kAfter = std::numeric_limits<int64_t>::max() / 4;
 
@@ -38,7 +35,7 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
   bool whole = false;    // the first block was walked
   int64_t cut = kAfter;  // where the later block's time begins
   for (int64_t hi = last_step; hi >= first_step && !walk.done();) {
-    const int64_t lo = std::max(first_step, hi - block + 1);
+    const int64_t lo = std::max(first_step, hi - blocks.steps() + 1);
     const bool first_block = lo == first_step;
     const std::pair<int64_t, int64_t> cover{first_block ? kBefore : cut, cut};
     std::optional<JobClocks> clocks;
@@ -50,10 +47,7 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
       continue;
     }
     if (absl::IsResourceExhausted(spans.status())) {
-      if (lo < hi) {
-        block = std::max<int64_t>(1, (hi - lo + 1) / 2);
-        continue;
-      }
+      if (blocks.Halve(hi - lo + 1)) continue;
       return absl::ResourceExhaustedError(absl::StrCat(
           "job ", catalog.job.name, "'s step ", hi,
           from < hi ? " and the step before it" : "",
@@ -62,7 +56,7 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
           from < hi ? " hold" : " holds", " more than ", max_spans, " spans"));
     }
     if (!spans.ok()) return spans.status();
-    block = std::min(full_block, 2 * block);
+    blocks.Fitted();
     if (!clocks || !clocks->from_stored()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "job ", catalog.job.name,

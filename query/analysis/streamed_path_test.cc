@@ -12,9 +12,9 @@
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
 #include "query/clocks/job_clocks.h"
+#include "testing/solved_job.h"
 #include "testing/synthetic_job.h"
 #include "testing/synthetic_store.h"
-#include "testing/test_store.h"
 #include "wire/batch_builder.h"
 
 namespace meridian {
@@ -204,37 +204,14 @@ class StreamedPathTest : public ::testing::Test {
   }
   void WriteWith(const std::string& name,
                  const std::function<void(Store&)>& write) {
-    auto location =
-        NewStoreLocation(StoreKindFromEnvironment(), "streamed_" + name);
-    ASSERT_TRUE(location.ok()) << location.status();
-    StoreOptions options;
-    options.full_sync = false;
-    {
-      auto writer = Store::Open(*location, options);
-      ASSERT_TRUE(writer.ok()) << writer.status();
-      write(**writer);
-      auto catalog = (*writer)->LoadCatalog(name);
-      ASSERT_TRUE(catalog.ok()) << catalog.status();
-      auto clocks = JobClocks::Load(**writer, *catalog);
-      ASSERT_TRUE(clocks.ok()) << clocks.status();
-      ASSERT_TRUE(clocks->new_solution().has_value());
-      ASSERT_TRUE(
-          (*writer)
-              ->SaveClockSolution(catalog->job.id, *clocks->new_solution())
-              .ok());
-    }
-    options.read_only = true;
-    auto reader = Store::Open(*location, options);
-    ASSERT_TRUE(reader.ok()) << reader.status();
-    store_ = std::move(*reader);
-    ASSERT_TRUE(store_->BeginSnapshot().ok());
-    auto catalog = store_->LoadCatalog(name);
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    catalog_ = std::move(*catalog);
-    auto stored = store_->LoadClockSolution(catalog_.job.id);
-    ASSERT_TRUE(stored.ok()) << stored.status();
-    stored_ = *stored;
-    ASSERT_TRUE(stored_.has_value());
+    auto job = WriteSolvedJob("streamed_" + name, name, [&](Store& store) {
+      write(store);
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(job.ok()) << job.status();
+    store_ = std::move(job->store);
+    catalog_ = std::move(job->catalog);
+    stored_ = std::move(job->stored);
   }
 
   // The path of the job loaded whole, as `critical-path` without --step

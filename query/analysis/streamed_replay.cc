@@ -9,6 +9,7 @@
 #include "query/analysis/dependency_graph.h"
 #include "query/analysis/job_spans.h"
 #include "query/analysis/replay_report.h"
+#include "query/analysis/step_blocks.h"
 #include "query/clocks/job_clocks.h"
 
 namespace meridian {
@@ -35,26 +36,22 @@ absl::StatusOr<v1::ReplayReply> StreamedReplay(
         absl::StrCat("job ", catalog.job.name, " has no steps"));
   }
   const auto [first_step, last_step] = **range;
-  const int64_t per_step =
-      std::max<int64_t>(1, catalog.job.spans / (last_step - first_step + 1));
-  const int64_t full_block = std::max<int64_t>(1, block_spans / per_step);
-  int64_t block = full_block;
+  StepBlocks blocks(catalog.job.spans, last_step - first_step + 1, block_spans);
   v1::ReplayReply reply;
   Totals job;
   std::map<int32_t, Totals> ranks;
   for (int64_t lo = first_step, hi; lo <= last_step; lo = hi + 1) {
-    hi = std::min(last_step, lo + block - 1);
+    hi = std::min(last_step, lo + blocks.steps() - 1);
     std::optional<JobClocks> clocks;
     auto spans = JobSpans::LoadSteps(store, catalog, lo, hi, &clocks, nullptr,
                                      &stored, nullptr, max_spans);
     if (absl::IsNotFound(spans.status())) continue;  // a gap in the steps
     if (absl::IsResourceExhausted(spans.status())) {
-      if (lo == hi) {
+      if (!blocks.Halve(hi - lo + 1)) {
         return absl::ResourceExhaustedError(
             absl::StrCat("job ", catalog.job.name, "'s step ", lo,
                          " holds more than ", max_spans, " spans"));
       }
-      block = std::max<int64_t>(1, (hi - lo + 1) / 2);
       hi = lo - 1;  // the same steps again, fewer at a time
       continue;
     }
@@ -64,7 +61,7 @@ absl::StatusOr<v1::ReplayReply> StreamedReplay(
           "job ", catalog.job.name,
           ": its stored clock solution is not of the job as it stands"));
     }
-    block = std::min(full_block, 2 * block);
+    blocks.Fitted();
     const DependencyGraph graph(*spans);
     auto times = Replay(graph, changes);
     if (!times.ok()) return times.status();

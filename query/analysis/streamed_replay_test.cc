@@ -10,15 +10,15 @@
 #include "query/analysis/replay.h"
 #include "query/analysis/replay_report.h"
 #include "query/clocks/job_clocks.h"
+#include "testing/solved_job.h"
 #include "testing/synthetic_job.h"
 #include "testing/synthetic_store.h"
-#include "testing/test_store.h"
 
 namespace meridian {
 namespace {
 
 // A synthetic job written, its clocks solved and stored as the collector
-// does, then opened again for reading.
+// does, then opened again for reading (solved_job.h).
 class StreamedReplayTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,36 +30,13 @@ class StreamedReplayTest : public ::testing::Test {
     job.layers = 2;
     job.jitter_ns = 30000;
     job.node_skew_ns = 25000;
-    auto location =
-        NewStoreLocation(StoreKindFromEnvironment(), "streamed_replay");
-    ASSERT_TRUE(location.ok()) << location.status();
-    StoreOptions options;
-    options.full_sync = false;
-    {
-      auto writer = Store::Open(*location, options);
-      ASSERT_TRUE(writer.ok()) << writer.status();
-      ASSERT_TRUE(WriteSyntheticJob(job, **writer).ok());
-      auto catalog = (*writer)->LoadCatalog(job.job);
-      ASSERT_TRUE(catalog.ok()) << catalog.status();
-      auto clocks = JobClocks::Load(**writer, *catalog);
-      ASSERT_TRUE(clocks.ok()) << clocks.status();
-      ASSERT_TRUE(
-          (*writer)
-              ->SaveClockSolution(catalog->job.id, *clocks->new_solution())
-              .ok());
-    }
-    options.read_only = true;
-    auto reader = Store::Open(*location, options);
-    ASSERT_TRUE(reader.ok()) << reader.status();
-    store_ = std::move(*reader);
-    ASSERT_TRUE(store_->BeginSnapshot().ok());
-    auto catalog = store_->LoadCatalog(job.job);
-    ASSERT_TRUE(catalog.ok()) << catalog.status();
-    catalog_ = std::move(*catalog);
-    auto stored = store_->LoadClockSolution(catalog_.job.id);
-    ASSERT_TRUE(stored.ok()) << stored.status();
-    stored_ = *stored;
-    ASSERT_TRUE(stored_.has_value());
+    auto solved = WriteSolvedJob("streamed_replay", job.job, [&](Store& s) {
+      return WriteSyntheticJob(job, s).status();
+    });
+    ASSERT_TRUE(solved.ok()) << solved.status();
+    store_ = std::move(solved->store);
+    catalog_ = std::move(solved->catalog);
+    stored_ = std::move(solved->stored);
     per_step_ = catalog_.job.spans / job.steps;
   }
 

@@ -169,10 +169,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     auto updated =
         clocks.UpdateFrom(store, catalog, roles, cancel, stats, state);
     if (!updated.ok()) return updated.status();
-    if (*updated) return clocks;
-    clocks = JobClocks();  // solved whole below, as if never tried
-    status = clocks.LoadNodes(store, catalog);
-    if (!status.ok()) return status;
+    if (*updated) return clocks;  // else solved whole below, as loaded
   }
   if (state != nullptr) state->Clear();
   // Before any span is read: what is written after it is new next time.

@@ -197,8 +197,9 @@ class JobClocks {
   bool Trusts(const JobCatalog& catalog,
               const std::optional<StoredJobResult>* stored,
               const ClockSolveState& state) const;
-  // Update from `state`: false, leaving `state` as it was, if a new span
-  // breaks what it assumed (then the caller solves whole).
+  // Update from `state`: false, leaving `state` and these clocks as they
+  // were (their nodes loaded, nothing solved), if a new span breaks what it
+  // assumed (then the caller solves whole).
   absl::StatusOr<bool> UpdateFrom(Store& store, const JobCatalog& catalog,
                                   const Roles& roles,
                                   const std::atomic<bool>* cancel,
