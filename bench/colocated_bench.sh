@@ -20,7 +20,10 @@
 # acknowledged, that is, stored), over the spans the collector stored for
 # those jobs (`meridian jobs`); for each program and for both together.
 # bytes_per_span: the store (file + -wal, after the collector has stopped and
-# the WAL is checkpointed) over every span stored.
+# the WAL is checkpointed) over every span stored; table_bytes: each table's
+# and index's pages (sqlite3's dbstat, so free pages are in neither), and
+# derived_bytes_over_span_bytes the derived tables (clock evidence and
+# solutions, step summaries and their state) over the span chunks'.
 #
 # Left out: the job's start and end (mpirun, MPI_Init and the probe's
 # registration, MPI_Finalize, the drain after the job) are outside the loop
@@ -101,6 +104,14 @@ cpu_ticks() {  # PID: its user + system time so far, in clock ticks
   # Fields 14 and 15 of /proc/PID/stat; the name (field 2) is cut off first.
   sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
+thread_ticks() {  # PID NAME: the same for its threads named NAME
+  local task total=0
+  for task in /proc/"$1"/task/*; do
+    [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
+    total=$((total + $(sed 's/^.*) //' "$task/stat" | awk '{ print $12 + $13 }')))
+  done
+  echo "$total"
+}
 dropped() {  # the spans the agent dropped so far
   "$bin/agent/meridian-agent" --status --socket "$socket" | awk '$1 == "dropped" { print $2 }'
 }
@@ -120,17 +131,21 @@ untraced() {  # ARGS...: the loop time of a plain mpirun job
   loop_ns "$work/job.out"
 }
 # JOB ARGS...: runs a traced job; sets ns (its loop time), agent_ticks,
-# collector_ticks and drops (its share of the agent's dropped spans).
+# collector_ticks (refresh_ticks of them the collector's background
+# refresh: its "refresh" thread) and drops (its share of the agent's
+# dropped spans).
 traced() {
-  local job=$1 d0 a0 c0
+  local job=$1 d0 a0 c0 r0
   shift
   d0=$(dropped)
   a0=$(cpu_ticks "$agent_pid")
   c0=$(cpu_ticks "$collector_pid")
+  r0=$(thread_ticks "$collector_pid" refresh)
   MERIDIAN_AGENT_SOCKET="$socket" "${meridian[@]}" run --job "$job" -- \
     "${mpirun[@]}" "$@" >"$work/job.out" 2>>"$work/run.log"
   agent_ticks=$(($(cpu_ticks "$agent_pid") - a0))
   collector_ticks=$(($(cpu_ticks "$collector_pid") - c0))
+  refresh_ticks=$(($(thread_ticks "$collector_pid" refresh) - r0))
   drops=$(($(dropped) - d0))
   ns=$(loop_ns "$work/job.out")
 }
@@ -149,7 +164,8 @@ if [ -z "$rounds" ]; then
 fi
 echo "example: $steps steps; allreduce8: $rounds rounds; $pairs pairs" >&2
 
-# One line per run: program pair mode loop_ns job agent_ticks collector_ticks drops
+# One line per run: program pair mode loop_ns job agent_ticks collector_ticks
+# drops refresh_ticks
 results="$work/results.txt"
 : >"$results"
 for ((i = 1; i <= pairs; i++)); do
@@ -164,14 +180,15 @@ for ((i = 1; i <= pairs; i++)); do
     for mode in "${order[@]}"; do
       if [ "$mode" = untraced ]; then
         ns=$(untraced "${args[@]}")
-        echo "$program $i untraced $ns - 0 0 0" >>"$results"
+        echo "$program $i untraced $ns - 0 0 0 0" >>"$results"
         echo "$program pair $i: untraced $ns ns" >&2
       else
         job="colocated-$program-$i"
         traced "$job" "${args[@]}"
-        echo "$program $i traced $ns $job $agent_ticks $collector_ticks $drops" >>"$results"
+        echo "$program $i traced $ns $job $agent_ticks $collector_ticks $drops" \
+          "$refresh_ticks" >>"$results"
         echo "$program pair $i: traced $ns ns; CPU ticks agent $agent_ticks," \
-          "collector $collector_ticks; dropped $drops" >&2
+          "collector $collector_ticks (refresh $refresh_ticks); dropped $drops" >&2
       fi
     done
   done
@@ -195,12 +212,23 @@ if command -v sqlite3 >/dev/null &&
 fi
 wal_bytes=$([ -f "$db-wal" ] && stat -c %s "$db-wal" || echo 0)
 store_bytes=$(($(stat -c %s "$db") + wal_bytes))
+# Each table's bytes (name bytes per line); empty without dbstat.
+sqlite3 "$db" 'SELECT name, SUM(pgsize) FROM dbstat GROUP BY name;' \
+  >"$work/tables.txt" 2>>"$work/sqlite3.log" || : >"$work/tables.txt"
 
 python3 - "$results" "$work/jobs.txt" "$work/status.txt" "$(getconf CLK_TCK)" \
-  "$store_bytes" "$wal_bytes" "$wal_checkpointed" "$steps" "$rounds" <<'PY'
+  "$store_bytes" "$wal_bytes" "$wal_checkpointed" "$steps" "$rounds" \
+  "$work/tables.txt" <<'PY'
 import json, statistics, sys
 (results, jobs_file, status_file, tck, store_bytes, wal_bytes, checkpointed,
- steps, rounds) = sys.argv[1:]
+ steps, rounds, tables_file) = sys.argv[1:]
+tables = {}
+for line in open(tables_file).read().splitlines():
+    name, _, size = line.rpartition("|")
+    tables[name] = int(size)
+# What the collector derives from the spans (docs/wire-and-store.md).
+derived = ("clock_evidence", "clock_solutions", "step_summaries",
+           "summary_states")
 tick_ns = 1e9 / int(tck)
 spans = {}  # job -> spans stored (`meridian jobs`: JOB RANKS NODES SPANS ...)
 for line in open(jobs_file).read().splitlines()[1:]:
@@ -210,7 +238,7 @@ for line in open(jobs_file).read().splitlines()[1:]:
 status = dict(l.split(" ", 1) for l in open(status_file).read().splitlines())
 runs = [l.split() for l in open(results).read().splitlines()]
 out = {}
-total = {"spans": 0, "agent": 0, "collector": 0}
+total = {"spans": 0, "agent": 0, "collector": 0, "refresh": 0}
 for program in ("example", "allreduce8"):
     untraced = {int(r[1]): int(r[3]) for r in runs if r[0] == program and r[2] == "untraced"}
     traced = [r for r in runs if r[0] == program and r[2] == "traced"]
@@ -219,6 +247,8 @@ for program in ("example", "allreduce8"):
     n = sum(job_spans)
     agent = sum(int(r[5]) for r in traced) * tick_ns
     collector = sum(int(r[6]) for r in traced) * tick_ns
+    refresh = sum(int(r[8]) for r in traced) * tick_ns
+    total["refresh"] += refresh
     total["spans"] += n
     total["agent"] += agent
     total["collector"] += collector
@@ -230,16 +260,26 @@ for program in ("example", "allreduce8"):
     out[f"{program}_spans_dropped"] = sum(int(r[7]) for r in traced)
     out[f"{program}_agent_cpu_ns_per_span"] = round(agent / n) if n else None
     out[f"{program}_collector_cpu_ns_per_span"] = round(collector / n) if n else None
+    out[f"{program}_refresh_cpu_ns_per_span"] = round(refresh / n) if n else None
 n = total["spans"]
 out.update({
     # Both programs' traced runs together.
     "agent_cpu_ns_per_span": round(total["agent"] / n) if n else None,
     "collector_cpu_ns_per_span": round(total["collector"] / n) if n else None,
+    # Of it, the background refresh's (clock solutions, step summaries):
+    # the collector's "refresh" thread, whatever job it worked for.
+    "refresh_cpu_ns_per_span": round(total["refresh"] / n) if n else None,
     "pipeline_cpu_ns_per_span":
         round((total["agent"] + total["collector"]) / n) if n else None,
     # The whole store (every table) over every span in it.
     "bytes_per_span": round(int(store_bytes) / n, 2) if n else None,
     "store_bytes": int(store_bytes),  # file + -wal
+    "table_bytes": tables,
+    "span_chunk_bytes": tables.get("chunks"),
+    "derived_bytes": sum(tables.get(t, 0) for t in derived) if tables else None,
+    "derived_bytes_over_span_bytes":
+        round(sum(tables.get(t, 0) for t in derived) / tables["chunks"], 3)
+        if tables.get("chunks") else None,
     "wal_bytes": int(wal_bytes),
     # Whether `sqlite3 DB 'PRAGMA wal_checkpoint(TRUNCATE)'` ran (after the
     # collector's own close, which checkpoints too).

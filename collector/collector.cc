@@ -197,19 +197,8 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   collector->query_->set_save_clocks(
-      [writer](int64_t job_id, const StoredJobResult& solution,
-               const std::optional<StoredClockEvidence>& evidence) {
-        writer->Schedule([job_id, solution, evidence](Store& store) {
-          // The evidence first: a solution stored without it is only
-          // solved again from an earlier mark.
-          if (evidence) {
-            absl::Status added = store.AddClockEvidence(job_id, *evidence);
-            if (!added.ok()) {
-              spdlog::warn("storing job {}'s clock evidence: {}", job_id,
-                           std::string(added.message()));
-              return;
-            }
-          }
+      [writer](int64_t job_id, const StoredJobResult& solution) {
+        writer->Schedule([job_id, solution](Store& store) {
           absl::Status saved = store.SaveClockSolution(job_id, solution);
           if (!saved.ok()) {
             spdlog::warn("storing job {}'s clock solution: {}", job_id,
@@ -379,7 +368,7 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
   out.push_back(LabeledFamily(
       "meridian_collector_clock_updates_total",
       "Clock solutions brought up to date, by how: from the job's kept "
-      "state (incremental) or from all its stored evidence (whole).",
+      "state (incremental) or from all its chunks (whole).",
       true, "solve",
       {{"incremental", static_cast<double>(clocks.incremental)},
        {"whole", static_cast<double>(clocks.whole)}}));

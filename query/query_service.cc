@@ -187,14 +187,14 @@ std::optional<StoredJobResult> SolutionOf(const JobQuery& query,
 void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
                    const JobClocks& clocks) {
   if (save && clocks.new_solution()) {
-    save(job.id, *clocks.new_solution(), clocks.new_evidence());
+    save(job.id, *clocks.new_solution());
   }
 }
 
 // The whole job's clocks: its stored solution if that is of the job as it
-// is now, else solved again from its stored evidence and the chunks
-// written since (JobClocks::Update); with `resolve`, solved from all its
-// spans. The new solution (and evidence) handed to `save`.
+// is now, else solved again (JobClocks::Update: from the chunks written
+// since `state` if it holds, else from all of them); with `resolve`, solved
+// from all its spans. The new solution handed to `save`.
 // `cancel`: as JobRead::cancel.
 // `state`, if set, is the job's incremental state (clock_solve_state.h).
 absl::StatusOr<JobClocks> WholeJobClocks(
@@ -826,7 +826,7 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
                                                      : whole_updates_);
   }
   // A state may take a quarter of the analysis budget; a job whose state
-  // is larger is solved from its stored evidence each time, as before.
+  // is larger is solved whole from its chunks each time.
   int64_t bytes = slot->state.MemoryBytes();
   if (!slot->too_large && static_cast<uint64_t>(bytes) > analysis_budget_ / 4) {
     slot->state.Clear();

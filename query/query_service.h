@@ -51,11 +51,9 @@ class QueryService final : public v1::Query::Service {
   // Stores a job's clock solution (the collector runs it on its writer, not
   // waiting): a query that solves a job's clocks whole hands the solution
   // here, and later queries of the job as it stands read it instead of
-  // solving (docs/clocks.md); with `evidence`, if set, to add to the job's
-  // clock evidence (Store::AddClockEvidence). Unset: nothing is stored.
+  // solving (docs/clocks.md). Unset: nothing is stored.
   using SaveClocks =
-      std::function<void(int64_t job_id, const StoredJobResult& solution,
-                         const std::optional<StoredClockEvidence>& evidence)>;
+      std::function<void(int64_t job_id, const StoredJobResult& solution)>;
   void set_save_clocks(SaveClocks save) { save_clocks_ = std::move(save); }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
@@ -73,12 +71,12 @@ class QueryService final : public v1::Query::Service {
   // Brings `job`'s stored results up to date with no client asking: its
   // step summaries (what is missing made and handed to save_summaries_)
   // and its clock solution (solved only if the stored one is not of the job
-  // as it is now, from its evidence and the chunks written since:
-  // JobClocks::Update; handed to save_clocks_). The collector's
-  // JobRefresher calls it as batches arrive, so that queries read them.
-  // NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the queries;
-  // CANCELLED once `cancel` (if set) is true while there is work left: it
-  // stops before the next block of steps (a block is at most about 200,000
+  // as it is now, from the chunks written since the job's kept state, else
+  // from all its chunks: JobClocks::Update; handed to save_clocks_). The
+  // collector's JobRefresher calls it as batches arrive, so that queries read
+  // them. NOT_FOUND if the job does not exist; RESOURCE_EXHAUSTED as the
+  // queries; CANCELLED once `cancel` (if set) is true while there is work left:
+  // it stops before the next block of steps (a block is at most about 200,000
   // spans) or at the next span of the clock solve's scan. Summaries are
   // stored only once all the missing ones are made, so a stop in them
   // stores none; a stop in the clock solve keeps the summaries made
@@ -121,8 +119,8 @@ class QueryService final : public v1::Query::Service {
       grpc::ServerWriter<v1::TraceChunk>* writer) override;
 
   // Clock solutions made since the service started: `incremental` by an
-  // update from a job's kept state, `whole` from all its stored evidence
-  // (the first of a job, or when the state no longer held).
+  // update from a job's kept state, `whole` from all its chunks (the first
+  // of a job, or when the state no longer held or was not kept).
   struct ClockUpdates {
     int64_t incremental = 0;
     int64_t whole = 0;

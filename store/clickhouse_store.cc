@@ -112,16 +112,12 @@ constexpr Table kTables[] = {
      "ReplacingMergeTree(written_ns) ORDER BY job", "job"},
     {"step_summaries", "job Int64, step Int64, written_ns Int64, data String",
      "ReplacingMergeTree(written_ns) ORDER BY (job, step)", "job"},
-    // Clock evidence (query/clocks/job_clocks.h): per mark, the latest row.
-    {"clock_evidence", "job Int64, mark Int64, written_ns Int64, data String",
-     "ReplacingMergeTree(written_ns) ORDER BY (job, mark)", "job"},
 };
 
 // Tables whose rows belong to one job, reclaimed when it is deleted.
 constexpr const char* kJobTables[] = {
-    "processes",      "tracks",         "chunks",
-    "op_totals",      "process_totals", "clock_solutions",
-    "summary_states", "step_summaries", "clock_evidence"};
+    "processes",      "tracks",          "chunks",         "op_totals",
+    "process_totals", "clock_solutions", "summary_states", "step_summaries"};
 
 // A SQL string literal for any bytes: printable ASCII as it is, everything
 // else (quotes and backslashes included) as \xHH.
@@ -399,8 +395,7 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
     absl::Status read = ReadRows(
         store->client_.get(),
         "SELECT name FROM system.tables WHERE database = currentDatabase() "
-        "AND name IN ('clock_solutions', 'summary_states', 'step_summaries', "
-        "'clock_evidence')",
+        "AND name IN ('clock_solutions', 'summary_states', 'step_summaries')",
         [&](RowBinaryReader& r) {
           absl::string_view name;
           if (!r.String(&name)) return false;
@@ -431,6 +426,13 @@ absl::Status ClickHouseStore::CreateSchema() {
         absl::StrCat("CREATE TABLE IF NOT EXISTS ", table.name, " (",
                      table.columns, ") ENGINE = ", engine));
     if (!status.ok()) return status;
+  }
+  // Clock evidence was a second copy of every MPI span; solves now read
+  // the chunks (docs/clocks.md).
+  if (absl::Status dropped =
+          client_->Execute("DROP TABLE IF EXISTS clock_evidence");
+      !dropped.ok()) {
+    return dropped;
   }
   std::vector<std::string> versions;
   absl::Status read =
@@ -1458,40 +1460,6 @@ ClickHouseStore::LoadClockSolution(int64_t job_id) {
 absl::Status ClickHouseStore::SaveClockSolution(
     int64_t job_id, const StoredJobResult& solution) {
   return SaveResult("clock_solutions", job_id, solution);
-}
-
-absl::Status ClickHouseStore::AddClockEvidence(
-    int64_t job_id, const StoredClockEvidence& part) {
-  if (read_only_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("store ", location_, " is open read-only"));
-  }
-  RowBinaryWriter row;
-  row.Int64(job_id);
-  row.Int64(part.mark);
-  row.Int64(Now());
-  row.String(part.data);
-  return client_->InsertRowBinary("clock_evidence", row.bytes());
-}
-
-absl::Status ClickHouseStore::ScanClockEvidence(
-    int64_t job_id,
-    const std::function<void(const StoredClockEvidence&)>& visit) {
-  if (!HasTable("clock_evidence")) return absl::OkStatus();
-  auto filter = JobRowFilter(job_id, false);
-  if (!filter.ok()) return filter.status();
-  StoredClockEvidence part;
-  return ReadRows(
-      client_.get(),
-      absl::StrCat("SELECT mark, data FROM clock_evidence WHERE ", *filter,
-                   " ORDER BY mark, written_ns DESC LIMIT 1 BY mark"),
-      [&](RowBinaryReader& r) {
-        absl::string_view data;
-        if (!r.Int64(&part.mark) || !r.String(&data)) return false;
-        part.data.assign(data.data(), data.size());
-        visit(part);
-        return true;
-      });
 }
 
 absl::StatusOr<std::optional<StoredJobResult>>

@@ -118,11 +118,6 @@ class ClickHouseStore final : public Store {
       int64_t job_id) override;
   absl::Status SaveClockSolution(int64_t job_id,
                                  const StoredJobResult& solution) override;
-  absl::Status AddClockEvidence(int64_t job_id,
-                                const StoredClockEvidence& part) override;
-  absl::Status ScanClockEvidence(
-      int64_t job_id,
-      const std::function<void(const StoredClockEvidence&)>& visit) override;
   absl::Status SaveStepSummaries(int64_t job_id,
                                  const std::vector<StoredStepSummary>& steps,
                                  const StoredJobResult& state) override;

@@ -137,9 +137,9 @@ CREATE TABLE IF NOT EXISTS clock_solutions(
 CREATE TABLE IF NOT EXISTS summary_states(
   job INTEGER PRIMARY KEY, spans INTEGER NOT NULL, written_ns INTEGER NOT NULL,
   models INTEGER NOT NULL, computed_ns INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS clock_evidence(
-  job INTEGER NOT NULL, mark INTEGER NOT NULL, data BLOB NOT NULL,
-  PRIMARY KEY(job, mark)) WITHOUT ROWID;
+-- Clock evidence was a second copy of every MPI span (three times the
+-- spans' own bytes); solves now read the chunks (docs/clocks.md).
+DROP TABLE IF EXISTS clock_evidence;
 CREATE TABLE IF NOT EXISTS step_summaries(
   job INTEGER NOT NULL, step INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY(job, step)) WITHOUT ROWID;
@@ -474,7 +474,6 @@ absl::StatusOr<int64_t> SqliteStore::DeleteJob(const std::string& name) {
         "DELETE FROM processes WHERE job=?1",
         "DELETE FROM job_agents WHERE job=?1",
         "DELETE FROM clock_solutions WHERE job=?1",
-        "DELETE FROM clock_evidence WHERE job=?1",
         "DELETE FROM summary_states WHERE job=?1",
         "DELETE FROM step_summaries WHERE job=?1",
         "DELETE FROM jobs WHERE id=?1"}) {
@@ -1402,47 +1401,6 @@ absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadClockSolution(
 absl::Status SqliteStore::SaveClockSolution(int64_t job_id,
                                             const StoredJobResult& solution) {
   return SaveResult(kClockSolutions, job_id, solution);
-}
-
-absl::Status SqliteStore::AddClockEvidence(int64_t job_id,
-                                           const StoredClockEvidence& part) {
-  auto insert =
-      Prepare("INSERT OR REPLACE INTO clock_evidence VALUES(?1, ?2, ?3)");
-  if (!insert.ok()) return insert.status();
-  const int rc = (*insert)
-                     ->Bind(1, job_id)
-                     .Bind(2, part.mark)
-                     .BindBlob(3, part.data)
-                     .Step();
-  (*insert)->Reset();
-  if (rc != SQLITE_DONE) return Fail("storing a job's clock evidence failed");
-  return absl::OkStatus();
-}
-
-// A store without the table has no evidence.
-absl::Status SqliteStore::ScanClockEvidence(
-    int64_t job_id,
-    const std::function<void(const StoredClockEvidence&)>& visit) {
-  auto tables = CountTables(
-      "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
-      "name='clock_evidence'");
-  if (!tables.ok()) return tables.status();
-  if (*tables == 0) return absl::OkStatus();
-  auto select = Prepare(
-      "SELECT mark, data FROM clock_evidence WHERE job=?1 ORDER BY mark");
-  if (!select.ok()) return select.status();
-  (*select)->Bind(1, job_id);
-  int rc;
-  StoredClockEvidence part;
-  while ((rc = (*select)->Step()) == SQLITE_ROW) {
-    part.mark = (*select)->Int(0);
-    const absl::string_view data = (*select)->Blob(1);
-    part.data.assign(data.data(), data.size());
-    visit(part);
-  }
-  (*select)->Reset();
-  if (rc != SQLITE_DONE) return Fail("reading a job's clock evidence failed");
-  return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<StoredJobResult>> SqliteStore::LoadSummaryState(

@@ -216,13 +216,6 @@ struct StoredStepSummary {
   std::string data;
 };
 
-// A part of a job's clock evidence (query/clocks/job_clocks.h writes and
-// reads `data`): what the chunks written up to WriteMark `mark` added.
-struct StoredClockEvidence {
-  int64_t mark = 0;
-  std::string data;
-};
-
 // Which spans of a job Scan() returns: a time range (ns since the job's
 // first span), a step range and a set of tracks. Chunks that cannot hold a
 // span in all three are not read at all. Other filters (categories, names)
@@ -352,16 +345,6 @@ class Store {
       int64_t job_id) = 0;
   virtual absl::Status SaveClockSolution(int64_t job_id,
                                          const StoredJobResult& solution) = 0;
-
-  // The evidence behind a job's clock solution, stored in parts as batches
-  // arrive (query/clocks/job_clocks.h): adding a part replaces one of the
-  // same mark; scanning visits the parts by ascending mark. DeleteJob
-  // deletes them with the job.
-  virtual absl::Status AddClockEvidence(int64_t job_id,
-                                        const StoredClockEvidence& part) = 0;
-  virtual absl::Status ScanClockEvidence(
-      int64_t job_id,
-      const std::function<void(const StoredClockEvidence&)>& visit) = 0;
 
   // Step summaries of job `job_id`. Saving stores `steps`, each replacing
   // the summary stored for its step, and then `state` (what the summaries

@@ -897,6 +897,60 @@ TEST(SqliteStoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
   EXPECT_EQ((*(*store)->ListJobs())[0].bytes, written);
 }
 
+// Clock evidence was a second copy of every MPI span: a store that still
+// holds it loses the table (and its bytes' pages go back to the free list)
+// at the first open for writing; its spans are untouched.
+TEST(SqliteStoreTest, DropsTheClockEvidenceOfAnOlderStoreKeepingItsSpans) {
+  const std::string path = TempPath("evidence.db");
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE clock_evidence(job INTEGER NOT NULL, "
+                         "mark INTEGER NOT NULL, data BLOB NOT NULL, "
+                         "PRIMARY KEY(job, mark)) WITHOUT ROWID;"
+                         "INSERT INTO clock_evidence VALUES(1, 1, x'00');",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  StoreOptions read_only;
+  read_only.read_only = true;
+  {
+    // A reader leaves the file alone.
+    auto reader = Store::Open(path, read_only);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+  }
+  auto count = [&](const char* sql) {
+    sqlite3* check = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &check), SQLITE_OK);
+    sqlite3_stmt* statement = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(check, sql, -1, &statement, nullptr),
+              SQLITE_OK);
+    EXPECT_EQ(sqlite3_step(statement), SQLITE_ROW);
+    const int64_t n = sqlite3_column_int64(statement, 0);
+    sqlite3_finalize(statement);
+    sqlite3_close(check);
+    return n;
+  };
+  constexpr const char* kTables =
+      "SELECT count(*) FROM sqlite_master WHERE name='clock_evidence'";
+  EXPECT_EQ(count(kTables), 1);
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto jobs = (*store)->ListJobs();
+    ASSERT_TRUE(jobs.ok());
+    ASSERT_EQ(jobs->size(), 1u);
+    EXPECT_EQ((*jobs)[0].spans, 3);
+  }
+  EXPECT_EQ(count(kTables), 0);
+}
+
 // A job of imported statistics has no span end: retention ages it by its
 // last write.
 TEST_P(StoreTest, RetentionAgesAJobOfStatisticsByItsLastWrite) {

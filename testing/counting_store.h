@@ -94,15 +94,6 @@ class CountingStore final : public Store {
                                  const StoredJobResult& solution) override {
     return inner_.SaveClockSolution(job_id, solution);
   }
-  absl::Status AddClockEvidence(int64_t job_id,
-                                const StoredClockEvidence& part) override {
-    return inner_.AddClockEvidence(job_id, part);
-  }
-  absl::Status ScanClockEvidence(
-      int64_t job_id,
-      const std::function<void(const StoredClockEvidence&)>& visit) override {
-    return inner_.ScanClockEvidence(job_id, visit);
-  }
   absl::Status SaveStepSummaries(int64_t job_id,
                                  const std::vector<StoredStepSummary>& steps,
                                  const StoredJobResult& state) override {

@@ -17,8 +17,7 @@
 # meridian import), framework_timeline (any bytes as a Horovod, BytePS and
 # Bluefog timeline), nsight_sqlite (any bytes as an Nsight Systems SQLite
 # export), mpitrace_profile (any bytes as an mpitrace text profile),
-# chunk_rows (any bytes as a ClickHouse store's scan result, merged),
-# clock_evidence (any bytes as a stored part of a job's clock evidence).
+# chunk_rows (any bytes as a ClickHouse store's scan result, merged).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=10
@@ -52,13 +51,12 @@ declare -A sources=(
   [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/paths.cc import/micros.cc common/utf8.cc"
   [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc import/paths.cc common/utf8.cc"
   [mpitrace_profile]="import/mpitrace_profile_fuzz.cc import/mpitrace_profile_reader.cc"
-  [clock_evidence]="query/clocks/clock_evidence_fuzz.cc query/clocks/clock_evidence.cc $proto/meridian/v1/query.pb.cc $proto/meridian/v1/span.pb.cc"
   [chunk_rows]="store/chunk_rows_fuzz.cc store/chunk_rows.cc store/chunk_merge.cc store/row_binary.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
   [spool]="agent/spool_fuzz.cc agent/spool.cc capture/probe/agent_dir.cc common/crc32c.cc wire/batch_spans.cc wire/span_chunk.cc $proto/meridian/v1/span.pb.cc"
 )
 json=""
 failed=0
-for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile chunk_rows clock_evidence; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile chunk_rows; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"

@@ -1,33 +1,30 @@
-// ClockEvidence: what a job's clock solution is solved from, kept with the
-// job so that a new solution reads only the chunks written since the last
-// (JobClocks::Update). It is the spans the causal refinement reads (the MPI
-// spans that order ranks: collectives, messages, epoch calls), with raw
-// node-clock times, and each track's earliest start (the job's epoch). Raw
-// times keep it valid whatever the clock models become: a solution places
-// them by the models of the job as it is then.
+// ClockEvidence: what a job's clock solution is solved from: the spans the
+// causal refinement reads (the MPI spans that order ranks: collectives,
+// messages, epoch calls), with raw node-clock times, and each track's
+// earliest start (the job's epoch). Raw times keep it valid whatever the
+// clock models become: a solution places them by the models of the job as
+// it is then.
 //
-// Stored as parts (Store::AddClockEvidence), each a header line then a
-// v1::StoredClockEvidence: "meridian-evidence 1 part" (the spans of the
-// chunks written since the part before) or "meridian-evidence 1 whole"
-// (everything: the parts before it are superseded).
+// It lives in memory only: a whole solve gathers it from the job's chunks
+// (JobClocks::Update), and an incremental update keeps what is still open
+// of it (clock_solve_state.h). It is not stored: a second copy of every MPI
+// span took three times the spans' own bytes (docs/PERFORMANCE.md).
 //
-// Example: a part holding an MPI_Allreduce of track 7 at raw 1000 ns for
-// 50 ns and a kernel of track 9 at 900 ns holds one span (track 7, start
+// Example: a read holding an MPI_Allreduce of track 7 at raw 1000 ns for
+// 50 ns and a kernel of track 9 at 900 ns gathers one span (track 7, start
 // 1000, duration 50) and the first starts {7: 1000, 9: 900}.
 #ifndef MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
 #define MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/string_view.h"
 
 namespace meridian {
 
-// One span the refinement reads, as stored (StoredSpan's fields that it
-// uses; `sources`: mpi_args.h ListedRanks).
+// One span the refinement reads (StoredSpan's fields that it uses;
+// `sources`: mpi_args.h ListedRanks).
 struct EvidenceSpan {
   int64_t track_id = 0;
   int64_t op_id = 0;
@@ -49,14 +46,6 @@ struct ClockEvidence {
   // Adds a track's span start to the first starts.
   void SawStart(int64_t track_id, int64_t start_ns);
 };
-
-// The stored form of `evidence` (its spans must be in ascending start).
-std::string EncodeEvidence(const ClockEvidence& evidence, bool whole);
-
-enum class EvidencePart { kDamaged, kPart, kWhole };
-// Adds a stored part to `into` (a whole part first clears it). kDamaged, with
-// `into` in an unspecified state, if `data` does not read.
-EvidencePart DecodeEvidence(absl::string_view data, ClockEvidence* into);
 
 }  // namespace meridian
 

@@ -15,7 +15,6 @@ void ClockSolveState::Clear() {
   open.shrink_to_fit();
   first_start.clear();
   mark = 0;
-  parts = 0;
   solution.reset();
 }
 

@@ -16,12 +16,12 @@
 //
 // The next update trusts the state only if nothing it assumed has moved:
 // the same nodes; each node's models those it solved with, plus models with
-// later references; the stored solution the one it made (so its evidence
-// part was stored); every new evidence span starting at or after its
+// later references; the stored solution the one it made; every new
+// evidence span starting at or after its
 // track's horizon; no new span joining a closed collective instance; and
 // no new send or receive starting before one already settled in its
 // channel (comm, source, destination, tag), which pairs in order of start.
-// Otherwise it solves from all the stored evidence and makes the state
+// Otherwise it solves from all the job's chunks and makes the state
 // again. Either way the solution is the same, byte for byte.
 #ifndef MERIDIAN_QUERY_CLOCK_SOLVE_STATE_H_
 #define MERIDIAN_QUERY_CLOCK_SOLVE_STATE_H_
@@ -45,7 +45,7 @@ struct ClockSolveState {
   int64_t settle_margin_ns = 10'000'000'000;
 
   // Set by JobClocks::Update; `job_id` -1: empty (the next update solves
-  // from the stored evidence).
+  // whole, from the job's chunks).
   int64_t job_id = -1;
   std::vector<std::string> nodes;
   std::vector<std::vector<NodeClockModel>> models;     // per node, as solved
@@ -59,8 +59,7 @@ struct ClockSolveState {
   int64_t settled_spans = 0;       // in settled groups, or never matched
   std::vector<EvidenceSpan> open;  // ascending (start, track)
   absl::flat_hash_map<int64_t, int64_t> first_start;  // track -> raw ns
-  int64_t mark = 0;                         // the last stored evidence part's
-  int parts = 0;                            // stored evidence parts
+  int64_t mark = 0;  // Store::WriteMark up to which the chunks were read
   std::optional<StoredJobResult> solution;  // the last one made
   // Updates that used the state, and solves that made it again.
   int64_t incremental_updates = 0;

@@ -8,16 +8,18 @@
 // --parts parts, each every node's next batches (so each part is a slice
 // of the job's time). After each part, in turn (each part begins with the
 // next of the three):
-//   - update: JobClocks::Update from the stored evidence and solution (what
-//     the collector's refresh did before the incremental state);
+//   - update: JobClocks::Update with the stored solution and no kept state
+//     (what the collector does for a job whose state it does not hold: after
+//     a restart, an eviction, or a state over its budget): one scan of the
+//     job's chunks;
 //   - incremental: JobClocks::Update with the ClockSolveState kept since
-//     the last part (what the collector's refresh does), then its evidence
-//     and solution stored;
+//     the last part (what the collector's refresh does), then its solution
+//     stored;
 //   - whole: JobClocks::Load over every span (what a solve did before).
 // All must give the same solution, byte for byte (else exit 1). The last
 // line is JSON: the last part's times, their ratios, how much of the
 // evidence is settled, and the chunks read. Left out: the gRPC and the
-// collector's writer queue (the bench stores the evidence itself, on the
+// collector's writer queue (the bench stores the solution itself, on the
 // same thread).
 #include <algorithm>
 #include <chrono>
@@ -116,8 +118,8 @@ int Run(int argc, char** argv) {
     for (int turn = 0; turn < 3; ++turn) {
       const int leg = static_cast<int>((turn + part) % 3);
       if (leg == 0) {
-        // From the stored evidence, as the collector did before (its
-        // evidence and solution are the incremental leg's to store).
+        // Without a kept state (the solution is the incremental leg's to
+        // store).
         ScanStats read;
         const Clock::time_point t = Clock::now();
         auto clocks =
@@ -135,11 +137,6 @@ int Run(int argc, char** argv) {
         Check(clocks.status(), "incremental update");
         incremental_ms = Ms(t);
         incremental = clocks->new_solution()->data;
-        if (clocks->new_evidence()) {
-          Check((*writer)->AddClockEvidence(catalog->job.id,
-                                            *clocks->new_evidence()),
-                "store evidence");
-        }
         Check((*writer)->SaveClockSolution(catalog->job.id,
                                            *clocks->new_solution()),
               "store solution");

@@ -20,35 +20,10 @@ namespace {
 
 // The refinement's bound for a node that has no clock model.
 constexpr int64_t kUnknownClockBoundNs = 1000000000;
-// Stored evidence parts past which an update folds them into one.
-constexpr int kMaxParts = 64;
 // The order of the evidence: the refinement's (Store::Scan's).
 bool Before(const EvidenceSpan& a, const EvidenceSpan& b) {
   return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
 }
-// Drops the repeats of a span from `sorted` (ascending by Before): parts
-// stored by two updates that ran from different snapshots can overlap.
-void DropRepeats(std::vector<EvidenceSpan>* sorted) {
-  std::vector<EvidenceSpan>& spans = *sorted;
-  size_t kept = 0;
-  for (size_t i = 0; i < spans.size(); ++i) {
-    bool repeat = false;
-    for (size_t j = kept; j-- > 0;) {
-      if (Before(spans[j], spans[i])) break;  // past the run of (start, track)
-      if (spans[j].op_id == spans[i].op_id &&
-          spans[j].dur_ns == spans[i].dur_ns) {
-        repeat = true;
-        break;
-      }
-    }
-    if (!repeat) {
-      if (kept != i) spans[kept] = std::move(spans[i]);
-      ++kept;
-    }
-  }
-  spans.resize(kept);
-}
-
 // Drops from `fresh` the spans `sorted` (ascending by Before) holds: a span
 // read twice (ClickHouse's write mark rereads the last seconds) counts once.
 void DropKnown(const std::vector<EvidenceSpan>& sorted,
@@ -175,77 +150,17 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   // Before any span is read: what is written after it is new next time.
   auto mark = store.WriteMark(catalog.job.id);
   if (!mark.ok()) return mark.status();
-  // The stored parts, by mark. A part that does not read, and every part
-  // before it, is dropped: the evidence is then read again whole.
+  // The whole job's evidence, from its chunks, in the scan's order (the
+  // refinement's: ascending start, then track).
   ClockEvidence evidence;
-  int64_t after = 0;
-  int parts = 0;
-  bool damaged = false;
-  status = store.ScanClockEvidence(
-      catalog.job.id, [&](const StoredClockEvidence& part) {
-        const EvidencePart read = DecodeEvidence(part.data, &evidence);
-        if (read == EvidencePart::kWhole) {
-          damaged = false;
-          parts = 0;
-        }
-        if (damaged) return;
-        if (read == EvidencePart::kDamaged) {
-          damaged = true;
-          return;
-        }
-        ++parts;
-        after = part.mark;
-      });
-  if (!status.ok()) return status;
-  if (damaged) {
-    evidence = ClockEvidence{};
-    after = 0;
-    parts = 0;
-  }
-  // The chunks written since (a span already in the evidence, read again
-  // under ClickHouse's margin, is dropped below).
-  ClockEvidence fresh;
   JobRead read;
-  read.ranges[0].written_after = after;
   read.cancel = cancel;
   read.stats = stats;
-  if (parts == 0 || *mark > after) {
-    status = clocks.Gather(
-        store, catalog, roles, nullptr, read,
-        [&](EvidenceSpan&& span) { fresh.spans.push_back(std::move(span)); },
-        &fresh);
-    if (!status.ok()) return status;
-  }
-  // The refinement's order is the scan's: ascending start, then track
-  // (fresh is in it already: Store::Scan's contract). Each part is in
-  // order; together they are not if a batch came late.
-  if (!std::is_sorted(evidence.spans.begin(), evidence.spans.end(), Before)) {
-    std::stable_sort(evidence.spans.begin(), evidence.spans.end(), Before);
-  }
-  DropRepeats(&evidence.spans);
-  DropKnown(evidence.spans, &fresh.spans);
-  // What to store: the fresh spans as a part, or, for the first part or
-  // once there are kMaxParts, everything as one whole part.
-  const bool whole = parts == 0 || parts >= kMaxParts;
-  if (!whole && *mark > after) {
-    clocks.new_evidence_ =
-        StoredClockEvidence{*mark, EncodeEvidence(fresh, false)};
-  }
-  // The evidence then the fresh spans, each sorted: merged (equal keys keep
-  // the evidence's first, as the scan keeps arrival order).
-  const auto middle = static_cast<std::ptrdiff_t>(evidence.spans.size());
-  evidence.spans.insert(evidence.spans.end(),
-                        std::make_move_iterator(fresh.spans.begin()),
-                        std::make_move_iterator(fresh.spans.end()));
-  std::inplace_merge(evidence.spans.begin(), evidence.spans.begin() + middle,
-                     evidence.spans.end(), Before);
-  for (const auto& [track, start] : fresh.first_start) {
-    evidence.SawStart(track, start);
-  }
-  if (whole) {
-    clocks.new_evidence_ =
-        StoredClockEvidence{*mark, EncodeEvidence(evidence, true)};
-  }
+  status = clocks.Gather(
+      store, catalog, roles, nullptr, read,
+      [&](EvidenceSpan&& span) { evidence.spans.push_back(std::move(span)); },
+      &evidence);
+  if (!status.ok()) return status;
   clocks.evidence_spans_ = static_cast<int64_t>(evidence.spans.size());
   CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
   const int64_t unordered = clocks.AddOrdered(roles, &evidence.spans, &refiner);
@@ -261,13 +176,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
       state->models.push_back(node.timeline.models());
     }
     state->first_start = std::move(evidence.first_start);
-    if (clocks.new_evidence_) {
-      state->mark = clocks.new_evidence_->mark;
-      state->parts = whole ? 1 : parts + 1;
-    } else {
-      state->mark = after;
-      state->parts = parts;
-    }
+    state->mark = *mark;
     state->solution = clocks.new_solution_;
     ++state->full_solves;
     state->settled_spans += unordered;
@@ -280,11 +189,10 @@ bool JobClocks::Trusts(const JobCatalog& catalog,
                        const std::optional<StoredJobResult>* stored,
                        const ClockSolveState& state) const {
   if (state.job_id != catalog.job.id || state.nodes.size() != nodes_.size() ||
-      state.parts >= kMaxParts || !state.solution || stored == nullptr ||
-      !stored->has_value()) {
+      !state.solution || stored == nullptr || !stored->has_value()) {
     return false;
   }
-  // The solution it made was stored (after its evidence part).
+  // The solution it made was stored.
   const StoredJobResult& made = *state.solution;
   const StoredJobResult& kept = **stored;
   if (made.spans != kept.spans || made.written_ns != kept.written_ns ||
@@ -353,11 +261,7 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
       return false;
     }
   }
-  if (*mark > state->mark) {
-    new_evidence_ = StoredClockEvidence{*mark, EncodeEvidence(fresh, false)};
-    state->mark = *mark;
-    ++state->parts;
-  }
+  state->mark = std::max(state->mark, *mark);
   for (const auto& [track, start] : fresh.first_start) {
     auto [it, added] = state->first_start.try_emplace(track, start);
     if (!added) it->second = std::min(it->second, start);

@@ -91,20 +91,16 @@ class JobClocks {
       const JobRead& read = JobRead{},
       const std::optional<StoredJobResult>* stored = nullptr);
 
-  // The whole job's clocks as Load solves them, from the job's stored
-  // evidence (clock_evidence.h) and the chunks written since it (Store::
-  // Scan with ScanRange::written_after), not from a scan of the whole job:
-  // the stored solution if it is of the job as it stands, else the
-  // refinement solved again over the evidence, in memory. The same answer
-  // as Load's whole-job solve (the same spans, in the same order; a span
-  // read twice, as ClickHouse's write mark rereads the last seconds, counts
-  // once). new_evidence() is then what to add to the stored evidence; the
-  // first update of a job reads it whole. `stats` and `cancel` as JobRead's.
-  // `state`, if given, is what the last update of the job kept
-  // (clock_solve_state.h): if it still holds, only its open evidence and the
-  // new spans are placed and matched, and its settled groups counted;
-  // otherwise the evidence is solved whole and the state made again. The
-  // solution is the same either way.
+  // The whole job's clocks as Load solves them: the stored solution if it
+  // is of the job as it stands; else, with `state` (what the last update of
+  // the job kept, clock_solve_state.h) if it still holds, from the chunks
+  // written since it alone (Store::Scan with ScanRange::written_after): only
+  // its open evidence and the new spans are placed and matched, and its
+  // settled groups counted (a span read twice, as ClickHouse's write mark
+  // rereads the last seconds, counts once); otherwise solved whole from one
+  // scan of the job's chunks, and the state (if given) made again. The same
+  // answer as Load's whole-job solve either way, byte for byte. `stats` and
+  // `cancel` as JobRead's.
   static absl::StatusOr<JobClocks> Update(
       Store& store, const JobCatalog& catalog,
       const std::optional<StoredJobResult>* stored,
@@ -115,10 +111,6 @@ class JobClocks {
   // job (a window's refinement is not the job's), nullopt otherwise.
   const std::optional<StoredJobResult>& new_solution() const {
     return new_solution_;
-  }
-  // Update's part of the evidence to store (Store::AddClockEvidence), if any.
-  const std::optional<StoredClockEvidence>& new_evidence() const {
-    return new_evidence_;
   }
   // Spans of the evidence that Update solved from.
   int64_t evidence_spans() const { return evidence_spans_; }
@@ -238,7 +230,6 @@ class JobClocks {
   Refinement refinement_;
   int64_t epoch_ns_ = 0;
   std::optional<StoredJobResult> new_solution_;
-  std::optional<StoredClockEvidence> new_evidence_;
   int64_t evidence_spans_ = 0;
   bool from_stored_ = false;
   int64_t solved_ns_ = 0;

@@ -224,30 +224,25 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
     ASSERT_TRUE(writer.Write(pointers).ok());
   };
   auto save = [&](const JobCatalog& catalog, const JobClocks& clocks) {
-    if (clocks.new_evidence()) {
-      ASSERT_TRUE(
-          writer.AddClockEvidence(catalog.job.id, *clocks.new_evidence()).ok());
-    }
     ASSERT_TRUE(
         writer.SaveClockSolution(catalog.job.id, *clocks.new_solution()).ok());
   };
+  ClockSolveState state;  // what the collector keeps between updates
   // Every node's first two batches, but node 1's first: sent late.
   write({{0, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}, {3, 0}, {3, 1}});
   JobCatalog catalog;
   auto reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   ScanStats first_read;
-  auto first =
-      JobClocks::Update(*reader, catalog, nullptr, nullptr, &first_read);
+  auto first = JobClocks::Update(*reader, catalog, nullptr, nullptr,
+                                 &first_read, &state);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_FALSE(first->from_stored());
   EXPECT_EQ(first_read.chunks_read, catalog.job.chunks);  // all, the first time
-  ASSERT_TRUE(first->new_evidence().has_value());
   auto mark = reader->WriteMark(catalog.job.id);
   ASSERT_TRUE(mark.ok());
-  EXPECT_EQ(first->new_evidence()->mark, *mark);
-  EXPECT_TRUE(absl::StartsWith(first->new_evidence()->data,
-                               "meridian-evidence 1 whole\n"));
+  EXPECT_EQ(state.mark, *mark);
+  EXPECT_EQ(state.full_solves, 1);
   EXPECT_EQ(first->new_solution()->data, WholeSolve(*reader, catalog));
   EXPECT_GT(first->evidence_spans(), 0);
   save(catalog, *first);
@@ -261,15 +256,13 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
   auto stored = reader->LoadClockSolution(catalog.job.id);
   ASSERT_TRUE(stored.ok());
   ScanStats second_read;
-  auto second =
-      JobClocks::Update(*reader, catalog, &*stored, nullptr, &second_read);
+  auto second = JobClocks::Update(*reader, catalog, &*stored, nullptr,
+                                  &second_read, &state);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_FALSE(second->from_stored());  // the job has changed
-  // Only the chunks written since.
+  // With the kept state: only the chunks written since.
+  EXPECT_EQ(state.incremental_updates, 1);
   EXPECT_EQ(second_read.chunks_read, catalog.job.chunks - chunks_before);
-  ASSERT_TRUE(second->new_evidence().has_value());
-  EXPECT_TRUE(absl::StartsWith(second->new_evidence()->data,
-                               "meridian-evidence 1 part\n"));
   const std::string whole = WholeSolve(*reader, catalog);
   EXPECT_EQ(second->new_solution()->data, whole);
   // Node n's clock is 25 us x n ahead: the refinement corrects it.
@@ -279,9 +272,14 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
                                 "node node-2 -30648\nnode node-3 -55812\n"))
       << whole;
   // The same spans as the whole job's refinement reads.
-  auto all = JobClocks::Update(*reader, catalog, nullptr);
+  ScanStats stateless_read;
+  auto all =
+      JobClocks::Update(*reader, catalog, nullptr, nullptr, &stateless_read);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(second->evidence_spans(), all->evidence_spans());
+  // Without a kept state (a restarted collector): every chunk, read once.
+  EXPECT_EQ(stateless_read.chunks_read, catalog.job.chunks);
+  EXPECT_EQ(all->new_solution()->data, whole);
   save(catalog, *second);
 
   // The job as it stands: its stored solution, nothing read.
@@ -294,58 +292,13 @@ TEST(JobClocksTest, UpdatesReadOnlyWhatWasWrittenSinceAndSolveAsTheWholeJob) {
       JobClocks::Update(*reader, catalog, &*stored, nullptr, &third_read);
   ASSERT_TRUE(third.ok());
   EXPECT_TRUE(third->from_stored());
-  EXPECT_FALSE(third->new_evidence().has_value());
   EXPECT_EQ(third_read.chunks_read, 0);
-  // Without the solution: solved again from the evidence, nothing read.
-  ScanStats evidence_read;
-  auto again =
-      JobClocks::Update(*reader, catalog, nullptr, nullptr, &evidence_read);
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(evidence_read.chunks_read, 0);
-  EXPECT_FALSE(again->new_evidence().has_value());
-  EXPECT_EQ(again->new_solution()->data, whole);
-
-  // A part that does not read: the evidence is read again whole.
-  ASSERT_TRUE(writer
-                  .AddClockEvidence(catalog.job.id,
-                                    StoredClockEvidence{*mark + 1, "junk"})
-                  .ok());
-  reader = Reader(evidence.location, &catalog);
-  ASSERT_NE(reader, nullptr);
-  ScanStats rebuilt_read;
-  auto rebuilt =
-      JobClocks::Update(*reader, catalog, nullptr, nullptr, &rebuilt_read);
-  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
-  EXPECT_EQ(rebuilt_read.chunks_read, catalog.job.chunks);
-  ASSERT_TRUE(rebuilt->new_evidence().has_value());
-  EXPECT_TRUE(absl::StartsWith(rebuilt->new_evidence()->data,
-                               "meridian-evidence 1 whole\n"));
-  EXPECT_EQ(rebuilt->new_solution()->data, whole);
-  save(catalog, *rebuilt);
-  reader = Reader(evidence.location, &catalog);
-  ASSERT_NE(reader, nullptr);
-  ScanStats healed_read;
-  auto healed =
-      JobClocks::Update(*reader, catalog, nullptr, nullptr, &healed_read);
-  ASSERT_TRUE(healed.ok());
-  EXPECT_EQ(healed_read.chunks_read, 0);  // the whole part supersedes it
-  EXPECT_EQ(healed->new_solution()->data, whole);
-
-  // Deleting the job deletes its evidence.
-  ASSERT_TRUE(writer.DeleteJob("evidence").ok());
-  int parts = 0;
-  ASSERT_TRUE(
-      writer
-          .ScanClockEvidence(catalog.job.id,
-                             [&](const StoredClockEvidence&) { ++parts; })
-          .ok());
-  EXPECT_EQ(parts, 0);
 }
 
 // Updates with a ClockSolveState place and match only the evidence still
 // open, and give the whole job's solution, byte for byte, after every part:
 // as batches arrive in order, and when a node's batch comes late (before
-// its node's horizon: the update solves from all the evidence then).
+// its node's horizon: the update solves from all the chunks then).
 TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
   EvidenceStore evidence = NewEvidenceStore();
   ASSERT_NE(evidence.writer, nullptr);
@@ -390,11 +343,6 @@ TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
     EXPECT_EQ(state.full_solves, full + (whole ? 1 : 0));
     EXPECT_EQ(state.incremental_updates, incremental + (whole ? 0 : 1));
     settled.push_back(state.settled_spans);
-    if (updated->new_evidence()) {
-      ASSERT_TRUE(
-          writer.AddClockEvidence(catalog.job.id, *updated->new_evidence())
-              .ok());
-    }
     ASSERT_TRUE(
         writer.SaveClockSolution(catalog.job.id, *updated->new_solution())
             .ok());
@@ -422,7 +370,7 @@ TEST(JobClocksTest, IncrementalUpdatesSettleWhatCannotChangeAndSolveAsWhole) {
 }
 
 // A later span that would change what the state settled: the update
-// solves from all the evidence, and the solution is the whole job's.
+// solves from all the chunks, and the solution is the whole job's.
 TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
   EvidenceStore evidence = NewEvidenceStore();
   ASSERT_NE(evidence.writer, nullptr);
@@ -462,7 +410,6 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
   ClockSolveState state;
   state.settle_margin_ns = 0;
   std::optional<StoredJobResult> stored;
-  StoredClockEvidence last_part;
   // Writes `batches`, updates, checks the solution is the whole job's and
   // returns whether the update was incremental.
   auto update = [&](const std::vector<v1::Batch>& batches) {
@@ -479,16 +426,10 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
     EXPECT_TRUE(updated.ok()) << updated.status();
     if (!updated.ok()) return false;
     EXPECT_EQ(updated->new_solution()->data, WholeSolve(*reader, catalog));
-    if (updated->new_evidence()) {
-      EXPECT_TRUE(
-          writer.AddClockEvidence(catalog.job.id, *updated->new_evidence())
-              .ok());
-    }
     EXPECT_TRUE(
         writer.SaveClockSolution(catalog.job.id, *updated->new_solution())
             .ok());
     stored = updated->new_solution();
-    if (updated->new_evidence()) last_part = *updated->new_evidence();
     return state.incremental_updates > incremental;
   };
   EXPECT_FALSE(update(parts));  // the first: whole
@@ -520,14 +461,9 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
   allreduce(c, tc, kT0 + 200 * kMs + 2000, 3);
   EXPECT_TRUE(update({a.Take(), b.Take(), c.Take()}));
 
-  // A part stored again later (two updates from different snapshots): its
-  // spans count once.
+  // Without the state (a restarted collector): solved whole from the
+  // chunks, the same spans.
   JobCatalog catalog;
-  ASSERT_NE(Reader(evidence.location, &catalog), nullptr);
-  ASSERT_FALSE(last_part.data.empty());
-  auto overlap = writer.AddClockEvidence(
-      catalog.job.id, StoredClockEvidence{last_part.mark + 1, last_part.data});
-  ASSERT_TRUE(overlap.ok()) << overlap;
   auto reader = Reader(evidence.location, &catalog);
   ASSERT_NE(reader, nullptr);
   auto again = JobClocks::Update(*reader, catalog, nullptr);
