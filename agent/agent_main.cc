@@ -127,13 +127,15 @@ int Status(const std::string& socket, int timeout_ms) {
       "state %s\ncollector %s\nspool %s\nprocesses %llu\nreceived %llu\nsent "
       "%llu\n"
       "spooled %llu\nspool writes %llu\ndropped %llu\nrejected %llu\n"
-      "invalid %llu\nspool files corrupt %llu\nconnections refused %llu\n",
+      "invalid %llu\nspool files corrupt %llu\nconnections refused %llu\n"
+      "released before ack %llu\n",
       state, reply.collector, reply.spool, (unsigned long long)c.processes,
       (unsigned long long)c.spans_received, (unsigned long long)c.spans_sent,
       (unsigned long long)c.spans_spooled, (unsigned long long)c.spool_writes,
       (unsigned long long)c.spans_dropped, (unsigned long long)c.spans_rejected,
       (unsigned long long)c.spans_invalid, (unsigned long long)c.spool_corrupt,
-      (unsigned long long)c.connections_refused);
+      (unsigned long long)c.connections_refused,
+      (unsigned long long)c.released_early);
   for (uint32_t i = 0;
        i < reply.invalid_processes && i < reply.kInvalidProcesses; ++i) {
     const meridian::InvalidProcess& p = reply.invalid[i];

@@ -216,6 +216,10 @@ std::vector<prometheus::MetricFamily> NodeAgent::CollectMetrics() const {
                   d(p.clients)),
       CounterFamily("meridian_agent_connections_refused_total",
                     "Connections closed unserved.", d(c.connections_refused)),
+      CounterFamily("meridian_agent_released_before_ack_total",
+                    "Records whose ring slots were released before the "
+                    "collector's acknowledgement (their ring over half full).",
+                    d(c.released_early)),
       InvalidFamily(p.invalid),
   };
 }
@@ -487,6 +491,17 @@ double NodeAgent::Drain() {
     if (read == 0) break;
   }
   SendBatch();
+  // What was read is in memory now (sent or spooled). A ring still over
+  // half full is not left waiting for the collector's acknowledgement of
+  // it: its slots are released at once, so that the process keeps
+  // recording (a slow acknowledgement would otherwise fill it, and a full
+  // ring drops); below that they stay until the ack, for a successor agent.
+  for (auto& [fd, client] : clients_) {
+    ProbeSession* session = client.session.get();
+    if (session == nullptr) continue;
+    counters_.released_early +=
+        session->ReleaseOver(session->ring_capacity() / 2);
+  }
   return fill;
 }
 

@@ -417,6 +417,22 @@ void ProbeSession::CommitTo(uint32_t ring, uint64_t end) {
   }
 }
 
+uint64_t ProbeSession::ReleaseOver(uint64_t max_held) {
+  uint64_t released = 0;
+  for (uint32_t ring = 0; ring < readers_.size(); ++ring) {
+    SpanRingReader* reader = readers_[ring].get();
+    if (reader == nullptr) continue;
+    const uint64_t tail = reader->committed();
+    if (reader->published() - tail <= max_held || reader->position() <= tail) {
+      continue;
+    }
+    released += reader->position() - tail;
+    reader->Commit();
+    Committed(ring, reader->position());
+  }
+  return released;
+}
+
 void ProbeSession::Positions(std::vector<RingPosition>* out) const {
   for (uint32_t i = 0; i < readers_.size(); ++i) {
     if (readers_[i] != nullptr) {

@@ -74,6 +74,12 @@ class ProbeSession {
   // Releases ring `ring`'s records before `end` (no further than Read
   // reached): the agent calls it once the collector has acknowledged them.
   void CommitTo(uint32_t ring, uint64_t end);
+  // Releases, in each ring whose records not yet released (read or not)
+  // are more than `max_held`, what Read returned so far; returns how many
+  // records it released so. The agent calls it once what it read is in
+  // its memory, so that a ring waiting for the collector's
+  // acknowledgement does not fill and drop (docs/agent.md, "Durability").
+  uint64_t ReleaseOver(uint64_t max_held);
   // The positions Read reached, one per ring that has a reader.
   void Positions(std::vector<RingPosition>* out) const;
   // Resume ring `ring` after `end` (what a previous agent spooled).

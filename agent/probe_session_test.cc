@@ -368,6 +368,39 @@ TEST(ProbeSessionTest, ANewSessionResumesAtTheCommitOrWhereTheSpoolSays) {
   EXPECT_EQ(positions[0].end, 8u);
 }
 
+// A ring over a threshold of unreleased records gives up what was read
+// (the agent holds it in memory) without waiting for the acknowledgement;
+// below it, the slots stay taken. The fake's rings hold 16 records.
+TEST(ProbeSessionTest, ARingOverItsThresholdReleasesWhatWasReadAtOnce) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "MPI_Allreduce", 13);
+  SpanRingWriter ring = probe.Ring(2, 80);
+  for (int i = 0; i < 6; ++i) ring.Push(Record(name, 100 + i));
+  BatchBuilder builder("agent");
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  ASSERT_TRUE(session.ok());
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 4), 4u);
+  // 6 records not released (4 read): at most 8 may wait, so none goes.
+  EXPECT_EQ((*session)->ReleaseOver(8), 0u);
+  EXPECT_EQ(ring.Room(), 10u);
+  // Over 5: the 4 read are released, the 2 unread stay.
+  EXPECT_EQ((*session)->ReleaseOver(5), 4u);
+  EXPECT_EQ(ring.Room(), 14u);
+  // Nothing read since: nothing more to release.
+  EXPECT_EQ((*session)->ReleaseOver(0), 0u);
+  // A later acknowledgement of the same records moves nothing back.
+  (*session)->CommitTo(2, 3);
+  EXPECT_EQ(ring.Room(), 14u);
+  // A successor agent starts after what was released.
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 2u);
+  builder.Take();
+  auto successor = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  ASSERT_TRUE(successor.ok());
+  ASSERT_EQ((*successor)->Read(&builder, FakeTime(kWall), 100), 2u);
+  v1::Batch batch = Spans(builder.Take());
+  EXPECT_EQ(batch.spans(0).start_ns(), kWall + 104);
+}
+
 // A ring handed from an exited thread to the next (process_region.h): the
 // records after the owner record are the new thread's, also for an agent
 // that starts at the committed tail or skips past the owner record.

@@ -99,6 +99,10 @@ struct AgentCounters {
   // Connections closed unserved: another user's process, over
   // --max-connections, or out of file descriptors.
   uint64_t connections_refused = 0;
+  // Records whose ring slots were released once read, before the
+  // collector acknowledged them, because their ring was over half full
+  // (NodeAgent::Drain): only in the agent's memory until acknowledged.
+  uint64_t released_early = 0;
 };
 
 // A process some of whose records the agent dropped as invalid

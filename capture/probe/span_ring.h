@@ -147,6 +147,10 @@ class SpanRingReader {
 
   // Index of the next record Read returns (records ever pushed before it).
   uint64_t position() const { return position_; }
+  // Records committed so far (the producer may reuse the slots before it).
+  uint64_t committed() const {
+    return header_->tail.load(std::memory_order_acquire);
+  }
   // Records the producer has published so far (its head).
   uint64_t published() const {
     return header_->head.load(std::memory_order_acquire);
