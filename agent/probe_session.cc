@@ -191,6 +191,8 @@ int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
   if (builder_ != builder || builder_declarations_ != builder->declarations()) {
     builder_ = builder;
     builder_declarations_ = builder->declarations();
+    // What its probe dropped so far travels with each batch's declaration.
+    process_.dropped = std::min(dropped(), (uint64_t{1} << 62) - 1);
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
   }

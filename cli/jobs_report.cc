@@ -30,6 +30,13 @@ std::string Incomplete(const v1::JobSummary& job) {
                       " ranks seen");
 }
 
+// Spans its probes dropped (full rings): missing from its timeline.
+std::string Dropped(const v1::JobSummary& job) {
+  if (job.spans_dropped() <= 0) return "";
+  return absl::StrCat("  ", job.spans_dropped(),
+                      " spans dropped (full rings: missing from the timeline)");
+}
+
 }  // namespace
 
 std::string JobsText(const v1::ListJobsReply& reply) {
@@ -38,10 +45,11 @@ std::string JobsText(const v1::ListJobsReply& reply) {
       absl::StrFormat("%-24s %6s %6s %12s  %-30s %15s\n", "JOB", "RANKS",
                       "NODES", "SPANS", "START (UTC)", "DURATION(s)");
   for (const v1::JobSummary& job : reply.jobs()) {
-    absl::StrAppendFormat(
-        &out, "%-24s %6s %6d %12d  %-30s %15s%s\n", job.job(), Ranks(job),
-        job.nodes(), job.spans(), job.spans() > 0 ? Utc(job.start_ns()) : "-",
-        FixedPoint(job.end_ns() - job.start_ns(), 9), Incomplete(job));
+    absl::StrAppendFormat(&out, "%-24s %6s %6d %12d  %-30s %15s%s%s\n",
+                          job.job(), Ranks(job), job.nodes(), job.spans(),
+                          job.spans() > 0 ? Utc(job.start_ns()) : "-",
+                          FixedPoint(job.end_ns() - job.start_ns(), 9),
+                          Incomplete(job), Dropped(job));
   }
   return out;
 }
@@ -56,6 +64,7 @@ std::string JobsJson(const v1::ListJobsReply& reply) {
                     ",\"world_size\":", job.world_size(),
                     ",\"incomplete\":", job.incomplete() ? "true" : "false",
                     ",\"nodes\":", job.nodes(), ",\"spans\":", job.spans(),
+                    ",\"spans_dropped\":", job.spans_dropped(),
                     ",\"start_ns\":", job.start_ns(),
                     ",\"end_ns\":", job.end_ns(), "}");
   }

@@ -49,6 +49,7 @@ void Summarize(const JobInfo& job, v1::JobSummary* out) {
   out->set_start_ns(job.spans > 0 ? job.min_start_ns : 0);
   out->set_end_ns(job.spans > 0 ? job.max_end_ns : 0);
   out->set_stored_bytes(job.bytes);
+  out->set_spans_dropped(job.spans_dropped);
 }
 
 // One job with its ranks and steps: what `meridian export --per-rank` and

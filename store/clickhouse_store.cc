@@ -55,7 +55,7 @@ constexpr Table kTables[] = {
      "ReplacingMergeTree ORDER BY id", "id"},
     {"processes",
      "job Int64, id Int64, node Int64, rank Int32, local_rank Int32, "
-     "pid Int64, world_size Int32, written_ns Int64",
+     "pid Int64, world_size Int32, written_ns Int64, dropped Int64",
      "MergeTree ORDER BY (job, id)", "job"},
     {"tracks",
      "job Int64, id Int64, process Int64, kind Int32, ext_id Int64, "
@@ -344,7 +344,7 @@ struct ClickHouseStore::WriteRows {
   RowBinaryWriter strings, ops, processes, tracks, batches, clock_models,
       chunks, ring_marks, op_totals, process_totals;
   int32_t parts = 0;
-  absl::flat_hash_set<std::pair<int64_t, int32_t>> processes_written;
+  absl::flat_hash_set<std::tuple<int64_t, int32_t, int64_t>> processes_written;
   absl::flat_hash_set<int64_t> tracks_written;
   // (incarnation, ring) -> end of what is stored, committed or this Write's.
   std::map<std::pair<int64_t, int32_t>, int64_t> marks;
@@ -426,6 +426,21 @@ absl::Status ClickHouseStore::CreateSchema() {
         absl::StrCat("CREATE TABLE IF NOT EXISTS ", table.name, " (",
                      table.columns, ") ENGINE = ", engine));
     if (!status.ok()) return status;
+  }
+  // A database made before processes kept their dropped records: the
+  // column is added (at the end, as the table above has it); each shard's
+  // own store is upgraded by its --create-store (docs/clickhouse.md).
+  int64_t has_dropped = 0;
+  absl::Status columns =
+      ReadRows(client_.get(),
+               "SELECT toInt64(count()) FROM system.columns WHERE database = "
+               "currentDatabase() AND table = 'processes' AND name = 'dropped'",
+               [&](RowBinaryReader& r) { return r.Int64(&has_dropped); });
+  if (!columns.ok()) return columns;
+  if (has_dropped == 0) {
+    absl::Status added =
+        client_->Execute("ALTER TABLE processes ADD COLUMN dropped Int64");
+    if (!added.ok()) return added;
   }
   // Clock evidence was a second copy of every MPI span; solves now read
   // the chunks (docs/clocks.md).
@@ -652,7 +667,10 @@ absl::Status ClickHouseStore::WriteOne(const v1::Batch& batch,
         }) == jobs.end()) {
       jobs.emplace_back(job, job_name);
     }
-    if (!rows->processes_written.emplace(process[i].id, p.world_size())
+    // A row again once the world size or the dropped count changes; a
+    // reader takes each process's largest.
+    const int64_t dropped = static_cast<int64_t>(p.dropped());
+    if (!rows->processes_written.emplace(process[i].id, p.world_size(), dropped)
              .second) {
       continue;
     }
@@ -664,6 +682,7 @@ absl::Status ClickHouseStore::WriteOne(const v1::Batch& batch,
     rows->processes.Int64(p.pid());
     rows->processes.Int32(p.world_size());
     rows->processes.Int64(now);
+    rows->processes.Int64(dropped);
   }
   const int64_t seq = static_cast<int64_t>(batch.batch_seq());
   if (jobs.empty()) jobs.emplace_back(0, "");
@@ -946,15 +965,17 @@ absl::StatusOr<std::vector<JobInfo>> ClickHouseStore::Jobs(
   if (!read.ok()) return read;
   read = ReadRows(
       client_.get(),
-      absl::StrCat("SELECT job, toInt64(uniqExactIf(rank, rank >= 0)), "
-                   "toInt64(uniqExact(node)), max(world_size) FROM processes "
+      absl::StrCat("SELECT job, toInt64(uniqExactIf(r, r >= 0)), "
+                   "toInt64(uniqExact(n)), max(ws), toInt64(sum(d)) FROM "
+                   "(SELECT job, id, any(rank) AS r, any(node) AS n, "
+                   "max(world_size) AS ws, max(dropped) AS d FROM processes "
                    "WHERE ",
-                   alive, " GROUP BY job"),
+                   alive, " GROUP BY job, id) GROUP BY job"),
       [&](RowBinaryReader& r) {
-        int64_t id, ranks, nodes;
+        int64_t id, ranks, nodes, dropped;
         int32_t world_size;
         if (!r.Int64(&id) || !r.Int64(&ranks) || !r.Int64(&nodes) ||
-            !r.Int32(&world_size)) {
+            !r.Int32(&world_size) || !r.Int64(&dropped)) {
           return false;
         }
         auto it = jobs.find(id);
@@ -962,6 +983,7 @@ absl::StatusOr<std::vector<JobInfo>> ClickHouseStore::Jobs(
           it->second.ranks = static_cast<int32_t>(ranks);
           it->second.nodes = static_cast<int32_t>(nodes);
           it->second.world_size = world_size;
+          it->second.spans_dropped = dropped;
         }
         return true;
       });
@@ -1073,14 +1095,16 @@ absl::StatusOr<JobCatalog> ClickHouseStore::LoadCatalog(
 
   absl::Status read = ReadRows(
       client_.get(),
-      absl::StrCat("SELECT id, any(node), any(rank), any(local_rank), any(pid) "
-                   "FROM processes WHERE ",
-                   *filter, " GROUP BY id"),
+      absl::StrCat(
+          "SELECT id, any(node), any(rank), any(local_rank), any(pid), "
+          "max(dropped) FROM processes WHERE ",
+          *filter, " GROUP BY id"),
       [&](RowBinaryReader& r) {
         ProcessInfo p;
         int64_t node;
         if (!r.Int64(&p.id) || !r.Int64(&node) || !r.Int32(&p.rank) ||
-            !r.Int32(&p.local_rank) || !r.Int64(&p.pid)) {
+            !r.Int32(&p.local_rank) || !r.Int64(&p.pid) ||
+            !r.Int64(&p.dropped)) {
           return false;
         }
         p.node = name_of(node);

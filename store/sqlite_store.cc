@@ -21,7 +21,7 @@ namespace {
 // Version 3: spans are stored as columnar chunks (wire/span_chunk.h), one
 // row per chunk. Version 2 (a row per span) and earlier are refused with a
 // message: their spans would have to be rewritten.
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = 8;
 
 // Version 3 kept one clock model per (node, reference_ns), whoever sent it;
 // version 4 keys them by the agent that sent them and records which agents
@@ -79,6 +79,16 @@ UPDATE meta SET value=7 WHERE key='schema_version';
 COMMIT;
 )sql";
 
+// Version 8 keeps the records each process's probe dropped (the largest
+// count its agent reported), so that a job's lost spans show where users
+// look (`meridian jobs`, the web page, exports).
+constexpr const char* kUpgrade7To8 = R"sql(
+BEGIN IMMEDIATE;
+ALTER TABLE processes ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
+UPDATE meta SET value=8 WHERE key='schema_version';
+COMMIT;
+)sql";
+
 // Everything is created in one transaction, so a store is either complete or
 // absent. Comments on every column: docs/wire-and-store.md.
 constexpr const char* kSchema = R"sql(
@@ -94,6 +104,7 @@ CREATE TABLE IF NOT EXISTS processes(
   id INTEGER PRIMARY KEY, job INTEGER NOT NULL, node INTEGER NOT NULL,
   rank INTEGER NOT NULL, local_rank INTEGER NOT NULL, pid INTEGER NOT NULL,
   world_size INTEGER NOT NULL DEFAULT 0,
+  dropped INTEGER NOT NULL DEFAULT 0,
   UNIQUE(job, node, pid, rank, local_rank));
 CREATE TABLE IF NOT EXISTS tracks(
   id INTEGER PRIMARY KEY, process INTEGER NOT NULL, kind INTEGER NOT NULL,
@@ -243,9 +254,15 @@ struct SqliteStore::Caches {
         ops(capacity) {}
   LruCache<std::string, int64_t> string_ids;
   LruCache<std::string, JobRef> jobs;
-  // A process's id and the largest world size stored for it.
+  // A process's id, and the largest world size and dropped count stored
+  // for it.
+  struct StoredProcess {
+    int64_t id;
+    int32_t world_size;
+    int64_t dropped;
+  };
   LruCache<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>,
-           std::pair<int64_t, int32_t>>
+           StoredProcess>
       processes;
   LruCache<std::tuple<int64_t, int64_t, int64_t>, int64_t> tracks;
   LruCache<std::pair<int64_t, int64_t>, int64_t> ops;
@@ -365,7 +382,7 @@ absl::Status SqliteStore::RefuseOlderVersion() {
   if (version == 0 || version == kSchemaVersion) return absl::OkStatus();
   // Upgraded in place, one version at a time, each in one transaction.
   constexpr const char* kUpgrades[] = {kUpgrade3To4, kUpgrade4To5, kUpgrade5To6,
-                                       kUpgrade6To7};
+                                       kUpgrade6To7, kUpgrade7To8};
   for (; version >= 3 && version < kSchemaVersion; ++version) {
     absl::Status status = Exec(kUpgrades[version - 3]);
     if (!status.ok()) {
@@ -434,13 +451,16 @@ absl::StatusOr<std::string> SqliteStore::LookupString(int64_t id) {
 
 absl::StatusOr<int64_t> SqliteStore::InsertReturningId(Statement* insert,
                                                        const char* what,
-                                                       int64_t* second_column) {
+                                                       int64_t* more_columns,
+                                                       int more) {
   if (insert->Step() != SQLITE_ROW) {
     insert->Reset();
     return Fail(what);
   }
   int64_t id = insert->Int(0);
-  if (second_column != nullptr) *second_column = insert->Int(1);
+  if (more_columns != nullptr) {
+    for (int i = 0; i < more; ++i) more_columns[i] = insert->Int(1 + i);
+  }
   insert->Step();  // SQLITE_DONE: the statement has finished
   insert->Reset();
   return id;
@@ -662,15 +682,19 @@ SqliteStore::StoreProcesses(const v1::Batch& batch,
     auto key = std::make_tuple(job->id, string_id[p.node()],
                                static_cast<int64_t>(p.rank()),
                                static_cast<int64_t>(p.local_rank()), p.pid());
-    const std::pair<int64_t, int32_t>* cached = caches_->processes.Find(key);
-    int64_t process_id = cached != nullptr ? cached->first : 0;
-    // A process learns its world size at MPI_Init, after its first spans.
-    if (cached == nullptr || cached->second < p.world_size()) {
+    const Caches::StoredProcess* cached = caches_->processes.Find(key);
+    int64_t process_id = cached != nullptr ? cached->id : 0;
+    // A process learns its world size at MPI_Init, after its first spans;
+    // its dropped count grows (both: the validator bounds them).
+    const int64_t dropped = static_cast<int64_t>(p.dropped());
+    if (cached == nullptr || cached->world_size < p.world_size() ||
+        cached->dropped < dropped) {
       auto insert = Prepare(
-          "INSERT INTO processes(job, node, rank, local_rank, pid, world_size) "
-          "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET "
-          "world_size=max(world_size, excluded.world_size) RETURNING id, "
-          "world_size");
+          "INSERT INTO processes(job, node, rank, local_rank, pid, world_size, "
+          "dropped) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE "
+          "SET world_size=max(world_size, excluded.world_size), "
+          "dropped=max(dropped, excluded.dropped) RETURNING id, world_size, "
+          "dropped");
       if (!insert.ok()) return insert.status();
       (*insert)
           ->Bind(1, std::get<0>(key))
@@ -678,13 +702,14 @@ SqliteStore::StoreProcesses(const v1::Batch& batch,
           .Bind(3, std::get<2>(key))
           .Bind(4, std::get<3>(key))
           .Bind(5, std::get<4>(key))
-          .Bind(6, static_cast<int64_t>(p.world_size()));
-      int64_t stored_world_size = 0;
-      auto id = InsertReturningId(*insert, "storing a process failed",
-                                  &stored_world_size);
+          .Bind(6, static_cast<int64_t>(p.world_size()))
+          .Bind(7, dropped);
+      int64_t stored[2] = {0, 0};
+      auto id =
+          InsertReturningId(*insert, "storing a process failed", stored, 2);
       if (!id.ok()) return id.status();
-      caches_->processes.Insert(key,
-                                {*id, static_cast<int32_t>(stored_world_size)});
+      caches_->processes.Insert(
+          key, {*id, static_cast<int32_t>(stored[0]), stored[1]});
       process_id = *id;
     }
     process[i] = {process_id, *job};
@@ -884,7 +909,9 @@ absl::StatusOr<std::vector<JobInfo>> SqliteStore::ListJobs() {
       "(SELECT count(DISTINCT node) FROM processes p WHERE p.job=j.id), "
       "j.max_chunk_ns, j.chunks, "
       "(SELECT ifnull(max(world_size), 0) FROM processes p WHERE p.job=j.id), "
-      "j.bytes, j.written_ns FROM jobs j ORDER BY j.name");
+      "j.bytes, j.written_ns, "
+      "(SELECT ifnull(sum(dropped), 0) FROM processes p WHERE p.job=j.id) "
+      "FROM jobs j ORDER BY j.name");
   if (!select.ok()) return select.status();
   std::vector<JobInfo> jobs;
   int rc;
@@ -904,6 +931,7 @@ absl::StatusOr<std::vector<JobInfo>> SqliteStore::ListJobs() {
     job.world_size = static_cast<int32_t>((*select)->Int(11));
     job.bytes = (*select)->Int(12);
     job.written_ns = (*select)->Int(13);
+    job.spans_dropped = (*select)->Int(14);
     jobs.push_back(std::move(job));
   }
   (*select)->Reset();
@@ -932,7 +960,8 @@ absl::StatusOr<JobCatalog> SqliteStore::LoadCatalog(
   }
 
   auto processes = Prepare(
-      "SELECT p.id, s.s, p.rank, p.local_rank, p.pid FROM processes p "
+      "SELECT p.id, s.s, p.rank, p.local_rank, p.pid, p.dropped FROM "
+      "processes p "
       "JOIN strings s ON s.id=p.node WHERE p.job=?1 ORDER BY p.rank, p.id");
   if (!processes.ok()) return processes.status();
   (*processes)->Bind(1, catalog.job.id);
@@ -941,7 +970,7 @@ absl::StatusOr<JobCatalog> SqliteStore::LoadCatalog(
     catalog.processes.push_back({(*processes)->Int(0), (*processes)->Text(1),
                                  static_cast<int32_t>((*processes)->Int(2)),
                                  static_cast<int32_t>((*processes)->Int(3)),
-                                 (*processes)->Int(4)});
+                                 (*processes)->Int(4), (*processes)->Int(5)});
   }
   (*processes)->Reset();
   if (rc != SQLITE_DONE) return Fail("reading processes failed");

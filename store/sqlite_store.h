@@ -139,10 +139,12 @@ class SqliteStore final : public Store {
   absl::StatusOr<int64_t> InternString(const std::string& s);
   absl::StatusOr<std::string> LookupString(int64_t id);
   absl::StatusOr<Statement*> Prepare(const char* sql);
-  // Runs a bound INSERT ... RETURNING id[, x] statement and returns the id
-  // (and x in *second_column); `what` names the step in the error.
+  // Runs a bound INSERT ... RETURNING id[, x...] statement and returns the
+  // id (and the `more` columns after it in more_columns[0..more)); `what`
+  // names the step in the error.
   absl::StatusOr<int64_t> InsertReturningId(Statement* insert, const char* what,
-                                            int64_t* second_column = nullptr);
+                                            int64_t* more_columns = nullptr,
+                                            int more = 1);
 
   sqlite3* db_;
   std::string path_;

@@ -93,6 +93,9 @@ struct JobInfo {
   int32_t ranks = 0;       // distinct known ranks (>= 0) seen
   int32_t nodes = 0;
   int32_t world_size = 0;  // the largest a process reported; 0: unknown
+  // Records its processes' probes dropped (each process's largest count,
+  // summed).
+  int64_t spans_dropped = 0;
 };
 
 struct ProcessInfo {
@@ -101,6 +104,7 @@ struct ProcessInfo {
   int32_t rank = -1;
   int32_t local_rank = -1;
   int64_t pid = 0;
+  int64_t dropped = 0;  // records its probe dropped (v1::Process.dropped)
 };
 
 struct TrackInfo {

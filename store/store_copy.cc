@@ -76,7 +76,8 @@ absl::Status CopyJob(Store& from, const JobInfo& job, Writer* writer) {
   std::set<std::string> nodes;
   for (const ProcessInfo& p : catalog->processes) {
     process_handle[p.id] = builder.DeclareProcess(
-        {job.name, p.node, p.rank, p.local_rank, p.pid, job.world_size});
+        {job.name, p.node, p.rank, p.local_rank, p.pid, job.world_size,
+         static_cast<uint64_t>(p.dropped)});
     nodes.insert(p.node);
   }
   for (const TrackInfo& t : catalog->tracks) {

@@ -522,6 +522,44 @@ v1::Batch ClockBatch(const std::string& agent, uint64_t seq,
 
 // Deleting a job takes its spans, processes and tracks and nothing of other
 // jobs; spans that arrive for it later start it afresh.
+// Each batch declares its processes with what their probes dropped so far:
+// the store keeps each process's largest count (batches arrive in any
+// order), and a job's is the sum of its processes'.
+TEST_P(StoreTest, KeepsEachProcesssLargestDroppedCountAndSumsThemPerJob) {
+  auto store = Store::Open(Location("dropped.db"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  BatchBuilder builder("agent-d");
+  auto batch = [&](uint64_t dropped0, uint64_t dropped1, int64_t at) {
+    const int p0 =
+        builder.DeclareProcess({"lossy", "host-0", 0, 0, 100, 2, dropped0});
+    const int p1 =
+        builder.DeclareProcess({"lossy", "host-0", 1, 1, 101, 2, dropped1});
+    builder.AddSpan(builder.DeclareTrack(p0, v1::TRACK_KIND_THREAD, 1, "m"),
+                    v1::CATEGORY_MPI, "MPI_Allreduce", kT + at, 10);
+    builder.AddSpan(builder.DeclareTrack(p1, v1::TRACK_KIND_THREAD, 1, "m"),
+                    v1::CATEGORY_MPI, "MPI_Allreduce", kT + at, 10);
+    v1::Batch taken = builder.Take();
+    builder.ForgetDeclarations();
+    return taken;
+  };
+  std::vector<v1::Batch> batches;
+  batches.push_back(batch(0, 0, 0));
+  batches.push_back(batch(171503, 7, 100));
+  batches.push_back(batch(5, 3, 200));  // an older count, written later
+  for (const v1::Batch& b : batches) ASSERT_TRUE((*store)->Write({&b}).ok());
+  auto jobs = (*store)->ListJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].spans, 6);
+  EXPECT_EQ((*jobs)[0].spans_dropped, 171510);
+  auto catalog = (*store)->LoadCatalog("lossy");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  ASSERT_EQ(catalog->processes.size(), 2u);
+  EXPECT_EQ(catalog->processes[0].dropped, 171503);
+  EXPECT_EQ(catalog->processes[1].dropped, 7);
+  EXPECT_EQ(catalog->job.spans_dropped, 171510);
+}
+
 TEST_P(StoreTest, DeletesAJobWholeAndOnlyIt) {
   const std::string path = Location("delete.db");
   auto store = Store::Open(path);
@@ -728,15 +766,18 @@ TEST_P(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
   EXPECT_EQ((*b)[0].offset_ns, 5000000000);
 }
 
-// What versions 6 and 7 added (an older store has none of it): SQL text,
-// joined to the statements around it.
+// What version 8 added (an older store has none of it): SQL text, joined
+// to the statements around it.
+#define MERIDIAN_DROP_VERSION_8_COLUMNS \
+  "ALTER TABLE processes DROP COLUMN dropped;"
+// What versions 6 to 8 added.
 #define MERIDIAN_DROP_VERSION_6_COLUMNS                      \
   "ALTER TABLE process_totals DROP COLUMN user_ns;"          \
   "ALTER TABLE process_totals DROP COLUMN system_ns;"        \
   "ALTER TABLE process_totals DROP COLUMN max_rss_bytes;"    \
   "ALTER TABLE process_totals DROP COLUMN context_switches;" \
   "ALTER TABLE jobs DROP COLUMN bytes;"                      \
-  "ALTER TABLE jobs DROP COLUMN written_ns;"
+  "ALTER TABLE jobs DROP COLUMN written_ns;" MERIDIAN_DROP_VERSION_8_COLUMNS
 
 // A version 3 store (clock models keyed by node only) is upgraded in
 // place: its models are kept, now under the agent that sent them.
@@ -887,7 +928,8 @@ TEST(SqliteStoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
                          "ALTER TABLE jobs DROP COLUMN bytes;"
-                         "ALTER TABLE jobs DROP COLUMN written_ns;"
+                         "ALTER TABLE jobs DROP COLUMN "
+                         "written_ns;" MERIDIAN_DROP_VERSION_8_COLUMNS
                          "UPDATE meta SET value=6 WHERE key='schema_version';",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
@@ -951,6 +993,36 @@ TEST(SqliteStoreTest, DropsTheClockEvidenceOfAnOlderStoreKeepingItsSpans) {
   EXPECT_EQ(count(kTables), 0);
 }
 
+// A version 7 store (no dropped counts) is upgraded in place: its
+// processes dropped nothing until a batch says otherwise.
+TEST(SqliteStoreTest, UpgradesAVersion7StoreWithNothingDropped) {
+  const std::string path = TempPath("v7.db");
+  {
+    auto store = Store::Open(path);
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         MERIDIAN_DROP_VERSION_8_COLUMNS
+                         "UPDATE meta SET value=7 WHERE key='schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*(*store)->ListJobs())[0].spans_dropped, 0);
+  BatchBuilder builder("agent-2");
+  const int p0 =
+      builder.DeclareProcess({"job-a", "host-0", 0, 0, 100, 0, /*dropped=*/9});
+  builder.AddSpan(builder.DeclareTrack(p0, v1::TRACK_KIND_THREAD, 1, "main"),
+                  v1::CATEGORY_USER, "step", kT, 10);
+  v1::Batch later = builder.Take();
+  ASSERT_TRUE((*store)->Write({&later}).ok());
+  EXPECT_EQ((*(*store)->ListJobs())[0].spans_dropped, 9);
+}
+
 // A job of imported statistics has no span end: retention ages it by its
 // last write.
 TEST_P(StoreTest, RetentionAgesAJobOfStatisticsByItsLastWrite) {
@@ -986,7 +1058,7 @@ TEST(SqliteStoreTest, RefusesAnOlderStoreWithAMessageAndLeavesItAlone) {
   const std::string message =
       path +
       " has store schema version 2 (one row per span, Meridian before "
-      "chunked storage); this Meridian reads version 7. Read it with the "
+      "chunked storage); this Meridian reads version 8. Read it with the "
       "Meridian that wrote it (meridian export), or give this collector a "
       "new --db file";
   EXPECT_EQ(Store::Open(path).status().message(), message);

@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -2379,6 +2381,67 @@ TEST_F(MpiCaptureTest, AJobWithAnUntracedRankIsIncomplete) {
   EXPECT_EQ(job.fields().at("ranks_seen").number_value(), 3);
   EXPECT_EQ(job.fields().at("world_size").number_value(), 4);
   EXPECT_TRUE(job.fields().at("incomplete").bool_value());
+}
+
+// A process that records faster than its agent reads loses records to its
+// full ring: how many is said where users look. One thread records 200,000
+// spans into a ring of 64 records (the agent, woken at half full, cannot
+// keep up): every span recorded is either stored or counted as dropped,
+// and `meridian jobs` and the Chrome export say how many were dropped,
+// the same count the agent gave.
+TEST_F(MpiCaptureTest, SpansLostToFullRingsAreCountedInJobsAndExports) {
+  StartCollector();
+  Child agent = StartAgent();
+  env_["MERIDIAN_RING_RECORDS"] = "64";
+  Child run = Spawn(MeridianRun("lossy", {Runfile("tests/thread_churn_job"),
+                                          "1", "1", "200000"}),
+                    env_);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  EXPECT_TRUE(absl::StrContains(out, "thread_churn_job: 200000 spans")) << out;
+  unsigned long long received = 0, sent = 0, spooled = 0, dropped = 0;
+  const size_t at = out.find("(agent: ");
+  ASSERT_NE(at, std::string::npos) << out;
+  ASSERT_EQ(sscanf(out.c_str() + at,
+                   "(agent: %llu spans received, %llu sent, %llu spooled, "
+                   "%llu dropped",
+                   &received, &sent, &spooled, &dropped),
+            4)
+      << out;
+  EXPECT_GT(dropped, 0u) << out;
+  EXPECT_EQ(received, sent);
+  // The 200,000 and the 4 resource use counters at exit: each stored or
+  // dropped.
+  EXPECT_EQ(received + dropped, 200004u) << out;
+  const auto job = JobEntry(Runfile("cli/meridian"), address_, env_, "lossy");
+  EXPECT_EQ(job.fields().at("spans").number_value(), received);
+  EXPECT_EQ(job.fields().at("spans_dropped").number_value(), dropped);
+  Child text =
+      Spawn({Runfile("cli/meridian"), "--collector", address_, "jobs"}, env_);
+  const std::string listed = text.ReadAll();
+  ASSERT_EQ(text.Wait(), 0) << listed;
+  EXPECT_TRUE(absl::StrContains(
+      listed, absl::StrCat("  ", dropped,
+                           " spans dropped (full rings: missing from the "
+                           "timeline)\n")))
+      << listed;
+  const std::string trace = dir_ + "/lossy.json";
+  Child exported = Spawn({Runfile("cli/meridian"), "--collector", address_,
+                          "export", "--job", "lossy", "-o", trace},
+                         env_);
+  const std::string said = exported.ReadAll();
+  ASSERT_EQ(exported.Wait(), 0) << said;
+  std::ifstream in(trace);
+  const std::string json((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_TRUE(
+      absl::StrContains(json, absl::StrCat("\"spans_dropped\":", dropped, ",")))
+      << json.substr(json.size() > 300 ? json.size() - 300 : 0);
+  EXPECT_TRUE(absl::StrContains(
+      json,
+      absl::StrCat("\"labels\":\"", dropped, " spans dropped (full rings)\"")));
+  kill(agent.pid, SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0);
 }
 
 // --job names a job once: a second run with that name is refused (125,

@@ -150,6 +150,10 @@ async function showJobs() {
        text: (j) => j.world_size ? `${j.ranks} / ${j.world_size}` : String(j.ranks)},
       {title: 'spans', numeric: true, value: (j) => num(j.spans),
        text: (j) => num(j.spans).toLocaleString('en')},
+      // Spans its probes dropped (full rings): holes in its timeline.
+      {title: 'dropped', numeric: true, value: (j) => num(j.spans_dropped),
+       text: (j) => num(j.spans_dropped) ?
+         el('span', {class: 'dropped'}, num(j.spans_dropped).toLocaleString('en')) : '0'},
       {title: 'nodes', numeric: true, value: (j) => j.nodes},
       {title: 'size', numeric: true, value: (j) => num(j.stored_bytes),
        text: (j) => size(num(j.stored_bytes))},
@@ -334,6 +338,8 @@ async function showJob(name, selectedStep) {
     `${j.ranks}${j.world_size ? ' of ' + j.world_size : ''} ranks on ${j.nodes} nodes, `,
     `${num(j.spans).toLocaleString('en')} spans, `,
     `${((num(j.end_ns) - num(j.start_ns)) / 1e9).toFixed(3)} s`,
+    num(j.spans_dropped) ? el('span', {class: 'dropped', id: 'dropped'},
+      `, ${num(j.spans_dropped).toLocaleString('en')} spans dropped (full rings: missing from the timeline)`) : '',
     isLive(j) ? el('span', {class: 'live', id: 'live'}, ' live') : '');
   drawSummary(job);
 

@@ -68,6 +68,7 @@ uint32_t BatchBuilder::ProcessIndex(int process) {
   out->set_rank(p.rank);
   out->set_local_rank(p.local_rank);
   out->set_world_size(p.world_size);
+  out->set_dropped(p.dropped);
   out->set_pid(p.pid);
   process_index_[process] = batch_.processes_size() - 1;
   return process_index_[process];

@@ -34,6 +34,7 @@ struct ProcessDesc {
   int32_t local_rank = -1;
   int64_t pid = 0;
   int32_t world_size = 0;  // 0: unknown
+  uint64_t dropped = 0;    // v1::Process.dropped
 };
 
 class BatchBuilder {

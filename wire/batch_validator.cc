@@ -352,6 +352,10 @@ absl::Status ValidateBatch(v1::Batch* batch, std::vector<SpanColumns>* decoded,
       return check.Fail(absl::StrCat("process ", i, ": world size ",
                                      p.world_size(), " is out of range"));
     }
+    if (p.dropped() >= (uint64_t{1} << 62)) {
+      return check.Fail(absl::StrCat("process ", i, ": dropped records ",
+                                     p.dropped(), " is out of range"));
+    }
   }
   for (int i = 0; i < batch->tracks_size(); ++i) {
     const v1::Track& t = batch->tracks(i);

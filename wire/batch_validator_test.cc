@@ -115,6 +115,12 @@ TEST(BatchValidatorTest, DropsEmptyNamesAndUnknownEnumsRefusesNoJob) {
             "of range");
   batch.mutable_processes(0)->set_world_size(64);
   EXPECT_EQ(Message(batch), "");
+  batch.mutable_processes(0)->set_dropped(uint64_t{1} << 62);
+  EXPECT_EQ(Message(batch),
+            "batch 1 from agent \"node-a\": process 0: dropped records "
+            "4611686018427387904 is out of range");
+  batch.mutable_processes(0)->set_dropped((uint64_t{1} << 62) - 1);
+  EXPECT_EQ(Message(batch), "");
 }
 
 TEST(BatchValidatorTest, RejectsBadIdentityAndStringTable) {

@@ -44,6 +44,14 @@ void ChromeTraceWriter::Begin() {
                     "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\","
                     "\"pid\":",
                     pid, ",\"args\":{\"sort_index\":", pid, "}}");
+    if (p.dropped > 0) {
+      // Shown under the process's name: its timeline has holes.
+      absl::StrAppend(&buffer_,
+                      ",\n{\"ph\":\"M\",\"name\":\"process_labels\","
+                      "\"pid\":",
+                      pid, ",\"args\":{\"labels\":\"", p.dropped,
+                      " spans dropped (full rings)\"}}");
+    }
     first_event_ = false;
   }
   // Tracks come ordered by process, kind, ext_id: number them per process.
@@ -223,6 +231,7 @@ bool ChromeTraceWriter::End() {
                   "\"job\":");
   AppendJsonString(&buffer_, catalog_.job.name);
   absl::StrAppend(&buffer_, ",\"epoch_ns\":", origin_ns_,
+                  ",\"spans_dropped\":", catalog_.job.spans_dropped,
                   ",\"generator\":\"meridian\"}}\n");
   Flush();
   return !stopped_;

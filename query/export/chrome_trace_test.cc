@@ -12,7 +12,8 @@ JobCatalog Catalog() {
   catalog.job.id = 1;
   catalog.job.name = "job \"q\"";
   catalog.job.min_start_ns = kT;
-  catalog.processes = {{1, "h0", 0, 0, 100}, {2, "h1", 1, 0, 101}};
+  catalog.processes = {{1, "h0", 0, 0, 100}, {2, "h1", 1, 0, 101, 42}};
+  catalog.job.spans_dropped = 42;
   catalog.tracks = {{1, 1, v1::TRACK_KIND_THREAD, 55, "main"},
                     {2, 1, v1::TRACK_KIND_GPU_STREAM, 7, ""},
                     {3, 2, v1::TRACK_KIND_THREAD, 56, "main"}};
@@ -90,6 +91,8 @@ TEST(ChromeTraceTest, WritesMetadataThenEventsWithExactFields) {
       "\"rank 1 (h1)\"}},\n"
       "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":2,\"args\":{"
       "\"sort_index\":2}},\n"
+      "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":2,\"args\":{"
+      "\"labels\":\"42 spans dropped (full rings)\"}},\n"
       "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{"
       "\"name\":\"main\"}},\n"
       "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
@@ -118,7 +121,8 @@ TEST(ChromeTraceTest, WritesMetadataThenEventsWithExactFields) {
       "{\"ph\":\"C\",\"cat\":\"user\",\"name\":\"loss\",\"pid\":1,\"tid\":1,"
       "\"ts\":3.000,\"args\":{\"loss\":0.5}}\n"
       "],\"displayTimeUnit\":\"ns\",\"otherData\":{\"job\":\"job \\\"q\\\"\","
-      "\"epoch_ns\":1700000000000000000,\"generator\":\"meridian\"}}\n");
+      "\"epoch_ns\":1700000000000000000,\"spans_dropped\":42,"
+      "\"generator\":\"meridian\"}}\n");
 }
 
 TEST(ChromeTraceTest, OmitsUnselectedRanksAndStopsWhenTheSinkDoes) {
