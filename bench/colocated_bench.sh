@@ -19,6 +19,12 @@
 # after each traced run (including `meridian run`'s wait until every span is
 # acknowledged, that is, stored), over the spans the collector stored for
 # those jobs (`meridian jobs`); for each program and for both together.
+# Work the collector does for a job after its run (its background refresh,
+# 5 s after its last batch) lands in whichever run comes next, traced or
+# not: the *_all figures count the daemons' CPU over the whole bench
+# instead, from the first pair to the end of the last refresh (the
+# collector's refresh_waiting gauge back to 0), untraced runs included,
+# over every span; refresh_cpu_ns_per_span_all is its "refresh" thread's.
 # bytes_per_span: the store (file + -wal, after the collector has stopped and
 # the WAL is checkpointed) over every span stored; table_bytes: each table's
 # and index's pages (sqlite3's dbstat, so free pages are in neither), and
@@ -78,7 +84,7 @@ socket="$work/agent.sock"
 # a FIFO kept open, so that it never gets SIGPIPE) is how we wait for it.
 mkfifo "$work/collector.out" "$work/agent.out"
 "$bin/collector/meridian-collector" --listen 127.0.0.1:0 --db "$db" \
-  >"$work/collector.out" 2>"$work/collector.log" &
+  --metrics 127.0.0.1:0 >"$work/collector.out" 2>"$work/collector.log" &
 collector_pid=$!
 pids+=("$collector_pid")
 exec {collector_out}<"$work/collector.out"
@@ -88,6 +94,8 @@ if ! read -r line <&"$collector_out"; then
 fi
 address="${line#*listening on }"
 address="${address%%,*}"
+# Its metrics' port, from its log (written before the line above).
+metrics=$(sed -n 's|.*metrics on http://\([^/]*\)/metrics.*|\1|p' "$work/collector.log")
 "$bin/agent/meridian-agent" --collector "$address" --socket "$socket" \
   --spool "$work/spool" >"$work/agent.out" 2>"$work/agent.log" &
 agent_pid=$!
@@ -164,6 +172,10 @@ if [ -z "$rounds" ]; then
 fi
 echo "example: $steps steps; allreduce8: $rounds rounds; $pairs pairs" >&2
 
+# The whole bench's CPU, from here (see *_all above).
+all_agent0=$(cpu_ticks "$agent_pid")
+all_collector0=$(cpu_ticks "$collector_pid")
+all_refresh0=$(thread_ticks "$collector_pid" refresh)
 # One line per run: program pair mode loop_ns job agent_ticks collector_ticks
 # drops refresh_ticks
 results="$work/results.txt"
@@ -194,6 +206,32 @@ for ((i = 1; i <= pairs; i++)); do
   done
 done
 
+# The refreshes the last jobs started are the pipeline's cost too: wait
+# until none is waiting or running (the collector's gauge; at most 300 s),
+# and count the refresh thread's CPU meanwhile.
+r0=$(thread_ticks "$collector_pid" refresh)
+c0=$(cpu_ticks "$collector_pid")
+python3 - "$metrics" <<'PY'
+import sys, time, urllib.request
+deadline = time.monotonic() + 300
+while time.monotonic() < deadline:
+    text = urllib.request.urlopen("http://%s/metrics" % sys.argv[1]).read().decode()
+    waiting = [l for l in text.splitlines()
+               if l.startswith("meridian_collector_refresh_waiting ")]
+    if waiting and float(waiting[0].split()[1]) == 0:
+        sys.exit(0)
+    time.sleep(0.2)
+sys.exit("colocated_bench: the collector's refreshes did not end within 300 s")
+PY
+tail_refresh_ticks=$(($(thread_ticks "$collector_pid" refresh) - r0))
+tail_collector_ticks=$(($(cpu_ticks "$collector_pid") - c0))
+all_ticks="$(($(cpu_ticks "$agent_pid") - all_agent0)) $(($(cpu_ticks "$collector_pid") - all_collector0)) $(($(thread_ticks "$collector_pid" refresh) - all_refresh0))"
+refreshes=$(python3 -c '
+import sys, urllib.request
+text = urllib.request.urlopen("http://%s/metrics" % sys.argv[1]).read().decode()
+print(sum(int(float(l.split()[1])) for l in text.splitlines()
+          if l.startswith("meridian_collector_refreshes_total{result=\"done\"}")))
+' "$metrics")
 "${meridian[@]}" jobs >"$work/jobs.txt"
 "$bin/agent/meridian-agent" --status --socket "$socket" >"$work/status.txt"
 sed 's/^/jobs: /' "$work/jobs.txt" >&2
@@ -218,10 +256,13 @@ sqlite3 "$db" 'SELECT name, SUM(pgsize) FROM dbstat GROUP BY name;' \
 
 python3 - "$results" "$work/jobs.txt" "$work/status.txt" "$(getconf CLK_TCK)" \
   "$store_bytes" "$wal_bytes" "$wal_checkpointed" "$steps" "$rounds" \
-  "$work/tables.txt" <<'PY'
+  "$work/tables.txt" "$tail_refresh_ticks" "$tail_collector_ticks" \
+  "$refreshes" "$all_ticks" <<'PY'
 import json, statistics, sys
 (results, jobs_file, status_file, tck, store_bytes, wal_bytes, checkpointed,
- steps, rounds, tables_file) = sys.argv[1:]
+ steps, rounds, tables_file, tail_refresh, tail_collector,
+ refreshes, all_ticks) = sys.argv[1:]
+all_agent, all_collector, all_refresh = (int(t) for t in all_ticks.split())
 tables = {}
 for line in open(tables_file).read().splitlines():
     name, _, size = line.rpartition("|")
@@ -263,6 +304,16 @@ for program in ("example", "allreduce8"):
     out[f"{program}_refresh_cpu_ns_per_span"] = round(refresh / n) if n else None
 n = total["spans"]
 out.update({
+    "refreshes_done": int(refreshes),
+    "refresh_after_last_run_cpu_ns": int(tail_refresh) * tick_ns,
+    # The whole bench (untraced runs and the last refreshes included).
+    "agent_cpu_ns_per_span_all": round(all_agent * tick_ns / n) if n else None,
+    "collector_cpu_ns_per_span_all":
+        round(all_collector * tick_ns / n) if n else None,
+    "refresh_cpu_ns_per_span_all":
+        round(all_refresh * tick_ns / n) if n else None,
+    "pipeline_cpu_ns_per_span_all":
+        round((all_agent + all_collector) * tick_ns / n) if n else None,
     # Both programs' traced runs together.
     "agent_cpu_ns_per_span": round(total["agent"] / n) if n else None,
     "collector_cpu_ns_per_span": round(total["collector"] / n) if n else None,
