@@ -130,6 +130,18 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
       "the lines naming the largest rank to 0.01. --json gives exact "
       "integers.)\n\n",
       stats.job(), stats.ranks_size());
+  if (stats.spans_dropped() > 0) {
+    // Holes in what follows: said before it.
+    out += absl::StrCat(stats.spans_dropped(),
+                        " spans were dropped by full rings and are missing "
+                        "from these figures:");
+    for (const v1::RankStats& r : stats.ranks()) {
+      if (r.spans_dropped() > 0) {
+        absl::StrAppend(&out, " rank ", r.rank(), " ", r.spans_dropped());
+      }
+    }
+    out += ".\n\n";
+  }
   absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", "Operation", "#calls",
                         "avg. bytes", "time(sec)");
   for (const v1::OpStats& op : stats.ops()) {
@@ -187,7 +199,8 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
 std::string StatsJson(const v1::StatsReply& stats, bool by_callsite) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, stats.job());
-  absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns());
+  absl::StrAppend(&out, ",\"elapsed_ns\":", stats.elapsed_ns(),
+                  ",\"spans_dropped\":", stats.spans_dropped());
   // The buckets' log2 are mpitrace's bins (stats --mpitrace), said only then.
   if (stats.mpitrace_bins()) out += ",\"mpitrace_bins\":true";
   out += ",\"ops\":[";
@@ -209,7 +222,8 @@ std::string StatsJson(const v1::StatsReply& stats, bool by_callsite) {
                     ",\"system_ns\":", r.system_ns(),
                     ",\"max_rss_bytes\":", r.max_rss_bytes(),
                     ",\"context_switches\":", r.context_switches(),
-                    ",\"mpi_elapsed_ns\":", r.mpi_elapsed_ns());
+                    ",\"mpi_elapsed_ns\":", r.mpi_elapsed_ns(),
+                    ",\"spans_dropped\":", r.spans_dropped());
     if (r.ops_size() > 0) {
       out += ",\"ops\":[";
       AppendOpsJson(r.ops(), &out);

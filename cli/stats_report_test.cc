@@ -99,23 +99,47 @@ TEST(StatsReportTest, NoMemoryLineWithoutResourceUse) {
             std::string::npos);
 }
 
+// Spans lost to full rings are said before the figures they are missing
+// from, per rank, and in the JSON.
+TEST(StatsReportTest, SaysWhatFullRingsDroppedFirst) {
+  v1::StatsReply stats = TwoRanks();
+  stats.mutable_ranks(1)->set_spans_dropped(171503);
+  stats.set_spans_dropped(171503);
+  const std::string text = StatsText(stats);
+  EXPECT_NE(text.find("integers.)\n\n171503 spans were dropped by full rings "
+                      "and are missing from these figures: rank 1 171503.\n\n"
+                      "Operation"),
+            std::string::npos)
+      << text;
+  const std::string json = StatsJson(stats);
+  EXPECT_NE(json.find("\"elapsed_ns\":3000000000,\"spans_dropped\":171503,"),
+            std::string::npos);
+  EXPECT_NE(json.find("\"mpi_elapsed_ns\":0,\"spans_dropped\":171503}"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(StatsText(TwoRanks()).find("dropped"), std::string::npos);
+}
+
 TEST(StatsReportTest, JsonHasTheRanksFiguresAndOperations) {
   EXPECT_EQ(
       StatsJson(TwoRanks()),
-      "{\"job\":\"j\",\"elapsed_ns\":3000000000,\"ops\":[{\"name\":"
+      "{\"job\":\"j\",\"elapsed_ns\":3000000000,\"spans_dropped\":0,\"ops\":[{"
+      "\"name\":"
       "\"MPI_Allreduce\",\"category\":\"mpi\",\"calls\":2,\"bytes\":16,"
       "\"dur_ns\":30000000,\"buckets\":[{\"log2\":3,\"calls\":2,\"bytes\":16,"
       "\"dur_ns\":30000000}]}],\"ranks\":[{\"rank\":0,\"host\":\"a\","
       "\"calls\":1,\"comm_ns\":10000000,\"elapsed_ns\":3000000000,"
       "\"source\":\"spans\",\"user_ns\":2000000000,\"system_ns\":250000000,"
       "\"max_rss_bytes\":314572800,\"context_switches\":77,"
-      "\"mpi_elapsed_ns\":2500000000,\"ops\":[{\"name\":\"MPI_Allreduce\","
+      "\"mpi_elapsed_ns\":2500000000,\"spans_dropped\":0,\"ops\":[{\"name\":"
+      "\"MPI_Allreduce\","
       "\"category\":\"mpi\",\"calls\":2,\"bytes\":16,\"dur_ns\":30000000,"
       "\"buckets\":[{\"log2\":3,\"calls\":2,\"bytes\":16,\"dur_ns\":30000000}"
       "]}]},{\"rank\":1,\"host\":\"b\",\"calls\":1,\"comm_ns\":20000000,"
       "\"elapsed_ns\":2900000000,\"source\":\"spans\",\"user_ns\":0,"
       "\"system_ns\":0,\"max_rss_bytes\":629145600,\"context_switches\":0,"
-      "\"mpi_elapsed_ns\":0}],\"min_comm_rank\":0,\"median_comm_rank\":0,"
+      "\"mpi_elapsed_ns\":0,\"spans_dropped\":0}],\"min_comm_rank\":0,\"median_"
+      "comm_rank\":0,"
       "\"max_comm_rank\":1}\n");
 }
 
@@ -221,7 +245,8 @@ TEST(StatsReportTest, TextSaysWhenNoCallsiteWasRecorded) {
 
 TEST(StatsReportTest, JsonHasCallsitesAfterTheOperations) {
   const std::string ops =
-      "{\"job\":\"j\",\"elapsed_ns\":1000000,\"ops\":[{\"name\":\"MPI_Send\","
+      "{\"job\":\"j\",\"elapsed_ns\":1000000,\"spans_dropped\":0,\"ops\":[{"
+      "\"name\":\"MPI_Send\","
       "\"category\":\"mpi\",\"calls\":3,\"bytes\":48,\"dur_ns\":3000000,"
       "\"buckets\":[]}]";
   const std::string ranks =

@@ -764,6 +764,15 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
   }
   *reply = stats.Finish();
   if (matrix) matrix->Finish(reply->mutable_matrix());
+  // What the ranks' probes dropped (full rings): not in the figures above.
+  for (v1::RankStats& r : *reply->mutable_ranks()) {
+    for (const ProcessInfo& p : query->catalog.processes) {
+      if (p.rank == r.rank() && query->selection->SelectsProcess(p.id)) {
+        r.set_spans_dropped(r.spans_dropped() + p.dropped);
+      }
+    }
+    reply->set_spans_dropped(reply->spans_dropped() + r.spans_dropped());
+  }
   return grpc::Status::OK;
 }
 

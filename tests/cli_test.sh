@@ -44,7 +44,8 @@ assert s["ranks"] == [{"rank": 1, "host": "node-0", "calls": 5,
                        "comm_ns": 2162000, "elapsed_ns": 20000000,
                        "source": "spans", "user_ns": 0, "system_ns": 0,
                        "max_rss_bytes": 0, "context_switches": 0,
-                       "mpi_elapsed_ns": 0}], s["ranks"]
+                       "mpi_elapsed_ns": 0, "spans_dropped": 0}], s["ranks"]
+assert s["spans_dropped"] == 0, s
 assert s["ops"][0]["name"] == "MPI_Allreduce" and s["ops"][0]["dur_ns"] == 2062000
 PY
 

@@ -2425,6 +2425,14 @@ TEST_F(MpiCaptureTest, SpansLostToFullRingsAreCountedInJobsAndExports) {
                            " spans dropped (full rings: missing from the "
                            "timeline)\n")))
       << listed;
+  Child stats = Spawn({Runfile("cli/meridian"), "--collector", address_,
+                       "stats", "--job", "lossy", "--json"},
+                      env_, /*merge_stderr=*/false);
+  const std::string stats_json = stats.ReadAll();
+  ASSERT_EQ(stats.Wait(), 0) << stats_json;
+  EXPECT_TRUE(absl::StrContains(
+      stats_json, absl::StrCat("\"spans_dropped\":", dropped, "}")))
+      << stats_json;
   const std::string trace = dir_ + "/lossy.json";
   Child exported = Spawn({Runfile("cli/meridian"), "--collector", address_,
                           "export", "--job", "lossy", "-o", trace},
