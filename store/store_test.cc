@@ -766,6 +766,21 @@ TEST_P(StoreTest, AJobsTimelineUsesOnlyItsOwnAgentsClockModels) {
   EXPECT_EQ((*b)[0].offset_ns, 5000000000);
 }
 
+// Stores TwoBatches() in a new SQLite store at `path`, closes it, then
+// runs `sql` on the file (an older version's schema, made by hand).
+void StoreTwoBatchesThenRewrite(const std::string& path, const char* sql) {
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    std::vector<v1::Batch> batches = TwoBatches();
+    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+}
+
 // What version 8 added (an older store has none of it): SQL text, joined
 // to the statements around it.
 #define MERIDIAN_DROP_VERSION_8_COLUMNS \
@@ -819,20 +834,11 @@ TEST(SqliteStoreTest, UpgradesAVersion3Store) {
 // are kept, their world size unknown (0) until a process reports one.
 TEST(SqliteStoreTest, UpgradesAVersion4StoreAndRecordsWorldSizes) {
   const std::string path = TempPath("v4.db");
-  {
-    auto store = Store::Open(path);
-    std::vector<v1::Batch> batches = TwoBatches();
-    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE processes DROP COLUMN "
-                         "world_size;" MERIDIAN_DROP_VERSION_6_COLUMNS
-                         "UPDATE meta SET value=4 WHERE key='schema_version';",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(StoreTwoBatchesThenRewrite(
+      path,
+      "ALTER TABLE processes DROP COLUMN "
+      "world_size;" MERIDIAN_DROP_VERSION_6_COLUMNS
+      "UPDATE meta SET value=4 WHERE key='schema_version';"));
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   auto jobs = (*store)->ListJobs();
@@ -944,22 +950,12 @@ TEST(SqliteStoreTest, CountsEachJobsStoredBytesAndUpgradesAVersion6Store) {
 // at the first open for writing; its spans are untouched.
 TEST(SqliteStoreTest, DropsTheClockEvidenceOfAnOlderStoreKeepingItsSpans) {
   const std::string path = TempPath("evidence.db");
-  {
-    auto store = Store::Open(path);
-    ASSERT_TRUE(store.ok()) << store.status();
-    std::vector<v1::Batch> batches = TwoBatches();
-    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "CREATE TABLE clock_evidence(job INTEGER NOT NULL, "
-                         "mark INTEGER NOT NULL, data BLOB NOT NULL, "
-                         "PRIMARY KEY(job, mark)) WITHOUT ROWID;"
-                         "INSERT INTO clock_evidence VALUES(1, 1, x'00');",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(StoreTwoBatchesThenRewrite(
+      path,
+      "CREATE TABLE clock_evidence(job INTEGER NOT NULL, "
+      "mark INTEGER NOT NULL, data BLOB NOT NULL, "
+      "PRIMARY KEY(job, mark)) WITHOUT ROWID;"
+      "INSERT INTO clock_evidence VALUES(1, 1, x'00');"));
   StoreOptions read_only;
   read_only.read_only = true;
   {
@@ -997,19 +993,9 @@ TEST(SqliteStoreTest, DropsTheClockEvidenceOfAnOlderStoreKeepingItsSpans) {
 // processes dropped nothing until a batch says otherwise.
 TEST(SqliteStoreTest, UpgradesAVersion7StoreWithNothingDropped) {
   const std::string path = TempPath("v7.db");
-  {
-    auto store = Store::Open(path);
-    std::vector<v1::Batch> batches = TwoBatches();
-    ASSERT_TRUE((*store)->Write({&batches[0], &batches[1]}).ok());
-  }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         MERIDIAN_DROP_VERSION_8_COLUMNS
-                         "UPDATE meta SET value=7 WHERE key='schema_version';",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_NO_FATAL_FAILURE(StoreTwoBatchesThenRewrite(
+      path, MERIDIAN_DROP_VERSION_8_COLUMNS
+      "UPDATE meta SET value=7 WHERE key='schema_version';"));
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ((*(*store)->ListJobs())[0].spans_dropped, 0);
