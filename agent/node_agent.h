@@ -42,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/agent_metrics.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
 #include "agent/node_time_map.h"
@@ -225,18 +226,9 @@ class NodeAgent {
   // Processes with invalid records, running then ended, for --status and
   // the metrics.
   std::vector<InvalidProcess> InvalidProcesses() const;
-  // What the metrics endpoint serves, copied by the loop (Publish) so the
-  // endpoint's thread reads nothing the loop owns.
-  struct Published {
-    AgentCounters counters;
-    uint64_t spool_bytes = 0;
-    uint64_t queued_batches = 0;
-    uint64_t queued_spans = 0;
-    uint64_t memory_batches = 0;
-    uint64_t clients = 0;
-    bool collector_unreachable = false;
-    std::vector<InvalidProcess> invalid;
-  };
+  // What the metrics endpoint serves (agent_metrics.h), copied by the loop
+  // (Publish) so the endpoint's thread reads nothing the loop owns.
+  using Published = AgentSnapshot;
   void Publish();
   std::vector<prometheus::MetricFamily> CollectMetrics() const;
   mutable absl::Mutex published_mu_;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/memory.h"
@@ -765,13 +766,17 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
   *reply = stats.Finish();
   if (matrix) matrix->Finish(reply->mutable_matrix());
   // What the ranks' probes dropped (full rings): not in the figures above.
-  for (v1::RankStats& r : *reply->mutable_ranks()) {
-    for (const ProcessInfo& p : query->catalog.processes) {
-      if (p.rank == r.rank() && query->selection->SelectsProcess(p.id)) {
-        r.set_spans_dropped(r.spans_dropped() + p.dropped);
-      }
+  absl::flat_hash_map<int32_t, int64_t> dropped_by_rank;
+  for (const ProcessInfo& p : query->catalog.processes) {
+    if (p.dropped > 0 && query->selection->SelectsProcess(p.id)) {
+      dropped_by_rank[p.rank] += p.dropped;
     }
-    reply->set_spans_dropped(reply->spans_dropped() + r.spans_dropped());
+  }
+  for (v1::RankStats& r : *reply->mutable_ranks()) {
+    auto it = dropped_by_rank.find(r.rank());
+    if (it == dropped_by_rank.end()) continue;
+    r.set_spans_dropped(it->second);
+    reply->set_spans_dropped(reply->spans_dropped() + it->second);
   }
   return grpc::Status::OK;
 }
