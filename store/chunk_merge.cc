@@ -10,32 +10,40 @@
 namespace meridian {
 namespace {
 
+// Span i's args into `out`, whose elements (and their strings' buffers)
+// are reused from the span before: no allocation once they are warm.
 absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
                           size_t i, std::vector<StoredArg>* out) {
-  out->clear();
   const SpanColumns& c = chunk.spans;
-  const auto text = [&](int64_t id) -> absl::StatusOr<std::string> {
-    if (chunk.strings.empty()) return source->LookupString(id);
+  const auto text = [&](int64_t id, std::string* to) -> absl::Status {
+    if (chunk.strings.empty()) {
+      auto looked_up = source->LookupString(id);
+      if (!looked_up.ok()) return looked_up.status();
+      *to = std::move(*looked_up);
+      return absl::OkStatus();
+    }
     if (id < 0 || static_cast<size_t>(id) >= chunk.strings.size()) {
       return absl::DataLossError("a chunk's arg names a string it lacks");
     }
-    return chunk.strings[id];
+    to->assign(chunk.strings[id]);
+    return absl::OkStatus();
   };
   const uint32_t begin = i == 0 ? 0 : c.arg_end[i - 1];
+  out->resize(c.arg_end[i] - begin);
   for (uint32_t a = begin; a < c.arg_end[i]; ++a) {
     const ChunkArg& arg = c.args[a];
-    StoredArg stored;
-    auto key = text(arg.key);
-    if (!key.ok()) return key.status();
-    stored.key = std::move(*key);
+    StoredArg& stored = (*out)[a - begin];
+    absl::Status status = text(arg.key, &stored.key);
+    if (!status.ok()) return status;
+    stored.str.clear();
+    stored.int_value = 0;
+    stored.real_value = 0;
     switch (arg.type) {
-      case ChunkArg::Type::kString: {
+      case ChunkArg::Type::kString:
         stored.type = StoredArg::Type::kString;
-        auto str = text(arg.value);
-        if (!str.ok()) return str.status();
-        stored.str = std::move(*str);
+        status = text(arg.value, &stored.str);
+        if (!status.ok()) return status;
         break;
-      }
       case ChunkArg::Type::kInt:
         stored.type = StoredArg::Type::kInt;
         stored.int_value = arg.value;
@@ -45,7 +53,6 @@ absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
         stored.real_value = arg.real;
         break;
     }
-    out->push_back(std::move(stored));
   }
   return absl::OkStatus();
 }
@@ -90,9 +97,10 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
   MergeChunk decoded;
 
   StoredSpan span;
+  // The next chunk's first start: it changes only when a chunk is taken.
+  auto pending = source->PeekFirstStart();
   while (true) {
     while (true) {
-      auto pending = source->PeekFirstStart();
       if (!pending.ok()) return pending.status();
       if (!*pending ||
           (!heap.empty() &&
@@ -102,6 +110,7 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
       }
       auto taken = source->Take(&decoded);
       if (!taken.ok()) return taken.status();
+      pending = source->PeekFirstStart();
       if (!*taken) continue;
       const SpanColumns& all = decoded.spans;
       if (stats != nullptr) {

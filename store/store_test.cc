@@ -170,6 +170,59 @@ TEST_P(StoreTest, StoresAndReadsBackEveryField) {
   EXPECT_EQ(spans[2].value, 0.25);
 }
 
+// A scan hands each span's args in storage reused from the span before
+// (MergeChunks): none of one span's args may show in the next's.
+TEST_P(StoreTest, EachSpansArgsAreItsOwnThoughTheScanReusesTheirStorage) {
+  std::string path = Location("args.db");
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  BatchBuilder builder("agent-1");
+  int p = builder.DeclareProcess({"job-a", "host-0", 0, 0, 100});
+  int t = builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, 1, "main");
+  v1::Span* first = builder.AddSpan(t, v1::CATEGORY_USER, "a", kT, 10);
+  v1::Arg* arg = first->add_args();
+  arg->set_key(builder.String("text"));
+  arg->set_str(builder.String("a long string, longer than a short one"));
+  arg = first->add_args();
+  arg->set_key(builder.String("count"));
+  arg->set_int_(5);
+  v1::Span* second = builder.AddSpan(t, v1::CATEGORY_USER, "b", kT + 100, 10);
+  arg = second->add_args();
+  arg->set_key(builder.String("ratio"));
+  arg->set_real(1.5);
+  builder.AddSpan(t, v1::CATEGORY_USER, "c", kT + 200, 10);
+  v1::Span* fourth = builder.AddSpan(t, v1::CATEGORY_USER, "d", kT + 300, 10);
+  arg = fourth->add_args();
+  arg->set_key(builder.String("t"));
+  arg->set_str(builder.String("x"));
+  v1::Batch batch = builder.Take();
+  ASSERT_TRUE((*store)->Write({&batch}).ok());
+  auto catalog = (*store)->LoadCatalog("job-a");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  std::vector<StoredSpan> spans = ScanAll(**store, catalog->job);
+  ASSERT_EQ(spans.size(), 4u);
+  ASSERT_EQ(spans[0].args.size(), 2u);
+  EXPECT_EQ(spans[0].args[0].key, "text");
+  EXPECT_EQ(spans[0].args[0].type, StoredArg::Type::kString);
+  EXPECT_EQ(spans[0].args[0].str, "a long string, longer than a short one");
+  EXPECT_EQ(spans[0].args[1].key, "count");
+  EXPECT_EQ(spans[0].args[1].type, StoredArg::Type::kInt);
+  EXPECT_EQ(spans[0].args[1].int_value, 5);
+  ASSERT_EQ(spans[1].args.size(), 1u);
+  EXPECT_EQ(spans[1].args[0].key, "ratio");
+  EXPECT_EQ(spans[1].args[0].type, StoredArg::Type::kReal);
+  EXPECT_EQ(spans[1].args[0].real_value, 1.5);
+  EXPECT_EQ(spans[1].args[0].str, "");
+  EXPECT_EQ(spans[1].args[0].int_value, 0);
+  EXPECT_TRUE(spans[2].args.empty());
+  ASSERT_EQ(spans[3].args.size(), 1u);
+  EXPECT_EQ(spans[3].args[0].key, "t");
+  EXPECT_EQ(spans[3].args[0].type, StoredArg::Type::kString);
+  EXPECT_EQ(spans[3].args[0].str, "x");
+  EXPECT_EQ(spans[3].args[0].int_value, 0);
+  EXPECT_EQ(spans[3].args[0].real_value, 0);
+}
+
 TEST_P(StoreTest, StoresABatchOnceHoweverOftenItIsSent) {
   std::string path = Location("dup.db");
   auto store = Store::Open(path);

@@ -20,6 +20,9 @@ constexpr uint64_t kBlockVersion = 1;
 // Bounds the decompressed block: about 120 bytes per span and 30 per arg at
 // the very worst, so this is never reached by an honest chunk.
 constexpr size_t kMaxBlockBytes = 32u << 20;
+// The largest block a thread's decoding buffer is kept for (a full chunk of
+// honest spans is well under it).
+constexpr size_t kKeptBlockBytes = 4u << 20;
 constexpr int kZstdLevel = 1;
 
 enum Column {
@@ -693,7 +696,14 @@ absl::Status DecodeSpanChunk(absl::string_view chunk, SpanColumns* out) {
     return ChunkError(absl::StrCat("decompresses to ", size, " bytes; at most ",
                                    kMaxBlockBytes));
   }
-  std::string block(size, '\0');
+  // Reused per thread, like the contexts: a scan decodes thousands of
+  // chunks, and a fresh buffer each time is an allocation and its pages'
+  // first touch each time. A block over kKeptBlockBytes (none honest) gets
+  // its own, so that no thread keeps up to kMaxBlockBytes for good.
+  thread_local std::string kept;
+  std::string own;
+  std::string& block = size <= kKeptBlockBytes ? kept : own;
+  block.resize(size);
   const size_t got = ZSTD_decompressDCtx(
       Contexts().d, block.data(), block.size(), chunk.data(), chunk.size());
   if (ZSTD_isError(got) || got != size) {

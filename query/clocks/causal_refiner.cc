@@ -40,6 +40,11 @@ void CausalRefiner::Add(const CausalSpan& span) {
                                span.sources.begin(), span.sources.end())));
 }
 
+void CausalRefiner::Reserve(size_t spans) {
+  spans_.reserve(spans_.size() + spans);
+  sources_.reserve(sources_.size() + spans);
+}
+
 bool CausalRefiner::ByOrder(const MpiMatching::Group& group) const {
   // Lock calls are never added, so no hand-off is matched; a group that
   // ends at a Win_start is a post-to-start edge (the header says why not).
@@ -145,10 +150,10 @@ void CausalRefiner::CollectBounds(const MpiMatching& groups,
 void CausalRefiner::AddSettled(const MpiMatching::Group& group,
                                SettledGroups* into) const {
   if (!ByOrder(group)) return;
-  std::vector<SettledGroups::Start> starts;
-  std::vector<SettledGroups::End> ends;
-  starts.reserve(group.starts.size());
-  ends.reserve(group.ends.size());
+  std::vector<SettledGroups::Start>& starts = settled_starts_;
+  std::vector<SettledGroups::End>& ends = settled_ends_;
+  starts.clear();
+  ends.clear();
   for (int32_t i : group.starts) {
     starts.push_back({spans_[i].node, spans_[i].start});
   }

@@ -104,6 +104,8 @@ class CausalRefiner {
 
   // Spans of other roles, or of a node out of range, are ignored.
   void Add(const CausalSpan& span);
+  // Room for `spans` more spans, so that adding them grows nothing.
+  void Reserve(size_t spans);
 
   // `uncertainty_ns[n]`: the probe model's bound for node n. `settled`,
   // if given, holds groups of earlier spans (settled_groups.h): solved
@@ -151,6 +153,9 @@ class CausalRefiner {
   std::optional<MpiMatching> matching_;  // Solve's
   // GroupBounds's, kept to spare an allocation per group.
   mutable absl::flat_hash_map<int, int64_t> latest_start_, earliest_end_;
+  // AddSettled's, likewise.
+  mutable std::vector<SettledGroups::Start> settled_starts_;
+  mutable std::vector<SettledGroups::End> settled_ends_;
   // (a, b) -> w: x_a - x_b <= w, for the pairs a constraint names.
   absl::flat_hash_map<std::pair<int, int>, int64_t> bound_;
   std::vector<CausalSpan> spans_;  // their sources cleared: see below

@@ -294,6 +294,7 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
 int64_t JobClocks::AddOrdered(const Roles& roles,
                               std::vector<EvidenceSpan>* evidence,
                               CausalRefiner* refiner) const {
+  refiner->Reserve(evidence->size());
   size_t kept = 0;
   for (size_t i = 0; i < evidence->size(); ++i) {
     const CausalSpan span = ToCausal(roles, (*evidence)[i]);
