@@ -1,6 +1,8 @@
 #include "web/web_server.h"
 
+#include <arpa/inet.h>
 #include <civetweb.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <cstring>
@@ -20,9 +22,24 @@
 namespace meridian {
 namespace {
 
+// Whether `host` (no port) names this host's loopback: "localhost" (any
+// case), an IPv4 literal in 127.0.0.0/8 (four decimal parts, as inet_pton
+// reads them: "127.rebind.example" is a name, not an address), or the IPv6
+// loopback or an IPv4-mapped 127/8 address, bracketed or not.
 bool IsLoopbackHost(absl::string_view host) {
-  return host == "127.0.0.1" || host == "localhost" || host == "[::1]" ||
-         host == "::1" || absl::StartsWith(host, "127.");
+  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string text(host);
+  in_addr v4;
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6;
+  if (inet_pton(AF_INET6, text.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
 }
 
 // HOST of "HOST:PORT" ("[::1]:80" -> "[::1]").
@@ -289,20 +306,35 @@ int WebServer::Handle(mg_connection* connection, void* self) {
   return static_cast<WebServer*>(self)->Serve(connection);
 }
 
-bool WebServer::HostAllowed(mg_connection* connection) const {
-  if (!loopback_) return true;
-  const char* host = mg_get_header(connection, "Host");
-  if (host == nullptr) return true;  // HTTP/1.0 clients send none
-  return IsLoopbackHost(HostOf(host));
+int WebServer::RefuseHost(mg_connection* connection) const {
+  if (!loopback_) return 0;
+  // Exactly one Host header: without one, or with two, which of them a
+  // proxy or the browser meant is anyone's guess.
+  const mg_request_info* info = mg_get_request_info(connection);
+  const char* host = nullptr;
+  int hosts = 0;
+  for (int i = 0; i < info->num_headers; ++i) {
+    if (absl::EqualsIgnoreCase(info->http_headers[i].name, "Host")) {
+      host = info->http_headers[i].value;
+      ++hosts;
+    }
+  }
+  if (hosts != 1) {
+    return Error(connection, 400,
+                 hosts == 0 ? "a request needs a Host header"
+                            : "a request needs exactly one Host header");
+  }
+  if (!IsLoopbackHost(HostOf(host))) {
+    return Error(connection, 403,
+                 "this page answers only requests addressed to a loopback "
+                 "host (127.0.0.1, localhost, [::1])");
+  }
+  return 0;
 }
 
 int WebServer::Serve(mg_connection* c) {
   const mg_request_info* info = mg_get_request_info(c);
-  if (!HostAllowed(c)) {
-    return Error(c, 403,
-                 "this page answers only requests addressed to a loopback "
-                 "host (127.0.0.1, localhost)");
-  }
+  if (const int refused = RefuseHost(c); refused != 0) return refused;
   if (std::strcmp(info->request_method, "GET") != 0) {
     Respond(c, 405, "application/json", "{\"error\":\"only GET is served\"}\n",
             "Allow: GET\r\n");

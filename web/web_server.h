@@ -34,9 +34,10 @@
 // naming it.
 //
 // On a loopback address (the default, and what Start accepts unless
-// `insecure`), requests whose Host header names another host are refused
-// (403): a web page elsewhere cannot read the jobs by rebinding its DNS
-// name to 127.0.0.1.
+// `insecure`), a request must have exactly one Host header (else 400), and
+// one that names another host than localhost, a 127/8 IPv4 literal or
+// [::1] is refused (403): a web page elsewhere cannot read the jobs by
+// rebinding its DNS name (even "127.x.example") to 127.0.0.1.
 #ifndef MERIDIAN_WEB_WEB_SERVER_H_
 #define MERIDIAN_WEB_WEB_SERVER_H_
 
@@ -80,7 +81,10 @@ class WebServer {
   WebServer() = default;
   static int Handle(mg_connection* connection, void* self);
   int Serve(mg_connection* connection);
-  bool HostAllowed(mg_connection* connection) const;
+  // On loopback: 0 if the request has one Host header naming a loopback
+  // host, else the status of the refusal it was answered with (400: none
+  // or several, 403: another host).
+  int RefuseHost(mg_connection* connection) const;
 
   mg_context* context_ = nullptr;
   std::unique_ptr<v1::Query::Stub> stub_;

@@ -144,6 +144,42 @@ TEST_F(WebServerTest, RefusesWhatItDoesNotServe) {
       absl::StartsWith(Get(port, Request("GET", "/api/what")), "HTTP/1.1 404"));
 }
 
+// DNS rebinding with names that look like loopback addresses, and Host
+// headers absent or repeated (docs/security.md).
+TEST_F(WebServerTest, AnswersOnlyOneHostHeaderNamingLoopback) {
+  const int port = server_->port();
+  for (const char* host :
+       {"127.0.0.1", "127.0.0.1:8080", "127.1.2.3", "localhost", "LocalHost:80",
+        "[::1]", "[::1]:8080", "[::ffff:127.0.0.1]:80"}) {
+    const std::string reply = Get(port, Request("GET", "/", host));
+    EXPECT_TRUE(absl::StartsWith(reply, "HTTP/1.1 200 OK")) << host;
+  }
+  for (const char* host :
+       {"127.rebind.attacker.example", "127.rebind.attacker.example:8080",
+        "127.0.0.1.evil.com", "127.0.0.1.evil.com:80", "127.1", "0177.0.0.1",
+        "localhost.evil.com", "[::2]", "[::ffff:10.0.0.1]", "evil.example", "",
+        "[]"}) {
+    const std::string reply = Get(port, Request("GET", "/api/jobs", host));
+    EXPECT_TRUE(absl::StartsWith(reply, "HTTP/1.1 403 Forbidden"))
+        << host << ": " << reply;
+    EXPECT_TRUE(
+        absl::StrContains(reply, "only requests addressed to a loopback host"));
+  }
+  const std::string none =
+      Get(port, "GET /api/jobs HTTP/1.0\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(absl::StartsWith(none, "HTTP/1.1 400")) << none;
+  EXPECT_TRUE(absl::StrContains(none, "a request needs a Host header"));
+  for (const char* second : {"evil.example", "127.0.0.1"}) {
+    const std::string two =
+        Get(port, absl::StrCat("GET /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               "Host: ",
+                               second, "\r\nConnection: close\r\n\r\n"));
+    EXPECT_TRUE(absl::StartsWith(two, "HTTP/1.1 400")) << two;
+    EXPECT_TRUE(
+        absl::StrContains(two, "a request needs exactly one Host header"));
+  }
+}
+
 TEST(WebServerStartTest, RefusesAnAddressBeyondLoopbackUnlessInsecure) {
   WebServerOptions options;
   options.address = "0.0.0.0:0";
