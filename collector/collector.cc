@@ -189,9 +189,11 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   }
   collector->query_ = std::make_unique<QueryService>(
       options.db_path,
-      [auth](const grpc::ServerContext& context, const std::string& job) {
-        return job.empty() ? auth->CheckAny(context, Scope::kRead)
-                           : auth->Check(context, Scope::kRead, job);
+      [auth](const grpc::ServerContext& context, const std::string& job,
+             bool write) {
+        const Scope scope = write ? Scope::kWrite : Scope::kRead;
+        return job.empty() ? auth->CheckAny(context, scope)
+                           : auth->Check(context, scope, job);
       },
       options.analysis_memory_bytes);
   // Clock solutions are stored by the writer, as it stores batches; a query

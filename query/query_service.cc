@@ -698,6 +698,16 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
                                      v1::ClocksReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
+  // --resolve replaces the stored solution: that is a write.
+  if (request->resolve()) {
+    if (grpc::Status may = MayWriteJob(context, request->job()); !may.ok()) {
+      return grpc::Status(
+          may.error_code(),
+          absl::StrCat(may.error_message(),
+                       ": clocks --resolve stores a new solution (without "
+                       "--resolve, the stored one is read)"));
+    }
+  }
   auto query = OpenJob(db_path_, request->job());
   if (!query.ok()) return ToGrpc(query.status());
   // A kept analysis of the job as it is has these very clocks.

@@ -34,11 +34,13 @@ struct JobQuery;     // query_service.cc
 
 class QueryService final : public v1::Query::Service {
  public:
-  // Whether the caller of `context` may read job `job` (for "": some job):
-  // OK, or the status to answer (the collector's Authorizer; everyone may,
-  // by default). ListJobs lists only the jobs the caller may read.
-  using MayRead = std::function<grpc::Status(const grpc::ServerContext& context,
-                                             const std::string& job)>;
+  // Whether the caller of `context` may read job `job` (for "": some job),
+  // or with `write`, change what is stored of it: OK, or the status to
+  // answer (the collector's Authorizer; everyone may, by default). ListJobs
+  // lists only the jobs the caller may read; `clocks --resolve`, which
+  // replaces the stored solution, needs write too.
+  using MayRead = std::function<grpc::Status(
+      const grpc::ServerContext& context, const std::string& job, bool write)>;
 
   // `analysis_budget`: bytes an analysis of a whole job may take (about
   // 190 a span); larger jobs are refused with a message (RESOURCE_EXHAUSTED).
@@ -132,7 +134,11 @@ class QueryService final : public v1::Query::Service {
  private:
   grpc::Status MayReadJob(const grpc::ServerContext* context,
                           const std::string& job) const {
-    return may_read_ ? may_read_(*context, job) : grpc::Status::OK;
+    return may_read_ ? may_read_(*context, job, false) : grpc::Status::OK;
+  }
+  grpc::Status MayWriteJob(const grpc::ServerContext* context,
+                           const std::string& job) const {
+    return may_read_ ? may_read_(*context, job, true) : grpc::Status::OK;
   }
 
   // The whole job loaded for the analyses, `bytes_per_span` counted

@@ -28,6 +28,7 @@ constexpr char kAliceToken[] = "alice-token-0123456789";
 constexpr char kAliceAgentToken[] = "alice-agent-token-0123";
 constexpr char kNodeToken[] = "node-7-token-0123456789";
 constexpr char kOtherAgentToken[] = "other-agent-token-0123";
+constexpr char kAliceOwnerToken[] = "alice-owner-token-0123";
 
 std::string Tls(const std::string& name) {
   return std::string(getenv("TEST_SRCDIR")) + "/meridian/tests/testdata/tls/" +
@@ -45,7 +46,8 @@ std::string TokenFile(int mode) {
                       << kAliceToken << "  read:alice-* trace:alice-*\n"
                       << kAliceAgentToken << "  write:alice-*\n"
                       << kNodeToken << "  write:* agent:node-7/*\n"
-                      << kOtherAgentToken << "  write:*\n";
+                      << kOtherAgentToken << "  write:*\n"
+                      << kAliceOwnerToken << "  read:alice-* write:alice-*\n";
   chmod(path.c_str(), mode);
   return path;
 }
@@ -286,6 +288,39 @@ TEST_F(SecuredCollector, EachTokenReachesOnlyItsJobs) {
       v1::Control::NewStub(alice)->RequestTrace(&context, order, &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(status.error_message(), "the token may not trace job \"bob-1\"");
+}
+
+// What stores needs write: a read-only token reads the clock solution but
+// may not solve and store a new one (`clocks --resolve`).
+TEST_F(SecuredCollector, AReadOnlyTokenCannotStoreANewClockSolution) {
+  IngestClient agent(Channel(kAgentToken));
+  auto sent = agent.SendAll({Batch("agent-1", 1, "alice-1")});
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  auto clocks = [&](const char* token, bool resolve, v1::ClocksReply* reply) {
+    grpc::ClientContext context;
+    v1::ClocksRequest request;
+    request.set_job("alice-1");
+    request.set_resolve(resolve);
+    return v1::Query::NewStub(Channel(token))
+        ->GetClocks(&context, request, reply);
+  };
+  v1::ClocksReply reply;
+  grpc::Status status = clocks(kAliceToken, true, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(),
+            "the token may not write job \"alice-1\": clocks --resolve stores "
+            "a new solution (without --resolve, the stored one is read)");
+  status = clocks(kAliceToken, false, &reply);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(reply.nodes_size(), 1);
+  // Read and write: solved again.
+  status = clocks(kAliceOwnerToken, true, &reply);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(reply.stored());
+  // A writer without read learns nothing of it.
+  status = clocks(kAgentToken, true, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(), "the token may not read job \"alice-1\"");
 }
 
 // A token bound to its agent ids: it cannot send as another agent, whose
