@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
 namespace meridian {
 namespace {
 
@@ -187,11 +190,20 @@ grpc::Status ControlService::DeleteJob(grpc::ServerContext* context,
                         "this collector cannot delete jobs");
   }
   absl::StatusOr<int64_t> spans = delete_job_(request->job());
+  // The store's messages name its path: the log has them, the client gets
+  // what it needs.
+  if (absl::IsNotFound(spans.status())) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("no job \"", request->job(),
+                                     "\" in the collector's store"));
+  }
   if (!spans.ok()) {
-    return grpc::Status(spans.status().code() == absl::StatusCode::kNotFound
-                            ? grpc::StatusCode::NOT_FOUND
-                            : grpc::StatusCode::INTERNAL,
-                        std::string(spans.status().message()));
+    spdlog::error("deleting job \"{}\": {}", request->job(),
+                  std::string(spans.status().message()));
+    return grpc::Status(
+        grpc::StatusCode::INTERNAL,
+        absl::StrCat("deleting job \"", request->job(),
+                     "\" failed: the collector's log says why"));
   }
   reply->set_spans(*spans);
   return grpc::Status::OK;

@@ -34,6 +34,15 @@
 namespace meridian {
 namespace {
 
+// A query's reading of the store, whose errors go to the client: they name
+// it without its path (StoreOptions::name_in_errors).
+StoreOptions QueryStoreOptions() {
+  StoreOptions options;
+  options.read_only = true;
+  options.name_in_errors = "the collector's store";
+  return options;
+}
+
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
@@ -94,9 +103,7 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
         "no job given; `meridian jobs` lists the jobs");
   }
   JobQuery query;
-  StoreOptions options;
-  options.read_only = true;
-  auto store = Store::Open(db_path, options);
+  auto store = Store::Open(db_path, QueryStoreOptions());
   if (!store.ok()) return store.status();
   query.store = std::move(*store);
   absl::Status snapshot = query.store->BeginSnapshot();
@@ -557,9 +564,7 @@ grpc::Status QueryService::ListJobs(grpc::ServerContext* context,
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok()) {
     return may;
   }
-  StoreOptions options;
-  options.read_only = true;
-  auto store = Store::Open(db_path_, options);
+  auto store = Store::Open(db_path_, QueryStoreOptions());
   if (!store.ok()) return ToGrpc(store.status());
   if (!request->job().empty())
     return DescribeJob(**store, request->job(), reply);

@@ -369,6 +369,9 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
   if (!client.ok()) return client.status();
   std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(
       std::move(*client), location, options.max_cached_ids));
+  store->named_ = options.name_in_errors.empty()
+                      ? absl::StrCat("store ", location)
+                      : options.name_in_errors;
   store->read_only_ = options.read_only;
   store->write_mark_margin_ns_ = options.write_mark_margin_ns;
   store->layout_ = layout;
@@ -381,13 +384,13 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
     absl::Status created = (*admin)->Execute(
         absl::StrCat("CREATE DATABASE IF NOT EXISTS ", endpoint->database));
     if (!created.ok()) {
-      return absl::Status(created.code(), absl::StrCat("store ", location, ": ",
-                                                       created.message()));
+      return absl::Status(created.code(),
+                          absl::StrCat(store->named_, ": ", created.message()));
     }
     absl::Status schema = store->CreateSchema();
     if (!schema.ok()) {
-      return absl::Status(schema.code(), absl::StrCat("store ", location, ": ",
-                                                      schema.message()));
+      return absl::Status(schema.code(),
+                          absl::StrCat(store->named_, ": ", schema.message()));
     }
   } else {
     // A reader of a database an older collector made: the tables of stored
@@ -403,8 +406,8 @@ absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
           return true;
         });
     if (!read.ok()) {
-      return absl::Status(
-          read.code(), absl::StrCat("store ", location, ": ", read.message()));
+      return absl::Status(read.code(),
+                          absl::StrCat(store->named_, ": ", read.message()));
     }
   }
   return store;
@@ -502,7 +505,7 @@ absl::StatusOr<std::vector<BatchWriteResult>> ClickHouseStore::Write(
   if (batches.empty()) return results;
   if (read_only_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("store ", location_, " is open read-only"));
+        absl::StrCat(named_, " is open read-only"));
   }
   WriteRows rows;
   rows.attempt = static_cast<int64_t>(random_() >> 1) | 1;
@@ -1009,7 +1012,7 @@ absl::StatusOr<int64_t> ClickHouseStore::DeleteJob(const std::string& name) {
   if (!jobs.ok()) return jobs.status();
   if (jobs->empty()) {
     return absl::NotFoundError(
-        absl::StrCat("no job \"", name, "\" in store ", location_));
+        absl::StrCat("no job \"", name, "\" in ", named_));
   }
   const int64_t now = Now();
   deletions_.reset();
@@ -1072,7 +1075,7 @@ absl::StatusOr<JobCatalog> ClickHouseStore::LoadCatalog(
     // The message names no other job: the asker may not be allowed to know
     // of them (docs/security.md).
     return absl::NotFoundError(
-        absl::StrCat("no job \"", job_name, "\" in store ", location_,
+        absl::StrCat("no job \"", job_name, "\" in ", named_,
                      " (`meridian jobs` lists the stored jobs)"));
   }
   JobCatalog catalog;
@@ -1463,7 +1466,7 @@ absl::Status ClickHouseStore::SaveResult(const char* table, int64_t job_id,
                                          const StoredJobResult& result) {
   if (read_only_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("store ", location_, " is open read-only"));
+        absl::StrCat(named_, " is open read-only"));
   }
   RowBinaryWriter row;
   row.Int64(job_id);
@@ -1498,7 +1501,7 @@ absl::Status ClickHouseStore::SaveStepSummaries(
     const StoredJobResult& state) {
   if (read_only_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("store ", location_, " is open read-only"));
+        absl::StrCat(named_, " is open read-only"));
   }
   if (!steps.empty()) {
     const int64_t now = Now();

@@ -174,6 +174,7 @@ class ClickHouseStore final : public Store {
 
   std::unique_ptr<ClickHouseClient> client_;
   std::string location_;
+  std::string named_;  // in error messages (StoreOptions::name_in_errors)
   const size_t max_cached_ids_;
   std::unique_ptr<Caches> caches_;
   std::mt19937_64 random_;

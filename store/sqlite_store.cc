@@ -271,9 +271,11 @@ struct SqliteStore::Caches {
   SpanColumns piece;
 };
 
-SqliteStore::SqliteStore(sqlite3* db, std::string path, size_t max_cached_ids)
+SqliteStore::SqliteStore(sqlite3* db, std::string path, std::string named,
+                         size_t max_cached_ids)
     : db_(db),
       path_(std::move(path)),
+      named_(std::move(named)),
       caches_(std::make_unique<Caches>(max_cached_ids)),
       max_cached_ids_(max_cached_ids) {}
 
@@ -284,14 +286,14 @@ SqliteStore::~SqliteStore() {
 
 absl::Status SqliteStore::Fail(const char* what) const {
   return absl::InternalError(
-      absl::StrCat(what, " in store ", path_, ": ", sqlite3_errmsg(db_)));
+      absl::StrCat(what, " in ", named_, ": ", sqlite3_errmsg(db_)));
 }
 
 absl::Status SqliteStore::Exec(const char* sql) {
   char* error = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
     absl::Status status = absl::InternalError(
-        absl::StrCat("store ", path_, ": ", error ? error : "unknown error"));
+        absl::StrCat(named_, ": ", error ? error : "unknown error"));
     sqlite3_free(error);
     return status;
   }
@@ -313,6 +315,9 @@ absl::StatusOr<SqliteStore::Statement*> SqliteStore::Prepare(const char* sql) {
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     const std::string& path, StoreOptions options) {
+  const std::string named = options.name_in_errors.empty()
+                                ? absl::StrCat("store ", path)
+                                : options.name_in_errors;
   sqlite3* db = nullptr;
   int flags = options.read_only ? SQLITE_OPEN_READONLY
                                 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -321,10 +326,10 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(
     std::string message = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return absl::UnavailableError(
-        absl::StrCat("cannot open store ", path, ": ", message));
+        absl::StrCat("cannot open ", named, ": ", message));
   }
   std::unique_ptr<SqliteStore> store(
-      new SqliteStore(db, path, options.max_cached_ids));
+      new SqliteStore(db, path, named, options.max_cached_ids));
   // Waits rather than fails while another connection holds a lock briefly.
   sqlite3_busy_timeout(db, 10000);
   if (absl::Status status = store->RefuseOlderVersion(); !status.ok()) {
@@ -440,8 +445,7 @@ absl::StatusOr<std::string> SqliteStore::LookupString(int64_t id) {
   if (!select.ok()) return select.status();
   if ((*select)->Bind(1, id).Step() != SQLITE_ROW) {
     (*select)->Reset();
-    return absl::DataLossError(
-        absl::StrCat("store ", path_, " has no string ", id));
+    return absl::DataLossError(absl::StrCat(named_, " has no string ", id));
   }
   std::string s = (*select)->Text(0);
   (*select)->Reset();
@@ -477,7 +481,7 @@ absl::StatusOr<int64_t> SqliteStore::DeleteJob(const std::string& name) {
     return Fail("finding a job failed");
   if (id < 0) {
     return absl::NotFoundError(
-        absl::StrCat("no job \"", name, "\" in store ", path_));
+        absl::StrCat("no job \"", name, "\" in ", named_));
   }
   absl::Status status = Exec("BEGIN IMMEDIATE;");
   if (!status.ok()) return status;
@@ -955,7 +959,7 @@ absl::StatusOr<JobCatalog> SqliteStore::LoadCatalog(
   // of them (docs/security.md).
   if (!found) {
     return absl::NotFoundError(
-        absl::StrCat("no job \"", job_name, "\" in store ", path_,
+        absl::StrCat("no job \"", job_name, "\" in ", named_,
                      " (`meridian jobs` lists the stored jobs)"));
   }
 
@@ -1026,9 +1030,8 @@ class SqliteStore::ScanSource final : public ChunkSource {
       out->strings.clear();
       absl::Status status = DecodeSpanChunk(stmt_->Blob(3), &out->spans);
       if (!status.ok()) {
-        return absl::DataLossError(absl::StrCat("store ", store_->path_,
-                                                ": chunk ", stmt_->Int(0), ": ",
-                                                status.message()));
+        return absl::DataLossError(absl::StrCat(
+            store_->named_, ": chunk ", stmt_->Int(0), ": ", status.message()));
       }
       out->id = stmt_->Int(0);
       out->track = track;

@@ -81,7 +81,8 @@ class SqliteStore final : public Store {
   class ScanSource;
   struct Caches;
 
-  SqliteStore(sqlite3* db, std::string path, size_t max_cached_ids);
+  SqliteStore(sqlite3* db, std::string path, std::string named,
+              size_t max_cached_ids);
   absl::Status Exec(const char* sql);
   absl::Status Fail(const char* what) const;
   absl::Status RefuseOlderVersion();
@@ -148,6 +149,7 @@ class SqliteStore final : public Store {
 
   sqlite3* db_;
   std::string path_;
+  std::string named_;  // in error messages (StoreOptions::name_in_errors)
   std::unique_ptr<Caches> caches_;
   const size_t max_cached_ids_;
   std::vector<std::unique_ptr<Statement>> statements_;

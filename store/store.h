@@ -69,6 +69,11 @@ struct StoreOptions {
   // ClickHouse: how far before the latest commit WriteMark is put (see
   // there). Tests that count exactly what is reported set 0.
   int64_t write_mark_margin_ns = 5'000'000'000;
+  // How the store's error messages name it: empty, "store LOCATION" (its
+  // path or ClickHouse URL). A server whose errors reach clients gives a
+  // name without the location (the collector's queries: "the collector's
+  // store"): where its files are is not the clients' business.
+  std::string name_in_errors;
 };
 
 // The outcome of one batch in Store::Write.

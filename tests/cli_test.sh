@@ -229,7 +229,7 @@ grep -qF 'meridian: export --critical-path needs the collector'"'"'s clock: drop
 [ ! -e "$work/raw.json" ] || fail "raw-clock critical path wrote a file"
 m steps --job nope 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "steps of an unknown job: exit $rc"
-grep -qF 'no job "nope" in store' "$work/err.txt" || fail "steps unknown job message"
+grep -qF "no job \"nope\" in the collector's store" "$work/err.txt" || fail "steps unknown job message"
 m compare --job chain --ranks 0,7 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "compare unknown rank: exit $rc"
 grep -qF 'job chain has no rank 7 (it has 4 ranks)' "$work/err.txt" || fail "unknown rank message"
@@ -261,7 +261,9 @@ m replay --job chain --trace "$work/no/such/dir/r.json" 2>"$work/err.txt"; rc=$?
 [ ! -e "$work/no/such/dir/r.json.partial" ] || fail "partial replay trace left"
 m stats --job nope 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "unknown job: exit $rc"
-grep -qF 'no job "nope" in store' "$work/err.txt" || fail "unknown job message"
+grep -qF "no job \"nope\" in the collector's store (" "$work/err.txt" || fail "unknown job message"
+# Nor does any error name where the collector keeps its files.
+if grep -qF "$work" "$work/err.txt"; then fail "an error names the store's path"; fi
 m stats --job cli --steps 3:1 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "empty step range: exit $rc"
 grep -qF 'step range 3:1 is empty' "$work/err.txt" || fail "step range message"
@@ -341,7 +343,7 @@ expect_line "$work/jobs-after.txt" \
 set +e
 m delete --job doomed 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "deleting twice: exit $rc"
-grep -qF 'meridian: delete: no job "doomed" in store' "$work/err.txt" || fail "delete twice message"
+grep -qxF "meridian: delete: no job \"doomed\" in the collector's store" "$work/err.txt" || fail "delete twice message"
 set -e
 
 # --retention-days: a collector started on this store with a 1-day retention

@@ -345,8 +345,8 @@ TEST_F(IntegrationTest, BadInputCostsOnlyItselfAndNothingStoredChanges) {
     grpc::Status status = query_->GetStats(&unknown_context, request, &reply);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
     EXPECT_EQ(status.error_message(),
-              "no job \"nope\" in store " + db_path_ +
-                  " (`meridian jobs` lists the stored jobs)");
+              "no job \"nope\" in the collector's store (`meridian jobs` lists "
+              "the stored jobs)");
     grpc::ClientContext steps_context;
     request.mutable_filter()->set_job("six");
     request.mutable_filter()->set_first_step(5);
@@ -545,8 +545,8 @@ TEST_F(IntegrationTest, ClockModelsPutEveryNodeOnTheCollectorsClock) {
   grpc::Status status = query_->GetClocks(&unknown_context, request, &clocks);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(status.error_message(),
-            "no job \"nope\" in store " + db_path_ +
-                " (`meridian jobs` lists the stored jobs)");
+            "no job \"nope\" in the collector's store (`meridian jobs` lists "
+            "the stored jobs)");
 }
 
 TEST_F(IntegrationTest, AnalysesOverRpcUseTheCollectorsClock) {

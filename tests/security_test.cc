@@ -191,6 +191,12 @@ TEST(SecurityTest, TheWebPageAsksWithTheBrowsersToken) {
             "HTTP/1.1 403 Forbidden");
   EXPECT_EQ(HttpGet(port, "/api/trace?job=alice-1", kAliceToken).first,
             "HTTP/1.1 200 OK");
+  // An error names no path of the collector's.
+  auto missing = HttpGet(port, "/api/job?job=alice-nosuch", kAliceToken);
+  EXPECT_EQ(missing.first, "HTTP/1.1 404 Not Found");
+  EXPECT_EQ(missing.second,
+            "{\"error\":\"no job \\\"alice-nosuch\\\" in the collector's store "
+            "(`meridian jobs` lists the stored jobs)\"}\n");
   (*collector)->Shutdown();
 
   // Clients known by certificate alone: the page could not tell them apart.
