@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command_tree.h"
+#include "common/utf8.h"
 
 namespace meridian {
 namespace {
@@ -185,6 +186,20 @@ ParsedArgs ParseArgs(CLI::App& tree, const std::vector<std::string>& args) {
       parsed.request_timeout_s < 1 || parsed.request_timeout_s > 86400) {
     return UsageError(command,
                       "--request-timeout must be seconds (1 to 86400)");
+  }
+  // Flags whose values travel as the requests' strings (job names, name
+  // globs, scales), which must be UTF-8; paths need not be.
+  for (const char* text : {"job", "name", "scale"}) {
+    const CLI::Option* option =
+        command->get_option_no_throw(std::string("--") + text);
+    if (option == nullptr) continue;
+    for (const std::string& value : option->results()) {
+      if (!IsValidUtf8(value)) {
+        return UsageError(command,
+                          absl::StrCat("--", text, " \"", RepairUtf8(value),
+                                       "\" is not valid UTF-8"));
+      }
+    }
   }
   parsed.line = Given(*command);
   return parsed;

@@ -61,6 +61,21 @@ TEST_F(CommandParseTest, ValuesMayStartWithADashOrFollowAnEqualsSign) {
   EXPECT_EQ(parsed.line.Get("head"), "-1");
 }
 
+// Job names and name globs travel as the requests' strings: text that is
+// not UTF-8 is refused here, saying so, rather than failing in protobuf.
+TEST_F(CommandParseTest, AJobNameOrNameGlobThatIsNotUtf8IsRefused) {
+  EXPECT_EQ(Refusal({"stats", "--job", "bad\xff\xfename"}),
+            "stats|--job \"bad\xEF\xBF\xBD\xEF\xBF\xBDname\" is not valid "
+            "UTF-8");
+  EXPECT_EQ(Refusal({"stats", "--job", "ok", "--name", "MPI_\xc3"}),
+            "stats|--name \"MPI_\xEF\xBF\xBD\" is not valid UTF-8");
+  // Paths need not be UTF-8.
+  const ParsedArgs parsed =
+      Parse({"export", "--job", "caf\xc3\xa9", "-o", "t\xff.json"});
+  ASSERT_EQ(parsed.action, Action::kRun) << parsed.message;
+  EXPECT_EQ(parsed.line.Get("job"), "caf\xc3\xa9");
+}
+
 TEST_F(CommandParseTest, CompareKeepsBothJobsOtherFlagsTheLast) {
   ParsedArgs parsed = Parse({"compare", "--job", "a", "--job", "b"});
   ASSERT_EQ(parsed.action, Action::kRun) << parsed.message;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/json.h"
+#include "common/utf8.h"
 #include "google/protobuf/util/json_util.h"
 #include "web/web_assets.h"
 
@@ -357,6 +358,15 @@ int WebServer::Serve(mg_connection* c) {
     return 200;
   }
   const std::map<std::string, std::string> params = Params(info);
+  // Parameters become the requests' strings, which must be UTF-8.
+  for (const auto& [name, value] : params) {
+    if (!IsValidUtf8(value)) {
+      return Error(c, 400,
+                   absl::StrCat("parameter ", RepairUtf8(name.substr(0, 64)),
+                                " is not valid UTF-8 (percent-encode the "
+                                "name's UTF-8 bytes)"));
+    }
+  }
   auto param = [&](const std::string& name) {
     auto it = params.find(name);
     return it == params.end() ? std::string() : it->second;

@@ -180,6 +180,21 @@ TEST_F(WebServerTest, AnswersOnlyOneHostHeaderNamingLoopback) {
   }
 }
 
+TEST_F(WebServerTest, AParameterThatIsNotUtf8IsRefusedNamingIt) {
+  const std::string reply =
+      Get(server_->port(), Request("GET", "/api/job?job=bad%FF%FEname"));
+  EXPECT_TRUE(absl::StartsWith(reply, "HTTP/1.1 400")) << reply;
+  EXPECT_TRUE(absl::StrContains(
+      reply,
+      "{\"error\":\"parameter job is not valid UTF-8 (percent-encode the "
+      "name's UTF-8 bytes)\"}"))
+      << reply;
+  // Percent-encoded UTF-8 passes (to a collector that is not there).
+  EXPECT_TRUE(absl::StartsWith(
+      Get(server_->port(), Request("GET", "/api/job?job=caf%C3%A9")),
+      "HTTP/1.1 503"));
+}
+
 TEST(WebServerStartTest, RefusesAnAddressBeyondLoopbackUnlessInsecure) {
   WebServerOptions options;
   options.address = "0.0.0.0:0";
