@@ -119,12 +119,18 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
   }
   absl::StatusOr<SendReport> report = client.SendAll(batches, send);
   if (!report.ok()) {
-    fprintf(stderr,
-            "meridian import: %s: %s%s; importing it again completes it "
-            "(nothing is stored twice)\n",
-            path.c_str(), std::string(report.status().message()).c_str(),
-            absl::IsDeadlineExceeded(report.status()) ? " (--request-timeout)"
-                                                      : "");
+    // Refused for good (the token, the scope): again would be refused too.
+    const bool refused = absl::IsPermissionDenied(report.status()) ||
+                         absl::IsUnauthenticated(report.status()) ||
+                         absl::IsUnimplemented(report.status()) ||
+                         absl::IsInvalidArgument(report.status());
+    fprintf(
+        stderr, "meridian import: %s: %s%s%s\n", path.c_str(),
+        std::string(report.status().message()).c_str(),
+        absl::IsDeadlineExceeded(report.status()) ? " (--request-timeout)" : "",
+        refused ? ""
+                : "; importing it again completes it (nothing is stored "
+                  "twice)");
     return false;
   }
   if (report->rejected > 0) {

@@ -296,6 +296,22 @@ TEST_F(SecuredCollector, EachTokenReachesOnlyItsJobs) {
   EXPECT_EQ(status.error_message(), "the token may not trace job \"bob-1\"");
 }
 
+// A refusal no resend can change ends the send at once, with its code and
+// reason, instead of retrying and calling it temporary.
+TEST_F(SecuredCollector, AStreamRefusedForGoodIsNotRetried) {
+  IngestClient reader(Channel(kAliceToken));
+  auto sent = reader.SendAll({Batch("agent-3", 1, "alice-3")});
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(sent.status().message(),
+            "the collector refused the stream: the token grants no write "
+            "scope; 1 of 1 batches unsent (sending again cannot help)");
+  IngestClient nobody(Channel(""));
+  sent = nobody.SendAll({Batch("agent-3", 1, "alice-3")});
+  ASSERT_FALSE(sent.ok());
+  EXPECT_EQ(sent.status().code(), absl::StatusCode::kUnauthenticated);
+}
+
 // What stores needs write: a read-only token reads the clock solution but
 // may not solve and store a new one (`clocks --resolve`).
 TEST_F(SecuredCollector, AReadOnlyTokenCannotStoreANewClockSolution) {

@@ -85,6 +85,18 @@ void IngestClient::End() {
   in_flight_ = nullptr;
 }
 
+namespace {
+
+// What no resending changes.
+bool Permanent(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAUTHENTICATED ||
+         code == grpc::StatusCode::PERMISSION_DENIED ||
+         code == grpc::StatusCode::UNIMPLEMENTED ||
+         code == grpc::StatusCode::INVALID_ARGUMENT;
+}
+
+}  // namespace
+
 absl::StatusOr<SendReport> IngestClient::SendAll(
     const std::vector<v1::Batch>& batches, const SendOptions& options) {
   SendReport report;
@@ -190,6 +202,17 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
     {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return cancelled;
+    }
+    // A refusal that another stream would meet again (no token, a token
+    // without the scope, a server without the service) ends it now: its
+    // code and words, not "unacknowledged, try again".
+    if (Permanent(status.error_code())) {
+      return absl::Status(
+          static_cast<absl::StatusCode>(status.error_code()),
+          absl::StrCat(
+              "the collector refused the stream: ", status.error_message(),
+              "; ", unacked, " of ", batches.size(),
+              " batches unsent (sending again cannot help)"));
     }
     if (!status.ok()) {
       last_error = absl::StrCat(status.error_message(), " (code ",
