@@ -28,6 +28,7 @@ constexpr char kUsage[] =
                       [--ack-timeout-ms N] [--nice N]
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
                       [--control-poll-ms N] [--max-connections N]
+                      [--max-connections-per-user N]
                       [--idle-timeout-ms N] [--allow-group GROUP]
                       [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
                       [--token-file FILE] [--metrics HOST:PORT]
@@ -55,6 +56,10 @@ collector has not acknowledged in time (docs/agent.md: durability).
                      this user's and writable by no other (docs/security.md)
   --max-connections  processes and clients served at once (default 128);
                      more are closed unserved and counted
+  --max-connections-per-user
+                     of them, the most one user other than the agent's
+                     own and root may hold (an --allow-group agent's
+                     members; default half of --max-connections)
   --idle-timeout-ms  close a connection that has sent nothing this long
                      after it was accepted (default 10000), and count it
   --allow-group      (an agent run as root) also serve this group's
@@ -158,18 +163,31 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-agent"));
   std::vector<std::string> args(argv, argv + argc);
   auto flags = meridian::CommandLine::Parse(
-      args, 1, {"collector",       "socket",
-                "spool",           "node",
-                "spool-max-bytes", "drain-ms",
-                "max-drain-ms",    "ack-window",
-                "ack-timeout-ms",  "nice",
-                "timeout",         "clock-sync-ms",
-                "clock-offset-ns", "clock-drift-ppm",
-                "control-poll-ms", "max-connections",
-                "idle-timeout-ms", "allow-group",
-                "tls-ca",          "tls-cert",
-                "tls-key",         "token-file",
-                "metrics"},
+      args, 1,
+      {"collector",
+       "socket",
+       "spool",
+       "node",
+       "spool-max-bytes",
+       "drain-ms",
+       "max-drain-ms",
+       "ack-window",
+       "ack-timeout-ms",
+       "nice",
+       "timeout",
+       "clock-sync-ms",
+       "clock-offset-ns",
+       "clock-drift-ppm",
+       "control-poll-ms",
+       "max-connections",
+       "max-connections-per-user",
+       "idle-timeout-ms",
+       "allow-group",
+       "tls-ca",
+       "tls-cert",
+       "tls-key",
+       "token-file",
+       "metrics"},
       {"exit-when-idle", "status", "flush", "help", "sched-batch", "version"});
   if (!flags.ok()) return Usage(std::string(flags.status().message()));
   if (flags->Has("version")) {
@@ -262,6 +280,12 @@ int main(int argc, char** argv) {
     return Usage("--max-connections must be 1 to 65536");
   }
   options.max_connections = static_cast<size_t>(*max_connections);
+  auto per_user = flags->GetInt("max-connections-per-user",
+                                std::max<int64_t>(1, *max_connections / 2));
+  if (!per_user.ok() || *per_user < 1 || *per_user > *max_connections) {
+    return Usage("--max-connections-per-user must be 1 to --max-connections");
+  }
+  options.max_connections_per_user = static_cast<size_t>(*per_user);
   auto idle_timeout = flags->GetInt("idle-timeout-ms", 10000);
   if (!idle_timeout.ok() || *idle_timeout < 1 || *idle_timeout > 3600000) {
     return Usage("--idle-timeout-ms must be 1 to 3600000");

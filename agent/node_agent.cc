@@ -238,7 +238,19 @@ void NodeAgent::Accept() {
       Refuse(fd, "over --max-connections", uid, pid);
       continue;
     }
-    clients_[fd] = Client{fd, nullptr, NowMs() + options_.idle_timeout_ms};
+    if (uid != geteuid() && uid != 0) {
+      const size_t cap =
+          options_.max_connections_per_user > 0
+              ? options_.max_connections_per_user
+              : std::max<size_t>(1, options_.max_connections / 2);
+      size_t held = 0;
+      for (const auto& [other, client] : clients_) held += client.uid == uid;
+      if (held >= cap) {
+        Refuse(fd, "over --max-connections-per-user", uid, pid);
+        continue;
+      }
+    }
+    clients_[fd] = Client{fd, nullptr, NowMs() + options_.idle_timeout_ms, uid};
     had_clients_ = true;
     epoll_event event{};
     event.events = EPOLLIN;

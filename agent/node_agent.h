@@ -92,6 +92,11 @@ struct NodeAgentOptions {
   // Connections served at once; more are accepted and closed at once, so
   // that idle ones cannot starve the processes being traced.
   size_t max_connections = 128;
+  // Of them, the most one user other than the agent's own and root may
+  // hold (the members of `shared_gid`): one member's connections, which a
+  // launcher's hello keeps open however long, cannot take every place from
+  // the others. 0: half of max_connections.
+  size_t max_connections_per_user = 0;
   // A connection that has sent nothing this long after it was accepted is
   // closed (and counted refused): a probe says hello, and a client its
   // request, at once, so a silent one only holds a place.
@@ -129,6 +134,7 @@ class NodeAgent {
     int fd;
     std::unique_ptr<ProbeSession> session;  // a traced process, or null
     int64_t silent_until_ms = 0;  // closed if still silent then; 0: it spoke
+    uid_t uid = 0;                // its peer's
   };
   // A `meridian trace --local` request to answer on `fd`.
   struct LocalTrace {

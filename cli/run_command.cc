@@ -221,6 +221,18 @@ std::optional<bool> JobExists(const std::string& collector,
   return std::nullopt;
 }
 
+// Whether the agent serves `agent`: it answers a status request (a flush
+// with timeout 0) on it. An agent at its connection limits accepts and
+// closes at once, which only a read shows.
+bool Served(int agent) {
+  FlushRequest status;
+  status.timeout_ms = 0;
+  FlushReply reply;
+  return SendMessage(agent, &status, sizeof(status), -1) &&
+         ReceiveMessage(agent, &reply, sizeof(reply), nullptr) ==
+             static_cast<long>(sizeof(reply));
+}
+
 std::string Summary(const FlushReply& reply) {
   const AgentCounters& c = reply.counters;
   return absl::StrCat("agent: ", c.spans_received, " spans received, ",
@@ -390,7 +402,8 @@ const char* ReportDelivery(int agent, const std::string& socket,
     reply = FlushReply();
     fprintf(stderr,
             "meridian run: job %s: the agent on %s went away before it "
-            "confirmed delivery; a restarted agent resends from its spool\n",
+            "confirmed delivery: what it had spooled is sent by an agent "
+            "restarted on that spool, the rest of the job's spans is lost\n",
             job.c_str(), socket.c_str());
     return "agent-gone";
   }
@@ -469,9 +482,13 @@ int RunTraced(const RunOptions& options) {
   // it as silent (--idle-timeout-ms) while a long job runs.
   LauncherHello hello;
   hello.pid = getpid();
-  if (!SendMessage(agent, &hello, sizeof(hello), -1)) {
-    fprintf(stderr, "meridian run: the agent on %s closed the connection\n",
-            socket.c_str());
+  if (!SendMessage(agent, &hello, sizeof(hello), -1) || !Served(agent)) {
+    fprintf(stderr,
+            "meridian run: job %s: the agent on %s closed this connection "
+            "unserved (it is at --max-connections, or this user at "
+            "--max-connections-per-user; `meridian-agent --status` counts "
+            "the connections it refused): not starting the job untraced\n",
+            job.c_str(), socket.c_str());
     close(agent);
     return kRunFailed;
   }
@@ -490,6 +507,11 @@ int RunTraced(const RunOptions& options) {
   close(agent);
   if (options.json) {
     printf("%s\n", DeliveryJson(job, *exit_status, delivery, reply).c_str());
+  }
+  // A job that succeeded but whose delivery nobody confirmed is not a
+  // success: its trace may be gone.
+  if (*exit_status == 0 && std::strcmp(delivery, "agent-gone") == 0) {
+    return kRunFailed;
   }
   return *exit_status;
 }

@@ -18,6 +18,11 @@
 #   5. --idle-timeout-ms: connections that say nothing are closed.
 #   6. ... but not `meridian run`'s own, held while a job runs longer than
 #      the timeout: the job's delivery is still confirmed.
+#   7. a member of a root agent's --allow-group holds connections open (each
+#      said something, so no idle timeout closes them): it gets at most
+#      --max-connections-per-user of them, and root's job is still traced.
+#   8. `meridian run` whose connection the agent closes unserved (full)
+#      says so and exits 125 without running the job untraced.
 # Prints "shared_node_test: N passed" or the first failure, exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -254,6 +259,48 @@ as "$victim" env MERIDIAN_AGENT_SOCKET="$work/silent/agent.sock" \
   fail "case 6: the job's silent connection: $(cat "$work/case6-run.out")"
 grep -qE "every span acknowledged .*, 0 dropped, 0 rejected" "$work/case6-run.err" ||
   fail "case 6: meridian run's connection was closed: $(cat "$work/case6-run.err")"
+passed=$((passed + 1))
+
+# 7. A root agent serving a group, 8 places, of which a member may hold 4
+# (half, the default): the member's 8 connections get 4 answers, and root's
+# job, run beside the 4 held, is delivered whole.
+group=$((victim + 2))
+install -d -o 0 -g "$group" -m 0750 "$work/grouped"
+start grouped "$work/bin/meridian-agent" --collector "$address" \
+  --socket "$work/grouped/agent.sock" --allow-group "$group" --max-connections 8
+start member setpriv --reuid="$attacker" --regid="$attacker" --groups="$group" -- \
+  "$py" "$work/flood.py" "$work/grouped/agent.sock" 8
+[ "$line" = "answered 4 refused 4" ] || fail "case 7: the member's connections: $line"
+MERIDIAN_AGENT_SOCKET="$work/grouped/agent.sock" \
+  "$work/bin/meridian" --collector "$address" run --job root-job -- \
+  "$work/bin/data_parallel" --steps 5 >"$work/case7-run.out" 2>"$work/case7-run.err" ||
+  fail "case 7: root's job failed: $(cat "$work/case7-run.err")"
+grep -qE "every span acknowledged .*, 0 dropped, 0 rejected" "$work/case7-run.err" ||
+  fail "case 7: root's spans were not all delivered"
+grep -qF "over --max-connections-per-user: uid $attacker" "$work/grouped.log" ||
+  fail "case 7: the agent's log does not say why it refused the member"
+exec {member_in}>&-
+passed=$((passed + 1))
+
+# 8. The victim's agent with 2 places, both held by the victim's own
+# connections: meridian run is closed unserved, says so, exits 125, and
+# its command never runs.
+install -d -o "$victim" -g "$victim" -m 0700 "$work/full"
+start full as "$victim" "$work/bin/meridian-agent" --collector "$address" \
+  --socket "$work/full/agent.sock" --max-connections 2
+start holder as "$victim" "$py" "$work/flood.py" "$work/full/agent.sock" 2
+[ "$line" = "answered 2 refused 0" ] || fail "case 8: the holder's connections: $line"
+set +e
+as "$victim" env MERIDIAN_AGENT_SOCKET="$work/full/agent.sock" \
+  "$work/bin/meridian" --collector "$address" run --job full-job -- \
+  touch "$work/full/ran" >"$work/case8-run.out" 2>"$work/case8-run.err" </dev/null
+rc=$?
+set -e
+[ "$rc" = 125 ] || fail "case 8: meridian run exited $rc"
+grep -qF "meridian run: job full-job: the agent on $work/full/agent.sock closed this connection unserved" \
+  "$work/case8-run.err" || fail "case 8: meridian run did not say why: $(cat "$work/case8-run.err")"
+[ ! -e "$work/full/ran" ] || fail "case 8: the job ran untraced"
+exec {holder_in}>&-
 passed=$((passed + 1))
 
 echo "shared_node_test: $passed passed"
