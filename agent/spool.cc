@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -23,7 +24,7 @@ namespace meridian {
 namespace {
 
 constexpr char kMagic[4] = {'M', 'S', 'P', 'L'};
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr size_t kHeaderBytes = 28;  // magic, version, spans, length, crc
 constexpr size_t kPositionBytes = 20;
 constexpr char kSuffix[] = ".batch";
@@ -81,18 +82,48 @@ absl::Status ReadFile(int dir_fd, const std::string& name, std::string* data) {
   return absl::OkStatus();
 }
 
+// The distinct jobs of `batch`'s processes, in the order they come.
+std::vector<std::string> JobsOf(const v1::Batch& batch) {
+  std::vector<std::string> jobs;
+  for (const v1::Process& p : batch.processes()) {
+    const std::string job =
+        p.job() < static_cast<uint32_t>(batch.strings_size())
+            ? batch.strings(static_cast<int>(p.job()))
+            : std::string();
+    if (std::find(jobs.begin(), jobs.end(), job) == jobs.end()) {
+      jobs.push_back(job);
+    }
+  }
+  return jobs;
+}
+
+bool GetString(const std::string& in, size_t* at, std::string* out) {
+  uint32_t n = 0;
+  if (!Get(in, at, &n) || in.size() - *at < n) return false;
+  out->assign(in, *at, n);
+  *at += n;
+  return true;
+}
+
+void PutString(std::string* out, const std::string& s) {
+  const uint32_t n = static_cast<uint32_t>(s.size());
+  Put(out, &n, 4);
+  out->append(s);
+}
+
 }  // namespace
 
 absl::Status DecodeSpoolFile(const std::string& data,
+                             std::optional<uint64_t> file_id,
                              std::vector<RingPosition>* positions,
                              v1::Batch* batch, uint64_t* spans) {
   size_t at = 4;
   uint32_t version = 0;
   if (data.size() < 8 || memcmp(data.data(), kMagic, 4) != 0 ||
-      !Get(data, &at, &version) || (version != 1 && version != kVersion)) {
-    return absl::DataLossError("not a spool file of version 1 or 2");
+      !Get(data, &at, &version) || version < 1 || version > kVersion) {
+    return absl::DataLossError("not a spool file of version 1 to 3");
   }
-  if (version == kVersion) {
+  if (version >= 2) {
     uint64_t length = 0;
     uint32_t crc = 0;
     if (!Get(data, &at, spans) || !Get(data, &at, &length) ||
@@ -109,6 +140,30 @@ absl::Status DecodeSpoolFile(const std::string& data,
       return absl::DataLossError("its checksum does not match (CRC-32C)");
     }
   }
+  // Version 3 names itself: a file renamed, swapped or copied over another
+  // is caught, not resent as the batch its name says.
+  uint64_t named_id = 0, batch_seq = 0;
+  std::string agent_id;
+  std::vector<std::string> jobs;
+  if (version == 3) {
+    uint32_t job_count = 0;
+    if (!Get(data, &at, &named_id) || !Get(data, &at, &batch_seq) ||
+        !GetString(data, &at, &agent_id) || !Get(data, &at, &job_count) ||
+        job_count > (data.size() - at) / 4) {
+      return absl::DataLossError("its identity is cut short");
+    }
+    jobs.resize(job_count);
+    for (std::string& job : jobs) {
+      if (!GetString(data, &at, &job)) {
+        return absl::DataLossError("its identity is cut short");
+      }
+    }
+    if (file_id && named_id != *file_id) {
+      return absl::DataLossError(
+          absl::StrCat("it says it is spool file ", named_id,
+                       " (renamed, swapped or copied over another)"));
+    }
+  }
   uint32_t count = 0;
   if (!Get(data, &at, &count) || count > (data.size() - at) / kPositionBytes) {
     return absl::DataLossError("its ring positions are cut short");
@@ -120,13 +175,20 @@ absl::Status DecodeSpoolFile(const std::string& data,
     Get(data, &at, &p.end);
   }
   v1::Batch scratch;
-  if (batch == nullptr && version == kVersion) return absl::OkStatus();
+  if (batch == nullptr && version >= 2) return absl::OkStatus();
   v1::Batch* out = batch != nullptr ? batch : &scratch;
   if (!out->ParseFromArray(data.data() + at,
                            static_cast<int>(data.size() - at))) {
     return absl::DataLossError("its batch does not parse");
   }
   if (version == 1) *spans = SpanCount(*out);
+  if (version == 3 &&
+      (out->batch_seq() != batch_seq || out->agent_id() != agent_id ||
+       JobsOf(*out) != jobs || SpanCount(*out) != *spans)) {
+    return absl::DataLossError(
+        "its batch is not the one its header names (sequence, agent, jobs "
+        "or span count differ)");
+  }
   return absl::OkStatus();
 }
 
@@ -178,7 +240,7 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
     uint64_t spans = 0;
     absl::Status status = ReadFile(dir_fd, spool->NameOf(id), &data);
     if (status.ok()) {
-      status = DecodeSpoolFile(data, &positions, nullptr, &spans);
+      status = DecodeSpoolFile(data, id, &positions, nullptr, &spans);
     }
     if (!status.ok()) {
       renameat(dir_fd, spool->NameOf(id).c_str(), dir_fd,
@@ -205,7 +267,9 @@ absl::StatusOr<v1::Batch> Spool::Read(uint64_t id) const {
   std::vector<RingPosition> positions;
   v1::Batch batch;
   uint64_t spans = 0;
-  if (status.ok()) status = DecodeSpoolFile(data, &positions, &batch, &spans);
+  if (status.ok()) {
+    status = DecodeSpoolFile(data, id, &positions, &batch, &spans);
+  }
   if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat(PathOf(id), ": ", status.message()));
@@ -231,6 +295,16 @@ absl::StatusOr<uint64_t> Spool::Append(
   std::string data(kMagic, 4);
   Put(&data, &kVersion, 4);
   data.resize(kHeaderBytes);  // spans, length and crc, filled in below
+  // The identity: the file's id (filled in below, once taken), the batch's
+  // sequence, agent and jobs.
+  data.resize(kHeaderBytes + 8);
+  const uint64_t seq = batch.batch_seq();
+  Put(&data, &seq, 8);
+  PutString(&data, batch.agent_id());
+  const std::vector<std::string> jobs = JobsOf(batch);
+  const uint32_t job_count = static_cast<uint32_t>(jobs.size());
+  Put(&data, &job_count, 4);
+  for (const std::string& job : jobs) PutString(&data, job);
   const uint32_t count = positions.size();
   Put(&data, &count, 4);
   for (const RingPosition& p : positions) {
@@ -245,10 +319,6 @@ absl::StatusOr<uint64_t> Spool::Append(
   const uint64_t length = data.size() - kHeaderBytes;
   memcpy(&data[8], &spans, 8);
   memcpy(&data[16], &length, 8);
-  const std::string_view all(data);
-  const uint32_t crc =
-      Crc32c(all.substr(kHeaderBytes), Crc32c(all.substr(8, 16)));
-  memcpy(&data[24], &crc, 4);
   uint64_t id;
   {
     absl::MutexLock lock(&mu_);
@@ -262,6 +332,11 @@ absl::StatusOr<uint64_t> Spool::Append(
     bytes_ += data.size();
     sizes_[id] = data.size();
   }
+  memcpy(&data[kHeaderBytes], &id, 8);
+  const std::string_view all(data);
+  const uint32_t crc =
+      Crc32c(all.substr(kHeaderBytes), Crc32c(all.substr(8, 16)));
+  memcpy(&data[24], &crc, 4);
   const std::string path = PathOf(id);
   const std::string name = NameOf(id);
   const std::string temporary = name + ".tmp";

@@ -11,15 +11,21 @@
 // One file per batch, `<id>.batch` with id increasing, written to a
 // temporary name (O_EXCL), flushed (fdatasync), renamed, and the rename
 // made durable (fsync of the directory), so a file is either whole or
-// absent. File (version 2, little-endian):
+// absent. File (version 3, little-endian):
 //   "MSPL"  u32 version  u64 spans  u64 payload_bytes  u32 crc32c
-//   payload: u32 count, count x (u64 incarnation, u32 ring, u64 end),
+//   payload: u64 file id  u64 batch_seq  str agent_id  u32 n  n x str job
+//            (the identity; str: u32 length, bytes),
+//            u32 count, count x (u64 incarnation, u32 ring, u64 end),
 //            then the v1::Batch
 // crc32c covers spans, payload_bytes and the payload: a file cut short (on
 // a span boundary or not) or with any bit changed is caught at Open, set
-// aside as `<name>.corrupt` and reported, never resent as if whole.
-// Version 1 files (no length or checksum), from older agents, are still
-// read.
+// aside as `<name>.corrupt` and reported, never resent as if whole. The
+// identity catches what a checksum cannot: a whole file renamed, swapped
+// with another or copied over one (its id is not its name's, checked at
+// Open) or a batch that is not the one named (its sequence, agent, jobs
+// and span count, checked at Read); such files are set aside too.
+// Version 1 (no length or checksum) and 2 (no identity) files, from older
+// agents, are still read.
 // The spool holds at most `max_bytes`; Append beyond that is
 // RESOURCE_EXHAUSTED (the agent counts the spans as dropped). Temporary
 // files an agent left when it died are removed at Open.
@@ -45,6 +51,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,7 +67,10 @@ namespace meridian {
 // span count. `batch` may be null (checking only; version 1 files are then
 // parsed anyway, to count their spans). DATA_LOSS says what is wrong. For
 // Spool and its fuzz target (spool_fuzz.cc).
+// `file_id`, if given, is the id the file's name says (checked against a
+// version 3 file's own).
 absl::Status DecodeSpoolFile(const std::string& data,
+                             std::optional<uint64_t> file_id,
                              std::vector<RingPosition>* positions,
                              v1::Batch* batch, uint64_t* spans);
 

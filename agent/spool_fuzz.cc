@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<meridian::RingPosition> positions;
   meridian::v1::Batch batch;
   uint64_t spans = 0;
-  meridian::DecodeSpoolFile(file, &positions, &batch, &spans).IgnoreError();
-  meridian::DecodeSpoolFile(file, &positions, nullptr, &spans).IgnoreError();
+  meridian::DecodeSpoolFile(file, 1, &positions, &batch, &spans).IgnoreError();
+  meridian::DecodeSpoolFile(file, std::nullopt, &positions, nullptr, &spans)
+      .IgnoreError();
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/crc32c.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -87,7 +88,7 @@ TEST_F(SpoolTest, AnUnreadableFileIsSetAsideAndTheRestLoads) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->corrupt_files(),
             std::vector<std::string>{broken +
-                                     ": not a spool file of version 1 or 2"});
+                                     ": not a spool file of version 1 to 3"});
   EXPECT_EQ(access((broken + ".corrupt").c_str(), F_OK), 0);
   ASSERT_EQ((*again)->recovered().size(), 1u);
   EXPECT_EQ((*again)->Read(2)->batch_seq(), 2u);
@@ -122,11 +123,13 @@ TEST_F(SpoolTest, AFileCutShortOrChangedIsCaughtNotResent) {
   // the batch still parses, with 3 spans.
   data.resize(data.size() - 4);
   v1::Batch shorter;
-  ASSERT_TRUE(shorter.ParseFromString(data.substr(28 + 4)));
+  // Header 28, identity 36 (id, seq, agent 4 + 12, no job), positions 4.
+  ASSERT_TRUE(shorter.ParseFromString(data.substr(28 + 36 + 4)));
   EXPECT_EQ(shorter.spans_size(), 3);
   Write(cut, data);
   data = Slurp(flipped);
-  const size_t seq = data.find("node/agent-1") + 12 + 1;  // batch_seq's value
+  // The batch's batch_seq (after its agent_id, the identity's is first).
+  const size_t seq = data.rfind("node/agent-1") + 12 + 1;
   ASSERT_EQ(data[seq], 2);
   data[seq] = 7;
   Write(flipped, data);
@@ -135,10 +138,68 @@ TEST_F(SpoolTest, AFileCutShortOrChangedIsCaughtNotResent) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->corrupt_files(),
             (std::vector<std::string>{
-                cut + ": it holds 32 bytes of batch where its header says 36",
+                cut + ": it holds 68 bytes of batch where its header says 72",
                 flipped + ": its checksum does not match (CRC-32C)"}));
   ASSERT_EQ((*again)->recovered().size(), 1u);
   EXPECT_EQ((*again)->recovered()[0].id, 3u);
+}
+
+// Whole files moved about with the agent stopped (the checksums all hold):
+// two swapped, one copied over another. Before, each was resent as the
+// batch its name said, the agent reported every span delivered, and one
+// job lost 542 of its 552 spans. Now each such file is set aside, named.
+TEST_F(SpoolTest, AFileRenamedSwappedOrCopiedOverAnotherIsCaught) {
+  {
+    auto spool = Spool::Open(dir_, 1 << 20);
+    for (uint64_t seq = 1; seq <= 4; ++seq) {
+      ASSERT_TRUE((*spool)->Append(Batch(seq, 2), {}).ok());
+    }
+  }
+  const auto file = [&](int id) {
+    return dir_ + "/0000000000000000000" + std::to_string(id) + ".batch";
+  };
+  ASSERT_EQ(rename(file(1).c_str(), (file(1) + ".x").c_str()), 0);
+  ASSERT_EQ(rename(file(3).c_str(), file(1).c_str()), 0);
+  ASSERT_EQ(rename((file(1) + ".x").c_str(), file(3).c_str()), 0);
+  Write(file(4), Slurp(file(2)));
+  auto again = Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->corrupt_files(),
+            (std::vector<std::string>{
+                file(1) + ": it says it is spool file 3 (renamed, swapped or "
+                          "copied over another)",
+                file(3) + ": it says it is spool file 1 (renamed, swapped or "
+                          "copied over another)",
+                file(4) + ": it says it is spool file 2 (renamed, swapped or "
+                          "copied over another)"}));
+  ASSERT_EQ((*again)->recovered().size(), 1u);
+  EXPECT_EQ((*again)->recovered()[0].id, 2u);
+  EXPECT_EQ((*again)->Read(2)->batch_seq(), 2u);
+}
+
+// A file whose identity was rewritten, checksum and all, to name another
+// batch than the one it holds: caught when the batch is read.
+TEST_F(SpoolTest, ABatchThatIsNotTheOneItsHeaderNamesIsRefusedOnRead) {
+  {
+    auto spool = Spool::Open(dir_, 1 << 20);
+    ASSERT_TRUE((*spool)->Append(Batch(1, 2), {}).ok());
+  }
+  const std::string path = dir_ + "/00000000000000000001.batch";
+  std::string data = Slurp(path);
+  data[28 + 8] = 9;  // the identity's batch_seq: 1 -> 9
+  const std::string_view all(data);
+  const uint32_t crc = Crc32c(all.substr(28), Crc32c(all.substr(8, 16)));
+  memcpy(&data[24], &crc, 4);
+  Write(path, data);
+  auto again = Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ((*again)->recovered().size(), 1u);  // Open reads no batch
+  auto read = (*again)->Read(1);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(read.status().message(),
+            path +
+                ": its batch is not the one its header names (sequence, "
+                "agent, jobs or span count differ)");
 }
 
 TEST_F(SpoolTest, OneAgentPerSpool) {
@@ -160,12 +221,27 @@ TEST_F(SpoolTest, LeftoverTemporariesGoAndOldFilesStillRead) {
   std::string v1_file("MSPL\x01\0\0\0\0\0\0\0", 12);
   ASSERT_TRUE(Batch(9, 2).AppendToString(&v1_file));
   Write(dir_ + "/00000000000000000004.batch", v1_file);
+  // A version 2 file: length and checksum, no identity.
+  std::string v2_file("MSPL\x02\0\0\0", 8);
+  std::string payload(4, '\0');  // no ring positions
+  ASSERT_TRUE(Batch(8, 3).AppendToString(&payload));
+  const uint64_t spans = 3, length = payload.size();
+  v2_file.append(reinterpret_cast<const char*>(&spans), 8);
+  v2_file.append(reinterpret_cast<const char*>(&length), 8);
+  const uint32_t crc =
+      Crc32c(payload, Crc32c(std::string_view(v2_file).substr(8, 16)));
+  v2_file.append(reinterpret_cast<const char*>(&crc), 4);
+  v2_file += payload;
+  Write(dir_ + "/00000000000000000003.batch", v2_file);
   auto spool = Spool::Open(dir_, 1 << 20);
   ASSERT_TRUE(spool.ok()) << spool.status();
   EXPECT_NE(access((dir_ + "/00000000000000000005.batch.tmp").c_str(), F_OK),
             0);
-  ASSERT_EQ((*spool)->recovered().size(), 1u);
-  EXPECT_EQ((*spool)->recovered()[0].spans, 2u);
+  EXPECT_TRUE((*spool)->corrupt_files().empty());
+  ASSERT_EQ((*spool)->recovered().size(), 2u);
+  EXPECT_EQ((*spool)->recovered()[0].spans, 3u);
+  EXPECT_EQ((*spool)->recovered()[1].spans, 2u);
+  EXPECT_EQ((*spool)->Read(3)->batch_seq(), 8u);
   EXPECT_EQ((*spool)->Read(4)->batch_seq(), 9u);
   EXPECT_EQ(*(*spool)->Append(Batch(10, 1), {}), 5u);
 }
