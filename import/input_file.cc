@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -47,8 +48,9 @@ absl::Status Walk(const std::string& path, std::vector<std::string>* out) {
   return absl::OkStatus();
 }
 
+// `ratio_bound`: max_bytes is the kMaxGzipRatio bound, not the caller's.
 absl::Status Gunzip(const std::string& path, const std::string& in,
-                    size_t max_bytes, std::string* out) {
+                    size_t max_bytes, bool ratio_bound, std::string* out) {
   z_stream z{};
   if (inflateInit2(&z, 15 + 32) != Z_OK) {  // +32: gzip or zlib header
     return absl::InternalError("zlib: inflateInit2 failed");
@@ -69,8 +71,15 @@ absl::Status Gunzip(const std::string& path, const std::string& in,
     const int result = inflate(&z, Z_NO_FLUSH);
     out->append(buffer, sizeof(buffer) - z.avail_out);
     if (out->size() > max_bytes) {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          path, ": decompresses to more than ", max_bytes, " bytes"));
+      status = absl::InvalidArgumentError(
+          ratio_bound ? absl::StrCat(
+                            path, ": decompresses to more than ", max_bytes,
+                            " bytes, ", kMaxGzipRatio, " times its ", in.size(),
+                            " (a gzip bomb? a trace that really compresses "
+                            "that well is read once gunzipped); nothing "
+                            "imported")
+                      : absl::StrCat(path, ": decompresses to more than ",
+                                     max_bytes, " bytes"));
       break;
     }
     const bool input_left = static_cast<size_t>(z.next_in - begin) < in.size();
@@ -112,7 +121,8 @@ absl::StatusOr<std::vector<std::string>> ExpandPaths(
 }
 
 absl::StatusOr<InputFile> ReadInputFile(const std::string& path,
-                                        size_t max_bytes) {
+                                        size_t max_bytes,
+                                        size_t gzip_floor_bytes) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": ", strerror(errno)));
@@ -145,7 +155,12 @@ absl::StatusOr<InputFile> ReadInputFile(const std::string& path,
   if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
       static_cast<unsigned char>(raw[1]) == 0x8b) {
     file.gzip = true;
-    absl::Status status = Gunzip(path, raw, max_bytes, &file.content);
+    const size_t by_ratio =
+        std::max(gzip_floor_bytes, raw.size() > SIZE_MAX / kMaxGzipRatio
+                                       ? SIZE_MAX
+                                       : raw.size() * kMaxGzipRatio);
+    absl::Status status = Gunzip(path, raw, std::min(max_bytes, by_ratio),
+                                 by_ratio < max_bytes, &file.content);
     if (!status.ok()) return status;
   } else {
     file.content = std::move(raw);

@@ -24,10 +24,20 @@ struct InputFile {
 absl::StatusOr<std::vector<std::string>> ExpandPaths(
     const std::vector<std::string>& paths);
 
+// A .gz decompresses to at most kMaxGzipRatio times its own size, or to
+// `gzip_floor_bytes`, whichever is larger (and never over `max_bytes`):
+// traces compress 5 to 50 times, a gzip bomb a thousand, and the parsers
+// need the whole document in memory. A trace that really compresses more
+// is read once gunzipped.
+inline constexpr size_t kMaxGzipRatio = 100;
+inline constexpr size_t kGzipFloorBytes = size_t{256} << 20;
+
 // Reads `path`, decompressing gzip; NOT_FOUND, or INVALID_ARGUMENT for a
-// damaged or cut-short .gz and for content over `max_bytes`.
-absl::StatusOr<InputFile> ReadInputFile(const std::string& path,
-                                        size_t max_bytes);
+// damaged or cut-short .gz and for content over `max_bytes` (or, gzipped,
+// over the bound above).
+absl::StatusOr<InputFile> ReadInputFile(
+    const std::string& path, size_t max_bytes,
+    size_t gzip_floor_bytes = kGzipFloorBytes);
 
 }  // namespace meridian
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -76,6 +77,37 @@ TEST_F(InputFileTest, RefusesDamagedTruncatedAndOversizedFiles) {
             dir_ + "/bomb.gz: decompresses to more than 1000 bytes");
   EXPECT_EQ(ReadInputFile(dir_ + "/none", 10).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// A gzip bomb (4 MB that expand to 4 GiB grew the import past 6 GB): a
+// .gz is read to at most kMaxGzipRatio times its size (above a floor).
+TEST_F(InputFileTest, AGzipBombStopsAtAHundredTimesItsSize) {
+  const std::string spaces(1 << 20, ' ');
+  const std::string bomb = Gzip(spaces);  // about 1,000 to 1
+  ASSERT_LT(bomb.size() * kMaxGzipRatio, spaces.size());
+  auto refused = ReadInputFile(Write("bomb.gz", bomb), size_t{8} << 30,
+                               /*gzip_floor_bytes=*/1000);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            absl::StrCat(dir_, "/bomb.gz: decompresses to more than ",
+                         bomb.size() * kMaxGzipRatio, " bytes, 100 times its ",
+                         bomb.size(),
+                         " (a gzip bomb? a trace that really compresses that "
+                         "well is read once gunzipped); nothing imported"));
+  // Under the floor, or compressed as traces are, it is read.
+  auto floor = ReadInputFile(Write("small.gz", bomb), size_t{8} << 30,
+                             /*gzip_floor_bytes=*/2 << 20);
+  ASSERT_TRUE(floor.ok()) << floor.status();
+  EXPECT_EQ(floor->content, spaces);
+  std::string trace;
+  for (int i = 0; i < 20000; ++i) {
+    trace +=
+        absl::StrCat("{\"ts\":", i * 7919 % 100003, ",\"dur\":", i % 97, "},");
+  }
+  auto read = ReadInputFile(Write("trace.gz", Gzip(trace)), size_t{8} << 30,
+                            /*gzip_floor_bytes=*/1000);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->content, trace);
 }
 
 TEST_F(InputFileTest, DirectoriesExpandSortedWithoutHiddenFiles) {
