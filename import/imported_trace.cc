@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "wire/batch_shape.h"
+
 namespace meridian {
 namespace {
 
@@ -44,8 +46,23 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     batches.push_back(ToChunks(std::move(batch)));
     pending_totals = false;
   };
+  // Before adding what may bring `strings` new strings, a process and a
+  // track: a new batch if the current one could go over the collector's
+  // bounds (wire/batch_shape.h), so that a file of 300,000 processes or
+  // routines goes in many batches rather than one refused whole.
+  auto make_room = [&](size_t strings) {
+    const bool full =
+        builder.strings() + strings + 3 >
+            static_cast<size_t>(kMaxBatchStrings) ||
+        builder.processes() + 1 > static_cast<size_t>(kMaxBatchProcesses) ||
+        builder.tracks() + 1 > static_cast<size_t>(kMaxBatchTracks) ||
+        builder.spans() + builder.totals() + 1 >
+            static_cast<size_t>(kMaxBatchItems);
+    if (full && (builder.spans() > 0 || pending_totals)) take();
+  };
   // Totals first, with the first spans.
   for (const ImportedOpTotals& t : trace.op_totals) {
+    make_room(2);
     v1::ImportedOpTotals* op =
         builder.AddOpTotals(process_handle[t.process], t.category, t.name);
     op->set_calls(t.calls);
@@ -64,6 +81,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
   // ranks' times (mpitrace's, of a large job) goes out in several.
   size_t in_batch = 0;
   for (const ImportedProcessTotals& t : trace.process_totals) {
+    make_room(1);
     v1::ImportedProcessTotals* out =
         builder.AddProcessTotals(process_handle[t.process], t.source);
     out->set_comm_ns(t.comm_ns);
@@ -79,6 +97,7 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     }
   }
   for (const ImportedSpan& s : trace.spans) {
+    make_room(1 + 2 * s.args.size());
     v1::Span* span = builder.AddSpan(track_handle[s.track], s.category, s.name,
                                      s.start_ns, s.dur_ns);
     span->set_kind(s.kind);

@@ -1,6 +1,7 @@
 #include "import/imported_trace.h"
 
 #include "gtest/gtest.h"
+#include "wire/batch_shape.h"
 #include "wire/batch_spans.h"
 #include "wire/span_chunk.h"
 
@@ -112,6 +113,78 @@ TEST(ImportedTraceTest, ManyProcessesTotalsSpreadOverBatches) {
   EXPECT_EQ(totals, 20000);
   EXPECT_EQ(batches[2].batch_seq(), 3u);
   EXPECT_EQ(batches[2].processes(0).rank(), 16384);
+}
+
+// Every batch within the collector's bounds (wire/batch_shape.h), as it
+// checks them: from the serialized bytes.
+void ExpectWithinBounds(const std::vector<v1::Batch>& batches) {
+  for (const v1::Batch& b : batches) {
+    auto shape = ScanBatchShape(b.SerializeAsString());
+    ASSERT_TRUE(shape.ok()) << shape.status();
+    EXPECT_EQ(BatchShapeProblem(*shape), "") << "batch " << b.batch_seq();
+  }
+}
+
+// A Chrome trace of 300,000 pids, each with a span: before, one batch of
+// them all was refused whole ("batch has 50000 processes; at most 16384").
+TEST(ImportedTraceTest, ManyProcessesGoInBatchesWithinTheCollectorsBounds) {
+  ImportedTrace t;
+  for (int pid = 0; pid < 300000; ++pid) {
+    ProcessDesc p;
+    p.job = "j";
+    p.node = "n";
+    p.pid = pid;
+    t.processes.push_back(p);
+    t.tracks.push_back({pid, v1::TRACK_KIND_THREAD, pid, "main"});
+    ImportedSpan s;
+    s.track = pid;
+    s.name = "op";
+    s.start_ns = 1764000000000000000 + pid;
+    s.dur_ns = 5;
+    t.spans.push_back(s);
+  }
+  const std::vector<v1::Batch> batches = ToBatches(t, "import-p", std::nullopt);
+  ASSERT_EQ(batches.size(), 19u);  // 16,383 processes each, the last fewer
+  ExpectWithinBounds(batches);
+  int64_t spans = 0;
+  for (const v1::Batch& b : batches) spans += SpanCount(b);
+  EXPECT_EQ(spans, 300000);
+}
+
+// An mpitrace profile of 300,000 routines (one string each) and spans with
+// many string args: batches stay under 262,144 strings.
+TEST(ImportedTraceTest, ManyStringsGoInBatchesWithinTheCollectorsBounds) {
+  ImportedTrace t;
+  ProcessDesc p;
+  p.job = "j";
+  p.node = "n";
+  t.processes.push_back(p);
+  t.tracks.push_back({0, v1::TRACK_KIND_THREAD, 1, "main"});
+  for (int r = 0; r < 300000; ++r) {
+    t.op_totals.push_back(
+        {0, v1::CATEGORY_MPI, "routine_" + std::to_string(r), 1, 8, 100, {}});
+  }
+  for (int i = 0; i < 2000; ++i) {
+    ImportedSpan s;
+    s.name = "s";
+    s.start_ns = 1764000000000000000 + i;
+    s.dur_ns = 1;
+    for (int a = 0; a < 50; ++a) {
+      s.args.push_back({"k" + std::to_string(i) + "_" + std::to_string(a),
+                        std::to_string(a * i)});
+    }
+    t.spans.push_back(s);
+  }
+  const std::vector<v1::Batch> batches = ToBatches(t, "import-r", std::nullopt);
+  ASSERT_GE(batches.size(), 2u);
+  ExpectWithinBounds(batches);
+  int64_t ops = 0, spans = 0;
+  for (const v1::Batch& b : batches) {
+    ops += b.op_totals_size();
+    spans += SpanCount(b);
+  }
+  EXPECT_EQ(ops, 300000);
+  EXPECT_EQ(spans, 2000);
 }
 
 }  // namespace

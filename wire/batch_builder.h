@@ -78,6 +78,16 @@ class BatchBuilder {
                            int64_t start_ns, int64_t dur_ns);
 
   size_t spans() const { return batch_.spans_size() + column_spans_; }
+  // What the current batch holds of what wire/batch_shape.h bounds.
+  size_t strings() const { return static_cast<size_t>(batch_.strings_size()); }
+  size_t processes() const {
+    return static_cast<size_t>(batch_.processes_size());
+  }
+  size_t tracks() const { return static_cast<size_t>(batch_.tracks_size()); }
+  size_t totals() const {
+    return static_cast<size_t>(batch_.op_totals_size() +
+                               batch_.process_totals_size());
+  }
   // Returns the current batch and starts the next one.
   v1::Batch Take();
 
