@@ -273,12 +273,14 @@ absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
   // civetweb takes "HOST:PORT" for IPv4 and "[HOST]:PORT" for IPv6 as its
   // listening_ports.
   const std::string threads = absl::StrCat(std::max(options.threads, 1));
+  const std::string timeout =
+      absl::StrCat(std::max(options.request_timeout_ms, 1));
   const char* civet_options[] = {"listening_ports",
                                  options.address.c_str(),
                                  "num_threads",
                                  threads.c_str(),
                                  "request_timeout_ms",
-                                 "30000",
+                                 timeout.c_str(),
                                  nullptr};
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));

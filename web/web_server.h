@@ -61,6 +61,10 @@ struct WebServerOptions {
   // Listening beyond loopback is refused unless this is set.
   bool insecure = false;
   int threads = 8;  // requests served at once
+  // The longest a read or write of a connection may wait (civetweb's
+  // request_timeout_ms): a client that sends half its headers and stops
+  // holds a thread this long, not 30 s.
+  int request_timeout_ms = 5000;
   // Where "Open in Perfetto" sends a trace: the Perfetto UI's origin (a
   // site may host its own copy, e.g. on a cluster without internet).
   std::string perfetto_ui = "https://ui.perfetto.dev";

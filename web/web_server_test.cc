@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -193,6 +194,48 @@ TEST_F(WebServerTest, AParameterThatIsNotUtf8IsRefusedNamingIt) {
   EXPECT_TRUE(absl::StartsWith(
       Get(server_->port(), Request("GET", "/api/job?job=caf%C3%A9")),
       "HTTP/1.1 503"));
+}
+
+// Slowloris: as many connections as the page has threads, each with half
+// its headers sent. Before, they held every thread for 30 s (renewable);
+// now each is closed after request_timeout_ms, and a request behind them
+// is answered.
+TEST(WebServerSlowClientTest, HalfSentHeadersHoldAThreadOnlyUntilTheTimeout) {
+  WebServerOptions options;
+  options.address = "127.0.0.1:0";
+  options.threads = 2;
+  options.request_timeout_ms = 200;
+  auto server = WebServer::Start(
+      options,
+      grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::vector<int> slow;
+  for (int i = 0; i < options.threads; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>((*server)->port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(
+        connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    const std::string half = "GET /api/jobs HTTP/1.1\r\nHost: 127.0";
+    ASSERT_EQ(write(fd, half.data(), half.size()),
+              static_cast<ssize_t>(half.size()));
+    slow.push_back(fd);
+  }
+  // Answered once the server gives up on the slow ones.
+  EXPECT_TRUE(absl::StartsWith(
+      Get((*server)->port(), Request("GET", "/index.html")), "HTTP/1.1 200"));
+  for (int fd : slow) {
+    char buffer[4096];
+    ssize_t n;
+    // The server ends each slow connection (a 408 or no answer), never
+    // serving it.
+    std::string got;
+    while ((n = read(fd, buffer, sizeof(buffer))) > 0) got.append(buffer, n);
+    EXPECT_FALSE(absl::StartsWith(got, "HTTP/1.1 200")) << got;
+    close(fd);
+  }
 }
 
 TEST(WebServerStartTest, RefusesAnAddressBeyondLoopbackUnlessInsecure) {
