@@ -396,9 +396,29 @@ const char* ReportDelivery(int agent, const std::string& socket,
   FlushRequest request;
   request.timeout_ms = flush_timeout_ms;
   FlushReply& reply = *reply_out;
-  if (!SendMessage(agent, &request, sizeof(request), -1) ||
-      ReceiveMessage(agent, &reply, sizeof(reply), nullptr) !=
-          static_cast<long>(sizeof(reply))) {
+  const auto flush = [&](int fd) {
+    return SendMessage(fd, &request, sizeof(request), -1) &&
+           ReceiveMessage(fd, &reply, sizeof(reply), nullptr) ==
+               static_cast<long>(sizeof(reply));
+  };
+  bool answered = flush(agent);
+  if (!answered) {
+    // The agent that served the job is gone; one restarted on the same
+    // socket and spool (a service manager's, or by hand) has its spool and
+    // the processes' rings: it can confirm the delivery instead.
+    const int again = ConnectAgent(socket.c_str());
+    if (again >= 0) {
+      answered = flush(again);
+      close(again);
+      if (answered) {
+        fprintf(stderr,
+                "meridian run: job %s: the agent on %s was replaced while "
+                "the job ran; the new one answers for the delivery\n",
+                job.c_str(), socket.c_str());
+      }
+    }
+  }
+  if (!answered) {
     reply = FlushReply();
     fprintf(stderr,
             "meridian run: job %s: the agent on %s went away before it "
