@@ -8,6 +8,14 @@
 namespace meridian {
 namespace {
 
+// A process of job "j" on node "n".
+ProcessDesc JobProcess() {
+  ProcessDesc p;
+  p.job = "j";
+  p.node = "n";
+  return p;
+}
+
 ImportedTrace ThreeSpans() {
   ImportedTrace t;
   ProcessDesc p;
@@ -95,9 +103,7 @@ TEST(ImportedTraceTest, TotalsWithoutSpansMakeOneBatch) {
 TEST(ImportedTraceTest, ManyProcessesTotalsSpreadOverBatches) {
   ImportedTrace t;
   for (int r = 0; r < 20000; ++r) {
-    ProcessDesc p;
-    p.job = "j";
-    p.node = "n";
+    ProcessDesc p = JobProcess();
     p.rank = r;
     t.processes.push_back(p);
     t.process_totals.push_back({r, 1000 + r, 9000, "mpitrace"});
@@ -130,9 +136,7 @@ void ExpectWithinBounds(const std::vector<v1::Batch>& batches) {
 TEST(ImportedTraceTest, ManyProcessesGoInBatchesWithinTheCollectorsBounds) {
   ImportedTrace t;
   for (int pid = 0; pid < 300000; ++pid) {
-    ProcessDesc p;
-    p.job = "j";
-    p.node = "n";
+    ProcessDesc p = JobProcess();
     p.pid = pid;
     t.processes.push_back(p);
     t.tracks.push_back({pid, v1::TRACK_KIND_THREAD, pid, "main"});
@@ -155,10 +159,7 @@ TEST(ImportedTraceTest, ManyProcessesGoInBatchesWithinTheCollectorsBounds) {
 // many string args: batches stay under 262,144 strings.
 TEST(ImportedTraceTest, ManyStringsGoInBatchesWithinTheCollectorsBounds) {
   ImportedTrace t;
-  ProcessDesc p;
-  p.job = "j";
-  p.node = "n";
-  t.processes.push_back(p);
+  t.processes.push_back(JobProcess());
   t.tracks.push_back({0, v1::TRACK_KIND_THREAD, 1, "main"});
   for (int r = 0; r < 300000; ++r) {
     t.op_totals.push_back(
