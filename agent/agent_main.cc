@@ -280,12 +280,13 @@ int main(int argc, char** argv) {
     return Usage("--max-connections must be 1 to 65536");
   }
   options.max_connections = static_cast<size_t>(*max_connections);
-  auto per_user = flags->GetInt("max-connections-per-user",
-                                std::max<int64_t>(1, *max_connections / 2));
-  if (!per_user.ok() || *per_user < 1 || *per_user > *max_connections) {
-    return Usage("--max-connections-per-user must be 1 to --max-connections");
+  if (flags->Has("max-connections-per-user")) {  // else the agent's default
+    auto per_user = flags->GetInt("max-connections-per-user", 0);
+    if (!per_user.ok() || *per_user < 1 || *per_user > *max_connections) {
+      return Usage("--max-connections-per-user must be 1 to --max-connections");
+    }
+    options.max_connections_per_user = static_cast<size_t>(*per_user);
   }
-  options.max_connections_per_user = static_cast<size_t>(*per_user);
   auto idle_timeout = flags->GetInt("idle-timeout-ms", 10000);
   if (!idle_timeout.ok() || *idle_timeout < 1 || *idle_timeout > 3600000) {
     return Usage("--idle-timeout-ms must be 1 to 3600000");

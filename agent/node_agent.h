@@ -95,7 +95,7 @@ struct NodeAgentOptions {
   // Of them, the most one user other than the agent's own and root may
   // hold (the members of `shared_gid`): one member's connections, which a
   // launcher's hello keeps open however long, cannot take every place from
-  // the others. 0: half of max_connections.
+  // the others. 0: half of max_connections (at least 1).
   size_t max_connections_per_user = 0;
   // A connection that has sent nothing this long after it was accepted is
   // closed (and counted refused): a probe says hello, and a client its

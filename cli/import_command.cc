@@ -120,10 +120,7 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
   absl::StatusOr<SendReport> report = client.SendAll(batches, send);
   if (!report.ok()) {
     // Refused for good (the token, the scope): again would be refused too.
-    const bool refused = absl::IsPermissionDenied(report.status()) ||
-                         absl::IsUnauthenticated(report.status()) ||
-                         absl::IsUnimplemented(report.status()) ||
-                         absl::IsInvalidArgument(report.status());
+    const bool refused = IsPermanentRefusal(report.status().code());
     fprintf(
         stderr, "meridian import: %s: %s%s%s\n", path.c_str(),
         std::string(report.status().message()).c_str(),

@@ -85,17 +85,12 @@ void IngestClient::End() {
   in_flight_ = nullptr;
 }
 
-namespace {
-
-// What no resending changes.
-bool Permanent(grpc::StatusCode code) {
-  return code == grpc::StatusCode::UNAUTHENTICATED ||
-         code == grpc::StatusCode::PERMISSION_DENIED ||
-         code == grpc::StatusCode::UNIMPLEMENTED ||
-         code == grpc::StatusCode::INVALID_ARGUMENT;
+bool IsPermanentRefusal(absl::StatusCode code) {
+  return code == absl::StatusCode::kUnauthenticated ||
+         code == absl::StatusCode::kPermissionDenied ||
+         code == absl::StatusCode::kUnimplemented ||
+         code == absl::StatusCode::kInvalidArgument;
 }
-
-}  // namespace
 
 absl::StatusOr<SendReport> IngestClient::SendAll(
     const std::vector<v1::Batch>& batches, const SendOptions& options) {
@@ -206,7 +201,8 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
     // A refusal that another stream would meet again (no token, a token
     // without the scope, a server without the service) ends it now: its
     // code and words, not "unacknowledged, try again".
-    if (Permanent(status.error_code())) {
+    if (IsPermanentRefusal(
+            static_cast<absl::StatusCode>(status.error_code()))) {
       return absl::Status(
           static_cast<absl::StatusCode>(status.error_code()),
           absl::StrCat(

@@ -56,6 +56,11 @@ struct SendOptions {
 };
 
 // SendAll is called from one thread at a time; Cancel from any.
+// Whether a send that ended with `code` was refused for good: no token, a
+// token without the scope, a server without the service, a request it
+// cannot take. Sending again meets the same refusal (SendAll stops at once).
+bool IsPermanentRefusal(absl::StatusCode code);
+
 class IngestClient {
  public:
   explicit IngestClient(std::shared_ptr<grpc::Channel> channel);
