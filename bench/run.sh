@@ -20,6 +20,9 @@
 #                             (a job's clocks kept up to date from its stored
 #                              evidence as P parts arrive, against solving it
 #                              whole each time)
+#   ./bench/run.sh concurrent [--queries N] [--mib M] (N queries of each
+#                              kind at once: the collector's peak memory
+#                              against --analysis-memory-mib M)
 #   ./bench/run.sh scale [--nodes "256 ... 4096"] [--spans N]
 #                             (a job of more and more nodes, the same spans:
 #                              export with raw and corrected clocks, clocks)
@@ -64,6 +67,11 @@ case "${1:-}" in
     shift
     ./deploy/dependencies.sh
     exec ./bench/scale_bench.sh "$@"
+    ;;
+  concurrent)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/concurrent_bench.sh "$@"
     ;;
   big)
     shift

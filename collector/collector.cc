@@ -195,7 +195,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         return job.empty() ? auth->CheckAny(context, scope)
                            : auth->Check(context, scope, job);
       },
-      options.analysis_memory_bytes);
+      options.analysis_memory_bytes, options.analysis_wait);
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   collector->query_->set_save_clocks(
@@ -315,6 +315,10 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
 
 Collector::~Collector() { Shutdown(); }
 
+AnalysisMemory::Counters Collector::analysis_memory() const {
+  return query_->memory_counters();
+}
+
 std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
   const IngestCounters& c = ingest_->counters();
   std::vector<prometheus::MetricFamily> out;
@@ -342,6 +346,22 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
       "meridian_collector_job_spans_total",
       "Spans of stored batches, by job (at most 1000 jobs named).", true, "job",
       ingest_->SpansByJob()));
+  const AnalysisMemory::Counters memory = query_->memory_counters();
+  out.push_back(GaugeFamily(
+      "meridian_collector_analysis_memory_bytes",
+      "Bytes of --analysis-memory-mib the queries running now hold.",
+      static_cast<double>(memory.held)));
+  out.push_back(
+      GaugeFamily("meridian_collector_analysis_memory_peak_bytes",
+                  "The most bytes of --analysis-memory-mib held at once.",
+                  static_cast<double>(memory.peak)));
+  out.push_back(LabeledFamily(
+      "meridian_collector_analysis_waits_total",
+      "Queries that waited for room in --analysis-memory-mib, by outcome.",
+      true, "outcome",
+      {{"granted",
+        static_cast<double>(memory.waited - memory.refused - memory.waiting)},
+       {"refused", static_cast<double>(memory.refused)}}));
   out.push_back(GaugeFamily("meridian_collector_ingest_streams",
                             "Ingest streams open now.",
                             static_cast<double>(ingest_->streams())));

@@ -50,8 +50,11 @@ struct CollectorOptions {
   // A parsed batch costs up to some 20 times its size (a message of empty
   // strings), so this with ingest.max_streams bounds the parsing memory.
   int max_message_bytes = 16 << 20;
-  // Bytes an analysis of a whole job may take (QueryService).
+  // Bytes an analysis of a whole job may take, and all the queries running
+  // at once together (QueryService).
   uint64_t analysis_memory_bytes = uint64_t{4} << 30;
+  // How long a query waits for room in that before it is refused.
+  absl::Duration analysis_wait = absl::Seconds(10);
   // Bytes of batches waiting for the writer (BatchWriter); beyond them,
   // streams are told to retry (IngestService).
   size_t max_queue_bytes = 256 << 20;
@@ -100,6 +103,8 @@ class Collector {
   // The web page's port; 0 without one.
   int http_port() const { return web_ ? web_->port() : 0; }
   const IngestCounters& counters() const { return ingest_->counters(); }
+  // What the queries hold of --analysis-memory-mib (also in its metrics).
+  AnalysisMemory::Counters analysis_memory() const;
   // Waits until the background refresh has nothing waiting or running, or
   // `timeout`; true if so (at once without a refresher). Tests, benchmarks.
   bool WaitRefreshed(absl::Duration timeout) {

@@ -26,7 +26,7 @@ constexpr char kUsage[] =
                           [--auth-tokens FILE] [--insecure] [--metrics HOST:PORT]
                           [--http HOST:PORT [--perfetto-ui ORIGIN]]
                           [--retention-days N] [--max-batch-mib N]
-                          [--analysis-memory-mib N]
+                          [--analysis-memory-mib N] [--analysis-wait-ms N]
                           [--refresh-after-ms N] [--summarise-every-ms N]
        meridian-collector --migrate-from PATH --store LOCATION
        meridian-collector --create-store --store LOCATION
@@ -72,7 +72,12 @@ constexpr char kUsage[] =
   --analysis-memory-mib N
                       memory an analysis of a whole job may take (default
                       4096, about 190 bytes a span); larger jobs are refused
-                      with a message (analyse a step instead)
+                      with a message (analyse a step instead). All the
+                      queries running at once share it: one that does not
+                      fit waits for room, then is refused with retry advice
+  --analysis-wait-ms N
+                      how long a query waits for room in that (default
+                      10000; 0: refused at once)
   --refresh-after-ms N
                       once no batch of a job has come for N ms, solve its
                       clocks and make its step summaries in the background,
@@ -133,10 +138,26 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   auto line = meridian::CommandLine::Parse(
       args, 1,
-      {"listen", "db", "store", "migrate-from", "sync", "max-streams",
-       "max-queue-mib", "tls-cert", "tls-key", "tls-ca", "auth-tokens",
-       "metrics", "http", "perfetto-ui", "retention-days", "max-batch-mib",
-       "analysis-memory-mib", "refresh-after-ms", "summarise-every-ms"},
+      {"listen",
+       "db",
+       "store",
+       "migrate-from",
+       "sync",
+       "max-streams",
+       "max-queue-mib",
+       "tls-cert",
+       "tls-key",
+       "tls-ca",
+       "auth-tokens",
+       "metrics",
+       "http",
+       "perfetto-ui",
+       "retention-days",
+       "max-batch-mib",
+       "analysis-memory-mib",
+       "analysis-wait-ms",
+       "refresh-after-ms",
+       "summarise-every-ms"},
       {"help", "insecure", "version", "create-store"});
   if (line.ok() && line->Has("version")) {
     printf("meridian-collector %s\n", meridian::kVersion);
@@ -206,6 +227,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;
+  auto analysis_wait_ms = line->GetInt("analysis-wait-ms", 10000);
+  if (!analysis_wait_ms.ok() || *analysis_wait_ms < 0 ||
+      *analysis_wait_ms > 3600000) {
+    fprintf(stderr,
+            "meridian-collector: --analysis-wait-ms must be 0 to 3600000\n");
+    return 2;
+  }
+  options.analysis_wait = absl::Milliseconds(*analysis_wait_ms);
   auto refresh_ms = line->GetInt("refresh-after-ms", 5000);
   auto summarise_ms = line->GetInt("summarise-every-ms", 30000);
   constexpr int64_t kDayMs = 24 * 3600 * 1000;

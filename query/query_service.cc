@@ -29,6 +29,7 @@
 #include "query/export/perfetto_trace.h"
 #include "query/export/replay_trace.h"
 #include "query/ops/span_selection.h"
+#include "query/query_costs.h"
 #include "store/store.h"
 
 namespace meridian {
@@ -130,7 +131,10 @@ absl::StatusOr<JobQuery> OpenJob(const std::string& db_path,
 // A job loaded for the analyses: its spans on the collector's clock and
 // their dependency graph. Not movable: the spans refer to the catalog.
 struct JobAnalysis {
-  // First: when an analysis is let go, its memory, the largest a query
+  // First: what it reserved of the analysis budget is given back once its
+  // memory is freed and returned.
+  AnalysisMemory::Lease lease;
+  // Then: when an analysis is let go, its memory, the largest a query
   // holds, goes back to the system (common/memory.h), not to the heap of
   // the thread that answered.
   ReturnsFreedMemory returns_memory;
@@ -151,13 +155,6 @@ struct JobAnalysis {
 };
 
 namespace {
-
-// What an analysis holds per span of the job it loads (spans, clocks and
-// the dependency graph), measured on analysis_bench's jobs.
-constexpr uint64_t kAnalysisBytesPerSpan = 190;
-// A replay holds the predicted timeline and its graph as well (peak RSS
-// 438 MB against 244 MB for a critical path of 1M spans, PERFORMANCE.md).
-constexpr uint64_t kReplayBytesPerSpan = 2 * kAnalysisBytesPerSpan;
 
 // RESOURCE_EXHAUSTED, with the way out, if analysing `job` whole at
 // `bytes_per_span` would take more than `budget` (a replay's way out is a
@@ -251,6 +248,7 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
     const QueryService::SaveClocks& save,
     std::optional<JobClocks>* clocks_out = nullptr) {
   const JobInfo& job = query.catalog.job;
+  // The caller holds StreamedBytes of the analysis budget.
   auto range = query.store->StepRange(job.id);
   if (!range.ok()) return range.status();
   if (!*range) {
@@ -290,6 +288,23 @@ absl::StatusOr<v1::CriticalPathReply> StreamedPathOf(
   return path;
 }
 
+// What a walk a block of steps at a time holds (StreamedPathOf, the
+// streamed replay, StepSummaries::Update): the job's clocks solved first,
+// then a block and the scan.
+uint64_t StreamedBytes(const JobCatalog& catalog, uint64_t budget,
+                       uint64_t bytes_per_span) {
+  return std::max(
+      SolveBytes(catalog),
+      BlockBytes(catalog,
+                 std::min<int64_t>(kBlockSpans, budget / bytes_per_span),
+                 bytes_per_span));
+}
+
+// The name of what a query of `kind` on `job` reserves memory for.
+std::string Reserving(const char* kind, const JobInfo& job) {
+  return absl::StrCat(kind, " of job ", job.name);
+}
+
 // One step as a range of steps (nullopt: the whole job).
 std::optional<StepRange> StepsOf(std::optional<int64_t> step) {
   if (!step) return std::nullopt;
@@ -302,18 +317,38 @@ std::optional<StepRange> StepsOf(std::optional<int64_t> step) {
 // whole job over `budget` is refused before anything is read. `solution`,
 // if given, is the job's clock solution to place by instead of the stored
 // one (one just brought up to date, not yet stored).
+// What it holds is reserved of `memory` first (WholeBytes, or StepsBytes
+// of the steps), `also_bytes` more for what the caller does with it (an
+// export's scan), and held by the analysis.
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    uint64_t budget, JobQuery query,
+    AnalysisMemory& memory, JobQuery query,
     std::optional<StepRange> steps = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan,
     const QueryService::SaveClocks& save = nullptr,
-    const std::optional<StoredJobResult>* solution = nullptr) {
+    const std::optional<StoredJobResult>* solution = nullptr,
+    uint64_t also_bytes = 0) {
+  const uint64_t budget = memory.budget();
+  uint64_t bytes = 0;
   if (!steps) {
     absl::Status within =
         CheckBudget(query.catalog.job, budget, bytes_per_span);
     if (!within.ok()) return within;
+    bytes = WholeBytes(query.catalog, bytes_per_span);
+  } else {
+    auto range = query.store->StepRange(query.catalog.job.id);
+    if (!range.ok()) return range.status();
+    const int64_t job_steps =
+        *range ? (*range)->second - (*range)->first + 1 : 0;
+    bytes = StepsBytes(query.catalog, steps->last - steps->first + 1, job_steps,
+                       bytes_per_span);
   }
+  auto lease = memory.Reserve(
+      bytes + also_bytes,
+      Reserving(steps ? "an analysis of some steps" : "an analysis",
+                query.catalog.job));
+  if (!lease.ok()) return lease.status();
   auto analysis = std::make_unique<JobAnalysis>();
+  analysis->lease = std::move(*lease);
   analysis->query = std::move(query);
   Store& store = *analysis->query.store;
   const JobCatalog& catalog = analysis->query.catalog;
@@ -348,15 +383,39 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
 }
 
 absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
-    uint64_t budget, const std::string& db_path, const std::string& job,
+    AnalysisMemory& memory, const std::string& db_path, const std::string& job,
     std::optional<StepRange> steps = std::nullopt,
     uint64_t bytes_per_span = kAnalysisBytesPerSpan) {
   auto query = OpenJob(db_path, job);
   if (!query.ok()) return query.status();
-  return LoadAnalysis(budget, std::move(*query), steps, bytes_per_span);
+  return LoadAnalysis(memory, std::move(*query), steps, bytes_per_span);
 }
 
 }  // namespace
+
+QueryService::QueryService(std::string db_path, MayRead may_read,
+                           uint64_t analysis_budget,
+                           absl::Duration analysis_wait)
+    : memory_(std::make_unique<AnalysisMemory>(analysis_budget, analysis_wait)),
+      db_path_(std::move(db_path)),
+      may_read_(std::move(may_read)),
+      analysis_budget_(analysis_budget) {
+  memory_->set_reclaim([this] { Reclaim(); });
+}
+
+void QueryService::Reclaim() {
+  std::shared_ptr<const JobAnalysis> let_go;
+  {
+    absl::MutexLock lock(&cache_mu_);
+    if (cache_ && cache_.use_count() == 1) {
+      let_go = std::move(cache_);
+      cache_key_.reset();
+    }
+  }
+  let_go.reset();  // freed out of the lock
+  absl::MutexLock lock(&clock_states_mu_);
+  ForgetClockStatesLocked(/*all=*/true);
+}
 
 std::shared_ptr<const JobAnalysis> QueryService::KeptJob(const JobInfo& job) {
   const CacheKey key{job.name, job.id, job.spans, job.chunks, job.max_end_ns};
@@ -409,7 +468,7 @@ absl::StatusOr<std::shared_ptr<const JobAnalysis>> QueryService::WholeJob(
     }
   }
   let_go.reset();
-  auto loaded = LoadAnalysis(analysis_budget_, std::move(query), std::nullopt,
+  auto loaded = LoadAnalysis(*memory_, std::move(query), std::nullopt,
                              bytes_per_span, save_clocks_);
   std::shared_ptr<const JobAnalysis> analysis;
   if (loaded.ok()) {
@@ -526,7 +585,7 @@ struct ReplayRun {
 
 // `whole` loads the whole job (QueryService::WholeJob).
 absl::StatusOr<ReplayRun> RunReplay(
-    uint64_t budget, const std::string& db_path,
+    AnalysisMemory& memory, const std::string& db_path,
     const v1::ReplayRequest& request,
     const std::function<absl::StatusOr<std::shared_ptr<const JobAnalysis>>()>&
         whole) {
@@ -543,8 +602,10 @@ absl::StatusOr<ReplayRun> RunReplay(
   absl::StatusOr<std::shared_ptr<const JobAnalysis>> analysis =
       absl::InternalError("not loaded");
   if (!one_step) analysis = whole();
-  if (run.steps && (one_step || absl::IsResourceExhausted(analysis.status()))) {
-    analysis = LoadAnalysis(budget, db_path, request.job(), run.steps,
+  // (Not when there is only no room now: that is the answer.)
+  if (run.steps && (one_step || (absl::IsResourceExhausted(analysis.status()) &&
+                                 !AnalysisMemory::IsBusy(analysis.status())))) {
+    analysis = LoadAnalysis(memory, db_path, request.job(), run.steps,
                             kReplayBytesPerSpan);
   }
   if (!analysis.ok()) return analysis.status();
@@ -584,6 +645,9 @@ grpc::Status QueryService::ExportTrace(
   if (grpc::Status may = MayReadJob(context, request->filter().job());
       !may.ok())
     return may;
+  // What the export holds of the analysis budget, but for a loaded
+  // analysis (which holds its own): first, so that it ends last.
+  AnalysisMemory::Lease lease;
   auto opened = OpenJob(db_path_, request->filter());
   if (!opened.ok()) return ToGrpc(opened.status());
   // Times on the collector's clock (JobClocks) unless raw ones are asked
@@ -603,11 +667,24 @@ grpc::Status QueryService::ExportTrace(
   const absl::Status within =
       CheckBudget(opened->catalog.job, analysis_budget_, kAnalysisBytesPerSpan);
   const bool whole_fits = within.ok();
+  const JobCatalog& catalog = opened->catalog;
+  const auto reserve = [&](uint64_t bytes) {
+    auto reserved =
+        memory_->Reserve(bytes, Reserving("an export", catalog.job));
+    if (reserved.ok()) lease = std::move(*reserved);
+    return reserved.status();
+  };
   if (!request->raw_clock() && request->critical_path() && !whole_fits &&
       !step) {
     // Too large to load whole: the path walked a block of steps at a time
     // (NOT_FOUND: the job has no steps; then the refusal stands), the
     // spans streamed as without the path.
+    if (absl::Status s = reserve(
+            StreamedBytes(catalog, analysis_budget_, kAnalysisBytesPerSpan) +
+            ScanBytes(catalog));
+        !s.ok()) {
+      return ToGrpc(s);
+    }
     auto streamed =
         StreamedPathOf(*opened, analysis_budget_, save_clocks_, &own_clocks);
     if (absl::IsNotFound(streamed.status())) return ToGrpc(within);
@@ -620,14 +697,18 @@ grpc::Status QueryService::ExportTrace(
     // export without the path is).
     std::optional<StoredJobResult> solution;
     if (!whole_fits) {
+      if (absl::Status s = reserve(SolveBytes(catalog)); !s.ok()) {
+        return ToGrpc(s);
+      }
       auto job_clocks = JobClocksOf(*opened, false);
       if (!job_clocks.ok()) return ToGrpc(job_clocks.status());
       solution = SolutionOf(*opened, *job_clocks);
+      lease = AnalysisMemory::Lease();  // the analysis reserves its own
     }
-    auto loaded = LoadAnalysis(analysis_budget_, std::move(*opened),
-                               whole_fits ? std::nullopt : StepsOf(step),
-                               kAnalysisBytesPerSpan, nullptr,
-                               whole_fits ? nullptr : &solution);
+    const uint64_t scan = ScanBytes(catalog);
+    auto loaded = LoadAnalysis(
+        *memory_, std::move(*opened), whole_fits ? std::nullopt : StepsOf(step),
+        kAnalysisBytesPerSpan, nullptr, whole_fits ? nullptr : &solution, scan);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     analysis = std::move(*loaded);
     clocks = &*analysis->clocks;
@@ -635,10 +716,15 @@ grpc::Status QueryService::ExportTrace(
     if (!found.ok()) return ToGrpc(found.status());
     path = std::move(*found);
   } else if (!request->raw_clock()) {
+    if (absl::Status s = reserve(SolveBytes(catalog)); !s.ok()) {
+      return ToGrpc(s);
+    }
     auto loaded = JobClocksOf(*opened, false);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     own_clocks.emplace(std::move(*loaded));
     clocks = &*own_clocks;
+  } else if (absl::Status s = reserve(ScanBytes(catalog)); !s.ok()) {
+    return ToGrpc(s);
   }
   JobQuery* query = analysis ? &analysis->query : &*opened;
   auto sink = [&](absl::string_view data) {
@@ -722,6 +808,9 @@ grpc::Status QueryService::GetClocks(grpc::ServerContext* context,
     return grpc::Status::OK;
   }
   // --resolve: solved from the spans again, and stored.
+  auto lease = memory_->Reserve(SolveBytes(query->catalog),
+                                Reserving("the clocks", query->catalog.job));
+  if (!lease.ok()) return ToGrpc(lease.status());
   auto clocks = JobClocksOf(*query, request->resolve());
   if (!clocks.ok()) return ToGrpc(clocks.status());
   *reply = clocks->Report();
@@ -749,10 +838,15 @@ grpc::Status QueryService::GetStats(grpc::ServerContext* context,
   // A time window is cut on the corrected timeline, as the export's
   // (ShownWindow): the job's clocks are needed only then.
   const v1::SpanFilter& f = request->filter();
+  const bool windowed = f.has_from_ns() || f.has_to_ns();
+  auto lease = memory_->Reserve(
+      windowed ? SolveBytes(query->catalog) : ScanBytes(query->catalog),
+      Reserving("statistics", query->catalog.job));
+  if (!lease.ok()) return ToGrpc(lease.status());
   ScanRange range = ScanRangeOf(f, *query->selection);
   std::optional<JobClocks> clocks;
   std::optional<ShownWindow> window;
-  if (f.has_from_ns() || f.has_to_ns()) {
+  if (windowed) {
     auto loaded = JobClocksOf(*query, false);
     if (!loaded.ok()) return ToGrpc(loaded.status());
     clocks.emplace(std::move(*loaded));
@@ -806,13 +900,18 @@ grpc::Status QueryService::GetCriticalPath(
                           : std::nullopt;
   absl::StatusOr<std::shared_ptr<const JobAnalysis>> analysis =
       step ? absl::StatusOr<std::shared_ptr<const JobAnalysis>>(LoadAnalysis(
-                 analysis_budget_, db_path_, request->job(), StepsOf(step)))
+                 *memory_, db_path_, request->job(), StepsOf(step)))
            : WholeJob(request->job(), kAnalysisBytesPerSpan);
-  if (!step && absl::IsResourceExhausted(analysis.status())) {
+  if (!step && absl::IsResourceExhausted(analysis.status()) &&
+      !AnalysisMemory::IsBusy(analysis.status())) {
     // Too large to load whole: walked a block of steps at a time, unless
     // the job has no steps (then the refusal stands).
     auto query = OpenJob(db_path_, request->job());
     if (!query.ok()) return ToGrpc(query.status());
+    auto lease = memory_->Reserve(
+        StreamedBytes(query->catalog, analysis_budget_, kAnalysisBytesPerSpan),
+        Reserving("a critical path", query->catalog.job));
+    if (!lease.ok()) return ToGrpc(lease.status());
     auto streamed = StreamedPathOf(*query, analysis_budget_, save_clocks_);
     if (!absl::IsNotFound(streamed.status())) {
       if (!streamed.ok()) return ToGrpc(streamed.status());
@@ -830,6 +929,10 @@ grpc::Status QueryService::GetCriticalPath(
 
 absl::Status QueryService::AnswerFromSummaries(JobQuery& query,
                                                const FromSummaries& answer) {
+  auto lease = memory_->Reserve(
+      StreamedBytes(query.catalog, analysis_budget_, kAnalysisBytesPerSpan),
+      Reserving("the step summaries", query.catalog.job));
+  if (!lease.ok()) return lease.status();
   auto made = UpdateSummaries(query, analysis_budget_, save_summaries_);
   if (!made.ok()) return made.status();
   return answer(*query.store, query.catalog, *made);
@@ -864,15 +967,24 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
     bytes = slot->state.MemoryBytes();
   }
   absl::MutexLock states(&clock_states_mu_);
+  // The state is kept only while the analysis budget has room for it.
+  slot->lease.reset();
+  if (bytes > 0) {
+    slot->lease = memory_->TryReserve(static_cast<uint64_t>(bytes));
+    if (!slot->lease) {
+      slot->state.Clear();
+      bytes = slot->state.MemoryBytes();
+    }
+  }
   slot->bytes = bytes;
   ForgetClockStatesLocked();
   return clocks;
 }
 
-void QueryService::ForgetClockStatesLocked() {
+void QueryService::ForgetClockStatesLocked(bool all) {
   // The least recently used first, none in use (an update holds its slot):
   // while there are more than kClockStates, or they hold more than half
-  // the analysis budget together.
+  // the analysis budget together; with `all`, every one not in use.
   while (true) {
     int64_t bytes = 0;
     auto oldest = clock_states_.end();
@@ -885,7 +997,7 @@ void QueryService::ForgetClockStatesLocked() {
       }
     }
     if (oldest == clock_states_.end() ||
-        (clock_states_.size() <= kClockStates &&
+        (!all && clock_states_.size() <= kClockStates &&
          static_cast<uint64_t>(bytes) <= analysis_budget_ / 2)) {
       return;
     }
@@ -897,6 +1009,11 @@ absl::Status QueryService::Refresh(const std::string& job,
                                    const std::atomic<bool>* cancel) {
   auto query = OpenJob(db_path_, job);  // one read of the job for both
   if (!query.ok()) return query.status();
+  // What both steps hold, reserved once: the larger.
+  auto lease = memory_->Reserve(
+      StreamedBytes(query->catalog, analysis_budget_, kAnalysisBytesPerSpan),
+      Reserving("the refresh", query->catalog.job));
+  if (!lease.ok()) return lease.status();
   auto made =
       UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
   // NOT_FOUND: a job without steps has no summaries.
@@ -1016,6 +1133,10 @@ grpc::Status QueryService::Compare(grpc::ServerContext* context,
     for (int i = 0; i < 2; ++i) {
       totals.push_back(std::make_unique<OpTotalsBuilder>(query->catalog));
     }
+    auto lease =
+        memory_->Reserve(ScanBytes(query->catalog),
+                         Reserving("a comparison", query->catalog.job));
+    if (!lease.ok()) return ToGrpc(lease.status());
     absl::Status status =
         AddRankTotals(*query->store, query->catalog, request->ranks(0),
                       request->ranks(1), totals[0].get(), totals[1].get());
@@ -1045,6 +1166,10 @@ grpc::Status QueryService::Compare(grpc::ServerContext* context,
     if (!selection.ok()) return ToGrpc(selection.status());
     totals.push_back(std::make_unique<OpTotalsBuilder>(query->catalog));
     OpTotalsBuilder& builder = *totals.back();
+    auto lease =
+        memory_->Reserve(ScanBytes(query->catalog),
+                         Reserving("a comparison", query->catalog.job));
+    if (!lease.ok()) return ToGrpc(lease.status());
     absl::Status status =
         query->store->Scan(query->catalog.job, ScanRangeOf(filter, *selection),
                            [&](const StoredSpan& span) {
@@ -1086,10 +1211,11 @@ grpc::Status QueryService::Replay(grpc::ServerContext* context,
                                   v1::ReplayReply* reply) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto run = RunReplay(analysis_budget_, db_path_, *request, [&] {
+  auto run = RunReplay(*memory_, db_path_, *request, [&] {
     return WholeJob(request->job(), kReplayBytesPerSpan);
   });
-  if (absl::IsResourceExhausted(run.status()) && !request->has_first_step()) {
+  if (absl::IsResourceExhausted(run.status()) &&
+      !AnalysisMemory::IsBusy(run.status()) && !request->has_first_step()) {
     // Too large to replay whole: a block of steps at a time, unless the job
     // has no steps (then the refusal stands).
     auto streamed = StreamedReplayOf(*request);
@@ -1117,6 +1243,10 @@ absl::StatusOr<v1::ReplayReply> QueryService::StreamedReplayOf(
   }
   auto query = OpenJob(db_path_, request.job());
   if (!query.ok()) return query.status();
+  auto lease = memory_->Reserve(
+      StreamedBytes(query->catalog, analysis_budget_, kReplayBytesPerSpan),
+      Reserving("a replay", query->catalog.job));
+  if (!lease.ok()) return lease.status();
   // Every block placed by the job's clocks, brought up to date first.
   auto clocks = JobClocksOf(*query, false);
   if (!clocks.ok()) return clocks.status();
@@ -1143,7 +1273,7 @@ grpc::Status QueryService::ExportReplayTrace(
     grpc::ServerWriter<v1::TraceChunk>* writer) {
   if (grpc::Status may = MayReadJob(context, request->job()); !may.ok())
     return may;
-  auto run = RunReplay(analysis_budget_, db_path_, *request, [&] {
+  auto run = RunReplay(*memory_, db_path_, *request, [&] {
     return WholeJob(request->job(), kReplayBytesPerSpan);
   });
   if (!run.ok()) return ToGrpc(run.status());

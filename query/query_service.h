@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "meridian/v1/query.grpc.pb.h"
 #include "query/analysis/step_summaries.h"
+#include "query/analysis_memory.h"
 #include "query/clocks/clock_solve_state.h"
 #include "query/clocks/job_clocks.h"
 #include "store/store.h"
@@ -44,11 +45,21 @@ class QueryService final : public v1::Query::Service {
 
   // `analysis_budget`: bytes an analysis of a whole job may take (about
   // 190 a span); larger jobs are refused with a message (RESOURCE_EXHAUSTED).
+  // It also bounds what all the queries running at once hold together:
+  // each reserves its estimate (query_costs.h) before it reads, and waits
+  // up to `analysis_wait` for room, else is refused (RESOURCE_EXHAUSTED,
+  // saying to retry; analysis_memory.h). The kept whole-job analysis and
+  // the jobs' clock states count too, and are let go for a query that
+  // waits.
   explicit QueryService(std::string db_path, MayRead may_read = nullptr,
-                        uint64_t analysis_budget = uint64_t{4} << 30)
-      : db_path_(std::move(db_path)),
-        may_read_(std::move(may_read)),
-        analysis_budget_(analysis_budget) {}
+                        uint64_t analysis_budget = uint64_t{4} << 30,
+                        absl::Duration analysis_wait = absl::Seconds(10));
+
+  // What the queries hold of the analysis budget, and how many waited or
+  // were refused (the collector's metrics).
+  AnalysisMemory::Counters memory_counters() const {
+    return memory_->counters();
+  }
 
   // Stores a job's clock solution (the collector runs it on its writer, not
   // waiting): a query that solves a job's clocks whole hands the solution
@@ -190,14 +201,25 @@ class QueryService final : public v1::Query::Service {
     bool too_large ABSL_GUARDED_BY(mu) = false;
     absl::Time used;    // under clock_states_mu_
     int64_t bytes = 0;  // the state's, after its last update; likewise
+    // The state's bytes of the analysis budget; likewise. Destroyed with
+    // the slot, before memory_.
+    std::optional<AnalysisMemory::Lease> lease;
   };
   static constexpr size_t kClockStates = 16;
   std::atomic<int64_t> incremental_updates_{0};
   std::atomic<int64_t> whole_updates_{0};
   // Drops the least recently used states not in use while more than
-  // kClockStates are kept or they hold more than half the analysis budget.
-  void ForgetClockStatesLocked()
+  // kClockStates are kept or they hold more than half the analysis budget;
+  // with `all`, every state not in use.
+  void ForgetClockStatesLocked(bool all = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(clock_states_mu_);
+  // Lets go of what is only kept for later queries (the kept analysis if
+  // nobody uses it, the clock states not in use): for a query waiting for
+  // memory.
+  void Reclaim();
+  // All the queries' memory, the analysis budget. First of the members, so
+  // that it outlives every lease the others hold.
+  std::unique_ptr<AnalysisMemory> memory_;
   absl::Mutex clock_states_mu_;
   absl::flat_hash_map<int64_t, std::shared_ptr<ClockStateSlot>> clock_states_
       ABSL_GUARDED_BY(clock_states_mu_);
