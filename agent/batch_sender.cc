@@ -44,8 +44,35 @@ void BatchSender::Enqueue(uint64_t spool_id, v1::Batch batch) {
     state_.memory_batches += 1;
   } else {
     state_.spooled_spans += SpanCount(batch);
+    CountJobs(batch, &JobDelivery::spooled, true);
   }
-  queue_.push_back({spool_id, std::move(batch)});
+  const bool spooled = spool_id != 0;
+  queue_.push_back({spool_id, std::move(batch), true, 0, spooled});
+}
+
+void BatchSender::CountJobs(const v1::Batch& batch,
+                            uint64_t JobDelivery::*field, bool add) {
+  for (const auto& [name, spans] : SpansByJob(batch)) {
+    auto it = jobs_.find(name);
+    if (it == jobs_.end()) {
+      if (!add) continue;  // forgotten since
+      if (jobs_.size() >= kJobs) {
+        jobs_.erase(job_order_.front());
+        job_order_.pop_front();
+      }
+      it = jobs_.emplace(name, JobDelivery()).first;
+      job_order_.push_back(name);
+    }
+    uint64_t& n = it->second.*field;
+    const uint64_t count = static_cast<uint64_t>(spans);
+    n = add ? n + count : n - std::min(n, count);
+  }
+}
+
+BatchSender::JobDelivery BatchSender::job(const std::string& job) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? JobDelivery() : it->second;
 }
 
 void BatchSender::EnqueueSpooled(const Spool::Recovered& recovered) {
@@ -104,6 +131,8 @@ absl::Status BatchSender::Spill(
     queued.id = *id;
     state_.memory_batches -= 1;
     state_.spooled_spans += SpanCount(queued.batch);
+    CountJobs(queued.batch, &JobDelivery::spooled, true);
+    queued.in_job_spooled = true;
     spilled(queued.batch.batch_seq());
   }
   return absl::OkStatus();
@@ -131,7 +160,8 @@ void BatchSender::Loop() {
       while (!queue_.empty() && batches.size() < kRound) {
         Queued& front = queue_.front();
         batches.push_back(std::move(front.batch));
-        round.push_back({front.id, {}, front.loaded, front.spans});
+        round.push_back(
+            {front.id, {}, front.loaded, front.spans, front.in_job_spooled});
         queue_.pop_front();
       }
       // Sequence numbers of the in-memory ones, kept for TakeDelivered.
@@ -155,8 +185,19 @@ void BatchSender::Loop() {
       if (report.ok()) {
         uint64_t spans = 0, rejected = 0;
         for (const v1::Batch& b : batches) spans += SpanCount(b);
+        std::vector<bool> is_rejected(batches.size());
         for (size_t i : report->rejected_batches) {
           rejected += SpanCount(batches[i]);
+          is_rejected[i] = true;
+        }
+        for (size_t i = 0; i < batches.size(); ++i) {
+          CountJobs(
+              batches[i],
+              is_rejected[i] ? &JobDelivery::rejected : &JobDelivery::sent,
+              true);
+          if (round[i].in_job_spooled) {
+            CountJobs(batches[i], &JobDelivery::spooled, false);
+          }
         }
         for (size_t i = 0; i < round.size(); ++i) {
           if (round[i].id != 0) {

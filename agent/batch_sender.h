@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -58,6 +59,18 @@ class BatchSender {
   void EnqueueSpooled(const Spool::Recovered& recovered);
   State state() const;
 
+  // What became of one job's spans, from its share of each batch
+  // (SpansByJob): `meridian run`'s summary of its own job. Kept for the
+  // kJobs jobs seen last; an older one reads as nothing.
+  struct JobDelivery {
+    uint64_t sent = 0;  // acknowledged, in batches not rejected
+    uint64_t rejected = 0;
+    uint64_t spooled = 0;  // queued and in this agent's spool (not those an
+                           // earlier agent spooled)
+  };
+  static constexpr size_t kJobs = 1024;
+  JobDelivery job(const std::string& job) const;
+
   // The batch_seq of each in-memory batch that is done with (stored,
   // duplicate or rejected) since the last call, in queue order.
   std::vector<uint64_t> TakeDelivered();
@@ -80,7 +93,11 @@ class BatchSender {
     v1::Batch batch;
     bool loaded = true;  // false: a recovered spool file, read when sent
     uint64_t spans = 0;  // of an unloaded one
+    bool in_job_spooled = false;  // counted in its jobs' JobDelivery::spooled
   };
+  // Adds `batch`'s spans to its jobs' `field`, or takes them off.
+  void CountJobs(const v1::Batch& batch, uint64_t JobDelivery::*field, bool add)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads the round's unloaded batches from the spool; drops (and counts
   // as lost) those that no longer read.
   void Load(std::deque<Queued>* round, std::vector<v1::Batch>* batches);
@@ -94,6 +111,8 @@ class BatchSender {
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> delivered_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, JobDelivery> jobs_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> job_order_ ABSL_GUARDED_BY(mu_);  // first seen first
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

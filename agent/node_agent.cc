@@ -309,6 +309,7 @@ bool NodeAgent::Serve(Client* client) {
         }
       }
       ++counters_.processes;
+      ++TallyOf(client->session->job()).processes;
       spdlog::info("process {} (job \"{}\", rank {}) registered", hello.pid,
                    client->session->job(), hello.rank);
       continue;
@@ -328,7 +329,12 @@ bool NodeAgent::Serve(Client* client) {
     } else if (known && request.type == AgentMessage::kFlushRequest) {
       flushes_.push_back(
           {client->fd, NowMs() + static_cast<int64_t>(request.flush.timeout_ms),
-           request.flush.wait_for_collector != 0});
+           request.flush.wait_for_collector != 0, std::nullopt});
+    } else if (known && request.type == AgentMessage::kJobFlushRequest) {
+      const JobFlushRequest& flush = request.job_flush;
+      flushes_.push_back(
+          {client->fd, NowMs() + static_cast<int64_t>(flush.timeout_ms),
+           flush.wait_for_collector != 0, std::string(flush.job)});
     } else if (known && request.type == AgentMessage::kTraceRequest) {
       local_traces_.push_back({client->fd, request.trace.job,
                                request.trace.steps, request.trace.seconds});
@@ -376,6 +382,9 @@ void NodeAgent::Close(const std::vector<int>& fds) {
       const ProbeSession& session = *it->second.session;
       dropped_by_closed_sessions_ += session.dropped();
       invalid_by_closed_sessions_ += session.invalid_records();
+      AgentCounters& tally = TallyOf(session.job());
+      tally.spans_dropped += session.dropped();
+      tally.spans_invalid += session.invalid_records();
       if (session.invalid_records() > 0) {
         ended_invalid_.push_front(InvalidOf(session));
         if (ended_invalid_.size() > FlushReply::kInvalidProcesses) {
@@ -484,9 +493,15 @@ void NodeAgent::SendBatch() {
   pending.seq = batch.batch_seq();
   pending_.push_back(std::move(pending));
   const BatchSender::State sender = sender_->state();
+  const auto count_jobs = [&](uint64_t AgentCounters::*field) {
+    for (const auto& [job, n] : SpansByJob(batch)) {
+      TallyOf(job).*field += static_cast<uint64_t>(n);
+    }
+  };
   if (!stopping_ && !sender.unreachable &&
       sender.memory_batches < options_.ack_window) {
     counters_.spans_received += spans;
+    count_jobs(&AgentCounters::spans_received);
     sender_->Enqueue(0, std::move(batch));
     return;
   }
@@ -494,11 +509,13 @@ void NodeAgent::SendBatch() {
   auto id = spool_->Append(batch, pending_.back().ends);
   if (id.ok()) {
     counters_.spans_received += spans;
+    count_jobs(&AgentCounters::spans_received);
     sender_->Enqueue(*id, std::move(batch));
   } else {
     // Full spool (or disk error): the spans are dropped, counted, and the
     // rings are released so the probes keep recording.
     counters_.spans_dropped += spans;
+    count_jobs(&AgentCounters::spans_dropped);
     spdlog::error("{}", std::string(id.status().message()));
   }
   Release(pending_.back().seq);
@@ -563,6 +580,34 @@ AgentCounters NodeAgent::counters() const {
   return c;
 }
 
+AgentCounters& NodeAgent::TallyOf(const std::string& job) {
+  auto it = job_tallies_.find(job);
+  if (it != job_tallies_.end()) return it->second;
+  if (job_tallies_.size() >= kJobCounters) {
+    job_tallies_.erase(job_tally_order_.front());
+    job_tally_order_.pop_front();
+  }
+  job_tally_order_.push_back(job);
+  return job_tallies_[job];
+}
+
+AgentCounters NodeAgent::CountersOf(const std::string& job) const {
+  AgentCounters c;
+  auto it = job_tallies_.find(job);
+  if (it != job_tallies_.end()) c = it->second;
+  const BatchSender::JobDelivery delivery = sender_->job(job);
+  c.spans_sent = delivery.sent;
+  c.spans_rejected = delivery.rejected;
+  c.spans_spooled = delivery.spooled;
+  c.spool_corrupt = spool_->corrupt_files().size();
+  for (const auto& [fd, client] : clients_) {
+    if (client.session == nullptr || client.session->job() != job) continue;
+    c.spans_dropped += client.session->dropped();
+    c.spans_invalid += client.session->invalid_records();
+  }
+  return c;
+}
+
 std::vector<InvalidProcess> NodeAgent::InvalidProcesses() const {
   std::vector<InvalidProcess> out;
   for (const auto& [fd, client] : clients_) {
@@ -577,11 +622,21 @@ std::vector<InvalidProcess> NodeAgent::InvalidProcesses() const {
   return out;
 }
 
-FlushReply NodeAgent::MakeReply(FlushReply::State state) const {
+FlushReply NodeAgent::MakeReply(FlushReply::State state,
+                                const std::optional<std::string>& job) const {
   FlushReply reply;
   reply.state = state;
-  reply.counters = counters();
-  const std::vector<InvalidProcess> invalid = InvalidProcesses();
+  reply.counters = job ? CountersOf(*job) : counters();
+  std::vector<InvalidProcess> invalid = InvalidProcesses();
+  if (job) {
+    invalid.erase(std::remove_if(invalid.begin(), invalid.end(),
+                                 [&](const InvalidProcess& p) {
+                                   // p.job is cut to its field's size.
+                                   return job->substr(0, sizeof(p.job) - 1) !=
+                                          p.job;
+                                 }),
+                  invalid.end());
+  }
   reply.invalid_processes = static_cast<uint32_t>(invalid.size());
   std::copy(invalid.begin(), invalid.end(), reply.invalid);
   CopyField(options_.collector.c_str(), reply.collector,
@@ -607,7 +662,7 @@ void NodeAgent::AnswerFlushes(bool final) {
       ++i;
       continue;
     }
-    FlushReply reply = MakeReply(state);
+    FlushReply reply = MakeReply(state, flushes_[i].job);
     SendMessage(flushes_[i].fd, &reply, sizeof(reply), -1);
     flushes_.erase(flushes_.begin() + i);
   }

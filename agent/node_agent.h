@@ -37,6 +37,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,8 @@ class NodeAgent {
     int fd;
     int64_t deadline_ms;
     bool wait_for_collector;
+    // A JobFlushRequest's job: the reply's counters are that job's.
+    std::optional<std::string> job;
   };
 
   explicit NodeAgent(NodeAgentOptions options);
@@ -187,7 +190,17 @@ class NodeAgent {
   void Reconcile();
   int NextDrainPeriod(int period, double fill) const;
   void AnswerFlushes(bool final);
-  FlushReply MakeReply(FlushReply::State state) const;
+  // `job` set: the counters and invalid processes of that job only.
+  FlushReply MakeReply(FlushReply::State state,
+                       const std::optional<std::string>& job) const;
+  // Job `job`'s own counters: processes, spans received, dropped (its
+  // rings, the spool full), invalid (its records), sent, rejected and
+  // spooled (its share of each batch, BatchSender::job), and the agent's
+  // spool_corrupt (a damaged file's jobs are not known).
+  AgentCounters CountersOf(const std::string& job) const;
+  // The tally of `job` (made if new): the kJobCounters jobs seen last.
+  AgentCounters& TallyOf(const std::string& job);
+  static constexpr size_t kJobCounters = 1024;
 
   NodeAgentOptions options_;
   std::string agent_id_;
@@ -225,6 +238,8 @@ class NodeAgent {
   // processes, which share their programs' objects).
   CallsiteSymbolizer symbolizer_;
   AgentCounters counters_;
+  std::map<std::string, AgentCounters> job_tallies_;
+  std::deque<std::string> job_tally_order_;  // first seen first
   uint64_t dropped_by_closed_sessions_ = 0;
   // Ended processes that had invalid records, the latest first (at most
   // FlushReply::kInvalidProcesses).

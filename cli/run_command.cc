@@ -233,12 +233,15 @@ bool Served(int agent) {
              static_cast<long>(sizeof(reply));
 }
 
+// The job's own counters on its agent (JobFlushRequest): not other
+// processes' on a shared agent.
 std::string Summary(const FlushReply& reply) {
   const AgentCounters& c = reply.counters;
-  return absl::StrCat("agent: ", c.spans_received, " spans received, ",
-                      c.spans_sent, " sent, ", c.spans_spooled, " spooled, ",
-                      c.spans_dropped, " dropped, ", c.spans_rejected,
-                      " rejected, ", c.spans_invalid, " invalid");
+  return absl::StrCat("this job on the agent: ", c.spans_received,
+                      " spans received, ", c.spans_sent, " sent, ",
+                      c.spans_spooled, " spooled, ", c.spans_dropped,
+                      " dropped, ", c.spans_rejected, " rejected, ",
+                      c.spans_invalid, " invalid");
 }
 
 // The variables the traced job runs with: the agent's socket, the job, the
@@ -393,8 +396,9 @@ std::string DeliveryJson(const std::string& job, int exit_status,
 const char* ReportDelivery(int agent, const std::string& socket,
                            const std::string& job, int flush_timeout_ms,
                            FlushReply* reply_out) {
-  FlushRequest request;
-  request.timeout_ms = flush_timeout_ms;
+  JobFlushRequest request;
+  request.timeout_ms = static_cast<uint32_t>(flush_timeout_ms);
+  CopyField(job.c_str(), request.job, sizeof(request.job));
   FlushReply& reply = *reply_out;
   const auto flush = [&](int fd) {
     return SendMessage(fd, &request, sizeof(request), -1) &&

@@ -2400,10 +2400,11 @@ TEST_F(MpiCaptureTest, SpansLostToFullRingsAreCountedInJobsAndExports) {
   ASSERT_EQ(run.Wait(), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "thread_churn_job: 200000 spans")) << out;
   unsigned long long received = 0, sent = 0, spooled = 0, dropped = 0;
-  const size_t at = out.find("(agent: ");
+  const size_t at = out.find("(this job on the agent: ");
   ASSERT_NE(at, std::string::npos) << out;
   ASSERT_EQ(sscanf(out.c_str() + at,
-                   "(agent: %llu spans received, %llu sent, %llu spooled, "
+                   "(this job on the agent: %llu spans received, %llu sent, "
+                   "%llu spooled, "
                    "%llu dropped",
                    &received, &sent, &spooled, &dropped),
             4)

@@ -186,48 +186,79 @@ FlushReply AskAgent(const std::string& socket) {
   return reply;
 }
 
+// This test acting as a traced process's probe: a sealed memfd region with
+// one ring holding a record per entry of `published` (true: naming a
+// string it published, "work"; false: an index it never published),
+// handed to the agent at `socket` under `job` as process `pid`.
+class FakeProbe {
+ public:
+  FakeProbe(const std::string& socket, const char* job, int64_t pid,
+            const std::vector<bool>& published) {
+    ProcessRegionGeometry geometry;
+    geometry.ring_capacity = 16;
+    geometry.strings_capacity = 256;
+    bytes_ = ProcessRegionBytes(geometry);
+    memfd_ = memfd_create("probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    EXPECT_EQ(ftruncate(memfd_, bytes_), 0);
+    EXPECT_EQ(fcntl(memfd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+    memory_ =
+        mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+    EXPECT_TRUE(InitProcessRegion(memory_, geometry, 99 + pid));
+    auto* header = static_cast<ProcessRegionHeader*>(memory_);
+    const uint32_t name = AppendString(header, "work", 4);
+    InitSpanRing(RingMemory(header, 0), geometry.ring_capacity);
+    header->slots[0].tid = 7;
+    header->slots[0].tail_owner.store(7);
+    header->slots[0].state.store(kSlotOwned);
+    SpanRingWriter ring(RingMemory(header, 0),
+                        SpanRingBytes(geometry.ring_capacity));
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    for (bool ok : published) {
+      ProbeRecord r{};
+      r.start_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+      r.dur_ns = 10;
+      r.name = ok ? name : 999u;
+      r.category = v1::CATEGORY_USER;
+      ring.Push(r);
+    }
+    ProbeHello hello;
+    hello.pid = pid;
+    hello.region_bytes = bytes_;
+    strcpy(hello.job, job);
+    fd_ = ConnectAgent(socket.c_str());
+    EXPECT_GE(fd_, 0);
+    EXPECT_TRUE(SendMessage(fd_, &hello, sizeof(hello), memfd_));
+  }
+  ~FakeProbe() {
+    End();
+    munmap(memory_, bytes_);
+    close(memfd_);
+  }
+  // The process ends (its connection closes).
+  void End() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  uint64_t bytes_ = 0;
+  int memfd_ = -1;
+  void* memory_ = nullptr;
+  int fd_ = -1;
+};
+
+// A traced process writes 2 good records and 3 naming a string it never
+// published: the agent counts the 3 under the process, in --status's reply
+// and in the metrics, while it runs and after it ended.
 TEST(OperationsTest, AgentCountsInvalidRecordsPerProcess) {
   const std::string base = ShortTempDir();
   const NodeAgentOptions options = SpoolingAgent(base);
   auto agent = NodeAgent::Start(options);
   ASSERT_TRUE(agent.ok()) << agent.status();
   std::thread loop([&] { (*agent)->Run(); });
-
-  ProcessRegionGeometry geometry;
-  geometry.ring_capacity = 16;
-  geometry.strings_capacity = 256;
-  const uint64_t bytes = ProcessRegionBytes(geometry);
-  const int memfd = memfd_create("probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  ASSERT_EQ(ftruncate(memfd, bytes), 0);
-  ASSERT_EQ(fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
-  void* memory =
-      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-  ASSERT_TRUE(InitProcessRegion(memory, geometry, 99));
-  auto* header = static_cast<ProcessRegionHeader*>(memory);
-  const uint32_t name = AppendString(header, "work", 4);
-  InitSpanRing(RingMemory(header, 0), geometry.ring_capacity);
-  header->slots[0].tid = 7;
-  header->slots[0].tail_owner.store(7);
-  header->slots[0].state.store(kSlotOwned);
-  SpanRingWriter ring(RingMemory(header, 0),
-                      SpanRingBytes(geometry.ring_capacity));
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  for (uint32_t id : {name, 999u, name, 999u, 999u}) {
-    ProbeRecord r{};
-    r.start_ns = now.tv_sec * 1000000000LL + now.tv_nsec;
-    r.dur_ns = 10;
-    r.name = id;
-    r.category = v1::CATEGORY_USER;
-    ring.Push(r);
-  }
-  ProbeHello hello;
-  hello.pid = getpid();
-  hello.region_bytes = bytes;
-  strcpy(hello.job, "job-x");
-  const int probe = ConnectAgent(options.socket.c_str());
-  ASSERT_GE(probe, 0);
-  ASSERT_TRUE(SendMessage(probe, &hello, sizeof(hello), memfd));
+  FakeProbe probe(options.socket, "job-x", getpid(),
+                  {true, false, true, false, false});
 
   AskAgent(options.socket);  // drains the region
   FlushReply reply = AskAgent(options.socket);
@@ -243,7 +274,7 @@ TEST(OperationsTest, AgentCountsInvalidRecordsPerProcess) {
   std::string metrics = Scrape((*agent)->metrics_port());
   EXPECT_TRUE(HasLine(metrics, line)) << metrics;
 
-  close(probe);  // the process ends: still listed, among the ended
+  probe.End();  // the process ends: still listed, among the ended
   AskAgent(options.socket);
   reply = AskAgent(options.socket);
   EXPECT_EQ(reply.counters.spans_invalid, 3u);
@@ -254,8 +285,70 @@ TEST(OperationsTest, AgentCountsInvalidRecordsPerProcess) {
 
   (*agent)->Stop();
   loop.join();
-  munmap(memory, bytes);
-  close(memfd);
+  agent->reset();
+  (void)!system(("rm -rf " + base).c_str());
+}
+
+// `meridian run`'s flush (JobFlushRequest): the reply counts its own job
+// only, not another job's bad process on the same agent.
+FlushReply AskAgentForJob(const std::string& socket, const char* job) {
+  FlushReply reply;
+  const int fd = ConnectAgent(socket.c_str());
+  JobFlushRequest request;
+  request.timeout_ms = 10000;
+  strcpy(request.job, job);
+  EXPECT_TRUE(SendMessage(fd, &request, sizeof(request), -1));
+  EXPECT_EQ(ReceiveMessage(fd, &reply, sizeof(reply), nullptr),
+            static_cast<long>(sizeof(reply)));
+  close(fd);
+  return reply;
+}
+
+TEST(OperationsTest, AJobsFlushCountsThatJobOnly) {
+  const std::string base = ShortTempDir();
+  const NodeAgentOptions options = SpoolingAgent(base);
+  auto agent = NodeAgent::Start(options);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  std::thread loop([&] { (*agent)->Run(); });
+  FakeProbe bad(options.socket, "other", 11, {true, false, false, false});
+  FakeProbe mine(options.socket, "mine", 12, {true, true, true});
+  AskAgent(options.socket);  // drains both regions
+  bad.End();
+
+  const FlushReply all = AskAgent(options.socket);
+  EXPECT_EQ(all.state, FlushReply::kSpooled);  // no collector
+  EXPECT_EQ(all.counters.processes, 2u);
+  EXPECT_EQ(all.counters.spans_received, 4u);
+  EXPECT_EQ(all.counters.spans_spooled, 4u);
+  EXPECT_EQ(all.counters.spans_invalid, 3u);
+  EXPECT_EQ(all.invalid_processes, 1u);
+
+  const FlushReply reply = AskAgentForJob(options.socket, "mine");
+  EXPECT_EQ(reply.state, FlushReply::kSpooled);
+  EXPECT_EQ(reply.counters.processes, 1u);
+  EXPECT_EQ(reply.counters.spans_received, 3u);
+  EXPECT_EQ(reply.counters.spans_spooled, 3u);
+  EXPECT_EQ(reply.counters.spans_sent, 0u);
+  EXPECT_EQ(reply.counters.spans_invalid, 0u);
+  EXPECT_EQ(reply.counters.spans_dropped, 0u);
+  EXPECT_EQ(reply.counters.connections_refused, 0u);
+  EXPECT_EQ(reply.invalid_processes, 0u);
+
+  const FlushReply other = AskAgentForJob(options.socket, "other");
+  EXPECT_EQ(other.counters.processes, 1u);
+  EXPECT_EQ(other.counters.spans_received, 1u);
+  EXPECT_EQ(other.counters.spans_spooled, 1u);
+  EXPECT_EQ(other.counters.spans_invalid, 3u);
+  ASSERT_EQ(other.invalid_processes, 1u);
+  EXPECT_EQ(other.invalid[0].pid, 11);
+
+  const FlushReply nobody = AskAgentForJob(options.socket, "nobody");
+  EXPECT_EQ(nobody.counters.processes, 0u);
+  EXPECT_EQ(nobody.counters.spans_received, 0u);
+  EXPECT_EQ(nobody.invalid_processes, 0u);
+
+  (*agent)->Stop();
+  loop.join();
   agent->reset();
   (void)!system(("rm -rf " + base).c_str());
 }

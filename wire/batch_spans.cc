@@ -11,6 +11,35 @@ int64_t SpanCount(const v1::Batch& batch) {
   return n;
 }
 
+std::vector<std::pair<std::string, int64_t>> SpansByJob(
+    const v1::Batch& batch) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  const auto add = [&](uint32_t track, int64_t n) {
+    std::string job;
+    if (track < static_cast<uint32_t>(batch.tracks_size())) {
+      const uint32_t process = batch.tracks(static_cast<int>(track)).process();
+      if (process < static_cast<uint32_t>(batch.processes_size())) {
+        const uint32_t name = batch.processes(static_cast<int>(process)).job();
+        if (name < static_cast<uint32_t>(batch.strings_size())) {
+          job = batch.strings(static_cast<int>(name));
+        }
+      }
+    }
+    for (auto& [known, spans] : out) {
+      if (known == job) {
+        spans += n;
+        return;
+      }
+    }
+    out.emplace_back(std::move(job), n);
+  };
+  for (const v1::Span& span : batch.spans()) add(span.track(), 1);
+  for (const v1::SpanChunk& chunk : batch.chunks()) {
+    add(chunk.track(), chunk.count());
+  }
+  return out;
+}
+
 int64_t MinStart(const v1::Batch& batch) {
   int64_t min = std::numeric_limits<int64_t>::max();
   for (const v1::Span& span : batch.spans()) {

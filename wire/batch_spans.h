@@ -5,6 +5,9 @@
 #define MERIDIAN_COMMON_BATCH_SPANS_H_
 
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "meridian/v1/span.pb.h"
 #include "wire/span_chunk.h"
@@ -13,6 +16,11 @@ namespace meridian {
 
 // Spans in the batch: its span messages and its chunks' counts.
 int64_t SpanCount(const v1::Batch& batch);
+
+// Spans in the batch by the job of their track's process, in the order the
+// jobs first come; a span whose track, process or job index is out of
+// range counts under "" (the collector rejects such a batch).
+std::vector<std::pair<std::string, int64_t>> SpansByJob(const v1::Batch& batch);
 
 // The earliest start in the batch (0 if it has no spans), from the messages
 // and the chunks' first_start_ns (checked against their data by the

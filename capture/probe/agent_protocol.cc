@@ -94,6 +94,11 @@ bool DecodeAgentRequest(const void* data, size_t size, AgentRequest* out) {
       if (size != sizeof(FlushRequest)) return false;
       memcpy(&out->flush, data, size);
       return true;
+    case AgentMessage::kJobFlushRequest:
+      if (size != sizeof(JobFlushRequest)) return false;
+      memcpy(&out->job_flush, data, size);
+      out->job_flush.job[sizeof(out->job_flush.job) - 1] = '\0';
+      return true;
     case AgentMessage::kTraceRequest:
       if (size != sizeof(TraceRequest)) return false;
       memcpy(&out->trace, data, size);

@@ -4,9 +4,11 @@
 //
 //   probe -> agent   ProbeHello + the region's memfd (SCM_RIGHTS), once per
 //                    connection; ProbeIdentity when MPI_Init learns the rank.
-//   client -> agent  FlushRequest (`meridian run` after its command exits);
-//                    the agent answers FlushReply. A zero timeout only asks
-//                    for the counters (`meridian-agent --status`).
+//   client -> agent  FlushRequest (`meridian-agent --flush`), or
+//                    JobFlushRequest (`meridian run` after its command
+//                    exits: its job's counters); the agent answers
+//                    FlushReply. A zero timeout only asks for the counters
+//                    (`meridian-agent --status`).
 //   client -> agent  TraceRequest (`meridian trace`): record a step window.
 //
 // Plain structs of fixed size: the probe side uses no allocation.
@@ -32,6 +34,7 @@ enum class AgentMessage : uint32_t {
   kTraceReply = 6,
   kLauncherHello = 7,
   kDrainSoon = 8,
+  kJobFlushRequest = 9,
 };
 
 struct ProbeHello {
@@ -79,6 +82,18 @@ struct FlushRequest {
   // 1: keep waiting for it until the timeout (`meridian-agent --flush`).
   uint32_t wait_for_collector = 0;
   uint32_t reserved = 0;
+};
+
+// `meridian run`'s flush when its command exits: a FlushRequest for its
+// job. The FlushReply's state is the agent's delivery as for a
+// FlushRequest; its counters and invalid processes are the job's only
+// (NodeAgent::CountersOf), not other processes' on a shared agent.
+struct JobFlushRequest {
+  AgentMessage type = AgentMessage::kJobFlushRequest;
+  uint32_t timeout_ms = 0;
+  uint32_t wait_for_collector = 0;
+  uint32_t reserved = 0;
+  char job[256] = {};
 };
 
 // The agent's counters since it started.
@@ -173,6 +188,7 @@ struct AgentRequest {
   ProbeIdentity identity;
   LauncherHello launcher;
   FlushRequest flush;
+  JobFlushRequest job_flush;
   TraceRequest trace;
 };
 // False if the `size` bytes at `data` are no such message.
