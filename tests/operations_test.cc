@@ -174,16 +174,22 @@ TEST(OperationsTest, AgentMetrics) {
 // handed over the agent's socket) writes 2 good records and 3 naming a
 // string it never published: the agent counts the 3 under the process, in
 // --status's reply and in the metrics, while it runs and after it ended.
-FlushReply AskAgent(const std::string& socket) {
+// Sends `request` on a new connection to the agent at `socket`; its reply.
+template <typename Request>
+FlushReply Ask(const std::string& socket, const Request& request) {
   FlushReply reply;
   const int fd = ConnectAgent(socket.c_str());
-  FlushRequest request;
-  request.timeout_ms = 10000;
   EXPECT_TRUE(SendMessage(fd, &request, sizeof(request), -1));
   EXPECT_EQ(ReceiveMessage(fd, &reply, sizeof(reply), nullptr),
             static_cast<long>(sizeof(reply)));
   close(fd);
   return reply;
+}
+
+FlushReply AskAgent(const std::string& socket) {
+  FlushRequest request;
+  request.timeout_ms = 10000;
+  return Ask(socket, request);
 }
 
 // This test acting as a traced process's probe: a sealed memfd region with
@@ -292,16 +298,10 @@ TEST(OperationsTest, AgentCountsInvalidRecordsPerProcess) {
 // `meridian run`'s flush (JobFlushRequest): the reply counts its own job
 // only, not another job's bad process on the same agent.
 FlushReply AskAgentForJob(const std::string& socket, const char* job) {
-  FlushReply reply;
-  const int fd = ConnectAgent(socket.c_str());
   JobFlushRequest request;
   request.timeout_ms = 10000;
   strcpy(request.job, job);
-  EXPECT_TRUE(SendMessage(fd, &request, sizeof(request), -1));
-  EXPECT_EQ(ReceiveMessage(fd, &reply, sizeof(reply), nullptr),
-            static_cast<long>(sizeof(reply)));
-  close(fd);
-  return reply;
+  return Ask(socket, request);
 }
 
 TEST(OperationsTest, AJobsFlushCountsThatJobOnly) {
