@@ -38,7 +38,8 @@ packages=(
   python3-setuptools-whl python3-wheel-whl  # ... offline: setuptools builds it
   libcli11-dev  # the meridian command line's parser (header only)
   libdw-dev  # the agent names MPI call sites (elfutils' libdw)
-  libcivetweb-dev  # the collector's web page (--http); prometheus-cpp's server
+  libcivetweb-dev  # prometheus-cpp's HTTP server (the metrics endpoints)
+  libmicrohttpd-dev  # the collector's web page (--http)
   # tests/web_test.py: the web page in headless Chromium, driven over the
   # DevTools protocol (python3-websocket, with Debian's /usr/bin/python3).
   chromium python3-websocket

@@ -23,6 +23,9 @@
 #      --max-connections-per-user of them, and root's job is still traced.
 #   8. `meridian run` whose connection the agent closes unserved (full)
 #      says so and exits 125 without running the job untraced.
+#   9. the collector's web page: another user's 40 connections with
+#      half-sent headers get 16 places (the rest closed at once), and the
+#      collector's own user is still served at once.
 # Prints "shared_node_test: N passed" or the first failure, exit 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,9 +91,10 @@ start() {
 
 # A collector every user's agent can reach.
 start collector "$work/bin/meridian-collector" --listen 127.0.0.1:0 \
-  --db "$work/collector.db"
+  --db "$work/collector.db" --http 127.0.0.1:0
 address="${line#*listening on }"
 address="${address%%,*}"
+web="${line##*web }"
 
 # 1. The planted directory.
 secret="$work/victim-secret"
@@ -301,6 +305,42 @@ grep -qF "meridian run: job full-job: the agent on $work/full/agent.sock closed 
   "$work/case8-run.err" || fail "case 8: meridian run did not say why: $(cat "$work/case8-run.err")"
 [ ! -e "$work/full/ran" ] || fail "case 8: the job ran untraced"
 exec {holder_in}>&-
+passed=$((passed + 1))
+
+# 9. Another user holds half-sent requests to the web page: at most 16 of
+# its connections are kept (the rest are closed at once, read as the end of
+# the connection while the kept ones wait), and root's request is answered.
+cat >"$work/slow_http.py" <<'PY'
+import socket, sys, urllib.parse
+url, n = urllib.parse.urlparse(sys.argv[1]), int(sys.argv[2])
+conns = []
+for _ in range(n):
+    c = socket.create_connection((url.hostname, url.port))
+    c.sendall(b"GET /api/jobs HTTP/1.1\r\nHost: 127.0")
+    conns.append(c)
+# A closed connection reads its end at once; a kept one has nothing until
+# the server's 5 s timeout. Whatever became readable within 1 s of the
+# last one to is closed.
+import select
+closed = 0
+pending = list(conns)
+while pending:
+    ready, _, _ = select.select(pending, [], [], 1.0)
+    if not ready:
+        break
+    for c in ready:
+        pending.remove(c)
+        closed += 1
+kept = len(pending)
+print("kept %d closed %d" % (kept, closed), flush=True)
+sys.stdin.read()  # hold them until told
+PY
+start slow as "$attacker" "$py" "$work/slow_http.py" "$web" 40
+[ "$line" = "kept 16 closed 24" ] || fail "case 9: the other user's connections: $line"
+page=$(curl -s -m 5 -o /dev/null -w "%{http_code}" "${web}index.html") ||
+  fail "case 9: the page did not answer root"
+[ "$page" = 200 ] || fail "case 9: the page answered root $page"
+exec {slow_in}>&-
 passed=$((passed + 1))
 
 echo "shared_node_test: $passed passed"

@@ -1,7 +1,7 @@
 #include "web/web_server.h"
 
 #include <arpa/inet.h>
-#include <civetweb.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/utf8.h"
 #include "google/protobuf/util/json_util.h"
+#include "web/peer_uid.h"
 #include "web/web_assets.h"
 
 namespace meridian {
@@ -94,26 +95,56 @@ const char* Reason(int status) {
   }
 }
 
+}  // namespace
+
+// One request being answered: its connection, and its path and query as
+// the client sent them.
+struct WebServer::Exchange {
+  MHD_Connection* connection;
+  const char* method;
+  std::string path;   // decoded
+  std::string query;  // raw: after '?'
+};
+
+namespace {
+
+using Exchange = WebServer::Exchange;
+
 // What every response carries: no caching of answers, no sniffing, and a
 // page that loads only from here.
-constexpr char kCommonHeaders[] =
-    "X-Content-Type-Options: nosniff\r\n"
-    "Content-Security-Policy: default-src 'self'; style-src 'self' "
-    "'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'\r\n"
-    "Connection: close\r\n";
-
-void Respond(mg_connection* c, int status, absl::string_view type,
-             absl::string_view body, absl::string_view extra = "") {
-  mg_printf(c,
-            "HTTP/1.1 %d %s\r\nContent-Type: %.*s\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-store\r\n%s%.*s\r\n",
-            status, Reason(status), static_cast<int>(type.size()), type.data(),
-            body.size(), kCommonHeaders, static_cast<int>(extra.size()),
-            extra.data());
-  mg_write(c, body.data(), body.size());
+void AddCommonHeaders(MHD_Response* response) {
+  MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(response, "Content-Security-Policy",
+                          "default-src 'self'; style-src 'self' "
+                          "'unsafe-inline'; img-src 'self' data:; "
+                          "frame-ancestors 'none'");
+  MHD_add_response_header(response, "Connection", "close");
 }
 
-int Error(mg_connection* c, int status, absl::string_view message) {
+// Queues `response` as the answer (`status`), with `headers`, and lets go of
+// it.
+int Queue(Exchange* c, int status, MHD_Response* response,
+          const std::vector<std::pair<const char*, std::string>>& headers) {
+  AddCommonHeaders(response);
+  for (const auto& [name, value] : headers) {
+    MHD_add_response_header(response, name, value.c_str());
+  }
+  MHD_queue_response(c->connection, static_cast<unsigned>(status), response);
+  MHD_destroy_response(response);
+  return status;
+}
+
+void Respond(Exchange* c, int status, absl::string_view type,
+             absl::string_view body,
+             std::vector<std::pair<const char*, std::string>> extra = {}) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  extra.emplace_back("Content-Type", std::string(type));
+  extra.emplace_back("Cache-Control", "no-store");
+  Queue(c, status, response, extra);
+}
+
+int Error(Exchange* c, int status, absl::string_view message) {
   std::string body = "{\"error\":";
   AppendJsonString(&body, message);
   body += "}\n";
@@ -121,7 +152,7 @@ int Error(mg_connection* c, int status, absl::string_view message) {
   return status;
 }
 
-int RpcError(mg_connection* c, const grpc::Status& status) {
+int RpcError(Exchange* c, const grpc::Status& status) {
   return Error(c, HttpStatus(status.error_code()), status.error_message());
 }
 
@@ -136,7 +167,7 @@ std::string ToJson(const google::protobuf::Message& message) {
 
 // One unary Query call answered as its reply's JSON, or as its error.
 template <typename Request, typename Reply>
-int Answer(mg_connection* c, v1::Query::Stub& stub,
+int Answer(Exchange* c, v1::Query::Stub& stub,
            grpc::Status (v1::Query::Stub::*rpc)(grpc::ClientContext*,
                                                 const Request&, Reply*),
            grpc::ClientContext* context, const Request& request) {
@@ -156,22 +187,64 @@ void AppendJsonArray(std::string* out, const std::vector<T>& values) {
   *out += "]";
 }
 
+// /api/trace's answer: an ExportTrace stream, handed to the client a chunk
+// at a time (libmicrohttpd sends it chunked, as it comes).
+struct TraceStream {
+  grpc::ClientContext context;  // outlives the reader
+  std::unique_ptr<grpc::ClientReader<v1::TraceChunk>> reader;
+  v1::TraceChunk chunk;  // read, not yet all handed on
+  size_t at = 0;         // of chunk.data() handed on
+
+  static ssize_t Read(void* cls, uint64_t /*pos*/, char* buffer, size_t max) {
+    auto* s = static_cast<TraceStream*>(cls);
+    while (s->at >= s->chunk.data().size()) {
+      if (!s->reader->Read(&s->chunk)) return MHD_CONTENT_READER_END_OF_STREAM;
+      s->at = 0;
+    }
+    const size_t n = std::min(max, s->chunk.data().size() - s->at);
+    std::memcpy(buffer, s->chunk.data().data() + s->at, n);
+    s->at += n;
+    return static_cast<ssize_t>(n);
+  }
+  // The response is done (sent, or the client went away): the stream is
+  // cancelled if still open.
+  static void Free(void* cls) {
+    auto* s = static_cast<TraceStream*>(cls);
+    s->context.TryCancel();
+    (void)s->reader->Finish();
+    delete s;
+  }
+};
+
+// `text` percent-decoded; with `form`, '+' is a space too.
+std::string UrlDecode(absl::string_view text, bool form) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    int hi, lo;
+    const auto hex = [](char ch) {
+      return absl::ascii_isdigit(ch)    ? ch - '0'
+             : absl::ascii_isxdigit(ch) ? absl::ascii_tolower(ch) - 'a' + 10
+                                        : -1;
+    };
+    if (text[i] == '%' && i + 2 < text.size() && (hi = hex(text[i + 1])) >= 0 &&
+        (lo = hex(text[i + 2])) >= 0) {
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += form && text[i] == '+' ? ' ' : text[i];
+    }
+  }
+  return out;
+}
+
 // The query string's parameters (the last value of each name).
-std::map<std::string, std::string> Params(const mg_request_info* info) {
+std::map<std::string, std::string> Params(absl::string_view query) {
   std::map<std::string, std::string> out;
-  if (info->query_string == nullptr) return out;
-  for (absl::string_view pair :
-       absl::StrSplit(info->query_string, '&', absl::SkipEmpty())) {
+  for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
     const size_t eq = pair.find('=');
     const std::string name(pair.substr(0, eq));
-    const std::string raw(eq == absl::string_view::npos ? ""
-                                                        : pair.substr(eq + 1));
-    std::string value(raw.size() + 1, '\0');
-    const int n = mg_url_decode(raw.data(), static_cast<int>(raw.size()),
-                                value.data(), static_cast<int>(value.size()),
-                                /*is_form_url_encoded=*/1);
-    value.resize(n < 0 ? 0 : n);
-    out[name] = value;
+    out[name] = UrlDecode(
+        eq == absl::string_view::npos ? "" : pair.substr(eq + 1), true);
   }
   return out;
 }
@@ -186,6 +259,30 @@ std::optional<int64_t> IntParam(const std::map<std::string, std::string>& p,
     return std::nullopt;
   }
   return value;
+}
+
+// HOST (an IP literal, [IPv6] or localhost) and `port` as a socket address.
+bool ParseAddress(absl::string_view host, uint16_t port,
+                  sockaddr_storage* out) {
+  *out = sockaddr_storage{};
+  std::string text(host);
+  if (absl::EqualsIgnoreCase(text, "localhost")) text = "127.0.0.1";
+  auto& v4 = reinterpret_cast<sockaddr_in&>(*out);
+  if (inet_pton(AF_INET, text.c_str(), &v4.sin_addr) == 1) {
+    v4.sin_family = AF_INET;
+    v4.sin_port = htons(port);
+    return true;
+  }
+  if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  auto& v6 = reinterpret_cast<sockaddr_in6&>(*out);
+  if (inet_pton(AF_INET6, text.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    v6.sin6_port = htons(port);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -244,6 +341,92 @@ WaitHeatmap MakeWaitHeatmap(const v1::StragglersReply& reply, int max_rank_bins,
   return map;
 }
 
+// libmicrohttpd's callbacks, each with the WebServer as its `cls`.
+struct WebServerCallbacks {
+  static WebServer& Of(void* cls) { return *static_cast<WebServer*>(cls); }
+
+  static sockaddr_storage Copy(const sockaddr* address, socklen_t length) {
+    sockaddr_storage out{};
+    std::memcpy(&out, address,
+                std::min<size_t>(length, sizeof(sockaddr_storage)));
+    return out;
+  }
+
+  // A new connection: refused (closed unanswered) if its client holds
+  // max_connections_per_client already.
+  static MHD_Result Accept(void* cls, const sockaddr* address,
+                           socklen_t length) {
+    WebServer& server = Of(cls);
+    const std::string client = server.ClientOf(Copy(address, length));
+    absl::MutexLock lock(&server.clients_mu_);
+    auto it = server.clients_.find(client);
+    return it != server.clients_.end() && it->second >= server.max_per_client_
+               ? MHD_NO
+               : MHD_YES;
+  }
+
+  // A connection accepted, or closed: its client's count.
+  static void Connection(void* cls, MHD_Connection* connection,
+                         void** socket_context,
+                         MHD_ConnectionNotificationCode code) {
+    WebServer& server = Of(cls);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+      const MHD_ConnectionInfo* info = MHD_get_connection_info(
+          connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+      sockaddr_storage peer{};
+      if (info != nullptr && info->client_addr != nullptr) {
+        peer = Copy(info->client_addr, sizeof(sockaddr_storage));
+      }
+      auto* client = new std::string(server.ClientOf(peer));
+      *socket_context = client;
+      absl::MutexLock lock(&server.clients_mu_);
+      ++server.clients_[*client];
+      return;
+    }
+    auto* client = static_cast<std::string*>(*socket_context);
+    if (client == nullptr) return;
+    {
+      absl::MutexLock lock(&server.clients_mu_);
+      if (--server.clients_[*client] <= 0) server.clients_.erase(*client);
+    }
+    delete client;
+    *socket_context = nullptr;
+  }
+
+  // Each request's state, from its raw URI: the query as sent.
+  struct Request {
+    std::string uri;
+    bool answered = false;
+  };
+  static void* Uri(void*, const char* uri, MHD_Connection*) {
+    return new Request{uri != nullptr ? uri : "/"};
+  }
+  static void Completed(void*, MHD_Connection*, void** request_cls,
+                        MHD_RequestTerminationCode) {
+    delete static_cast<Request*>(*request_cls);
+    *request_cls = nullptr;
+  }
+
+  static MHD_Result Handle(void* cls, MHD_Connection* connection,
+                           const char* url, const char* method,
+                           const char* /*version*/, const char* /*upload*/,
+                           size_t* upload_size, void** request_cls) {
+    auto* request = static_cast<Request*>(*request_cls);
+    if (request == nullptr || request->answered) {
+      *upload_size = 0;  // a body after the answer: not read
+      return MHD_YES;
+    }
+    request->answered = true;
+    const size_t question = request->uri.find('?');
+    WebServer::Exchange exchange{
+        connection, method, url != nullptr ? url : "/",
+        question == std::string::npos ? "" : request->uri.substr(question + 1)};
+    Of(cls).Serve(&exchange);
+    *upload_size = 0;
+    return MHD_YES;
+  }
+};
+
 absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
     const WebServerOptions& options, std::shared_ptr<grpc::Channel> channel) {
   const bool loopback = IsLoopbackHost(HostOf(options.address));
@@ -270,58 +453,98 @@ absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
   server->config_json_ += "}\n";
   server->stub_ = v1::Query::NewStub(std::move(channel));
   server->loopback_ = loopback;
-  // civetweb takes "HOST:PORT" for IPv4 and "[HOST]:PORT" for IPv6 as its
-  // listening_ports.
-  const std::string threads = absl::StrCat(std::max(options.threads, 1));
-  const std::string timeout =
-      absl::StrCat(std::max(options.request_timeout_ms, 1));
-  const char* civet_options[] = {"listening_ports",
-                                 options.address.c_str(),
-                                 "num_threads",
-                                 threads.c_str(),
-                                 "request_timeout_ms",
-                                 timeout.c_str(),
-                                 nullptr};
-  mg_callbacks callbacks;
-  std::memset(&callbacks, 0, sizeof(callbacks));
-  mg_init_library(0);
-  server->context_ = mg_start(&callbacks, nullptr, civet_options);
-  if (server->context_ == nullptr) {
+  const absl::string_view address_host = HostOf(options.address);
+  uint32_t port = 0;
+  if (address_host.size() == options.address.size() ||
+      !absl::SimpleAtoi(
+          absl::string_view(options.address).substr(address_host.size() + 1),
+          &port) ||
+      port > 65535 ||
+      !ParseAddress(address_host, static_cast<uint16_t>(port),
+                    &server->address_)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http ", options.address,
+                     ": give HOST:PORT, HOST an IP address or localhost "
+                     "([::1] for IPv6)"));
+  }
+  server->max_per_client_ = std::max(options.max_connections_per_client, 1);
+  const bool v6 = server->address_.ss_family == AF_INET6;
+  const unsigned timeout_s = static_cast<unsigned>(
+      (std::max(options.request_timeout_ms, 1) + 999) / 1000);
+  server->daemon_ = MHD_start_daemon(
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+          (v6 ? MHD_USE_IPv6 : 0),
+      0, &WebServerCallbacks::Accept, server.get(), &WebServerCallbacks::Handle,
+      server.get(), MHD_OPTION_SOCK_ADDR,
+      reinterpret_cast<const sockaddr*>(&server->address_),
+      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+      static_cast<unsigned>(std::max(options.max_connections, 1)),
+      MHD_OPTION_NOTIFY_CONNECTION, &WebServerCallbacks::Connection,
+      server.get(), MHD_OPTION_URI_LOG_CALLBACK, &WebServerCallbacks::Uri,
+      server.get(), MHD_OPTION_NOTIFY_COMPLETED, &WebServerCallbacks::Completed,
+      server.get(), MHD_OPTION_END);
+  if (server->daemon_ == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("--http ", options.address,
                      ": cannot listen there (in use, or not an address "
                      "of this host)"));
   }
-  mg_set_request_handler(server->context_, "/", &WebServer::Handle,
-                         server.get());
-  mg_server_port ports[1];
-  if (mg_get_server_ports(server->context_, 1, ports) >= 1) {
-    server->port_ = ports[0].port;
+  const MHD_DaemonInfo* info =
+      MHD_get_daemon_info(server->daemon_, MHD_DAEMON_INFO_BIND_PORT);
+  server->port_ = info != nullptr ? info->port : 0;
+  if (v6) {
+    reinterpret_cast<sockaddr_in6&>(server->address_).sin6_port =
+        htons(static_cast<uint16_t>(server->port_));
+  } else {
+    reinterpret_cast<sockaddr_in&>(server->address_).sin_port =
+        htons(static_cast<uint16_t>(server->port_));
   }
   return server;
 }
 
 WebServer::~WebServer() {
-  if (context_ != nullptr) mg_stop(context_);
+  if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
 }
 
-int WebServer::Handle(mg_connection* connection, void* self) {
-  return static_cast<WebServer*>(self)->Serve(connection);
+std::string WebServer::ClientOf(const sockaddr_storage& peer) const {
+  if (loopback_) {
+    // Every client's address is loopback: the user at the other end.
+    if (auto uid = LoopbackPeerUid(peer, address_)) {
+      return absl::StrCat("uid ", *uid);
+    }
+  }
+  char text[INET6_ADDRSTRLEN] = "";
+  if (peer.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr,
+              text, sizeof(text));
+  } else {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr,
+              text, sizeof(text));
+  }
+  return text;
 }
 
-int WebServer::RefuseHost(mg_connection* connection) const {
+int WebServer::RefuseHost(Exchange* connection) const {
   if (!loopback_) return 0;
   // Exactly one Host header: without one, or with two, which of them a
   // proxy or the browser meant is anyone's guess.
-  const mg_request_info* info = mg_get_request_info(connection);
-  const char* host = nullptr;
-  int hosts = 0;
-  for (int i = 0; i < info->num_headers; ++i) {
-    if (absl::EqualsIgnoreCase(info->http_headers[i].name, "Host")) {
-      host = info->http_headers[i].value;
-      ++hosts;
-    }
-  }
+  struct Hosts {
+    const char* host = nullptr;
+    int count = 0;
+  } hosts_seen;
+  MHD_get_connection_values(
+      connection->connection, MHD_HEADER_KIND,
+      [](void* cls, MHD_ValueKind, const char* key, const char* value) {
+        auto* seen = static_cast<Hosts*>(cls);
+        if (key != nullptr && absl::EqualsIgnoreCase(key, "Host")) {
+          seen->host = value != nullptr ? value : "";
+          ++seen->count;
+        }
+        return MHD_YES;
+      },
+      &hosts_seen);
+  const int hosts = hosts_seen.count;
+  const char* host = hosts_seen.host;
   if (hosts != 1) {
     return Error(connection, 400,
                  hosts == 0 ? "a request needs a Host header"
@@ -335,31 +558,36 @@ int WebServer::RefuseHost(mg_connection* connection) const {
   return 0;
 }
 
-int WebServer::Serve(mg_connection* c) {
-  const mg_request_info* info = mg_get_request_info(c);
+int WebServer::Serve(Exchange* c) {
   if (const int refused = RefuseHost(c); refused != 0) return refused;
-  if (std::strcmp(info->request_method, "GET") != 0) {
+  if (std::strcmp(c->method, "GET") != 0) {
     Respond(c, 405, "application/json", "{\"error\":\"only GET is served\"}\n",
-            "Allow: GET\r\n");
+            {{"Allow", "GET"}});
     return 405;
   }
-  const std::string path = info->local_uri != nullptr ? info->local_uri : "/";
+  const std::string& path = c->path;
+  const auto header = [&](const char* name) {
+    return MHD_lookup_connection_value(c->connection, MHD_HEADER_KIND, name);
+  };
   if (!absl::StartsWith(path, "/api/")) {
     const WebAsset* asset = FindWebAsset(path == "/" ? "/index.html" : path);
     if (asset == nullptr) return Error(c, 404, "no such page");
-    const char* accept = mg_get_header(c, "Accept-Encoding");
+    const char* accept = header("Accept-Encoding");
     const bool gzip = accept != nullptr && absl::StrContains(accept, "gzip");
     const absl::string_view body = gzip ? asset->gzip : asset->body;
-    mg_printf(
-        c,
-        "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-        "Cache-Control: no-cache\r\n%s%s\r\n",
-        asset->type, body.size(), kCommonHeaders,
-        gzip ? "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n" : "");
-    mg_write(c, body.data(), body.size());
-    return 200;
+    std::vector<std::pair<const char*, std::string>> headers = {
+        {"Content-Type", asset->type}, {"Cache-Control", "no-cache"}};
+    if (gzip) {
+      headers.emplace_back("Content-Encoding", "gzip");
+      headers.emplace_back("Vary", "Accept-Encoding");
+    }
+    return Queue(c, 200,
+                 MHD_create_response_from_buffer(body.size(),
+                                                 const_cast<char*>(body.data()),
+                                                 MHD_RESPMEM_PERSISTENT),
+                 headers);
   }
-  const std::map<std::string, std::string> params = Params(info);
+  const std::map<std::string, std::string> params = Params(c->query);
   // Parameters become the requests' strings, which must be UTF-8.
   for (const auto& [name, value] : params) {
     if (!IsValidUtf8(value)) {
@@ -373,12 +601,15 @@ int WebServer::Serve(mg_connection* c) {
     auto it = params.find(name);
     return it == params.end() ? std::string() : it->second;
   };
+  // The browser's token, passed on; five minutes for any answer.
+  const char* auth = header("Authorization");
+  const auto prepare = [&](grpc::ClientContext* context) {
+    if (auth != nullptr) context->AddMetadata("authorization", auth);
+    context->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::minutes(5));
+  };
   grpc::ClientContext context;
-  if (const char* auth = mg_get_header(c, "Authorization")) {
-    context.AddMetadata("authorization", auth);
-  }
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::minutes(5));
+  prepare(&context);
   bool bad = false;
   const std::string api = path.substr(5);
   if (api == "config") {
@@ -477,31 +708,32 @@ int WebServer::Serve(mg_connection* c) {
     if (bad) return Error(c, 400, "first_step and last_step are integers");
     if (first) request.mutable_filter()->set_first_step(*first);
     if (last) request.mutable_filter()->set_last_step(*last);
-    auto reader = stub_->ExportTrace(&context, request);
-    v1::TraceChunk chunk;
+    // Streamed as it comes: the response's reader takes the next chunk
+    // when the client has taken the last.
+    auto stream = std::make_unique<TraceStream>();
+    prepare(&stream->context);
+    stream->reader = stub_->ExportTrace(&stream->context, request);
     // The first chunk decides between an answer and an error.
-    if (!reader->Read(&chunk)) return RpcError(c, reader->Finish());
+    if (!stream->reader->Read(&stream->chunk)) {
+      return RpcError(c, stream->reader->Finish());
+    }
     std::string name = param("job");
     for (char& ch : name) {
       if (!absl::ascii_isalnum(ch) && ch != '-' && ch != '_' && ch != '.') {
         ch = '_';
       }
     }
-    mg_printf(c,
-              "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-              "Content-Disposition: attachment; filename=\"%s.trace.json\"\r\n"
-              "Transfer-Encoding: chunked\r\nCache-Control: no-store\r\n%s\r\n",
-              name.c_str(), kCommonHeaders);
-    do {
-      if (mg_send_chunk(c, chunk.data().data(),
-                        static_cast<unsigned>(chunk.data().size())) < 0) {
-        context.TryCancel();
-        break;
-      }
-    } while (reader->Read(&chunk));
-    (void)reader->Finish();
-    mg_send_chunk(c, "", 0);
-    return 200;
+    MHD_Response* response = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, 64 * 1024, &TraceStream::Read, stream.get(),
+        &TraceStream::Free);
+    if (response == nullptr) return Error(c, 500, "cannot stream the trace");
+    stream.release();  // the response's now
+    return Queue(
+        c, 200, response,
+        {{"Content-Type", "application/json"},
+         {"Content-Disposition",
+          absl::StrCat("attachment; filename=\"", name, ".trace.json\"")},
+         {"Cache-Control", "no-store"}});
   }
   return Error(c, 404, absl::StrCat("no API /api/", api));
 }

@@ -1,6 +1,8 @@
 // WebServer: `meridian-collector --http ADDR`, the web page (docs/web.md)
-// and the JSON it reads, served by civetweb (Debian's libcivetweb-dev, the
-// server prometheus-cpp already brings).
+// and the JSON it reads, served by libmicrohttpd (Debian's
+// libmicrohttpd-dev), a thread per connection: a slow client holds only its
+// own connection, and each client (on loopback: each user, peer_uid.h) at
+// most max_connections_per_client of them.
 //
 // The JSON is the Query service's answers, asked over `channel` (the
 // collector's in-process channel) and written with protobuf's JSON mapping
@@ -41,18 +43,22 @@
 #ifndef MERIDIAN_WEB_WEB_SERVER_H_
 #define MERIDIAN_WEB_WEB_SERVER_H_
 
+#include <sys/socket.h>
+
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/query.grpc.pb.h"
 
-struct mg_context;
-struct mg_connection;
+struct MHD_Daemon;
+struct MHD_Connection;
 
 namespace meridian {
 
@@ -60,10 +66,14 @@ struct WebServerOptions {
   std::string address = "127.0.0.1:7080";  // HOST:PORT; port 0 picks one
   // Listening beyond loopback is refused unless this is set.
   bool insecure = false;
-  int threads = 8;  // requests served at once
-  // The longest a read or write of a connection may wait (civetweb's
-  // request_timeout_ms): a client that sends half its headers and stops
-  // holds a thread this long, not 30 s.
+  // Connections served at once (each its own thread), and of them at most
+  // max_connections_per_client from one client: on loopback, one user
+  // (whoever owns the connecting socket); beyond, one address. More are
+  // closed as they come, unanswered.
+  int max_connections = 128;
+  int max_connections_per_client = 16;
+  // The longest a connection may stay silent (rounded up to whole
+  // seconds): one that sends half its headers and stops is closed then.
   int request_timeout_ms = 5000;
   // Where "Open in Perfetto" sends a trace: the Perfetto UI's origin (a
   // site may host its own copy, e.g. on a cluster without internet).
@@ -81,16 +91,25 @@ class WebServer {
 
   int port() const { return port_; }
 
+  struct Exchange;  // one request being answered (web_server.cc)
+
  private:
   WebServer() = default;
-  static int Handle(mg_connection* connection, void* self);
-  int Serve(mg_connection* connection);
+  int Serve(Exchange* c);
   // On loopback: 0 if the request has one Host header naming a loopback
   // host, else the status of the refusal it was answered with (400: none
   // or several, 403: another host).
-  int RefuseHost(mg_connection* connection) const;
+  int RefuseHost(Exchange* c) const;
+  // The client a connection from `peer` counts under (max_connections_per_
+  // client).
+  std::string ClientOf(const sockaddr_storage& peer) const;
+  friend struct WebServerCallbacks;  // web_server.cc
 
-  mg_context* context_ = nullptr;
+  MHD_Daemon* daemon_ = nullptr;
+  sockaddr_storage address_{};  // where it listens
+  int max_per_client_ = 16;
+  absl::Mutex clients_mu_;
+  std::map<std::string, int> clients_ ABSL_GUARDED_BY(clients_mu_);
   std::unique_ptr<v1::Query::Stub> stub_;
   bool loopback_ = true;
   int port_ = 0;

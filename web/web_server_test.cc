@@ -196,46 +196,79 @@ TEST_F(WebServerTest, AParameterThatIsNotUtf8IsRefusedNamingIt) {
       "HTTP/1.1 503"));
 }
 
-// Slowloris: as many connections as the page has threads, each with half
-// its headers sent. Before, they held every thread for 30 s (renewable);
-// now each is closed after request_timeout_ms, and a request behind them
-// is answered.
-TEST(WebServerSlowClientTest, HalfSentHeadersHoldAThreadOnlyUntilTheTimeout) {
+// A connection to the page's port with half its headers sent; -1 if the
+// connection failed.
+int HalfSent(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    close(fd);
+    return -1;
+  }
+  const std::string half = "GET /api/jobs HTTP/1.1\r\nHost: 127.0";
+  (void)!write(fd, half.data(), half.size());
+  return fd;
+}
+
+// What the server sends on `fd` until it closes it.
+std::string ReadAll(int fd) {
+  std::string got;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) got.append(buffer, n);
+  return got;
+}
+
+std::unique_ptr<WebServer> SlowClientServer(int per_client) {
   WebServerOptions options;
   options.address = "127.0.0.1:0";
-  options.threads = 2;
-  options.request_timeout_ms = 200;
+  options.max_connections_per_client = per_client;
+  // Longer than the test: no slow connection is closed by the timeout.
+  options.request_timeout_ms = 600000;
   auto server = WebServer::Start(
       options,
       grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials()));
-  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_TRUE(server.ok()) << server.status();
+  return std::move(*server);
+}
+
+// Slowloris: 8 connections with half their headers sent held every one of
+// civetweb's 8 threads (for 30 s, renewable). Each connection has its own
+// thread now: a request beside them is answered at once.
+TEST(WebServerSlowClientTest, HalfSentHeadersHoldOnlyTheirOwnConnection) {
+  std::unique_ptr<WebServer> server = SlowClientServer(16);
   std::vector<int> slow;
-  for (int i = 0; i < options.threads; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>((*server)->port()));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(
-        connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    const std::string half = "GET /api/jobs HTTP/1.1\r\nHost: 127.0";
-    ASSERT_EQ(write(fd, half.data(), half.size()),
-              static_cast<ssize_t>(half.size()));
-    slow.push_back(fd);
-  }
-  // Answered once the server gives up on the slow ones.
+  for (int i = 0; i < 8; ++i) slow.push_back(HalfSent(server->port()));
   EXPECT_TRUE(absl::StartsWith(
-      Get((*server)->port(), Request("GET", "/index.html")), "HTTP/1.1 200"));
-  for (int fd : slow) {
-    char buffer[4096];
-    ssize_t n;
-    // The server ends each slow connection (a 408 or no answer), never
-    // serving it.
-    std::string got;
-    while ((n = read(fd, buffer, sizeof(buffer))) > 0) got.append(buffer, n);
-    EXPECT_FALSE(absl::StartsWith(got, "HTTP/1.1 200")) << got;
-    close(fd);
+      Get(server->port(), Request("GET", "/index.html")), "HTTP/1.1 200"));
+  for (int fd : slow) close(fd);
+}
+
+// One client (on loopback: one user) holds at most
+// max_connections_per_client connections: more are closed unanswered as
+// they come, and once its connections end it is served again.
+TEST(WebServerSlowClientTest, AClientHoldsAtMostItsShareOfConnections) {
+  std::unique_ptr<WebServer> server = SlowClientServer(4);
+  std::vector<int> slow;
+  for (int i = 0; i < 4; ++i) slow.push_back(HalfSent(server->port()));
+  // The fifth is closed at once, though none of the four timed out.
+  const int fifth = HalfSent(server->port());
+  ASSERT_GE(fifth, 0);
+  EXPECT_EQ(ReadAll(fifth), "");
+  close(fifth);
+  EXPECT_EQ(Get(server->port(), Request("GET", "/index.html")), "");
+  for (int fd : slow) close(fd);
+  // Served again once the server has seen them close (it counts each as
+  // its connection ends).
+  std::string page;
+  for (int i = 0; i < 100000 && page.empty(); ++i) {
+    page = Get(server->port(), Request("GET", "/index.html"));
   }
+  EXPECT_TRUE(absl::StartsWith(page, "HTTP/1.1 200")) << page;
 }
 
 TEST(WebServerStartTest, RefusesAnAddressBeyondLoopbackUnlessInsecure) {
