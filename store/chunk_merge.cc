@@ -57,6 +57,24 @@ absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
   return absl::OkStatus();
 }
 
+// Restores the heap order of `heap` (a max-heap under `less`, as std's
+// heap functions keep it) after its top element's key changed.
+template <typename T, typename Less>
+void SiftDown(std::vector<T>& heap, const Less& less) {
+  const size_t n = heap.size();
+  size_t at = 0;
+  T top = heap[0];
+  while (true) {
+    size_t child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && less(heap[child], heap[child + 1])) ++child;
+    if (!less(top, heap[child])) break;
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = top;
+}
+
 }  // namespace
 
 absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
@@ -146,13 +164,15 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
       std::push_heap(heap.begin(), heap.end(), later);
     }
     if (heap.empty()) break;
-    std::pop_heap(heap.begin(), heap.end(), later);
-    Cursor* c = heap.back();
+    Cursor* c = heap.front();
     const SpanColumns& s = c->chunk.spans;
     const size_t i = c->next++;
     if (c->next < s.size()) {
-      std::push_heap(heap.begin(), heap.end(), later);
+      // Its next span moves the top down to where it belongs: one sift, not
+      // a pop and a push (this is the scan's inner loop).
+      SiftDown(heap, later);
     } else {
+      std::pop_heap(heap.begin(), heap.end(), later);
       heap.pop_back();
       free_cursors.push_back(c);
     }
