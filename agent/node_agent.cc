@@ -796,8 +796,14 @@ AgentCounters NodeAgent::Run() {
     AnswerFlushes(false);
     if (metrics_ != nullptr) Publish();
     if (options_.exit_when_idle && had_clients_ && clients_.empty()) {
+      // A connection waiting to be accepted (a `meridian run` starting just
+      // as the last one ended) keeps the agent up.
+      Accept();
       const BatchSender::State sender = sender_->state();
-      if (sender.queued_batches == 0 || sender.unreachable) break;
+      if (clients_.empty() &&
+          (sender.queued_batches == 0 || sender.unreachable)) {
+        break;
+      }
     }
   }
   Drain();

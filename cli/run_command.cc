@@ -500,13 +500,22 @@ int RunTraced(const RunOptions& options) {
   }
   fprintf(stderr, "meridian run: job %s\n", job.c_str());
   const std::string socket = DefaultAgentSocket();
-  const int agent = ConnectOrStartAgent(socket, options.collector);
-  if (agent < 0) return kRunFailed;
   // Held until the job ends: said at once, so that the agent does not close
-  // it as silent (--idle-timeout-ms) while a long job runs.
+  // it as silent (--idle-timeout-ms) while a long job runs. An agent that
+  // closes it unserved may be one exiting as idle just then (its last job
+  // ended as this one started): asked again, the next answer is a new
+  // agent's, or the same refusal.
   LauncherHello hello;
   hello.pid = getpid();
-  if (!SendMessage(agent, &hello, sizeof(hello), -1) || !Served(agent)) {
+  int agent = -1;
+  bool served = false;
+  for (int attempt = 0; attempt < 3 && !served; ++attempt) {
+    if (agent >= 0) close(agent);
+    agent = ConnectOrStartAgent(socket, options.collector);
+    if (agent < 0) return kRunFailed;
+    served = SendMessage(agent, &hello, sizeof(hello), -1) && Served(agent);
+  }
+  if (!served) {
     fprintf(stderr,
             "meridian run: job %s: the agent on %s closed this connection "
             "unserved (it is at --max-connections, or this user at "
