@@ -57,13 +57,17 @@ void BatchSender::CountJobs(const v1::Batch& batch,
     if (it == jobs_.end()) {
       if (!add) continue;  // forgotten since
       if (jobs_.size() >= kJobs) {
-        jobs_.erase(job_order_.front());
-        job_order_.pop_front();
+        // The one counted least recently goes.
+        auto oldest = jobs_.begin();
+        for (auto j = jobs_.begin(); j != jobs_.end(); ++j) {
+          if (j->second.used < oldest->second.used) oldest = j;
+        }
+        jobs_.erase(oldest);
       }
-      it = jobs_.emplace(name, JobDelivery()).first;
-      job_order_.push_back(name);
+      it = jobs_.emplace(name, JobEntry()).first;
     }
-    uint64_t& n = it->second.*field;
+    it->second.used = ++job_clock_;
+    uint64_t& n = it->second.delivery.*field;
     const uint64_t count = static_cast<uint64_t>(spans);
     n = add ? n + count : n - std::min(n, count);
   }
@@ -72,7 +76,7 @@ void BatchSender::CountJobs(const v1::Batch& batch,
 BatchSender::JobDelivery BatchSender::job(const std::string& job) const {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job);
-  return it == jobs_.end() ? JobDelivery() : it->second;
+  return it == jobs_.end() ? JobDelivery() : it->second.delivery;
 }
 
 void BatchSender::EnqueueSpooled(const Spool::Recovered& recovered) {

@@ -61,14 +61,14 @@ class BatchSender {
 
   // What became of one job's spans, from its share of each batch
   // (SpansByJob): `meridian run`'s summary of its own job. Kept for the
-  // kJobs jobs seen last; an older one reads as nothing.
+  // kJobs jobs counted last; an older one reads as nothing.
   struct JobDelivery {
     uint64_t sent = 0;  // acknowledged, in batches not rejected
     uint64_t rejected = 0;
     uint64_t spooled = 0;  // queued and in this agent's spool (not those an
                            // earlier agent spooled)
   };
-  static constexpr size_t kJobs = 1024;
+  static constexpr size_t kJobs = 64;
   JobDelivery job(const std::string& job) const;
 
   // The batch_seq of each in-memory batch that is done with (stored,
@@ -111,8 +111,12 @@ class BatchSender {
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> delivered_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, JobDelivery> jobs_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::string> job_order_ ABSL_GUARDED_BY(mu_);  // first seen first
+  struct JobEntry {
+    JobDelivery delivery;
+    uint64_t used = 0;  // job_clock_ when last counted
+  };
+  std::map<std::string, JobEntry> jobs_ ABSL_GUARDED_BY(mu_);
+  uint64_t job_clock_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

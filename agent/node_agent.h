@@ -198,9 +198,11 @@ class NodeAgent {
   // spooled (its share of each batch, BatchSender::job), and the agent's
   // spool_corrupt (a damaged file's jobs are not known).
   AgentCounters CountersOf(const std::string& job) const;
-  // The tally of `job` (made if new): the kJobCounters jobs seen last.
+  // The tally of `job` (made if new): the kJobCounters jobs counted last
+  // (a node's agent serves a few jobs at a time; `meridian run` asks as
+  // its job ends).
   AgentCounters& TallyOf(const std::string& job);
-  static constexpr size_t kJobCounters = 1024;
+  static constexpr size_t kJobCounters = 64;
 
   NodeAgentOptions options_;
   std::string agent_id_;
@@ -238,8 +240,12 @@ class NodeAgent {
   // processes, which share their programs' objects).
   CallsiteSymbolizer symbolizer_;
   AgentCounters counters_;
-  std::map<std::string, AgentCounters> job_tallies_;
-  std::deque<std::string> job_tally_order_;  // first seen first
+  struct JobTally {
+    AgentCounters counters;
+    uint64_t used = 0;  // tally_clock_ when last counted
+  };
+  std::map<std::string, JobTally> job_tallies_;
+  uint64_t tally_clock_ = 0;
   uint64_t dropped_by_closed_sessions_ = 0;
   // Ended processes that had invalid records, the latest first (at most
   // FlushReply::kInvalidProcesses).

@@ -234,14 +234,15 @@ bool Served(int agent) {
 }
 
 // The job's own counters on its agent (JobFlushRequest): not other
-// processes' on a shared agent.
-std::string Summary(const FlushReply& reply) {
+// processes' on a shared agent; with `totals`, the agent's (one older than
+// per-job counts answered).
+std::string Summary(const FlushReply& reply, bool totals) {
   const AgentCounters& c = reply.counters;
-  return absl::StrCat("this job on the agent: ", c.spans_received,
-                      " spans received, ", c.spans_sent, " sent, ",
-                      c.spans_spooled, " spooled, ", c.spans_dropped,
-                      " dropped, ", c.spans_rejected, " rejected, ",
-                      c.spans_invalid, " invalid");
+  return absl::StrCat(
+      totals ? "the agent's totals: " : "this job on the agent: ",
+      c.spans_received, " spans received, ", c.spans_sent, " sent, ",
+      c.spans_spooled, " spooled, ", c.spans_dropped, " dropped, ",
+      c.spans_rejected, " rejected, ", c.spans_invalid, " invalid");
 }
 
 // The variables the traced job runs with: the agent's socket, the job, the
@@ -422,6 +423,21 @@ const char* ReportDelivery(int agent, const std::string& socket,
       }
     }
   }
+  // An agent older than per-job counts closes the connection on the job's
+  // request it does not know: asked as before, it answers with its totals.
+  bool totals = false;
+  if (!answered) {
+    FlushRequest plain;
+    plain.timeout_ms = request.timeout_ms;
+    const int older = ConnectAgent(socket.c_str());
+    if (older >= 0) {
+      answered = SendMessage(older, &plain, sizeof(plain), -1) &&
+                 ReceiveMessage(older, &reply, sizeof(reply), nullptr) ==
+                     static_cast<long>(sizeof(reply));
+      close(older);
+      totals = answered;
+    }
+  }
   if (!answered) {
     reply = FlushReply();
     fprintf(stderr,
@@ -434,7 +450,7 @@ const char* ReportDelivery(int agent, const std::string& socket,
   if (reply.state == FlushReply::kDelivered) {
     fprintf(stderr,
             "meridian run: job %s: every span acknowledged by %s (%s)\n",
-            job.c_str(), reply.collector, Summary(reply).c_str());
+            job.c_str(), reply.collector, Summary(reply, totals).c_str());
     if (reply.counters.spans_rejected > 0 || reply.counters.spans_invalid > 0) {
       fprintf(stderr,
               "meridian run: %llu spans rejected, %llu invalid (dropped one "
@@ -457,14 +473,15 @@ const char* ReportDelivery(int agent, const std::string& socket,
     fprintf(stderr,
             "meridian run: job %s: collector %s unreachable; spans spooled "
             "in %s, sent when an agent with that spool reaches it (%s)\n",
-            job.c_str(), reply.collector, reply.spool, Summary(reply).c_str());
+            job.c_str(), reply.collector, reply.spool,
+            Summary(reply, totals).c_str());
     return "spooled";
   }
   fprintf(stderr,
           "meridian run: job %s: still sending to %s after %d ms; the rest "
           "is spooled in %s (%s)\n",
           job.c_str(), reply.collector, flush_timeout_ms, reply.spool,
-          Summary(reply).c_str());
+          Summary(reply, totals).c_str());
   return "sending";
 }
 

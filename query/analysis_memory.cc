@@ -75,18 +75,24 @@ absl::StatusOr<AnalysisMemory::Lease> AnalysisMemory::Reserve(
       mu_.Lock();
     }
   }
-  queue_.erase(std::find(queue_.begin(), queue_.end(), ticket));
   if (!ok) {
     ++refused_;
+    const int64_t ahead =
+        std::find(queue_.begin(), queue_.end(), ticket) - queue_.begin();
     absl::Status busy = absl::ResourceExhaustedError(absl::StrCat(
-        what, " needs about ", (bytes + (1 << 20) - 1) >> 20,
-        " MiB of this collector's --analysis-memory-mib ", budget_ >> 20,
-        ", and the queries running now hold ", held_ >> 20,
-        " MiB of it (waited ", absl::FormatDuration(wait_),
+        what, " needs about ", (bytes + (1 << 20) - 1) >> 20, " MiB",
+        bytes == budget_ ? ", all" : "",
+        " of this collector's --analysis-memory-mib ", budget_ >> 20,
+        "; the queries running and what is kept hold ", held_ >> 20,
+        " MiB of it",
+        ahead > 0 ? absl::StrCat(", and ", ahead, " waited ahead of it") : "",
+        " (waited ", absl::FormatDuration(wait_),
         "); retry in a few seconds, or raise the limit"));
     busy.SetPayload(kBusyPayload, absl::Cord("1"));
+    queue_.erase(std::find(queue_.begin(), queue_.end(), ticket));
     return busy;
   }
+  queue_.erase(std::find(queue_.begin(), queue_.end(), ticket));
   held_ += bytes;
   peak_ = std::max(peak_, held_);
   return Lease(this, bytes);

@@ -92,15 +92,25 @@ TEST(AnalysisMemoryTest, AReservationWaitingTooLongIsRefusedWithRetryAdvice) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(refused.status().message(),
             "critical path of job j needs about 5 MiB of this collector's "
-            "--analysis-memory-mib 16, and the queries running now hold 12 "
-            "MiB of it (waited 20ms); retry in a few seconds, or raise the "
-            "limit");
+            "--analysis-memory-mib 16; the queries running and what is kept "
+            "hold 12 MiB of it (waited 20ms); retry in a few seconds, or "
+            "raise the limit");
   EXPECT_TRUE(AnalysisMemory::IsBusy(refused.status()));
   EXPECT_FALSE(AnalysisMemory::IsBusy(absl::ResourceExhaustedError("large")));
   const AnalysisMemory::Counters c = memory.counters();
   EXPECT_EQ(c.refused, 1);
   EXPECT_EQ(c.waiting, 0);
   EXPECT_EQ(c.held, uint64_t{12} << 20);
+  // One asking for the whole budget says so; one behind others says how
+  // many waited ahead of it.
+  auto all = memory.Reserve(uint64_t{64} << 20, "an export of job k");
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().message(),
+            "an export of job k needs about 16 MiB, all of this collector's "
+            "--analysis-memory-mib 16; the queries running and what is kept "
+            "hold 12 MiB of it (waited 20ms); retry in a few seconds, or "
+            "raise the limit");
+  EXPECT_EQ(memory.counters().refused, 2);
   // What was held is untouched, and a reservation that fits still is
   // granted.
   EXPECT_TRUE(memory.Reserve(uint64_t{4} << 20, "fits").ok());

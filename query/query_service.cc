@@ -339,8 +339,14 @@ absl::StatusOr<std::unique_ptr<JobAnalysis>> LoadAnalysis(
     if (!range.ok()) return range.status();
     const int64_t job_steps =
         *range ? (*range)->second - (*range)->first + 1 : 0;
-    bytes = StepsBytes(query.catalog, steps->last - steps->first + 1, job_steps,
-                       bytes_per_span);
+    // last - first + 1, without overflow for a client's extreme range.
+    const uint64_t asked = static_cast<uint64_t>(steps->last) -
+                           static_cast<uint64_t>(steps->first) + 1;
+    bytes = StepsBytes(query.catalog,
+                       asked > static_cast<uint64_t>(INT64_MAX)
+                           ? INT64_MAX
+                           : static_cast<int64_t>(asked),
+                       job_steps, bytes_per_span);
   }
   auto lease = memory.Reserve(
       bytes + also_bytes,
@@ -413,8 +419,9 @@ void QueryService::Reclaim() {
     }
   }
   let_go.reset();  // freed out of the lock
+  std::vector<std::shared_ptr<ClockStateSlot>> dropped;  // likewise
   absl::MutexLock lock(&clock_states_mu_);
-  ForgetClockStatesLocked(/*all=*/true);
+  ForgetClockStatesLocked(/*all=*/true, &dropped);
 }
 
 std::shared_ptr<const JobAnalysis> QueryService::KeptJob(const JobInfo& job) {
@@ -942,13 +949,17 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
     const JobQuery& query, bool resolve, const std::atomic<bool>* cancel) {
   if (resolve) return WholeJobClocks(query, true, save_clocks_, cancel);
   std::shared_ptr<ClockStateSlot> slot;
+  // Slots let go, freed once no lock is held: a lease's end returns memory
+  // to the system, which is slow (not while every query's clocks wait).
+  std::vector<std::shared_ptr<ClockStateSlot>> dropped;
+  std::optional<AnalysisMemory::Lease> old_lease;
   {
     absl::MutexLock lock(&clock_states_mu_);
     std::shared_ptr<ClockStateSlot>& kept = clock_states_[query.catalog.job.id];
     if (!kept) kept = std::make_shared<ClockStateSlot>();
     kept->used = absl::Now();
     slot = kept;
-    ForgetClockStatesLocked();
+    ForgetClockStatesLocked(false, &dropped);
   }
   absl::MutexLock lock(&slot->mu);
   const int64_t incremental = slot->state.incremental_updates;
@@ -968,6 +979,7 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
   }
   absl::MutexLock states(&clock_states_mu_);
   // The state is kept only while the analysis budget has room for it.
+  old_lease = std::move(slot->lease);
   slot->lease.reset();
   if (bytes > 0) {
     slot->lease = memory_->TryReserve(static_cast<uint64_t>(bytes));
@@ -977,11 +989,12 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
     }
   }
   slot->bytes = bytes;
-  ForgetClockStatesLocked();
+  ForgetClockStatesLocked(false, &dropped);
   return clocks;
 }
 
-void QueryService::ForgetClockStatesLocked(bool all) {
+void QueryService::ForgetClockStatesLocked(
+    bool all, std::vector<std::shared_ptr<ClockStateSlot>>* dropped) {
   // The least recently used first, none in use (an update holds its slot):
   // while there are more than kClockStates, or they hold more than half
   // the analysis budget together; with `all`, every one not in use.
@@ -1001,6 +1014,7 @@ void QueryService::ForgetClockStatesLocked(bool all) {
          static_cast<uint64_t>(bytes) <= analysis_budget_ / 2)) {
       return;
     }
+    dropped->push_back(std::move(oldest->second));
     clock_states_.erase(oldest);
   }
 }

@@ -210,8 +210,10 @@ class QueryService final : public v1::Query::Service {
   std::atomic<int64_t> whole_updates_{0};
   // Drops the least recently used states not in use while more than
   // kClockStates are kept or they hold more than half the analysis budget;
-  // with `all`, every state not in use.
-  void ForgetClockStatesLocked(bool all = false)
+  // with `all`, every state not in use. The slots let go are moved to
+  // `dropped`, for the caller to free once the lock is released.
+  void ForgetClockStatesLocked(
+      bool all, std::vector<std::shared_ptr<ClockStateSlot>>* dropped)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(clock_states_mu_);
   // Lets go of what is only kept for later queries (the kept analysis if
   // nobody uses it, the clock states not in use): for a query waiting for

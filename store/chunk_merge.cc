@@ -172,8 +172,11 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
       // a pop and a push (this is the scan's inner loop).
       SiftDown(heap, later);
     } else {
-      std::pop_heap(heap.begin(), heap.end(), later);
+      // Done: the last cursor takes its place (no comparison reads the
+      // finished one's key, which is past its end now).
+      heap.front() = heap.back();
       heap.pop_back();
+      if (!heap.empty()) SiftDown(heap, later);
       free_cursors.push_back(c);
     }
     const bool has_step = s.flags[i] & SpanColumns::kHasStep;

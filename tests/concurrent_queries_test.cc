@@ -175,10 +175,11 @@ TEST(ConcurrentQueriesTest, AQueryFindingNoRoomIsRefusedWithRetryAdvice) {
     ++refused;
     EXPECT_TRUE(absl::StrContains(answer, " of job many needs about "))
         << answer;
+    EXPECT_TRUE(absl::StrContains(
+        answer, "; the queries running and what is kept hold "))
+        << answer;
     EXPECT_TRUE(absl::EndsWith(
-        answer,
-        " MiB of it (waited 0); retry in a few seconds, or raise "
-        "the limit"))
+        answer, " (waited 0); retry in a few seconds, or raise the limit"))
         << answer;
   }
   EXPECT_EQ(f.collector->analysis_memory().refused, refused);

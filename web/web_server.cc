@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -195,10 +197,18 @@ struct TraceStream {
   v1::TraceChunk chunk;  // read, not yet all handed on
   size_t at = 0;         // of chunk.data() handed on
 
+  bool finished = false;  // Finish() called
+
   static ssize_t Read(void* cls, uint64_t /*pos*/, char* buffer, size_t max) {
     auto* s = static_cast<TraceStream*>(cls);
     while (s->at >= s->chunk.data().size()) {
-      if (!s->reader->Read(&s->chunk)) return MHD_CONTENT_READER_END_OF_STREAM;
+      if (!s->reader->Read(&s->chunk)) {
+        // A stream that failed midway ends as an error (the connection is
+        // cut), not as a complete trace.
+        s->finished = true;
+        return s->reader->Finish().ok() ? MHD_CONTENT_READER_END_OF_STREAM
+                                        : MHD_CONTENT_READER_END_WITH_ERROR;
+      }
       s->at = 0;
     }
     const size_t n = std::min(max, s->chunk.data().size() - s->at);
@@ -210,8 +220,10 @@ struct TraceStream {
   // cancelled if still open.
   static void Free(void* cls) {
     auto* s = static_cast<TraceStream*>(cls);
-    s->context.TryCancel();
-    (void)s->reader->Finish();
+    if (!s->finished) {
+      s->context.TryCancel();
+      (void)s->reader->Finish();
+    }
     delete s;
   }
 };
@@ -375,7 +387,11 @@ struct WebServerCallbacks {
           connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
       sockaddr_storage peer{};
       if (info != nullptr && info->client_addr != nullptr) {
-        peer = Copy(info->client_addr, sizeof(sockaddr_storage));
+        // The address is as long as its family's (libmicrohttpd keeps no
+        // more).
+        peer = Copy(info->client_addr, info->client_addr->sa_family == AF_INET6
+                                           ? sizeof(sockaddr_in6)
+                                           : sizeof(sockaddr_in));
       }
       auto* client = new std::string(server.ClientOf(peer));
       *socket_context = client;
@@ -471,12 +487,31 @@ absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
   const bool v6 = server->address_.ss_family == AF_INET6;
   const unsigned timeout_s = static_cast<unsigned>(
       (std::max(options.request_timeout_ms, 1) + 999) / 1000);
+  // The socket bound and listening here, so that its address (the port
+  // picked for 0) is known before the first connection is counted.
+  const socklen_t length = v6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  const int listener =
+      socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  socklen_t bound = length;
+  if (listener < 0 ||
+      setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+      bind(listener, reinterpret_cast<const sockaddr*>(&server->address_),
+           length) != 0 ||
+      listen(listener, 64) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&server->address_),
+                  &bound) != 0) {
+    if (listener >= 0) close(listener);
+    return absl::UnavailableError(
+        absl::StrCat("--http ", options.address,
+                     ": cannot listen there (in use, or not an address "
+                     "of this host)"));
+  }
   server->daemon_ = MHD_start_daemon(
       MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
           (v6 ? MHD_USE_IPv6 : 0),
       0, &WebServerCallbacks::Accept, server.get(), &WebServerCallbacks::Handle,
-      server.get(), MHD_OPTION_SOCK_ADDR,
-      reinterpret_cast<const sockaddr*>(&server->address_),
+      server.get(), MHD_OPTION_LISTEN_SOCKET, listener,
       MHD_OPTION_CONNECTION_TIMEOUT, timeout_s, MHD_OPTION_CONNECTION_LIMIT,
       static_cast<unsigned>(std::max(options.max_connections, 1)),
       MHD_OPTION_NOTIFY_CONNECTION, &WebServerCallbacks::Connection,
@@ -484,21 +519,14 @@ absl::StatusOr<std::unique_ptr<WebServer>> WebServer::Start(
       server.get(), MHD_OPTION_NOTIFY_COMPLETED, &WebServerCallbacks::Completed,
       server.get(), MHD_OPTION_END);
   if (server->daemon_ == nullptr) {
+    close(listener);
     return absl::UnavailableError(
         absl::StrCat("--http ", options.address,
-                     ": cannot listen there (in use, or not an address "
-                     "of this host)"));
+                     ": cannot serve there (libmicrohttpd did not start)"));
   }
-  const MHD_DaemonInfo* info =
-      MHD_get_daemon_info(server->daemon_, MHD_DAEMON_INFO_BIND_PORT);
-  server->port_ = info != nullptr ? info->port : 0;
-  if (v6) {
-    reinterpret_cast<sockaddr_in6&>(server->address_).sin6_port =
-        htons(static_cast<uint16_t>(server->port_));
-  } else {
-    reinterpret_cast<sockaddr_in&>(server->address_).sin_port =
-        htons(static_cast<uint16_t>(server->port_));
-  }
+  server->port_ =
+      v6 ? ntohs(reinterpret_cast<sockaddr_in6&>(server->address_).sin6_port)
+         : ntohs(reinterpret_cast<sockaddr_in&>(server->address_).sin_port);
   return server;
 }
 
@@ -728,6 +756,9 @@ int WebServer::Serve(Exchange* c) {
         &TraceStream::Free);
     if (response == nullptr) return Error(c, 500, "cannot stream the trace");
     stream.release();  // the response's now
+    // The collector may take longer than the idle timeout between chunks
+    // (a window over a large job): the stream's own deadline bounds it.
+    MHD_set_connection_option(c->connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     return Queue(
         c, 200, response,
         {{"Content-Type", "application/json"},
