@@ -36,9 +36,12 @@ uint64_t BlockBytes(const JobCatalog& catalog, int64_t block_spans,
 uint64_t StepsBytes(const JobCatalog& catalog, int64_t steps, int64_t job_steps,
                     uint64_t bytes_per_span) {
   const uint64_t spans = Spans(catalog);
+  // At most the job's steps (a range may name steps the job lacks): no
+  // overflow for a client's extreme range.
+  const uint64_t asked = static_cast<uint64_t>(
+      std::clamp<int64_t>(steps, 1, std::max<int64_t>(job_steps, 1)));
   const uint64_t share =
-      job_steps > 0 ? spans / static_cast<uint64_t>(job_steps) *
-                          static_cast<uint64_t>(std::max<int64_t>(steps, 1)) * 2
+      job_steps > 0 ? spans / static_cast<uint64_t>(job_steps) * asked * 2
                     : spans;
   return std::min(spans, std::max<uint64_t>(share, kLeastStepSpans)) *
          bytes_per_span;

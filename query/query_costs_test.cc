@@ -36,6 +36,8 @@ TEST(QueryCostsTest, WholeBlocksAndStepsScaleWithWhatTheyLoad) {
   // Never more than the job.
   EXPECT_EQ(StepsBytes(Job(1000, 4), 1, 1, 190), 1000u * 190);
   EXPECT_EQ(StepsBytes(Job(1000000, 4), 3, 0, 190), 1000000u * 190);
+  // A range far wider than the job is the job, without overflow.
+  EXPECT_EQ(StepsBytes(Job(1000000, 4), INT64_MAX, 10, 190), 1000000u * 190);
 }
 
 }  // namespace
