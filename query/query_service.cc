@@ -189,6 +189,19 @@ std::optional<StoredJobResult> SolutionOf(const JobQuery& query,
                                : StoredClocks(*query.store, query.catalog.job);
 }
 
+// Whether `stored` (a clock solution or a summary state) is of `job` as it
+// is now: its spans and last write.
+bool IsOf(const StoredJobResult& stored, const JobInfo& job) {
+  return stored.spans == job.spans && stored.written_ns == job.written_ns;
+}
+
+// Whether the job's step summaries are of it as it is now (an error reads
+// as not: the update says what it is).
+bool SummariesCurrent(Store& store, const JobInfo& job) {
+  auto state = store.LoadSummaryState(job.id);
+  return state.ok() && state->has_value() && IsOf(**state, job);
+}
+
 // Hands a solution that `clocks` computed for the whole job to `save`.
 void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
                    const JobClocks& clocks) {
@@ -936,10 +949,15 @@ grpc::Status QueryService::GetCriticalPath(
 
 absl::Status QueryService::AnswerFromSummaries(JobQuery& query,
                                                const FromSummaries& answer) {
-  auto lease = memory_->Reserve(
-      StreamedBytes(query.catalog, analysis_budget_, kAnalysisBytesPerSpan),
-      Reserving("the step summaries", query.catalog.job));
-  if (!lease.ok()) return lease.status();
+  // Summaries of the job as it is are read, not made: no spans loaded.
+  AnalysisMemory::Lease lease;
+  if (!SummariesCurrent(*query.store, query.catalog.job)) {
+    auto reserved = memory_->Reserve(
+        StreamedBytes(query.catalog, analysis_budget_, kAnalysisBytesPerSpan),
+        Reserving("the step summaries", query.catalog.job));
+    if (!reserved.ok()) return reserved.status();
+    lease = std::move(*reserved);
+  }
   auto made = UpdateSummaries(query, analysis_budget_, save_summaries_);
   if (!made.ok()) return made.status();
   return answer(*query.store, query.catalog, *made);
@@ -1023,11 +1041,20 @@ absl::Status QueryService::Refresh(const std::string& job,
                                    const std::atomic<bool>* cancel) {
   auto query = OpenJob(db_path_, job);  // one read of the job for both
   if (!query.ok()) return query.status();
-  // What both steps hold, reserved once: the larger.
-  auto lease = memory_->Reserve(
-      StreamedBytes(query->catalog, analysis_budget_, kAnalysisBytesPerSpan),
-      Reserving("the refresh", query->catalog.job));
-  if (!lease.ok()) return lease.status();
+  // What both steps hold, reserved once (the larger), unless both are
+  // current already (a read of each).
+  AnalysisMemory::Lease lease;
+  const JobInfo& info = query->catalog.job;
+  const std::optional<StoredJobResult> clocks =
+      StoredClocks(*query->store, info);
+  if (!SummariesCurrent(*query->store, info) || !clocks ||
+      !IsOf(*clocks, info)) {
+    auto reserved = memory_->Reserve(
+        StreamedBytes(query->catalog, analysis_budget_, kAnalysisBytesPerSpan),
+        Reserving("the refresh", info));
+    if (!reserved.ok()) return reserved.status();
+    lease = std::move(*reserved);
+  }
   auto made =
       UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
   // NOT_FOUND: a job without steps has no summaries.
