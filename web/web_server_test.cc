@@ -60,8 +60,9 @@ TEST(WaitHeatmapTest, BinsRanksAndStepsAndFindsTheHottestCell) {
   EXPECT_EQ(zero.hottest_rank, -1);
 }
 
-// One request over a socket; the whole response.
-std::string Get(int port, const std::string& request) {
+// A connection to 127.0.0.1:`port` with `sent` written on it; -1 if it
+// could not connect.
+int Send(int port, const std::string& sent) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -70,13 +71,26 @@ std::string Get(int port, const std::string& request) {
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
       0) {
     close(fd);
-    return "";
+    return -1;
   }
-  (void)!write(fd, request.data(), request.size());
-  std::string response;
-  char buffer[65536];
+  (void)!write(fd, sent.data(), sent.size());
+  return fd;
+}
+
+// What the server sends on `fd` until it closes it.
+std::string ReadAll(int fd) {
+  std::string got;
+  char buffer[4096];
   ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) response.append(buffer, n);
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) got.append(buffer, n);
+  return got;
+}
+
+// One request over a socket; the whole response.
+std::string Get(int port, const std::string& request) {
+  const int fd = Send(port, request);
+  if (fd < 0) return "";
+  const std::string response = ReadAll(fd);
   close(fd);
   return response;
 }
@@ -199,28 +213,7 @@ TEST_F(WebServerTest, AParameterThatIsNotUtf8IsRefusedNamingIt) {
 // A connection to the page's port with half its headers sent; -1 if the
 // connection failed.
 int HalfSent(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
-      0) {
-    close(fd);
-    return -1;
-  }
-  const std::string half = "GET /api/jobs HTTP/1.1\r\nHost: 127.0";
-  (void)!write(fd, half.data(), half.size());
-  return fd;
-}
-
-// What the server sends on `fd` until it closes it.
-std::string ReadAll(int fd) {
-  std::string got;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) got.append(buffer, n);
-  return got;
+  return Send(port, "GET /api/jobs HTTP/1.1\r\nHost: 127.0");
 }
 
 std::unique_ptr<WebServer> SlowClientServer(int per_client) {
