@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -29,6 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/spool.h"
+#include "common/lru_cache.h"
 #include "wire/ingest_client.h"
 
 namespace meridian {
@@ -111,12 +111,7 @@ class BatchSender {
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> delivered_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_);
-  struct JobEntry {
-    JobDelivery delivery;
-    uint64_t used = 0;  // job_clock_ when last counted
-  };
-  std::map<std::string, JobEntry> jobs_ ABSL_GUARDED_BY(mu_);
-  uint64_t job_clock_ ABSL_GUARDED_BY(mu_) = 0;
+  LruCache<std::string, JobDelivery> jobs_ ABSL_GUARDED_BY(mu_){kJobs};
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -218,17 +218,18 @@ void SaveNewClocks(const QueryService::SaveClocks& save, const JobInfo& job,
 // `state`, if set, is the job's incremental state (clock_solve_state.h).
 absl::StatusOr<JobClocks> WholeJobClocks(
     const JobQuery& query, bool resolve, const QueryService::SaveClocks& save,
-    const std::atomic<bool>* cancel = nullptr,
-    ClockSolveState* state = nullptr) {
+    const std::atomic<bool>* cancel = nullptr, ClockSolveState* state = nullptr,
+    const std::optional<StoredJobResult>* stored = nullptr) {
   absl::StatusOr<JobClocks> clocks = absl::UnknownError("not solved");
   if (resolve) {
     JobRead read;
     read.cancel = cancel;
     clocks = JobClocks::Load(*query.store, query.catalog, nullptr, read);
   } else {
-    const std::optional<StoredJobResult> stored =
-        StoredClocks(*query.store, query.catalog.job);
-    clocks = JobClocks::Update(*query.store, query.catalog, &stored, cancel,
+    const std::optional<StoredJobResult> read =
+        stored != nullptr ? *stored
+                          : StoredClocks(*query.store, query.catalog.job);
+    clocks = JobClocks::Update(*query.store, query.catalog, &read, cancel,
                                nullptr, state);
   }
   if (!clocks.ok()) return clocks.status();
@@ -964,7 +965,8 @@ absl::Status QueryService::AnswerFromSummaries(JobQuery& query,
 }
 
 absl::StatusOr<JobClocks> QueryService::JobClocksOf(
-    const JobQuery& query, bool resolve, const std::atomic<bool>* cancel) {
+    const JobQuery& query, bool resolve, const std::atomic<bool>* cancel,
+    const std::optional<StoredJobResult>* stored) {
   if (resolve) return WholeJobClocks(query, true, save_clocks_, cancel);
   std::shared_ptr<ClockStateSlot> slot;
   // Slots let go, freed once no lock is held: a lease's end returns memory
@@ -981,8 +983,9 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
   }
   absl::MutexLock lock(&slot->mu);
   const int64_t incremental = slot->state.incremental_updates;
-  auto clocks = WholeJobClocks(query, false, save_clocks_, cancel,
-                               slot->too_large ? nullptr : &slot->state);
+  auto clocks =
+      WholeJobClocks(query, false, save_clocks_, cancel,
+                     slot->too_large ? nullptr : &slot->state, stored);
   if (clocks.ok() && !clocks->from_stored()) {
     ++(slot->state.incremental_updates > incremental ? incremental_updates_
                                                      : whole_updates_);
@@ -1059,7 +1062,8 @@ absl::Status QueryService::Refresh(const std::string& job,
       UpdateSummaries(*query, analysis_budget_, save_summaries_, cancel);
   // NOT_FOUND: a job without steps has no summaries.
   if (!made.ok() && !absl::IsNotFound(made.status())) return made.status();
-  return JobClocksOf(*query, false, cancel).status();
+  // The solution read above, not read again.
+  return JobClocksOf(*query, false, cancel, &clocks).status();
 }
 
 grpc::Status QueryService::GetStragglers(grpc::ServerContext* context,

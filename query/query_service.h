@@ -192,9 +192,11 @@ class QueryService final : public v1::Query::Service {
   // `resolve`, solved from all its spans), the new solution handed to
   // save_clocks_. States are kept for the jobs updated last (see
   // ForgetClockStatesLocked), each updated by one caller at a time.
+  // `stored`, if set, is the job's stored solution, read already.
   absl::StatusOr<JobClocks> JobClocksOf(
       const JobQuery& query, bool resolve,
-      const std::atomic<bool>* cancel = nullptr);
+      const std::atomic<bool>* cancel = nullptr,
+      const std::optional<StoredJobResult>* stored = nullptr);
   struct ClockStateSlot {
     absl::Mutex mu;
     ClockSolveState state ABSL_GUARDED_BY(mu);
