@@ -53,21 +53,30 @@ void BatchSender::Enqueue(uint64_t spool_id, v1::Batch batch) {
 void BatchSender::CountJobs(const v1::Batch& batch,
                             uint64_t JobDelivery::*field, bool add) {
   for (const auto& [name, spans] : SpansByJob(batch)) {
-    const uint64_t count = static_cast<uint64_t>(spans);
-    if (add) {
-      jobs_.Get(name).*field += count;
-    } else if (JobDelivery* delivery = jobs_.Find(name)) {
-      // (A job forgotten since is not counted again.)
-      uint64_t& n = delivery->*field;
-      n -= std::min(n, count);
+    auto it = jobs_.find(name);
+    if (it == jobs_.end()) {
+      if (!add) continue;  // forgotten since
+      if (jobs_.size() >= kJobs) {
+        // The one counted least recently goes.
+        auto oldest = jobs_.begin();
+        for (auto j = jobs_.begin(); j != jobs_.end(); ++j) {
+          if (j->second.used < oldest->second.used) oldest = j;
+        }
+        jobs_.erase(oldest);
+      }
+      it = jobs_.emplace(name, JobEntry()).first;
     }
+    it->second.used = ++job_clock_;
+    uint64_t& n = it->second.delivery.*field;
+    const uint64_t count = static_cast<uint64_t>(spans);
+    n = add ? n + count : n - std::min(n, count);
   }
 }
 
 BatchSender::JobDelivery BatchSender::job(const std::string& job) const {
   absl::MutexLock lock(&mu_);
-  const JobDelivery* delivery = jobs_.Peek(job);
-  return delivery != nullptr ? *delivery : JobDelivery();
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? JobDelivery() : it->second.delivery;
 }
 
 void BatchSender::EnqueueSpooled(const Spool::Recovered& recovered) {

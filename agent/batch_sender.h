@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,7 +29,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/spool.h"
-#include "common/lru_cache.h"
 #include "wire/ingest_client.h"
 
 namespace meridian {
@@ -111,7 +111,12 @@ class BatchSender {
   std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> delivered_ ABSL_GUARDED_BY(mu_);
   State state_ ABSL_GUARDED_BY(mu_);
-  LruCache<std::string, JobDelivery> jobs_ ABSL_GUARDED_BY(mu_){kJobs};
+  struct JobEntry {
+    JobDelivery delivery;
+    uint64_t used = 0;  // job_clock_ when last counted
+  };
+  std::map<std::string, JobEntry> jobs_ ABSL_GUARDED_BY(mu_);
+  uint64_t job_clock_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -581,12 +581,26 @@ AgentCounters NodeAgent::counters() const {
 }
 
 AgentCounters& NodeAgent::TallyOf(const std::string& job) {
-  return job_tallies_.Get(job);
+  auto it = job_tallies_.find(job);
+  if (it == job_tallies_.end()) {
+    if (job_tallies_.size() >= kJobCounters) {
+      // The one counted least recently goes.
+      auto oldest = job_tallies_.begin();
+      for (auto j = job_tallies_.begin(); j != job_tallies_.end(); ++j) {
+        if (j->second.used < oldest->second.used) oldest = j;
+      }
+      job_tallies_.erase(oldest);
+    }
+    it = job_tallies_.emplace(job, JobTally()).first;
+  }
+  it->second.used = ++tally_clock_;
+  return it->second.counters;
 }
 
 AgentCounters NodeAgent::CountersOf(const std::string& job) const {
   AgentCounters c;
-  if (const AgentCounters* tally = job_tallies_.Peek(job)) c = *tally;
+  auto it = job_tallies_.find(job);
+  if (it != job_tallies_.end()) c = it->second.counters;
   const BatchSender::JobDelivery delivery = sender_->job(job);
   c.spans_sent = delivery.sent;
   c.spans_rejected = delivery.rejected;

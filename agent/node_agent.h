@@ -52,7 +52,6 @@
 #include "agent/trace_relay.h"
 #include "capture/probe/agent_protocol.h"
 #include "common/client_channel.h"
-#include "common/lru_cache.h"
 #include "common/metrics_endpoint.h"
 #include "wire/batch_builder.h"
 
@@ -241,7 +240,12 @@ class NodeAgent {
   // processes, which share their programs' objects).
   CallsiteSymbolizer symbolizer_;
   AgentCounters counters_;
-  LruCache<std::string, AgentCounters> job_tallies_{kJobCounters};
+  struct JobTally {
+    AgentCounters counters;
+    uint64_t used = 0;  // tally_clock_ when last counted
+  };
+  std::map<std::string, JobTally> job_tallies_;
+  uint64_t tally_clock_ = 0;
   uint64_t dropped_by_closed_sessions_ = 0;
   // Ended processes that had invalid records, the latest first (at most
   // FlushReply::kInvalidProcesses).

@@ -24,26 +24,11 @@ class LruCache {
   explicit LruCache(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
   // The value of `key`, now the most recently used; null if absent.
-  Value* Find(const Key& key) {
+  const Value* Find(const Key& key) {
     auto it = index_.find(key);
     if (it == index_.end()) return nullptr;
     order_.splice(order_.begin(), order_, it->second);
     return &it->second->second;
-  }
-
-  // The value of `key`, made with Value() if absent (as Insert would);
-  // now the most recently used.
-  Value& Get(const Key& key) {
-    if (Value* found = Find(key)) return *found;
-    Insert(key, Value());
-    return order_.front().second;
-  }
-
-  // The value of `key` without using it (its order unchanged); null if
-  // absent.
-  const Value* Peek(const Key& key) const {
-    auto it = index_.find(key);
-    return it == index_.end() ? nullptr : &it->second->second;
   }
 
   // Sets `key` to `value` (most recently used), forgetting the least

@@ -30,19 +30,5 @@ TEST(LruCacheTest, StaysWithinItsCapacity) {
   EXPECT_EQ(cache.Find(99899), nullptr);
 }
 
-TEST(LruCacheTest, GetMakesWhatIsAbsentAndPeekLeavesTheOrder) {
-  LruCache<std::string, int> cache(2);
-  cache.Get("a") += 1;
-  cache.Get("a") += 1;
-  cache.Get("b") = 5;
-  EXPECT_EQ(*cache.Peek("a"), 2);  // a stays the least recently used
-  cache.Get("c");                  // forgets a
-  EXPECT_EQ(cache.Peek("a"), nullptr);
-  EXPECT_EQ(*cache.Peek("b"), 5);
-  EXPECT_EQ(*cache.Peek("c"), 0);
-  *cache.Find("b") = 6;
-  EXPECT_EQ(*cache.Peek("b"), 6);
-}
-
 }  // namespace
 }  // namespace meridian
