@@ -62,9 +62,11 @@ TEST(AnalysisMemoryTest, ReservationsAreGrantedInTurnNotByWhatFits) {
   std::vector<std::string> order;
   absl::Mutex order_mu;
   // The large one asks first and waits; the small one, which would fit
-  // now, waits behind it rather than overtake it.
+  // now, waits behind it rather than overtake it. The two together do not
+  // fit, so the small one is granted only once the large one has recorded
+  // its turn and ended its lease.
   std::thread large([&] {
-    auto lease = memory.Reserve(90, "large");
+    auto lease = memory.Reserve(95, "large");
     ASSERT_TRUE(lease.ok());
     absl::MutexLock lock(&order_mu);
     order.push_back("large");
