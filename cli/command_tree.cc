@@ -301,14 +301,18 @@ void AddHelpers(CLI::App& tree) {
   CLI::App* help = Command(tree, "help", "help on a command");
   Value(help, "command", "COMMAND", "the command");
 
-  // Hidden: for packagers (deploy/install.sh), not listed.
-  CLI::App* completion = Command(tree, "completion", "");
-  completion->group("");
-  Value(completion, "shell", "bash", "")->required();
-  CLI::App* man = Command(tree, "man", "");
-  man->group("");
+  // What deploy/install.sh installs: listed, so that a user who installed
+  // by hand finds them.
+  CLI::App* completion =
+      Command(tree, "completion", "print the bash completion script",
+              "Install it as PREFIX/share/bash-completion/completions/"
+              "meridian, or source it: source <(meridian completion bash).");
+  Value(completion, "shell", "bash", "the shell (bash)")->required();
+  CLI::App* man = Command(tree, "man", "print or write the man pages",
+                          "meridian man prints meridian(1), meridian man "
+                          "COMMAND meridian-COMMAND(1).");
   Value(man, "--dir", "DIR", "write every page into DIR");
-  Value(man, "command", "COMMAND", "");
+  Value(man, "command", "COMMAND", "the command whose page to print");
 }
 
 std::vector<const CLI::App*> AllCommands(const CLI::App& tree) {

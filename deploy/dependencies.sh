@@ -34,9 +34,10 @@ packages=(
   clang libclang-rt-14-dev pkg-config
   prometheus-cpp-dev  # the daemons' --metrics endpoints
   libsimdjson-dev zlib1g-dev  # meridian import: JSON traces, .gz files
-  python3-venv  # tests/python_package_test.sh: pip installs the package in a venv
-  python3-setuptools-whl python3-wheel-whl  # ... offline: setuptools builds it
+  python3-venv  # install.sh builds the Python wheel in a venv; tests install it in venvs
+  python3-setuptools-whl python3-wheel-whl  # ... offline: setuptools builds the wheel
   libcli11-dev  # the meridian command line's parser (header only)
+  help2man  # install.sh: the daemons' man pages, from their --help
   libdw-dev  # the agent names MPI call sites (elfutils' libdw)
   libcivetweb-dev  # prometheus-cpp's HTTP server (the metrics endpoints)
   libmicrohttpd-dev  # the collector's web page (--http)

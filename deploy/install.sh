@@ -33,6 +33,17 @@ man1="$prefix/share/man/man1"
 mkdir -p "$completions" "$man1"
 "$bin/cli/meridian" completion bash >"$completions/meridian"
 "$bin/cli/meridian" man --dir "$man1"
+# The daemons' pages, from their --help (collector/collector_usage.cc,
+# agent/agent_usage.cc) by help2man.
+help2man --no-info --section 1 --output "$man1/meridian-collector.1" \
+  --name "Meridian's collector: stores every node's spans, answers queries" \
+  "$bin/collector/meridian-collector"
+help2man --no-info --section 1 --output "$man1/meridian-agent.1" \
+  --name "Meridian's node agent: reads the probes' rings, streams to the collector" \
+  "$bin/agent/meridian-agent"
+help2man --no-info --section 1 --output "$man1/meridian-synth.1" \
+  --name "sends a synthetic multi-rank job to a collector, for tests and benchmarks" \
+  "$bin/testing/meridian-synth"
 echo "installed $completions/meridian and $man1/meridian*.1"
 # The probe (`meridian run` finds it at PREFIX/lib) with its MPI family
 # libraries, which it loads from its own directory, its C header and the
@@ -54,17 +65,19 @@ done
 mkdir -p "$prefix/include/meridian"
 install -m 0644 capture/probe/include/meridian/probe.h "$prefix/include/meridian/"
 echo "installed $prefix/include/meridian/probe.h"
-# The Python package as a source tree: any venv's, conda's or pyenv's pip
-# installs it (`pip install PREFIX/lib/meridian/python`; offline, with
-# `--no-index --find-links /usr/share/python-wheels`, Debian's setuptools and
-# wheel), and `meridian run` puts the directory on PYTHONPATH
-# (meridian/ and meridian_probe.py). The copy older versions put in
-# lib/python3/dist-packages, where no venv looks, is removed.
+# The Python package as a wheel, built here with Debian's Python and
+# setuptools (capture/probe/python/build_wheel.sh): any venv's, conda's or
+# pyenv's pip installs it without building anything or writing into the
+# prefix (`pip install --no-index --find-links PREFIX/lib/meridian/python
+# meridian`). Its modules lie beside it too, for `meridian run`, which puts
+# the directory on PYTHONPATH (meridian/ and meridian_probe.py). The copy
+# older versions put in lib/python3/dist-packages, where no venv looks, is
+# removed.
 python_dir="$prefix/lib/meridian/python"
 rm -rf "$python_dir"
 install -d "$python_dir/meridian"
-install -m 0644 capture/probe/python/pyproject.toml \
-  capture/probe/python/meridian_probe.py "$python_dir/"
+install -m 0644 capture/probe/python/meridian_probe.py "$python_dir/"
 install -m 0644 capture/probe/python/meridian/*.py "$python_dir/meridian/"
+wheel=$(capture/probe/python/build_wheel.sh capture/probe/python "$python_dir")
 rm -f "$prefix/lib/python3/dist-packages/meridian_probe.py"
-echo "installed $python_dir: pip install $python_dir"
+echo "installed $wheel: pip install --no-index --find-links $python_dir meridian"

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# The `meridian` Python package as a user installs it: pip install of
-# capture/probe/python into a fresh venv, offline (no index: setuptools and
-# wheel from Debian's python3-setuptools-whl and python3-wheel-whl in
-# /usr/share/python-wheels build it), then programs run
+# The `meridian` Python package as a user installs it: the wheel
+# build_wheel.sh makes (as deploy/install.sh does), pip installed offline
+# into venvs of Debian's and of a pyenv Python, then programs run
 # with that venv's python -I (so only the venv's copy can be imported)
 # record through a real agent and collector, checked in what `meridian
 # export` gives back: exact span names and steps.
@@ -34,20 +33,69 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# The venv, and the package installed from a copy (as deploy/install.sh
-# copies it), so that nothing is written into the runfiles.
+# The package as deploy/install.sh installs it: a wheel built by
+# build_wheel.sh into a directory standing for PREFIX/lib/meridian/python,
+# then `pip install --no-index --find-links DIR meridian` into a venv of
+# Debian's Python (the venv the jobs below run in), a venv of a pyenv
+# Python, and a pyenv interpreter used directly (as a conda one is), none
+# of which builds anything or writes into DIR.
+prefix_python="$work/prefix-python"
+"$runfiles/capture/probe/python/build_wheel.sh" "$runfiles/capture/probe/python" \
+  "$prefix_python" >"$work/wheel.out" 2>&1 || { cat "$work/wheel.out" >&2; fail "build_wheel.sh"; }
+[ "$(cat "$work/wheel.out")" = "$prefix_python/meridian-0.1.0-py3-none-any.whl" ] ||
+  fail "build_wheel.sh printed: $(cat "$work/wheel.out")"
+listing() { (cd "$prefix_python" && find . -printf '%p %s %T@\n' | sort); }
+before=$(listing)
+
+# pip_install PYTHON WHERE...: the documented command with PYTHON's pip.
+pip_install() {
+  local python=$1
+  shift
+  env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null "$python" -m pip install \
+    --no-index --find-links "$prefix_python" --no-cache-dir \
+    --disable-pip-version-check "$@" meridian >"$work/pip.log" 2>&1 ||
+    { cat "$work/pip.log" >&2; fail "pip install with $python"; }
+}
+# imports PYTHON FILE [VAR=VALUE...]: PYTHON imports meridian from FILE.
+imports() {
+  local python=$1 file=$2
+  shift 2
+  local got
+  got=$(env -u PYTHONPATH "$@" "$python" -B -c 'import meridian; print(meridian.__file__)') ||
+    fail "$python cannot import meridian"
+  [ "$got" = "$file" ] || fail "$python imports meridian from $got, not $file"
+}
+
 python=/usr/bin/python3
-[ -x "$python" ] || python=python3
+[ -x "$python" ] || fail "no /usr/bin/python3 (Debian: python3)"
 "$python" -m venv "$work/venv" || fail "python3 -m venv (Debian: python3-venv)"
-cp -rL "$runfiles/capture/probe/python" "$work/package"
-wheels=/usr/share/python-wheels
-"$work/venv/bin/pip" install --no-index --find-links "$wheels" --no-cache-dir \
-  --disable-pip-version-check "$work/package" >"$work/pip.log" 2>&1 || { cat "$work/pip.log" >&2; fail "pip install"; }
 venv_python="$work/venv/bin/python"
+pip_install "$venv_python"
 site=$("$venv_python" -I -B -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 if [ ! -f "$site/meridian/__init__.py" ] || [ ! -f "$site/meridian_probe.py" ]; then
   fail "pip did not install meridian/ and meridian_probe.py into $site"
 fi
+imports "$venv_python" "$site/meridian/__init__.py"
+
+# bazel's tests run without HOME: the user's, from the password database.
+pyenv_root=${PYENV_ROOT:-$(getent passwd "$(id -u)" | cut -d: -f6)/.pyenv}
+pyenv_python=
+for candidate in "$pyenv_root"/versions/3.*/bin/python3; do
+  [ -x "$candidate" ] && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 8))' &&
+    pyenv_python=$candidate
+done
+if [ -n "$pyenv_python" ]; then
+  "$pyenv_python" -m venv "$work/pyenv-venv" || fail "$pyenv_python -m venv"
+  pip_install "$work/pyenv-venv/bin/python"
+  pyenv_site=$("$work/pyenv-venv/bin/python" -I -B -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  imports "$work/pyenv-venv/bin/python" "$pyenv_site/meridian/__init__.py"
+  pip_install "$pyenv_python" --target "$work/standalone"
+  imports "$pyenv_python" "$work/standalone/meridian/__init__.py" PYTHONPATH="$work/standalone"
+  echo "python_package_test: installed into $pyenv_python's venv and beside it"
+else
+  echo "python_package_test: no pyenv Python under $pyenv_root: installed into Debian's only"
+fi
+[ "$(listing)" = "$before" ] || fail "pip wrote into the installed package's directory"
 
 # start NAME CMD...: runs CMD in the background, its first output line (each
 # server here prints one once it serves) in $line.

@@ -4,6 +4,7 @@
 # tests/), tests/layering.sh (the folders' dependencies),
 # tests/shared_node_test.sh (two users on one node),
 # tests/deploy_files_test.sh (the service files under deploy/),
+# tests/installed_test.sh (an installed prefix, used as the docs say),
 # tests/clickhouse_current.sh (the ClickHouse tests on ClickHouse 26.7) and
 # tests/fuzz.sh (the libFuzzer targets, 10 s each), and ends with
 # a "N passed, N failed" line. Tests that need the CUDA toolkit are skipped
@@ -42,6 +43,14 @@ fi
 # checked without a cluster, with the agent bazel built above.
 total=$((total + 1))
 if ! ./tests/deploy_files_test.sh; then
+  failed=$((failed + 1))
+  status=1
+fi
+# As a new user has it: deploy/install.sh into a fresh prefix, the Python
+# wheel into venvs, a C program built against the prefix, the man pages
+# (outside bazel: install.sh runs bazel).
+total=$((total + 1))
+if ! ./tests/installed_test.sh; then
   failed=$((failed + 1))
   status=1
 fi

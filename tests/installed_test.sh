@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Meridian as a new user has it: deploy/install.sh into a fresh prefix, then
+# only what README.md and docs/ say to do with that prefix, checked by what
+# comes back.
+#   1. The Python package: `pip install --no-index --find-links
+#      PREFIX/lib/meridian/python meridian` into a venv of Debian's Python
+#      and of a pyenv Python (where one is), importing the installed copy,
+#      and nothing written into the prefix.
+#   2. A C program annotated with the C API (examples/annotated.c), built
+#      against PREFIX/include and PREFIX/lib both ways docs/agent.md gives
+#      (linked with an rpath; MERIDIAN_PROBE_OPTIONAL without linking), run
+#      untraced and under PREFIX/bin/meridian run: exact spans exported.
+#   3. The man pages of meridian and of both daemons.
+# Outside bazel (install.sh runs bazel itself); tests/run.sh runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d /tmp/meridian-installed-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "installed_test: FAIL: $*" >&2; exit 1; }
+
+prefix="$work/prefix"
+./deploy/install.sh "$prefix" >"$work/install.log" 2>&1 ||
+  { tail -30 "$work/install.log" >&2; fail "deploy/install.sh $prefix"; }
+listing() { (cd "$prefix" && find . -printf '%p %s %T@\n' | sort); }
+before=$(listing)
+
+# 1. The Python package, as README.md installs it.
+pip_install() {  # pip_install PYTHON: the documented command
+  env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null "$1" -m pip install \
+    --no-index --find-links "$prefix/lib/meridian/python" meridian \
+    >"$work/pip.log" 2>&1 || { cat "$work/pip.log" >&2; fail "pip install with $1"; }
+}
+venv_imports() {  # venv_imports BASE_PYTHON NAME
+  "$1" -m venv "$work/$2" || fail "$1 -m venv"
+  pip_install "$work/$2/bin/python"
+  local site got
+  site=$("$work/$2/bin/python" -I -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  got=$(env -u PYTHONPATH "$work/$2/bin/python" -I -c 'import meridian; print(meridian.__file__)')
+  [ "$got" = "$site/meridian/__init__.py" ] || fail "$2 imports meridian from $got"
+}
+venv_imports /usr/bin/python3 debian-venv
+pythons=0
+pyenv_root=${PYENV_ROOT:-$(getent passwd "$(id -u)" | cut -d: -f6)/.pyenv}
+for candidate in "$pyenv_root"/versions/3.*/bin/python3; do
+  [ -x "$candidate" ] || continue
+  "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 8))' || continue
+  pythons=$((pythons + 1))
+  venv_imports "$candidate" "pyenv-venv-$pythons"
+done
+echo "installed_test: the wheel installed into Debian's Python and $pythons pyenv Pythons"
+
+# 2. The C API, both ways.
+cc=${CC:-cc}
+"$cc" -Wall -Werror -I "$prefix/include" examples/annotated.c -o "$work/linked" \
+  -L "$prefix/lib" -lmeridian_probe -Wl,-rpath,"$prefix/lib" ||
+  fail "the linked build docs/agent.md gives"
+"$cc" -Wall -Werror -DMERIDIAN_PROBE_OPTIONAL -I "$prefix/include" \
+  examples/annotated.c -o "$work/optional" || fail "the optional build docs/agent.md gives"
+if nm -D --undefined-only "$work/optional" | grep -q ' U meridian_'; then
+  fail "the optional build needs the probe: $(nm -D "$work/optional" | grep meridian_)"
+fi
+# Untraced: each runs and records nothing (no agent).
+for program in linked optional; do
+  [ "$(env -u MERIDIAN_AGENT_SOCKET -u LD_PRELOAD "$work/$program")" = "3 steps, loss 0.125" ] ||
+    fail "$program untraced"
+done
+
+# start NAME CMD...: CMD in the background, its first output line in $line.
+start() {
+  local name=$1
+  shift
+  mkfifo "$work/$name.fifo"
+  "$@" >"$work/$name.fifo" 2>"$work/$name.log" &
+  pids+=("$!")
+  exec {fd}<"$work/$name.fifo"
+  read -r line <&"$fd" || fail "$name did not start: $(cat "$work/$name.log")"
+}
+start collector "$prefix/bin/meridian-collector" --listen 127.0.0.1:0 --db "$work/m.db"
+addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+meridian=("$prefix/bin/meridian" --collector "$addr")
+export MERIDIAN_AGENT_SOCKET="$work/agent.sock"
+for program in linked optional; do
+  "${meridian[@]}" run --job "c-$program" -- "$work/$program" >"$work/$program.out" 2>&1 ||
+    { cat "$work/$program.out" >&2; fail "meridian run -- $program"; }
+  "${meridian[@]}" export --job "c-$program" -o "$work/$program.json" >/dev/null
+  python3 - "$work/$program.json" >"$work/$program.spans" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+for e in sorted((e for e in events if e["ph"] in ("X", "C")
+                 and not e["name"].startswith("rusage.")),
+                key=lambda e: (e["ts"], e["name"])):
+    args = e.get("args", {})
+    value = "%g" % args[e["name"]] if e["ph"] == "C" else ""
+    print(e["ph"], e["name"], args.get("step", "-"), value)
+PY
+  diff -u - "$work/$program.spans" <<'EOF' >&2 || fail "$program's spans"
+X step 0 
+X compute 0 
+C loss 0 0.5
+X step 1 
+X compute 1 
+C loss 1 0.25
+X step 2 
+X compute 2 
+C loss 2 0.125
+EOF
+done
+echo "installed_test: examples/annotated.c built both ways against the prefix, traced"
+
+# 3. Man pages of every program a user runs.
+for page in meridian meridian-run meridian-collector meridian-agent meridian-synth; do
+  file="$prefix/share/man/man1/$page.1"
+  [ -s "$file" ] || fail "no man page $file"
+  head -20 "$file" | grep -qi "^\.TH \"\?${page}\"\? " || fail "$file has no .TH $page"
+done
+for daemon in meridian-collector meridian-agent meridian-synth; do
+  for flag in $("$prefix/bin/$daemon" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+    grep -qF -- "${flag//-/\\-}" "$prefix/share/man/man1/$daemon.1" ||
+      fail "man $daemon does not name $flag"
+  done
+done
+
+[ "$(listing)" = "$before" ] || fail "something wrote into the installed prefix"
+echo "installed_test: passed"
