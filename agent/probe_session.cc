@@ -318,6 +318,10 @@ size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
           AddCallsite(builder, r.callsite, &c);
         }
         AddExtra(builder, r, wall_start, dur, time, &c);
+        if ((r.flags & ProbeRecord::kRecvPeer) &&
+            !(r.flags & ProbeRecord::kHasSeq)) {
+          AddReceive(builder, r, &c);
+        }
       }
       if (n < want) break;
     }
@@ -395,6 +399,22 @@ void ProbeSession::AddExtra(BatchBuilder* builder, const ProbeRecord& r,
   } else {
     return;
   }
+  span->AddArg(arg);
+}
+
+// A Sendrecv's receive (kRecvPeer) as the "recv_peer" and "recv_tag" integer
+// args (query/ops/mpi_args.h), if both are ranks and tags can be (>= 0).
+void ProbeSession::AddReceive(BatchBuilder* builder, const ProbeRecord& r,
+                              SpanColumns* span) {
+  const auto source = static_cast<int32_t>(static_cast<uint32_t>(r.seq));
+  const auto tag = static_cast<int32_t>(static_cast<uint32_t>(r.seq >> 32));
+  if (source < 0 || tag < 0) return;
+  ChunkArg arg;
+  arg.key = builder->String("recv_peer");
+  arg.value = source;
+  span->AddArg(arg);
+  arg.key = builder->String("recv_tag");
+  arg.value = tag;
   span->AddArg(arg);
 }
 

@@ -131,6 +131,9 @@ class ProbeSession {
   void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t wall_start,
                 int64_t dur, const NodeTimeMap& time, SpanColumns* span);
   void AddArgs(BatchBuilder* builder, uint32_t args, SpanColumns* span);
+  // A Sendrecv's receive (ProbeRecord::kRecvPeer) as its span's args.
+  void AddReceive(BatchBuilder* builder, const ProbeRecord& r,
+                  SpanColumns* span);
   void AddCallsite(BatchBuilder* builder, uint32_t callsite, SpanColumns* span);
 
   // The region's header, for its atomics only (counters, ring slots, trace

@@ -292,6 +292,49 @@ TEST(ProbeSessionTest, CallTimeAndSentBytesBecomeArgs) {
   EXPECT_EQ(batch.spans(4).args_size(), 0);  // too_many
 }
 
+TEST(ProbeSessionTest, ASendrecvsReceiveBecomesArgs) {
+  FakeProbe probe;
+  const uint32_t sendrecv = AppendString(probe.header, "MPI_Sendrecv", 12);
+  SpanRingWriter main = probe.Ring(0, 77);
+  ProbeRecord a = Record(sendrecv, 1000);
+  a.peer = 1;
+  a.tag = 7;
+  a.seq = uint64_t{9} << 32 | 3;  // from rank 3, tag 9
+  a.flags =
+      ProbeRecord::kHasPeer | ProbeRecord::kHasTag | ProbeRecord::kRecvPeer;
+  main.Push(a);
+  ProbeRecord negative = a;  // a source or tag no MPI gives: no args
+  negative.seq = uint64_t{9} << 32 | 0xffffffffu;
+  main.Push(negative);
+  ProbeRecord negative_tag = a;
+  negative_tag.seq = uint64_t{0x80000000u} << 32 | 3;
+  main.Push(negative_tag);
+  ProbeRecord with_seq = a;  // a collective's seq is no receive
+  with_seq.flags |= ProbeRecord::kHasSeq;
+  main.Push(with_seq);
+
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "node-1");
+  ASSERT_TRUE(session.ok()) << session.status();
+  BatchBuilder builder("agent");
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 4u);
+  EXPECT_EQ((*session)->invalid_records(), 0u);
+  v1::Batch batch = Spans(builder.Take());
+  ASSERT_EQ(batch.spans_size(), 4);
+  const v1::Span& first = batch.spans(0);
+  EXPECT_EQ(first.peer(), 1);
+  EXPECT_EQ(first.tag(), 7);
+  EXPECT_FALSE(first.has_seq());
+  ASSERT_EQ(first.args_size(), 2);
+  EXPECT_EQ(batch.strings(first.args(0).key()), "recv_peer");
+  EXPECT_EQ(first.args(0).int_(), 3);
+  EXPECT_EQ(batch.strings(first.args(1).key()), "recv_tag");
+  EXPECT_EQ(first.args(1).int_(), 9);
+  EXPECT_EQ(batch.spans(1).args_size(), 0);
+  EXPECT_EQ(batch.spans(2).args_size(), 0);
+  EXPECT_EQ(batch.spans(3).args_size(), 0);
+  EXPECT_EQ(batch.spans(3).seq(), a.seq);
+}
+
 TEST(ProbeSessionTest, CallSitesBecomeNamedArgs) {
   FakeProbe probe;
   const uint32_t send = AppendString(probe.header, "MPI_Send", 8);

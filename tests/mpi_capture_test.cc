@@ -826,6 +826,10 @@ void ExpectSharedPointToPoint(const std::vector<Row>& rows, int rank) {
   EXPECT_EQ(sendrecv.span.bytes, 24);
   EXPECT_EQ(IntArg(sendrecv.span, "send_bytes"), 12);
   EXPECT_EQ(sendrecv.span.peer, ring.right);
+  EXPECT_EQ(sendrecv.span.tag, 5);
+  // Its receive (MPI_STATUS_IGNORE given: the probe reads its own status).
+  EXPECT_EQ(IntArg(sendrecv.span, "recv_peer"), ring.left);
+  EXPECT_EQ(IntArg(sendrecv.span, "recv_tag"), 5);
 }
 
 // Two Pcontrol instants, levels 0 then 1; the resource use counters at
@@ -2589,6 +2593,69 @@ void ExpectNeighborEdge(const std::string& db, const std::string& address,
   EXPECT_EQ(found, 1) << json;
 }
 
+// What tests/mpi_edges.cc sendrecv recorded as job `job`: a halo exchange
+// on a ring, each rank's MPI_Sendrecv a send to its right and a receive
+// from its left (rank 3's from MPI_ANY_SOURCE, MPI_ANY_TAG: recorded as
+// received). Rank 2 computes 80 ms before it; rank 3, which receives from
+// rank 2, waits there, then computes. The step's path runs through rank
+// 2's compute, the message to rank 3 and rank 3's compute; the stragglers
+// report matches the step's four messages, rank 3 having waited for rank 2.
+void ExpectSendrecvEdge(const std::string& db, const std::string& address,
+                        const std::map<std::string, std::string>& env,
+                        const std::string& job) {
+  const std::vector<Row> rows = ReadJob(db, job);
+  for (int rank = 0; rank < 4; ++rank) {
+    const Row r = One(rows, rank, "MPI_Sendrecv");
+    EXPECT_EQ(r.span.peer, (rank + 1) % 4) << rank;
+    EXPECT_EQ(r.span.tag, 7) << rank;
+    EXPECT_EQ(IntArg(r.span, "recv_peer"), (rank + 3) % 4) << rank;
+    EXPECT_EQ(IntArg(r.span, "recv_tag"), 7) << rank;
+  }
+  ExpectPathFrom(CriticalPathOf(address, env, job, 0),
+                 {{2, "compute", "compute"},
+                  {3, "communication", "MPI_Sendrecv"},
+                  {3, "compute", "post"}});
+  Child stragglers = Spawn({Runfile("cli/meridian"), "--collector", address,
+                            "stragglers", "--job", job, "--json"},
+                           env, /*merge_stderr=*/false);
+  const std::string json = stragglers.ReadAll();
+  ASSERT_EQ(stragglers.Wait(), 0) << json;
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  EXPECT_EQ(parsed.fields().at("messages").number_value(), 4) << json;
+  for (const auto& v : parsed.fields().at("ranks").list_value().values()) {
+    const auto& r = v.struct_value().fields();
+    const int rank = static_cast<int>(r.at("rank").number_value());
+    auto field = [&r](const char* name) {
+      auto it = r.find(name);
+      return it == r.end() ? 0.0 : it->second.number_value();
+    };
+    if (rank == 2) {
+      EXPECT_GT(field("late_sender_wait_ns"), 0) << json;
+    } else if (rank == 3) {
+      EXPECT_GT(field("waited_ns"), 0) << json;
+    }
+  }
+  // The step's graph: the four messages, at least the one rank 3's end
+  // waited for drawn as binding (a receive that began before its send did
+  // is bound to it too, as scheduling has it).
+  const std::string dot = absl::StrCat(db, ".", job, ".dot");  // beside it
+  Child graph = Spawn({Runfile("cli/meridian"), "--collector", address, "graph",
+                       "--job", job, "--step", "0", "-o", dot},
+                      env, /*merge_stderr=*/true);
+  const std::string graph_out = graph.ReadAll();
+  ASSERT_EQ(graph.Wait(), 0) << graph_out;
+  std::ifstream in(dot);
+  int messages = 0, bound = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("type=\"message\"") == std::string::npos) continue;
+    ++messages;
+    if (line.find("binding=true") != std::string::npos) ++bound;
+  }
+  EXPECT_EQ(messages, 4);
+  EXPECT_GE(bound, 1);
+}
+
 // What tests/mpi_edges.cc rma recorded as job `job`. Step 0: rank 1
 // computes 80 ms before its Put and the epoch-ending MPI_Win_fence, which
 // every rank leaves after it came; rank 3 then computes. Step 1: rank 0
@@ -2717,6 +2784,10 @@ TEST_F(MpiCaptureTest, CriticalPathCrossesANeighborCollectiveEdge) {
   CheckEdges("neighbor", ExpectNeighborEdge);
 }
 
+TEST_F(MpiCaptureTest, CriticalPathCrossesASendrecvMessage) {
+  CheckEdges("sendrecv", ExpectSendrecvEdge);
+}
+
 TEST_F(MpiCaptureTest, CriticalPathCrossesFenceAndLockEpochEdges) {
   CheckEdges("rma", ExpectRmaEdges);
 }
@@ -2745,11 +2816,12 @@ TEST_F(MpiCaptureTest, CriticalPathCrossesTheSameEdgesUnderMpich) {
   StartCollector();
   Child agent = StartAgent();
   env_["MPIEXEC_TIMEOUT"] = "120";  // Hydra's --timeout
-  for (const char* mode : {"neighbor", "rma", "locks", "pscw"}) {
+  for (const char* mode : {"neighbor", "sendrecv", "rma", "locks", "pscw"}) {
     const std::string job = absl::StrCat("mpich-", mode);
     ASSERT_TRUE(Traced(job, {mpiexec, "-n", "4", edges, mode}));
   }
   ExpectNeighborEdge(db_, address_, env_, "mpich-neighbor");
+  ExpectSendrecvEdge(db_, address_, env_, "mpich-sendrecv");
   ExpectRmaEdges(db_, address_, env_, "mpich-rma");
   ExpectLockEdges(db_, address_, env_, "mpich-locks");
   ExpectPscwEdge(db_, address_, env_, "mpich-pscw");

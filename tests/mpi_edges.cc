@@ -10,6 +10,12 @@
 //       receives from r-1 and sends to r+1): rank 2 computes 80 ms
 //       ("compute"), everyone calls MPI_Neighbor_alltoall, rank 3 then
 //       computes 80 ms ("post"). Rank 3 waited for its in-neighbor, rank 2.
+//   mpi_edges sendrecv
+//       step 0, a halo exchange on a ring: every rank calls MPI_Sendrecv,
+//       sending to r+1 (tag 7) and receiving from r-1; rank 2 computes
+//       80 ms before it, rank 3 (which receives, with MPI_ANY_SOURCE and
+//       MPI_ANY_TAG, from rank 2) computes 80 ms after it. Rank 3 waited
+//       for rank 2's send.
 //   mpi_edges rma
 //       a window of 4 ints per rank. Step 0, a fence epoch: rank 1 computes
 //       80 ms, everyone puts one int to its right and calls MPI_Win_fence
@@ -135,6 +141,22 @@ void Neighbor(int right, int left) {
   MPI_Wait(&told, MPI_STATUS_IGNORE);
   Check(in == left, "neighbor_alltoall");
   MPI_Comm_free(&ring);
+}
+
+void Sendrecv(int right, int left) {
+  MPI_Request told = InPlace(2);
+  BeginStep(0);
+  if (g_rank == 2) Compute("compute", kComputeMs);
+  int out = g_rank, in = -1;
+  MPI_Status status;
+  MPI_Sendrecv(&out, 1, MPI_INT, right, 7, &in, 1, MPI_INT,
+               g_rank == 3 ? MPI_ANY_SOURCE : left,
+               g_rank == 3 ? MPI_ANY_TAG : 7, MPI_COMM_WORLD, &status);
+  if (g_rank == 3) Compute("post", kPostMs);
+  EndStep();
+  MPI_Wait(&told, MPI_STATUS_IGNORE);
+  Check(in == left && status.MPI_SOURCE == left && status.MPI_TAG == 7,
+        "sendrecv");
 }
 
 // Step 1's lock epochs (see the top).
@@ -334,6 +356,8 @@ int main(int argc, char** argv) {
   const int right = (g_rank + 1) % 4, left = (g_rank + 3) % 4;
   if (argc == 2 && strcmp(argv[1], "neighbor") == 0) {
     Neighbor(right, left);
+  } else if (argc == 2 && strcmp(argv[1], "sendrecv") == 0) {
+    Sendrecv(right, left);
   } else if (argc == 2 && strcmp(argv[1], "rma") == 0) {
     Rma(right);
   } else if (argc == 2 && strcmp(argv[1], "locks") == 0) {
@@ -341,7 +365,7 @@ int main(int argc, char** argv) {
   } else if (argc == 2 && strcmp(argv[1], "pscw") == 0) {
     Pscw();
   } else {
-    fprintf(stderr, "usage: mpi_edges neighbor|rma|locks|pscw\n");
+    fprintf(stderr, "usage: mpi_edges neighbor|sendrecv|rma|locks|pscw\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();

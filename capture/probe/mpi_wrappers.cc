@@ -791,15 +791,24 @@ void RecordPointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
   probe::Emit(PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes));
 }
 
-// A blocking call that sends `sent` of its `bytes` and receives the rest
-// (Sendrecv): the sent bytes go with the record (kExtraSendBytes).
+// A blocking call that sends `sent` of its `bytes` to `peer` with `tag` and
+// receives the rest from `source` with `recv_tag` (Sendrecv; both as
+// received, from the status): the sent bytes go with the record
+// (kExtraSendBytes), and the receive's source and tag (kRecvPeer) unless
+// it received nothing (MPI_PROC_NULL).
 void RecordSendReceive(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
-                       int64_t bytes, int64_t sent) {
+                       int source, int recv_tag, int64_t bytes, int64_t sent) {
   const int64_t end = probe::Now();
-  ProbeRecord r =
-      PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes);
+  const CommInfo* info = Comm(comm);
+  ProbeRecord r = PointToPointRecord(op, start, end, info, peer, tag, bytes);
   r.extra = sent;
   r.flags |= ProbeRecord::kExtraSendBytes;
+  const int32_t from = WorldRankOf(info, source);
+  if (from >= 0 && recv_tag >= 0) {
+    r.seq = static_cast<uint64_t>(static_cast<uint32_t>(from)) |
+            static_cast<uint64_t>(static_cast<uint32_t>(recv_tag)) << 32;
+    r.flags |= ProbeRecord::kRecvPeer;
+  }
   probe::Emit(r);
 }
 
@@ -1364,7 +1373,8 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
   return rc;
 }
 
-// Sendrecv: peer and tag of the send; bytes of both buffers.
+// Sendrecv: peer and tag of the send, source and tag of the receive (as
+// received); bytes of both buffers.
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  int dest, int sendtag, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
@@ -1373,12 +1383,16 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                          recvcount, recvtype, source, recvtag, comm, status);
   }
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
   const int rc =
       PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                    recvcount, recvtype, source, recvtag, comm, status);
+                    recvcount, recvtype, source, recvtag, comm, s);
   const int64_t sent = TypeBytes(sendcount, sendtype);
   RecordSendReceive(kSendrecv, start, comm, dest, sendtag,
+                    source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                    recvtag == MPI_ANY_TAG ? s->MPI_TAG : recvtag,
                     sent + TypeBytes(recvcount, recvtype), sent);
   return rc;
 }
@@ -1390,10 +1404,14 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
     return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
                                  recvtag, comm, status);
   }
+  MPI_Status own;
+  MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const int64_t start = probe::Now();
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
-                                       recvtag, comm, status);
+                                       recvtag, comm, s);
   RecordSendReceive(kSendrecv_replace, start, comm, dest, sendtag,
+                    source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                    recvtag == MPI_ANY_TAG ? s->MPI_TAG : recvtag,
                     2 * TypeBytes(count, type), TypeBytes(count, type));
   return rc;
 }

@@ -42,6 +42,11 @@ struct ProbeRecord {
     // Not an event: the ring changed hands (process_region.h). `peer` is
     // the thread id of the ring's new owner, whose records follow.
     kOwner = 1 << 10,
+    // A call that also receives (MPI_Sendrecv): `seq` holds the receive's
+    // source (a world rank, the low 32 bits) and its tag (the high 32
+    // bits), both >= 0, as received; `peer` and `tag` are the send's.
+    // Never with kHasSeq.
+    kRecvPeer = 1 << 11,
   };
 
   int64_t start_ns;

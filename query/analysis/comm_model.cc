@@ -88,7 +88,13 @@ std::optional<int64_t> ModelTimeNs(const CommModel& model,
   const double a = static_cast<double>(model.latency_ns);
   const double nb = static_cast<double>(std::max<int64_t>(bytes, 0)) * 1e9 /
                     model.bytes_per_s;  // ns
-  if (shape == Shape::kMessage) return std::llround(std::min(a + nb, 9e18));
+  // A Sendrecv's bytes are both directions' (mpi_wrappers.cc), which move
+  // at once: the time of one direction's, half of them (exact for the
+  // symmetric exchange of a halo).
+  if (shape == Shape::kMessage) {
+    return std::llround(
+        std::min(a + (role == SpanRole::kSendRecv ? nb / 2 : nb), 9e18));
+  }
   const double p = std::max(ranks, 1);
   const double log = p > 1 ? std::ceil(std::log2(p)) : 0;
   const bool ring = model.algorithm == CommModel::Algorithm::kRing;

@@ -9,6 +9,8 @@
 //
 //   operation                      ring                     tree
 //   message (send, receive)        a + n b                  a + n b
+//   Sendrecv(_replace) (n: both    a + n b / 2              a + n b / 2
+//     directions, which move at once)
 //   Allreduce                      2(p-1)(a + n b / p)      2L(a + n b)
 //   Allgather, Alltoall,           (p-1)(a + n b)           L a + (p-1) n b
 //     Reduce_scatter_block (n: one member's block)

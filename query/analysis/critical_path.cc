@@ -70,14 +70,19 @@ struct PathWalk::Builder {
 
 namespace {
 
-// The sender a receive (or a Wait completing receives) heard from, or -1.
+// The sender a receive, a Sendrecv (or a Wait completing receives) heard
+// from, or -1.
 int32_t PeerOf(const DependencyGraph& graph, int64_t index, int32_t binding) {
   const std::vector<JobSpan>& all = graph.spans().spans();
   const JobSpan& span = all[index];
   if (binding >= 0) {
-    return all[binding].role == SpanRole::kSend ? all[binding].rank : -1;
+    const SpanRole role = all[binding].role;
+    return role == SpanRole::kSend || role == SpanRole::kSendRecv
+               ? all[binding].rank
+               : -1;
   }
   if (span.role == SpanRole::kRecv) return span.peer;
+  if (span.role == SpanRole::kSendRecv) return span.recv.peer;
   if (span.role == SpanRole::kWait) {
     int32_t peer = -1;
     for (int32_t a : graph.Completes(index)) {

@@ -18,11 +18,8 @@ DependencyGraph::DependencyGraph(const JobSpans& spans)
     : spans_(&spans),
       end_binding_(spans.spans().size(), -1),
       launch_(spans.spans().size(), -1),
-      mpi_(static_cast<int32_t>(spans.spans().size()), [&spans](int32_t i) {
-        const JobSpan& s = spans.spans()[i];
-        return MpiOp{s.role, s.rank,    s.peer,  s.tag, s.comm,
-                     s.seq,  s.has_seq, s.start, s.end, spans.sources(s)};
-      }) {
+      mpi_(static_cast<int32_t>(spans.spans().size()),
+           [&spans](int32_t i) { return spans.MpiOpOf(spans.spans()[i]); }) {
   BuildPieces();
   BindMpiEnds();
   BuildLaunches();

@@ -52,8 +52,7 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
   s.tag = span.tag.value_or(0);
   s.category = catalog_->ops[s.op].category;
   s.role = RoleOfSpan(op_role_[s.op], span);
-  if ((s.role == SpanRole::kSend || s.role == SpanRole::kRecv) &&
-      !PairsMessage(message_steps_, span.step)) {
+  if (IsMessage(s.role) && !PairsMessage(message_steps_, span.step)) {
     s.role = SpanRole::kNone;
   }
   if (ListsRanks(s.role)) {
@@ -62,9 +61,24 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
   s.async = op_async_[s.op];
   s.has_step = span.step.has_value();
   s.step = span.step.value_or(0);
-  s.has_seq = span.seq.has_value();
-  s.seq = span.seq.value_or(0);
+  if (s.role == SpanRole::kSendRecv) {
+    const std::optional<ReceiveHalf> receive = SendrecvReceive(span);
+    s.recv = {receive ? receive->peer : -1, receive ? receive->tag : 0};
+  } else {
+    s.has_seq = span.seq.has_value();
+    s.seq = span.seq.value_or(0);
+  }
   spans_.push_back(s);
+}
+
+MpiOp JobSpans::MpiOpOf(const JobSpan& s) const {
+  MpiOp op{s.role,    s.rank,  s.peer, s.tag,     s.comm, s.has_seq ? s.seq : 0,
+           s.has_seq, s.start, s.end,  sources(s)};
+  if (s.role == SpanRole::kSendRecv) {
+    op.recv_peer = s.recv.peer;
+    op.recv_tag = s.recv.tag;
+  }
+  return op;
 }
 
 void JobSpans::Finish() {

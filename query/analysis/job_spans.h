@@ -40,7 +40,17 @@ struct JobSpan {
   int64_t step = 0;  // valid if has_step
   int64_t bytes = 0;
   uint64_t comm = 0;
-  uint64_t seq = 0;  // valid if has_seq
+  // A collective's instance (valid if has_seq); a Sendrecv's (kSendRecv,
+  // which has no seq) receive instead: the source (-1: none known) and the
+  // tag, which the 88 bytes of a span have no other room for.
+  struct Receive {
+    int32_t peer;
+    int32_t tag;
+  };
+  union {
+    uint64_t seq = 0;
+    Receive recv;
+  };
   uint64_t correlation = 0;
   int32_t track = 0;  // index into JobSpans::tracks()
   int32_t op = 0;     // index into the catalog's ops
@@ -138,6 +148,8 @@ class JobSpans {
   absl::Span<const int32_t> sources(const JobSpan& span) const {
     return source_lists_.Get(span.sources);
   }
+  // The span as MPI matching sees it (mpi_semantics.h).
+  MpiOp MpiOpOf(const JobSpan& span) const;
   // A copy in which span i of spans() is at [start[i], end[i]) (a replay's
   // prediction), sorted again; both as long as spans().
   JobSpans Retimed(absl::Span<const int64_t> start,

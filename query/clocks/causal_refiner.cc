@@ -34,6 +34,7 @@ void CausalRefiner::Add(const CausalSpan& span) {
   if (!Orders(span.role)) return;
   spans_.push_back(span);
   spans_.back().sources = {};  // the caller's storage
+  if (span.role == SpanRole::kSendRecv) has_sendrecv_ = true;
   sources_.push_back(span.sources.empty()
                          ? -1
                          : source_lists_.Add(std::vector<int32_t>(
@@ -177,7 +178,9 @@ std::vector<bool> CausalRefiner::Settle(absl::FunctionRef<bool(int32_t)> final,
     if (IsCollective(s.role)) {
       matches = s.seq.has_value() && s.comm != 0;
     } else if (IsMessage(s.role)) {
-      matches = s.rank >= 0 && s.peer >= 0;
+      matches =
+          s.rank >= 0 &&
+          (s.peer >= 0 || (s.role == SpanRole::kSendRecv && s.recv_peer >= 0));
     } else {
       matches = s.rank >= 0 && s.comm != 0;
     }
@@ -201,13 +204,71 @@ std::vector<bool> CausalRefiner::Settle(absl::FunctionRef<bool(int32_t)> final,
     const CausalSpan& first = spans_[members[0]];
     into->Close(first.comm, first.seq.value_or(0));
   }
+  const std::vector<bool> settles = SettlingMessages(final);
   for (size_t m = 0; m < groups.messages().size(); ++m) {
+    if (!settles[m]) continue;
     const auto [send, recv] = groups.messages()[m];
-    if (!final(send) || !final(recv)) continue;
     AddSettled(groups.MessageGroup(m), into);
     open[send] = open[recv] = false;
   }
   return open;
+}
+
+std::vector<bool> CausalRefiner::SettlingMessages(
+    absl::FunctionRef<bool(int32_t)> final) const {
+  const auto& messages = matching_->messages();
+  std::vector<bool> settles(messages.size());
+  for (size_t m = 0; m < messages.size(); ++m) {
+    settles[m] = final(messages[m].first) && final(messages[m].second);
+  }
+  if (!has_sendrecv_) return settles;
+  // A Sendrecv is the send of one message and the receive of another: it
+  // leaves the open spans only once both settle, and a message settles only
+  // with both of its spans. Settling one half alone would leave the other
+  // to be paired again, next update, with a later span of its channel.
+  // Each Sendrecv's messages (at most two), then drop, until none changes,
+  // every message one of whose spans keeps a half open.
+  absl::flat_hash_map<int32_t, std::pair<int32_t, int32_t>> of_span;
+  auto halves = [this](int32_t i) {
+    const CausalSpan& s = spans_[i];
+    return static_cast<int>(s.peer >= 0) + static_cast<int>(s.recv_peer >= 0);
+  };
+  for (size_t m = 0; m < messages.size(); ++m) {
+    for (const int32_t i : {messages[m].first, messages[m].second}) {
+      if (spans_[i].role != SpanRole::kSendRecv) continue;
+      auto [it, added] = of_span.try_emplace(i, static_cast<int32_t>(m), -1);
+      if (!added) it->second.second = static_cast<int32_t>(m);
+    }
+  }
+  // Whether span i can leave: every half of it in a message that settles.
+  auto leaves = [&](int32_t i) {
+    if (spans_[i].role != SpanRole::kSendRecv) return true;
+    const auto [a, b] = of_span.at(i);
+    const int settled = static_cast<int>(a >= 0 && settles[a]) +
+                        static_cast<int>(b >= 0 && settles[b]);
+    return settled == halves(i);
+  };
+  std::vector<int32_t> work;
+  for (size_t m = 0; m < messages.size(); ++m) {
+    if (settles[m]) work.push_back(static_cast<int32_t>(m));
+  }
+  while (!work.empty()) {
+    const int32_t m = work.back();
+    work.pop_back();
+    if (!settles[m]) continue;
+    const auto [send, recv] = messages[m];
+    if (leaves(send) && leaves(recv)) continue;
+    settles[m] = false;
+    // Its Sendrecvs' other messages may no longer settle.
+    for (const int32_t i : {send, recv}) {
+      auto it = of_span.find(i);
+      if (it == of_span.end()) continue;
+      for (const int32_t other : {it->second.first, it->second.second}) {
+        if (other >= 0 && other != m && settles[other]) work.push_back(other);
+      }
+    }
+  }
+  return settles;
 }
 
 Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns,
@@ -223,7 +284,9 @@ Refinement CausalRefiner::Solve(absl::Span<const int64_t> uncertainty_ns,
                  s.seq.has_value(),
                  s.start,
                  s.end,
-                 source_lists_.Get(sources_[i])};
+                 source_lists_.Get(sources_[i]),
+                 s.recv_peer,
+                 s.recv_tag};
   });
   const MpiMatching& groups = *matching_;
   Refinement result;

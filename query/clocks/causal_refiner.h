@@ -64,9 +64,11 @@ struct CausalSpan {
   uint64_t comm = 0;
   uint32_t comm_size = 0;       // 0: unknown
   std::optional<uint64_t> seq;  // collectives
-  int32_t peer = -1;  // root (rooted collectives), destination or source
-  int32_t tag = 0;    // point-to-point
-  int64_t start = 0;  // collector-clock ns
+  int32_t peer = -1;       // root (rooted collectives), destination or source
+  int32_t tag = 0;         // point-to-point
+  int32_t recv_peer = -1;  // a Sendrecv's receive: its source (-1: none)
+  int32_t recv_tag = 0;    // ... and tag
+  int64_t start = 0;       // collector-clock ns
   int64_t end = 0;
   uint64_t id = 0;  // the caller's name for the span (see adjustments)
   // Neighbor collectives: the world ranks of the in-neighbors; Win_post,
@@ -130,6 +132,10 @@ class CausalRefiner {
                            int64_t instances_before, SettledGroups* into) const;
 
  private:
+  // After Solve: which matched messages Settle moves, those whose spans
+  // are `final`, and whose Sendrecvs' other messages move too.
+  std::vector<bool> SettlingMessages(
+      absl::FunctionRef<bool(int32_t)> final) const;
   // Whether `group` is ordered by matching alone, not by its times.
   bool ByOrder(const MpiMatching::Group& group) const;
   // The violated constraints with corrections x; *constraints: how many.
@@ -159,6 +165,7 @@ class CausalRefiner {
   // (a, b) -> w: x_a - x_b <= w, for the pairs a constraint names.
   absl::flat_hash_map<std::pair<int, int>, int64_t> bound_;
   std::vector<CausalSpan> spans_;  // their sources cleared: see below
+  bool has_sendrecv_ = false;      // a span of kSendRecv was added
   std::vector<int32_t> sources_;   // per span, its list in source_lists_
   SourceLists source_lists_;
 };

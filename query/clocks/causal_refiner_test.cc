@@ -37,6 +37,14 @@ CausalSpan PointToPoint(Kind kind, int node, int rank, int peer, int64_t start,
   return s;
 }
 
+// A Sendrecv of `rank` on `node` with the other rank (tag 5 both ways).
+CausalSpan Exchange(int node, int rank, int other, int64_t start, int64_t end) {
+  CausalSpan s = PointToPoint(Kind::kSendRecv, node, rank, other, start, end);
+  s.recv_peer = other;
+  s.recv_tag = 5;
+  return s;
+}
+
 // Two barriers on two nodes. The second says x1 - x0 <= -50 (rank 0 ended
 // at 1100, before rank 1 entered at 1150) and x0 - x1 <= 160; the first
 // says x1 - x0 <= 50 and x0 - x1 <= 420. So x1 - x0 is in [-160, -50].
@@ -221,6 +229,49 @@ TEST(CausalRefinerTest, ViolationsWithinOneNodeStayCounted) {
   EXPECT_EQ(r.violations_before, 1);
   EXPECT_EQ(r.violations_after, 1);
   EXPECT_EQ(r.correction_ns, (std::vector<int64_t>{0, 0}));
+}
+
+// Two ranks on two nodes exchange with MPI_Sendrecv: each ends no earlier
+// than the other's started. Rank 1's exchange "ends" at 140, before rank
+// 0's started at 150 (x0 - x1 <= -10); rank 0's ends at 300, after rank 1
+// started at 100 (x1 - x0 <= 200).
+TEST(CausalRefinerTest, ASendrecvBoundsAsTheSendAndTheReceiveItIs) {
+  CausalRefiner refiner(2);
+  refiner.Add(Exchange(0, 0, 1, 150, 300));
+  refiner.Add(Exchange(1, 1, 0, 100, 140));
+  const Refinement r = refiner.Solve({1000, 1000});
+  ASSERT_TRUE(r.refined);
+  EXPECT_EQ(r.constraints, 2);
+  EXPECT_EQ(r.violations_before, 1);
+  EXPECT_EQ(r.violations_after, 0);
+  EXPECT_LE(r.correction_ns[0] - r.correction_ns[1], -10);
+  EXPECT_LE(r.correction_ns[1] - r.correction_ns[0], 200);
+}
+
+// Settling: a message leaves the open spans with both its spans final, and
+// a Sendrecv only once both of its messages do. Rank 0's second exchange
+// (2) is received by rank 1's plain receive (3), both final, but receives
+// from rank 1's send (4), not final yet: neither of 2's messages settles,
+// or its receive, left open alone, would be paired again with a later
+// send of its channel.
+TEST(CausalRefinerTest, ASendrecvSettlesOnlyWithBothOfItsMessages) {
+  CausalRefiner refiner(2);
+  refiner.Add(Exchange(0, 0, 1, 100, 200));                   // 0
+  refiner.Add(Exchange(1, 1, 0, 150, 250));                   // 1
+  refiner.Add(Exchange(0, 0, 1, 300, 400));                   // 2
+  refiner.Add(PointToPoint(Kind::kRecv, 1, 1, 0, 310, 420));  // 3
+  refiner.Add(PointToPoint(Kind::kSend, 1, 1, 0, 900, 910));  // 4
+  refiner.Solve({1000, 1000});
+  SettledGroups settled;
+  std::vector<bool> open =
+      refiner.Settle([](int32_t i) { return i != 4; }, 0, &settled);
+  EXPECT_EQ(open, (std::vector<bool>{false, false, true, true, true}));
+  EXPECT_EQ(settled.groups(), 2);
+  // Once 4 is final, everything settles.
+  SettledGroups all;
+  open = refiner.Settle([](int32_t) { return true; }, 0, &all);
+  EXPECT_EQ(open, (std::vector<bool>(5, false)));
+  EXPECT_EQ(all.groups(), 4);
 }
 
 }  // namespace

@@ -36,6 +36,10 @@ struct EvidenceSpan {
   bool has_seq = false;
   int32_t peer = -1;  // -1: none
   int32_t tag = 0;
+  // A Sendrecv's receive (mpi_args.h SendrecvReceive): its source (-1:
+  // none known) and tag.
+  int32_t recv_peer = -1;
+  int32_t recv_tag = 0;
   std::vector<int32_t> sources;
 };
 

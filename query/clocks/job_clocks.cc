@@ -250,16 +250,15 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
         state->settled.Closed(span.comm, span.seq)) {
       return false;
     }
-    bool send = false;
-    std::optional<ClockSolveState::Channel> channel =
-        ChannelOf(roles, span, &send);
-    if (!channel) continue;
-    auto settled = state->channels.find(*channel);
-    if (settled != state->channels.end() &&
-        span.start_ns <=
-            (send ? settled->second.first : settled->second.second)) {
-      return false;
-    }
+    bool before_settled = false;
+    ForEachChannel(
+        roles, span, [&](const ClockSolveState::Channel& channel, bool send) {
+          auto settled = state->channels.find(channel);
+          before_settled |= settled != state->channels.end() &&
+                            span.start_ns <= (send ? settled->second.first
+                                                   : settled->second.second);
+        });
+    if (before_settled) return false;
   }
   state->mark = std::max(state->mark, *mark);
   for (const auto& [track, start] : fresh.first_start) {
@@ -308,17 +307,21 @@ int64_t JobClocks::AddOrdered(const Roles& roles,
   return dropped;
 }
 
-std::optional<ClockSolveState::Channel> JobClocks::ChannelOf(
-    const Roles& roles, const EvidenceSpan& span, bool* send) {
+void JobClocks::ForEachChannel(
+    const Roles& roles, const EvidenceSpan& span,
+    absl::FunctionRef<void(const ClockSolveState::Channel&, bool)> visit) {
   auto role = roles.of_op.find(span.op_id);
-  if (role == roles.of_op.end() || !IsMessage(role->second)) {
-    return std::nullopt;
-  }
+  if (role == roles.of_op.end() || !IsMessage(role->second)) return;
   auto rank = roles.rank_of_track.find(span.track_id);
   const int32_t own = rank == roles.rank_of_track.end() ? 0 : rank->second;
-  *send = role->second == SpanRole::kSend;
-  return *send ? ClockSolveState::Channel{span.comm, own, span.peer, span.tag}
-               : ClockSolveState::Channel{span.comm, span.peer, own, span.tag};
+  if (role->second != SpanRole::kRecv) {  // a send, or a Sendrecv's send
+    visit({span.comm, own, span.peer, span.tag}, true);
+  }
+  if (role->second == SpanRole::kRecv) {
+    visit({span.comm, span.peer, own, span.tag}, false);
+  } else if (role->second == SpanRole::kSendRecv && span.recv_peer >= 0) {
+    visit({span.comm, span.recv_peer, own, span.recv_tag}, false);
+  }
 }
 
 void JobClocks::Settle(const Roles& roles, const CausalRefiner& refiner,
@@ -382,15 +385,15 @@ void JobClocks::Settle(const Roles& roles, const CausalRefiner& refiner,
       continue;
     }
     ++state->settled_spans;
-    bool send = false;
-    std::optional<ClockSolveState::Channel> channel =
-        ChannelOf(roles, evidence[i], &send);
-    if (!channel) continue;
-    auto [it, added] = state->channels.try_emplace(
-        *channel, std::numeric_limits<int64_t>::min(),
-        std::numeric_limits<int64_t>::min());
-    int64_t& latest = send ? it->second.first : it->second.second;
-    latest = std::max(latest, evidence[i].start_ns);
+    ForEachChannel(roles, evidence[i],
+                   [&](const ClockSolveState::Channel& channel, bool send) {
+                     auto [it, added] = state->channels.try_emplace(
+                         channel, std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::min());
+                     int64_t& latest =
+                         send ? it->second.first : it->second.second;
+                     latest = std::max(latest, evidence[i].start_ns);
+                   });
   }
 }
 
@@ -588,6 +591,12 @@ absl::Status JobClocks::Gather(
     // A neighbor collective's sources or a Win_post's or Win_start's
     // group.
     e.sources = ListedRanks(role->second, span);
+    if (role->second == SpanRole::kSendRecv) {
+      if (const std::optional<ReceiveHalf> r = SendrecvReceive(span)) {
+        e.recv_peer = r->peer;
+        e.recv_tag = r->tag;
+      }
+    }
     add(std::move(e));
     return true;
   };
@@ -620,6 +629,8 @@ CausalSpan JobClocks::ToCausal(const Roles& roles,
   if (span.has_seq) c.seq = span.seq;
   c.peer = span.peer;
   c.tag = span.tag;
+  c.recv_peer = span.recv_peer;
+  c.recv_tag = span.recv_tag;
   const ClockTimeline& timeline = nodes_[c.node].timeline;
   c.start = timeline.ToCollector(span.start_ns);
   c.end = timeline.ToCollector(span.start_ns + span.dur_ns);

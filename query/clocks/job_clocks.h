@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "meridian/v1/query.pb.h"
 #include "query/clocks/causal_refiner.h"
@@ -206,10 +207,12 @@ class JobClocks {
   // is then the refiner's span i; returns how many it dropped.
   int64_t AddOrdered(const Roles& roles, std::vector<EvidenceSpan>* evidence,
                      CausalRefiner* refiner) const;
-  // A send's or receive's channel, and whether it is the send; nullopt for
-  // other spans.
-  static std::optional<ClockSolveState::Channel> ChannelOf(
-      const Roles& roles, const EvidenceSpan& span, bool* send);
+  // Calls `visit` with each channel a span is an end of, and whether it is
+  // the send there: a send's or receive's one, a Sendrecv's send and
+  // receive; none for other spans.
+  static void ForEachChannel(
+      const Roles& roles, const EvidenceSpan& span,
+      absl::FunctionRef<void(const ClockSolveState::Channel&, bool)> visit);
   // The solution to store, of the whole job.
   void SetNewSolution(const JobCatalog& catalog);
   // The earliest shown start, from each track's earliest raw start.

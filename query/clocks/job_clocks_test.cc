@@ -473,5 +473,100 @@ TEST(JobClocksTest, SpansThatWouldChangeSettledGroupsAreSolvedWhole) {
             state.settled_spans + static_cast<int64_t>(state.open.size()));
 }
 
+// A halo exchange of MPI_Sendrecv between rank 0 (node-a) and rank 1
+// (node-b, its clock 40 us behind), an iteration a part, each followed by
+// an Allreduce. In iteration 3 rank 1 receives with a plain MPI_Recv and
+// sends from another thread with MPI_Send, written a part later: rank 0's
+// Sendrecv of iteration 3 has one message settled-ready and one not, and
+// stays open, with its settled-ready message, until both are. Every update
+// is incremental and solves as the whole job.
+TEST(JobClocksTest, SendrecvsSettleWithBothOfTheirMessages) {
+  EvidenceStore evidence = NewEvidenceStore();
+  ASSERT_NE(evidence.writer, nullptr);
+  Store& writer = *evidence.writer;
+  constexpr int64_t kT0 = 1700000000000000000;
+  constexpr int64_t kMs = 1000000;
+  constexpr int64_t kSkew = 40000;  // node-b reads 40 us behind
+  BatchBuilder a("agent-a"), b("agent-b");
+  const int pa = a.DeclareProcess({"evidence", "node-a", 0, 0, 100, 0});
+  const int pb = b.DeclareProcess({"evidence", "node-b", 1, 0, 101, 0});
+  const int ta = a.DeclareTrack(pa, v1::TRACK_KIND_THREAD, 1, "main");
+  const int tb = b.DeclareTrack(pb, v1::TRACK_KIND_THREAD, 1, "main");
+  auto span = [](BatchBuilder& builder, int track, const char* name, int64_t at,
+                 int64_t dur, int peer) {
+    v1::Span* s = builder.AddSpan(track, v1::CATEGORY_MPI, name, at, dur);
+    s->set_comm(1);
+    if (peer >= 0) {
+      s->set_peer(peer);
+      s->set_tag(5);
+    }
+    return s;
+  };
+  auto exchange = [&span](BatchBuilder& builder, int track, int64_t at,
+                          int other) {
+    v1::Span* s = span(builder, track, "MPI_Sendrecv", at, 2 * kMs, other);
+    v1::Arg* peer = s->add_args();
+    peer->set_key(builder.String("recv_peer"));
+    peer->set_int_(other);
+    v1::Arg* tag = s->add_args();
+    tag->set_key(builder.String("recv_tag"));
+    tag->set_int_(5);
+  };
+  auto allreduce = [&span](BatchBuilder& builder, int track, int64_t at,
+                           uint64_t seq) {
+    span(builder, track, "MPI_Allreduce", at, kMs, -1)->set_seq(seq);
+  };
+  ClockSolveState state;
+  state.settle_margin_ns = 0;
+  std::optional<StoredJobResult> stored;
+  std::vector<int64_t> settled, open;
+  int comm_track = -1;
+  for (int k = 0; k < 6; ++k) {
+    SCOPED_TRACE(k);
+    const int64_t t = kT0 + k * 10 * kMs;
+    exchange(a, ta, t, 1);
+    if (k == 3) {
+      span(b, tb, "MPI_Recv", t + 200000 - kSkew, kMs, 0);
+    } else {
+      exchange(b, tb, t + 200000 - kSkew, 0);
+    }
+    if (k == 4) {  // iteration 3's send, late, on a thread of its own
+      comm_track = b.DeclareTrack(pb, v1::TRACK_KIND_THREAD, 2, "comm");
+      span(b, comm_track, "MPI_Send", kT0 + 30 * kMs + kMs - kSkew, 100000, 0);
+    }
+    if (k == 5) {  // the thread goes past its Send: a call matching nothing
+      span(b, comm_track, "MPI_Allreduce", t - kSkew, kMs, -1);
+    }
+    allreduce(a, ta, t + 5 * kMs, k);
+    allreduce(b, tb, t + 5 * kMs - kSkew, k);
+    const v1::Batch part_a = a.Take(), part_b = b.Take();
+    ASSERT_TRUE(writer.Write({&part_a, &part_b}).ok());
+    JobCatalog catalog;
+    auto reader = Reader(evidence.location, &catalog);
+    ASSERT_NE(reader, nullptr);
+    const int64_t full = state.full_solves;
+    auto updated =
+        JobClocks::Update(*reader, catalog, &stored, nullptr, nullptr, &state);
+    ASSERT_TRUE(updated.ok()) << updated.status();
+    EXPECT_EQ(updated->new_solution()->data, WholeSolve(*reader, catalog));
+    EXPECT_EQ(state.full_solves, full + (k == 0 ? 1 : 0));
+    ASSERT_TRUE(
+        writer.SaveClockSolution(catalog.job.id, *updated->new_solution())
+            .ok());
+    stored = updated->new_solution();
+    settled.push_back(state.settled_spans);
+    open.push_back(static_cast<int64_t>(state.open.size()));
+  }
+  // Each part's exchanges settle once the track has gone past them (its
+  // Allreduce started after they ended), the Allreduces a part later (an
+  // instance of unknown size closes only once both ranks went past it).
+  // Part 3: rank 0's exchange and rank 1's Recv wait for the late Send;
+  // part 4 brings it, but it is its thread's latest span (it may still be
+  // followed by an earlier-ending one); part 5's call on that thread, which
+  // matches nothing (no seq) and stays open, settles the three.
+  EXPECT_EQ(settled, (std::vector<int64_t>{2, 6, 10, 12, 16, 23}));
+  EXPECT_EQ(open, (std::vector<int64_t>{2, 2, 2, 4, 5, 3}));
+}
+
 }  // namespace
 }  // namespace meridian

@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
+#include "query/ops/mpi_args.h"
 
 namespace meridian {
 
@@ -172,24 +173,31 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
 }
 
 // A matched message's arrow: "s" at the send's start, "f" (bound to the
-// enclosing slice) at the receive's last nanosecond, one id per message. A
+// enclosing slice) at the receive's last nanosecond, one id per message (a
+// Sendrecv has both: the start of the arrow it sends, the end of the one it
+// received). A
 // blocking receive often starts before its send; it ends after the send
 // started (the export keeps that order), so the arrow points forward.
 void ChromeTraceWriter::AddMessageFlow(const TrackRef& track,
                                        const StoredSpan& span, int64_t start_ns,
                                        int64_t dur_ns) {
-  const std::optional<MessageEnd> m = messages_.Next(
-      role_[span.op_id], track.rank, span.peer, span.tag, span.comm);
-  if (!m) return;
-  absl::StrAppend(&buffer_, ",\n{\"ph\":\"", m->send ? "s" : "f\",\"bp\":\"e",
-                  "\",\"cat\":\"message\",\"name\":\"message\",\"id\":\"",
-                  absl::Hex(m->comm), ":", m->source, ">", m->destination, ":",
-                  m->tag, "#", m->ordinal, "\",\"pid\":", track.pid,
-                  ",\"tid\":", track.tid, ",\"ts\":");
-  const int64_t at =
-      m->send ? start_ns : start_ns + std::max<int64_t>(0, dur_ns - 1);
-  AppendMicros(&buffer_, at - origin_ns_);
-  buffer_.append("}");
+  const SpanRole role = role_[span.op_id];
+  const std::optional<ReceiveHalf> receive =
+      role == SpanRole::kSendRecv ? SendrecvReceive(span) : std::nullopt;
+  messages_.ForEachEnd(
+      role, track.rank, span.peer, span.tag, receive, span.comm,
+      [&](const MessageEnd& m) {
+        absl::StrAppend(&buffer_, ",\n{\"ph\":\"",
+                        m.send ? "s" : "f\",\"bp\":\"e",
+                        "\",\"cat\":\"message\",\"name\":\"message\",\"id\":\"",
+                        absl::Hex(m.comm), ":", m.source, ">", m.destination,
+                        ":", m.tag, "#", m.ordinal, "\",\"pid\":", track.pid,
+                        ",\"tid\":", track.tid, ",\"ts\":");
+        const int64_t at =
+            m.send ? start_ns : start_ns + std::max<int64_t>(0, dur_ns - 1);
+        AppendMicros(&buffer_, at - origin_ns_);
+        buffer_.append("}");
+      });
 }
 
 void ChromeTraceWriter::AddCriticalPath(const v1::CriticalPathReply& path) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
+#include "query/ops/mpi_args.h"
 
 namespace meridian {
 namespace {
@@ -399,12 +400,15 @@ void PerfettoTraceWriter::WriteFlows(ProtoEncoder* e, const Track& track,
     e->Fixed64(event::kFlowIds, LaunchFlowId(track.pid, span.correlation));
   }
   if (message_flows_) {
-    if (std::optional<MessageEnd> m = messages_.Next(
-            op.role, track.rank, span.peer, span.tag, span.comm)) {
-      e->Fixed64(event::kFlowIds,
-                 MessageFlowId(m->comm, m->source, m->destination, m->tag,
-                               m->ordinal));
-    }
+    const std::optional<ReceiveHalf> receive =
+        op.role == SpanRole::kSendRecv ? SendrecvReceive(span) : std::nullopt;
+    messages_.ForEachEnd(
+        op.role, track.rank, span.peer, span.tag, receive, span.comm,
+        [&](const MessageEnd& m) {
+          e->Fixed64(
+              event::kFlowIds,
+              MessageFlowId(m.comm, m.source, m.destination, m.tag, m.ordinal));
+        });
   }
   if (IsCollective(op.role) && span.seq && span.comm != 0) {
     e->Fixed64(event::kFlowIds, CollectiveFlowId(span.comm, *span.seq));

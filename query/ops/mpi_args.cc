@@ -71,6 +71,18 @@ std::vector<int32_t> ListedRanks(SpanRole role, const StoredSpan& span) {
   return {};
 }
 
+std::optional<ReceiveHalf> SendrecvReceive(const StoredSpan& span) {
+  const StoredArg* peer = FindArg(span, "recv_peer");
+  const StoredArg* tag = FindArg(span, "recv_tag");
+  auto valid = [](const StoredArg* arg) {
+    return arg != nullptr && arg->type == StoredArg::Type::kInt &&
+           arg->int_value >= 0 && arg->int_value <= INT32_MAX;
+  };
+  if (!valid(peer) || !valid(tag)) return std::nullopt;
+  return ReceiveHalf{static_cast<int32_t>(peer->int_value),
+                     static_cast<int32_t>(tag->int_value)};
+}
+
 SpanRole RoleOfSpan(SpanRole op_role, const StoredSpan& span) {
   if (op_role != SpanRole::kLock) return op_role;
   const StoredArg* type = FindArg(span, "lock_type");

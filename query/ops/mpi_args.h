@@ -11,6 +11,12 @@
 //   lock_type=exclusive, lock_type=shared
 //                  an MPI_Win_lock's; with MPI_MODE_NOCHECK also nocheck=1
 //                  (the program asserts no conflict: no lock is taken).
+//   recv_peer=R;recv_tag=T
+//                  an MPI_Sendrecv's or MPI_Sendrecv_replace's receive: the
+//                  world rank it received from and the tag, as received
+//                  (MPI_ANY_SOURCE and MPI_ANY_TAG resolved from the
+//                  status); absent if it received from MPI_PROC_NULL. Its
+//                  peer and tag fields are the send's.
 //   group=A,B,C    an MPI_Win_post's (the origins that may access the
 //                  exposure) or MPI_Win_start's (the targets it accesses):
 //                  the world ranks of the group's members, in group order
@@ -33,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -60,6 +67,10 @@ std::vector<int32_t> ParseNeighborSources(absl::string_view text);
 bool ListsRanks(SpanRole role);
 // The ranks a span of `role` lists (above); empty for other roles.
 std::vector<int32_t> ListedRanks(SpanRole role, const StoredSpan& span);
+
+// A Sendrecv's receive from its "recv_peer" and "recv_tag" args; nullopt
+// unless both are integers from 0 to INT32_MAX.
+std::optional<ReceiveHalf> SendrecvReceive(const StoredSpan& span);
 
 // `op_role` (RoleOf the span's operation) as the span's args narrow it: a
 // Win_lock is kLock if it is an exclusive lock actually taken, kSharedLock

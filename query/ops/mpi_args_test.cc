@@ -123,5 +123,38 @@ TEST(MpiArgsTest, EpochGroupsAsTheProbeWritesThem) {
   EXPECT_THAT(ListedRanks(SpanRole::kComplete, post), IsEmpty());
 }
 
+TEST(MpiArgsTest, ASendrecvsReceiveAsTheAgentWritesIt) {
+  StoredSpan span;
+  auto arg = [](const char* key, int64_t value) {
+    StoredArg a;
+    a.key = key;
+    a.type = StoredArg::Type::kInt;
+    a.int_value = value;
+    return a;
+  };
+  EXPECT_FALSE(SendrecvReceive(span).has_value());  // an older probe's
+  span.args = {arg("recv_peer", 3), arg("recv_tag", 9)};
+  const std::optional<ReceiveHalf> r = SendrecvReceive(span);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->peer, 3);
+  EXPECT_EQ(r->tag, 9);
+  // Either missing, negative, too large or not an integer: none.
+  for (const std::vector<StoredArg>& args : std::vector<std::vector<StoredArg>>{
+           {arg("recv_peer", 3)},
+           {arg("recv_tag", 9)},
+           {arg("recv_peer", -1), arg("recv_tag", 9)},
+           {arg("recv_peer", 3), arg("recv_tag", -2)},
+           {arg("recv_peer", int64_t{1} << 31), arg("recv_tag", 9)}}) {
+    span.args = args;
+    EXPECT_FALSE(SendrecvReceive(span).has_value());
+  }
+  StoredArg text;
+  text.key = "recv_peer";
+  text.type = StoredArg::Type::kString;
+  text.str = "3";
+  span.args = {text, arg("recv_tag", 9)};
+  EXPECT_FALSE(SendrecvReceive(span).has_value());
+}
+
 }  // namespace
 }  // namespace meridian

@@ -81,8 +81,8 @@ const MpiKind& MpiKindOf(const std::string& name) {
           {"MPI_Ssend_init", {R::kSend, F::kToPeer}},
           {"MPI_Rsend_init", {R::kSend, F::kToPeer}},
           {"MPI_Bsend_init", {R::kSend, F::kToPeer}},
-          {"MPI_Sendrecv", {R::kNone, F::kExchange}},
-          {"MPI_Sendrecv_replace", {R::kNone, F::kExchange}},
+          {"MPI_Sendrecv", {R::kSendRecv, F::kExchange}},
+          {"MPI_Sendrecv_replace", {R::kSendRecv, F::kExchange}},
           {"MPI_Put", {R::kNone, F::kToPeer}},
           {"MPI_Rput", {R::kNone, F::kToPeer}},
           {"MPI_Accumulate", {R::kNone, F::kToPeer}},
@@ -198,7 +198,18 @@ bool IsCollective(DataFlow flow) {
 }
 
 bool IsMessage(SpanRole role) {
-  return role == SpanRole::kSend || role == SpanRole::kRecv;
+  return role == SpanRole::kSend || role == SpanRole::kRecv ||
+         role == SpanRole::kSendRecv;
+}
+
+bool Sends(const MpiOp& o) {
+  return (o.role == SpanRole::kSend || o.role == SpanRole::kSendRecv) &&
+         o.rank >= 0 && o.peer >= 0;
+}
+
+bool Receives(const MpiOp& o) {
+  return (o.role == SpanRole::kRecv && o.rank >= 0 && o.peer >= 0) ||
+         (o.role == SpanRole::kSendRecv && o.rank >= 0 && o.recv_peer >= 0);
 }
 
 int32_t SourceLists::Add(std::vector<int32_t> sources) {
@@ -273,10 +284,14 @@ MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
     if (IsCollective(o.role) && o.has_seq && o.comm != 0) {
       collective.push_back(
           {o.comm, o.seq, o.rank, i, o.peer, o.role, o.start, o.sources});
-    } else if (o.role == SpanRole::kSend && o.rank >= 0 && o.peer >= 0) {
-      sends.emplace_back(o.comm, o.rank, o.peer, o.tag, o.start, i);
-    } else if (o.role == SpanRole::kRecv && o.rank >= 0 && o.peer >= 0) {
-      recvs.emplace_back(o.comm, o.peer, o.rank, o.tag, o.start, i);
+    } else if (IsMessage(o.role)) {
+      if (Sends(o))
+        sends.emplace_back(o.comm, o.rank, o.peer, o.tag, o.start, i);
+      if (o.role == SpanRole::kSendRecv && Receives(o)) {
+        recvs.emplace_back(o.comm, o.recv_peer, o.rank, o.recv_tag, o.start, i);
+      } else if (Receives(o)) {
+        recvs.emplace_back(o.comm, o.peer, o.rank, o.tag, o.start, i);
+      }
     } else if ((o.role == SpanRole::kLock || o.role == SpanRole::kSharedLock ||
                 o.role == SpanRole::kUnlock) &&
                o.rank >= 0 && o.peer >= 0 && o.comm != 0) {
@@ -677,7 +692,10 @@ std::optional<MessageEnd> MessageOrdinals::Next(SpanRole role, int32_t rank,
                                                 std::optional<int32_t> peer,
                                                 std::optional<int32_t> tag,
                                                 uint64_t comm) {
-  if (!IsMessage(role) || rank < 0 || !peer || *peer < 0) return std::nullopt;
+  if ((role != SpanRole::kSend && role != SpanRole::kRecv) || rank < 0 ||
+      !peer || *peer < 0) {
+    return std::nullopt;
+  }
   MessageEnd end;
   end.send = role == SpanRole::kSend;
   end.comm = comm;
@@ -688,6 +706,23 @@ std::optional<MessageEnd> MessageOrdinals::Next(SpanRole role, int32_t rank,
       channels_[Channel(comm, end.source, end.destination, end.tag)];
   end.ordinal = end.send ? sends++ : receives++;
   return end;
+}
+
+void MessageOrdinals::ForEachEnd(
+    SpanRole role, int32_t rank, std::optional<int32_t> peer,
+    std::optional<int32_t> tag, const std::optional<ReceiveHalf>& receive,
+    uint64_t comm, absl::FunctionRef<void(const MessageEnd&)> visit) {
+  if (role == SpanRole::kSendRecv) {
+    if (auto end = Next(SpanRole::kSend, rank, peer, tag, comm)) visit(*end);
+    if (receive) {
+      if (auto end =
+              Next(SpanRole::kRecv, rank, receive->peer, receive->tag, comm)) {
+        visit(*end);
+      }
+    }
+    return;
+  }
+  if (auto end = Next(role, rank, peer, tag, comm)) visit(*end);
 }
 
 }  // namespace meridian

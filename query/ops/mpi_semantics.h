@@ -21,6 +21,11 @@
 //   kSend, kRecv  point-to-point (every MPI send mode, MPI_Recv, MPI_Irecv,
 //              Mrecv, Imrecv, and the starts of persistent requests, named
 //              after their init call: MPI_Send_init..., MPI_Recv_init)
+//   kSendRecv  MPI_Sendrecv, MPI_Sendrecv_replace: a send (its peer and
+//              tag) and a receive (MpiOp::recv_peer, recv_tag; the probe's
+//              "recv_peer" and "recv_tag" args, mpi_args.h) in one call,
+//              each matched as a kSend and a kRecv would be; without those
+//              args (an older probe's spans) only the send
 //   kWait      MPI_Wait, Waitall, Waitany, Waitsome: completes earlier
 //              nonblocking operations of its thread
 //   kLock, kSharedLock, kUnlock  MPI_Win_lock, MPI_Win_unlock: a
@@ -70,7 +75,9 @@
 //              records its root as its peer)
 //   message    sends and receives with a rank and a peer, paired in order of
 //              start per (comm, source, destination, tag), as MPI's
-//              non-overtaking rule pairs them
+//              non-overtaking rule pairs them; a Sendrecv is a send and a
+//              receive there, so it may be in two messages (the send of
+//              one, the receive of the other)
 //   lock epoch a Win_lock (exclusive or shared) and the next Win_unlock
 //              of the same rank, window (comm) and target (peer); or a
 //              Win_lock_all and the next Win_unlock_all of the same rank and
@@ -100,7 +107,8 @@
 //   kNeighbor  one group per member r: starts = the members whose ranks r's
 //              sources list, ends = {r} (ranks listed but not members are
 //              left out; none left: no group)
-//   message    starts = the send, ends = the receive
+//   message    starts = the send, ends = the receive (a Sendrecv ends no
+//              earlier than the send it received started)
 //   lock hand-off  on one (window, target), an exclusive epoch excludes
 //              every other epoch, exclusive or shared (a Win_lock_all's
 //              counts on each target of its window); shared epochs never
@@ -207,6 +215,7 @@ enum class SpanRole : uint8_t {
   kComplete,
   kWinWait,
   kSync,
+  kSendRecv,
 };
 
 // How an operation moves data between ranks (see above).
@@ -236,6 +245,7 @@ bool IsAsynchronous(v1::Category category, const std::string& name);
 // Whether spans of the role form instances (kAllToAll, kRootIn, kRootOut,
 // kPrefix, kExclusivePrefix, kNeighbor).
 bool IsCollective(SpanRole role);
+// kSend, kRecv or kSendRecv.
 bool IsMessage(SpanRole role);
 
 // One operation as matching sees it.
@@ -253,6 +263,20 @@ struct MpiOp {
   // of the group it names. Ascending (SourceLists keeps them); read only
   // while MpiMatching is made.
   absl::Span<const int32_t> sources;
+  // kSendRecv: its receive's source (-1: none known) and tag.
+  int32_t recv_peer = -1;
+  int32_t recv_tag = 0;
+};
+
+// Whether an operation is, or holds, a send that can match (a rank and a
+// peer), and a receive (a rank and a source).
+bool Sends(const MpiOp& op);
+bool Receives(const MpiOp& op);
+
+// A Sendrecv's receive: the world rank it received from and the tag.
+struct ReceiveHalf {
+  int32_t peer = -1;
+  int32_t tag = 0;
 };
 
 // SourceLists: neighbor collectives' lists of in-neighbors, each kept once
@@ -411,11 +435,19 @@ struct MessageEnd {
 
 class MessageOrdinals {
  public:
-  // The message end a span of `role` on `rank` with `peer` is; nullopt if
-  // it is none (not a send or receive, or without a rank or peer).
+  // The message end a span of `role` (kSend or kRecv) on `rank` with
+  // `peer` is; nullopt if it is none (another role, or without a rank or
+  // peer).
   std::optional<MessageEnd> Next(SpanRole role, int32_t rank,
                                  std::optional<int32_t> peer,
                                  std::optional<int32_t> tag, uint64_t comm);
+  // The message ends a span is, in order: a send or receive's one; a
+  // Sendrecv's send (peer, tag), then its receive (`receive`, if known).
+  // Calls `visit` for each.
+  void ForEachEnd(SpanRole role, int32_t rank, std::optional<int32_t> peer,
+                  std::optional<int32_t> tag,
+                  const std::optional<ReceiveHalf>& receive, uint64_t comm,
+                  absl::FunctionRef<void(const MessageEnd&)> visit);
 
  private:
   using Channel = std::tuple<uint64_t, int32_t, int32_t, int32_t>;

@@ -168,8 +168,11 @@ TEST(MpiSemanticsTest, DataFlowsFromCategoryAndName) {
   EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Neighbor_alltoall"),
             DataFlow::kNone);
   EXPECT_EQ(DataFlowOf(v1::CATEGORY_NCCL, "ncclSend"), DataFlow::kNone);
-  // The roles stay as they were: a Sendrecv is no matched message.
-  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Sendrecv"), SpanRole::kNone);
+  // A Sendrecv is a send and a receive for matching.
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Sendrecv"), SpanRole::kSendRecv);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Sendrecv_replace"),
+            SpanRole::kSendRecv);
+  EXPECT_TRUE(IsMessage(SpanRole::kSendRecv));
   EXPECT_TRUE(IsCollective(DataFlow::kSynchronize));
   EXPECT_FALSE(IsCollective(DataFlow::kExchange));
 }
@@ -506,6 +509,67 @@ TEST(MpiSemanticsTest, MessagesPairInOrderPerChannel) {
   EXPECT_THAT(Ids(g.starts), ElementsAre(1));
   EXPECT_THAT(Ids(g.ends), ElementsAre(0));
   EXPECT_EQ(g.last, 1);
+}
+
+// A Sendrecv of `rank` sending to `to` (tag 7) and receiving from `from`
+// (tag 7; -1: unknown).
+MpiOp Exchange(int32_t rank, int32_t to, int32_t from, int64_t start) {
+  MpiOp op = Message(SpanRole::kSendRecv, rank, to, 7, start);
+  op.recv_peer = from;
+  op.recv_tag = 7;
+  return op;
+}
+
+// A halo exchange on a ring of 3: each rank's Sendrecv sends to its right
+// and receives from its left, so each is the send of one message and the
+// receive of another; rank 2's receive meets a plain Send of rank 1 first.
+TEST(MpiSemanticsTest, ASendrecvIsTheSendOfOneMessageAndTheReceiveOfAnother) {
+  const MpiMatching m = Match({
+      Exchange(0, 1, 2, 100),                  // 0
+      Exchange(1, 2, 0, 110),                  // 1
+      Exchange(2, 0, 1, 300),                  // 2: rank 2 late
+      Message(SpanRole::kSend, 1, 2, 7, 50),   // 3: before rank 1's exchange
+      Message(SpanRole::kRecv, 2, 1, 7, 400),  // 4: after rank 2's
+      Exchange(0, 1, -1, 500),                 // 5: its receive unknown
+      Message(SpanRole::kRecv, 1, 0, 7, 600),  // 6: receives 5's send
+  });
+  // Channels in order: (0 -> 1): sends 0, 5; receives 1, 6. (1 -> 2):
+  // sends 3, 1; receives 2, 4. (2 -> 0): send 2, receive 0.
+  EXPECT_THAT(m.messages(), ElementsAre(Pair(0, 1), Pair(5, 6), Pair(3, 2),
+                                        Pair(1, 4), Pair(2, 0)));
+  // Rank 0's exchange ends no earlier than rank 2's, which it received.
+  const MpiMatching::Group g = m.MessageGroup(4);
+  EXPECT_THAT(Ids(g.starts), ElementsAre(2));
+  EXPECT_THAT(Ids(g.ends), ElementsAre(0));
+  EXPECT_TRUE(Sends(Exchange(0, 1, -1, 0)));
+  EXPECT_FALSE(Receives(Exchange(0, 1, -1, 0)));
+  EXPECT_FALSE(Sends(Exchange(0, -1, 2, 0)));
+  EXPECT_TRUE(Receives(Exchange(0, -1, 2, 0)));
+}
+
+TEST(MessageOrdinalsTest, ASendrecvIsASendEndThenAReceiveEnd) {
+  MessageOrdinals ordinals;
+  std::vector<MessageEnd> ends;
+  auto keep = [&ends](const MessageEnd& e) { ends.push_back(e); };
+  ordinals.ForEachEnd(SpanRole::kSendRecv, 0, 1, 7, ReceiveHalf{3, 9}, 5, keep);
+  ordinals.ForEachEnd(SpanRole::kSendRecv, 0, 1, 7, std::nullopt, 5, keep);
+  ordinals.ForEachEnd(SpanRole::kRecv, 0, 3, 9, std::nullopt, 5, keep);
+  ordinals.ForEachEnd(SpanRole::kAllToAll, 0, 3, 9, std::nullopt, 5, keep);
+  ASSERT_EQ(ends.size(), 4u);
+  EXPECT_TRUE(ends[0].send);
+  EXPECT_EQ(std::tie(ends[0].source, ends[0].destination, ends[0].tag,
+                     ends[0].ordinal),
+            std::make_tuple(0, 1, 7, uint64_t{0}));
+  EXPECT_FALSE(ends[1].send);
+  EXPECT_EQ(std::tie(ends[1].source, ends[1].destination, ends[1].tag,
+                     ends[1].ordinal),
+            std::make_tuple(3, 0, 9, uint64_t{0}));
+  EXPECT_TRUE(ends[2].send);  // the second exchange: its send only
+  EXPECT_EQ(ends[2].ordinal, 1u);
+  EXPECT_FALSE(ends[3].send);  // a plain receive on the same channel
+  EXPECT_EQ(ends[3].ordinal, 1u);
+  // Next takes sends and receives only.
+  EXPECT_FALSE(ordinals.Next(SpanRole::kSendRecv, 0, 1, 7, 5).has_value());
 }
 
 TEST(MessageOrdinalsTest, NumbersEachChannelsEndsInOrder) {
