@@ -18,6 +18,7 @@ std::string PathBreakdownText(const v1::CriticalPathReply& path) {
       {"compute", path.compute_ns()},
       {"communication", path.communication_ns()},
       {"waiting", path.waiting_ns()},
+      {"set-up", path.setup_ns()},
       {"untraced", path.untraced_ns()}};
   std::string out;
   for (const auto& [name, ns] : parts) {
@@ -76,12 +77,12 @@ std::string CriticalPathJson(const v1::CriticalPathReply& path) {
   std::string out = "{\"job\":";
   AppendJsonString(&out, path.job());
   if (path.has_step()) absl::StrAppend(&out, ",\"step\":", path.step());
-  absl::StrAppend(&out, ",\"start_ns\":", path.start_ns(),
-                  ",\"dur_ns\":", path.dur_ns(),
-                  ",\"compute_ns\":", path.compute_ns(),
-                  ",\"communication_ns\":", path.communication_ns(),
-                  ",\"waiting_ns\":", path.waiting_ns(),
-                  ",\"untraced_ns\":", path.untraced_ns(), ",\"explained\":");
+  absl::StrAppend(
+      &out, ",\"start_ns\":", path.start_ns(), ",\"dur_ns\":", path.dur_ns(),
+      ",\"compute_ns\":", path.compute_ns(),
+      ",\"communication_ns\":", path.communication_ns(),
+      ",\"waiting_ns\":", path.waiting_ns(), ",\"setup_ns\":", path.setup_ns(),
+      ",\"untraced_ns\":", path.untraced_ns(), ",\"explained\":");
   AppendJsonDouble(&out, path.explained());
   out += ",\"segments\":[";
   for (int i = 0; i < path.segments_size(); ++i) {
@@ -181,29 +182,37 @@ std::string StragglersJson(const v1::StragglersReply& reply) {
 }
 
 std::string StepsText(const v1::StepsReply& reply) {
+  // Set-up (MPI_Init... inside a step) gets a column where a step has any.
+  bool setup = false;
+  for (const v1::StepSummary& s : reply.steps()) setup |= s.setup_ns() > 0;
   std::string out = absl::StrFormat(
-      "Steps of job %s (compute, communication and overlap: means over "
+      "Steps of job %s (compute, communication%s and overlap: means over "
       "the ranks; start: from the first step's)\n%s",
-      reply.job(), kRoundingLine);
-  absl::StrAppendFormat(&out, "%8s %10s %10s %8s %10s %10s %10s\n", "step",
+      reply.job(), setup ? ", set-up (MPI_Init, MPI_Finalize)" : "",
+      kRoundingLine);
+  absl::StrAppendFormat(&out, "%8s %10s %10s %8s %10s %10s %10s%s\n", "step",
                         "iter", "start", "slowest", "compute", "comm",
-                        "overlap");
+                        "overlap",
+                        setup ? absl::StrFormat(" %10s", "set-up") : "");
   const int64_t origin = reply.steps_size() ? reply.steps(0).start_ns() : 0;
   for (const v1::StepSummary& s : reply.steps()) {
-    absl::StrAppendFormat(&out, "%8d %10.3f %10.3f %8d %10.3f %10.3f %10.3f\n",
-                          s.step(), Ms(s.dur_ns()), Ms(s.start_ns() - origin),
-                          s.slowest_rank(), Ms(s.compute_ns()),
-                          Ms(s.communication_ns()), Ms(s.overlap_ns()));
+    absl::StrAppendFormat(
+        &out, "%8d %10.3f %10.3f %8d %10.3f %10.3f %10.3f%s\n", s.step(),
+        Ms(s.dur_ns()), Ms(s.start_ns() - origin), s.slowest_rank(),
+        Ms(s.compute_ns()), Ms(s.communication_ns()), Ms(s.overlap_ns()),
+        setup ? absl::StrFormat(" %10.3f", Ms(s.setup_ns())) : "");
   }
   out += "\nPer step and rank (ms):\n";
-  absl::StrAppendFormat(&out, "%8s %6s %10s %10s %10s %10s\n", "step", "rank",
-                        "iter", "compute", "comm", "overlap");
+  absl::StrAppendFormat(&out, "%8s %6s %10s %10s %10s %10s%s\n", "step", "rank",
+                        "iter", "compute", "comm", "overlap",
+                        setup ? absl::StrFormat(" %10s", "set-up") : "");
   for (const v1::StepSummary& s : reply.steps()) {
     for (const v1::RankStep& r : s.ranks()) {
-      absl::StrAppendFormat(&out, "%8d %6d %10.3f %10.3f %10.3f %10.3f\n",
-                            s.step(), r.rank(), Ms(r.dur_ns()),
-                            Ms(r.compute_ns()), Ms(r.communication_ns()),
-                            Ms(r.overlap_ns()));
+      absl::StrAppendFormat(
+          &out, "%8d %6d %10.3f %10.3f %10.3f %10.3f%s\n", s.step(), r.rank(),
+          Ms(r.dur_ns()), Ms(r.compute_ns()), Ms(r.communication_ns()),
+          Ms(r.overlap_ns()),
+          setup ? absl::StrFormat(" %10.3f", Ms(r.setup_ns())) : "");
     }
   }
   return out;
@@ -223,7 +232,8 @@ std::string StepsJson(const v1::StepsReply& reply) {
                     ",\"slowest_rank\":", s.slowest_rank(),
                     ",\"compute_ns\":", s.compute_ns(),
                     ",\"communication_ns\":", s.communication_ns(),
-                    ",\"overlap_ns\":", s.overlap_ns(), ",\"ranks\":[");
+                    ",\"overlap_ns\":", s.overlap_ns(),
+                    ",\"setup_ns\":", s.setup_ns(), ",\"ranks\":[");
     for (int j = 0; j < s.ranks_size(); ++j) {
       const v1::RankStep& r = s.ranks(j);
       absl::StrAppend(&out, j ? "," : "", "{\"rank\":", r.rank(),
@@ -231,7 +241,8 @@ std::string StepsJson(const v1::StepsReply& reply) {
                       ",\"dur_ns\":", r.dur_ns(),
                       ",\"compute_ns\":", r.compute_ns(),
                       ",\"communication_ns\":", r.communication_ns(),
-                      ",\"overlap_ns\":", r.overlap_ns(), "}");
+                      ",\"overlap_ns\":", r.overlap_ns(),
+                      ",\"setup_ns\":", r.setup_ns(), "}");
     }
     out += "]}";
   }

@@ -36,17 +36,17 @@ v1::CriticalPathReply Path() {
 }
 
 TEST(AnalysisReportTest, CriticalPathJsonHasIntegerRanksAndDurations) {
-  EXPECT_EQ(
-      CriticalPathJson(Path()),
-      "{\"job\":\"j\",\"step\":3,\"start_ns\":1000000,\"dur_ns\":2000000,"
-      "\"compute_ns\":1500000,\"communication_ns\":0,\"waiting_ns\":0,"
-      "\"untraced_ns\":500000,\"explained\":0.7500000000000001,\"segments\":["
-      "{\"rank\":2,\"class\":\"compute\",\"category\":\"user\",\"name\":"
-      "\"forward\",\"track\":\"main\",\"start_ns\":1000000,\"dur_ns\":"
-      "1500000},"
-      "{\"rank\":0,\"class\":\"untraced\",\"category\":\"none\",\"name\":"
-      "\"\",\"track\":\"main\",\"start_ns\":2500000,\"dur_ns\":500000,"
-      "\"peer\":1}],\"ranks\":[{\"rank\":2,\"dur_ns\":1500000}]}\n");
+  EXPECT_EQ(CriticalPathJson(Path()),
+            "{\"job\":\"j\",\"step\":3,\"start_ns\":1000000,\"dur_ns\":2000000,"
+            "\"compute_ns\":1500000,\"communication_ns\":0,\"waiting_ns\":0,"
+            "\"setup_ns\":0,\"untraced_ns\":500000,\"explained\":0."
+            "7500000000000001,\"segments\":["
+            "{\"rank\":2,\"class\":\"compute\",\"category\":\"user\",\"name\":"
+            "\"forward\",\"track\":\"main\",\"start_ns\":1000000,\"dur_ns\":"
+            "1500000},"
+            "{\"rank\":0,\"class\":\"untraced\",\"category\":\"none\",\"name\":"
+            "\"\",\"track\":\"main\",\"start_ns\":2500000,\"dur_ns\":500000,"
+            "\"peer\":1}],\"ranks\":[{\"rank\":2,\"dur_ns\":1500000}]}\n");
 }
 
 TEST(AnalysisReportTest, CriticalPathText) {
@@ -60,7 +60,8 @@ TEST(AnalysisReportTest, CriticalPathText) {
             "     1.500      0.500     0  untraced       -             "
             "(untraced) (from rank 1) [main]\n"
             "\nBreakdown: compute 1.500 ms (75.0%), communication 0.000 ms "
-            "(0.0%), waiting 0.000 ms (0.0%), untraced 0.500 ms (25.0%)\n"
+            "(0.0%), waiting 0.000 ms (0.0%), set-up 0.000 ms (0.0%), untraced "
+            "0.500 ms (25.0%)\n"
             "Explained: 75.0% of the step is in traced spans.\n"
             "On the path per rank: rank 2 1.500 ms\n");
 }
@@ -107,6 +108,44 @@ TEST(AnalysisReportTest, StragglersAndCompareJson) {
             "\"name\":\"MPI_Bcast\",\"a\":{\"count\":2,\"dur_ns\":0,\"bytes\":"
             "0},\"b\":{\"count\":0,\"dur_ns\":0,\"bytes\":0},\"diff\":{"
             "\"count\":-2,\"dur_ns\":0,\"bytes\":0}}]}\n");
+}
+
+// A set-up column only where a step holds set-up (MPI_Init in a step).
+TEST(AnalysisReportTest, StepsTextShowsSetUpWhereAStepHasIt) {
+  v1::StepsReply reply;
+  reply.set_job("j");
+  v1::StepSummary* step = reply.add_steps();
+  step->set_step(0);
+  step->set_start_ns(1000000);
+  step->set_dur_ns(6000000);
+  step->set_compute_ns(2000000);
+  step->set_communication_ns(1000000);
+  v1::RankStep* rank = step->add_ranks();
+  rank->set_rank(0);
+  rank->set_dur_ns(6000000);
+  rank->set_compute_ns(2000000);
+  rank->set_communication_ns(1000000);
+  const std::string plain = StepsText(reply);
+  EXPECT_EQ(plain.find("set-up"), std::string::npos) << plain;
+  step->set_setup_ns(3000000);
+  rank->set_setup_ns(3000000);
+  EXPECT_EQ(StepsText(reply),
+            "Steps of job j (compute, communication, set-up (MPI_Init, "
+            "MPI_Finalize) and overlap: means over the ranks; start: from the "
+            "first step's)\n"
+            "(Times in ms, rounded to the µs; percentages to 0.1 %. --json "
+            "gives exact ns.)\n"
+            "    step       iter      start  slowest    compute       comm    "
+            "overlap     set-up\n"
+            "       0      6.000      0.000        0      2.000      1.000    "
+            "  0.000      3.000\n"
+            "\nPer step and rank (ms):\n"
+            "    step   rank       iter    compute       comm    overlap     "
+            "set-up\n"
+            "       0      0      6.000      2.000      1.000      0.000      "
+            "3.000\n");
+  EXPECT_NE(StepsJson(reply).find("\"overlap_ns\":0,\"setup_ns\":3000000"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -107,6 +107,18 @@ void LateEveryOtherStep(RankWriter& w) {
   }
 }
 
+void SetupInStep(RankWriter& w) {
+  const int r = w.rank();
+  // As a Python program that imports mpi4py in its first step: MPI_Init
+  // inside step 0.
+  const int64_t init_end = r == 2 ? 4 * kMs : 3 * kMs;
+  w.User("step", 0, 6 * kMs, 0);
+  w.Mpi("MPI_Init", 0, init_end, 0);
+  w.User("compute", init_end, 5 * kMs, 0);
+  w.Mpi("MPI_Allreduce", 5 * kMs, 6 * kMs, 0)->set_seq(1);
+  w.Mpi("MPI_Finalize", 6 * kMs, 6500 * kUs, 0)->clear_step();
+}
+
 void P2pChain(RankWriter& w) {
   const int r = w.rank();
   // Rank k's receive ends 50 us after rank k-1's send starts at
@@ -133,6 +145,7 @@ const std::map<std::string, std::function<void(RankWriter&)>>& Scenarios() {
           {"slow-link", SlowLink},
           {"late-every-other-step", LateEveryOtherStep},
           {"p2p-chain", P2pChain},
+          {"setup-in-step", SetupInStep},
       };
   return *scenarios;
 }

@@ -21,6 +21,11 @@
 //                   50 us. Rank k = 1..3: MPI_Recv from k-1 from 0 until
 //                   50 us after that send starts, "compute" for 1 ms, then
 //                   (k < 3) MPI_Send to k+1 for 50 us.
+//   setup-in-step   1 step, as a Python program importing mpi4py in its
+//                   first step. Each rank: "step" [0, 6 ms) enclosing
+//                   MPI_Init [0, 3 ms) (rank 2's [0, 4 ms)), "compute" to
+//                   5 ms and MPI_Allreduce to 6 ms; then, in no step,
+//                   MPI_Finalize [6, 6.5 ms).
 #ifndef MERIDIAN_AGENT_SCENARIO_JOB_H_
 #define MERIDIAN_AGENT_SCENARIO_JOB_H_
 

@@ -89,7 +89,7 @@ expect_line "$work/cp.txt" \
 expect_line "$work/cp.txt" \
   "     5.000      0.100     0  communication  mpi           MPI_Allreduce [main]"
 expect_line "$work/cp.txt" \
-  "Breakdown: compute 5.000 ms (98.0%), communication 0.100 ms (2.0%), waiting 0.000 ms (0.0%), untraced 0.000 ms (0.0%)"
+  "Breakdown: compute 5.000 ms (98.0%), communication 0.100 ms (2.0%), waiting 0.000 ms (0.0%), set-up 0.000 ms (0.0%), untraced 0.000 ms (0.0%)"
 expect_line "$work/cp.txt" "Explained: 100.0% of the step is in traced spans."
 
 m critical-path --job chain --json >"$work/cp.json"

@@ -10,6 +10,7 @@ const CLASS_COLORS = {
   TIME_CLASS_COMPUTE: '#2563eb',
   TIME_CLASS_COMMUNICATION: '#ea580c',
   TIME_CLASS_WAITING: '#9333ea',
+  TIME_CLASS_SETUP: '#0d9488',
   TIME_CLASS_UNTRACED: '#9ca3af',
 };
 const LIVE_MS = 30000;   // a job whose last span is this recent is live
@@ -24,7 +25,8 @@ const ms = (ns) => (num(ns) / 1e6).toFixed(3);
 const size = (bytes) => (bytes < 1e3 ? `${bytes} B` : bytes < 1e6 ?
   `${(bytes / 1e3).toFixed(1)} KB` : bytes < 1e9 ? `${(bytes / 1e6).toFixed(1)} MB` :
   `${(bytes / 1e9).toFixed(2)} GB`);
-const className = (c) => (c || '').replace('TIME_CLASS_', '').toLowerCase();
+const className = (c) =>
+  (c || '').replace('TIME_CLASS_', '').toLowerCase().replace('setup', 'set-up');
 const token = () => sessionStorage.getItem('meridian-token') || '';
 
 function headers() {
@@ -268,8 +270,8 @@ async function showPath(name, step, container) {
   const segments = path.segments || [];
   const title = step === null ? 'Critical path of the whole job' : `Critical path of step ${step}`;
   const chartDiv = chart('path-chart', true);
-  const breakdown = ['compute_ns', 'communication_ns', 'waiting_ns', 'untraced_ns']
-    .map((k) => `${k.replace('_ns', '')} ${ms(path[k])} ms`).join(', ');
+  const breakdown = ['compute_ns', 'communication_ns', 'waiting_ns', 'setup_ns', 'untraced_ns']
+    .map((k) => `${k.replace('_ns', '').replace('setup', 'set-up')} ${ms(path[k])} ms`).join(', ');
   container.replaceChildren(
     el('h2', {id: 'path-title'}, `${title}: ${ms(path.dur_ns)} ms`),
     el('p', {id: 'path-breakdown'}, breakdown, '. Ranks crossed: ',

@@ -12,8 +12,9 @@
 namespace meridian {
 namespace {
 
-v1::TimeClass ClassOf(const JobSpan& span) {
+v1::TimeClass ClassOf(const JobSpans& spans, const JobSpan& span) {
   if (span.role == SpanRole::kSync) return v1::TIME_CLASS_WAITING;
+  if (spans.setup(span)) return v1::TIME_CLASS_SETUP;
   return IsCommunication(span.category) ? v1::TIME_CLASS_COMMUNICATION
                                         : v1::TIME_CLASS_COMPUTE;
 }
@@ -171,8 +172,8 @@ class Walker {
     }
     const JobSpan& x = all_[p->span];
     if (p->t1 == x.end && FollowEnd(*p, x)) return true;
-    path_.Add(track_, std::max(p->t0, floor_), t_, ClassOf(x), &x,
-              PeerOf(graph_, p->span, -1));
+    path_.Add(track_, std::max(p->t0, floor_), t_, ClassOf(graph_.spans(), x),
+              &x, PeerOf(graph_, p->span, -1));
     t_ = std::max(p->t0, floor_);
     FollowLaunch(p->span, x);
     return true;
@@ -190,8 +191,8 @@ class Walker {
     const int32_t b = graph_.end_binding(p.span);
     if (b >= 0 && all_[b].start < t_ && all_[b].start >= p.t0) {
       const int64_t arrival = all_[b].start;
-      path_.Add(track_, std::max(arrival, floor_), t_, ClassOf(x), &x,
-                PeerOf(graph_, p.span, b));
+      path_.Add(track_, std::max(arrival, floor_), t_,
+                ClassOf(graph_.spans(), x), &x, PeerOf(graph_, p.span, b));
       if (!JumpsTo(arrival)) {
         t_ = floor_;
         return true;
@@ -261,6 +262,9 @@ void Summarize(std::vector<v1::PathSegment> segments,
         break;
       case v1::TIME_CLASS_WAITING:
         reply->set_waiting_ns(reply->waiting_ns() + segment.dur_ns());
+        break;
+      case v1::TIME_CLASS_SETUP:
+        reply->set_setup_ns(reply->setup_ns() + segment.dur_ns());
         break;
       default:
         reply->set_untraced_ns(reply->untraced_ns() + segment.dur_ns());

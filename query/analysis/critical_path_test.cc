@@ -154,5 +154,33 @@ TEST(CriticalPathTest, NoStepAndEmptyWindow) {
   EXPECT_EQ(path.dur_ns(), 0);
 }
 
+// MPI_Init and MPI_Finalize are set-up, not communication, on the path.
+TEST(CriticalPathTest, InitAndFinalizeAreSetUpNotCommunication) {
+  auto f = ScenarioFixture::Load("setup-in-step");
+  ASSERT_NE(f, nullptr);
+  constexpr v1::TimeClass kSetUp = v1::TIME_CLASS_SETUP;
+  const v1::CriticalPathReply step = PathOfStep(*f, 0);
+  EXPECT_EQ(SegmentsOf(step),
+            (std::vector<Segment>{{0, kSetUp, "MPI_Init", 0, 3 * kMs},
+                                  {0, kCompute, "compute", 3 * kMs, 2 * kMs},
+                                  {0, kComm, "MPI_Allreduce", 5 * kMs, kMs}}));
+  EXPECT_EQ(step.setup_ns(), 3 * kMs);
+  EXPECT_EQ(step.compute_ns(), 2 * kMs);
+  EXPECT_EQ(step.communication_ns(), kMs);
+  const v1::CriticalPathReply job =
+      CriticalPath(*f->graph, JobWindow(*f->spans));
+  EXPECT_EQ(
+      SegmentsOf(job),
+      (std::vector<Segment>{{0, kSetUp, "MPI_Init", 0, 3 * kMs},
+                            {0, kCompute, "compute", 3 * kMs, 2 * kMs},
+                            {0, kComm, "MPI_Allreduce", 5 * kMs, kMs},
+                            {0, kSetUp, "MPI_Finalize", 6 * kMs, 500 * kUs}}));
+  EXPECT_EQ(job.dur_ns(), 6500 * kUs);
+  EXPECT_EQ(job.setup_ns(), 3500 * kUs);
+  EXPECT_EQ(job.communication_ns(), kMs);
+  EXPECT_EQ(job.compute_ns(), 2 * kMs);
+  EXPECT_EQ(job.untraced_ns(), 0);
+}
+
 }  // namespace
 }  // namespace meridian

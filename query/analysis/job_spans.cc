@@ -30,6 +30,7 @@ JobSpans::JobSpans(const JobCatalog& catalog) : catalog_(&catalog) {
     op_index_[op.id] = static_cast<int32_t>(i);
     op_role_.push_back(RoleOf(op.category, op.name));
     op_async_.push_back(IsAsynchronous(op.category, op.name));
+    op_setup_.push_back(IsSetUp(op.category, op.name));
   }
 }
 

@@ -150,6 +150,8 @@ class JobSpans {
   }
   // The span as MPI matching sees it (mpi_semantics.h).
   MpiOp MpiOpOf(const JobSpan& span) const;
+  // Whether the span sets up or tears down (IsSetUp: MPI_Init...).
+  bool setup(const JobSpan& span) const { return op_setup_[span.op] != 0; }
   // A copy in which span i of spans() is at [start[i], end[i]) (a replay's
   // prediction), sorted again; both as long as spans().
   JobSpans Retimed(absl::Span<const int64_t> start,
@@ -167,6 +169,7 @@ class JobSpans {
   absl::flat_hash_map<int64_t, int32_t> op_index_;
   std::vector<SpanRole> op_role_;
   std::vector<char> op_async_;
+  std::vector<char> op_setup_;
   SourceLists source_lists_;
   // See JobRead::message_steps.
   std::optional<std::pair<int64_t, int64_t>> message_steps_;

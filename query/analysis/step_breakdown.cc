@@ -22,36 +22,41 @@ v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
       it->second.second = std::max(it->second.second, s.end);
     }
   }
-  // Per rank: the union of compute time, of communication time, and both.
+  // Per rank: the union of compute time, of communication time, and both;
+  // and of set-up time (MPI_Init...), which is neither.
   struct RankTime {
-    IntervalSet compute, communication, overlap;
+    IntervalSet compute, communication, overlap, setup;
   };
   std::map<int32_t, RankTime> by_rank;
   {
-    std::map<int32_t, std::pair<std::vector<IntervalSet::Interval>,
-                                std::vector<IntervalSet::Interval>>>
-        busy;
+    struct Busy {
+      std::vector<IntervalSet::Interval> compute, communication, setup;
+    };
+    std::map<int32_t, Busy> busy;
     for (size_t t = 0; t < spans.tracks().size(); ++t) {
-      auto& [compute, communication] = busy[spans.tracks()[t].rank];
+      Busy& b = busy[spans.tracks()[t].rank];
       for (const DependencyGraph::Piece& p :
            graph.pieces(static_cast<int32_t>(t))) {
         if (p.span < 0) continue;
         const JobSpan& owner = all[p.span];
-        if (IsCommunication(owner.category)) {
-          communication.emplace_back(p.t0, p.t1);
+        if (spans.setup(owner)) {
+          b.setup.emplace_back(p.t0, p.t1);
+        } else if (IsCommunication(owner.category)) {
+          b.communication.emplace_back(p.t0, p.t1);
         } else if (owner.role != SpanRole::kSync) {
-          compute.emplace_back(p.t0, p.t1);
+          b.compute.emplace_back(p.t0, p.t1);
         }
       }
     }
     for (const JobSpan& s : all) {
-      if (s.async) busy[s.rank].second.emplace_back(s.start, s.end);
+      if (s.async) busy[s.rank].communication.emplace_back(s.start, s.end);
     }
-    for (auto& [rank, lists] : busy) {
+    for (auto& [rank, b] : busy) {
       RankTime& r = by_rank[rank];
-      r.compute = IntervalSet(std::move(lists.first));
-      r.communication = IntervalSet(std::move(lists.second));
+      r.compute = IntervalSet(std::move(b.compute));
+      r.communication = IntervalSet(std::move(b.communication));
       r.overlap = r.compute.Intersect(r.communication);
+      r.setup = IntervalSet(std::move(b.setup));
     }
   }
 
@@ -63,6 +68,7 @@ v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
     s->set_compute_ns(s->compute_ns() / n);
     s->set_communication_ns(s->communication_ns() / n);
     s->set_overlap_ns(s->overlap_ns() / n);
+    s->set_setup_ns(s->setup_ns() / n);
   };
   int64_t slowest = -1;
   for (const auto& [key, window] : windows) {
@@ -84,11 +90,13 @@ v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
     r->set_communication_ns(
         time.communication.Measure(window.first, window.second));
     r->set_overlap_ns(time.overlap.Measure(window.first, window.second));
+    r->set_setup_ns(time.setup.Measure(window.first, window.second));
     // Sums for now; finish() turns them into means.
     step->set_compute_ns(step->compute_ns() + r->compute_ns());
     step->set_communication_ns(step->communication_ns() +
                                r->communication_ns());
     step->set_overlap_ns(step->overlap_ns() + r->overlap_ns());
+    step->set_setup_ns(step->setup_ns() + r->setup_ns());
     const int64_t end =
         std::max(step->start_ns() + step->dur_ns(), window.second);
     step->set_start_ns(std::min(step->start_ns(), window.first));

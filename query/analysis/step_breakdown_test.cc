@@ -94,5 +94,24 @@ TEST(StepBreakdownTest, SlowLinkNonblockingReceiveCountsAsCommunication) {
   }
 }
 
+// MPI_Init inside a step is set-up, neither compute nor communication.
+TEST(StepBreakdownTest, InitInAStepIsSetUp) {
+  auto f = ScenarioFixture::Load("setup-in-step");
+  ASSERT_NE(f, nullptr);
+  v1::StepsReply reply = StepBreakdown(*f->graph);
+  ASSERT_EQ(reply.steps_size(), 1);
+  const v1::StepSummary& step = reply.steps(0);
+  EXPECT_EQ(step.dur_ns(), 6 * kMs);
+  EXPECT_EQ(step.setup_ns(), 3250 * kUs);
+  EXPECT_EQ(step.compute_ns(), 1750 * kUs);
+  EXPECT_EQ(step.communication_ns(), kMs);
+  EXPECT_EQ(step.overlap_ns(), 0);
+  for (const v1::RankStep& r : step.ranks()) {
+    EXPECT_EQ(r.setup_ns(), r.rank() == 2 ? 4 * kMs : 3 * kMs) << r.rank();
+    EXPECT_EQ(r.compute_ns(), r.rank() == 2 ? kMs : 2 * kMs) << r.rank();
+    EXPECT_EQ(r.communication_ns(), kMs) << r.rank();
+  }
+}
+
 }  // namespace
 }  // namespace meridian

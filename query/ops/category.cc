@@ -53,6 +53,8 @@ absl::string_view TimeClassName(v1::TimeClass time_class) {
       return "communication";
     case v1::TIME_CLASS_WAITING:
       return "waiting";
+    case v1::TIME_CLASS_SETUP:
+      return "set-up";
     default:
       return "untraced";
   }

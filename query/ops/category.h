@@ -20,7 +20,8 @@ absl::StatusOr<v1::Category> ParseCategory(absl::string_view name);
 // MPI and NCCL: what statistics count as communication.
 bool IsCommunication(v1::Category category);
 
-// "compute", "communication", "waiting", "untraced" (critical path).
+// "compute", "communication", "waiting", "set-up", "untraced" (critical
+// path).
 absl::string_view TimeClassName(v1::TimeClass time_class);
 
 }  // namespace meridian

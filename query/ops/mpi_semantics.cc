@@ -174,6 +174,12 @@ DataFlow DataFlowOf(v1::Category category, const std::string& name) {
   return category == v1::CATEGORY_MPI ? MpiKindOf(name).flow : DataFlow::kNone;
 }
 
+bool IsSetUp(v1::Category category, const std::string& name) {
+  return category == v1::CATEGORY_MPI &&
+         (name == "MPI_Init" || name == "MPI_Init_thread" ||
+          name == "MPI_Finalize");
+}
+
 bool IsAsynchronous(v1::Category category, const std::string& name) {
   // The starts of persistent requests are recorded under their init call's
   // name, to completion too.

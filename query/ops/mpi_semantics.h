@@ -238,6 +238,12 @@ SpanRole RoleOf(v1::Category category, const std::string& name);
 DataFlow DataFlowOf(v1::Category category, const std::string& name);
 // Whether a flow is a collective's (its instances are expanded together).
 bool IsCollective(DataFlow flow);
+// Whether an operation sets up or tears down the job's communication
+// rather than communicates: MPI_Init, MPI_Init_thread, MPI_Finalize. The
+// critical path gives their time its own class (TIME_CLASS_SETUP), steps
+// count it apart, and `meridian stats` bounds the profile by them, as
+// mpitrace does: no analysis counts it as communication.
+bool IsSetUp(v1::Category category, const std::string& name);
 // Whether an MPI operation is nonblocking (recorded from issue to
 // completion): MPI_I* operations and persistent starts (MPI_*_init) with a
 // role.
