@@ -24,8 +24,11 @@
 //   setup-in-step   1 step, as a Python program importing mpi4py in its
 //                   first step. Each rank: "step" [0, 6 ms) enclosing
 //                   MPI_Init [0, 3 ms) (rank 2's [0, 4 ms)), "compute" to
-//                   5 ms and MPI_Allreduce to 6 ms; then, in no step,
-//                   MPI_Finalize [6, 6.5 ms).
+//                   5 ms and MPI_Allreduce to 6 ms; then "eval" [6, 6.3
+//                   ms) tagged with step 1, which never ends (no "step"
+//                   span: as auto_steps() leaves the step after the last
+//                   optimizer.step()); then, in no step, MPI_Finalize
+//                   [6.3, 6.8 ms).
 #ifndef MERIDIAN_AGENT_SCENARIO_JOB_H_
 #define MERIDIAN_AGENT_SCENARIO_JOB_H_
 

@@ -194,6 +194,16 @@ expect_spans py-auto \
   "step 2" "forward 2" "backward 2" "Optimizer.step#SGD.step 2" \
   "Optimizer.step#SGD.step 3" "after 3"
 
+# The step auto_steps() opened at the last optimizer.step() never ended (no
+# "step" span): `meridian steps` lists the three that did, not a fourth.
+"$meridian_bin" --collector "$addr" steps --job py-auto --json >"$work/py-auto.steps" ||
+  fail "steps of py-auto"
+python3 - "$work/py-auto.steps" <<'PY' || fail "py-auto's steps: $(cat "$work/py-auto.steps")"
+import json, sys
+steps = [s["step"] for s in json.load(open(sys.argv[1]))["steps"]]
+assert steps == [0, 1, 2], steps
+PY
+
 # An older torch: no global step hooks, the step methods wrapped instead.
 run_job py-auto-old auto-steps MERIDIAN_TEST_FAKE_TORCH="$fake_torch" \
   MERIDIAN_FAKE_TORCH_STEP_HOOKS=0

@@ -31,6 +31,9 @@ JobSpans::JobSpans(const JobCatalog& catalog) : catalog_(&catalog) {
     op_role_.push_back(RoleOf(op.category, op.name));
     op_async_.push_back(IsAsynchronous(op.category, op.name));
     op_setup_.push_back(IsSetUp(op.category, op.name));
+    if (op.category == v1::CATEGORY_USER && op.name == "step") {
+      step_marker_ = static_cast<int32_t>(i);
+    }
   }
 }
 

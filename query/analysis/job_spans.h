@@ -152,6 +152,14 @@ class JobSpans {
   MpiOp MpiOpOf(const JobSpan& span) const;
   // Whether the span sets up or tears down (IsSetUp: MPI_Init...).
   bool setup(const JobSpan& span) const { return op_setup_[span.op] != 0; }
+  // Whether the job records its steps' ends: its catalog holds the probe's
+  // step marker, the user span "step" that meridian_step_end records (so a
+  // step without one never ended, or was cut by a trace window).
+  bool marks_steps() const { return step_marker_ >= 0; }
+  // Whether `span` is such a marker, tagged with its step.
+  bool is_step_marker(const JobSpan& span) const {
+    return span.has_step && span.op == step_marker_;
+  }
   // A copy in which span i of spans() is at [start[i], end[i]) (a replay's
   // prediction), sorted again; both as long as spans().
   JobSpans Retimed(absl::Span<const int64_t> start,
@@ -170,6 +178,7 @@ class JobSpans {
   std::vector<SpanRole> op_role_;
   std::vector<char> op_async_;
   std::vector<char> op_setup_;
+  int32_t step_marker_ = -1;  // the catalog's op index of "step", if any
   SourceLists source_lists_;
   // See JobRead::message_steps.
   std::optional<std::pair<int64_t, int64_t>> message_steps_;

@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "query/analysis/interval_set.h"
 #include "query/ops/category.h"
 
@@ -12,10 +13,20 @@ namespace meridian {
 v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
   const JobSpans& spans = graph.spans();
   const std::vector<JobSpan>& all = spans.spans();
+  // A job that marks its steps' ends has as steps only those that ended
+  // (some rank's marker): the step the probe opened after the last
+  // optimizer.step() (auto_steps), or one a trace window cut, is none.
+  absl::flat_hash_set<int64_t> ended;
+  if (spans.marks_steps()) {
+    for (const JobSpan& s : all) {
+      if (spans.is_step_marker(s)) ended.insert(s.step);
+    }
+  }
   // (step, rank) -> the rank's step window.
   std::map<std::pair<int64_t, int32_t>, std::pair<int64_t, int64_t>> windows;
   for (const JobSpan& s : all) {
     if (!s.has_step) continue;
+    if (spans.marks_steps() && !ended.contains(s.step)) continue;
     auto [it, added] = windows.try_emplace({s.step, s.rank}, s.start, s.end);
     if (!added) {
       it->second.first = std::min(it->second.first, s.start);

@@ -3,7 +3,9 @@
 // (what Bluefog's timeline shows side by side and HTA computes).
 //
 // A rank's step is the first start to the last end of its spans tagged
-// with that step. Within it, across all the rank's tracks:
+// with that step. In a job that marks its steps' ends (JobSpans::
+// marks_steps), only steps some rank ended are steps. Within a step,
+// across all the rank's tracks:
 //   compute        time some track's innermost span is not MPI/NCCL (nor a
 //                  CUDA synchronisation): framework phases, kernels, copies;
 //   communication  time in MPI/NCCL: blocking calls, and nonblocking

@@ -94,8 +94,9 @@ TEST(StepBreakdownTest, SlowLinkNonblockingReceiveCountsAsCommunication) {
   }
 }
 
-// MPI_Init inside a step is set-up, neither compute nor communication.
-TEST(StepBreakdownTest, InitInAStepIsSetUp) {
+// MPI_Init inside a step is set-up, neither compute nor communication;
+// step 1, which never ended (no "step" span), is no step.
+TEST(StepBreakdownTest, InitInAStepIsSetUpAndAStepThatNeverEndedIsNone) {
   auto f = ScenarioFixture::Load("setup-in-step");
   ASSERT_NE(f, nullptr);
   v1::StepsReply reply = StepBreakdown(*f->graph);

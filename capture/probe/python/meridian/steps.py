@@ -21,7 +21,11 @@ the open step and begins the next, so a step spans one iteration: data,
 forward, backward and the optimizer. The step after the last
 optimizer.step() stays open and is never recorded as a "step" span (the
 probe records a step when it ends, and nothing says another iteration was
-coming); what runs after the loop carries its number. remove() stops the
+coming); what runs after the loop carries its number, and the analyses
+leave it out (`meridian steps` lists only steps that ended). Likewise
+anything recorded after optimizer.step() and before the next iteration's
+work carries the next step's number: log an iteration's loss before
+optimizer.step() to keep it in its step. remove() stops the
 marking and leaves that step open.
 
 Which optimizer.step() calls count: every optimizer's, or only
