@@ -1111,6 +1111,12 @@ grpc::Status QueryService::GetSteps(grpc::ServerContext* context,
   auto query =
       OpenJob(db_path_, request->job());  // one read of the job for both
   if (!query.ok()) return ToGrpc(query.status());
+  if (rank) {
+    if (absl::Status known = CheckRanksInJob(query->catalog, {*rank});
+        !known.ok()) {
+      return ToGrpc(known);
+    }
+  }
   absl::Status summarised =
       AnswerFromSummaries(*query, [&](Store& store, const JobCatalog& catalog,
                                       const StepSummaries::Made& made) {
@@ -1194,18 +1200,6 @@ grpc::Status QueryService::Compare(grpc::ServerContext* context,
     filter.set_job(side.job);
     auto query = OpenJob(db_path_, filter);
     if (!query.ok()) return ToGrpc(query.status());
-    for (int32_t rank : side.ranks) {
-      bool found = false;
-      for (const ProcessInfo& p : query->catalog.processes) {
-        found = found || p.rank == rank;
-      }
-      if (!found) {
-        return grpc::Status(
-            grpc::StatusCode::NOT_FOUND,
-            absl::StrCat("job ", side.job, " has no rank ", rank, " (it has ",
-                         query->catalog.job.ranks, " ranks)"));
-      }
-    }
     *filter.mutable_ranks() = {side.ranks.begin(), side.ranks.end()};
     auto selection = SpanSelection::Make(query->catalog, filter);
     if (!selection.ok()) return ToGrpc(selection.status());

@@ -232,7 +232,14 @@ m steps --job nope 2>"$work/err.txt"; rc=$?
 grep -qF "no job \"nope\" in the collector's store" "$work/err.txt" || fail "steps unknown job message"
 m compare --job chain --ranks 0,7 2>"$work/err.txt"; rc=$?
 [ $rc -eq 1 ] || fail "compare unknown rank: exit $rc"
-grep -qF 'job chain has no rank 7 (it has 4 ranks)' "$work/err.txt" || fail "unknown rank message"
+grep -qF 'job chain has no rank 7 (its ranks: 0-3)' "$work/err.txt" || fail "unknown rank message"
+# A rank the job lacks is named, not answered with empty tables.
+for args in "steps --job chain --rank 9" "stats --job chain --ranks 9"; do
+  m $args >"$work/out.txt" 2>"$work/err.txt"; rc=$?
+  [ $rc -eq 1 ] || fail "$args: exit $rc"
+  grep -qF 'job chain has no rank 9 (its ranks: 0-3)' "$work/err.txt" ||
+    fail "$args: $(cat "$work/err.txt")"
+done
 m compare --job chain 2>"$work/err.txt"; rc=$?
 [ $rc -eq 2 ] || fail "compare one side: exit $rc"
 grep -qF 'compare needs --job A --job B, or --job A --ranks R1,R2' "$work/err.txt" || fail "compare usage"

@@ -63,6 +63,7 @@ void JobSpans::Add(const StoredSpan& span, int64_t start_ns, int64_t dur_ns) {
     s.sources = source_lists_.Add(ListedRanks(s.role, span));
   }
   s.async = op_async_[s.op];
+  if (s.op == step_marker_ && span.step) marks_steps_ = true;
   s.has_step = span.step.has_value();
   s.step = span.step.value_or(0);
   if (s.role == SpanRole::kSendRecv) {

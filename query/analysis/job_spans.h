@@ -152,10 +152,14 @@ class JobSpans {
   MpiOp MpiOpOf(const JobSpan& span) const;
   // Whether the span sets up or tears down (IsSetUp: MPI_Init...).
   bool setup(const JobSpan& span) const { return op_setup_[span.op] != 0; }
-  // Whether the job records its steps' ends: its catalog holds the probe's
-  // step marker, the user span "step" that meridian_step_end records (so a
-  // step without one never ended, or was cut by a trace window).
-  bool marks_steps() const { return step_marker_ >= 0; }
+  // Whether the job records its steps' ends: the spans loaded hold a step
+  // marker, the user span "step" that meridian_step_end records when a step
+  // ends (so that a step without one never ended, or was cut by a trace
+  // window). A load of some steps alone shows it if one of them ended;
+  // MarksSteps() says so of a load that holds none (StepSummaries, for a
+  // block of the job's last step alone, from the step before).
+  bool marks_steps() const { return marks_steps_; }
+  void MarksSteps() { marks_steps_ = true; }
   // Whether `span` is such a marker, tagged with its step.
   bool is_step_marker(const JobSpan& span) const {
     return span.has_step && span.op == step_marker_;
@@ -179,6 +183,7 @@ class JobSpans {
   std::vector<char> op_async_;
   std::vector<char> op_setup_;
   int32_t step_marker_ = -1;  // the catalog's op index of "step", if any
+  bool marks_steps_ = false;  // a marker was added
   SourceLists source_lists_;
   // See JobRead::message_steps.
   std::optional<std::pair<int64_t, int64_t>> message_steps_;

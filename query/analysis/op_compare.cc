@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/saturating.h"
+#include "query/ops/span_selection.h"
 
 namespace meridian {
 namespace {
@@ -39,14 +40,9 @@ absl::Status AddRankTotals(Store& store, const JobCatalog& catalog,
                            OpTotalsBuilder* b) {
   absl::flat_hash_map<int64_t, int32_t> rank_of_process;
   for (const ProcessInfo& p : catalog.processes) rank_of_process[p.id] = p.rank;
-  for (int32_t rank : {rank_a, rank_b}) {
-    bool found = false;
-    for (const auto& [process, r] : rank_of_process) found = found || r == rank;
-    if (!found) {
-      return absl::NotFoundError(
-          absl::StrCat("job ", catalog.job.name, " has no rank ", rank,
-                       " (it has ", catalog.job.ranks, " ranks)"));
-    }
+  if (absl::Status known = CheckRanksInJob(catalog, {rank_a, rank_b});
+      !known.ok()) {
+    return known;
   }
   // Each track of either rank, with where its spans go.
   absl::flat_hash_map<int64_t, std::pair<bool, bool>> sides;

@@ -132,7 +132,7 @@ TEST(OpCompareTest, TwoRanksOfOneJobAreReadInOneScan) {
   // An unknown rank: NOT_FOUND naming it, nothing read.
   absl::Status missing = AddRankTotals(counting, f->catalog, 0, 9, &c, &d);
   EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
-  EXPECT_EQ(missing.message(), "job slow-rank has no rank 9 (it has 4 ranks)");
+  EXPECT_EQ(missing.message(), "job slow-rank has no rank 9 (its ranks: 0-3)");
   EXPECT_EQ(counting.scans(), 2);
 }
 

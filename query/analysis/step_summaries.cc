@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -19,6 +20,30 @@
 
 namespace meridian {
 namespace {
+
+// Whether step `step` of the job holds the probe's marker of a step's end
+// (a user span "step"): one scan of the step, keeping nothing.
+absl::StatusOr<bool> StepEnded(Store& store, const JobCatalog& catalog,
+                               int64_t step) {
+  absl::flat_hash_set<int64_t> markers;
+  for (const OpInfo& op : catalog.ops) {
+    if (op.category == v1::CATEGORY_USER && op.name == "step") {
+      markers.insert(op.id);
+    }
+  }
+  if (markers.empty()) return false;
+  ScanRange range;
+  range.first_step = step;
+  range.last_step = step;
+  bool ended = false;
+  absl::Status scan =
+      store.Scan(catalog.job, range, [&](const StoredSpan& span) {
+        ended = markers.contains(span.op_id) && span.step == step;
+        return !ended;
+      });
+  if (!scan.ok()) return scan;
+  return ended;
+}
 
 // What an analysis holds per span (query_service.cc's figure).
 constexpr uint64_t kBytesPerSpan = 190;
@@ -205,6 +230,14 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
       if (!spans.ok()) return spans.status();
       blocks.Fitted();
       ++made.blocks;
+      // A block of the job's last step alone shows no step's end if that
+      // step never ended: whether the job marks its steps' ends is read
+      // from the step before (its marker only).
+      if (hi == last_step && lo > first_step && !spans->marks_steps()) {
+        auto ended = StepEnded(store, catalog, lo - 1);
+        if (!ended.ok()) return ended.status();
+        if (*ended) spans->MarksSteps();
+      }
       const DependencyGraph graph(*spans);
       v1::StepsReply breakdown = StepBreakdown(graph);
       std::map<int64_t, v1::StragglersReply> waits =

@@ -349,6 +349,41 @@ TEST_F(StepSummariesTest, LateSpansRemakeTheCompleteStepsTheyTouch) {
   EXPECT_EQ(stored->DebugString(), whole.steps.DebugString());
 }
 
+// A step that never ended (spans tagged with it, no "step" span: as
+// auto_steps() leaves one open after the last optimizer.step()) has no
+// summary, whether its block holds other steps or it alone.
+TEST_F(StepSummariesTest, AStepThatNeverEndedHasNoSummary) {
+  SyntheticJob job;
+  job.job = "open-step";
+  job.steps = 4;
+  Write(job, 0, SIZE_MAX);
+  BatchBuilder extra("open-step-extra");
+  const int process =
+      extra.DeclareProcess({"open-step", "node-extra", 4, 0, 404, 5});
+  const int track =
+      extra.DeclareTrack(process, v1::TRACK_KIND_THREAD, 1, "main");
+  extra
+      .AddSpan(track, v1::CATEGORY_USER, "eval", job.t0_ns + 4 * 10000000,
+               30000)
+      ->set_step(4);
+  const v1::Batch batch = extra.Take();
+  ASSERT_TRUE(writer_->Write({&batch}).ok());
+  JobCatalog catalog;
+  auto reader = Reader("open-step", &catalog);
+  ASSERT_NE(reader, nullptr);
+  // Blocks of every step, and of one step each (a budget of 30 spans).
+  for (const uint64_t budget : {uint64_t{1} << 30, uint64_t{30 * 190}}) {
+    SCOPED_TRACE(budget);
+    auto made = StepSummaries::Update(*reader, catalog, budget);
+    ASSERT_TRUE(made.ok()) << made.status();
+    std::vector<int64_t> steps;
+    for (const StoredStepSummary& step : made->steps)
+      steps.push_back(step.step);
+    EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2, 3}));
+    if (budget < 1000000) EXPECT_EQ(made->blocks, 5);
+  }
+}
+
 TEST_F(StepSummariesTest, FailuresSayWhy) {
   SyntheticJob job;
   job.job = "failures";

@@ -2,9 +2,40 @@
 
 #include <fnmatch.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace meridian {
+
+absl::Status CheckRanksInJob(const JobCatalog& catalog,
+                             absl::Span<const int32_t> ranks) {
+  std::set<int32_t> has;
+  for (const ProcessInfo& p : catalog.processes) {
+    if (p.rank >= 0) has.insert(p.rank);
+  }
+  for (const int32_t rank : ranks) {
+    if (has.count(rank) > 0) continue;
+    // The job's ranks as runs: "0-3", "0-1, 4".
+    std::vector<std::string> runs;
+    for (auto it = has.begin(); it != has.end();) {
+      const int32_t first = *it;
+      int32_t last = first;
+      for (++it; it != has.end() && *it == last + 1; ++it) last = *it;
+      runs.push_back(first == last ? absl::StrCat(first)
+                                   : absl::StrCat(first, "-", last));
+    }
+    return absl::NotFoundError(absl::StrCat(
+        "job ", catalog.job.name, " has no rank ", rank,
+        runs.empty()
+            ? " (it has no ranks)"
+            : absl::StrCat(" (its ranks: ", absl::StrJoin(runs, ", "), ")")));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<SpanSelection> SpanSelection::Make(
     const JobCatalog& catalog, const v1::SpanFilter& filter) {
@@ -30,6 +61,12 @@ absl::StatusOr<SpanSelection> SpanSelection::Make(
   }
   absl::flat_hash_set<int32_t> ranks(filter.ranks().begin(),
                                      filter.ranks().end());
+  if (absl::Status known = CheckRanksInJob(
+          catalog,
+          absl::MakeConstSpan(filter.ranks().data(), filter.ranks().size()));
+      !known.ok()) {
+    return known;
+  }
 
   SpanSelection selection;
   selection.narrows_tracks_ = !ranks.empty();

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "meridian/v1/query.pb.h"
 #include "store/store.h"
 
@@ -16,7 +17,8 @@ namespace meridian {
 class SpanSelection {
  public:
   // INVALID_ARGUMENT for a bad filter (a step range with first > last, a
-  // time range with from > to, an unknown category value).
+  // time range with from > to, an unknown category value); NOT_FOUND for a
+  // rank the job does not have (CheckRanksInJob).
   static absl::StatusOr<SpanSelection> Make(const JobCatalog& catalog,
                                             const v1::SpanFilter& filter);
 
@@ -42,6 +44,11 @@ class SpanSelection {
   bool narrows_tracks_ = false;
   bool narrows_ops_ = false;
 };
+
+// NOT_FOUND naming the first of `ranks` that no process of the job has, and
+// the ranks it has: "job j has no rank 9 (its ranks: 0-3)". OK otherwise.
+absl::Status CheckRanksInJob(const JobCatalog& catalog,
+                             absl::Span<const int32_t> ranks);
 
 // The store scan for `filter`: its time and step ranges, and the selected
 // tracks when it names ranks, so that no other chunk is read.
