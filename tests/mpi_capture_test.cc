@@ -2555,6 +2555,23 @@ void ExpectPathFrom(const std::vector<PathStep>& path,
       << PathText(path);
 }
 
+// `meridian stragglers --job JOB --json`, parsed; nullopt if it failed or
+// printed no JSON. *json: what it printed.
+std::optional<google::protobuf::Struct> StragglersOf(
+    const std::string& address, const std::map<std::string, std::string>& env,
+    const std::string& job, std::string* json) {
+  Child stragglers = Spawn({Runfile("cli/meridian"), "--collector", address,
+                            "stragglers", "--job", job, "--json"},
+                           env, /*merge_stderr=*/false);
+  *json = stragglers.ReadAll();
+  google::protobuf::Struct parsed;
+  if (stragglers.Wait() != 0 ||
+      !google::protobuf::util::JsonStringToMessage(*json, &parsed).ok()) {
+    return std::nullopt;
+  }
+  return parsed;
+}
+
 // What tests/mpi_edges.cc neighbor recorded as job `job`: on a directed
 // ring, rank 2 computes 80 ms before an MPI_Neighbor_alltoall; rank 3,
 // whose one in-neighbor it is, waits for it there and then computes. Each
@@ -2576,13 +2593,11 @@ void ExpectNeighborEdge(const std::string& db, const std::string& address,
                  {{2, "compute", "compute"},
                   {3, "communication", "MPI_Neighbor_alltoall"},
                   {3, "compute", "post"}});
-  Child stragglers = Spawn({Runfile("cli/meridian"), "--collector", address,
-                            "stragglers", "--job", job, "--json"},
-                           env, /*merge_stderr=*/false);
-  const std::string json = stragglers.ReadAll();
-  ASSERT_EQ(stragglers.Wait(), 0) << json;
-  google::protobuf::Struct parsed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  std::string json;
+  const std::optional<google::protobuf::Struct> stragglers =
+      StragglersOf(address, env, job, &json);
+  ASSERT_TRUE(stragglers.has_value()) << json;
+  const google::protobuf::Struct& parsed = *stragglers;
   int found = 0;
   for (const auto& v :
        parsed.fields().at("collectives").list_value().values()) {
@@ -2620,13 +2635,11 @@ void ExpectSendrecvEdge(const std::string& db, const std::string& address,
                  {{2, "compute", "compute"},
                   {3, "communication", "MPI_Sendrecv"},
                   {3, "compute", "post"}});
-  Child stragglers = Spawn({Runfile("cli/meridian"), "--collector", address,
-                            "stragglers", "--job", job, "--json"},
-                           env, /*merge_stderr=*/false);
-  const std::string json = stragglers.ReadAll();
-  ASSERT_EQ(stragglers.Wait(), 0) << json;
-  google::protobuf::Struct parsed;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  std::string json;
+  const std::optional<google::protobuf::Struct> stragglers =
+      StragglersOf(address, env, job, &json);
+  ASSERT_TRUE(stragglers.has_value()) << json;
+  const google::protobuf::Struct& parsed = *stragglers;
   EXPECT_EQ(parsed.fields().at("messages").number_value(), 4) << json;
   for (const auto& v : parsed.fields().at("ranks").list_value().values()) {
     const auto& r = v.struct_value().fields();

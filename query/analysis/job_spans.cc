@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "query/ops/category.h"
 #include "query/ops/mpi_args.h"
 
 namespace meridian {
@@ -31,7 +32,7 @@ JobSpans::JobSpans(const JobCatalog& catalog) : catalog_(&catalog) {
     op_role_.push_back(RoleOf(op.category, op.name));
     op_async_.push_back(IsAsynchronous(op.category, op.name));
     op_setup_.push_back(IsSetUp(op.category, op.name));
-    if (op.category == v1::CATEGORY_USER && op.name == "step") {
+    if (IsStepMarker(op.category, op.name)) {
       step_marker_ = static_cast<int32_t>(i);
     }
   }

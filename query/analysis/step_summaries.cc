@@ -17,6 +17,7 @@
 #include "query/analysis/step_blocks.h"
 #include "query/analysis/step_breakdown.h"
 #include "query/analysis/stragglers.h"
+#include "query/ops/category.h"
 
 namespace meridian {
 namespace {
@@ -27,7 +28,7 @@ absl::StatusOr<bool> StepEnded(Store& store, const JobCatalog& catalog,
                                int64_t step) {
   absl::flat_hash_set<int64_t> markers;
   for (const OpInfo& op : catalog.ops) {
-    if (op.category == v1::CATEGORY_USER && op.name == "step") {
+    if (IsStepMarker(op.category, op.name)) {
       markers.insert(op.id);
     }
   }

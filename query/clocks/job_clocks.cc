@@ -314,12 +314,12 @@ void JobClocks::ForEachChannel(
   if (role == roles.of_op.end() || !IsMessage(role->second)) return;
   auto rank = roles.rank_of_track.find(span.track_id);
   const int32_t own = rank == roles.rank_of_track.end() ? 0 : rank->second;
-  if (role->second != SpanRole::kRecv) {  // a send, or a Sendrecv's send
-    visit({span.comm, own, span.peer, span.tag}, true);
-  }
   if (role->second == SpanRole::kRecv) {
     visit({span.comm, span.peer, own, span.tag}, false);
-  } else if (role->second == SpanRole::kSendRecv && span.recv_peer >= 0) {
+    return;
+  }
+  visit({span.comm, own, span.peer, span.tag}, true);  // a send's
+  if (role->second == SpanRole::kSendRecv && span.recv_peer >= 0) {
     visit({span.comm, span.recv_peer, own, span.recv_tag}, false);
   }
 }

@@ -45,6 +45,10 @@ bool IsCommunication(v1::Category category) {
   return category == v1::CATEGORY_MPI || category == v1::CATEGORY_NCCL;
 }
 
+bool IsStepMarker(v1::Category category, absl::string_view name) {
+  return category == v1::CATEGORY_USER && name == "step";
+}
+
 absl::string_view TimeClassName(v1::TimeClass time_class) {
   switch (time_class) {
     case v1::TIME_CLASS_COMPUTE:

@@ -20,6 +20,10 @@ absl::StatusOr<v1::Category> ParseCategory(absl::string_view name);
 // MPI and NCCL: what statistics count as communication.
 bool IsCommunication(v1::Category category);
 
+// The probe's marker of a step's end: the user span "step" that
+// meridian_step_end records (docs/analysis.md, "Steps").
+bool IsStepMarker(v1::Category category, absl::string_view name);
+
 // "compute", "communication", "waiting", "set-up", "untraced" (critical
 // path).
 absl::string_view TimeClassName(v1::TimeClass time_class);
