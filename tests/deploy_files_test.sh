@@ -84,8 +84,8 @@ check_unit() {  # check_unit UNIT_FILE [--user]
   fi
   program=$(sed -n 's#^ExecStart=/usr/local/bin/\([^ ]*\).*#\1#p' "$unit")
   case $program in
-    meridian-agent) source=agent/agent_main.cc ;;
-    meridian-collector) source=collector/collector_main.cc ;;
+    meridian-agent) source=agent/agent_usage.cc ;;
+    meridian-collector) source=collector/collector_usage.cc ;;
     *) echo "$unit: ExecStart= runs no Meridian program" >&2 && return 1 ;;
   esac
   mapfile -t flags < <(grep '^ExecStart=' "$unit" | grep -oE -- '--[a-z][a-z-]*')
@@ -130,7 +130,7 @@ check_env() {  # check_env FILE
   opts=$(. "$file" && echo "${MERIDIAN_COLLECTOR_OPTS:-}")
   mapfile -t flags < <(grep -oE -- '--[a-z][a-z-]*' <<<"$opts")
   for flag in "${flags[@]}"; do
-    if ! known_flag "$flag" collector/collector_main.cc; then
+    if ! known_flag "$flag" collector/collector_usage.cc; then
       echo "$file: meridian-collector has no flag $flag" >&2
       return 1
     fi

@@ -60,8 +60,8 @@ FIELDS = {
     "NetworkPolicy.port": {"port", "endPort", "protocol"},
 }
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-PROGRAMS = {"meridian-agent": "agent/agent_main.cc",
-            "meridian-collector": "collector/collector_main.cc"}
+PROGRAMS = {"meridian-agent": "agent/agent_usage.cc",
+            "meridian-collector": "collector/collector_usage.cc"}
 
 problems = []
 
