@@ -46,9 +46,21 @@ echo "$status" | sed 's/^/agent: /' >&2
 cpu_ns() {  # PID: user + system CPU time so far, ns
   awk -v tck="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1e9 / tck }' "/proc/$1/stat"
 }
+thread_ns() {  # PID NAME: the same for its threads named NAME
+  local task ticks=0
+  for task in /proc/"$1"/task/*; do
+    [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
+    ticks=$((ticks + $(sed 's/^.*) //' "$task/stat" | awk '{ print $12 + $13 }')))
+  done
+  awk -v t="$ticks" -v tck="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", t * 1e9 / tck }'
+}
 agent_cpu=$(cpu_ns "$agent_PID")
 collector_cpu=$(cpu_ns "$collector_PID")
-echo "CPU time: agent $agent_cpu ns, collector $collector_cpu ns" >&2
+# Of it, the background refresh's (its "refresh" thread): each job's
+# clocks and summaries, 5 s after its last batch, so a job's refresh is
+# counted here or not by when this line runs.
+refresh_cpu=$(thread_ns "$collector_PID" refresh)
+echo "CPU time: agent $agent_cpu ns, collector $collector_cpu ns (refresh $refresh_cpu ns)" >&2
 # The probe alone: a second agent that reads its rings only after the loop
 # (every 60 s, and when the processes exit), so that its work and the
 # collector's do not compete with the 4 ranks for this machine's cores.
@@ -72,7 +84,7 @@ for i in 1 2 3 4 5; do
 done
 
 python3 - "$event" "$interleaved" "${probe_only[@]}" "${separate[@]}" "$status" \
-  "$agent_cpu" "$collector_cpu" <<'PY'
+  "$agent_cpu" "$collector_cpu" "$refresh_cpu" <<'PY'
 import json, statistics, sys
 event = json.loads(sys.argv[1])
 inter = json.loads(sys.argv[2])
@@ -80,6 +92,7 @@ probe_only = [json.loads(a)["ratio"] - 1 for a in sys.argv[3:8]]
 pairs = [json.loads(a) for a in sys.argv[8:14]]
 status = dict(l.split(" ", 1) for l in sys.argv[14].splitlines())
 agent_cpu, collector_cpu = int(sys.argv[15]), int(sys.argv[16])
+refresh_cpu = int(sys.argv[17])
 untraced = statistics.median(p["untraced_ns"] for p in pairs[0::2])
 traced = statistics.median(p["traced_ns"] for p in pairs[1::2])
 print(json.dumps({
@@ -95,6 +108,11 @@ print(json.dumps({
     # received every span but the probe-only job's) and of the collector.
     "agent_cpu_ns_per_span": round(agent_cpu / int(status["received"])),
     "collector_cpu_ns_per_span": round(collector_cpu / int(status["received"])),
+    # Of it, the refresh thread's (timing decides which jobs' it holds) and
+    # the rest (ingest and storing).
+    "collector_refresh_cpu_ns_per_span": round(refresh_cpu / int(status["received"])),
+    "collector_ingest_cpu_ns_per_span":
+        round((collector_cpu - refresh_cpu) / int(status["received"])),
     "spans_dropped": int(status["dropped"]),
 }))
 PY
