@@ -11,6 +11,9 @@
 #include "common/crc32c.h"
 #include "import/imported_trace.h"
 #include "import/input_file.h"
+#include "import/mpitrace_profile_reader.h"
+#include "import/mpitrace_totals.h"
+#include "import/paths.h"
 #include "import/trace_formats.h"
 #include "wire/ingest_client.h"
 
@@ -50,10 +53,27 @@ double Seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-// One file; false (having said why) if it was not imported.
+// An mpitrace profile read, sent once every profile of the import is
+// read: rank 0's table names the hosts of the ranks whose own files do
+// not.
+struct ReadProfile {
+  std::string path;
+  int32_t rank;
+  ContentHash content;
+  MpitraceProfile profile;
+  std::chrono::steady_clock::time_point began;
+};
+
+bool SendTrace(IngestClient& client, const SendOptions& send,
+               const ImportOptions& options, const std::string& path,
+               int32_t rank, ContentHash content, ImportedTrace& trace,
+               std::chrono::steady_clock::time_point began);
+
+// One file; false (having said why) if it was not imported. An mpitrace
+// profile is read into `profiles`, to be sent with the others.
 bool ImportOne(IngestClient& client, const SendOptions& send,
                const ImportOptions& options, const std::string& path,
-               int32_t rank) {
+               int32_t rank, std::vector<ReadProfile>* profiles) {
   const auto began = std::chrono::steady_clock::now();
   const bool terminal = isatty(2);
   absl::StatusOr<InputFile> file = ReadInputFile(path, options.max_file_bytes);
@@ -77,6 +97,20 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
   read.epoch_ns = options.epoch_ns;
   read.fallback_end_ns = file->mtime_ns;
   const ContentHash content{Fnv1a(file->content), Crc32c(file->content)};
+  const std::string format = options.format.empty()
+                                 ? DetectImportFormat(file->content)
+                                 : options.format;
+  if (format == "mpitrace") {
+    absl::StatusOr<MpitraceProfile> profile =
+        ReadMpitraceProfile(file->content, path);
+    if (!profile.ok()) {
+      fprintf(stderr, "meridian import: %s\n",
+              std::string(profile.status().message()).c_str());
+      return false;
+    }
+    profiles->push_back({path, rank, content, std::move(*profile), began});
+    return true;
+  }
   absl::StatusOr<ImportedTrace> trace =
       ReadImportFile(std::move(file->content), read);
   if (!trace.ok()) {
@@ -84,6 +118,42 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
             std::string(trace.status().message()).c_str());
     return false;
   }
+  return SendTrace(client, send, options, path, rank, content, *trace, began);
+}
+
+// The profiles read, each sent with what the others say of its rank.
+int ImportProfiles(IngestClient& client, const SendOptions& send,
+                   const ImportOptions& options,
+                   const std::vector<ReadProfile>& profiles) {
+  std::vector<const MpitraceProfile*> all;
+  for (const ReadProfile& p : profiles) all.push_back(&p.profile);
+  const MpitraceRun run = MpitraceRunOf(all);
+  int failed = 0;
+  for (const ReadProfile& p : profiles) {
+    ImportedTrace trace = MpitraceTotals(p.profile, options.node,
+                                         PathBaseName(p.path), p.rank, &run);
+    // The same file sent with other hosts or rows (another set of files)
+    // is another import.
+    ContentHash content = p.content;
+    for (const ProcessDesc& process : trace.processes) {
+      const std::string said = absl::StrCat(process.rank, "@", process.node);
+      content.fnv = Fnv1a(said, content.fnv);
+      content.crc = Crc32c(said, content.crc);
+    }
+    if (!SendTrace(client, send, options, p.path, p.rank, content, trace,
+                   p.began)) {
+      ++failed;
+    }
+  }
+  return failed;
+}
+
+bool SendTrace(IngestClient& client, const SendOptions& send,
+               const ImportOptions& options, const std::string& path,
+               int32_t rank, ContentHash content, ImportedTrace& trace_ref,
+               std::chrono::steady_clock::time_point began) {
+  const bool terminal = isatty(2);
+  ImportedTrace* trace = &trace_ref;
   for (ProcessDesc& p : trace->processes) {
     p.job = options.job;
     if (options.clock_offset_ns && p.node != trace->processes[0].node) {
@@ -151,10 +221,13 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
             path.c_str(), options.job.c_str(), trace->spans.size());
   } else if (trace->spans.empty()) {
     fprintf(stderr,
-            "meridian import: %s: statistics of %zu operations and %zu "
-            "processes of rank%s %s (node %s, %s) into job %s; meridian "
+            "meridian import: %s: statistics of %zu operation%s and %zu "
+            "process%s of rank%s %s (node %s, %s) into job %s; meridian "
             "stats shows them\n",
-            path.c_str(), trace->op_totals.size(), trace->process_totals.size(),
+            path.c_str(), trace->op_totals.size(),
+            trace->op_totals.size() == 1 ? "" : "s",
+            trace->process_totals.size(),
+            trace->process_totals.size() == 1 ? "" : "es",
             trace->processes.size() > 1 ? "s" : "", ranks.c_str(),
             trace->processes[0].node.c_str(), trace->format.c_str(),
             options.job.c_str());
@@ -194,11 +267,15 @@ int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
   SendOptions send;
   send.ack_timeout = collector.request_timeout();
   int failed = 0;
+  std::vector<ReadProfile> profiles;
   for (size_t i = 0; i < paths->size(); ++i) {
     const int32_t rank =
         options.rank >= 0 ? options.rank + static_cast<int32_t>(i) : -1;
-    if (!ImportOne(client, send, options, (*paths)[i], rank)) ++failed;
+    if (!ImportOne(client, send, options, (*paths)[i], rank, &profiles)) {
+      ++failed;
+    }
   }
+  failed += ImportProfiles(client, send, options, profiles);
   if (failed > 0) {
     fprintf(stderr, "meridian import: %d of %zu files not imported (%s)\n",
             failed, paths->size(), collector.address.c_str());

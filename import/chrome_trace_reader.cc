@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -69,6 +70,28 @@ struct FlowEnd {
   char phase;      // 's', 't' or 'f'
   bool enclosing;  // "bp":"e", or a start/step (binds to the slice around)
 };
+
+// The args Meridian's export writes for a span's own fields (MakeSpan
+// puts them back).
+bool IsSpanField(absl::string_view key) {
+  return key == "bytes" || key == "peer" || key == "tag" || key == "comm" ||
+         key == "comm_size" || key == "seq" || key == "step" ||
+         key == "partition" || key == "correlation";
+}
+
+// A "C" event of one series named as the event, beside span fields only:
+// its value (Meridian's counters); nullopt otherwise.
+std::optional<double> OwnCounterValue(const Event& e) {
+  std::optional<double> own;
+  for (const auto& [key, value] : e.numbers) {
+    if (key == e.name) {
+      own = value;
+    } else if (!IsSpanField(key)) {
+      return std::nullopt;
+    }
+  }
+  return own;
+}
 
 bool GpuCategory(absl::string_view cat) {
   return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" ||
@@ -188,7 +211,7 @@ class Reader {
   int Process(const Key& pid);
   int Track(int process, const Key& tid);
   ImportedSpan MakeSpan(Event& e, int track, v1::SpanKind kind);
-  void BindFlows();
+  void BindFlows(const std::string& dialect);
   absl::Status Finish(ImportedTrace* out);
 
   const ChromeReadOptions& options_;
@@ -577,7 +600,15 @@ absl::Status Reader::Handle(Event& e) {
       break;
     case 'C': {
       // One series per numeric arg; named by the event alone if one.
+      // Meridian's export writes a counter as {name: value} with its
+      // fields (step, ...) beside: one series, the fields its own.
       const auto& numbers = e.numbers;  // MakeSpan leaves them be
+      if (const std::optional<double> own = OwnCounterValue(e)) {
+        ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
+        s.value = *own;
+        spans_.push_back(std::move(s));
+        break;
+      }
       for (const auto& [key, value] : numbers) {
         ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
         if (numbers.size() > 1) s.name = absl::StrCat(e.name, " ", key);
@@ -744,8 +775,10 @@ absl::Status Reader::ReadTop(od::document& doc) {
 // Flow ends bind to slices of their thread: a start (or step), and an end
 // with "bp":"e", to the innermost slice around it; an end without, to the
 // next slice beginning on that thread. Both slices then share a
-// correlation id (a fresh one unless one of them has it already).
-void Reader::BindFlows() {
+// correlation id (a fresh one unless one of them has it already). A
+// Meridian export's message arrows are not links: the export draws them
+// from the matched messages, which the import matches again.
+void Reader::BindFlows(const std::string& dialect) {
   std::map<int, std::vector<size_t>> by_track;
   for (size_t i = 0; i < spans_.size(); ++i) {
     if (spans_[i].kind == v1::SPAN_KIND_COMPLETE) {
@@ -783,6 +816,9 @@ void Reader::BindFlows() {
   };
   uint64_t next_id = uint64_t{1} << 62;
   for (auto& [key, ends] : flows_) {
+    if (dialect == "meridian" && absl::StartsWith(key, "message\x1f")) {
+      continue;
+    }
     std::vector<ImportedSpan*> bound;
     for (const FlowEnd& end : ends) {
       if (ImportedSpan* s = bind(end)) bound.push_back(s);
@@ -822,7 +858,7 @@ absl::Status Reader::Finish(ImportedTrace* out) {
     out->notes.push_back(
         absl::StrCat(skipped, " events of phases not imported (", phases, ")"));
   }
-  BindFlows();
+  BindFlows(dialect);
 
   // Processes: which raw pid becomes which process.
   const std::string default_node =

@@ -1,8 +1,10 @@
 #include "import/chrome_trace_reader.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace meridian {
@@ -124,6 +126,46 @@ TEST(ChromeTraceReaderTest, ObjectFormFlowsRanksAndEpochTimes) {
   EXPECT_EQ(launch->correlation, kernel->correlation);
   EXPECT_EQ(t.tracks[kernel->track].kind, v1::TRACK_KIND_GPU_STREAM);
   EXPECT_EQ(t.tracks[launch->track].kind, v1::TRACK_KIND_THREAD);
+}
+
+// Meridian's own export: a counter is {name: value} beside its fields
+// (one series, its step its own), and the message arrows are not links
+// (the export draws them again from the matched messages); another
+// trace's two-arg counter and its flows stay as they were.
+TEST(ChromeTraceReaderTest,
+     MeridiansCountersAndMessageArrowsComeBackAsTheyWere) {
+  const std::string events = R"json(
+    {"ph":"C","cat":"user","name":"loss","pid":1,"tid":1,"ts":5,"args":{"loss":0.5,"step":3}},
+    {"ph":"C","name":"mem","pid":1,"tid":1,"ts":6,"args":{"mem":1,"step":2,"free":7}},
+    {"ph":"X","cat":"mpi","name":"MPI_Send","pid":1,"tid":1,"ts":10,"dur":2,"args":{"peer":1,"tag":7}},
+    {"ph":"s","cat":"message","name":"message","id":"1:0>1:7#0","pid":1,"tid":1,"ts":10},
+    {"ph":"X","cat":"mpi","name":"MPI_Recv","pid":2,"tid":1,"ts":9,"dur":4,"args":{"peer":0,"tag":7}},
+    {"ph":"f","bp":"e","cat":"message","name":"message","id":"1:0>1:7#0","pid":2,"tid":1,"ts":12.999}
+  )json";
+  const ImportedTrace meridian =
+      Read(absl::StrCat(R"json({"traceEvents":[)json", events,
+                        R"json(],"otherData":{"epoch_ns":)json", kEpoch, "}}"));
+  EXPECT_EQ(meridian.format, "meridian");
+  const ImportedSpan* loss = Find(meridian, "loss");
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->value, 0.5);
+  EXPECT_EQ(loss->step, 3);
+  auto named = [](const ImportedTrace& t, const std::string& name) {
+    return std::count_if(t.spans.begin(), t.spans.end(),
+                         [&](const ImportedSpan& s) { return s.name == name; });
+  };
+  EXPECT_EQ(named(meridian, "loss step"), 0);
+  EXPECT_EQ(named(meridian, "mem free"), 1);  // not Meridian's shape
+  EXPECT_EQ(named(meridian, "mem step"), 1);
+  EXPECT_EQ(Find(meridian, "MPI_Send")->correlation, 0u);
+  EXPECT_EQ(Find(meridian, "MPI_Recv")->correlation, 0u);
+  // Without otherData.epoch_ns a trace is not Meridian's: its flows link.
+  ChromeReadOptions relative;
+  relative.epoch_ns = kEpoch;
+  const ImportedTrace chrome = Read(absl::StrCat("[", events, "]"), relative);
+  EXPECT_NE(Find(chrome, "MPI_Send")->correlation, 0u);
+  EXPECT_EQ(Find(chrome, "MPI_Send")->correlation,
+            Find(chrome, "MPI_Recv")->correlation);
 }
 
 // PyTorch's profiler: one process, the rank from distributedInfo (after

@@ -2,16 +2,38 @@
 
 namespace meridian {
 
+MpitraceRun MpitraceRunOf(const std::vector<const MpitraceProfile*>& profiles) {
+  MpitraceRun run;
+  for (const MpitraceProfile* p : profiles) {
+    run.own_profiles.insert(p->rank);
+    for (const MpitraceRankTotals& r : p->ranks) run.rows.emplace(r.rank, r);
+  }
+  return run;
+}
+
 ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
                              const std::string& node,
-                             const std::string& file_name, int32_t rank) {
+                             const std::string& file_name, int32_t rank,
+                             const MpitraceRun* run) {
+  if (rank >= 0) run = nullptr;  // the file's ranks are not the job's
   ImportedTrace trace;
   trace.format = "mpitrace";
+  // This rank's row of a table of all ranks: its own file's (rank 0's),
+  // else another file's of the run.
+  const MpitraceRankTotals* row = nullptr;
+  for (const MpitraceRankTotals& r : profile.ranks) {
+    if (r.rank == profile.rank) row = &r;
+  }
+  if (row == nullptr && run != nullptr) {
+    auto it = run->rows.find(profile.rank);
+    if (it != run->rows.end()) row = &it->second;
+  }
   ProcessDesc own;
   own.rank = rank >= 0 ? rank : profile.rank;
-  own.node = !node.empty()           ? node
-             : !profile.host.empty() ? profile.host
-                                     : file_name;
+  own.node = !node.empty()                          ? node
+             : !profile.host.empty()                ? profile.host
+             : row != nullptr && !row->host.empty() ? row->host
+                                                    : file_name;
   trace.processes.push_back(own);
   int64_t routines_ns = 0;
   for (const MpitraceRoutine& r : profile.routines) {
@@ -31,10 +53,6 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
   }
   // This rank's resource use: its own summary lines, else its row of rank
   // 0's table (switches are only there).
-  const MpitraceRankTotals* row = nullptr;
-  for (const MpitraceRankTotals& r : profile.ranks) {
-    if (r.rank == profile.rank) row = &r;
-  }
   ImportedProcessTotals totals{0, profile.comm_ns.value_or(routines_ns),
                                profile.elapsed_ns.value_or(0), "mpitrace"};
   totals.user_ns = profile.user_ns;
@@ -52,6 +70,7 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
   if (rank >= 0) return trace;
   for (const MpitraceRankTotals& r : profile.ranks) {
     if (r.rank == profile.rank) continue;
+    if (run != nullptr && run->own_profiles.count(r.rank) > 0) continue;
     ProcessDesc other;
     other.rank = r.rank;
     other.node = !node.empty() ? node : r.host;

@@ -1,6 +1,7 @@
 #include "import/mpitrace_totals.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "gtest/gtest.h"
@@ -86,6 +87,35 @@ TEST(MpitraceTotalsTest, AnotherRanksProfileAndTheOptions) {
   ASSERT_EQ(t.processes.size(), 1u);  // --rank: the table is left out
   EXPECT_EQ(t.processes[0].rank, 9);
   EXPECT_EQ(t.processes[0].node, "n7");
+}
+
+// Rank 0's and rank 3's profiles imported together: rank 3 is on the host
+// rank 0's table names, with its own times (to the ms, not the table's
+// 10 ms) and the table's switches; rank 0's file leaves rank 3's row out.
+TEST(MpitraceTotalsTest, ARunsProfilesTogetherGiveEachRankOnceOnItsHost) {
+  const MpitraceProfile zero = Read("mpi_profile.1234.0");
+  const MpitraceProfile three = Read("mpi_profile.1234.3");
+  const MpitraceRun run = MpitraceRunOf({&zero, &three});
+  EXPECT_EQ(run.own_profiles, (std::set<int32_t>{0, 3}));
+  EXPECT_EQ(run.rows.size(), 4u);
+  const ImportedTrace t3 =
+      MpitraceTotals(three, "", "mpi_profile.1234.3", -1, &run);
+  ASSERT_EQ(t3.processes.size(), 1u);
+  EXPECT_EQ(t3.processes[0].node, "nid00103");
+  ASSERT_EQ(t3.process_totals.size(), 1u);
+  EXPECT_EQ(t3.process_totals[0].comm_ns, 5823000000);      // table: 5.82
+  EXPECT_EQ(t3.process_totals[0].elapsed_ns, 12401000000);  // table: 12.40
+  EXPECT_EQ(t3.process_totals[0].user_ns, 11500000000);
+  EXPECT_EQ(t3.process_totals[0].context_switches, 1305);
+  const ImportedTrace t0 =
+      MpitraceTotals(zero, "", "mpi_profile.1234.0", -1, &run);
+  ASSERT_EQ(t0.processes.size(), 3u);
+  EXPECT_EQ(t0.processes[2].rank, 2);
+  EXPECT_EQ(t0.process_totals.size(), 3u);
+  // With --rank the run is not used: the file's ranks are not the job's.
+  const ImportedTrace ranked =
+      MpitraceTotals(three, "", "mpi_profile.1234.3", 7, &run);
+  EXPECT_EQ(ranked.processes[0].node, "mpi_profile.1234.3");
 }
 
 }  // namespace

@@ -205,26 +205,34 @@ assert len(ns) == 15, len(ns)
 PY
 m import --job mp "$samples/mpi_profile.1234.0" "$samples/mpi_profile.1234.3" 2>"$work/mp.err" || { cat "$work/mp.err"; fail "mpitrace"; }
 expect_line "$work/mp.err" \
-  "meridian import: $samples/mpi_profile.1234.0: statistics of 7 operations and 4 processes of ranks 0,1,2,3 (node nid00102, mpitrace) into job mp; meridian stats shows them"
+  "meridian import: $samples/mpi_profile.1234.0: statistics of 7 operations and 3 processes of ranks 0,1,2 (node nid00102, mpitrace) into job mp; meridian stats shows them"
+# Rank 3's own file names no host: it is on the one rank 0's table gives.
+expect_line "$work/mp.err" \
+  "meridian import: $samples/mpi_profile.1234.3: statistics of 5 operations and 1 process of rank 3 (node nid00103, mpitrace) into job mp; meridian stats shows them"
 m stats --job mp --json >"$work/mp.json"
 m stats --job mp >"$work/mp.txt"
 expect_line "$work/mp.txt" \
   "MPI_Allreduce                        2000         671096.6     8.873000"
 expect_line "$work/mp.txt" \
-  "     2  nid00103                      0     4.100000    12.380000     11.200      0.270    505.500       1190  mpitrace (imported)"
+  "     2  nid00103                      0     4.100000    12.380000            -     11.200      0.270    505.500       1190  mpitrace (imported)"
+m jobs >"$work/mp-jobs.txt"
+grep -qE '^mp +4 +2 +0 ' "$work/mp-jobs.txt" || { cat "$work/mp-jobs.txt"; fail "mp: not 4 ranks on 2 nodes"; }
 python3 - "$work/mp.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 ranks = {r["rank"]: r for r in s["ranks"]}
 assert sorted(ranks) == [0, 1, 2, 3], ranks
 assert all(r["source"] == "mpitrace" for r in ranks.values()), ranks
-assert ranks[3]["comm_ns"] == 5823000000 and ranks[3]["elapsed_ns"] == 12401000000, ranks[3]
+# Rank 3's own times (to the ms), not its row of rank 0's table (5.82,
+# 12.40); mpitrace's elapsed time is MPI_Init to MPI_Finalize.
+assert ranks[3]["comm_ns"] == 5823000000 and ranks[3]["mpi_elapsed_ns"] == 12401000000, ranks[3]
+assert ranks[3]["elapsed_ns"] == 0 and ranks[3]["host"] == "nid00103", ranks[3]
 # Resource use as mpitrace measured it: rank 3's own summary lines, its
 # switches from rank 0's table.
 assert (ranks[3]["user_ns"], ranks[3]["system_ns"], ranks[3]["max_rss_bytes"],
         ranks[3]["context_switches"]) == (11500000000, 300000000,
                                           498 * 1048576, 1305), ranks[3]
-assert s["max_comm_rank"] == 3 and s["elapsed_ns"] == 12401000000, s
+assert s["max_comm_rank"] == 3 and s["elapsed_ns"] == 0, s
 allreduce = next(o for o in s["ops"] if o["name"] == "MPI_Allreduce")
 assert allreduce["calls"] == 2000 and allreduce["dur_ns"] == 8873000000, allreduce
 assert [b["log2"] for b in allreduce["buckets"]] == [3, 26], allreduce

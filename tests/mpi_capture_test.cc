@@ -29,6 +29,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -448,6 +450,74 @@ TEST_F(MpiCaptureTest, EveryCallOfEveryRankArrivesExactly) {
       << status;
   kill(agent.pid, SIGTERM);
   EXPECT_EQ(agent.Wait(), 0);
+}
+
+// The events of a Chrome export, one per line as the export writes them
+// (without their separating commas), sorted; the closing otherData line,
+// which names the job, left out.
+std::vector<std::string> ExportedEvents(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> events;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!absl::StartsWith(line, "{\"ph\"")) continue;
+    if (absl::EndsWith(line, ",")) line.pop_back();
+    events.push_back(line);
+  }
+  std::sort(events.begin(), events.end());
+  return events;
+}
+
+// docs/import-export.md: a job exported, imported into another job and
+// exported again gives the same events, times to the ns, and the same
+// statistics. mpi_known has phases, a counter in a step, instants, MPI
+// collectives and messages (their arrows).
+TEST_F(MpiCaptureTest, AnExportImportedBackIsTheSameJob) {
+  StartCollector();
+  Child agent = StartAgent();
+  ASSERT_TRUE(Traced("known", Mpirun({Runfile("tests/mpi_known")})));
+  auto cli = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {Runfile("cli/meridian"), "--collector",
+                                     address_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Child child = Spawn(argv, env_, /*merge_stderr=*/false);
+    const std::string out = child.ReadAll();
+    EXPECT_EQ(child.Wait(), 0) << absl::StrJoin(args, " ") << ": " << out;
+    return out;
+  };
+  const std::string first = dir_ + "/first.json";
+  const std::string again = dir_ + "/again.json";
+  cli({"export", "--job", "known", "-o", first});
+  cli({"import", "--job", "known-again", first});
+  cli({"export", "--job", "known-again", "-o", again});
+  const std::vector<std::string> a = ExportedEvents(first);
+  const std::vector<std::string> b = ExportedEvents(again);
+  // 16 message arrow ends: the Send/Recv ring's 4 messages and the
+  // Isend/Irecv pairs' 4, a start and an end each.
+  auto count = [](const std::vector<std::string>& events,
+                  absl::string_view what) {
+    return std::count_if(events.begin(), events.end(), [&](const auto& e) {
+      return absl::StrContains(e, what);
+    });
+  };
+  EXPECT_EQ(count(a, "\"cat\":\"message\""), 16) << absl::StrJoin(a, "\n");
+  // The counters: "loss" in step 0 and the 4 resource-use counters at
+  // MPI_Finalize and at exit, per rank.
+  EXPECT_EQ(count(a, "{\"ph\":\"C\""), 4 + 4 * 4 * 2);
+  EXPECT_EQ(count(a, "\"name\":\"loss\""), 4);
+  EXPECT_EQ(a, b);
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] != b[i]) {
+      ADD_FAILURE() << "first difference:\n" << a[i] << "\n" << b[i];
+      break;
+    }
+  }
+  std::string stats = cli({"stats", "--job", "known", "--json"});
+  std::string stats_again = cli({"stats", "--job", "known-again", "--json"});
+  absl::StrReplaceAll({{"\"job\":\"known-again\"", "\"job\":\"known\""}},
+                      &stats_again);
+  EXPECT_EQ(stats, stats_again);
+  StopAgent(agent);
 }
 
 // A real straggler: rank 2 sleeps 40 ms in "forward" before the first
