@@ -11,19 +11,29 @@ uint32_t TracedProcesses(const v1::TraceReply& reply) {
   return processes;
 }
 
+namespace {
+
+// "1 node", "2 nodes".
+std::string Count(uint32_t n, const char* one, const char* many) {
+  return absl::StrCat(n, " ", n == 1 ? one : many);
+}
+
+}  // namespace
+
 std::string TraceText(const std::string& job, uint32_t steps, uint32_t seconds,
                       const v1::TraceReply& reply) {
   uint32_t nodes = 0;
   for (const auto& node : reply.nodes()) nodes += node.processes() > 0;
   std::string out = absl::StrCat(
-      "meridian trace: ", TracedProcesses(reply), " processes of job ", job,
-      " on ", nodes, " nodes will record ",
-      steps > 0 ? absl::StrCat("the next ", steps, " steps\n")
-                : absl::StrCat("for ", seconds, " seconds\n"));
+      "meridian trace: ", Count(TracedProcesses(reply), "process", "processes"),
+      " of job ", job, " on ", Count(nodes, "node", "nodes"), " will record ",
+      steps > 0
+          ? absl::StrCat("the next ", Count(steps, "step", "steps"), "\n")
+          : absl::StrCat("for ", Count(seconds, "second", "seconds"), "\n"));
   for (const auto& node : reply.nodes()) {
     if (node.processes() > 0) {
-      absl::StrAppend(&out, "  ", node.node(), ": ", node.processes(),
-                      " processes\n");
+      absl::StrAppend(&out, "  ", node.node(), ": ",
+                      Count(node.processes(), "process", "processes"), "\n");
     }
   }
   return out;

@@ -22,11 +22,17 @@ v1::TraceReply TwoNodes() {
 TEST(TraceReportTest, TextNamesTheNodesWithProcesses) {
   EXPECT_EQ(TracedProcesses(TwoNodes()), 3u);
   EXPECT_EQ(TraceText("train", 5, 0, TwoNodes()),
-            "meridian trace: 3 processes of job train on 1 nodes will record "
+            "meridian trace: 3 processes of job train on 1 node will record "
             "the next 5 steps\n  a: 3 processes\n");
   EXPECT_EQ(TraceText("train", 0, 30, TwoNodes()),
-            "meridian trace: 3 processes of job train on 1 nodes will record "
+            "meridian trace: 3 processes of job train on 1 node will record "
             "for 30 seconds\n  a: 3 processes\n");
+  v1::TraceReply one;
+  one.add_nodes()->set_processes(1);
+  one.mutable_nodes(0)->set_node("a");
+  EXPECT_EQ(TraceText("j", 1, 0, one),
+            "meridian trace: 1 process of job j on 1 node will record the "
+            "next 1 step\n  a: 1 process\n");
 }
 
 TEST(TraceReportTest, JsonHasEveryAgentThatAnswered) {
