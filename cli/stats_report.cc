@@ -17,15 +17,14 @@ double AvgBytes(int64_t bytes, int64_t calls) {
 // mpitrace's "MBytes": ru_maxrss (KiB) / 1024, so MiB.
 double MiB(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
-// What mpitrace calls a rank's elapsed time: MPI_Init to MPI_Finalize,
-// else (no such spans) its first span to its last.
-int64_t ElapsedOf(const v1::RankStats& r) {
-  return r.mpi_elapsed_ns() != 0 ? r.mpi_elapsed_ns() : r.elapsed_ns();
+// "-" for a figure not known (0): a time window or a rank that sent none.
+std::string Figure(int64_t value, double scaled, const char* format) {
+  return value == 0 ? std::string("-") : absl::StrFormat(format, scaled);
 }
 
 // mpitrace's lines naming the ranks with the largest memory and elapsed
-// time (the lower rank among equals); no memory line when no rank sent its
-// resource use.
+// time (MPI_Init to MPI_Finalize; the lower rank among equals); each only
+// when some rank has the figure.
 std::string LargestLines(const v1::StatsReply& stats) {
   const v1::RankStats* memory = nullptr;
   const v1::RankStats* elapsed = nullptr;
@@ -33,7 +32,9 @@ std::string LargestLines(const v1::StatsReply& stats) {
     if (memory == nullptr || r.max_rss_bytes() > memory->max_rss_bytes()) {
       memory = &r;
     }
-    if (elapsed == nullptr || ElapsedOf(r) > ElapsedOf(*elapsed)) elapsed = &r;
+    if (elapsed == nullptr || r.mpi_elapsed_ns() > elapsed->mpi_elapsed_ns()) {
+      elapsed = &r;
+    }
   }
   std::string out;
   if (memory != nullptr && memory->max_rss_bytes() > 0) {
@@ -41,11 +42,11 @@ std::string LargestLines(const v1::StatsReply& stats) {
         &out, "Rank %d reported the largest memory utilization : %.2f MBytes\n",
         memory->rank(), MiB(memory->max_rss_bytes()));
   }
-  if (elapsed != nullptr) {
+  if (elapsed != nullptr && elapsed->mpi_elapsed_ns() > 0) {
     absl::StrAppendFormat(&out,
                           "Rank %d reported the largest elapsed time : %.2f "
                           "sec\n",
-                          elapsed->rank(), Seconds(ElapsedOf(*elapsed)));
+                          elapsed->rank(), Seconds(elapsed->mpi_elapsed_ns()));
   }
   return out;
 }
@@ -161,17 +162,30 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
                             Seconds(b.dur_ns()));
     }
   }
-  out += "\nCommunication per rank:\n";
+  out +=
+      "\nCommunication per rank (elapsed: MPI_Init to MPI_Finalize, as "
+      "mpitrace; traced: first span to last; -: not known):\n";
   absl::StrAppendFormat(
-      &out, "%6s  %-20s %10s %12s %12s %10s %10s %10s %10s  %s\n", "rank",
-      "host", "#calls", "comm(s)", "elapsed(s)", "user(s)", "system(s)",
-      "size(MB)", "switches", "source");
+      &out, "%6s  %-20s %10s %12s %12s %12s %10s %10s %10s %10s  %s\n", "rank",
+      "host", "#calls", "comm(s)", "elapsed(s)", "traced(s)", "user(s)",
+      "system(s)", "size(MB)", "switches", "source");
   for (const v1::RankStats& r : stats.ranks()) {
+    // Resource use is the process's whole run: none sent, or none in a
+    // time window, is "-" in all four.
+    const bool resources = r.user_ns() != 0 || r.system_ns() != 0 ||
+                           r.max_rss_bytes() != 0 || r.context_switches() != 0;
+    auto resource = [&](const std::string& text) {
+      return resources ? text : std::string("-");
+    };
     absl::StrAppendFormat(
-        &out, "%6d  %-20s %10d %12.6f %12.6f %10.3f %10.3f %10.3f %10d  %s\n",
+        &out, "%6d  %-20s %10d %12.6f %12s %12s %10s %10s %10s %10s  %s\n",
         r.rank(), r.host(), r.calls(), Seconds(r.comm_ns()),
-        Seconds(r.elapsed_ns()), Seconds(r.user_ns()), Seconds(r.system_ns()),
-        MiB(r.max_rss_bytes()), r.context_switches(),
+        Figure(r.mpi_elapsed_ns(), Seconds(r.mpi_elapsed_ns()), "%.6f"),
+        Figure(r.elapsed_ns(), Seconds(r.elapsed_ns()), "%.6f"),
+        resource(absl::StrFormat("%.3f", Seconds(r.user_ns()))),
+        resource(absl::StrFormat("%.3f", Seconds(r.system_ns()))),
+        resource(absl::StrFormat("%.3f", MiB(r.max_rss_bytes()))),
+        resource(absl::StrCat(r.context_switches())),
         r.source().empty() ? "spans" : absl::StrCat(r.source(), " (imported)"));
   }
   if (stats.ranks_size() > 0) {
@@ -191,8 +205,11 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
         Seconds(comm_of(stats.median_comm_rank())), stats.median_comm_rank(),
         Seconds(comm_of(stats.max_comm_rank())), stats.max_comm_rank());
   }
-  absl::StrAppendFormat(&out, "total elapsed time = %.6f seconds.\n",
-                        Seconds(stats.elapsed_ns()));
+  absl::StrAppendFormat(
+      &out,
+      "traced time = %.6f seconds (the job's first selected span to its "
+      "last).\n",
+      Seconds(stats.elapsed_ns()));
   return out;
 }
 

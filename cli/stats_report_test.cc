@@ -71,32 +71,43 @@ TEST(StatsReportTest, TextHasTheRanksResourceUse) {
       "  [8, 16)                               2              8.0     "
       "0.030000\n"
       "\n"
-      "Communication per rank:\n"
+      "Communication per rank (elapsed: MPI_Init to MPI_Finalize, as "
+      "mpitrace; traced: first span to last; -: not known):\n"
       "  rank  host                     #calls      comm(s)   elapsed(s)    "
-      "user(s)  system(s)   size(MB)   switches  source\n"
-      "     0  a                             1     0.010000     3.000000      "
-      "2.000      0.250    300.000         77  spans\n"
-      "     1  b                             1     0.020000     2.900000      "
-      "0.000      0.000    600.000          0  spans\n"
+      "traced(s)    user(s)  system(s)   size(MB)   switches  source\n"
+      "     0  a                             1     0.010000     2.500000     "
+      "3.000000      2.000      0.250    300.000         77  spans\n"
+      "     1  b                             1     0.020000            -     "
+      "2.900000      0.000      0.000    600.000          0  spans\n"
       "\n"
       "Rank 1 reported the largest memory utilization : 600.00 MBytes\n"
-      "Rank 1 reported the largest elapsed time : 2.90 sec\n"
+      "Rank 0 reported the largest elapsed time : 2.50 sec\n"
       "\n"
       "minimum communication time = 0.010000 sec for rank 0\n"
       "median communication time = 0.010000 sec for rank 0\n"
       "maximum communication time = 0.020000 sec for rank 1\n"
-      "total elapsed time = 3.000000 seconds.\n");
+      "traced time = 3.000000 seconds (the job's first selected span to its "
+      "last).\n");
 }
 
-TEST(StatsReportTest, NoMemoryLineWithoutResourceUse) {
+// A rank that sent no resource use, or a window without MPI_Init and
+// MPI_Finalize (--steps, --from/--to): "-", not a measured 0, and no line
+// naming a largest rank of what no rank has.
+TEST(StatsReportTest, FiguresNotKnownAreDashesAndNameNoLargestRank) {
   v1::StatsReply stats;
   v1::RankStats* r = stats.add_ranks();
   r->set_rank(0);
+  r->set_host("a");
   r->set_elapsed_ns(kMs);
   const std::string text = StatsText(stats);
-  EXPECT_EQ(text.find("largest memory"), std::string::npos);
-  EXPECT_NE(text.find("Rank 0 reported the largest elapsed time : 0.00 sec\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("     0  a                             0     0.000000     "
+                "       -     0.001000          -          -          -  "
+                "        -  spans\n"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("largest memory"), std::string::npos) << text;
+  EXPECT_EQ(text.find("largest elapsed"), std::string::npos) << text;
 }
 
 // Spans lost to full rings are said before the figures they are missing
@@ -221,10 +232,12 @@ TEST(StatsReportTest, TextHasCallsitesAfterTheOperations) {
       "MPI_Send                           #calls       avg. bytes    "
       "time(sec)\n"
       "\n"
-      "Communication per rank:\n"
+      "Communication per rank (elapsed: MPI_Init to MPI_Finalize, as "
+      "mpitrace; traced: first span to last; -: not known):\n"
       "  rank  host                     #calls      comm(s)   elapsed(s)    "
-      "user(s)  system(s)   size(MB)   switches  source\n"
-      "total elapsed time = 0.001000 seconds.\n");
+      "traced(s)    user(s)  system(s)   size(MB)   switches  source\n"
+      "traced time = 0.001000 seconds (the job's first selected span to its "
+      "last).\n");
   // Not asked: not shown.
   EXPECT_EQ(StatsText(WithCallsites()).find("Call sites"), std::string::npos);
 }

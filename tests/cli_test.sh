@@ -32,7 +32,7 @@ m stats --job cli >"$work/stats.txt"
 expect_line "$work/stats.txt" "minimum communication time = 0.002140 sec for rank 0"
 expect_line "$work/stats.txt" "median communication time = 0.002140 sec for rank 0"
 expect_line "$work/stats.txt" "maximum communication time = 0.002162 sec for rank 1"
-expect_line "$work/stats.txt" "total elapsed time = 0.020000 seconds."
+expect_line "$work/stats.txt" "traced time = 0.020000 seconds (the job's first selected span to its last)."
 expect_line "$work/stats.txt" \
   "MPI_Allreduce                           8        2097156.0     0.004102"
 
@@ -61,6 +61,17 @@ m import --job cli-back "$work/profiles"/mpi_profile.* >/dev/null 2>&1
 m stats --job cli-back >"$work/stats-back.txt"
 expect_line "$work/stats-back.txt" \
   "MPI_Allreduce                           8        2097156.0     0.004000"
+# Rank 1's file names no host: on the one rank 0's table gives (one node,
+# as the job ran), with its own times (0.002 s), not the table's 0.00.
+m jobs >"$work/jobs-back.txt"
+grep -qE '^cli-back +2 +1 +0 ' "$work/jobs-back.txt" || { cat "$work/jobs-back.txt"; fail "cli-back: not 2 ranks on 1 node"; }
+m stats --job cli-back --json >"$work/stats-back.json"
+python3 - "$work/stats-back.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [(r["rank"], r["host"], r["comm_ns"], r["source"]) for r in s["ranks"]] == [
+    (0, "node-0", 2000000, "mpitrace"), (1, "node-0", 2000000, "mpitrace")], s["ranks"]
+PY
 m delete --job cli-back >/dev/null  # no spans: retention would keep it
 
 m export --job cli --ranks 1 --steps 1 --category mpi -o "$work/t.json" >/dev/null

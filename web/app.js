@@ -465,7 +465,10 @@ async function showClocksAndStats(name) {
       {title: 'host', value: (r) => r.host},
       {title: 'calls', numeric: true, value: (r) => num(r.calls)},
       {title: 'communication (s)', numeric: true, value: (r) => num(r.comm_ns), text: (r) => (num(r.comm_ns) / 1e9).toFixed(6)},
-      {title: 'elapsed (s)', numeric: true, value: (r) => num(r.elapsed_ns), text: (r) => (num(r.elapsed_ns) / 1e9).toFixed(6)},
+      {title: 'elapsed (s)', numeric: true, value: (r) => num(r.mpi_elapsed_ns),
+       text: (r) => (num(r.mpi_elapsed_ns) ? (num(r.mpi_elapsed_ns) / 1e9).toFixed(6) : '-')},
+      {title: 'traced (s)', numeric: true, value: (r) => num(r.elapsed_ns),
+       text: (r) => (num(r.elapsed_ns) ? (num(r.elapsed_ns) / 1e9).toFixed(6) : '-')},
     ], stats.ranks || []));
 }
 

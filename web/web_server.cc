@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -168,14 +169,18 @@ std::string ToJson(const google::protobuf::Message& message) {
 }
 
 // One unary Query call answered as its reply's JSON, or as its error.
+// `edit` may change the reply before it is written.
 template <typename Request, typename Reply>
-int Answer(Exchange* c, v1::Query::Stub& stub,
-           grpc::Status (v1::Query::Stub::*rpc)(grpc::ClientContext*,
-                                                const Request&, Reply*),
-           grpc::ClientContext* context, const Request& request) {
+int Answer(
+    Exchange* c, v1::Query::Stub& stub,
+    grpc::Status (v1::Query::Stub::*rpc)(grpc::ClientContext*, const Request&,
+                                         Reply*),
+    grpc::ClientContext* context, const Request& request,
+    absl::FunctionRef<void(Reply*)> edit = [](Reply*) {}) {
   Reply reply;
   const grpc::Status status = (stub.*rpc)(context, request, &reply);
   if (!status.ok()) return RpcError(c, status);
+  edit(&reply);
   Respond(c, 200, "application/json", ToJson(reply));
   return 200;
 }
@@ -710,7 +715,14 @@ int WebServer::Serve(Exchange* c) {
   if (api == "stats") {
     v1::StatsRequest request;
     request.mutable_filter()->set_job(param("job"));
-    return Answer(c, *stub_, &v1::Query::Stub::GetStats, &context, request);
+    // A rank's figures from spans alone: "spans", as `meridian stats` says.
+    return Answer(
+        c, *stub_, &v1::Query::Stub::GetStats, &context, request,
+        absl::FunctionRef<void(v1::StatsReply*)>([](v1::StatsReply* reply) {
+          for (v1::RankStats& r : *reply->mutable_ranks()) {
+            if (r.source().empty()) r.set_source("spans");
+          }
+        }));
   }
   if (api == "compare") {
     v1::CompareRequest request;

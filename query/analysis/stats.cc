@@ -196,7 +196,6 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
     rank.imported_comm_ns = std::max(rank.imported_comm_ns, comm_ns);
     rank.imported_elapsed_ns = std::max(rank.imported_elapsed_ns, p.elapsed_ns);
     rank.source = p.source;
-    imported_elapsed_ns_ = std::max(imported_elapsed_ns_, p.elapsed_ns);
     // The tool's resource use, where the rank's spans carried none.
     for (auto [figure, sample] :
          {std::pair{p.user_ns, &rank.user_ns},
@@ -277,9 +276,8 @@ v1::StatsReply StatsBuilder::Finish() const {
   v1::StatsReply reply;
   reply.set_job(catalog_.job.name);
   reply.set_mpitrace_bins(options_.mpitrace_bins);
-  reply.set_elapsed_ns(
-      std::max(last_end_ >= first_start_ ? last_end_ - first_start_ : 0,
-               imported_elapsed_ns_));
+  reply.set_elapsed_ns(last_end_ >= first_start_ ? last_end_ - first_start_
+                                                 : 0);
 
   AppendOps(op_sums_, reply.mutable_ops());
   AppendCallsites(reply.mutable_callsites());
@@ -291,10 +289,9 @@ v1::StatsReply StatsBuilder::Finish() const {
     out->set_host(sums.host);
     out->set_calls(sums.calls);
     out->set_comm_ns(sums.comm_ns + sums.imported_comm_ns);
-    out->set_elapsed_ns(std::max(sums.last_end >= sums.first_start
-                                     ? sums.last_end - sums.first_start
-                                     : 0,
-                                 sums.imported_elapsed_ns));
+    out->set_elapsed_ns(sums.last_end >= sums.first_start
+                            ? sums.last_end - sums.first_start
+                            : 0);
     out->set_source(sums.source);
     out->set_user_ns(sums.user_ns.value);
     out->set_system_ns(sums.system_ns.value);
@@ -303,6 +300,8 @@ v1::StatsReply StatsBuilder::Finish() const {
     out->set_pcontrol_windows(sums.pcontrol);
     if (sums.finalize_start >= sums.init_end) {
       out->set_mpi_elapsed_ns(sums.finalize_start - sums.init_end);
+    } else {
+      out->set_mpi_elapsed_ns(sums.imported_elapsed_ns);  // the same span
     }
     if (options_.per_rank) AppendOps(sums.ops, out->mutable_ops());
     by_comm.push_back({sums.comm_ns + sums.imported_comm_ns, rank});

@@ -37,7 +37,9 @@
 //     "rusage.context_switches", the earliest sample of each per rank (the
 //     probe sends them at MPI_Finalize, and again at exit);
 //   - mpi_elapsed_ns: the start of the rank's MPI_Finalize span minus the
-//     end of its MPI_Init (or MPI_Init_thread) span; 0 if either is missing;
+//     end of its MPI_Init (or MPI_Init_thread) span (what mpitrace calls
+//     its elapsed time); else an imported profile's elapsed time (the same
+//     interval); else 0;
 //   - pcontrol_windows: whether the rank has an MPI_Pcontrol span (its
 //     calls were recorded in Pcontrol windows).
 //
@@ -47,9 +49,11 @@
 // to their rank's operations), their communication
 // time to the rank's (its source named; with a category or name filter,
 // the selected operations' time instead), their elapsed time as the
-// rank's if longer. They cover the whole run, so a query with a time or step
-// range leaves them out. A rank that has both is counted twice: import a
-// profile only for ranks Meridian did not capture. They have no call sites.
+// rank's mpi_elapsed_ns where its spans give none. elapsed_ns, the rank's
+// and the job's, is only ever the spans' first start to last end. They cover
+// the whole run, so a query with a time or step range leaves them out. A rank
+// that has both is counted twice: import a profile only for ranks Meridian did
+// not capture. They have no call sites.
 //
 // Call sites are held in memory until Finish: at most max_callsites
 // distinct (operation, call site) pairs and max_callsite_bytes of call-site
@@ -188,7 +192,6 @@ class StatsBuilder {
   const SpanSelection& selection_;
   const StatsOptions options_;
   absl::flat_hash_map<int64_t, int32_t> rank_of_process_;
-  int64_t imported_elapsed_ns_ = 0;
   absl::flat_hash_map<int64_t, const OpInfo*> op_;
   absl::flat_hash_map<int64_t, Figure> figure_of_op_;
   absl::flat_hash_map<int64_t, int32_t> rank_of_track_;
