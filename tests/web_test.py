@@ -263,6 +263,14 @@ def main():
         per_rank = [r[0:3] for r in rows(browser, "rank-stats-table")]
         if [r[0] for r in per_rank] != ["0", "1", "2", "3"]:
             fail("ranks' statistics: %s" % per_rank)
+        # elapsed is MPI_Init to MPI_Finalize (none here: "-"), traced the
+        # first span to the last; the API names the figures' source.
+        if [r[4] for r in rows(browser, "rank-stats-table")] != ["-"] * 4:
+            fail("elapsed without MPI_Init: %s" % rows(browser, "rank-stats-table"))
+        api = json.load(urllib.request.urlopen(
+            web.rstrip("/") + "/api/stats?job=slow-rank"))
+        if [r["source"] for r in api["ranks"]] != ["spans"] * 4:
+            fail("/api/stats sources: %s" % [r["source"] for r in api["ranks"]])
         browser.screenshot("job.png")
 
         # late-every-other-step: clicking step 2 in the slowest steps puts
