@@ -250,21 +250,33 @@ std::string StepsJson(const v1::StepsReply& reply) {
   return out;
 }
 
+namespace {
+
+// A difference in ms to the µs, signed; one that rounds to 0 is "0.000"
+// (never "-0.000").
+std::string SignedMs(int64_t ns) {
+  const std::string text = absl::StrFormat("%+.3f", Ms(ns));
+  return text == "-0.000" || text == "+0.000" ? "0.000" : text;
+}
+
+}  // namespace
+
 std::string CompareText(const v1::CompareReply& reply) {
   std::string out = absl::StrFormat(
       "A: %s\nB: %s\n(diff = B - A; time in ms, rounded to the µs; --json "
       "gives exact ns)\n\n",
       reply.a(), reply.b());
-  absl::StrAppendFormat(&out, "%-28s %-12s %9s %9s %9s %12s %12s %12s %14s\n",
-                        "operation", "category", "count A", "count B", "diff",
-                        "time A", "time B", "diff", "bytes diff");
+  absl::StrAppendFormat(
+      &out, "%-28s %-12s %9s %9s %9s %12s %12s %12s %14s %14s %14s\n",
+      "operation", "category", "count A", "count B", "diff", "time A", "time B",
+      "diff", "bytes A", "bytes B", "diff");
   auto row = [&out](const std::string& name, const std::string& category,
                     const v1::OpTotals& a, const v1::OpTotals& b,
                     const v1::OpTotals& d) {
     absl::StrAppendFormat(
-        &out, "%-28s %-12s %9d %9d %+9d %12.3f %12.3f %+12.3f %+14d\n", name,
-        category, a.count(), b.count(), d.count(), Ms(a.dur_ns()),
-        Ms(b.dur_ns()), Ms(d.dur_ns()), d.bytes());
+        &out, "%-28s %-12s %9d %9d %+9d %12.3f %12.3f %12s %14d %14d %+14d\n",
+        name, category, a.count(), b.count(), d.count(), Ms(a.dur_ns()),
+        Ms(b.dur_ns()), SignedMs(d.dur_ns()), a.bytes(), b.bytes(), d.bytes());
   };
   for (const v1::OpDiff& op : reply.ops()) {
     row(op.name(), std::string(CategoryName(op.category())), op.a(), op.b(),

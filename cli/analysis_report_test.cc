@@ -110,6 +110,41 @@ TEST(AnalysisReportTest, StragglersAndCompareJson) {
             "\"count\":-2,\"dur_ns\":0,\"bytes\":0}}]}\n");
 }
 
+// The text shows A, B and B - A of counts, times and bytes, as the docs
+// say; a difference that rounds to 0 has no sign.
+TEST(AnalysisReportTest, CompareTextShowsBothSidesAndTheirDifference) {
+  v1::CompareReply compare;
+  compare.set_a("job x");
+  compare.set_b("job y");
+  compare.set_ops_total(1);
+  v1::OpDiff* op = compare.add_ops();
+  op->set_category(v1::CATEGORY_MPI);
+  op->set_name("MPI_Bcast");
+  op->mutable_a()->set_count(2);
+  op->mutable_a()->set_dur_ns(3000400);
+  op->mutable_a()->set_bytes(64);
+  op->mutable_b()->set_count(2);
+  op->mutable_b()->set_dur_ns(3000000);
+  op->mutable_b()->set_bytes(96);
+  op->mutable_diff()->set_dur_ns(-400);
+  op->mutable_diff()->set_bytes(32);
+  *compare.mutable_total_a() = op->a();
+  *compare.mutable_total_b() = op->b();
+  EXPECT_EQ(
+      CompareText(compare),
+      "A: job x\nB: job y\n(diff = B - A; time in ms, rounded to the µs; "
+      "--json gives exact ns)\n\n"
+      "operation                    category       count A   count B      "
+      "diff       time A       time B         diff        bytes A        "
+      "bytes B           diff\n"
+      "MPI_Bcast                    mpi                  2         2        "
+      "+0        3.000        3.000        0.000             64             "
+      "96            +32\n"
+      "(all operations)                                  2         2        "
+      "+0        3.000        3.000        0.000             64             "
+      "96            +32\n");
+}
+
 // A set-up column only where a step holds set-up (MPI_Init in a step).
 TEST(AnalysisReportTest, StepsTextShowsSetUpWhereAStepHasIt) {
   v1::StepsReply reply;

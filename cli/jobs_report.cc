@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/json.h"
@@ -41,11 +43,17 @@ std::string Dropped(const v1::JobSummary& job) {
 
 std::string JobsText(const v1::ListJobsReply& reply) {
   if (reply.jobs_size() == 0) return "no jobs stored yet\n";
+  // The name column as wide as the widest name (24 at least): a long name
+  // moves the columns, never breaks them.
+  int width = 24;
+  for (const v1::JobSummary& job : reply.jobs()) {
+    width = std::max(width, static_cast<int>(job.job().size()));
+  }
   std::string out =
-      absl::StrFormat("%-24s %6s %6s %12s  %-30s %15s\n", "JOB", "RANKS",
+      absl::StrFormat("%-*s %6s %6s %12s  %-30s %15s\n", width, "JOB", "RANKS",
                       "NODES", "SPANS", "START (UTC)", "DURATION(s)");
   for (const v1::JobSummary& job : reply.jobs()) {
-    absl::StrAppendFormat(&out, "%-24s %6s %6d %12d  %-30s %15s%s%s\n",
+    absl::StrAppendFormat(&out, "%-*s %6s %6d %12d  %-30s %15s%s%s\n", width,
                           job.job(), Ranks(job), job.nodes(), job.spans(),
                           job.spans() > 0 ? Utc(job.start_ns()) : "-",
                           FixedPoint(job.end_ns() - job.start_ns(), 9),

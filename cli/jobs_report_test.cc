@@ -42,6 +42,22 @@ TEST(JobsReportTest,
   EXPECT_EQ(JobsText(v1::ListJobsReply()), "no jobs stored yet\n");
 }
 
+// A name wider than the column widens it: every row's columns stay
+// aligned under the header.
+TEST(JobsReportTest, AWideNameWidensTheColumn) {
+  v1::ListJobsReply reply = TwoJobs();
+  reply.mutable_jobs(0)->set_job("resnet50-ddp-8x8-2026-12-02-run3");  // 32
+  EXPECT_EQ(JobsText(reply),
+            "JOB                               RANKS  NODES        SPANS  "
+            "START (UTC)                        DURATION(s)\n"
+            "resnet50-ddp-8x8-2026-12-02-run3      2      1           26  "
+            "2023-11-14T22:13:19.999000000Z     0.020000000\n"
+            "train \"a\"                           3/4      2         1200  "
+            "2023-11-14T22:13:20.000000001Z     1.499999999  incomplete: 3 of "
+            "4 ranks seen  171503 spans dropped (full rings: missing from the "
+            "timeline)\n");
+}
+
 TEST(JobsReportTest, Json) {
   EXPECT_EQ(JobsJson(TwoJobs()),
             "{\"jobs\":[{\"job\":\"cli\",\"ranks_seen\":2,\"world_size\":0,"

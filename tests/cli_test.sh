@@ -158,7 +158,9 @@ PY
 m compare --job chain --ranks 0,3 >"$work/cmp.txt"
 expect_line "$work/cmp.txt" "A: job chain rank 0"
 expect_line "$work/cmp.txt" \
-  "MPI_Recv                     mpi                  0         1        +1        0.000        3.150       +3.150       +1048576"
+  "MPI_Recv                     mpi                  0         1        +1        0.000        3.150       +3.150              0        1048576       +1048576"
+expect_line "$work/cmp.txt" \
+  "compute                      user                 1         1        +0        1.000        1.000        0.000              0              0             +0"
 m compare --job slow-rank --job chain --sort count --head 1 --json >"$work/cmp.json"
 python3 - "$work/cmp.json" <<'PY'
 import json, sys
