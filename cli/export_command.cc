@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/output_file.h"
 #include "common/idle_deadline.h"
+#include "import/paths.h"
 
 namespace meridian {
 namespace {
@@ -76,7 +77,7 @@ absl::StatusOr<std::vector<ExportPart>> PerRank(const ExportOptions& options,
             ? absl::StrCat(FileSafe(job.job()), "_", rank)
             : absl::StrCat(FileSafe(job.job()), "_rank_", rank);
     part.path =
-        absl::StrCat(options.per_rank_dir, "/", name, Extension(format));
+        PathJoin(options.per_rank_dir, absl::StrCat(name, Extension(format)));
     part.filter = options.filter;
     part.filter.clear_ranks();
     part.filter.add_ranks(rank);

@@ -34,6 +34,7 @@
 #include "common/command_line.h"
 #include "common/idle_deadline.h"
 #include "grpcpp/grpcpp.h"
+#include "import/paths.h"
 #include "import/trace_formats.h"
 #include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
@@ -638,7 +639,7 @@ int ManCommand(const Invocation& in) {
   pages.insert(pages.begin(), &tree);
   for (const CLI::App* page : pages) {
     const std::string path =
-        absl::StrCat(in.line.Get("dir"), "/", meridian::ManPageName(*page));
+        meridian::PathJoin(in.line.Get("dir"), meridian::ManPageName(*page));
     std::ofstream file(path, std::ios::trunc);
     file << meridian::ManPage(*page);
     file.close();

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/saturating.h"
+#include "import/paths.h"
 
 namespace meridian {
 namespace {
@@ -293,13 +294,13 @@ absl::StatusOr<int> WriteMpitraceProfiles(const v1::StatsReply& stats,
   if (absl::Status s = MakeDirectory(dir); !s.ok()) return s;
   // All refused before any is written, not half a set.
   for (const MpitraceProfileText& p : profiles) {
-    const std::string path = absl::StrCat(dir, "/", p.file_name);
+    const std::string path = PathJoin(dir, p.file_name);
     struct stat st;
     if (lstat(path.c_str(), &st) == 0) return Exists(path);
   }
   std::vector<std::string> written;
   for (const MpitraceProfileText& p : profiles) {
-    const std::string path = absl::StrCat(dir, "/", p.file_name);
+    const std::string path = PathJoin(dir, p.file_name);
     if (absl::Status s = WriteNewFile(path, p.text); !s.ok()) {
       for (const std::string& done : written) unlink(done.c_str());
       return s;

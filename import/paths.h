@@ -1,5 +1,6 @@
-// Path names of imported files: what a file's name and directory say to a
-// reader (a node's default name, BytePS's local rank, Bluefog's rank).
+// Path names: what an imported file's name and directory say to a reader
+// (a node's default name, BytePS's local rank, Bluefog's rank), and the
+// files the CLI writes into a directory the user names.
 #ifndef MERIDIAN_IMPORT_PATHS_H_
 #define MERIDIAN_IMPORT_PATHS_H_
 
@@ -12,6 +13,11 @@ namespace meridian {
 // at the root).
 std::string PathBaseName(std::string_view path);
 std::string PathDirName(std::string_view path);
+
+// `name` in directory `dir`, with one slash between whatever slashes `dir`
+// ends with: ("out/", "a.json") -> "out/a.json"; ("/", "a") -> "/a";
+// ("", "a") -> "a".
+std::string PathJoin(std::string_view dir, std::string_view name);
 
 }  // namespace meridian
 

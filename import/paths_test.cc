@@ -13,5 +13,15 @@ TEST(PathsTest, BaseAndDirectoryNames) {
   EXPECT_EQ(PathDirName("c.json"), "");
 }
 
+// One slash between, however many the directory ends with.
+TEST(PathsTest, JoinedWithOneSlash) {
+  EXPECT_EQ(PathJoin("hta", "rank0.json"), "hta/rank0.json");
+  EXPECT_EQ(PathJoin("hta/", "rank0.json"), "hta/rank0.json");
+  EXPECT_EQ(PathJoin("hta//", "rank0.json"), "hta/rank0.json");
+  EXPECT_EQ(PathJoin("/", "a"), "/a");
+  EXPECT_EQ(PathJoin("//", "a"), "/a");
+  EXPECT_EQ(PathJoin("", "a"), "a");
+}
+
 }  // namespace
 }  // namespace meridian

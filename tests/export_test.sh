@@ -86,7 +86,10 @@ grep -q "flow_ids" "$work/p.txt" || fail "perfetto: no flows"
 # 3c. --format kineto --per-rank: one file per rank that HTA reads
 #     ("rank": N with a space, before traceEvents) and meridian import
 #     takes back as that rank.
-m export --job ex --format kineto --per-rank "$work/kineto" >/dev/null
+m export --job ex --format kineto --per-rank "$work/kineto/" >"$work/kineto.out"
+# A directory given with its slash: the paths said have one.
+grep -qxE "wrote $work/kineto/ex_0\.pt\.trace\.json \([0-9]+ bytes\)" "$work/kineto.out" ||
+  { cat "$work/kineto.out"; fail "per-rank paths: $(head -1 "$work/kineto.out")"; }
 for r in 0 1 2 3; do
   f="$work/kineto/ex_$r.pt.trace.json"
   head -c 400 "$f" | grep -qE "\"rank\": $r\b" || fail "kineto: $f has no \"rank\": $r"
