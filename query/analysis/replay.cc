@@ -564,6 +564,7 @@ ReplayTimes Simulator::Run() {
     }
   }
   times.broken_dependencies = broken_;
+  times.scaled_ops = op_scaled_;
   return times;
 }
 

@@ -56,12 +56,19 @@ absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
   Extent* step_rank_extent = nullptr;
   int32_t last_rank = -2;
   std::optional<int64_t> last_step;
+  int64_t window_spans = 0;
+  int64_t window_scaled = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     const JobSpan& s = all[i];
     const bool in_steps =
         s.has_step &&
         (!steps || (s.step >= steps->first && s.step <= steps->last));
     if (steps && !in_steps) continue;
+    ++window_spans;
+    if (static_cast<size_t>(s.op) < times.scaled_ops.size() &&
+        times.scaled_ops[s.op]) {
+      ++window_scaled;
+    }
     window.Add(s, times.start[i], times.end[i]);
     const int32_t rank = spans.tracks()[s.track].rank;
     if (rank != last_rank) {
@@ -90,8 +97,9 @@ absl::StatusOr<v1::ReplayReply> ReplayReport(const DependencyGraph& graph,
     reply.set_first_step(steps->first);
     reply.set_last_step(steps->last);
   }
-  reply.set_spans(static_cast<int64_t>(all.size()));
-  reply.set_scaled_spans(times.scaled_spans);
+  // The window's spans: a range of steps counts its own, not the job's.
+  reply.set_spans(window_spans);
+  reply.set_scaled_spans(window_scaled);
   reply.set_broken_dependencies(times.broken_dependencies);
   if (all.empty()) return reply;
   reply.set_measured_ns(window.measured());

@@ -6,7 +6,8 @@
 // spans tagged with them) or, without steps, the whole job; a rank's time
 // is its first start to its last end among those spans, measured or
 // predicted. The predicted critical path is CriticalPath over the graph of
-// the predicted timeline (the same spans, moved).
+// the predicted timeline (the same spans, moved). spans and scaled_spans
+// count the window's spans (a range of steps: its own, not the job's).
 #ifndef MERIDIAN_QUERY_ANALYSIS_REPLAY_REPORT_H_
 #define MERIDIAN_QUERY_ANALYSIS_REPLAY_REPORT_H_
 

@@ -78,6 +78,9 @@ TEST(ReplayTest, RankLikeFixesTheStraggler) {
   EXPECT_EQ(one.measured_ns(), 4100 * kUs);
   EXPECT_EQ(one.predicted_ns(), 2100 * kUs);
   ASSERT_EQ(one.steps_size(), 1);
+  // The window's spans, not the job's.
+  EXPECT_EQ(reply.spans(), 32);  // 4 steps x 4 ranks x 2
+  EXPECT_EQ(one.spans(), 8);
 }
 
 // slow-rank: rank 2's forward takes 5 ms, the others' 3. Like rank 0, each
