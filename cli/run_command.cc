@@ -233,13 +233,15 @@ bool Served(int agent) {
              static_cast<long>(sizeof(reply));
 }
 
-// The job's own counters on its agent (JobFlushRequest): not other
-// processes' on a shared agent; with `totals`, the agent's (one older than
+// The job's own counters on its agent (JobFlushRequest): every process of
+// the job there (another `meridian run` of the same job, a torch worker's,
+// included), not other jobs'; with `totals`, the agent's (one older than
 // per-job counts answered).
 std::string Summary(const FlushReply& reply, bool totals) {
   const AgentCounters& c = reply.counters;
   return absl::StrCat(
-      totals ? "the agent's totals: " : "this job on the agent: ",
+      totals ? "the agent's totals: "
+             : "this job on the agent, all its processes there: ",
       c.spans_received, " spans received, ", c.spans_sent, " sent, ",
       c.spans_spooled, " spooled, ", c.spans_dropped, " dropped, ",
       c.spans_rejected, " rejected, ", c.spans_invalid, " invalid");

@@ -2474,10 +2474,12 @@ TEST_F(MpiCaptureTest, SpansLostToFullRingsAreCountedInJobsAndExports) {
   ASSERT_EQ(run.Wait(), 0) << out;
   EXPECT_TRUE(absl::StrContains(out, "thread_churn_job: 200000 spans")) << out;
   unsigned long long received = 0, sent = 0, spooled = 0, dropped = 0;
-  const size_t at = out.find("(this job on the agent: ");
+  const size_t at =
+      out.find("(this job on the agent, all its processes there: ");
   ASSERT_NE(at, std::string::npos) << out;
   ASSERT_EQ(sscanf(out.c_str() + at,
-                   "(this job on the agent: %llu spans received, %llu sent, "
+                   "(this job on the agent, all its processes there: %llu "
+                   "spans received, %llu sent, "
                    "%llu spooled, "
                    "%llu dropped",
                    &received, &sent, &spooled, &dropped),
