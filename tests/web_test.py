@@ -247,6 +247,21 @@ def main():
             "document.getElementById('hottest').dataset.rank")
         if hottest != "2":
             fail("the heatmap's hottest rank is %s, not 2" % hottest)
+        # Its legend (the visual map) is drawn clear of the grid and of the
+        # step axis's labels below it: right of the grid's right edge.
+        layout = browser.eval("""(() => {
+            const c = echarts.getInstanceByDom(document.getElementById('heatmap'));
+            const grid = c.getModel().getComponent('grid').coordinateSystem.getRect();
+            const view = c.getViewOfComponentModel(
+                c.getModel().getComponent('visualMap'));
+            const box = view.group.getBoundingRect().clone();
+            box.applyTransform(view.group.getLocalTransform());
+            return {grid_right: grid.x + grid.width, legend_left: box.x,
+                    legend_width: box.width};
+        })()""")
+        if not (layout["legend_width"] > 0 and
+                layout["legend_left"] >= layout["grid_right"]):
+            fail("the heatmap's legend overlaps its grid or axis: %s" % layout)
         browser.wait("the critical path",
                      "document.querySelectorAll('#path-segments tbody tr')"
                      ".length > 0")

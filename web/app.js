@@ -187,7 +187,7 @@ function stepChartOption(steps, rank) {
     tooltip: {trigger: 'axis'},
     legend: {data: ['compute only', 'communication only', 'overlap', 'iteration']},
     grid: {left: 50, right: 20, top: 30, bottom: 40},
-    xAxis: {type: 'category', data: x, name: 'step'},
+    xAxis: {type: 'category', data: x, name: 'step', nameLocation: 'middle', nameGap: 24},
     yAxis: {type: 'value', name: 'ms'},
     dataZoom: steps.length > 100 ? [{type: 'inside'}, {type: 'slider', height: 14}] : [],
     series: [
@@ -223,11 +223,14 @@ function heatmapOption(map) {
   return {
     animation: false,
     tooltip: {formatter: (p) => `${rankLabel(p.value[1])}, step ${stepLabel(p.value[0])}: others waited ${p.value[2].toFixed(3)} ms`},
-    grid: {left: 90, right: 20, top: 10, bottom: 60},
-    xAxis: {type: 'category', data: map.step_starts.map((_, s) => stepLabel(s)), name: 'step'},
+    // The legend stands right of the grid, clear of the step axis's labels
+    // and name below it.
+    grid: {left: 90, right: 110, top: 10, bottom: 40},
+    xAxis: {type: 'category', data: map.step_starts.map((_, s) => stepLabel(s)), name: 'step',
+      nameLocation: 'middle', nameGap: 24},
     yAxis: {type: 'category', data: map.rank_starts.map((_, r) => rankLabel(r))},
-    visualMap: {min: 0, max: max || 1, calculable: true, orient: 'horizontal', left: 'center', bottom: 0,
-      itemHeight: 120, inRange: {color: ['#f8fafc', '#fdba74', '#b91c1c']}},
+    visualMap: {min: 0, max: max || 1, calculable: true, orient: 'vertical', right: 10, top: 'middle',
+      itemHeight: 120, text: ['ms', ''], inRange: {color: ['#f8fafc', '#fdba74', '#b91c1c']}},
     series: [{type: 'heatmap', data, progressive: 4000}],
   };
 }
@@ -244,8 +247,9 @@ function pathOption(path) {
   return {
     animation: false,
     tooltip: {formatter: (p) => `rank ${ranks[p.value[0]]} ${p.value[4]}: ${p.value[3]}, ${(p.value[2] - p.value[1]).toFixed(3)} ms`},
-    grid: {left: 70, right: 20, top: 10, bottom: 30},
-    xAxis: {type: 'value', name: 'ms', min: 0, max: num(path.dur_ns) / 1e6},
+    grid: {left: 70, right: 20, top: 10, bottom: 40},
+    xAxis: {type: 'value', name: 'ms', nameLocation: 'middle', nameGap: 24, min: 0,
+      max: num(path.dur_ns) / 1e6},
     yAxis: {type: 'category', data: ranks.map((r) => `rank ${r}`)},
     series: [{
       type: 'custom',
