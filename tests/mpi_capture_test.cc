@@ -2258,7 +2258,7 @@ TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
   ASSERT_EQ(code, 0) << said;
   EXPECT_EQ(said,
             "meridian trace: 2 processes of job demand on 2 nodes will record "
-            "the next 2 steps\n  a: 1 processes\n  b: 1 processes\n");
+            "the next 2 steps\n  a: 1 process\n  b: 1 process\n");
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::string node = i == 0 ? "a" : "b";
     FILE* go = fopen((dir_ + "/" + node + "/go").c_str(), "w");
@@ -2297,6 +2297,64 @@ TEST_F(MpiCaptureTest, MeridianTraceRecordsTheNextStepsOfAnOnDemandJob) {
     kill(agent.pid, SIGTERM);
     agent.Wait();
   }
+}
+
+// `meridian trace --seconds` opening while a step runs: that step's spans
+// from the window on are recorded, tagged with it, but not its "step"
+// marker (the step is partial), so `meridian steps` leaves it out; the
+// steps after it are whole.
+TEST_F(MpiCaptureTest, MeridianTraceSecondsLeavesOutTheStepItOpenedIn) {
+  StartCollector();
+  Child agent = StartAgent({"--control-poll-ms", "100", "--node", "n1"});
+  ASSERT_EQ(mkfifo((dir_ + "/ready").c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo((dir_ + "/go").c_str(), 0600), 0);
+  std::map<std::string, std::string> env = env_;
+  env["MERIDIAN_TEST_FIFOS"] = dir_;
+  env["MERIDIAN_TEST_IN_STEP"] = "1";
+  std::vector<std::string> argv = MeridianRun(
+      "seconds", {"python3", Runfile("tests/probe_binding_test.py")});
+  argv.insert(argv.begin() + 4, "--on-demand");  // after "run"
+  Child run = Spawn(argv, env);
+  FILE* ready = fopen((dir_ + "/ready").c_str(), "r");
+  char line[16];
+  ASSERT_NE(fgets(line, sizeof(line), ready), nullptr);
+  fclose(ready);
+  // Asked until the agent answers with the process (it polls the
+  // collector every 100 ms).
+  std::string said;
+  int code = 1;
+  while (code != 0) {
+    Child trace = Spawn({Runfile("cli/meridian"), "--collector", address_,
+                         "trace", "--job", "seconds", "--seconds", "600"},
+                        env_);
+    said = trace.ReadAll();
+    code = trace.Wait();
+    ASSERT_TRUE(code == 0 || absl::StrContains(said, "no process of job"))
+        << said;
+  }
+  EXPECT_EQ(said,
+            "meridian trace: 1 process of job seconds on 1 node will record "
+            "for 600 seconds\n  n1: 1 process\n");
+  FILE* go = fopen((dir_ + "/go").c_str(), "w");
+  fputs("go\n", go);
+  fclose(go);
+  const std::string out = run.ReadAll();
+  ASSERT_EQ(run.Wait(), 0) << out;
+  std::multiset<int64_t> markers, late;
+  for (const Row& r : ReadJob(db_, "seconds")) {
+    if (r.name == "step") markers.insert(r.span.step.value_or(-100));
+    if (r.name == "late") late.insert(r.span.step.value_or(-100));
+  }
+  EXPECT_EQ(markers, (std::multiset<int64_t>{0, 1, 2}));
+  EXPECT_EQ(late, (std::multiset<int64_t>{-1}));
+  Child steps = Spawn({Runfile("cli/meridian"), "--collector", address_,
+                       "steps", "--job", "seconds", "--json"},
+                      env_, /*merge_stderr=*/false);
+  const std::string json = steps.ReadAll();
+  ASSERT_EQ(steps.Wait(), 0) << json;
+  EXPECT_FALSE(absl::StrContains(json, "\"step\":-1")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"step\":2")) << json;
+  StopAgent(agent);
 }
 
 TEST_F(MpiCaptureTest, WhatAKilledRankRecordedArrives) {

@@ -78,6 +78,10 @@ std::atomic<uint64_t> g_names[kNameTableSize];
 
 // Steps and windows.
 std::atomic<int64_t> g_step_start_ns{0};
+// Whether the open step was recorded from its beginning: a step a window
+// (`meridian trace --seconds`) opened in, or closed in, is partial, and its
+// "step" marker is not sent (so `meridian steps` leaves it out).
+std::atomic<bool> g_step_recorded_from_start{false};
 int64_t g_env_first_step = -1;  // MERIDIAN_START_STEP..MERIDIAN_END_STEP
 int64_t g_env_last_step = -1;
 // No step or on-demand window (record_always when not paused).
@@ -702,23 +706,27 @@ void StepBegin(int64_t step) {
     EnsureRegionLocked();
     region = g_region;
   }
-  if (region == nullptr) return;
-  const uint64_t generation =
-      region->trace_generation.load(std::memory_order_acquire);
-  if (generation != g_seen_generation) {
-    g_seen_generation = generation;
-    const uint32_t steps = region->trace_steps.load(std::memory_order_relaxed);
-    g_demand_last_step.store(step + static_cast<int64_t>(steps) - 1,
-                             std::memory_order_relaxed);
-    g_demand_first_step.store(step, std::memory_order_relaxed);
+  if (region != nullptr) {
+    const uint64_t generation =
+        region->trace_generation.load(std::memory_order_acquire);
+    if (generation != g_seen_generation) {
+      g_seen_generation = generation;
+      const uint32_t steps =
+          region->trace_steps.load(std::memory_order_relaxed);
+      g_demand_last_step.store(step + static_cast<int64_t>(steps) - 1,
+                               std::memory_order_relaxed);
+      g_demand_first_step.store(step, std::memory_order_relaxed);
+    }
   }
+  g_step_recorded_from_start.store(Recording(), std::memory_order_relaxed);
 }
 
 void StepEnd() {
   if (!g_event.enabled || !g_event.in_step.load(std::memory_order_relaxed))
     return;
   const int64_t end = Now();
-  if (Recording()) {
+  if (Recording() &&
+      g_step_recorded_from_start.load(std::memory_order_relaxed)) {
     ProbeRecord record{};
     record.start_ns = g_step_start_ns.load(std::memory_order_relaxed);
     record.dur_ns = end - record.start_ns;

@@ -176,6 +176,9 @@ inline void StampStep(ProbeRecord* record) {
 MERIDIAN_PROBE_SHARED void SetWorldRank(int rank, int world_size = 0);
 
 // Step API (meridian_step_begin/end); see include/meridian/probe.h.
+// StepEnd sends the step's "step" span only for a step recorded from its
+// beginning to its end: one a recording window opened or closed in is
+// partial (its other spans are sent, tagged with it), and has no marker.
 void StepBegin(int64_t step);
 void StepEnd();
 
