@@ -143,6 +143,14 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
     }
     out += ".\n\n";
   }
+  if (stats.ops().empty()) {
+    // Said, not left to an empty table: e.g. a PyTorch job over gloo, whose
+    // torch.distributed collectives the probe does not capture.
+    out +=
+        "No communication (MPI or NCCL) in the selection. torch.distributed's "
+        "own collectives (gloo, MPI or UCC backends) are not captured: "
+        "docs/launchers.md.\n\n";
+  }
   absl::StrAppendFormat(&out, "%-28s %12s %16s %12s\n", "Operation", "#calls",
                         "avg. bytes", "time(sec)");
   for (const v1::OpStats& op : stats.ops()) {

@@ -108,6 +108,14 @@ TEST(StatsReportTest, FiguresNotKnownAreDashesAndNameNoLargestRank) {
       << text;
   EXPECT_EQ(text.find("largest memory"), std::string::npos) << text;
   EXPECT_EQ(text.find("largest elapsed"), std::string::npos) << text;
+  // No operation: said, before the empty table.
+  EXPECT_NE(text.find("\n\nNo communication (MPI or NCCL) in the selection. "
+                      "torch.distributed's own collectives (gloo, MPI or UCC "
+                      "backends) are not captured: docs/launchers.md.\n\n"
+                      "Operation "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(StatsText(TwoRanks()).find("No communication"), std::string::npos);
 }
 
 // Spans lost to full rings are said before the figures they are missing
