@@ -25,23 +25,25 @@ namespace meridian {
 
 // One span the refinement reads (StoredSpan's fields that it uses;
 // `sources`: mpi_args.h ListedRanks).
+// Fields ordered so that no padding lies between them (96 bytes).
 struct EvidenceSpan {
   int64_t track_id = 0;
   int64_t op_id = 0;
   int64_t start_ns = 0;  // raw, the node's clock
   int64_t dur_ns = 0;
   uint64_t comm = 0;
-  uint32_t comm_size = 0;  // 0: unknown
   uint64_t seq = 0;
-  bool has_seq = false;
-  int32_t peer = -1;  // -1: none
+  uint32_t comm_size = 0;  // 0: unknown
+  int32_t peer = -1;       // -1: none
   int32_t tag = 0;
   // A Sendrecv's receive (mpi_args.h SendrecvReceive): its source (-1:
   // none known) and tag.
   int32_t recv_peer = -1;
   int32_t recv_tag = 0;
+  bool has_seq = false;
   std::vector<int32_t> sources;
 };
+static_assert(sizeof(EvidenceSpan) <= 96, "an EvidenceSpan grew");
 
 struct ClockEvidence {
   std::vector<EvidenceSpan> spans;
