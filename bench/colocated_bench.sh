@@ -108,18 +108,7 @@ fi
 echo "collector $address (pid $collector_pid), agent $socket (pid $agent_pid)" >&2
 meridian=("$bin/cli/meridian" --collector "$address")
 
-cpu_ticks() {  # PID: its user + system time so far, in clock ticks
-  # Fields 14 and 15 of /proc/PID/stat; the name (field 2) is cut off first.
-  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
-thread_ticks() {  # PID NAME: the same for its threads named NAME
-  local task total=0
-  for task in /proc/"$1"/task/*; do
-    [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
-    total=$((total + $(sed 's/^.*) //' "$task/stat" | awk '{ print $12 + $13 }')))
-  done
-  echo "$total"
-}
+source bench/process_cpu.sh  # cpu_ticks, thread_ticks
 dropped() {  # the spans the agent dropped so far
   "$bin/agent/meridian-agent" --status --socket "$socket" | awk '$1 == "dropped" { print $2 }'
 }

@@ -43,23 +43,13 @@ for i in 1 2 3; do
 done
 status=$("$bin/agent/meridian-agent" --status)
 echo "$status" | sed 's/^/agent: /' >&2
-cpu_ns() {  # PID: user + system CPU time so far, ns
-  awk -v tck="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1e9 / tck }' "/proc/$1/stat"
-}
-thread_ns() {  # PID NAME: the same for its threads named NAME
-  local task ticks=0
-  for task in /proc/"$1"/task/*; do
-    [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
-    ticks=$((ticks + $(sed 's/^.*) //' "$task/stat" | awk '{ print $12 + $13 }')))
-  done
-  awk -v t="$ticks" -v tck="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", t * 1e9 / tck }'
-}
-agent_cpu=$(cpu_ns "$agent_PID")
-collector_cpu=$(cpu_ns "$collector_PID")
+source bench/process_cpu.sh  # cpu_ticks, thread_ticks, ticks_ns
+agent_cpu=$(ticks_ns "$(cpu_ticks "$agent_PID")")
+collector_cpu=$(ticks_ns "$(cpu_ticks "$collector_PID")")
 # Of it, the background refresh's (its "refresh" thread): each job's
 # clocks and summaries, 5 s after its last batch, so a job's refresh is
 # counted here or not by when this line runs.
-refresh_cpu=$(thread_ns "$collector_PID" refresh)
+refresh_cpu=$(ticks_ns "$(thread_ticks "$collector_PID" refresh)")
 echo "CPU time: agent $agent_cpu ns, collector $collector_cpu ns (refresh $refresh_cpu ns)" >&2
 # The probe alone: a second agent that reads its rings only after the loop
 # (every 60 s, and when the processes exit), so that its work and the

@@ -66,6 +66,19 @@ TEST(AnalysisReportTest, CriticalPathText) {
             "On the path per rank: rank 2 1.500 ms\n");
 }
 
+// Jobs "job x" and "job y": MPI_Bcast called twice in x.
+v1::CompareReply BcastCompare() {
+  v1::CompareReply compare;
+  compare.set_a("job x");
+  compare.set_b("job y");
+  compare.set_ops_total(1);
+  v1::OpDiff* op = compare.add_ops();
+  op->set_category(v1::CATEGORY_MPI);
+  op->set_name("MPI_Bcast");
+  op->mutable_a()->set_count(2);
+  return compare;
+}
+
 TEST(AnalysisReportTest, StragglersAndCompareJson) {
   v1::StragglersReply stragglers;
   stragglers.set_job("j");
@@ -92,14 +105,8 @@ TEST(AnalysisReportTest, StragglersAndCompareJson) {
             "\"seq\":1,\"ranks\":4,\"start_ns\":0,\"skew_ns\":2,"
             "\"last_rank\":2,\"wait_ns\":6}]}\n");
 
-  v1::CompareReply compare;
-  compare.set_a("job x");
-  compare.set_b("job y");
-  compare.set_ops_total(1);
-  v1::OpDiff* op = compare.add_ops();
-  op->set_category(v1::CATEGORY_MPI);
-  op->set_name("MPI_Bcast");
-  op->mutable_a()->set_count(2);
+  v1::CompareReply compare = BcastCompare();
+  v1::OpDiff* op = compare.mutable_ops(0);
   op->mutable_diff()->set_count(-2);
   EXPECT_EQ(CompareJson(compare),
             "{\"a\":\"job x\",\"b\":\"job y\",\"ops_total\":1,\"total\":{"
@@ -113,14 +120,8 @@ TEST(AnalysisReportTest, StragglersAndCompareJson) {
 // The text shows A, B and B - A of counts, times and bytes, as the docs
 // say; a difference that rounds to 0 has no sign.
 TEST(AnalysisReportTest, CompareTextShowsBothSidesAndTheirDifference) {
-  v1::CompareReply compare;
-  compare.set_a("job x");
-  compare.set_b("job y");
-  compare.set_ops_total(1);
-  v1::OpDiff* op = compare.add_ops();
-  op->set_category(v1::CATEGORY_MPI);
-  op->set_name("MPI_Bcast");
-  op->mutable_a()->set_count(2);
+  v1::CompareReply compare = BcastCompare();
+  v1::OpDiff* op = compare.mutable_ops(0);
   op->mutable_a()->set_dur_ns(3000400);
   op->mutable_a()->set_bytes(64);
   op->mutable_b()->set_count(2);
