@@ -108,7 +108,7 @@ fi
 echo "collector $address (pid $collector_pid), agent $socket (pid $agent_pid)" >&2
 meridian=("$bin/cli/meridian" --collector "$address")
 
-source bench/process_cpu.sh  # cpu_ticks, thread_ticks
+source "$(dirname "${BASH_SOURCE[0]}")/process_cpu.sh"  # cpu_ticks, thread_ticks
 dropped() {  # the spans the agent dropped so far
   "$bin/agent/meridian-agent" --status --socket "$socket" | awk '$1 == "dropped" { print $2 }'
 }

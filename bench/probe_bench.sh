@@ -43,7 +43,7 @@ for i in 1 2 3; do
 done
 status=$("$bin/agent/meridian-agent" --status)
 echo "$status" | sed 's/^/agent: /' >&2
-source bench/process_cpu.sh  # cpu_ticks, thread_ticks, ticks_ns
+source "$(dirname "${BASH_SOURCE[0]}")/process_cpu.sh"  # cpu_ticks, thread_ticks, ticks_ns
 agent_cpu=$(ticks_ns "$(cpu_ticks "$agent_PID")")
 collector_cpu=$(ticks_ns "$(cpu_ticks "$collector_PID")")
 # Of it, the background refresh's (its "refresh" thread): each job's

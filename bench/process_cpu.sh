@@ -10,7 +10,8 @@ thread_ticks() {
   local task total=0
   for task in /proc/"$1"/task/*; do
     [ "$(cat "$task/comm" 2>/dev/null)" = "$2" ] || continue
-    total=$((total + $(sed 's/^.*) //' "$task/stat" | awk '{ print $12 + $13 }')))
+    # A thread that exits meanwhile counts 0.
+    total=$((total + $(sed 's/^.*) //' "$task/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
   done
   echo "$total"
 }

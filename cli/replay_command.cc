@@ -186,7 +186,7 @@ std::string ReplayText(const v1::ReplayReply& reply) {
       100.0 * std::fabs(reply.saving_share()), kRoundingLine);
   absl::StrAppendFormat(&out,
                         "%d spans, %d matched by --scale; %d dependencies "
-                        "dropped to break cycles\n",
+                        "of the replayed graph dropped to break cycles\n",
                         reply.spans(), reply.scaled_spans(),
                         reply.broken_dependencies());
   if (reply.steps_size() > 0) {

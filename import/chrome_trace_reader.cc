@@ -71,22 +71,28 @@ struct FlowEnd {
   bool enclosing;  // "bp":"e", or a start/step (binds to the slice around)
 };
 
-// The args Meridian's export writes for a span's own fields (MakeSpan
-// puts them back).
-bool IsSpanField(absl::string_view key) {
-  return key == "bytes" || key == "peer" || key == "tag" || key == "comm" ||
+// The integer args Meridian's export writes for a span's own fields
+// (MakeSpan puts them back; "comm" and "correlation" are hex strings).
+bool IsIntegerSpanField(absl::string_view key) {
+  return key == "bytes" || key == "peer" || key == "tag" ||
          key == "comm_size" || key == "seq" || key == "step" ||
-         key == "partition" || key == "correlation";
+         key == "partition";
 }
 
-// A "C" event of one series named as the event, beside span fields only:
-// its value (Meridian's counters); nullopt otherwise.
+// A "C" event of one series named as the event, beside integer span
+// fields only: its value (Meridian's counters: the export writes the value
+// first, so a counter named as a field, e.g. "step", is read right);
+// nullopt otherwise.
 std::optional<double> OwnCounterValue(const Event& e) {
   std::optional<double> own;
-  for (const auto& [key, value] : e.numbers) {
-    if (key == e.name) {
-      own = value;
-    } else if (!IsSpanField(key)) {
+  for (const ImportedArg& a : e.args) {
+    const bool integer = std::holds_alternative<int64_t>(a.value);
+    const bool number = integer || std::holds_alternative<double>(a.value);
+    if (!number) continue;  // strings are no series
+    if (a.key == e.name && !own) {
+      own = integer ? static_cast<double>(std::get<int64_t>(a.value))
+                    : std::get<double>(a.value);
+    } else if (!integer || !IsIntegerSpanField(a.key)) {
       return std::nullopt;
     }
   }

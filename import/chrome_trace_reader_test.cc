@@ -136,6 +136,8 @@ TEST(ChromeTraceReaderTest,
      MeridiansCountersAndMessageArrowsComeBackAsTheyWere) {
   const std::string events = R"json(
     {"ph":"C","cat":"user","name":"loss","pid":1,"tid":1,"ts":5,"args":{"loss":0.5,"step":3}},
+    {"ph":"C","cat":"user","name":"step","pid":1,"tid":1,"ts":5,"args":{"step":5.0,"step":3}},
+    {"ph":"C","name":"net","pid":1,"tid":1,"ts":6,"args":{"net":5,"comm":2}},
     {"ph":"C","name":"mem","pid":1,"tid":1,"ts":6,"args":{"mem":1,"step":2,"free":7}},
     {"ph":"X","cat":"mpi","name":"MPI_Send","pid":1,"tid":1,"ts":10,"dur":2,"args":{"peer":1,"tag":7}},
     {"ph":"s","cat":"message","name":"message","id":"1:0>1:7#0","pid":1,"tid":1,"ts":10},
@@ -157,6 +159,13 @@ TEST(ChromeTraceReaderTest,
   EXPECT_EQ(named(meridian, "loss step"), 0);
   EXPECT_EQ(named(meridian, "mem free"), 1);  // not Meridian's shape
   EXPECT_EQ(named(meridian, "mem step"), 1);
+  // A counter named as a field: its value is the first arg, the export's.
+  const ImportedSpan* step = Find(meridian, "step");
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(step->value, 5.0);
+  EXPECT_EQ(step->step, 3);
+  // "comm" is a hex string in Meridian's exports: a number is a series.
+  EXPECT_EQ(named(meridian, "net comm"), 1);
   EXPECT_EQ(Find(meridian, "MPI_Send")->correlation, 0u);
   EXPECT_EQ(Find(meridian, "MPI_Recv")->correlation, 0u);
   // Without otherData.epoch_ns a trace is not Meridian's: its flows link.

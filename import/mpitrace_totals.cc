@@ -51,10 +51,12 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
     routines_ns += r.time_ns;
     trace.op_totals.push_back(std::move(op));
   }
-  // This rank's resource use: its own summary lines, else its row of rank
-  // 0's table (switches are only there).
-  ImportedProcessTotals totals{0, profile.comm_ns.value_or(routines_ns),
-                               profile.elapsed_ns.value_or(0), "mpitrace"};
+  // This rank's times and resource use: its own summary lines, else its
+  // row of rank 0's table (switches are only there).
+  ImportedProcessTotals totals{
+      0, profile.comm_ns.value_or(routines_ns),
+      profile.elapsed_ns.value_or(row != nullptr ? row->elapsed_ns : 0),
+      "mpitrace"};
   totals.user_ns = profile.user_ns;
   totals.system_ns = profile.system_ns;
   totals.max_rss_bytes = profile.max_rss_bytes;

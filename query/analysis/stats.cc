@@ -167,9 +167,19 @@ void StatsBuilder::AddTotals(const JobTotals& totals) {
   // A process's selected operations' time: its communication time when
   // the filter leaves some operations out.
   absl::flat_hash_map<int64_t, int64_t> selected_ns;
+  // A rank's routines are counted from one imported process: its latest
+  // (the highest id). A profile imported alone, then again with its run,
+  // is stored on two nodes (its file's name, then the host rank 0's table
+  // gives): the same run's calls, not twice as many.
+  absl::flat_hash_map<int32_t, int64_t> routines_of_rank;
+  for (const StoredOpTotals& op : totals.ops) {
+    int64_t& latest = routines_of_rank[rank_of_process_[op.process_id]];
+    latest = std::max(latest, op.process_id);
+  }
   for (const StoredOpTotals& op : totals.ops) {
     if (!selection_.SelectsProcess(op.process_id) ||
-        !selection_.SelectsOp(op.op_id)) {
+        !selection_.SelectsOp(op.op_id) ||
+        routines_of_rank[rank_of_process_[op.process_id]] != op.process_id) {
       continue;
     }
     RankSums& rank = ranks_[rank_of_process_[op.process_id]];

@@ -168,6 +168,31 @@ TEST(StatsTest, AddsImportedTotalsOfSelectedRanksBesideSpans) {
   EXPECT_EQ(reply.max_comm_rank(), 1);
 }
 
+// One rank's profile imported twice, on two nodes (alone, then with its
+// run): its routines are counted once, from the latest import.
+TEST(StatsTest, ARanksProfileImportedTwiceIsCountedOnce) {
+  JobCatalog catalog;
+  catalog.job.name = "j";
+  catalog.processes = {{2, "mpi_profile.1", 1, -1, 0}, {5, "nid7", 1, -1, 0}};
+  catalog.ops = {{1, v1::CATEGORY_MPI, "MPI_Allreduce"}};
+  auto selection = SpanSelection::Make(catalog, v1::SpanFilter());
+  ASSERT_TRUE(selection.ok());
+  StatsBuilder stats(catalog, *selection);
+  JobTotals totals;
+  totals.ops.push_back({2, 1, 4, 64, 2000, {}});
+  totals.ops.push_back({5, 1, 4, 64, 2000, {}});
+  totals.processes.push_back({2, 2100, 50000, "mpitrace"});
+  totals.processes.push_back({5, 2100, 50000, "mpitrace"});
+  stats.AddTotals(totals);
+  const v1::StatsReply reply = stats.Finish();
+  ASSERT_EQ(reply.ops_size(), 1);
+  EXPECT_EQ(reply.ops(0).calls(), 4);
+  EXPECT_EQ(reply.ops(0).dur_ns(), 2000);
+  ASSERT_EQ(reply.ranks_size(), 1);
+  EXPECT_EQ(reply.ranks(0).calls(), 4);
+  EXPECT_EQ(reply.ranks(0).comm_ns(), 2100);
+}
+
 // With a name filter, a rank's imported communication time is its
 // selected operations' time, not the profile's total.
 TEST(StatsTest, ImportedTimeFollowsAnOperationFilter) {

@@ -49,7 +49,9 @@ MERIDIAN_API uint64_t meridian_now_ns(void);
 
 /* Training step `step` begins: every event until meridian_step_end carries
  * it, and MERIDIAN_START_STEP/MERIDIAN_END_STEP or `meridian trace` decide by
- * it what is recorded. meridian_step_end records a span named "step". */
+ * it what is recorded. meridian_step_end records a span named "step" for a
+ * step recorded from its beginning to its end (not for one a recording
+ * window opened or closed in: that step is partial). */
 MERIDIAN_API void meridian_step_begin(int64_t step);
 MERIDIAN_API void meridian_step_end(void);
 

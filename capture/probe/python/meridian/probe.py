@@ -44,7 +44,9 @@ def step_begin(number):
 
 
 def step_end():
-    """The open step ends; it is recorded as a span named "step"."""
+    """The open step ends; it is recorded as a span named "step" if it was
+    recorded whole (not one a `meridian trace --seconds` window opened or
+    closed in)."""
     if _lib is not None:
         _lib.meridian_step_end()
 
