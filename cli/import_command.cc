@@ -150,42 +150,40 @@ int ImportProfiles(IngestClient& client, const SendOptions& send,
 
 bool SendTrace(IngestClient& client, const SendOptions& send,
                const ImportOptions& options, const std::string& path,
-               int32_t rank, ContentHash content, ImportedTrace& trace_ref,
+               int32_t rank, ContentHash content, ImportedTrace& trace,
                std::chrono::steady_clock::time_point began) {
   const bool terminal = isatty(2);
-  ImportedTrace* trace = &trace_ref;
-  for (ProcessDesc& p : trace->processes) {
+  for (ProcessDesc& p : trace.processes) {
     p.job = options.job;
-    if (options.clock_offset_ns && p.node != trace->processes[0].node) {
+    if (options.clock_offset_ns && p.node != trace.processes[0].node) {
       fprintf(stderr,
               "meridian import: %s: --clock-offset-ns is one node's offset, "
               "and this file holds several nodes (%s, %s, ...): import it "
               "without, or with --node; nothing imported\n",
-              path.c_str(), trace->processes[0].node.c_str(), p.node.c_str());
+              path.c_str(), trace.processes[0].node.c_str(), p.node.c_str());
       return false;
     }
   }
-  for (const std::string& note : trace->notes) {
+  for (const std::string& note : trace.notes) {
     fprintf(stderr, "meridian import: %s: %s\n", path.c_str(), note.c_str());
   }
-  const bool totals =
-      !trace->op_totals.empty() || !trace->process_totals.empty();
-  if (trace->spans.empty() && !totals) {
+  const bool totals = !trace.op_totals.empty() || !trace.process_totals.empty();
+  if (trace.spans.empty() && !totals) {
     fprintf(stderr, "meridian import: %s: no spans in it; nothing imported\n",
             path.c_str());
     return false;
   }
   const std::string agent_id =
-      ImportAgentId(options, rank, trace->format, content);
+      ImportAgentId(options, rank, trace.format, content);
   const std::vector<v1::Batch> batches =
-      ToBatches(*trace, agent_id, options.clock_offset_ns);
+      ToBatches(trace, agent_id, options.clock_offset_ns);
   if (terminal) {
     const double seconds = std::max(1e-6, Seconds(began));
     fprintf(stderr,
             "meridian import: %s: parsed %zu spans in %.2f s (%.0f spans/s); "
             "sending %zu batches\n",
-            path.c_str(), trace->spans.size(), seconds,
-            trace->spans.size() / seconds, batches.size());
+            path.c_str(), trace.spans.size(), seconds,
+            trace.spans.size() / seconds, batches.size());
   }
   absl::StatusOr<SendReport> report = client.SendAll(batches, send);
   if (!report.ok()) {
@@ -210,7 +208,7 @@ bool SendTrace(IngestClient& client, const SendOptions& send,
     return false;
   }
   std::string ranks;
-  for (const ProcessDesc& p : trace->processes) {
+  for (const ProcessDesc& p : trace.processes) {
     absl::StrAppend(&ranks, ranks.empty() ? "" : ",", p.rank);
   }
   const double seconds = Seconds(began);
@@ -218,27 +216,26 @@ bool SendTrace(IngestClient& client, const SendOptions& send,
     fprintf(stderr,
             "meridian import: %s: already imported into job %s (%zu spans "
             "stored before; nothing stored twice)\n",
-            path.c_str(), options.job.c_str(), trace->spans.size());
-  } else if (trace->spans.empty()) {
+            path.c_str(), options.job.c_str(), trace.spans.size());
+  } else if (trace.spans.empty()) {
     fprintf(stderr,
             "meridian import: %s: statistics of %zu operation%s and %zu "
             "process%s of rank%s %s (node %s, %s) into job %s; meridian "
             "stats shows them\n",
-            path.c_str(), trace->op_totals.size(),
-            trace->op_totals.size() == 1 ? "" : "s",
-            trace->process_totals.size(),
-            trace->process_totals.size() == 1 ? "" : "es",
-            trace->processes.size() > 1 ? "s" : "", ranks.c_str(),
-            trace->processes[0].node.c_str(), trace->format.c_str(),
+            path.c_str(), trace.op_totals.size(),
+            trace.op_totals.size() == 1 ? "" : "s", trace.process_totals.size(),
+            trace.process_totals.size() == 1 ? "" : "es",
+            trace.processes.size() > 1 ? "s" : "", ranks.c_str(),
+            trace.processes[0].node.c_str(), trace.format.c_str(),
             options.job.c_str());
   } else {
     fprintf(stderr,
             "meridian import: %s: %zu spans of rank%s %s (node %s, %s) into "
             "job %s in %.2f s (%.0f spans/s)\n",
-            path.c_str(), trace->spans.size(),
-            trace->processes.size() > 1 ? "s" : "", ranks.c_str(),
-            trace->processes[0].node.c_str(), trace->format.c_str(),
-            options.job.c_str(), seconds, trace->spans.size() / seconds);
+            path.c_str(), trace.spans.size(),
+            trace.processes.size() > 1 ? "s" : "", ranks.c_str(),
+            trace.processes[0].node.c_str(), trace.format.c_str(),
+            options.job.c_str(), seconds, trace.spans.size() / seconds);
   }
   if (report->spans_invalid > 0) {
     fprintf(stderr,

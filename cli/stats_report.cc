@@ -17,9 +17,9 @@ double AvgBytes(int64_t bytes, int64_t calls) {
 // mpitrace's "MBytes": ru_maxrss (KiB) / 1024, so MiB.
 double MiB(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
-// "-" for a figure not known (0): a time window or a rank that sent none.
-std::string Figure(int64_t value, double scaled, const char* format) {
-  return value == 0 ? std::string("-") : absl::StrFormat(format, scaled);
+// Seconds to the µs, or "-" for a time not known (0).
+std::string SecondsOrDash(int64_t ns) {
+  return ns == 0 ? std::string("-") : absl::StrFormat("%.6f", Seconds(ns));
 }
 
 // mpitrace's lines naming the ranks with the largest memory and elapsed
@@ -188,8 +188,7 @@ std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
     absl::StrAppendFormat(
         &out, "%6d  %-20s %10d %12.6f %12s %12s %10s %10s %10s %10s  %s\n",
         r.rank(), r.host(), r.calls(), Seconds(r.comm_ns()),
-        Figure(r.mpi_elapsed_ns(), Seconds(r.mpi_elapsed_ns()), "%.6f"),
-        Figure(r.elapsed_ns(), Seconds(r.elapsed_ns()), "%.6f"),
+        SecondsOrDash(r.mpi_elapsed_ns()), SecondsOrDash(r.elapsed_ns()),
         resource(absl::StrFormat("%.3f", Seconds(r.user_ns()))),
         resource(absl::StrFormat("%.3f", Seconds(r.system_ns()))),
         resource(absl::StrFormat("%.3f", MiB(r.max_rss_bytes()))),

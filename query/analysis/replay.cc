@@ -560,7 +560,6 @@ ReplayTimes Simulator::Run() {
       times.end[i] = s.end > s.start
                          ? std::max(times.start[i], MapEnd(s.track, s.end, q))
                          : times.start[i];
-      if (op_scaled_[s.op]) ++times.scaled_spans;
     }
   }
   times.broken_dependencies = broken_;

@@ -104,7 +104,6 @@ struct ReplayTimes {
   std::vector<int64_t> start;
   std::vector<int64_t> end;
   int64_t broken_dependencies = 0;
-  int64_t scaled_spans = 0;      // spans some scale matched
   std::vector<char> scaled_ops;  // by JobSpan::op: some scale matched it
 };
 
