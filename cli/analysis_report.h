@@ -5,8 +5,8 @@
 // an integer "rank", 64-bit communicator ids are hex strings, and other
 // numbers are exact (common/json.h); texts show milliseconds rounded to the
 // microsecond and percentages to 0.1, and say so in their headers.
-#ifndef MERIDIAN_QUERY_ANALYSIS_REPORT_H_
-#define MERIDIAN_QUERY_ANALYSIS_REPORT_H_
+#ifndef MERIDIAN_CLI_ANALYSIS_REPORT_H_
+#define MERIDIAN_CLI_ANALYSIS_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -39,4 +39,4 @@ std::string CompareJson(const v1::CompareReply& reply);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_ANALYSIS_REPORT_H_
+#endif  // MERIDIAN_CLI_ANALYSIS_REPORT_H_

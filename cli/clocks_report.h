@@ -1,7 +1,7 @@
 // How `meridian clocks` prints a v1::ClocksReply: a table per node, or
 // JSON (--json) with integer ns fields.
-#ifndef MERIDIAN_QUERY_CLOCKS_REPORT_H_
-#define MERIDIAN_QUERY_CLOCKS_REPORT_H_
+#ifndef MERIDIAN_CLI_CLOCKS_REPORT_H_
+#define MERIDIAN_CLI_CLOCKS_REPORT_H_
 
 #include <string>
 
@@ -14,4 +14,4 @@ std::string ClocksJson(const v1::ClocksReply& clocks);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CLOCKS_REPORT_H_
+#endif  // MERIDIAN_CLI_CLOCKS_REPORT_H_

@@ -10,8 +10,8 @@
 //   --steps A:B            steps A..B inclusive; "A:" and ":B" are open, "N"
 //                          is one step
 // Each error is INVALID_ARGUMENT naming the flag and what it accepts.
-#ifndef MERIDIAN_QUERY_FILTER_FLAGS_H_
-#define MERIDIAN_QUERY_FILTER_FLAGS_H_
+#ifndef MERIDIAN_CLI_FILTER_FLAGS_H_
+#define MERIDIAN_CLI_FILTER_FLAGS_H_
 
 #include <cstdint>
 #include <string>
@@ -33,4 +33,4 @@ absl::StatusOr<v1::SpanFilter> ParseFilter(const CommandLine& line);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_FILTER_FLAGS_H_
+#endif  // MERIDIAN_CLI_FILTER_FLAGS_H_

@@ -11,8 +11,8 @@
 // acknowledged by the collector or spooled on disk. Returns the command's
 // exit status (128 + signal if it was killed), or one of the codes below for
 // meridian run's own failures, as env(1) and timeout(1) do.
-#ifndef MERIDIAN_AGENT_RUN_COMMAND_H_
-#define MERIDIAN_AGENT_RUN_COMMAND_H_
+#ifndef MERIDIAN_CLI_RUN_COMMAND_H_
+#define MERIDIAN_CLI_RUN_COMMAND_H_
 
 #include <string>
 #include <vector>
@@ -47,4 +47,4 @@ int RequestTrace(const std::string& job, int steps, int seconds, bool json);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_RUN_COMMAND_H_
+#endif  // MERIDIAN_CLI_RUN_COMMAND_H_

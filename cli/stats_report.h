@@ -7,8 +7,8 @@
 // site last (or one line saying none were recorded, as for a job run
 // without MERIDIAN_CALLSITES=1); in JSON a "callsites" array after "ops",
 // each {"name","category","callsite","calls","bytes","dur_ns"}.
-#ifndef MERIDIAN_QUERY_STATS_REPORT_H_
-#define MERIDIAN_QUERY_STATS_REPORT_H_
+#ifndef MERIDIAN_CLI_STATS_REPORT_H_
+#define MERIDIAN_CLI_STATS_REPORT_H_
 
 #include <string>
 
@@ -21,4 +21,4 @@ std::string StatsJson(const v1::StatsReply& stats, bool by_callsite = false);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STATS_REPORT_H_
+#endif  // MERIDIAN_CLI_STATS_REPORT_H_

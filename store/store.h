@@ -34,8 +34,8 @@
 // default, so an acknowledged batch survives a crash of the process or the
 // machine. On any error Write() rolls back the whole call: nothing of it is
 // stored and the store is unchanged.
-#ifndef MERIDIAN_COLLECTOR_STORE_H_
-#define MERIDIAN_COLLECTOR_STORE_H_
+#ifndef MERIDIAN_STORE_STORE_H_
+#define MERIDIAN_STORE_STORE_H_
 
 #include <cstdint>
 #include <functional>
@@ -374,4 +374,4 @@ class Store {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COLLECTOR_STORE_H_
+#endif  // MERIDIAN_STORE_STORE_H_

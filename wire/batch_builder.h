@@ -11,8 +11,8 @@
 // batches can be resent or spooled independently. Batches are numbered
 // batch_seq = first_seq, first_seq + 1, ... in the order Take() returns them.
 // Not thread-safe.
-#ifndef MERIDIAN_AGENT_BATCH_BUILDER_H_
-#define MERIDIAN_AGENT_BATCH_BUILDER_H_
+#ifndef MERIDIAN_WIRE_BATCH_BUILDER_H_
+#define MERIDIAN_WIRE_BATCH_BUILDER_H_
 
 #include <cstdint>
 #include <map>
@@ -134,4 +134,4 @@ v1::Batch ToChunks(v1::Batch batch);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_BATCH_BUILDER_H_
+#endif  // MERIDIAN_WIRE_BATCH_BUILDER_H_

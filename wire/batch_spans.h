@@ -1,8 +1,8 @@
 // The spans of a v1::Batch, whichever form they travel in: span messages
 // (tools, tests, synthetic jobs) or span chunks (agents). One place for the
 // facts both the agent and the collector need about them.
-#ifndef MERIDIAN_COMMON_BATCH_SPANS_H_
-#define MERIDIAN_COMMON_BATCH_SPANS_H_
+#ifndef MERIDIAN_WIRE_BATCH_SPANS_H_
+#define MERIDIAN_WIRE_BATCH_SPANS_H_
 
 #include <cstdint>
 #include <string>
@@ -34,4 +34,4 @@ void AppendSpanMessage(const v1::Span& span, SpanColumns* out);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COMMON_BATCH_SPANS_H_
+#endif  // MERIDIAN_WIRE_BATCH_SPANS_H_

@@ -31,8 +31,8 @@
 //     string), has reference_ns within the timestamp range, uncertainty_ns
 //     >= 0 and |drift_ppb| <= kMaxDriftPpb.
 // Safe to call from any thread on different batches.
-#ifndef MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
-#define MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
+#ifndef MERIDIAN_WIRE_BATCH_VALIDATOR_H_
+#define MERIDIAN_WIRE_BATCH_VALIDATOR_H_
 
 #include <cstdint>
 #include <string>
@@ -66,4 +66,4 @@ bool HasClockModel(const v1::Batch& batch);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COLLECTOR_BATCH_VALIDATOR_H_
+#endif  // MERIDIAN_WIRE_BATCH_VALIDATOR_H_

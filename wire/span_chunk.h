@@ -29,8 +29,8 @@
 // DecodeSpanChunk treats its input as hostile: every length, count and
 // varint is checked, the decompressed size is bounded, and an error names
 // the column that is wrong. Thread-compatible.
-#ifndef MERIDIAN_COMMON_SPAN_CHUNK_H_
-#define MERIDIAN_COMMON_SPAN_CHUNK_H_
+#ifndef MERIDIAN_WIRE_SPAN_CHUNK_H_
+#define MERIDIAN_WIRE_SPAN_CHUNK_H_
 
 #include <cstdint>
 #include <string>
@@ -112,4 +112,4 @@ absl::Status DecodeSpanChunk(absl::string_view chunk, SpanColumns* out);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COMMON_SPAN_CHUNK_H_
+#endif  // MERIDIAN_WIRE_SPAN_CHUNK_H_

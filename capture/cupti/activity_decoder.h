@@ -18,8 +18,8 @@
 //
 // Not thread-safe: the injection decodes one buffer at a time. Decoding
 // allocates only the first time a kernel name is seen (to demangle it).
-#ifndef MERIDIAN_AGENT_CUPTI_ACTIVITY_DECODER_H_
-#define MERIDIAN_AGENT_CUPTI_ACTIVITY_DECODER_H_
+#ifndef MERIDIAN_CAPTURE_CUPTI_ACTIVITY_DECODER_H_
+#define MERIDIAN_CAPTURE_CUPTI_ACTIVITY_DECODER_H_
 
 #include <cupti_activity.h>
 
@@ -58,4 +58,4 @@ class ActivityDecoder {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_CUPTI_ACTIVITY_DECODER_H_
+#endif  // MERIDIAN_CAPTURE_CUPTI_ACTIVITY_DECODER_H_

@@ -15,8 +15,8 @@
 // No CUDA or CUPTI headers: callers pass the callback's id, name and
 // correlation. Thread-safe; Enter/Exit allocate nothing and take no lock
 // (a call's name is interned once per callback id).
-#ifndef MERIDIAN_AGENT_CUPTI_CUDA_API_TRACER_H_
-#define MERIDIAN_AGENT_CUPTI_CUDA_API_TRACER_H_
+#ifndef MERIDIAN_CAPTURE_CUPTI_CUDA_API_TRACER_H_
+#define MERIDIAN_CAPTURE_CUPTI_CUDA_API_TRACER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -54,4 +54,4 @@ class CudaApiTracer {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_CUPTI_CUDA_API_TRACER_H_
+#endif  // MERIDIAN_CAPTURE_CUPTI_CUDA_API_TRACER_H_

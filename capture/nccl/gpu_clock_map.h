@@ -17,8 +17,8 @@
 // 600, 580, 610: the offset is 580, and GPU time 700 maps to host 1280.
 //
 // Thread-safe, lock-free: observations come from NCCL's proxy threads.
-#ifndef MERIDIAN_AGENT_NCCL_GPU_CLOCK_MAP_H_
-#define MERIDIAN_AGENT_NCCL_GPU_CLOCK_MAP_H_
+#ifndef MERIDIAN_CAPTURE_NCCL_GPU_CLOCK_MAP_H_
+#define MERIDIAN_CAPTURE_NCCL_GPU_CLOCK_MAP_H_
 
 #include <atomic>
 #include <cstdint>
@@ -53,4 +53,4 @@ class GpuClockMap {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_NCCL_GPU_CLOCK_MAP_H_
+#endif  // MERIDIAN_CAPTURE_NCCL_GPU_CLOCK_MAP_H_

@@ -29,8 +29,8 @@
 // handles given to NCCL are (slot, generation) numbers, not pointers, so a
 // late event for a slot that was reused is recognised and ignored.
 // Thread-safe: NCCL calls from its users' threads and its proxy threads.
-#ifndef MERIDIAN_AGENT_NCCL_NCCL_PROFILER_H_
-#define MERIDIAN_AGENT_NCCL_NCCL_PROFILER_H_
+#ifndef MERIDIAN_CAPTURE_NCCL_NCCL_PROFILER_H_
+#define MERIDIAN_CAPTURE_NCCL_NCCL_PROFILER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -92,4 +92,4 @@ class NcclProfiler {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_NCCL_NCCL_PROFILER_H_
+#endif  // MERIDIAN_CAPTURE_NCCL_NCCL_PROFILER_H_

@@ -19,8 +19,8 @@
 // work (in the descriptor) and at its end (RecordEventState
 // kKernelChStop). Handles are opaque to NCCL: it only passes them back
 // (and as `parent` of child events), never dereferences them.
-#ifndef MERIDIAN_AGENT_NCCL_NCCL_PROFILER_ABI_H_
-#define MERIDIAN_AGENT_NCCL_NCCL_PROFILER_ABI_H_
+#ifndef MERIDIAN_CAPTURE_NCCL_NCCL_PROFILER_ABI_H_
+#define MERIDIAN_CAPTURE_NCCL_NCCL_PROFILER_ABI_H_
 
 #include <sys/types.h>
 
@@ -236,4 +236,4 @@ static_assert(sizeof(EventStateArgs) == 8);
 }  // namespace nccl
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_NCCL_NCCL_PROFILER_ABI_H_
+#endif  // MERIDIAN_CAPTURE_NCCL_NCCL_PROFILER_ABI_H_

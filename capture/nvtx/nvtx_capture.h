@@ -19,8 +19,8 @@
 // range id (slot, generation). No allocation per event; a lock only the
 // first time a string or domain name is seen.
 // Thread-safe.
-#ifndef MERIDIAN_AGENT_NVTX_NVTX_CAPTURE_H_
-#define MERIDIAN_AGENT_NVTX_NVTX_CAPTURE_H_
+#ifndef MERIDIAN_CAPTURE_NVTX_NVTX_CAPTURE_H_
+#define MERIDIAN_CAPTURE_NVTX_NVTX_CAPTURE_H_
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -89,4 +89,4 @@ class NvtxCapture {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_NVTX_NVTX_CAPTURE_H_
+#endif  // MERIDIAN_CAPTURE_NVTX_NVTX_CAPTURE_H_

@@ -12,8 +12,8 @@
 //   client -> agent  TraceRequest (`meridian trace`): record a step window.
 //
 // Plain structs of fixed size: the probe side uses no allocation.
-#ifndef MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_
-#define MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_AGENT_PROTOCOL_H_
+#define MERIDIAN_CAPTURE_PROBE_AGENT_PROTOCOL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -196,4 +196,4 @@ bool DecodeAgentRequest(const void* data, size_t size, AgentRequest* out);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_AGENT_PROTOCOL_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_AGENT_PROTOCOL_H_

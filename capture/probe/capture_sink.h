@@ -12,8 +12,8 @@
 // Contract for implementations: Emit and Name may be called from any
 // thread, concurrently; neither allocates nor locks per event (Name locks
 // only the first time a string is seen).
-#ifndef MERIDIAN_AGENT_PROBE_CAPTURE_SINK_H_
-#define MERIDIAN_AGENT_PROBE_CAPTURE_SINK_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_CAPTURE_SINK_H_
+#define MERIDIAN_CAPTURE_PROBE_CAPTURE_SINK_H_
 
 #include <cstdint>
 
@@ -73,4 +73,4 @@ CaptureSink* ProbeCaptureSink();
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_CAPTURE_SINK_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_CAPTURE_SINK_H_

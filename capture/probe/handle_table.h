@@ -25,8 +25,8 @@
 // (an MPI request is completed once, a communicator freed once). Keys are
 // non-zero and below 2^63 (pointers of user space, 32-bit handles). Values
 // are trivially copyable.
-#ifndef MERIDIAN_AGENT_PROBE_HANDLE_TABLE_H_
-#define MERIDIAN_AGENT_PROBE_HANDLE_TABLE_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_HANDLE_TABLE_H_
+#define MERIDIAN_CAPTURE_PROBE_HANDLE_TABLE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -160,4 +160,4 @@ class HandleTable {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_HANDLE_TABLE_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_HANDLE_TABLE_H_

@@ -26,8 +26,8 @@
 //
 // Cost: each MPI call goes through one acquire load and one indirect call
 // more than a directly linked wrapper.
-#ifndef MERIDIAN_AGENT_PROBE_MPI_DISPATCH_H_
-#define MERIDIAN_AGENT_PROBE_MPI_DISPATCH_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_MPI_DISPATCH_H_
+#define MERIDIAN_CAPTURE_PROBE_MPI_DISPATCH_H_
 
 #include <atomic>
 
@@ -51,4 +51,4 @@ inline void* MpiTarget(int index) {
 }  // namespace mpi
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_MPI_DISPATCH_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_MPI_DISPATCH_H_

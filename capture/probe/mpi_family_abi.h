@@ -27,8 +27,8 @@
 // (an integer, forwarded like the others); the stubs take up to 14.
 // Fortran's MPI_PCONTROL(level) has no ierror. One per line by hand:
 // clang-format reflows X-macro lists unstably.
-#ifndef MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
-#define MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_MPI_FAMILY_ABI_H_
+#define MERIDIAN_CAPTURE_PROBE_MPI_FAMILY_ABI_H_
 
 #include <cstdint>
 #include <type_traits>
@@ -534,4 +534,4 @@ struct ForwardedSignature<R (*)(Args..., ...)>
 }  // namespace mpi
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_MPI_FAMILY_ABI_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_MPI_FAMILY_ABI_H_

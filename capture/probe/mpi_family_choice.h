@@ -12,8 +12,8 @@
 //   none             no MPI call is recorded
 //   a path (a '/')   that library file
 // Plain C++ and libc: this is linked into traced processes.
-#ifndef MERIDIAN_AGENT_PROBE_MPI_FAMILY_CHOICE_H_
-#define MERIDIAN_AGENT_PROBE_MPI_FAMILY_CHOICE_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_MPI_FAMILY_CHOICE_H_
+#define MERIDIAN_CAPTURE_PROBE_MPI_FAMILY_CHOICE_H_
 
 #include <cstddef>
 
@@ -48,4 +48,4 @@ bool LibraryBesideProbe(const char* probe_path, const char* file, char* out,
 }  // namespace mpi
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_MPI_FAMILY_CHOICE_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_MPI_FAMILY_CHOICE_H_

@@ -19,8 +19,8 @@
 // record only those steps; MERIDIAN_TRACE=on-demand records nothing until
 // `meridian trace` asks for steps or seconds. Without either, everything is
 // recorded.
-#ifndef MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
-#define MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_PROBE_RUNTIME_H_
+#define MERIDIAN_CAPTURE_PROBE_PROBE_RUNTIME_H_
 
 #include <time.h>
 
@@ -185,4 +185,4 @@ void StepEnd();
 }  // namespace probe
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_PROBE_RUNTIME_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_PROBE_RUNTIME_H_

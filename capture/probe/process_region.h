@@ -36,8 +36,8 @@
 //
 // Both sides check what they read: the agent treats the memory as input
 // from another process (any offset or length may be wrong).
-#ifndef MERIDIAN_AGENT_PROBE_PROCESS_REGION_H_
-#define MERIDIAN_AGENT_PROBE_PROCESS_REGION_H_
+#ifndef MERIDIAN_CAPTURE_PROBE_PROCESS_REGION_H_
+#define MERIDIAN_CAPTURE_PROBE_PROCESS_REGION_H_
 
 #include <atomic>
 #include <cstddef>
@@ -156,4 +156,4 @@ inline bool StringAt(const ProcessRegionHeader* header, uint32_t id,
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_PROCESS_REGION_H_
+#endif  // MERIDIAN_CAPTURE_PROBE_PROCESS_REGION_H_

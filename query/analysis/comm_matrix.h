@@ -67,8 +67,8 @@
 // is. An expanded instance of n members costs up to n x (n - 1) updates.
 //
 // Thread safety: none; one builder per query.
-#ifndef MERIDIAN_QUERY_COMM_MATRIX_H_
-#define MERIDIAN_QUERY_COMM_MATRIX_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_COMM_MATRIX_H_
+#define MERIDIAN_QUERY_ANALYSIS_COMM_MATRIX_H_
 
 #include <cstdint>
 #include <map>
@@ -149,4 +149,4 @@ class CommMatrixBuilder {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_COMM_MATRIX_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_COMM_MATRIX_H_

@@ -27,8 +27,8 @@
 //
 // More: docs/analysis.md, "Critical path" (the walk as a
 // table; the jobs with known answers that critical_path_test.cc checks).
-#ifndef MERIDIAN_QUERY_CRITICAL_PATH_H_
-#define MERIDIAN_QUERY_CRITICAL_PATH_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_CRITICAL_PATH_H_
+#define MERIDIAN_QUERY_ANALYSIS_CRITICAL_PATH_H_
 
 #include <cstdint>
 #include <limits>
@@ -99,4 +99,4 @@ class PathWalk {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CRITICAL_PATH_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_CRITICAL_PATH_H_

@@ -27,8 +27,8 @@
 //
 // Example: rank 0 enters MPI_Allreduce at 3 ms, rank 2 at 5 ms, both leave
 // at 5.1 ms: end_binding(rank 0's span) is rank 2's span; rank 2's is -1.
-#ifndef MERIDIAN_QUERY_DEPENDENCY_GRAPH_H_
-#define MERIDIAN_QUERY_DEPENDENCY_GRAPH_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_DEPENDENCY_GRAPH_H_
+#define MERIDIAN_QUERY_ANALYSIS_DEPENDENCY_GRAPH_H_
 
 #include <cstdint>
 #include <utility>
@@ -93,4 +93,4 @@ class DependencyGraph {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_DEPENDENCY_GRAPH_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_DEPENDENCY_GRAPH_H_

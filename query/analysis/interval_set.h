@@ -2,8 +2,8 @@
 // sorted and disjoint, that answers "how much of [a, b) is covered" in
 // O(log n) (prefix sums of the lengths). Used for compute, communication
 // and their overlap per rank and step.
-#ifndef MERIDIAN_QUERY_INTERVAL_SET_H_
-#define MERIDIAN_QUERY_INTERVAL_SET_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_INTERVAL_SET_H_
+#define MERIDIAN_QUERY_ANALYSIS_INTERVAL_SET_H_
 
 #include <cstdint>
 #include <utility>
@@ -35,4 +35,4 @@ class IntervalSet {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_INTERVAL_SET_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_INTERVAL_SET_H_

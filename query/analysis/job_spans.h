@@ -17,8 +17,8 @@
 // collective's in-neighbors (its "sources" arg), and the group of a
 // Win_post or Win_start (its "group" arg), are kept once per distinct list
 // (sources()).
-#ifndef MERIDIAN_QUERY_JOB_SPANS_H_
-#define MERIDIAN_QUERY_JOB_SPANS_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_JOB_SPANS_H_
+#define MERIDIAN_QUERY_ANALYSIS_JOB_SPANS_H_
 
 #include <cstdint>
 #include <optional>
@@ -191,4 +191,4 @@ class JobSpans {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_JOB_SPANS_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_JOB_SPANS_H_

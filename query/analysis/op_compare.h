@@ -10,8 +10,8 @@
 // Example: job A ran MPI_Allreduce 40 times for 4 ms, job B 40 times for
 // 9 ms: diff count 0, dur_ns +5 ms, listed above an op whose time changed
 // less.
-#ifndef MERIDIAN_QUERY_OP_COMPARE_H_
-#define MERIDIAN_QUERY_OP_COMPARE_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_OP_COMPARE_H_
+#define MERIDIAN_QUERY_ANALYSIS_OP_COMPARE_H_
 
 #include <map>
 #include <string>
@@ -54,4 +54,4 @@ absl::StatusOr<v1::CompareReply> CompareOps(const OpTotalsBuilder& a,
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_OP_COMPARE_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_OP_COMPARE_H_

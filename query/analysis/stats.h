@@ -65,8 +65,8 @@
 //   MPI_Send  main at a.cc:5          20 ns
 //   MPI_Send  (other call sites)      10 ns
 //   MPI_Recv  (other call sites)       5 ns
-#ifndef MERIDIAN_QUERY_STATS_H_
-#define MERIDIAN_QUERY_STATS_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STATS_H_
+#define MERIDIAN_QUERY_ANALYSIS_STATS_H_
 
 #include <cstdint>
 #include <map>
@@ -210,4 +210,4 @@ class StatsBuilder {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STATS_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STATS_H_

@@ -10,8 +10,8 @@
 // Example: 1,000 spans a step and block_spans 10,000 make blocks of 10
 // steps (9 with extra 1); a read of 10 over the budget makes them 5, a
 // read that fits then 10 again.
-#ifndef MERIDIAN_QUERY_STEP_BLOCKS_H_
-#define MERIDIAN_QUERY_STEP_BLOCKS_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STEP_BLOCKS_H_
+#define MERIDIAN_QUERY_ANALYSIS_STEP_BLOCKS_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -48,4 +48,4 @@ class StepBlocks {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STEP_BLOCKS_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STEP_BLOCKS_H_

@@ -19,8 +19,8 @@
 // overlap 1.
 //
 // More: docs/analysis.md, "Steps".
-#ifndef MERIDIAN_QUERY_STEP_BREAKDOWN_H_
-#define MERIDIAN_QUERY_STEP_BREAKDOWN_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STEP_BREAKDOWN_H_
+#define MERIDIAN_QUERY_ANALYSIS_STEP_BREAKDOWN_H_
 
 #include <optional>
 
@@ -38,4 +38,4 @@ void KeepRankSteps(std::optional<int32_t> rank, v1::StepsReply* reply);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STEP_BREAKDOWN_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STEP_BREAKDOWN_H_

@@ -32,8 +32,8 @@
 // last 12".
 //
 // More: docs/analysis.md, "Step summaries".
-#ifndef MERIDIAN_QUERY_STEP_SUMMARIES_H_
-#define MERIDIAN_QUERY_STEP_SUMMARIES_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STEP_SUMMARIES_H_
+#define MERIDIAN_QUERY_ANALYSIS_STEP_SUMMARIES_H_
 
 #include <atomic>
 #include <cstdint>
@@ -98,4 +98,4 @@ class StepSummaries {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STEP_SUMMARIES_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STEP_SUMMARIES_H_

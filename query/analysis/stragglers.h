@@ -18,8 +18,8 @@
 // skew 2 ms, last rank 2, and rank 2 made the others wait 3 x 2 = 6 ms.
 //
 // More: docs/analysis.md, "Stragglers".
-#ifndef MERIDIAN_QUERY_STRAGGLERS_H_
-#define MERIDIAN_QUERY_STRAGGLERS_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STRAGGLERS_H_
+#define MERIDIAN_QUERY_ANALYSIS_STRAGGLERS_H_
 
 #include <map>
 #include <vector>
@@ -50,4 +50,4 @@ void ListStragglers(std::vector<v1::CollectiveInstance> instances, int head,
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STRAGGLERS_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STRAGGLERS_H_

@@ -19,8 +19,8 @@
 // message_steps: messages are paired among the block's steps); tested
 // against it in streamed_path_test.cc. The reply's segments are the path's
 // (the memory they take grows with the path, not with the job).
-#ifndef MERIDIAN_QUERY_STREAMED_PATH_H_
-#define MERIDIAN_QUERY_STREAMED_PATH_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STREAMED_PATH_H_
+#define MERIDIAN_QUERY_ANALYSIS_STREAMED_PATH_H_
 
 #include <cstdint>
 #include <optional>
@@ -47,4 +47,4 @@ absl::StatusOr<v1::CriticalPathReply> StreamedCriticalPath(
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STREAMED_PATH_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STREAMED_PATH_H_

@@ -21,8 +21,8 @@
 //   - blocks: how many; no critical paths (measured_path and
 //     predicted_path are empty).
 // Messages are paired within a block's steps (JobRead::message_steps).
-#ifndef MERIDIAN_QUERY_STREAMED_REPLAY_H_
-#define MERIDIAN_QUERY_STREAMED_REPLAY_H_
+#ifndef MERIDIAN_QUERY_ANALYSIS_STREAMED_REPLAY_H_
+#define MERIDIAN_QUERY_ANALYSIS_STREAMED_REPLAY_H_
 
 #include <cstdint>
 #include <optional>
@@ -47,4 +47,4 @@ absl::StatusOr<v1::ReplayReply> StreamedReplay(
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_STREAMED_REPLAY_H_
+#endif  // MERIDIAN_QUERY_ANALYSIS_STREAMED_REPLAY_H_

@@ -41,8 +41,8 @@
 //
 // More: docs/clocks.md, "3. Causal refinement" (a worked
 // example, checked by causal_refiner_test.cc).
-#ifndef MERIDIAN_QUERY_CAUSAL_REFINER_H_
-#define MERIDIAN_QUERY_CAUSAL_REFINER_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_CAUSAL_REFINER_H_
+#define MERIDIAN_QUERY_CLOCKS_CAUSAL_REFINER_H_
 
 #include <cstdint>
 #include <optional>
@@ -174,4 +174,4 @@ class CausalRefiner {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CAUSAL_REFINER_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_CAUSAL_REFINER_H_

@@ -13,8 +13,8 @@
 // Example: a read holding an MPI_Allreduce of track 7 at raw 1000 ns for
 // 50 ns and a kernel of track 9 at 900 ns gathers one span (track 7, start
 // 1000, duration 50) and the first starts {7: 1000, 9: 900}.
-#ifndef MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
-#define MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_CLOCK_EVIDENCE_H_
+#define MERIDIAN_QUERY_CLOCKS_CLOCK_EVIDENCE_H_
 
 #include <cstdint>
 #include <vector>
@@ -55,4 +55,4 @@ struct ClockEvidence {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CLOCK_EVIDENCE_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_CLOCK_EVIDENCE_H_

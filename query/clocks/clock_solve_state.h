@@ -23,8 +23,8 @@
 // channel (comm, source, destination, tag), which pairs in order of start.
 // Otherwise it solves from all the job's chunks and makes the state
 // again. Either way the solution is the same, byte for byte.
-#ifndef MERIDIAN_QUERY_CLOCK_SOLVE_STATE_H_
-#define MERIDIAN_QUERY_CLOCK_SOLVE_STATE_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_CLOCK_SOLVE_STATE_H_
+#define MERIDIAN_QUERY_CLOCKS_CLOCK_SOLVE_STATE_H_
 
 #include <cstdint>
 #include <optional>
@@ -73,4 +73,4 @@ struct ClockSolveState {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CLOCK_SOLVE_STATE_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_CLOCK_SOLVE_STATE_H_

@@ -16,8 +16,8 @@
 //
 // More: docs/clocks.md, "2. Models over time" (a worked
 // example, checked by clock_timeline_test.cc).
-#ifndef MERIDIAN_QUERY_CLOCK_TIMELINE_H_
-#define MERIDIAN_QUERY_CLOCK_TIMELINE_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_CLOCK_TIMELINE_H_
+#define MERIDIAN_QUERY_CLOCKS_CLOCK_TIMELINE_H_
 
 #include <cstdint>
 #include <vector>
@@ -53,4 +53,4 @@ class ClockTimeline {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CLOCK_TIMELINE_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_CLOCK_TIMELINE_H_

@@ -7,8 +7,8 @@
 // causality after that have their end moved later (EndShift). Raw
 // timestamps stay in the store unchanged: a better model or refinement
 // applies to old jobs too.
-#ifndef MERIDIAN_QUERY_JOB_CLOCKS_H_
-#define MERIDIAN_QUERY_JOB_CLOCKS_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_JOB_CLOCKS_H_
+#define MERIDIAN_QUERY_CLOCKS_JOB_CLOCKS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -240,4 +240,4 @@ class JobClocks {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_JOB_CLOCKS_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_JOB_CLOCKS_H_

@@ -27,8 +27,8 @@
 // 1: 450}, ends {(0, 500), (1, 520)}; 2 constraints, none violated; with
 // x = {0, 100}, node 1's start is at 550 and node 0's end (500) is violated,
 // by 50.
-#ifndef MERIDIAN_QUERY_SETTLED_GROUPS_H_
-#define MERIDIAN_QUERY_SETTLED_GROUPS_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_SETTLED_GROUPS_H_
+#define MERIDIAN_QUERY_CLOCKS_SETTLED_GROUPS_H_
 
 #include <cstdint>
 #include <utility>
@@ -94,4 +94,4 @@ class SettledGroups {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_SETTLED_GROUPS_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_SETTLED_GROUPS_H_

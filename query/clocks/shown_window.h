@@ -20,8 +20,8 @@
 // of node-1 shown at [12.5, 13) ms is stored at raw [15.5, 16) ms; the
 // window [12, 14) ms reads raw [12, 17) ms (node-0 needs [12, 14), node-1
 // [15, 17)) and keeps the span, which a raw cut at [12, 14) would miss.
-#ifndef MERIDIAN_QUERY_SHOWN_WINDOW_H_
-#define MERIDIAN_QUERY_SHOWN_WINDOW_H_
+#ifndef MERIDIAN_QUERY_CLOCKS_SHOWN_WINDOW_H_
+#define MERIDIAN_QUERY_CLOCKS_SHOWN_WINDOW_H_
 
 #include <cstdint>
 #include <optional>
@@ -64,4 +64,4 @@ class ShownWindow {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_SHOWN_WINDOW_H_
+#endif  // MERIDIAN_QUERY_CLOCKS_SHOWN_WINDOW_H_

@@ -20,8 +20,8 @@
 // --from/--to count from it (query/clocks/shown_window.h).
 //
 // Sink and call order: trace_writer.h.
-#ifndef MERIDIAN_QUERY_CHROME_TRACE_H_
-#define MERIDIAN_QUERY_CHROME_TRACE_H_
+#ifndef MERIDIAN_QUERY_EXPORT_CHROME_TRACE_H_
+#define MERIDIAN_QUERY_EXPORT_CHROME_TRACE_H_
 
 #include <cstdint>
 #include <string>
@@ -97,4 +97,4 @@ class ChromeTraceWriter : public TraceWriter {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CHROME_TRACE_H_
+#endif  // MERIDIAN_QUERY_EXPORT_CHROME_TRACE_H_

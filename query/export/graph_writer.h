@@ -22,8 +22,8 @@
 //   completes   nonblocking operation -> the Wait that completed it.
 // Edges whose source waited for nothing are plain; the edge that bound a
 // span's end (the late arrival) has binding=true.
-#ifndef MERIDIAN_QUERY_GRAPH_WRITER_H_
-#define MERIDIAN_QUERY_GRAPH_WRITER_H_
+#ifndef MERIDIAN_QUERY_EXPORT_GRAPH_WRITER_H_
+#define MERIDIAN_QUERY_EXPORT_GRAPH_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -40,4 +40,4 @@ absl::StatusOr<std::string> StepGraph(const DependencyGraph& graph,
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_GRAPH_WRITER_H_
+#endif  // MERIDIAN_QUERY_EXPORT_GRAPH_WRITER_H_

@@ -72,8 +72,8 @@
 //
 // The selection should name exactly one rank (CheckSelection): the file
 // carries that rank's events and that rank in distributedInfo.
-#ifndef MERIDIAN_QUERY_KINETO_TRACE_H_
-#define MERIDIAN_QUERY_KINETO_TRACE_H_
+#ifndef MERIDIAN_QUERY_EXPORT_KINETO_TRACE_H_
+#define MERIDIAN_QUERY_EXPORT_KINETO_TRACE_H_
 
 #include <cstdint>
 #include <string>
@@ -180,4 +180,4 @@ class KinetoTraceWriter : public TraceWriter {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_KINETO_TRACE_H_
+#endif  // MERIDIAN_QUERY_EXPORT_KINETO_TRACE_H_

@@ -95,8 +95,8 @@
 //
 // Sink and call order: trace_writer.h. Every piece the sink gets ends at a
 // packet boundary, so each is a valid trace on its own.
-#ifndef MERIDIAN_QUERY_PERFETTO_TRACE_H_
-#define MERIDIAN_QUERY_PERFETTO_TRACE_H_
+#ifndef MERIDIAN_QUERY_EXPORT_PERFETTO_TRACE_H_
+#define MERIDIAN_QUERY_EXPORT_PERFETTO_TRACE_H_
 
 #include <array>
 #include <cstdint>
@@ -257,4 +257,4 @@ class PerfettoTraceWriter : public TraceWriter {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_PERFETTO_TRACE_H_
+#endif  // MERIDIAN_QUERY_EXPORT_PERFETTO_TRACE_H_

@@ -16,8 +16,8 @@
 //   size_t m = e.BeginMessage(2);   // 12 00
 //   e.Varint(1, 150);               // 12 00 08 96 01
 //   e.EndMessage(m);                // 12 03 08 96 01
-#ifndef MERIDIAN_QUERY_PROTO_ENCODER_H_
-#define MERIDIAN_QUERY_PROTO_ENCODER_H_
+#ifndef MERIDIAN_QUERY_EXPORT_PROTO_ENCODER_H_
+#define MERIDIAN_QUERY_EXPORT_PROTO_ENCODER_H_
 
 #include <cstdint>
 #include <cstring>
@@ -112,4 +112,4 @@ class ProtoEncoder {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_PROTO_ENCODER_H_
+#endif  // MERIDIAN_QUERY_EXPORT_PROTO_ENCODER_H_

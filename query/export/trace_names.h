@@ -1,7 +1,7 @@
 // How every trace export names and numbers a job's processes and tracks,
 // so that a rank looks the same in the Chrome, Perfetto and Kineto files.
-#ifndef MERIDIAN_QUERY_TRACE_NAMES_H_
-#define MERIDIAN_QUERY_TRACE_NAMES_H_
+#ifndef MERIDIAN_QUERY_EXPORT_TRACE_NAMES_H_
+#define MERIDIAN_QUERY_EXPORT_TRACE_NAMES_H_
 
 #include <cstdint>
 #include <string>
@@ -23,4 +23,4 @@ std::string TraceTrackName(const TrackInfo& track);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_TRACE_NAMES_H_
+#endif  // MERIDIAN_QUERY_EXPORT_TRACE_NAMES_H_

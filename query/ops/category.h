@@ -1,7 +1,7 @@
 // Category names as users type them (`--category mpi,nccl`) and as they
 // appear in Chrome traces ("cat") and statistics.
-#ifndef MERIDIAN_QUERY_CATEGORY_H_
-#define MERIDIAN_QUERY_CATEGORY_H_
+#ifndef MERIDIAN_QUERY_OPS_CATEGORY_H_
+#define MERIDIAN_QUERY_OPS_CATEGORY_H_
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -30,4 +30,4 @@ absl::string_view TimeClassName(v1::TimeClass time_class);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_CATEGORY_H_
+#endif  // MERIDIAN_QUERY_OPS_CATEGORY_H_

@@ -34,8 +34,8 @@
 // carry "sources=3,1" (per dimension the -1, then the +1 neighbor), and
 // NeighborSources gives {3, 1}. Rank 3 exposing its window to ranks 0 to 2
 // posts "group=0,1,2"; each of them starts with "group=3".
-#ifndef MERIDIAN_QUERY_MPI_ARGS_H_
-#define MERIDIAN_QUERY_MPI_ARGS_H_
+#ifndef MERIDIAN_QUERY_OPS_MPI_ARGS_H_
+#define MERIDIAN_QUERY_OPS_MPI_ARGS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -79,4 +79,4 @@ SpanRole RoleOfSpan(SpanRole op_role, const StoredSpan& span);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_MPI_ARGS_H_
+#endif  // MERIDIAN_QUERY_OPS_MPI_ARGS_H_

@@ -176,8 +176,8 @@
 // Win_complete at 10, 80 and 20 ms, rank 3's Win_wait would end after 80 ms.
 //
 // More: docs/analysis.md, "The dependency graph".
-#ifndef MERIDIAN_QUERY_MPI_SEMANTICS_H_
-#define MERIDIAN_QUERY_MPI_SEMANTICS_H_
+#ifndef MERIDIAN_QUERY_OPS_MPI_SEMANTICS_H_
+#define MERIDIAN_QUERY_OPS_MPI_SEMANTICS_H_
 
 #include <cstdint>
 #include <optional>
@@ -462,4 +462,4 @@ class MessageOrdinals {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_MPI_SEMANTICS_H_
+#endif  // MERIDIAN_QUERY_OPS_MPI_SEMANTICS_H_

@@ -3,8 +3,8 @@
 // sets of track and operation ids, so testing a span is two lookups.
 // Time and step ranges, and the tracks of the selected ranks, are pushed
 // down into Store::Scan (ScanRangeOf), which skips whole chunks by them.
-#ifndef MERIDIAN_QUERY_SPAN_SELECTION_H_
-#define MERIDIAN_QUERY_SPAN_SELECTION_H_
+#ifndef MERIDIAN_QUERY_OPS_SPAN_SELECTION_H_
+#define MERIDIAN_QUERY_OPS_SPAN_SELECTION_H_
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -57,4 +57,4 @@ ScanRange ScanRangeOf(const v1::SpanFilter& filter,
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_SPAN_SELECTION_H_
+#endif  // MERIDIAN_QUERY_OPS_SPAN_SELECTION_H_
