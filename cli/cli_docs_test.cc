@@ -170,9 +170,10 @@ TEST_F(CliDocsTest, AHeadingNamesOnlyFlagsOfItsCommand) {
 
 TEST_F(CliDocsTest, EveryFlagNamedIsOneTheParserHas) {
   std::set<std::string> known;
-  std::vector<const CLI::App*> commands = {tree_.get()};
+  const CLI::App* tree = tree_.get();
+  std::vector<const CLI::App*> commands = {tree};
   for (const CLI::App* command :
-       tree_->get_subcommands(std::function<bool(const CLI::App*)>())) {
+       tree->get_subcommands(std::function<bool(const CLI::App*)>())) {
     commands.push_back(command);
   }
   for (const CLI::App* command : commands) {

@@ -162,7 +162,7 @@ TEST(JobRefresherTest, ShutdownStopsTheRefreshInProgress) {
   absl::Notification started;
   std::atomic<bool> saw_cancel{false};
   JobRefresher refresher(
-      [&](const std::string& job, bool whole,
+      [&](const std::string& /*job*/, bool /*whole*/,
           const std::atomic<bool>& cancel) -> absl::Status {
         started.Notify();
         // A refresh that would run for ever but checks `cancel`, as

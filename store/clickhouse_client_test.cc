@@ -35,7 +35,9 @@ TEST_F(ClickHouseClientTest, IsTheClickHouseAskedFor) {
   ASSERT_TRUE(version.ok()) << version.status();
   std::cout << "ClickHouse " << *version;
   const char* wanted = getenv("MERIDIAN_CLICKHOUSE_VERSION");
-  if (wanted != nullptr) EXPECT_EQ(*version, std::string(wanted) + "\n");
+  if (wanted != nullptr) {
+    EXPECT_EQ(*version, std::string(wanted) + "\n");
+  }
 }
 
 // A real server: a MergeTree table written and read back, hostile bytes

@@ -91,7 +91,9 @@ TEST(CrashIngestTest, EveryAckedSpanIsStoredOnceAcrossTwentyKills) {
     }
     context.TryCancel();
     stream->Finish().IgnoreError();
-    if (!killed) ASSERT_EQ(WEXITSTATUS(collector->Terminate()), 0);
+    if (!killed) {
+      ASSERT_EQ(WEXITSTATUS(collector->Terminate()), 0);
+    }
   }
   EXPECT_EQ(kills, 20);
   RecordProperty("duplicates", duplicates);

@@ -402,7 +402,7 @@ class BlockReader {
       if (!columns_[kStart].empty()) {
         uint64_t prev = static_cast<uint64_t>(base);
         for (size_t i = 0; i < n; ++i) {
-          uint64_t delta;
+          uint64_t delta = 0;
           if (auto st = r.Varint(&delta); !st.ok()) return st;
           const uint64_t v = prev + delta;
           if (static_cast<int64_t>(v) < static_cast<int64_t>(prev)) {
@@ -469,7 +469,7 @@ class BlockReader {
     if (columns_[c].empty()) return absl::OkStatus();
     Reader r(columns_[c], kColumnNames[c]);
     for (auto& v : *out) {
-      uint64_t z;
+      uint64_t z = 0;
       if (auto st = r.Varint(&z); !st.ok()) return st;
       v = UnZigZag(z);
     }
@@ -492,7 +492,7 @@ class BlockReader {
     uint64_t prev = 0;
     for (size_t i = 0; i < out->size(); ++i) {
       if (flag != 0 && (s.flags[i] & flag) == 0) continue;
-      uint64_t z;
+      uint64_t z = 0;
       if (auto st = r.Varint(&z); !st.ok()) return st;
       const uint64_t v = prev + static_cast<uint64_t>(UnZigZag(z));
       prev = v;
@@ -532,7 +532,7 @@ class BlockReader {
       total += n;
       for (uint64_t a = 0; a < n; ++a) {
         ChunkArg arg;
-        uint64_t k, t;
+        uint64_t k = 0, t = 0;
         if (auto st = key.Varint(&k); !st.ok()) return st;
         if (k > UINT32_MAX) return key.Error("a value is out of range");
         arg.key = static_cast<uint32_t>(k);

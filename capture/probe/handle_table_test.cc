@@ -86,10 +86,10 @@ TEST(HandleTableTest, HandlesReusedBetweenCompletionAndTakeKeepTheirValues) {
   std::atomic<int> errors{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
-    threads.emplace_back([t, &table, &free_handles, &errors] {
+    threads.emplace_back([t, &free_handles, &errors] {  // table: static
       for (int i = 0; i < 200000; ++i) {
         uint32_t bits = free_handles.load();
-        int h;
+        int h = 0;
         do {
           if (bits == 0) {
             bits = free_handles.load();

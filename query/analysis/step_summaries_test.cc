@@ -380,7 +380,9 @@ TEST_F(StepSummariesTest, AStepThatNeverEndedHasNoSummary) {
     for (const StoredStepSummary& step : made->steps)
       steps.push_back(step.step);
     EXPECT_EQ(steps, (std::vector<int64_t>{0, 1, 2, 3}));
-    if (budget < 1000000) EXPECT_EQ(made->blocks, 5);
+    if (budget < 1000000) {
+      EXPECT_EQ(made->blocks, 5);
+    }
   }
 }
 

@@ -17,8 +17,8 @@
 // Sink: called with consecutive pieces of the file, in order; returning
 // false stops the writer (later calls do nothing, ok() turns false).
 // Writers are not thread-safe; one writer is used by one thread.
-#ifndef MERIDIAN_QUERY_TRACE_WRITER_H_
-#define MERIDIAN_QUERY_TRACE_WRITER_H_
+#ifndef MERIDIAN_QUERY_EXPORT_TRACE_WRITER_H_
+#define MERIDIAN_QUERY_EXPORT_TRACE_WRITER_H_
 
 #include <cstdint>
 #include <functional>
@@ -43,7 +43,7 @@ class TraceWriter {
   // query/ops/mpi_semantics.h); on by default where a format has them.
   // Off for a time window, which can cut the ranks' messages unevenly.
   // Before the first Add.
-  virtual void set_message_flows(bool on) {}
+  virtual void set_message_flows(bool /*on*/) {}
 
   virtual void Begin() = 0;
   void Add(const StoredSpan& span) { Add(span, span.start_ns, span.dur_ns); }
@@ -66,4 +66,4 @@ class TraceWriter {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_QUERY_TRACE_WRITER_H_
+#endif  // MERIDIAN_QUERY_EXPORT_TRACE_WRITER_H_
