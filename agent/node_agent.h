@@ -153,6 +153,7 @@ class NodeAgent {
   };
 
   explicit NodeAgent(NodeAgentOptions options);
+  // The socket stage (node_agent_sockets.cc).
   absl::Status Listen();
   void Accept();
   // Out of descriptors: frees the reserve to accept and close one waiting
@@ -189,6 +190,12 @@ class NodeAgent {
   // Takes the sender's deliveries; spills if the collector is unreachable.
   void Reconcile();
   int NextDrainPeriod(int period, double fill) const;
+  // How long the loop may wait for events: until the next drain
+  // (`next_drain_ms`), a flush's deadline or a silent connection's.
+  int WaitMs(int64_t next_drain_ms) const;
+  // After the loop: the last drain, the sender's grace to deliver, the rest
+  // spooled, the flushes answered; the counters, also logged.
+  AgentCounters Finish();
   void AnswerFlushes(bool final);
   // `job` set: the counters and invalid processes of that job only.
   FlushReply MakeReply(FlushReply::State state,
@@ -253,6 +260,7 @@ class NodeAgent {
   // Processes with invalid records, running then ended, for --status and
   // the metrics.
   std::vector<InvalidProcess> InvalidProcesses() const;
+  static InvalidProcess InvalidOf(const ProbeSession& session);
   // What the metrics endpoint serves (agent_metrics.h), copied by the loop
   // (Publish) so the endpoint's thread reads nothing the loop owns.
   using Published = AgentSnapshot;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "agent/errno_status.h"
 #include "capture/probe/agent_dir.h"
 #include "common/crc32c.h"
 #include "wire/batch_spans.h"
@@ -42,17 +43,13 @@ bool Get(const std::string& in, size_t* at, T* value) {
   return true;
 }
 
-absl::Status Errno(const std::string& what) {
-  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
-}
-
 // Makes the directories above `dir` (not `dir` itself).
 absl::Status MakeParents(const std::string& dir) {
   for (size_t i = 1; i < dir.size(); ++i) {
     if (dir[i] != '/') continue;
     std::string prefix = dir.substr(0, i);
     if (mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-      return Errno(absl::StrCat("creating the spool directory ", prefix));
+      return ErrnoStatus(absl::StrCat("creating the spool directory ", prefix));
     }
   }
   return absl::OkStatus();
@@ -63,7 +60,7 @@ absl::Status ReadFile(int dir_fd, const std::string& name, std::string* data) {
   const int fd =
       openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    return errno == ENOENT ? absl::NotFoundError(name) : Errno(name);
+    return errno == ENOENT ? absl::NotFoundError(name) : ErrnoStatus(name);
   }
   data->clear();
   char buffer[1 << 16];
@@ -71,7 +68,7 @@ absl::Status ReadFile(int dir_fd, const std::string& name, std::string* data) {
     const ssize_t n = read(fd, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      absl::Status status = Errno(name);
+      absl::Status status = ErrnoStatus(name);
       close(fd);
       return status;
     }
@@ -182,9 +179,9 @@ absl::Status DecodeSpoolFile(const std::string& data,
     return absl::DataLossError("its batch does not parse");
   }
   if (version == 1) *spans = SpanCount(*out);
-  if (version == 3 &&
-      (out->batch_seq() != batch_seq || out->agent_id() != agent_id ||
-       JobsOf(*out) != jobs || SpanCount(*out) != *spans)) {
+  if (version == 3 && (out->batch_seq() != batch_seq ||
+                       out->agent_id() != agent_id || JobsOf(*out) != jobs ||
+                       static_cast<uint64_t>(SpanCount(*out)) != *spans)) {
     return absl::DataLossError(
         "its batch is not the one its header names (sequence, agent, jobs "
         "or span count differ)");
@@ -210,14 +207,14 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
                    "the spool ", dir,
                    " is in use by another agent; give each agent its own "
                    "--spool-dir"))
-             : Errno(absl::StrCat("locking the spool ", dir));
+             : ErrnoStatus(absl::StrCat("locking the spool ", dir));
     if (lock_fd >= 0) close(lock_fd);
     close(dir_fd);
     return status;
   }
   std::unique_ptr<Spool> spool(new Spool(dir, dir_fd, lock_fd, max_bytes));
   DIR* d = fdopendir(dup(dir_fd));
-  if (d == nullptr) return Errno(absl::StrCat("reading the spool ", dir));
+  if (d == nullptr) return ErrnoStatus(absl::StrCat("reading the spool ", dir));
   std::vector<uint64_t> ids;
   while (dirent* e = readdir(d)) {
     absl::string_view name = e->d_name;
@@ -355,7 +352,7 @@ absl::StatusOr<uint64_t> Spool::Append(
   // The rename is durable only once the directory is.
   ok = ok && fsync(dir_fd_) == 0;
   if (!ok) {
-    absl::Status status = Errno(absl::StrCat("writing ", path));
+    absl::Status status = ErrnoStatus(absl::StrCat("writing ", path));
     unlinkat(dir_fd_, temporary.c_str(), 0);
     absl::MutexLock lock(&mu_);
     bytes_ -= data.size();
@@ -376,7 +373,7 @@ absl::Status Spool::Remove(uint64_t id) {
     sizes_.erase(it);
   }
   if (unlinkat(dir_fd_, NameOf(id).c_str(), 0) != 0) {
-    return Errno(absl::StrCat("removing ", PathOf(id)));
+    return ErrnoStatus(absl::StrCat("removing ", PathOf(id)));
   }
   return absl::OkStatus();
 }
