@@ -1,6 +1,6 @@
 // QueryService: meridian.v1.Query, served by the collector over its store.
 //
-// Each call opens its own read connection to the store file, so queries run
+// Each call opens its own read connection to the store, so queries run
 // concurrently with ingest (SQLite WAL) and with each other, and see every
 // batch committed before they started. The analyses (critical path,
 // stragglers, steps, graph) hold the job's spans in memory while they run
@@ -8,6 +8,13 @@
 // and keep the last whole job loaded for the next query (WholeJob).
 // Errors: NOT_FOUND for an unknown job, INVALID_ARGUMENT for a bad filter, each
 // with a message saying what to fix.
+//
+// The handlers: query_service.cc (jobs, clocks, stats, critical paths,
+// steps, stragglers, comparisons, the background refresh),
+// query_service_export.cc (traces and graphs), query_service_replay.cc
+// (replays). What they share: job_query.h (a job opened for a query),
+// job_analysis.h (a job loaded for the analyses), trace_chunks.h (streamed
+// answers).
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
 #define MERIDIAN_QUERY_QUERY_SERVICE_H_
 
@@ -26,12 +33,11 @@
 #include "query/analysis_memory.h"
 #include "query/clocks/clock_solve_state.h"
 #include "query/clocks/job_clocks.h"
+#include "query/job_analysis.h"
+#include "query/job_query.h"
 #include "store/store.h"
 
 namespace meridian {
-
-struct JobAnalysis;  // query_service.cc
-struct JobQuery;     // query_service.cc
 
 class QueryService final : public v1::Query::Service {
  public:
@@ -65,8 +71,7 @@ class QueryService final : public v1::Query::Service {
   // waiting): a query that solves a job's clocks whole hands the solution
   // here, and later queries of the job as it stands read it instead of
   // solving (docs/clocks.md). Unset: nothing is stored.
-  using SaveClocks =
-      std::function<void(int64_t job_id, const StoredJobResult& solution)>;
+  using SaveClocks = meridian::SaveClocks;
   void set_save_clocks(SaveClocks save) { save_clocks_ = std::move(save); }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
@@ -74,9 +79,7 @@ class QueryService final : public v1::Query::Service {
   // (query/analysis/step_summaries.h), and a query that makes the ones
   // missing hands them here. Unset: nothing is stored (each query makes
   // what is missing again).
-  using SaveSummaries = std::function<void(
-      int64_t job_id, const std::vector<StoredStepSummary>& steps,
-      const StoredJobResult& state)>;
+  using SaveSummaries = meridian::SaveSummaries;
   void set_save_summaries(SaveSummaries save) {
     save_summaries_ = std::move(save);
   }
