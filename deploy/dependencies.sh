@@ -32,6 +32,7 @@ packages=(
   # tests/fuzz.sh: libFuzzer targets built with clang (libclang-rt-14-dev holds
   # libFuzzer and the sanitizers' runtimes), linked against pkg-config's flags.
   clang libclang-rt-14-dev pkg-config
+  clang-format-14  # tests/run.sh checks the C++ format (Google style, .clang-format)
   prometheus-cpp-dev  # the daemons' --metrics endpoints
   libsimdjson-dev zlib1g-dev  # meridian import: JSON traces, .gz files
   python3-venv  # install.sh builds the Python wheel in a venv; tests install it in venvs
