@@ -1,5 +1,8 @@
 // SqliteStore: the Store (store.h) on an embedded SQLite file: the schema,
 // threading and durability store.h describes. Store::Open gives one.
+// Its files: sqlite_schema.cc (the schema, its upgrades, opening a store),
+// sqlite_store_write.cc (writes), sqlite_store.cc (reads and the derived
+// results), sqlite_store_parts.h (their statements and id caches).
 #ifndef MERIDIAN_STORE_SQLITE_STORE_H_
 #define MERIDIAN_STORE_SQLITE_STORE_H_
 
