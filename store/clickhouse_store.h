@@ -41,6 +41,11 @@
 // them synchronized (NTP), as the collector's own clock service assumes.
 //
 // Threading: one store per thread, as for SQLite.
+//
+// Its files: clickhouse_location.cc (locations), clickhouse_schema.cc (the
+// tables, opening a store), clickhouse_store_write.cc (writes),
+// clickhouse_store.cc (reads and the derived results),
+// clickhouse_store_parts.h (what they share).
 #ifndef MERIDIAN_STORE_CLICKHOUSE_STORE_H_
 #define MERIDIAN_STORE_CLICKHOUSE_STORE_H_
 
@@ -49,6 +54,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -165,9 +171,33 @@ class ClickHouseStore final : public Store {
   // job id -> the time of its last deletion; kept (deletions_) for the
   // snapshot once read in one.
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> Deletions();
+  // Write's steps: which of `batches` are stored already (into *stored)
+  // and what their rings' records stored reach (rows->marks); then each
+  // new batch's rows (WriteOne); then inserting them, every table's rows
+  // before the commit records.
+  absl::Status ReadStored(absl::Span<const v1::Batch* const> batches,
+                          std::set<std::pair<std::string, int64_t>>* stored,
+                          WriteRows* rows);
+  absl::Status Insert(int64_t now, WriteRows& rows);
   absl::Status WriteOne(const v1::Batch& batch,
                         std::vector<SpanColumns>* decoded, int64_t now,
                         WriteRows* rows, BatchWriteResult* result);
+  // WriteOne's steps, in order (clickhouse_store_write.cc): each adds the
+  // batch's rows of its tables to its WriteRows.
+  struct BatchRows;
+  void WriteStrings(BatchRows& b);
+  void WriteProcesses(BatchRows& b);  // and the commit records
+  void WriteTracks(BatchRows& b);
+  void WriteClockModel(BatchRows& b);
+  void WriteTotals(BatchRows& b);
+  // The spans (less what the rings stored before) and the rings' marks;
+  // the spans stored.
+  absl::StatusOr<int64_t> WriteSpans(BatchRows& b,
+                                     std::vector<SpanColumns>* decoded);
+  absl::Status WriteTrackChunks(BatchRows& b, int track, SpanColumns& spans);
+  // The operation (category, the batch's string `name`), its row added if
+  // new.
+  int64_t OpId(BatchRows& b, int64_t category, int64_t name);
   // The strings whose ids `ids_subquery` selects, appended to *out.
   absl::Status LookupStrings(const std::string& ids_subquery,
                              std::vector<std::pair<int64_t, std::string>>* out);
