@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/utf8.h"
+#include "import/chrome_trace_events.h"
 #include "import/micros.h"
 #include "import/paths.h"
 #include "wire/span_rules.h"
@@ -22,30 +23,11 @@ namespace meridian {
 namespace {
 
 namespace od = simdjson::ondemand;
-
-// A pid or tid as the file wrote it: a number or a string.
-struct Key {
-  bool numeric = false;
-  int64_t number = 0;
-  std::string text;
-  std::string Id() const {
-    return numeric ? absl::StrCat("n", number) : absl::StrCat("s", text);
-  }
-};
-
-struct RawProcess {
-  Key pid;
-  std::string name;
-};
-
-struct RawTrack {
-  int process = 0;
-  Key tid;
-  std::string name;
-  std::optional<int64_t> sort_index;
-  bool gpu = false;    // holds GPU activity
-  bool async = false;  // a nestable-async category's track
-};
+using chrome::FlowEnd;
+using chrome::Key;
+using chrome::Prefix;
+using chrome::RawProcess;
+using chrome::RawTrack;
 
 // One event's fields, as read.
 struct Event {
@@ -62,13 +44,6 @@ struct Event {
   std::string bp;
   std::vector<ImportedArg> args;
   std::vector<std::pair<std::string, double>> numbers;  // numeric args (C)
-};
-
-struct FlowEnd {
-  int track;
-  int64_t ts;
-  char phase;      // 's', 't' or 'f'
-  bool enclosing;  // "bp":"e", or a start/step (binds to the slice around)
 };
 
 // The integer args Meridian's export writes for a span's own fields
@@ -176,12 +151,6 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
-// The longest prefix of `s` of at most `max` bytes that ends on a whole
-// UTF-8 character.
-std::string Prefix(std::string_view s, size_t max) {
-  return std::string(s.substr(0, Utf8Prefix(s, max)));
-}
-
 class Reader {
  public:
   explicit Reader(const ChromeReadOptions& options) : options_(options) {}
@@ -191,11 +160,7 @@ class Reader {
  private:
   absl::Status Fail(int64_t event, const std::string& name,
                     const std::string& what) const {
-    std::string where = absl::StrCat(options_.file, ": event ", event);
-    if (!name.empty()) {
-      absl::StrAppend(&where, " (\"", Prefix(name, 80), "\")");
-    }
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
+    return chrome::EventError(options_.file, event, name, what);
   }
   // `doc` null: the parser failed before the document began.
   absl::Status Syntax(simdjson::error_code error, od::document* doc);
@@ -210,6 +175,14 @@ class Reader {
   absl::Status ReadEvent(od::object object, Event* e);
   absl::Status ReadArgs(od::object args, Event* e);
   absl::Status Handle(Event& e);
+  // Handle's phases: "M" (process and thread names, sort indices), "E"
+  // (closes its thread's open "B"), "C" (one series per numeric arg, or
+  // one of Meridian's own), "b"/"e" (nestable async, a queue track per
+  // process and category).
+  void Metadata(const Event& e);
+  absl::Status EndSlice(Event& e, int track);
+  void Counter(Event& e, int track);
+  absl::Status Async(Event& e, int process, char ph);
   absl::Status ReadTime(od::value value, const char* field,
                         std::optional<int64_t>* out);
   absl::Status ReadKey(od::value value, const char* field, Key* out);
@@ -217,8 +190,6 @@ class Reader {
   int Process(const Key& pid);
   int Track(int process, const Key& tid);
   ImportedSpan MakeSpan(Event& e, int track, v1::SpanKind kind);
-  void BindFlows(const std::string& dialect);
-  absl::Status Finish(ImportedTrace* out);
 
   const ChromeReadOptions& options_;
   const char* base_ = nullptr;  // the JSON text, for error locations
@@ -226,23 +197,13 @@ class Reader {
   int64_t index_ = 0;  // of the event being read
   std::string failing_name_;
 
-  // What the top level said.
-  bool kineto_ = false;
-  std::optional<int64_t> epoch_ns_;  // otherData.epoch_ns (Meridian)
-  std::optional<int64_t> base_ns_;   // baseTimeNanoseconds (Kineto)
-  std::optional<int64_t> dist_rank_;
-
-  std::vector<RawProcess> processes_;
+  chrome::ReadEvents read_;  // what was read
   absl::flat_hash_map<std::string, int> process_index_;
-  std::vector<RawTrack> tracks_;
   absl::flat_hash_map<std::string, int> track_index_;
-  std::vector<ImportedSpan> spans_;  // times relative until Finish
   std::map<int, std::vector<ImportedSpan>> open_;  // B without E, by track
   std::map<std::tuple<int, std::string, std::string>,
            std::vector<ImportedSpan>>
       open_async_;  // b without e, by (process, cat, id)
-  std::map<std::string, std::vector<FlowEnd>> flows_;
-  std::map<std::string, int64_t> skipped_by_phase_;
 };
 
 absl::Status Reader::Syntax(simdjson::error_code error, od::document* doc) {
@@ -446,19 +407,19 @@ absl::Status Reader::ReadEvent(od::object object, Event* e) {
 
 int Reader::Process(const Key& pid) {
   const std::string id = pid.Id();
-  auto [it, added] = process_index_.try_emplace(id, processes_.size());
-  if (added) processes_.push_back(RawProcess{pid, ""});
+  auto [it, added] = process_index_.try_emplace(id, read_.processes.size());
+  if (added) read_.processes.push_back(RawProcess{pid, ""});
   return it->second;
 }
 
 int Reader::Track(int process, const Key& tid) {
   const std::string id = absl::StrCat(process, "/", tid.Id());
-  auto [it, added] = track_index_.try_emplace(id, tracks_.size());
+  auto [it, added] = track_index_.try_emplace(id, read_.tracks.size());
   if (added) {
     RawTrack t;
     t.process = process;
     t.tid = tid;
-    tracks_.push_back(std::move(t));
+    read_.tracks.push_back(std::move(t));
   }
   return it->second;
 }
@@ -474,7 +435,7 @@ ImportedSpan Reader::MakeSpan(Event& e, int track, v1::SpanKind kind) {
   s.start_ns = *e.ts;
   s.dur_ns = kind == v1::SPAN_KIND_COMPLETE && e.dur ? *e.dur : 0;
   s.event = index_;
-  if (GpuCategory(e.cat)) tracks_[track].gpu = true;
+  if (GpuCategory(e.cat)) read_.tracks[track].gpu = true;
   std::string collective;
   int64_t elements = -1;
   std::string dtype;
@@ -529,18 +490,7 @@ absl::Status Reader::Handle(Event& e) {
   if (e.ph.empty()) return Fail(index_, e.name, "no field \"ph\"");
   const char ph = e.ph.size() == 1 ? e.ph[0] : '?';
   if (ph == 'M') {
-    const int process = Process(e.pid);
-    for (const ImportedArg& a : e.args) {
-      const std::string* str = std::get_if<std::string>(&a.value);
-      const int64_t* i = std::get_if<int64_t>(&a.value);
-      if (e.name == "process_name" && a.key == "name" && str) {
-        processes_[process].name = *str;
-      } else if (e.name == "thread_name" && a.key == "name" && str) {
-        tracks_[Track(process, e.has_tid ? e.tid : e.pid)].name = *str;
-      } else if (e.name == "thread_sort_index" && a.key == "sort_index" && i) {
-        tracks_[Track(process, e.has_tid ? e.tid : e.pid)].sort_index = *i;
-      }
-    }
+    Metadata(e);
     return absl::OkStatus();
   }
   const bool timed = ph == 'X' || ph == 'B' || ph == 'E' || ph == 'i' ||
@@ -548,7 +498,7 @@ absl::Status Reader::Handle(Event& e) {
                      ph == 't' || ph == 'f' || ph == 'b' || ph == 'e' ||
                      ph == 'n';
   if (!timed) {
-    ++skipped_by_phase_[e.ph];
+    ++read_.skipped_by_phase[e.ph];
     return absl::OkStatus();
   }
   if (!e.ts) return Fail(index_, e.name, "no field \"ts\"");
@@ -568,100 +518,130 @@ absl::Status Reader::Handle(Event& e) {
                     absl::StrCat("field \"dur\": ", *e.dur,
                                  " ns is longer than 30 days"));
       }
-      spans_.push_back(MakeSpan(e, track, v1::SPAN_KIND_COMPLETE));
+      read_.spans.push_back(MakeSpan(e, track, v1::SPAN_KIND_COMPLETE));
       break;
     case 'B':
       open_[track].push_back(MakeSpan(e, track, v1::SPAN_KIND_COMPLETE));
       break;
     case 'E': {
-      std::vector<ImportedSpan>& stack = open_[track];
-      if (stack.empty()) {
-        return Fail(index_, e.name,
-                    "an \"E\" event with no open \"B\" on its thread");
-      }
-      ImportedSpan span = std::move(stack.back());
-      stack.pop_back();
-      if (*e.ts < span.start_ns) {
-        return Fail(index_, e.name,
-                    absl::StrCat("field \"ts\": ends before its \"B\" (event ",
-                                 span.event, ") began"));
-      }
-      if (static_cast<__int128>(*e.ts) - span.start_ns > kMaxDurationNs) {
-        return Fail(index_, e.name,
-                    absl::StrCat("field \"ts\": more than 30 days after its "
-                                 "\"B\" (event ",
-                                 span.event, ")"));
-      }
-      span.dur_ns = *e.ts - span.start_ns;
-      ImportedSpan end = MakeSpan(e, track, v1::SPAN_KIND_COMPLETE);
-      for (ImportedArg& a : end.args) span.args.push_back(std::move(a));
-      spans_.push_back(std::move(span));
+      absl::Status ended = EndSlice(e, track);
+      if (!ended.ok()) return ended;
       break;
     }
     case 'i':
     case 'I':
     case 'R':
     case 'n':
-      spans_.push_back(MakeSpan(e, track, v1::SPAN_KIND_INSTANT));
+      read_.spans.push_back(MakeSpan(e, track, v1::SPAN_KIND_INSTANT));
       break;
-    case 'C': {
-      // One series per numeric arg; named by the event alone if one.
-      // Meridian's export writes a counter as {name: value} with its
-      // fields (step, ...) beside: one series, the fields its own.
-      const auto& numbers = e.numbers;  // MakeSpan leaves them be
-      if (const std::optional<double> own = OwnCounterValue(e)) {
-        ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
-        s.value = *own;
-        spans_.push_back(std::move(s));
-        break;
-      }
-      for (const auto& [key, value] : numbers) {
-        ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
-        if (numbers.size() > 1) s.name = absl::StrCat(e.name, " ", key);
-        s.value = value;
-        spans_.push_back(std::move(s));
-      }
+    case 'C':
+      Counter(e, track);
       break;
-    }
     case 's':
     case 't':
     case 'f':
-      flows_[absl::StrCat(e.cat, "\x1f", e.name, "\x1f", e.id)].push_back(
+      read_.flows[absl::StrCat(e.cat, "\x1f", e.name, "\x1f", e.id)].push_back(
           FlowEnd{track, *e.ts, ph, ph != 'f' || e.bp == "e"});
       break;
     case 'b':
     case 'e': {
-      // Nestable async: a queue track per (process, category).
-      Key queue;
-      queue.text = absl::StrCat("async:", e.cat.empty() ? e.name : e.cat);
-      const int async_track = Track(process, queue);
-      tracks_[async_track].async = true;
-      if (tracks_[async_track].name.empty()) {
-        tracks_[async_track].name = queue.text.substr(6);
-      }
-      std::vector<ImportedSpan>& stack =
-          open_async_[std::make_tuple(process, e.cat, e.id)];
-      if (ph == 'b') {
-        stack.push_back(MakeSpan(e, async_track, v1::SPAN_KIND_COMPLETE));
-      } else {
-        if (stack.empty()) {
-          return Fail(
-              index_, e.name,
-              absl::StrCat("an \"e\" event with no open \"b\" of id ", e.id));
-        }
-        ImportedSpan span = std::move(stack.back());
-        stack.pop_back();
-        if (*e.ts < span.start_ns ||
-            static_cast<__int128>(*e.ts) - span.start_ns > kMaxDurationNs) {
-          return Fail(index_, e.name,
-                      "field \"ts\": ends before its \"b\" began, or more "
-                      "than 30 days after");
-        }
-        span.dur_ns = *e.ts - span.start_ns;
-        spans_.push_back(std::move(span));
-      }
+      absl::Status async = Async(e, process, ph);
+      if (!async.ok()) return async;
       break;
     }
+  }
+  return absl::OkStatus();
+}
+
+void Reader::Metadata(const Event& e) {
+  const int process = Process(e.pid);
+  for (const ImportedArg& a : e.args) {
+    const std::string* str = std::get_if<std::string>(&a.value);
+    const int64_t* i = std::get_if<int64_t>(&a.value);
+    if (e.name == "process_name" && a.key == "name" && str) {
+      read_.processes[process].name = *str;
+    } else if (e.name == "thread_name" && a.key == "name" && str) {
+      read_.tracks[Track(process, e.has_tid ? e.tid : e.pid)].name = *str;
+    } else if (e.name == "thread_sort_index" && a.key == "sort_index" && i) {
+      read_.tracks[Track(process, e.has_tid ? e.tid : e.pid)].sort_index = *i;
+    }
+  }
+}
+
+absl::Status Reader::EndSlice(Event& e, int track) {
+  std::vector<ImportedSpan>& stack = open_[track];
+  if (stack.empty()) {
+    return Fail(index_, e.name,
+                "an \"E\" event with no open \"B\" on its thread");
+  }
+  ImportedSpan span = std::move(stack.back());
+  stack.pop_back();
+  if (*e.ts < span.start_ns) {
+    return Fail(index_, e.name,
+                absl::StrCat("field \"ts\": ends before its \"B\" (event ",
+                             span.event, ") began"));
+  }
+  if (static_cast<__int128>(*e.ts) - span.start_ns > kMaxDurationNs) {
+    return Fail(index_, e.name,
+                absl::StrCat("field \"ts\": more than 30 days after its "
+                             "\"B\" (event ",
+                             span.event, ")"));
+  }
+  span.dur_ns = *e.ts - span.start_ns;
+  ImportedSpan end = MakeSpan(e, track, v1::SPAN_KIND_COMPLETE);
+  for (ImportedArg& a : end.args) span.args.push_back(std::move(a));
+  read_.spans.push_back(std::move(span));
+  return absl::OkStatus();
+}
+
+void Reader::Counter(Event& e, int track) {
+  // One series per numeric arg; named by the event alone if one.
+  // Meridian's export writes a counter as {name: value} with its
+  // fields (step, ...) beside: one series, the fields its own.
+  const auto& numbers = e.numbers;  // MakeSpan leaves them be
+  if (const std::optional<double> own = OwnCounterValue(e)) {
+    ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
+    s.value = *own;
+    read_.spans.push_back(std::move(s));
+    return;
+  }
+  for (const auto& [key, value] : numbers) {
+    ImportedSpan s = MakeSpan(e, track, v1::SPAN_KIND_COUNTER);
+    if (numbers.size() > 1) s.name = absl::StrCat(e.name, " ", key);
+    s.value = value;
+    read_.spans.push_back(std::move(s));
+  }
+}
+
+absl::Status Reader::Async(Event& e, int process, char ph) {
+  // Nestable async: a queue track per (process, category).
+  Key queue;
+  queue.text = absl::StrCat("async:", e.cat.empty() ? e.name : e.cat);
+  const int async_track = Track(process, queue);
+  read_.tracks[async_track].async = true;
+  if (read_.tracks[async_track].name.empty()) {
+    read_.tracks[async_track].name = queue.text.substr(6);
+  }
+  std::vector<ImportedSpan>& stack =
+      open_async_[std::make_tuple(process, e.cat, e.id)];
+  if (ph == 'b') {
+    stack.push_back(MakeSpan(e, async_track, v1::SPAN_KIND_COMPLETE));
+  } else {
+    if (stack.empty()) {
+      return Fail(
+          index_, e.name,
+          absl::StrCat("an \"e\" event with no open \"b\" of id ", e.id));
+    }
+    ImportedSpan span = std::move(stack.back());
+    stack.pop_back();
+    if (*e.ts < span.start_ns ||
+        static_cast<__int128>(*e.ts) - span.start_ns > kMaxDurationNs) {
+      return Fail(index_, e.name,
+                  "field \"ts\": ends before its \"b\" began, or more "
+                  "than 30 days after");
+    }
+    span.dur_ns = *e.ts - span.start_ns;
+    read_.spans.push_back(std::move(span));
   }
   return absl::OkStatus();
 }
@@ -725,17 +705,17 @@ absl::Status Reader::ReadTop(od::document& doc) {
       absl::Status status = ReadEvents(events);
       if (!status.ok() || pending_ != simdjson::SUCCESS) return status;
     } else if (key == "schemaVersion" || key == "deviceProperties") {
-      kineto_ = true;
+      read_.kineto = true;
     } else if (key == "baseTimeNanoseconds") {
-      kineto_ = true;
+      read_.kineto = true;
       int64_t base = 0;
       if (value.get_int64().get(base) != simdjson::SUCCESS) {
         return absl::InvalidArgumentError(absl::StrCat(
             options_.file, ": \"baseTimeNanoseconds\" is not an integer"));
       }
-      base_ns_ = base;
+      read_.base_ns = base;
     } else if (key == "distributedInfo") {
-      kineto_ = true;
+      read_.kineto = true;
       od::object info;
       if (value.get_object().get(info) != simdjson::SUCCESS) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -751,7 +731,7 @@ absl::Status Reader::ReadTop(od::document& doc) {
             return absl::InvalidArgumentError(absl::StrCat(
                 options_.file, ": \"distributedInfo\".\"rank\" is not a rank"));
           }
-          dist_rank_ = rank;
+          read_.dist_rank = rank;
         }
       }
     } else if (key == "otherData") {
@@ -766,7 +746,7 @@ absl::Status Reader::ReadTop(od::document& doc) {
           return absl::InvalidArgumentError(absl::StrCat(
               options_.file, ": \"otherData\".\"epoch_ns\" is not an integer"));
         }
-        epoch_ns_ = epoch;
+        read_.epoch_ns = epoch;
       }
     }
   }
@@ -774,301 +754,6 @@ absl::Status Reader::ReadTop(od::document& doc) {
     return absl::InvalidArgumentError(absl::StrCat(
         options_.file,
         ": not a Chrome trace: an object without \"traceEvents\""));
-  }
-  return absl::OkStatus();
-}
-
-// Flow ends bind to slices of their thread: a start (or step), and an end
-// with "bp":"e", to the innermost slice around it; an end without, to the
-// next slice beginning on that thread. Both slices then share a
-// correlation id (a fresh one unless one of them has it already). A
-// Meridian export's message arrows are not links: the export draws them
-// from the matched messages, which the import matches again.
-void Reader::BindFlows(const std::string& dialect) {
-  std::map<int, std::vector<size_t>> by_track;
-  for (size_t i = 0; i < spans_.size(); ++i) {
-    if (spans_[i].kind == v1::SPAN_KIND_COMPLETE) {
-      by_track[spans_[i].track].push_back(i);
-    }
-  }
-  for (auto& [track, list] : by_track) {
-    std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) {
-      return spans_[a].start_ns < spans_[b].start_ns;
-    });
-  }
-  auto bind = [&](const FlowEnd& end) -> ImportedSpan* {
-    auto it = by_track.find(end.track);
-    if (it == by_track.end()) return nullptr;
-    const std::vector<size_t>& list = it->second;
-    auto after = std::upper_bound(
-        list.begin(), list.end(), end.ts,
-        [&](int64_t ts, size_t i) { return ts < spans_[i].start_ns; });
-    if (!end.enclosing) {
-      // The next slice starting at or after ts.
-      auto next = std::lower_bound(
-          list.begin(), list.end(), end.ts,
-          [&](size_t i, int64_t ts) { return spans_[i].start_ns < ts; });
-      return next == list.end() ? nullptr : &spans_[*next];
-    }
-    // The innermost enclosing: the latest-starting slice that covers ts.
-    for (auto at = after; at != list.begin();) {
-      --at;
-      ImportedSpan& s = spans_[*at];
-      // Durations are at most 30 days (checked as read): no overflow.
-      if (static_cast<__int128>(s.start_ns) + s.dur_ns >= end.ts) return &s;
-      if (static_cast<__int128>(end.ts) - s.start_ns > kMaxDurationNs) break;
-    }
-    return nullptr;
-  };
-  uint64_t next_id = uint64_t{1} << 62;
-  for (auto& [key, ends] : flows_) {
-    if (dialect == "meridian" && absl::StartsWith(key, "message\x1f")) {
-      continue;
-    }
-    std::vector<ImportedSpan*> bound;
-    for (const FlowEnd& end : ends) {
-      if (ImportedSpan* s = bind(end)) bound.push_back(s);
-    }
-    if (bound.size() < 2) continue;
-    uint64_t id = 0;
-    for (ImportedSpan* s : bound) {
-      if (s->correlation != 0) id = s->correlation;
-    }
-    if (id == 0) id = next_id++;
-    for (ImportedSpan* s : bound) {
-      if (s->correlation == 0) s->correlation = id;
-    }
-  }
-}
-
-absl::Status Reader::Finish(ImportedTrace* out) {
-  std::string dialect = options_.dialect;
-  if (dialect.empty()) {
-    dialect = epoch_ns_ ? "meridian" : kineto_ ? "kineto" : "chrome";
-  }
-  out->format = dialect;
-  int64_t unclosed = 0;
-  for (const auto& [track, stack] : open_) unclosed += stack.size();
-  for (const auto& [key, stack] : open_async_) unclosed += stack.size();
-  if (unclosed > 0) {
-    out->notes.push_back(absl::StrCat(
-        unclosed, " \"B\"/\"b\" events without their end were skipped"));
-  }
-  if (!skipped_by_phase_.empty()) {
-    std::string phases;
-    int64_t skipped = 0;
-    for (const auto& [ph, n] : skipped_by_phase_) {
-      absl::StrAppend(&phases, phases.empty() ? "" : ", ", "\"", ph, "\" ", n);
-      skipped += n;
-    }
-    out->notes.push_back(
-        absl::StrCat(skipped, " events of phases not imported (", phases, ")"));
-  }
-  BindFlows(dialect);
-
-  // Processes: which raw pid becomes which process.
-  const std::string default_node =
-      options_.node.empty() ? PathBaseName(options_.file) : options_.node;
-  std::vector<int> process_of(processes_.size(), -1);
-  std::vector<bool> skip_process(processes_.size(), false);
-  if (dialect == "kineto") {
-    ProcessDesc p;
-    p.node = default_node;
-    p.rank = dist_rank_           ? static_cast<int32_t>(*dist_rank_)
-             : options_.rank >= 0 ? options_.rank
-                                  : 0;
-    for (const RawProcess& raw : processes_) {
-      if (raw.pid.numeric) p.pid = std::max(p.pid, raw.pid.number);
-    }
-    out->processes.push_back(p);
-    std::fill(process_of.begin(), process_of.end(), 0);
-  } else {
-    std::vector<bool> taken;
-    auto take = [&](int32_t rank) {
-      if (rank >= static_cast<int32_t>(taken.size())) taken.resize(rank + 1);
-      taken[rank] = true;
-    };
-    std::vector<int32_t> named(processes_.size(), -1);
-    std::vector<std::string> host(processes_.size());
-    for (size_t i = 0; i < processes_.size(); ++i) {
-      const std::string& name = processes_[i].name;
-      int32_t rank = -1;
-      if (absl::StartsWith(name, "rank ")) {
-        const size_t end = name.find(' ', 5);
-        if (absl::SimpleAtoi(
-                name.substr(
-                    5, end == std::string::npos ? std::string::npos : end - 5),
-                &rank) &&
-            rank >= 0 && rank < (1 << 24)) {
-          named[i] = rank;
-          take(rank);
-        }
-      }
-      const size_t open = name.find(" (");
-      if (dialect == "meridian" && open != std::string::npos &&
-          absl::EndsWith(name, ")")) {
-        host[i] = name.substr(open + 2, name.size() - open - 3);
-      }
-      if (dialect == "meridian" && name == "critical path") {
-        skip_process[i] = true;
-      }
-    }
-    int32_t next = std::max(options_.rank, 0);
-    for (size_t i = 0; i < processes_.size(); ++i) {
-      if (skip_process[i]) continue;
-      ProcessDesc p;
-      p.node = !options_.node.empty() ? options_.node
-               : !host[i].empty()     ? host[i]
-                                      : default_node;
-      if (named[i] >= 0) {
-        p.rank = named[i];
-      } else if (dialect == "meridian") {
-        p.rank = -1;  // "pid P (host)": the export did not know it either
-      } else {
-        while (next < static_cast<int32_t>(taken.size()) && taken[next]) ++next;
-        p.rank = next;
-        take(next);
-      }
-      if (processes_[i].pid.numeric && dialect == "chrome") {
-        p.pid = processes_[i].pid.number;
-      }
-      if (dialect == "meridian" &&
-          absl::StartsWith(processes_[i].name, "pid ")) {
-        int64_t pid = 0;
-        const std::string rest = processes_[i].name.substr(4);
-        if (absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &pid)) p.pid = pid;
-      }
-      process_of[i] = static_cast<int>(out->processes.size());
-      out->processes.push_back(p);
-    }
-  }
-
-  // Tracks.
-  std::vector<int> track_of(tracks_.size(), -1);
-  absl::flat_hash_map<std::string, int> ext_ids;
-  for (size_t i = 0; i < tracks_.size(); ++i) {
-    const RawTrack& raw = tracks_[i];
-    if (skip_process[raw.process]) continue;
-    ImportedTrack t;
-    t.process = process_of[raw.process];
-    const Key& pid = processes_[raw.process].pid;
-    if (raw.async) {
-      t.kind = v1::TRACK_KIND_QUEUE;
-    } else if (dialect == "meridian" && raw.sort_index &&
-               *raw.sort_index / 1000000 <= 2 && *raw.sort_index >= 0) {
-      t.kind = static_cast<v1::TrackKind>(*raw.sort_index / 1000000);
-    } else if (raw.gpu) {
-      t.kind = v1::TRACK_KIND_GPU_STREAM;
-    }
-    t.id = raw.tid.numeric ? raw.tid.number : static_cast<int64_t>(i);
-    if (dialect == "kineto" && t.kind == v1::TRACK_KIND_GPU_STREAM &&
-        pid.numeric && raw.tid.numeric) {
-      t.id = pid.number * 1000000 + raw.tid.number;
-      t.name = absl::StrCat("GPU ", pid.number, " stream ", raw.tid.number);
-    } else if (!raw.name.empty()) {
-      t.name = raw.name;
-    } else {
-      t.name = raw.tid.numeric ? absl::StrCat("thread ", raw.tid.number)
-                               : raw.tid.text;
-    }
-    if (dialect == "kineto" && !pid.numeric) {
-      t.name =
-          absl::StrCat(pid.text.empty() ? "global" : pid.text, " ", t.name);
-    }
-    // Ids are unique per (process, kind): a clash takes the next free one.
-    while (
-        !ext_ids.try_emplace(absl::StrCat(t.process, "/", t.kind, "/", t.id), 0)
-             .second) {
-      ++t.id;
-    }
-    track_of[i] = static_cast<int>(out->tracks.size());
-    out->tracks.push_back(std::move(t));
-  }
-
-  // Times: relative to what?
-  int64_t base = 0;
-  if (dialect == "meridian" && epoch_ns_) {
-    base = *epoch_ns_;
-  } else if (dialect == "kineto" && base_ns_) {
-    base = *base_ns_;
-  } else {
-    int64_t first = INT64_MAX;
-    int64_t last = INT64_MIN;
-    for (const ImportedSpan& s : spans_) {
-      first = std::min(first, s.start_ns);
-      last = std::max<int64_t>(
-          last, std::min<__int128>(static_cast<__int128>(s.start_ns) + s.dur_ns,
-                                   INT64_MAX));
-    }
-    if (!spans_.empty() && first < kMinTimestampNs) {
-      if (options_.epoch_ns) {
-        base = *options_.epoch_ns;
-      } else if (options_.fallback_end_ns > 0) {
-        const __int128 b =
-            static_cast<__int128>(options_.fallback_end_ns) - last;
-        base = b < INT64_MIN   ? INT64_MIN
-               : b > INT64_MAX ? INT64_MAX
-                               : static_cast<int64_t>(b);
-        out->notes.push_back(absl::StrCat(
-            "times are relative and the file gives no epoch: placed to end at "
-            "the file's modification time (ts 0 = ",
-            base, " ns since the Unix epoch; --epoch-ns sets it)"));
-      }
-    }
-  }
-
-  out->spans.reserve(spans_.size());
-  for (ImportedSpan& s : spans_) {
-    if (skip_process[tracks_[s.track].process]) continue;
-    s.track = track_of[s.track];
-    // In 128 bits: a hostile "ts" or epoch cannot overflow the sum.
-    const __int128 at = static_cast<__int128>(s.start_ns) + base;
-    if (at < kMinTimestampNs || at > kMaxTimestampNs) {
-      return Fail(
-          s.event, s.name,
-          absl::StrCat("field \"ts\": ", s.start_ns, " ns + epoch ", base,
-                       " is not a time between 2000 and 2100 (an "
-                       "absurd timestamp, or a relative trace: "
-                       "--epoch-ns)"));
-    }
-    if (s.dur_ns > kMaxDurationNs) {
-      return Fail(s.event, s.name,
-                  absl::StrCat("field \"dur\": ", s.dur_ns,
-                               " ns is longer than 30 days"));
-    }
-    s.start_ns = static_cast<int64_t>(at);
-    out->spans.push_back(std::move(s));
-  }
-  spans_.clear();
-
-  // The same event twice (a file concatenated, a tool that wrote twice):
-  // imported once.
-  std::vector<size_t> order(out->spans.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto key = [&](size_t i) {
-    const ImportedSpan& s = out->spans[i];
-    return std::tie(s.track, s.start_ns, s.dur_ns, s.kind, s.category, s.name,
-                    s.value, s.correlation, s.bytes);
-  };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return key(a) < key(b); });
-  std::vector<bool> duplicate(out->spans.size(), false);
-  int64_t duplicates = 0;
-  for (size_t k = 1; k < order.size(); ++k) {
-    if (key(order[k]) == key(order[k - 1])) {
-      duplicate[order[k]] = true;
-      ++duplicates;
-    }
-  }
-  if (duplicates > 0) {
-    std::vector<ImportedSpan> kept;
-    kept.reserve(out->spans.size() - duplicates);
-    for (size_t i = 0; i < out->spans.size(); ++i) {
-      if (!duplicate[i]) kept.push_back(std::move(out->spans[i]));
-    }
-    out->spans = std::move(kept);
-    out->notes.push_back(absl::StrCat(
-        duplicates, " duplicated events (the same event twice) imported once"));
   }
   return absl::OkStatus();
 }
@@ -1093,8 +778,10 @@ absl::StatusOr<ImportedTrace> Reader::Read(std::string json) {
   absl::Status status = ReadTop(doc);
   if (!status.ok()) return status;
   if (pending_ != simdjson::SUCCESS) return Syntax(pending_, &doc);
+  for (const auto& [track, stack] : open_) read_.unclosed += stack.size();
+  for (const auto& [key, stack] : open_async_) read_.unclosed += stack.size();
   ImportedTrace trace;
-  status = Finish(&trace);
+  status = chrome::FinishChromeTrace(read_, options_, &trace);
   if (!status.ok()) return status;
   return trace;
 }
