@@ -21,320 +21,32 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/utf8.h"
+#include "import/nsight_schema.h"
 #include "import/paths.h"
+#include "import/stranger_sqlite.h"
 #include "wire/span_rules.h"
 
 namespace meridian {
 namespace {
 
-constexpr size_t kHeaderBytes = 100;             // SQLite's file header
-constexpr int kMaxValueBytes = 16 << 20;         // any one string or blob
+using stranger_sqlite::Column;
+using stranger_sqlite::Harden;
+using stranger_sqlite::SqliteError;
+using stranger_sqlite::Stmt;
+using stranger_sqlite::TableRows;
+
 constexpr int64_t kMaxBytes = int64_t{1} << 50;  // a copy of 1 PiB: absurd
 constexpr int64_t kKnownSchemaMajor = 3;
-
-// The tables read, and others only an Nsight export has (to tell one).
-constexpr char kKernel[] = "CUPTI_ACTIVITY_KIND_KERNEL";
-constexpr char kMemcpy[] = "CUPTI_ACTIVITY_KIND_MEMCPY";
-constexpr char kMemset[] = "CUPTI_ACTIVITY_KIND_MEMSET";
-constexpr char kRuntime[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
-constexpr char kNvtx[] = "NVTX_EVENTS";
-constexpr char kStrings[] = "StringIds";
-constexpr char kThreadNames[] = "ThreadNames";
-constexpr char kRanks[] = "MPI_RANKS";
-constexpr char kSession[] = "TARGET_INFO_SESSION_START_TIME";
-constexpr char kMeta[] = "META_DATA_EXPORT";
-constexpr const char* kEventTables[] = {kKernel, kMemcpy, kMemset, kRuntime,
-                                        kNvtx};
-constexpr const char* kNsightTables[] = {kKernel,
-                                         kMemcpy,
-                                         kMemset,
-                                         kRuntime,
-                                         kNvtx,
-                                         kStrings,
-                                         kThreadNames,
-                                         kRanks,
-                                         kSession,
-                                         kMeta,
-                                         "META_DATA_CAPTURE",
-                                         "TARGET_INFO_GPU",
-                                         "TARGET_INFO_CUDA_DEVICE",
-                                         "ENUM_NSYS_EVENT_TYPE"};
-
-// NVTX_EVENTS.eventType (ENUM_NSYS_EVENT_TYPE).
-constexpr int64_t kNvtxMark = 34;
-constexpr int64_t kNvtxPushPop = 59;
-constexpr int64_t kNvtxStartEnd = 60;
-constexpr int64_t kNvtxDomainCreate = 75;
 
 // globalTid: TID in bits 0-23, PID in bits 24-47, a hardware id above.
 constexpr int kTidBits = 24;
 constexpr int64_t kIdMask = 0xFFFFFF;
-
-uint32_t Be16(const char* p) {
-  return static_cast<uint32_t>(static_cast<unsigned char>(p[0])) << 8 |
-         static_cast<unsigned char>(p[1]);
-}
-
-uint32_t Be32(const char* p) { return Be16(p) << 16 | Be16(p + 2); }
-
-// What SQLite's header says about the file's size, checked against the
-// size it has: a cut file is refused here with a clear message rather
-// than read until SQLite meets a missing page.
-absl::Status CheckHeader(std::string_view head, uint64_t size,
-                         const std::string& file) {
-  if (!LooksLikeSqlite(head)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file,
-        ": not an SQLite database (an Nsight Systems export is one: nsys "
-        "export --type sqlite)"));
-  }
-  if (size < kHeaderBytes || head.size() < kHeaderBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": cut short: ", size,
-                     " bytes, less than SQLite's 100-byte header"));
-  }
-  uint32_t page_size = Be16(head.data() + 16);
-  if (page_size == 1) page_size = 65536;
-  if (page_size < 512 || page_size > 65536 ||
-      (page_size & (page_size - 1)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": damaged SQLite header (page size ", page_size, ")"));
-  }
-  if (size % page_size != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": ", size, " bytes is not a whole number of its ",
-                     page_size, "-byte pages: truncated or damaged"));
-  }
-  const uint32_t change_counter = Be32(head.data() + 24);
-  const uint32_t pages = Be32(head.data() + 28);
-  const uint32_t valid_for = Be32(head.data() + 92);
-  // The page count is meaningful only when it was written with the
-  // current change counter (SQLite's file format, section 1.3.8).
-  if (pages != 0 && valid_for == change_counter &&
-      uint64_t{pages} * page_size > size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": truncated: its header says ", pages, " pages of ", page_size,
-        " bytes (", uint64_t{pages} * page_size, " bytes) but it has ", size));
-  }
-  return absl::OkStatus();
-}
-
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-};
-using Db = std::unique_ptr<sqlite3, DbCloser>;
-
-struct StmtFinalizer {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
-
-absl::Status SqliteError(sqlite3* db, const std::string& file,
-                         const std::string& what) {
-  const int code = sqlite3_errcode(db) & 0xFF;
-  std::string hint;
-  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
-    hint = " (a damaged or truncated file)";
-  } else if (code == SQLITE_TOOBIG) {
-    hint = " (a value over 16 MiB)";
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      file, ": ", what, ": SQLite says \"", sqlite3_errmsg(db), "\"", hint));
-}
-
-// Settings for a database from a stranger (SQLite's "Defense Against the
-// Dark Arts"): its schema may not run functions, triggers or views, cell
-// sizes are checked as pages are read, and no value may be huge.
-absl::Status Harden(sqlite3* db, const std::string& file) {
-  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
-  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
-  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
-  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-  if (sqlite3_exec(db, "PRAGMA cell_size_check = ON; PRAGMA query_only = ON",
-                   nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return SqliteError(db, file, "cannot configure SQLite");
-  }
-  return absl::OkStatus();
-}
-
-struct Column {
-  const char* name;
-  bool required;
-};
-
-// One pass over a table's rows, reading named columns: a required column
-// the table lacks is an error, an optional one reads as NULL. Every read
-// checks the value's type and names the file, table, row and column when
-// it is wrong.
-class TableRows {
- public:
-  // `schema`: the export's schema version, for messages.
-  TableRows(sqlite3* db, const std::string& file, const std::string& schema,
-            const char* table)
-      : db_(db), file_(file), schema_(schema), table_(table) {}
-
-  absl::Status Open(const std::set<std::string>& present,
-                    const std::vector<Column>& columns) {
-    std::string sql = "SELECT ";
-    for (size_t i = 0; i < columns.size(); ++i) {
-      const bool has = present.count(columns[i].name) > 0;
-      if (!has && columns[i].required) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(file_, ": table ", table_, " has no column \"",
-                         columns[i].name, "\" (export schema ", schema_,
-                         "; this reader knows 3.x: a renamed column?)"));
-      }
-      columns_.push_back(columns[i].name);
-      has_.push_back(has);
-      absl::StrAppend(&sql, i > 0 ? ", " : "",
-                      has ? absl::StrCat("\"", columns[i].name, "\"") : "NULL");
-    }
-    absl::StrAppend(&sql, " FROM \"", table_, "\"");
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-      return SqliteError(db_, file_,
-                         absl::StrCat("cannot read table ", table_));
-    }
-    stmt_.reset(stmt);
-    return absl::OkStatus();
-  }
-
-  // Steps to the next row: true if there is one.
-  absl::StatusOr<bool> Next() {
-    const int rc = sqlite3_step(stmt_.get());
-    if (rc == SQLITE_DONE) return false;
-    if (rc != SQLITE_ROW) {
-      return SqliteError(db_, file_,
-                         absl::StrCat("table ", table_, " row ", row_ + 1));
-    }
-    ++row_;
-    return true;
-  }
-
-  int64_t row() const { return row_; }
-  bool Has(int i) const { return has_[i]; }
-  bool Null(int i) const {
-    return sqlite3_column_type(stmt_.get(), i) == SQLITE_NULL;
-  }
-
-  absl::Status Fail(int i, const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat(file_, ": table ", table_,
-                                                   " row ", row_, ": column \"",
-                                                   columns_[i], "\" ", what));
-  }
-
-  // An integer in [lo, hi]; NULL is an error.
-  absl::Status Int(int i, int64_t lo, int64_t hi, int64_t* out) const {
-    const int type = sqlite3_column_type(stmt_.get(), i);
-    if (type == SQLITE_NULL) return Fail(i, "is NULL");
-    if (type != SQLITE_INTEGER) return Fail(i, "is not an integer");
-    const int64_t v = sqlite3_column_int64(stmt_.get(), i);
-    if (v < lo || v > hi) {
-      return Fail(i, absl::StrCat("is ", v, ", outside [", lo, ", ", hi,
-                                  "]: an absurd value"));
-    }
-    *out = v;
-    return absl::OkStatus();
-  }
-
-  // The same, NULL (or an absent column) reading as nullopt.
-  absl::Status OptionalInt(int i, int64_t lo, int64_t hi,
-                           std::optional<int64_t>* out) const {
-    out->reset();
-    if (Null(i)) return absl::OkStatus();
-    int64_t v = 0;
-    absl::Status status = Int(i, lo, hi, &v);
-    if (status.ok()) *out = v;
-    return status;
-  }
-
-  // A number, integer or real; NULL reads as nullopt.
-  absl::Status OptionalReal(int i, std::optional<double>* out) const {
-    out->reset();
-    const int type = sqlite3_column_type(stmt_.get(), i);
-    if (type == SQLITE_NULL) return absl::OkStatus();
-    if (type != SQLITE_INTEGER && type != SQLITE_FLOAT) {
-      return Fail(i, "is not a number");
-    }
-    const double v = sqlite3_column_double(stmt_.get(), i);
-    if (!std::isfinite(v)) return Fail(i, "is not a finite number");
-    *out = v;
-    return absl::OkStatus();
-  }
-
-  // Text as valid UTF-8 of at most kMaxStringBytes; NULL reads as "".
-  std::string Text(int i) const {
-    const auto* text =
-        reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), i));
-    const int bytes = sqlite3_column_bytes(stmt_.get(), i);
-    if (text == nullptr || bytes <= 0) return "";
-    const std::string_view view(text, static_cast<size_t>(bytes));
-    const std::string repaired = RepairUtf8(view);
-    return repaired.substr(0, Utf8Prefix(repaired, kMaxStringBytes));
-  }
-
- private:
-  sqlite3* const db_;
-  const std::string& file_;
-  const std::string& schema_;
-  const char* const table_;
-  Stmt stmt_;
-  std::vector<std::string> columns_;
-  std::vector<bool> has_;
-  int64_t row_ = 0;
-};
 
 #define RETURN_IF_ERROR(expr)          \
   do {                                 \
     absl::Status status_ = (expr);     \
     if (!status_.ok()) return status_; \
   } while (false)
-
-// The columns every GPU activity table has, at these indexes.
-enum GpuColumn { kStart, kEnd, kDevice, kStream, kCorrelation, kGlobalPid };
-constexpr Column kGpuColumns[] = {{"start", true},         {"end", true},
-                                  {"deviceId", true},      {"streamId", true},
-                                  {"correlationId", true}, {"globalPid", true}};
-
-std::vector<Column> GpuColumns(const std::vector<Column>& more) {
-  std::vector<Column> columns(std::begin(kGpuColumns), std::end(kGpuColumns));
-  columns.insert(columns.end(), more.begin(), more.end());
-  return columns;
-}
-
-// CUPTI's CUpti_ActivityMemcpyKind, named as the capture names copies.
-std::string CopyName(int64_t kind) {
-  static const char* const kNames[] = {
-      "Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA",
-      "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA",
-      "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
-  if (kind >= 0 && kind < 11) return kNames[kind];
-  if (kind >= 11 && kind <= 13) return "Memcpy UVM";
-  return "Memcpy";
-}
-
-// CUPTI's CUpti_ActivityMemoryKind, named as the capture names them.
-std::string MemoryName(int64_t kind) {
-  static const char* const kNames[] = {
-      "unknown", "pageable", "pinned",        "device",
-      "array",   "managed",  "device_static", "managed_static"};
-  return kind >= 0 && kind < 8 ? kNames[kind] : "unknown";
-}
-
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": the capture names a
-// runtime call by its function, Nsight by its callback id.
-std::string RuntimeName(std::string name) {
-  if (!absl::StartsWith(name, "cuda")) return name;
-  const size_t v = name.rfind("_v");
-  if (v == std::string::npos || v + 2 == name.size()) return name;
-  for (size_t i = v + 2; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return name;
-  }
-  name.resize(v);
-  return name;
-}
 
 // A span as read, before its times are made absolute.
 struct RawSpan {
@@ -415,7 +127,7 @@ absl::Status Reader::LoadSchema() {
     const auto* name =
         reinterpret_cast<const char*>(sqlite3_column_text(tables.get(), 0));
     if (name == nullptr) continue;
-    for (const char* known : kNsightTables) {
+    for (const char* known : nsight::kNsightTables) {
       if (strcmp(name, known) == 0) columns_[known];
     }
   }
@@ -427,7 +139,7 @@ absl::Status Reader::LoadSchema() {
         options_.file,
         ": an SQLite database but not an Nsight Systems export (none of its "
         "tables, e.g. ",
-        kKernel, " or ", kStrings, ")"));
+        nsight::kKernel, " or ", nsight::kStrings, ")"));
   }
   for (auto& [table, names] : columns_) {
     // Table names are this file's constants, never the file's text.
@@ -455,10 +167,10 @@ absl::Status Reader::LoadSchema() {
 // META_DATA_EXPORT holds (name, value) rows; EXPORT_SCHEMA_VERSION is
 // "major.minor.micro". A column of that name is accepted too.
 absl::Status Reader::CheckSchemaVersion() {
-  if (!HasTable(kMeta)) return absl::OkStatus();
-  const std::set<std::string>& present = columns_[kMeta];
+  if (!HasTable(nsight::kMeta)) return absl::OkStatus();
+  const std::set<std::string>& present = columns_[nsight::kMeta];
   const bool rows_form = present.count("name") && present.count("value");
-  TableRows rows(db_, options_.file, schema_, kMeta);
+  TableRows rows(db_, options_.file, schema_, nsight::kMeta);
   if (rows_form) {
     RETURN_IF_ERROR(rows.Open(present, {{"name", true}, {"value", true}}));
   } else {
@@ -477,9 +189,9 @@ absl::Status Reader::CheckSchemaVersion() {
   int64_t major = 0;
   const size_t dot = version->find('.');
   if (!absl::SimpleAtoi(version->substr(0, dot), &major) || major < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(options_.file, ": ", kMeta, " EXPORT_SCHEMA_VERSION \"",
-                     version->substr(0, 40), "\" is not major.minor.micro"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        options_.file, ": ", nsight::kMeta, " EXPORT_SCHEMA_VERSION \"",
+        version->substr(0, 40), "\" is not major.minor.micro"));
   }
   if (major != kKnownSchemaMajor) {
     return absl::InvalidArgumentError(
@@ -492,10 +204,10 @@ absl::Status Reader::CheckSchemaVersion() {
 }
 
 absl::Status Reader::LoadStrings() {
-  if (!HasTable(kStrings)) return absl::OkStatus();
-  TableRows rows(db_, options_.file, schema_, kStrings);
+  if (!HasTable(nsight::kStrings)) return absl::OkStatus();
+  TableRows rows(db_, options_.file, schema_, nsight::kStrings);
   RETURN_IF_ERROR(
-      rows.Open(columns_[kStrings], {{"id", true}, {"value", true}}));
+      rows.Open(columns_[nsight::kStrings], {{"id", true}, {"value", true}}));
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
     if (!next.ok()) return next.status();
@@ -514,18 +226,18 @@ absl::Status Reader::String(const TableRows& rows, int i,
   RETURN_IF_ERROR(rows.Int(i, INT64_MIN, INT64_MAX, &id));
   auto it = strings_.find(id);
   if (it == strings_.end()) {
-    return rows.Fail(i, absl::StrCat("is string id ", id, ", which ", kStrings,
-                                     " does not hold"));
+    return rows.Fail(i, absl::StrCat("is string id ", id, ", which ",
+                                     nsight::kStrings, " does not hold"));
   }
   *out = it->second;
   return absl::OkStatus();
 }
 
 absl::Status Reader::LoadThreadNames() {
-  if (!HasTable(kThreadNames)) return absl::OkStatus();
-  TableRows rows(db_, options_.file, schema_, kThreadNames);
+  if (!HasTable(nsight::kThreadNames)) return absl::OkStatus();
+  TableRows rows(db_, options_.file, schema_, nsight::kThreadNames);
   RETURN_IF_ERROR(
-      rows.Open(columns_[kThreadNames],
+      rows.Open(columns_[nsight::kThreadNames],
                 {{"nameId", true}, {"globalTid", true}, {"priority", false}}));
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
@@ -549,10 +261,10 @@ absl::Status Reader::LoadThreadNames() {
 }
 
 absl::Status Reader::LoadRanks() {
-  if (!HasTable(kRanks)) return absl::OkStatus();
-  TableRows rows(db_, options_.file, schema_, kRanks);
-  RETURN_IF_ERROR(
-      rows.Open(columns_[kRanks], {{"globalTid", true}, {"rank", true}}));
+  if (!HasTable(nsight::kRanks)) return absl::OkStatus();
+  TableRows rows(db_, options_.file, schema_, nsight::kRanks);
+  RETURN_IF_ERROR(rows.Open(columns_[nsight::kRanks],
+                            {{"globalTid", true}, {"rank", true}}));
   std::map<int64_t, int64_t> process_of_rank;
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
@@ -579,9 +291,10 @@ absl::Status Reader::LoadRanks() {
 }
 
 absl::Status Reader::LoadSessionStart() {
-  if (!HasTable(kSession)) return absl::OkStatus();
-  TableRows rows(db_, options_.file, schema_, kSession);
-  RETURN_IF_ERROR(rows.Open(columns_[kSession], {{"utcEpochNs", true}}));
+  if (!HasTable(nsight::kSession)) return absl::OkStatus();
+  TableRows rows(db_, options_.file, schema_, nsight::kSession);
+  RETURN_IF_ERROR(
+      rows.Open(columns_[nsight::kSession], {{"utcEpochNs", true}}));
   absl::StatusOr<bool> next = rows.Next();
   if (!next.ok()) return next.status();
   if (!*next) return absl::OkStatus();  // empty: as if absent
@@ -643,11 +356,12 @@ absl::Status Reader::GpuActivity(const TableRows& rows, ImportedSpan* span) {
   int64_t stream = 0;
   int64_t pid = 0;
   std::optional<int64_t> correlation;
-  RETURN_IF_ERROR(Interval(rows, kStart, kEnd, span));
-  RETURN_IF_ERROR(rows.Int(kDevice, 0, INT32_MAX, &device));
-  RETURN_IF_ERROR(rows.Int(kStream, 0, UINT32_MAX, &stream));
-  RETURN_IF_ERROR(rows.OptionalInt(kCorrelation, 0, INT64_MAX, &correlation));
-  RETURN_IF_ERROR(rows.Int(kGlobalPid, 0, INT64_MAX, &pid));
+  RETURN_IF_ERROR(Interval(rows, nsight::kStart, nsight::kEnd, span));
+  RETURN_IF_ERROR(rows.Int(nsight::kDevice, 0, INT32_MAX, &device));
+  RETURN_IF_ERROR(rows.Int(nsight::kStream, 0, UINT32_MAX, &stream));
+  RETURN_IF_ERROR(
+      rows.OptionalInt(nsight::kCorrelation, 0, INT64_MAX, &correlation));
+  RETURN_IF_ERROR(rows.Int(nsight::kGlobalPid, 0, INT64_MAX, &pid));
   span->correlation = static_cast<uint64_t>(correlation.value_or(0));
   span->track = StreamTrack(pid >> kTidBits, device, stream);
   span->event = rows.row();
@@ -655,8 +369,8 @@ absl::Status Reader::GpuActivity(const TableRows& rows, ImportedSpan* span) {
 }
 
 absl::Status Reader::ReadKernels() {
-  if (!HasTable(kKernel)) return absl::OkStatus();
-  const std::set<std::string>& present = columns_[kKernel];
+  if (!HasTable(nsight::kKernel)) return absl::OkStatus();
+  const std::set<std::string>& present = columns_[nsight::kKernel];
   // Names: demangled as the capture names kernels, else short, else
   // mangled; a table must have one of them.
   enum {
@@ -673,23 +387,23 @@ absl::Status Reader::ReadKernels() {
   if (!present.count(names[0]) && !present.count(names[1]) &&
       !present.count(names[2])) {
     return absl::InvalidArgumentError(
-        absl::StrCat(options_.file, ": table ", kKernel,
+        absl::StrCat(options_.file, ": table ", nsight::kKernel,
                      " has no column demangledName, shortName or mangledName"));
   }
-  TableRows rows(db_, options_.file, schema_, kKernel);
+  TableRows rows(db_, options_.file, schema_, nsight::kKernel);
   RETURN_IF_ERROR(
-      rows.Open(present, GpuColumns({{names[0], false},
-                                     {names[1], false},
-                                     {names[2], false},
-                                     {"gridX", false},
-                                     {"gridY", false},
-                                     {"gridZ", false},
-                                     {"blockX", false},
-                                     {"blockY", false},
-                                     {"blockZ", false},
-                                     {"registersPerThread", false},
-                                     {"staticSharedMemory", false},
-                                     {"dynamicSharedMemory", false}})));
+      rows.Open(present, nsight::GpuColumns({{names[0], false},
+                                             {names[1], false},
+                                             {names[2], false},
+                                             {"gridX", false},
+                                             {"gridY", false},
+                                             {"gridZ", false},
+                                             {"blockX", false},
+                                             {"blockY", false},
+                                             {"blockZ", false},
+                                             {"registersPerThread", false},
+                                             {"staticSharedMemory", false},
+                                             {"dynamicSharedMemory", false}})));
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
     if (!next.ok()) return next.status();
@@ -721,21 +435,21 @@ absl::Status Reader::ReadKernels() {
     if (smem[0] || smem[1]) {
       span.args.push_back({"smem", smem[0].value_or(0) + smem[1].value_or(0)});
     }
-    Add(kKernel, std::move(span));
+    Add(nsight::kKernel, std::move(span));
   }
 }
 
 absl::Status Reader::ReadMemcpys() {
-  if (!HasTable(kMemcpy)) return absl::OkStatus();
+  if (!HasTable(nsight::kMemcpy)) return absl::OkStatus();
   enum { kBytes = 6, kCopyKind, kSrcKind, kDstKind, kSrcDevice, kDstDevice };
-  TableRows rows(db_, options_.file, schema_, kMemcpy);
-  RETURN_IF_ERROR(
-      rows.Open(columns_[kMemcpy], GpuColumns({{"bytes", true},
-                                               {"copyKind", true},
-                                               {"srcKind", false},
-                                               {"dstKind", false},
-                                               {"srcDeviceId", false},
-                                               {"dstDeviceId", false}})));
+  TableRows rows(db_, options_.file, schema_, nsight::kMemcpy);
+  RETURN_IF_ERROR(rows.Open(columns_[nsight::kMemcpy],
+                            nsight::GpuColumns({{"bytes", true},
+                                                {"copyKind", true},
+                                                {"srcKind", false},
+                                                {"dstKind", false},
+                                                {"srcDeviceId", false},
+                                                {"dstDeviceId", false}})));
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
     if (!next.ok()) return next.status();
@@ -748,26 +462,27 @@ absl::Status Reader::ReadMemcpys() {
     std::optional<int64_t> src;
     std::optional<int64_t> dst;
     RETURN_IF_ERROR(rows.Int(kCopyKind, INT64_MIN, INT64_MAX, &kind));
-    span.name = CopyName(kind);
+    span.name = nsight::CopyName(kind);
     RETURN_IF_ERROR(rows.OptionalInt(kSrcKind, INT64_MIN, INT64_MAX, &src));
     RETURN_IF_ERROR(rows.OptionalInt(kDstKind, INT64_MIN, INT64_MAX, &dst));
-    if (src) span.args.push_back({"src", MemoryName(*src)});
-    if (dst) span.args.push_back({"dst", MemoryName(*dst)});
+    if (src) span.args.push_back({"src", nsight::MemoryName(*src)});
+    if (dst) span.args.push_back({"dst", nsight::MemoryName(*dst)});
     if (span.name == "Memcpy PtoP") {
       RETURN_IF_ERROR(rows.OptionalInt(kSrcDevice, 0, INT32_MAX, &src));
       RETURN_IF_ERROR(rows.OptionalInt(kDstDevice, 0, INT32_MAX, &dst));
       if (src) span.args.push_back({"src_device", *src});
       if (dst) span.args.push_back({"dst_device", *dst});
     }
-    Add(kMemcpy, std::move(span));
+    Add(nsight::kMemcpy, std::move(span));
   }
 }
 
 absl::Status Reader::ReadMemsets() {
-  if (!HasTable(kMemset)) return absl::OkStatus();
+  if (!HasTable(nsight::kMemset)) return absl::OkStatus();
   constexpr int kBytes = 6;
-  TableRows rows(db_, options_.file, schema_, kMemset);
-  RETURN_IF_ERROR(rows.Open(columns_[kMemset], GpuColumns({{"bytes", true}})));
+  TableRows rows(db_, options_.file, schema_, nsight::kMemset);
+  RETURN_IF_ERROR(rows.Open(columns_[nsight::kMemset],
+                            nsight::GpuColumns({{"bytes", true}})));
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
     if (!next.ok()) return next.status();
@@ -777,19 +492,20 @@ absl::Status Reader::ReadMemsets() {
     span.name = "Memset";
     RETURN_IF_ERROR(GpuActivity(rows, &span));
     RETURN_IF_ERROR(rows.Int(kBytes, 0, kMaxBytes, &span.bytes));
-    Add(kMemset, std::move(span));
+    Add(nsight::kMemset, std::move(span));
   }
 }
 
 absl::Status Reader::ReadRuntime() {
-  if (!HasTable(kRuntime)) return absl::OkStatus();
+  if (!HasTable(nsight::kRuntime)) return absl::OkStatus();
   enum { kStartCol, kEndCol, kTid, kCorrelationCol, kName };
-  TableRows rows(db_, options_.file, schema_, kRuntime);
-  RETURN_IF_ERROR(rows.Open(columns_[kRuntime], {{"start", true},
-                                                 {"end", true},
-                                                 {"globalTid", true},
-                                                 {"correlationId", true},
-                                                 {"nameId", true}}));
+  TableRows rows(db_, options_.file, schema_, nsight::kRuntime);
+  RETURN_IF_ERROR(
+      rows.Open(columns_[nsight::kRuntime], {{"start", true},
+                                             {"end", true},
+                                             {"globalTid", true},
+                                             {"correlationId", true},
+                                             {"nameId", true}}));
   while (true) {
     absl::StatusOr<bool> next = rows.Next();
     if (!next.ok()) return next.status();
@@ -802,7 +518,7 @@ absl::Status Reader::ReadRuntime() {
     RETURN_IF_ERROR(
         rows.OptionalInt(kCorrelationCol, 0, INT64_MAX, &correlation));
     RETURN_IF_ERROR(String(rows, kName, &span.name));
-    span.name = RuntimeName(std::move(span.name));
+    span.name = nsight::RuntimeName(std::move(span.name));
     if (span.name.empty()) return rows.Fail(kName, "names an empty string");
     span.category = absl::StrContains(span.name, "Synchronize")
                         ? v1::CATEGORY_CUDA_SYNC
@@ -810,13 +526,13 @@ absl::Status Reader::ReadRuntime() {
     span.correlation = static_cast<uint64_t>(correlation.value_or(0));
     span.track = ThreadTrack(tid);
     span.event = rows.row();
-    Add(kRuntime, std::move(span));
+    Add(nsight::kRuntime, std::move(span));
   }
 }
 
 absl::Status Reader::ReadNvtx() {
-  if (!HasTable(kNvtx)) return absl::OkStatus();
-  const std::set<std::string>& present = columns_[kNvtx];
+  if (!HasTable(nsight::kNvtx)) return absl::OkStatus();
+  const std::set<std::string>& present = columns_[nsight::kNvtx];
   enum {
     kStartCol,
     kEndCol,
@@ -830,10 +546,11 @@ absl::Status Reader::ReadNvtx() {
     kDouble
   };
   if (!present.count("text") && !present.count("textId")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        options_.file, ": table ", kNvtx, " has no column text or textId"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(options_.file, ": table ", nsight::kNvtx,
+                     " has no column text or textId"));
   }
-  TableRows rows(db_, options_.file, schema_, kNvtx);
+  TableRows rows(db_, options_.file, schema_, nsight::kNvtx);
   RETURN_IF_ERROR(rows.Open(present, {{"start", true},
                                       {"end", true},
                                       {"eventType", true},
@@ -854,9 +571,9 @@ absl::Status Reader::ReadNvtx() {
     RETURN_IF_ERROR(rows.Int(kType, INT64_MIN, INT64_MAX, &type));
     std::optional<int64_t> domain;
     RETURN_IF_ERROR(rows.OptionalInt(kDomain, INT64_MIN, INT64_MAX, &domain));
-    const bool names_domain = type == kNvtxDomainCreate && domain;
-    if (!names_domain && type != kNvtxMark && type != kNvtxPushPop &&
-        type != kNvtxStartEnd) {
+    const bool names_domain = type == nsight::kNvtxDomainCreate && domain;
+    if (!names_domain && type != nsight::kNvtxMark &&
+        type != nsight::kNvtxPushPop && type != nsight::kNvtxStartEnd) {
       ++skipped_nvtx_[type];
       continue;
     }
@@ -871,7 +588,7 @@ absl::Status Reader::ReadNvtx() {
     ImportedSpan span;
     span.category = v1::CATEGORY_NVTX;
     span.event = rows.row();
-    if (type == kNvtxMark) {
+    if (type == nsight::kNvtxMark) {
       RETURN_IF_ERROR(
           rows.Int(kStartCol, INT64_MIN, INT64_MAX, &span.start_ns));
       span.kind = v1::SPAN_KIND_INSTANT;
@@ -881,14 +598,14 @@ absl::Status Reader::ReadNvtx() {
     } else {
       RETURN_IF_ERROR(Interval(rows, kStartCol, kEndCol, &span));
     }
-    span.name = !name.empty()       ? std::move(name)
-                : type == kNvtxMark ? "(unnamed mark)"
-                                    : "(unnamed range)";
+    span.name = !name.empty()               ? std::move(name)
+                : type == nsight::kNvtxMark ? "(unnamed mark)"
+                                            : "(unnamed range)";
     int64_t tid = 0;
     // A start/end range goes on the thread that ended it, as the capture
     // puts it.
     const int tid_column =
-        type == kNvtxStartEnd && !rows.Null(kEndTid) ? kEndTid : kTid;
+        type == nsight::kNvtxStartEnd && !rows.Null(kEndTid) ? kEndTid : kTid;
     RETURN_IF_ERROR(rows.Int(tid_column, 0, INT64_MAX, &tid));
     span.track = ThreadTrack(tid);
     std::optional<int64_t> int_payload;
@@ -902,7 +619,7 @@ absl::Status Reader::ReadNvtx() {
       span.args.push_back({"payload", *real_payload});
     }
     if (domain) domain_of.push_back({spans_.size(), *domain});
-    Add(kNvtx, std::move(span));
+    Add(nsight::kNvtx, std::move(span));
   }
   // Domains are named by their DomainCreate row, wherever it is.
   for (const auto& [index, id] : domain_of) {
@@ -952,7 +669,7 @@ absl::Status Reader::Finish(ImportedTrace* out) {
         {process_of[t.process_key], t.kind, t.id, std::move(t.name)});
   }
   std::vector<std::string> absent;
-  for (const char* table : kEventTables) {
+  for (const char* table : nsight::kEventTables) {
     if (!HasTable(table)) absent.push_back(table);
   }
   if (!absent.empty()) {
@@ -1002,7 +719,7 @@ absl::Status Reader::Place(ImportedTrace* out) {
            : b > INT64_MAX ? INT64_MAX
                            : static_cast<int64_t>(b);
     out->notes.push_back(absl::StrCat(
-        "the file gives no session start (", kSession,
+        "the file gives no session start (", nsight::kSession,
         "): placed to end at the file's modification time (SessionNs 0 = ",
         base, " ns since the Unix epoch; --epoch-ns sets it)"));
   }
@@ -1052,70 +769,21 @@ NsightReadOptions WithFile(const NsightReadOptions& options,
 
 }  // namespace
 
-bool LooksLikeSqlite(std::string_view head) {
-  static constexpr char kMagic[16] = "SQLite format 3";  // and its NUL
-  return head.size() >= sizeof(kMagic) &&
-         memcmp(head.data(), kMagic, sizeof(kMagic)) == 0;
-}
-
 absl::StatusOr<ImportedTrace> ReadNsightSqlite(
     const std::string& path, const NsightReadOptions& options) {
   const NsightReadOptions named = WithFile(options, path);
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return absl::NotFoundError(
-        absl::StrCat(named.file, ": cannot open: ", strerror(errno)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(named.file, ": not a regular file"));
-  }
-  char head[kHeaderBytes];
-  size_t got = 0;
-  if (FILE* f = fopen(path.c_str(), "rb")) {
-    got = fread(head, 1, sizeof(head), f);
-    fclose(f);
-  } else {
-    return absl::NotFoundError(
-        absl::StrCat(named.file, ": cannot open: ", strerror(errno)));
-  }
-  RETURN_IF_ERROR(CheckHeader(std::string_view(head, got),
-                              static_cast<uint64_t>(st.st_size), named.file));
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &raw,
-      SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE,
-      nullptr);
-  Db db(raw);
-  if (rc != SQLITE_OK) {
-    if (db == nullptr) return absl::ResourceExhaustedError("SQLite: no memory");
-    return SqliteError(db.get(), named.file, "cannot open");
-  }
-  Reader reader(db.get(), named);
+  auto db = OpenStrangerSqlite(path, named.file);
+  if (!db.ok()) return db.status();
+  Reader reader(db->get(), named);
   return reader.Read();
 }
 
 absl::StatusOr<ImportedTrace> ReadNsightSqliteImage(
     std::string_view image, const NsightReadOptions& options) {
   const NsightReadOptions named = WithFile(options, "(memory)");
-  RETURN_IF_ERROR(CheckHeader(image, image.size(), named.file));
-  sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(
-      ":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-  Db db(raw);
-  if (rc != SQLITE_OK) {
-    if (db == nullptr) return absl::ResourceExhaustedError("SQLite: no memory");
-    return SqliteError(db.get(), named.file, "cannot open");
-  }
-  // Read-only and without FREEONCLOSE, SQLite neither writes nor frees the
-  // image: the cast only meets the API's signature.
-  auto* bytes =
-      reinterpret_cast<unsigned char*>(const_cast<char*>(image.data()));
-  if (sqlite3_deserialize(db.get(), "main", bytes, image.size(), image.size(),
-                          SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
-    return SqliteError(db.get(), named.file, "cannot open the image");
-  }
-  Reader reader(db.get(), named);
+  auto db = OpenStrangerSqliteImage(image, named.file);
+  if (!db.ok()) return db.status();
+  Reader reader(db->get(), named);
   return reader.Read();
 }
 

@@ -69,6 +69,7 @@
 
 #include "absl/status/statusor.h"
 #include "import/imported_trace.h"
+#include "import/stranger_sqlite.h"  // LooksLikeSqlite
 
 namespace meridian {
 
@@ -83,10 +84,6 @@ struct NsightReadOptions {
   std::optional<int64_t> epoch_ns;  // what SessionNs 0 is, if no table says
   int64_t fallback_end_ns = 0;
 };
-
-// Whether `head` (a file's first bytes) starts with SQLite's 16-byte magic
-// "SQLite format 3\0".
-bool LooksLikeSqlite(std::string_view head);
 
 // Reads the export at `path`, opened read-only.
 absl::StatusOr<ImportedTrace> ReadNsightSqlite(
