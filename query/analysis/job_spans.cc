@@ -168,18 +168,21 @@ absl::StatusOr<JobSpans> JobSpans::LoadStep(
                    max_spans);
 }
 
-absl::StatusOr<JobSpans> JobSpans::LoadSteps(
+namespace {
+
+// The spans tagged with a step of a range on one track: the one starting
+// first and the one ending last (raw times, as the scan returns them).
+struct StepEdges {
+  StoredSpan first;
+  StoredSpan last;
+};
+
+// One scan of the spans tagged with steps first..last, their clocks
+// refined from those spans, each track's StepEdges into *edges.
+absl::StatusOr<JobClocks> StepEdgesOf(
     Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
-    std::optional<JobClocks>* clocks, ScanStats* stats,
-    const std::optional<StoredJobResult>* stored,
-    const std::pair<int64_t, int64_t>* cover, int64_t max_spans) {
-  // 1. The step's own spans: per track the one starting first and the one
-  // ending last (raw times, as the scan returns them).
-  struct Edges {
-    StoredSpan first;
-    StoredSpan last;
-  };
-  absl::flat_hash_map<int64_t, Edges> edges;
+    ScanStats* stats, const std::optional<StoredJobResult>* stored,
+    absl::flat_hash_map<int64_t, StepEdges>* edges) {
   JobRead tagged;
   tagged.ranges[0].first_step = first;
   tagged.ranges[0].last_step = last;
@@ -191,11 +194,11 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(
     to->track_id = from.track_id;
     to->op_id = from.op_id;
   };
-  auto step_clocks = JobClocks::Load(
+  return JobClocks::Load(
       store, catalog,
       [&](const StoredSpan& span) {
         if (span.kind != v1::SPAN_KIND_COMPLETE) return;
-        auto [it, added] = edges.try_emplace(span.track_id);
+        auto [it, added] = edges->try_emplace(span.track_id);
         if (added || span.start_ns < it->second.first.start_ns) {
           keep(span, &it->second.first);
         }
@@ -205,6 +208,20 @@ absl::StatusOr<JobSpans> JobSpans::LoadSteps(
         }
       },
       tagged, stored);
+}
+
+}  // namespace
+
+absl::StatusOr<JobSpans> JobSpans::LoadSteps(
+    Store& store, const JobCatalog& catalog, int64_t first, int64_t last,
+    std::optional<JobClocks>* clocks, ScanStats* stats,
+    const std::optional<StoredJobResult>* stored,
+    const std::pair<int64_t, int64_t>* cover, int64_t max_spans) {
+  // 1. The step's own spans: per track the one starting first and the one
+  // ending last.
+  absl::flat_hash_map<int64_t, StepEdges> edges;
+  auto step_clocks =
+      StepEdgesOf(store, catalog, first, last, stats, stored, &edges);
   if (!step_clocks.ok()) return step_clocks.status();
   if (edges.empty()) {
     return StepNotFound(catalog.job.name, first);

@@ -9,9 +9,11 @@
 #include "query/ops/category.h"
 
 namespace meridian {
+namespace {
 
-v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
-  const JobSpans& spans = graph.spans();
+// (step, rank) -> the rank's step window, of the steps there are.
+std::map<std::pair<int64_t, int32_t>, std::pair<int64_t, int64_t>> StepWindows(
+    const JobSpans& spans) {
   const std::vector<JobSpan>& all = spans.spans();
   // A job that marks its steps' ends has as steps only those that ended
   // (some rank's marker): the step the probe opened after the last
@@ -33,11 +35,18 @@ v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
       it->second.second = std::max(it->second.second, s.end);
     }
   }
-  // Per rank: the union of compute time, of communication time, and both;
-  // and of set-up time (MPI_Init...), which is neither.
-  struct RankTime {
-    IntervalSet compute, communication, overlap, setup;
-  };
+  return windows;
+}
+
+// A rank's union of compute time, of communication time, and both; and of
+// set-up time (MPI_Init...), which is neither.
+struct RankTime {
+  IntervalSet compute, communication, overlap, setup;
+};
+
+std::map<int32_t, RankTime> RankTimes(const DependencyGraph& graph) {
+  const JobSpans& spans = graph.spans();
+  const std::vector<JobSpan>& all = spans.spans();
   std::map<int32_t, RankTime> by_rank;
   {
     struct Busy {
@@ -70,7 +79,14 @@ v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
       r.setup = IntervalSet(std::move(b.setup));
     }
   }
+  return by_rank;
+}
 
+}  // namespace
+
+v1::StepsReply StepBreakdown(const DependencyGraph& graph) {
+  const auto windows = StepWindows(graph.spans());
+  std::map<int32_t, RankTime> by_rank = RankTimes(graph);
   v1::StepsReply reply;
   v1::StepSummary* step = nullptr;
   auto finish = [](v1::StepSummary* s) {
