@@ -12,6 +12,60 @@ constexpr size_t kTotalsPerBatch = 8192;
 
 }  // namespace
 
+namespace {
+
+void CopyOpTotals(const ImportedOpTotals& t, v1::ImportedOpTotals* op) {
+  op->set_calls(t.calls);
+  op->set_bytes(t.bytes);
+  op->set_dur_ns(t.dur_ns);
+  for (const ImportedSize& size : t.sizes) {
+    v1::ImportedSizeTotals* out = op->add_sizes();
+    out->set_log2(size.log2);
+    out->set_calls(size.calls);
+    out->set_bytes(size.bytes);
+    out->set_dur_ns(size.dur_ns);
+  }
+}
+
+void CopyProcessTotals(const ImportedProcessTotals& t,
+                       v1::ImportedProcessTotals* out) {
+  out->set_comm_ns(t.comm_ns);
+  out->set_elapsed_ns(t.elapsed_ns);
+  if (t.user_ns) out->set_user_ns(*t.user_ns);
+  if (t.system_ns) out->set_system_ns(*t.system_ns);
+  if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
+  if (t.context_switches) out->set_context_switches(*t.context_switches);
+}
+
+// The fields of `s` beyond AddSpan's, its args' strings in `builder`'s
+// table.
+void CopySpan(const ImportedSpan& s, v1::Span* span, BatchBuilder& builder) {
+  span->set_kind(s.kind);
+  span->set_bytes(s.bytes);
+  if (s.peer) span->set_peer(*s.peer);
+  if (s.tag) span->set_tag(*s.tag);
+  span->set_comm(s.comm);
+  span->set_comm_size(s.comm_size);
+  if (s.seq) span->set_seq(*s.seq);
+  if (s.step) span->set_step(*s.step);
+  if (s.partition) span->set_partition(*s.partition);
+  span->set_correlation(s.correlation);
+  span->set_value(s.value);
+  for (const ImportedArg& a : s.args) {
+    v1::Arg* arg = span->add_args();
+    arg->set_key(builder.String(a.key));
+    if (const auto* str = std::get_if<std::string>(&a.value)) {
+      arg->set_str(builder.String(*str));
+    } else if (const auto* i = std::get_if<int64_t>(&a.value)) {
+      arg->set_int_(*i);
+    } else {
+      arg->set_real(std::get<double>(a.value));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
                                  const std::string& agent_id,
                                  std::optional<int64_t> clock_offset_ns,
@@ -65,31 +119,16 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
     make_room(2);
     v1::ImportedOpTotals* op =
         builder.AddOpTotals(process_handle[t.process], t.category, t.name);
-    op->set_calls(t.calls);
-    op->set_bytes(t.bytes);
-    op->set_dur_ns(t.dur_ns);
+    CopyOpTotals(t, op);
     pending_totals = true;
-    for (const ImportedSize& size : t.sizes) {
-      v1::ImportedSizeTotals* out = op->add_sizes();
-      out->set_log2(size.log2);
-      out->set_calls(size.calls);
-      out->set_bytes(size.bytes);
-      out->set_dur_ns(size.dur_ns);
-    }
   }
   // A batch holds at most kMaxBatchProcesses processes: a table of many
   // ranks' times (mpitrace's, of a large job) goes out in several.
   size_t in_batch = 0;
   for (const ImportedProcessTotals& t : trace.process_totals) {
     make_room(1);
-    v1::ImportedProcessTotals* out =
-        builder.AddProcessTotals(process_handle[t.process], t.source);
-    out->set_comm_ns(t.comm_ns);
-    out->set_elapsed_ns(t.elapsed_ns);
-    if (t.user_ns) out->set_user_ns(*t.user_ns);
-    if (t.system_ns) out->set_system_ns(*t.system_ns);
-    if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
-    if (t.context_switches) out->set_context_switches(*t.context_switches);
+    CopyProcessTotals(
+        t, builder.AddProcessTotals(process_handle[t.process], t.source));
     pending_totals = true;
     if (++in_batch == kTotalsPerBatch) {
       take();
@@ -98,30 +137,10 @@ std::vector<v1::Batch> ToBatches(const ImportedTrace& trace,
   }
   for (const ImportedSpan& s : trace.spans) {
     make_room(1 + 2 * s.args.size());
-    v1::Span* span = builder.AddSpan(track_handle[s.track], s.category, s.name,
-                                     s.start_ns, s.dur_ns);
-    span->set_kind(s.kind);
-    span->set_bytes(s.bytes);
-    if (s.peer) span->set_peer(*s.peer);
-    if (s.tag) span->set_tag(*s.tag);
-    span->set_comm(s.comm);
-    span->set_comm_size(s.comm_size);
-    if (s.seq) span->set_seq(*s.seq);
-    if (s.step) span->set_step(*s.step);
-    if (s.partition) span->set_partition(*s.partition);
-    span->set_correlation(s.correlation);
-    span->set_value(s.value);
-    for (const ImportedArg& a : s.args) {
-      v1::Arg* arg = span->add_args();
-      arg->set_key(builder.String(a.key));
-      if (const auto* str = std::get_if<std::string>(&a.value)) {
-        arg->set_str(builder.String(*str));
-      } else if (const auto* i = std::get_if<int64_t>(&a.value)) {
-        arg->set_int_(*i);
-      } else {
-        arg->set_real(std::get<double>(a.value));
-      }
-    }
+    CopySpan(s,
+             builder.AddSpan(track_handle[s.track], s.category, s.name,
+                             s.start_ns, s.dur_ns),
+             builder);
     if (builder.spans() >= max_spans) take();
   }
   if (builder.spans() > 0 || pending_totals) take();
