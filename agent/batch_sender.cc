@@ -147,6 +147,40 @@ BatchSender::State BatchSender::state() const {
   return state_;
 }
 
+void BatchSender::CountDelivered(const std::deque<Queued>& round,
+                                 const std::vector<v1::Batch>& batches,
+                                 const SendReport& report) {
+  uint64_t spans = 0, rejected = 0;
+  for (const v1::Batch& b : batches) spans += SpanCount(b);
+  std::vector<bool> is_rejected(batches.size());
+  for (size_t i : report.rejected_batches) {
+    rejected += SpanCount(batches[i]);
+    is_rejected[i] = true;
+  }
+  for (size_t i = 0; i < batches.size(); ++i) {
+    CountJobs(batches[i],
+              is_rejected[i] ? &JobDelivery::rejected : &JobDelivery::sent,
+              true);
+    if (round[i].in_job_spooled) {
+      CountJobs(batches[i], &JobDelivery::spooled, false);
+    }
+  }
+  for (size_t i = 0; i < round.size(); ++i) {
+    if (round[i].id != 0) {
+      state_.spooled_spans -= SpanCount(batches[i]);
+      continue;
+    }
+    delivered_.push_back(round[i].batch.batch_seq());
+    state_.memory_batches -= 1;
+  }
+  state_.queued_batches -= batches.size();
+  state_.queued_spans -= spans;
+  state_.sent_spans += spans - rejected - report.spans_invalid;
+  state_.rejected_spans += rejected;
+  state_.invalid_spans += report.spans_invalid;
+  state_.unreachable = false;
+}
+
 void BatchSender::Loop() {
   int backoff_ms = 100;
   for (;;) {
@@ -187,36 +221,7 @@ void BatchSender::Loop() {
       was_unreachable = state_.unreachable;
       stopping = stop_;
       if (report.ok()) {
-        uint64_t spans = 0, rejected = 0;
-        for (const v1::Batch& b : batches) spans += SpanCount(b);
-        std::vector<bool> is_rejected(batches.size());
-        for (size_t i : report->rejected_batches) {
-          rejected += SpanCount(batches[i]);
-          is_rejected[i] = true;
-        }
-        for (size_t i = 0; i < batches.size(); ++i) {
-          CountJobs(
-              batches[i],
-              is_rejected[i] ? &JobDelivery::rejected : &JobDelivery::sent,
-              true);
-          if (round[i].in_job_spooled) {
-            CountJobs(batches[i], &JobDelivery::spooled, false);
-          }
-        }
-        for (size_t i = 0; i < round.size(); ++i) {
-          if (round[i].id != 0) {
-            state_.spooled_spans -= SpanCount(batches[i]);
-            continue;
-          }
-          delivered_.push_back(round[i].batch.batch_seq());
-          state_.memory_batches -= 1;
-        }
-        state_.queued_batches -= batches.size();
-        state_.queued_spans -= spans;
-        state_.sent_spans += spans - rejected - report->spans_invalid;
-        state_.rejected_spans += rejected;
-        state_.invalid_spans += report->spans_invalid;
-        state_.unreachable = false;
+        CountDelivered(round, batches, *report);
         backoff_ms = 100;
       } else {
         for (size_t i = batches.size(); i-- > 0;) {

@@ -101,6 +101,13 @@ class BatchSender {
   // Reads the round's unloaded batches from the spool; drops (and counts
   // as lost) those that no longer read.
   void Load(std::deque<Queued>* round, std::vector<v1::Batch>* batches);
+  // A round delivered (`report`): its spans counted sent, rejected or
+  // invalid, per job too; its in-memory batches' sequences kept for
+  // TakeDelivered.
+  void CountDelivered(const std::deque<Queued>& round,
+                      const std::vector<v1::Batch>& batches,
+                      const SendReport& report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Loop();
 
   IngestClient client_;
