@@ -222,6 +222,47 @@ int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
   return it->second;
 }
 
+namespace {
+
+// The fields of record `r` beyond AddColumnSpan's into row `at` of `c`
+// (`value`: a counter's, read from its bytes).
+inline void CopyFields(const ProbeRecord& r, double value, size_t at,
+                       SpanColumns* c) {
+  c->kind[at] = r.kind;
+  if (r.kind == v1::SPAN_KIND_COUNTER) {
+    c->value[at] = value;
+  } else {
+    c->bytes[at] = r.bytes;
+  }
+  c->comm[at] = r.comm;
+  c->comm_size[at] = r.comm_size;
+  c->correlation[at] = r.correlation;
+  uint8_t flags = 0;
+  if (r.flags & ProbeRecord::kHasPeer) {
+    flags |= SpanColumns::kHasPeer;
+    c->peer[at] = r.peer;
+  }
+  if (r.flags & ProbeRecord::kHasTag) {
+    flags |= SpanColumns::kHasTag;
+    c->tag[at] = r.tag;
+  }
+  if (r.flags & ProbeRecord::kHasSeq) {
+    flags |= SpanColumns::kHasSeq;
+    c->seq[at] = r.seq;
+  }
+  if (r.flags & ProbeRecord::kHasStep) {
+    flags |= SpanColumns::kHasStep;
+    c->step[at] = r.step;
+  }
+  if (r.flags & ProbeRecord::kHasPartition) {
+    flags |= SpanColumns::kHasPartition;
+    c->partition[at] = r.partition;
+  }
+  c->flags[at] = flags;
+}
+
+}  // namespace
+
 size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
                           size_t max_records) {
   OpenReadyRings();
@@ -281,38 +322,7 @@ size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
             range, first + i, static_cast<v1::Category>(r.category),
             absl::string_view(name, length), wall_start, dur);
         SpanColumns& c = *span.columns;
-        const size_t at = span.index;
-        c.kind[at] = r.kind;
-        if (r.kind == v1::SPAN_KIND_COUNTER) {
-          c.value[at] = value;
-        } else {
-          c.bytes[at] = r.bytes;
-        }
-        c.comm[at] = r.comm;
-        c.comm_size[at] = r.comm_size;
-        c.correlation[at] = r.correlation;
-        uint8_t flags = 0;
-        if (r.flags & ProbeRecord::kHasPeer) {
-          flags |= SpanColumns::kHasPeer;
-          c.peer[at] = r.peer;
-        }
-        if (r.flags & ProbeRecord::kHasTag) {
-          flags |= SpanColumns::kHasTag;
-          c.tag[at] = r.tag;
-        }
-        if (r.flags & ProbeRecord::kHasSeq) {
-          flags |= SpanColumns::kHasSeq;
-          c.seq[at] = r.seq;
-        }
-        if (r.flags & ProbeRecord::kHasStep) {
-          flags |= SpanColumns::kHasStep;
-          c.step[at] = r.step;
-        }
-        if (r.flags & ProbeRecord::kHasPartition) {
-          flags |= SpanColumns::kHasPartition;
-          c.partition[at] = r.partition;
-        }
-        c.flags[at] = flags;
+        CopyFields(r, value, span.index, &c);
         if (r.args != 0) AddArgs(builder, r.args, &c);
         if (r.flags & ProbeRecord::kHasCallsite) {
           AddCallsite(builder, r.callsite, &c);
