@@ -17,111 +17,114 @@ struct MpiKind {
   DataFlow flow = DataFlow::kNone;
 };
 
+using R = SpanRole;
+using F = DataFlow;
+
+// The MPI operations that take part in matching, and their data flow
+// (mpi_semantics.h): every name one that capture/probe/mpi_ops.h records
+// (mpi_semantics_test holds them to it).
+constexpr struct {
+  const char* name;
+  SpanRole role;
+  DataFlow flow;
+} kMpiKinds[] = {
+    {"MPI_Barrier", R::kAllToAll, F::kSynchronize},
+    {"MPI_Allreduce", R::kAllToAll, F::kAllToAll},
+    {"MPI_Allgather", R::kAllToAll, F::kAllToAll},
+    {"MPI_Allgatherv", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Alltoall", R::kAllToAll, F::kAllToAll},
+    {"MPI_Alltoallv", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Alltoallw", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Reduce_scatter", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Reduce_scatter_block", R::kAllToAll, F::kAllToAll},
+    {"MPI_Scan", R::kPrefix, F::kPrefix},
+    {"MPI_Exscan", R::kExclusivePrefix, F::kPrefix},
+    {"MPI_Ibarrier", R::kAllToAll, F::kSynchronize},
+    {"MPI_Iallreduce", R::kAllToAll, F::kAllToAll},
+    {"MPI_Iallgather", R::kAllToAll, F::kAllToAll},
+    {"MPI_Iallgatherv", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Ialltoall", R::kAllToAll, F::kAllToAll},
+    {"MPI_Ialltoallv", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Ialltoallw", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Ireduce_scatter", R::kAllToAll, F::kAllToAllTotal},
+    {"MPI_Ireduce_scatter_block", R::kAllToAll, F::kAllToAll},
+    {"MPI_Iscan", R::kPrefix, F::kPrefix},
+    {"MPI_Iexscan", R::kExclusivePrefix, F::kPrefix},
+    {"MPI_Neighbor_allgather", R::kNeighbor, F::kNone},
+    {"MPI_Neighbor_allgatherv", R::kNeighbor, F::kNone},
+    {"MPI_Neighbor_alltoall", R::kNeighbor, F::kNone},
+    {"MPI_Neighbor_alltoallv", R::kNeighbor, F::kNone},
+    {"MPI_Neighbor_alltoallw", R::kNeighbor, F::kNone},
+    {"MPI_Ineighbor_allgather", R::kNeighbor, F::kNone},
+    {"MPI_Ineighbor_allgatherv", R::kNeighbor, F::kNone},
+    {"MPI_Ineighbor_alltoall", R::kNeighbor, F::kNone},
+    {"MPI_Ineighbor_alltoallv", R::kNeighbor, F::kNone},
+    {"MPI_Ineighbor_alltoallw", R::kNeighbor, F::kNone},
+    {"MPI_Reduce", R::kRootIn, F::kToRoot},
+    {"MPI_Gather", R::kRootIn, F::kToRoot},
+    {"MPI_Gatherv", R::kRootIn, F::kToRoot},
+    {"MPI_Ireduce", R::kRootIn, F::kToRoot},
+    {"MPI_Igather", R::kRootIn, F::kToRoot},
+    {"MPI_Igatherv", R::kRootIn, F::kToRoot},
+    {"MPI_Bcast", R::kRootOut, F::kFromRoot},
+    {"MPI_Scatter", R::kRootOut, F::kFromRoot},
+    {"MPI_Scatterv", R::kRootOut, F::kFromRoot},
+    {"MPI_Ibcast", R::kRootOut, F::kFromRoot},
+    {"MPI_Iscatter", R::kRootOut, F::kFromRoot},
+    {"MPI_Iscatterv", R::kRootOut, F::kFromRoot},
+    {"MPI_Send", R::kSend, F::kToPeer},
+    {"MPI_Ssend", R::kSend, F::kToPeer},
+    {"MPI_Rsend", R::kSend, F::kToPeer},
+    {"MPI_Bsend", R::kSend, F::kToPeer},
+    {"MPI_Isend", R::kSend, F::kToPeer},
+    {"MPI_Issend", R::kSend, F::kToPeer},
+    {"MPI_Irsend", R::kSend, F::kToPeer},
+    {"MPI_Ibsend", R::kSend, F::kToPeer},
+    {"MPI_Send_init", R::kSend, F::kToPeer},
+    {"MPI_Ssend_init", R::kSend, F::kToPeer},
+    {"MPI_Rsend_init", R::kSend, F::kToPeer},
+    {"MPI_Bsend_init", R::kSend, F::kToPeer},
+    {"MPI_Sendrecv", R::kSendRecv, F::kExchange},
+    {"MPI_Sendrecv_replace", R::kSendRecv, F::kExchange},
+    {"MPI_Put", R::kNone, F::kToPeer},
+    {"MPI_Rput", R::kNone, F::kToPeer},
+    {"MPI_Accumulate", R::kNone, F::kToPeer},
+    {"MPI_Raccumulate", R::kNone, F::kToPeer},
+    {"MPI_Get_accumulate", R::kNone, F::kToPeer},
+    {"MPI_Rget_accumulate", R::kNone, F::kToPeer},
+    {"MPI_Fetch_and_op", R::kNone, F::kToPeer},
+    {"MPI_Compare_and_swap", R::kNone, F::kToPeer},
+    {"MPI_Get", R::kNone, F::kFromPeer},
+    {"MPI_Rget", R::kNone, F::kFromPeer},
+    {"MPI_Recv", R::kRecv, F::kNone},
+    {"MPI_Irecv", R::kRecv, F::kNone},
+    {"MPI_Recv_init", R::kRecv, F::kNone},
+    {"MPI_Psend_init", R::kSend, F::kToPeer},
+    {"MPI_Precv_init", R::kRecv, F::kNone},
+    {"MPI_Mrecv", R::kRecv, F::kNone},
+    {"MPI_Imrecv", R::kRecv, F::kNone},
+    {"MPI_Win_fence", R::kAllToAll, F::kNone},
+    {"MPI_Win_lock", R::kLock, F::kNone},
+    {"MPI_Win_unlock", R::kUnlock, F::kNone},
+    {"MPI_Win_lock_all", R::kLockAll, F::kNone},
+    {"MPI_Win_unlock_all", R::kUnlockAll, F::kNone},
+    {"MPI_Win_post", R::kPost, F::kNone},
+    {"MPI_Win_start", R::kStart, F::kNone},
+    {"MPI_Win_complete", R::kComplete, F::kNone},
+    {"MPI_Win_wait", R::kWinWait, F::kNone},
+    {"MPI_Wait", R::kWait, F::kNone},
+    {"MPI_Waitall", R::kWait, F::kNone},
+    {"MPI_Waitany", R::kWait, F::kNone},
+    {"MPI_Waitsome", R::kWait, F::kNone},
+};
+
 const MpiKind& MpiKindOf(const std::string& name) {
-  using R = SpanRole;
-  using F = DataFlow;
-  static const auto* const kinds =
-      new absl::flat_hash_map<std::string, MpiKind>{
-          {"MPI_Barrier", {R::kAllToAll, F::kSynchronize}},
-          {"MPI_Allreduce", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Allgather", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Allgatherv", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Alltoall", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Alltoallv", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Alltoallw", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Reduce_scatter", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Reduce_scatter_block", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Scan", {R::kPrefix, F::kPrefix}},
-          {"MPI_Exscan", {R::kExclusivePrefix, F::kPrefix}},
-          {"MPI_Ibarrier", {R::kAllToAll, F::kSynchronize}},
-          {"MPI_Iallreduce", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Iallgather", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Iallgatherv", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Ialltoall", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Ialltoallv", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Ialltoallw", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Ireduce_scatter", {R::kAllToAll, F::kAllToAllTotal}},
-          {"MPI_Ireduce_scatter_block", {R::kAllToAll, F::kAllToAll}},
-          {"MPI_Iscan", {R::kPrefix, F::kPrefix}},
-          {"MPI_Iexscan", {R::kExclusivePrefix, F::kPrefix}},
-          // Over their topology's neighbors (the spans list the sources).
-          {"MPI_Neighbor_allgather", {R::kNeighbor, F::kNone}},
-          {"MPI_Neighbor_allgatherv", {R::kNeighbor, F::kNone}},
-          {"MPI_Neighbor_alltoall", {R::kNeighbor, F::kNone}},
-          {"MPI_Neighbor_alltoallv", {R::kNeighbor, F::kNone}},
-          {"MPI_Neighbor_alltoallw", {R::kNeighbor, F::kNone}},
-          {"MPI_Ineighbor_allgather", {R::kNeighbor, F::kNone}},
-          {"MPI_Ineighbor_allgatherv", {R::kNeighbor, F::kNone}},
-          {"MPI_Ineighbor_alltoall", {R::kNeighbor, F::kNone}},
-          {"MPI_Ineighbor_alltoallv", {R::kNeighbor, F::kNone}},
-          {"MPI_Ineighbor_alltoallw", {R::kNeighbor, F::kNone}},
-          {"MPI_Reduce", {R::kRootIn, F::kToRoot}},
-          {"MPI_Gather", {R::kRootIn, F::kToRoot}},
-          {"MPI_Gatherv", {R::kRootIn, F::kToRoot}},
-          {"MPI_Ireduce", {R::kRootIn, F::kToRoot}},
-          {"MPI_Igather", {R::kRootIn, F::kToRoot}},
-          {"MPI_Igatherv", {R::kRootIn, F::kToRoot}},
-          {"MPI_Bcast", {R::kRootOut, F::kFromRoot}},
-          {"MPI_Scatter", {R::kRootOut, F::kFromRoot}},
-          {"MPI_Scatterv", {R::kRootOut, F::kFromRoot}},
-          {"MPI_Ibcast", {R::kRootOut, F::kFromRoot}},
-          {"MPI_Iscatter", {R::kRootOut, F::kFromRoot}},
-          {"MPI_Iscatterv", {R::kRootOut, F::kFromRoot}},
-          {"MPI_Send", {R::kSend, F::kToPeer}},
-          {"MPI_Ssend", {R::kSend, F::kToPeer}},
-          {"MPI_Rsend", {R::kSend, F::kToPeer}},
-          {"MPI_Bsend", {R::kSend, F::kToPeer}},
-          {"MPI_Isend", {R::kSend, F::kToPeer}},
-          {"MPI_Issend", {R::kSend, F::kToPeer}},
-          {"MPI_Irsend", {R::kSend, F::kToPeer}},
-          {"MPI_Ibsend", {R::kSend, F::kToPeer}},
-          // Each MPI_Start of a persistent send is recorded under its init
-          // call's name.
-          {"MPI_Send_init", {R::kSend, F::kToPeer}},
-          {"MPI_Ssend_init", {R::kSend, F::kToPeer}},
-          {"MPI_Rsend_init", {R::kSend, F::kToPeer}},
-          {"MPI_Bsend_init", {R::kSend, F::kToPeer}},
-          {"MPI_Sendrecv", {R::kSendRecv, F::kExchange}},
-          {"MPI_Sendrecv_replace", {R::kSendRecv, F::kExchange}},
-          {"MPI_Put", {R::kNone, F::kToPeer}},
-          {"MPI_Rput", {R::kNone, F::kToPeer}},
-          {"MPI_Accumulate", {R::kNone, F::kToPeer}},
-          {"MPI_Raccumulate", {R::kNone, F::kToPeer}},
-          {"MPI_Get_accumulate", {R::kNone, F::kToPeer}},
-          {"MPI_Rget_accumulate", {R::kNone, F::kToPeer}},
-          {"MPI_Fetch_and_op", {R::kNone, F::kToPeer}},
-          {"MPI_Compare_and_swap", {R::kNone, F::kToPeer}},
-          {"MPI_Get", {R::kNone, F::kFromPeer}},
-          {"MPI_Rget", {R::kNone, F::kFromPeer}},
-          {"MPI_Recv", {R::kRecv, F::kNone}},
-          {"MPI_Irecv", {R::kRecv, F::kNone}},
-          {"MPI_Recv_init", {R::kRecv, F::kNone}},
-          // MPI-4 partitioned communication: each start of the request.
-          {"MPI_Psend_init", {R::kSend, F::kToPeer}},
-          {"MPI_Precv_init", {R::kRecv, F::kNone}},
-          {"MPI_Mrecv", {R::kRecv, F::kNone}},
-          {"MPI_Imrecv", {R::kRecv, F::kNone}},
-          // A fence that ends an epoch waits for every member's (the probe
-          // gives one that only opens an epoch, MPI_MODE_NOPRECEDE, no
-          // sequence number: it need not synchronize).
-          {"MPI_Win_fence", {R::kAllToAll, F::kNone}},
-          // Passive-target epochs: an exclusive one excludes every other on
-          // its target (a Win_lock's args say which it is: RoleOfSpan).
-          {"MPI_Win_lock", {R::kLock, F::kNone}},
-          {"MPI_Win_unlock", {R::kUnlock, F::kNone}},
-          {"MPI_Win_lock_all", {R::kLockAll, F::kNone}},
-          {"MPI_Win_unlock_all", {R::kUnlockAll, F::kNone}},
-          // Generalized active target: a target's Win_wait waits for the
-          // Win_complete of every origin that accessed its exposure.
-          {"MPI_Win_post", {R::kPost, F::kNone}},
-          {"MPI_Win_start", {R::kStart, F::kNone}},
-          {"MPI_Win_complete", {R::kComplete, F::kNone}},
-          {"MPI_Win_wait", {R::kWinWait, F::kNone}},
-          {"MPI_Wait", {R::kWait, F::kNone}},
-          {"MPI_Waitall", {R::kWait, F::kNone}},
-          {"MPI_Waitany", {R::kWait, F::kNone}},
-          {"MPI_Waitsome", {R::kWait, F::kNone}},
-      };
+  static const auto* const kinds = [] {
+    auto* map = new absl::flat_hash_map<std::string, MpiKind>;
+    for (const auto& k : kMpiKinds)
+      map->emplace(k.name, MpiKind{k.role, k.flow});
+    return map;
+  }();
   static const MpiKind kNone;
   auto it = kinds->find(name);
   if (it == kinds->end() && absl::EndsWith(name, "_init")) {
@@ -131,6 +134,16 @@ const MpiKind& MpiKindOf(const std::string& name) {
   }
   return it == kinds->end() ? kNone : it->second;
 }
+
+}  // namespace
+
+std::vector<std::string> MpiOperationsWithRoles() {
+  std::vector<std::string> names;
+  for (const auto& k : kMpiKinds) names.push_back(k.name);
+  return names;
+}
+
+namespace {
 
 // NCCL operations by their collective's name, with or without "nccl".
 SpanRole NcclRole(const std::string& name) {

@@ -234,6 +234,9 @@ enum class DataFlow : uint8_t {
 
 // The role of an operation, from its category and name.
 SpanRole RoleOf(v1::Category category, const std::string& name);
+// The MPI operations the role table names ("MPI_Barrier", ...): each one
+// the probe records (capture/probe/mpi_ops.h; mpi_semantics_test).
+std::vector<std::string> MpiOperationsWithRoles();
 // The data flow of an operation, from its category and name.
 DataFlow DataFlowOf(v1::Category category, const std::string& name);
 // Whether a flow is a collective's (its instances are expanded together).

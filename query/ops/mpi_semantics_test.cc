@@ -1,8 +1,11 @@
 #include "query/ops/mpi_semantics.h"
 
+#include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "capture/probe/mpi_ops.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -593,6 +596,32 @@ TEST(MessageOrdinalsTest, NumbersEachChannelsEndsInOrder) {
   EXPECT_FALSE(ordinals.Next(SpanRole::kAllToAll, 1, 0, 5, 7).has_value());
   EXPECT_FALSE(ordinals.Next(SpanRole::kSend, 1, std::nullopt, 5, 7));
   EXPECT_FALSE(ordinals.Next(SpanRole::kSend, -1, 0, 5, 7));
+}
+
+// The role table and the probe's list are two lists of MPI functions: every
+// function with a role is one the probe records (a name mistyped, or
+// recorded under another, would never match a span), and the two agree on
+// how many there are of each.
+TEST(MpiSemanticsTest, EveryOperationWithARoleIsOneTheProbeRecords) {
+  std::set<std::string> recorded;
+#define MERIDIAN_RECORDED(name) recorded.insert("MPI_" #name);
+  MERIDIAN_MPI_OPS(MERIDIAN_RECORDED)
+#undef MERIDIAN_RECORDED
+  EXPECT_EQ(recorded.size(), 160u);
+  const std::vector<std::string> with_roles = MpiOperationsWithRoles();
+  EXPECT_EQ(with_roles.size(), 88u);
+  std::vector<std::string> unknown;
+  for (const std::string& name : with_roles) {
+    if (!recorded.count(name)) unknown.push_back(name);
+  }
+  EXPECT_THAT(unknown, IsEmpty());
+  EXPECT_EQ(std::set<std::string>(with_roles.begin(), with_roles.end()).size(),
+            with_roles.size());  // none twice
+  // And the roles of a few, by the table's names.
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Allreduce"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Allreduce_init"),
+            SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Comm_rank"), SpanRole::kNone);
 }
 
 }  // namespace
