@@ -1,20 +1,16 @@
 #include "common/idle_deadline.h"
 
 namespace meridian {
-namespace {
 
-// Deadlines are kept on the monotonic clock: a step of the wall clock
-// neither cancels a call early nor keeps a silent one.
-std::chrono::steady_clock::time_point Later(absl::Duration timeout) {
-  return std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
-}
-
-}  // namespace
-
-IdleDeadline::IdleDeadline(grpc::ClientContext* context, absl::Duration timeout)
+IdleDeadline::IdleDeadline(grpc::ClientContext* context, absl::Duration timeout,
+                           Clock clock)
     : context_(context),
       timeout_(timeout),
-      deadline_(Later(timeout)),
+      // Deadlines are kept on the monotonic clock: a step of the wall clock
+      // neither cancels a call early nor keeps a silent one.
+      clock_(clock ? std::move(clock)
+                   : [] { return std::chrono::steady_clock::now(); }),
+      deadline_(Later()),
       thread_([this] { Watch(); }) {}
 
 IdleDeadline::~IdleDeadline() {
@@ -25,14 +21,32 @@ IdleDeadline::~IdleDeadline() {
   thread_.join();
 }
 
+std::chrono::steady_clock::time_point IdleDeadline::Later() const {
+  return clock_() + absl::ToChronoNanoseconds(timeout_);
+}
+
 void IdleDeadline::Progress() {
   absl::MutexLock lock(&mu_);
-  deadline_ = Later(timeout_);
+  deadline_ = Later();
 }
 
 bool IdleDeadline::expired() const {
   absl::MutexLock lock(&mu_);
   return expired_;
+}
+
+void IdleDeadline::ClockMoved() {
+  absl::MutexLock lock(&mu_);
+  ++clock_moves_;
+  auto looked = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return looked_ == clock_moves_ || !watching_;
+  };
+  mu_.Await(absl::Condition(&looked));
+}
+
+bool IdleDeadline::AwaitExpired(absl::Duration limit) const {
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(absl::Condition(&expired_), limit);
 }
 
 void IdleDeadline::Watch() {
@@ -41,14 +55,21 @@ void IdleDeadline::Watch() {
     // Progress() may move the deadline while this waits: the time left is
     // worked out again at each wake-up.
     for (;;) {
-      const auto left = deadline_ - std::chrono::steady_clock::now();
+      looked_ = clock_moves_;
+      const auto left = deadline_ - clock_();
       if (left <= left.zero()) break;
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_),
-                               absl::FromChrono(left))) {
+      const uint64_t moves = clock_moves_;
+      auto woken = [this, moves]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || clock_moves_ != moves;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&woken), absl::FromChrono(left));
+      if (stopping_) {
+        watching_ = false;
         return;
       }
     }
     expired_ = true;
+    watching_ = false;
   }
   // Outside the lock: the call's interceptors run inside TryCancel.
   context_->TryCancel();

@@ -20,6 +20,7 @@
 #define MERIDIAN_COMMON_IDLE_DEADLINE_H_
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -31,7 +32,12 @@ namespace meridian {
 
 class IdleDeadline {
  public:
-  IdleDeadline(grpc::ClientContext* context, absl::Duration timeout);
+  // What "now" is: the monotonic clock, or a test's.
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
+  // `clock` null: std::chrono::steady_clock.
+  IdleDeadline(grpc::ClientContext* context, absl::Duration timeout,
+               Clock clock = nullptr);
   ~IdleDeadline();
   IdleDeadline(const IdleDeadline&) = delete;
   IdleDeadline& operator=(const IdleDeadline&) = delete;
@@ -42,15 +48,28 @@ class IdleDeadline {
   bool expired() const;
   absl::Duration timeout() const { return timeout_; }
 
+  // For a test's clock: it moved, so the deadline is looked at again now
+  // (between calls the watcher waits on the real clock, for at most the
+  // time its clock said was left). Returns once the watcher has looked.
+  void ClockMoved();
+  // Waits until the deadline has passed (expired()) or `limit` of real
+  // time; whether it has.
+  bool AwaitExpired(absl::Duration limit) const;
+
  private:
   void Watch();
+  std::chrono::steady_clock::time_point Later() const;
 
   grpc::ClientContext* const context_;
   const absl::Duration timeout_;
+  const Clock clock_;
   mutable absl::Mutex mu_;
   std::chrono::steady_clock::time_point deadline_ ABSL_GUARDED_BY(mu_);
   bool expired_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t clock_moves_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t looked_ ABSL_GUARDED_BY(mu_) = 0;  // clock_moves_ Watch saw last
+  bool watching_ ABSL_GUARDED_BY(mu_) = true;
   std::thread thread_;
 };
 

@@ -1,5 +1,6 @@
 #include "common/idle_deadline.h"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -71,17 +72,28 @@ TEST_F(IdleDeadlineTest, DestroyedItNeverCancels) {
             grpc::StatusCode::DEADLINE_EXCEEDED);
 }
 
+// On a test's clock: progress every 100 ms over 1.5 s keeps a 1 s
+// deadline from passing; 1 s of silence after the last passes it.
 TEST(IdleDeadlineProgressTest, ProgressMovesTheDeadline) {
-  // Not a call: a context no call uses, so only expired() can tell. Over
-  // 1.5 s in all, progress every 100 ms keeps a 1 s deadline from passing
-  // (these waits are the time under test, not synchronisation).
+  // Not a call: a context no call uses, so only expired() can tell.
   grpc::ClientContext context;
-  IdleDeadline idle(&context, absl::Seconds(1));
+  std::atomic<int64_t> now_ms{0};
+  IdleDeadline idle(&context, absl::Seconds(1), [&now_ms] {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::milliseconds(now_ms.load()));
+  });
   for (int i = 0; i < 15; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    now_ms += 100;
     idle.Progress();
+    idle.ClockMoved();
+    EXPECT_FALSE(idle.expired()) << "at " << now_ms << " ms";
   }
+  now_ms += 999;  // 1 ms short of the deadline
+  idle.ClockMoved();
   EXPECT_FALSE(idle.expired());
+  now_ms += 1;
+  idle.ClockMoved();
+  EXPECT_TRUE(idle.AwaitExpired(absl::Seconds(60)));
 }
 
 }  // namespace
