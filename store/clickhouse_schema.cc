@@ -91,13 +91,6 @@ constexpr Table kTables[] = {
 
 }  // namespace
 
-using clickhouse::ContentId;
-using clickhouse::JobId;
-using clickhouse::OpIdOf;
-using clickhouse::Quote;
-using clickhouse::ReadRows;
-using clickhouse::StringId;
-
 absl::StatusOr<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(
     const std::string& location, StoreOptions options) {
   ClickHouseLayout layout;

@@ -32,13 +32,6 @@ std::string Int64Array(const std::vector<int64_t>& values) {
 
 }  // namespace
 
-using clickhouse::ContentId;
-using clickhouse::JobId;
-using clickhouse::OpIdOf;
-using clickhouse::Quote;
-using clickhouse::ReadRows;
-using clickhouse::StringId;
-
 ClickHouseStore::ClickHouseStore(std::unique_ptr<ClickHouseClient> client,
                                  std::string location, size_t max_cached_ids)
     : client_(std::move(client)),

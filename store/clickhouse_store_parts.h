@@ -41,6 +41,14 @@ absl::Status ReadRows(ClickHouseClient* client, const std::string& sql,
 
 }  // namespace clickhouse
 
+// The store's files use them by these names.
+using clickhouse::ContentId;
+using clickhouse::JobId;
+using clickhouse::OpIdOf;
+using clickhouse::Quote;
+using clickhouse::ReadRows;
+using clickhouse::StringId;
+
 // Ids this writer has stored rows for, to skip storing them again (rows
 // are idempotent: this only saves work). Each bounded (LRU).
 struct ClickHouseStore::Caches {

@@ -18,13 +18,6 @@
 
 namespace meridian {
 
-using clickhouse::ContentId;
-using clickhouse::JobId;
-using clickhouse::OpIdOf;
-using clickhouse::Quote;
-using clickhouse::ReadRows;
-using clickhouse::StringId;
-
 absl::StatusOr<std::vector<BatchWriteResult>> ClickHouseStore::Write(
     absl::Span<const v1::Batch* const> batches,
     absl::Span<std::vector<SpanColumns>* const> decoded) {
