@@ -130,8 +130,10 @@ void Collector::RetentionLoop(int days) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
-    const CollectorOptions& options) {
+namespace {
+
+// The refusals to serve without the security a listening address needs.
+absl::Status CheckSecurity(const CollectorOptions& options) {
   if (!Loopback(options.listen) && !options.insecure &&
       (options.tls_cert.empty() || options.auth_tokens.empty())) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -148,6 +150,37 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         "their certificates, which the web page's requests cannot carry; "
         "give --auth-tokens (the page sends a token) or drop --http");
   }
+  return absl::OkStatus();
+}
+
+// The collector's metrics of its evidence log (none held: `log` null).
+void AddEvidenceLogMetrics(const EvidenceLog* log,
+                           std::vector<prometheus::MetricFamily>* out) {
+  const EvidenceLog::Counters c =
+      log != nullptr ? log->counters() : EvidenceLog::Counters{};
+  out->push_back(GaugeFamily(
+      "meridian_collector_evidence_log_bytes",
+      "Clock evidence held from what was stored, until a job's clock update "
+      "takes it (bounded by an eighth of --analysis-memory-mib).",
+      static_cast<double>(c.bytes)));
+  out->push_back(LabeledFamily(
+      "meridian_collector_evidence_log_takes_total",
+      "Clock updates by where their evidence came from: the log (taken) or "
+      "the store's chunks (missed: the log lacked some), and jobs the log "
+      "forgot for its bound.",
+      true, "result",
+      {{"taken", static_cast<double>(c.taken)},
+       {"missed", static_cast<double>(c.missed)},
+       {"forgotten", static_cast<double>(c.forgotten)}}));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
+    const CollectorOptions& options) {
+  if (absl::Status secure = CheckSecurity(options); !secure.ok()) {
+    return secure;
+  }
   auto credentials = ServerCredentials(options);
   if (!credentials.ok()) return credentials.status();
   std::shared_ptr<const Authorizer> auth = Authorizer::AllowAll();
@@ -163,6 +196,13 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   ArmFailpoint(store->get());
 
   std::unique_ptr<Collector> collector(new Collector());
+  if (options.refresh_after > absl::ZeroDuration()) {
+    // Only where the refresh takes it, at most an eighth of the analysis
+    // memory (a whole solve gathered as much evidence from the chunks).
+    collector->evidence_log_ = std::make_unique<EvidenceLog>(
+        static_cast<int64_t>(options.analysis_memory_bytes / 8));
+    (*store)->Observe(collector->evidence_log_.get());
+  }
   collector->writer_ = std::make_unique<BatchWriter>(std::move(*store), 200000,
                                                      options.max_queue_bytes);
   collector->auth_ = auth;
@@ -196,6 +236,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
                            : auth->Check(context, scope, job);
       },
       options.analysis_memory_bytes, options.analysis_wait);
+  collector->query_->set_evidence_log(collector->evidence_log_.get());
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   collector->query_->set_save_clocks(
@@ -386,6 +427,7 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
       {latencies.samples, std::numeric_limits<double>::infinity()});
   commits.metric.push_back(histogram);
   out.push_back(commits);
+  AddEvidenceLogMetrics(evidence_log_.get(), &out);
   const QueryService::ClockUpdates clocks = query_->clock_updates();
   out.push_back(LabeledFamily(
       "meridian_collector_clock_updates_total",

@@ -35,6 +35,7 @@
 #include "collector/job_refresher.h"
 #include "common/metrics_endpoint.h"
 #include "grpcpp/grpcpp.h"
+#include "query/clocks/evidence_log.h"
 #include "query/query_service.h"
 #include "web/web_server.h"
 
@@ -117,6 +118,9 @@ class Collector {
   Collector() = default;
   std::vector<prometheus::MetricFamily> CollectMetrics() const;
 
+  // The clock evidence of what the writer stores (evidence_log.h): before
+  // the writer and the query service, which use it, so it outlives both.
+  std::unique_ptr<EvidenceLog> evidence_log_;
   std::unique_ptr<BatchWriter> writer_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<ClockService> clock_;

@@ -34,7 +34,7 @@ void SaveNewClocks(const SaveClocks& save, const JobInfo& job,
 absl::StatusOr<JobClocks> WholeJobClocks(
     const JobQuery& query, bool resolve, const SaveClocks& save,
     const std::atomic<bool>* cancel, ClockSolveState* state,
-    const std::optional<StoredJobResult>* stored) {
+    const std::optional<StoredJobResult>* stored, EvidenceLog* log) {
   absl::StatusOr<JobClocks> clocks = absl::UnknownError("not solved");
   if (resolve) {
     JobRead read;
@@ -45,7 +45,7 @@ absl::StatusOr<JobClocks> WholeJobClocks(
         stored != nullptr ? *stored
                           : StoredClocks(*query.store, query.catalog.job);
     clocks = JobClocks::Update(*query.store, query.catalog, &read, cancel,
-                               nullptr, state);
+                               nullptr, state, log);
   }
   if (!clocks.ok()) return clocks.status();
   SaveNewClocks(save, query.catalog.job, *clocks);

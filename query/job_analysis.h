@@ -81,11 +81,13 @@ void SaveNewClocks(const SaveClocks& save, const JobInfo& job,
 // since `state` if it holds, else from all of them); with `resolve`, solved
 // from all its spans. The new solution handed to `save`.
 // `cancel`: as JobRead::cancel.
-// `state`, if set, is the job's incremental state (clock_solve_state.h).
+// `state`, if set, is the job's incremental state (clock_solve_state.h);
+// `log`, if set with it, the collector's evidence log (evidence_log.h).
 absl::StatusOr<JobClocks> WholeJobClocks(
     const JobQuery& query, bool resolve, const SaveClocks& save,
     const std::atomic<bool>* cancel = nullptr, ClockSolveState* state = nullptr,
-    const std::optional<StoredJobResult>* stored = nullptr);
+    const std::optional<StoredJobResult>* stored = nullptr,
+    EvidenceLog* log = nullptr);
 
 // The job's step summaries brought up to date (StepSummaries::Update), what
 // was made handed to `save`. NOT_FOUND if the job has no steps.

@@ -354,9 +354,9 @@ absl::StatusOr<JobClocks> QueryService::JobClocksOf(
   }
   absl::MutexLock lock(&slot->mu);
   const int64_t incremental = slot->state.incremental_updates;
-  auto clocks =
-      WholeJobClocks(query, false, save_clocks_, cancel,
-                     slot->too_large ? nullptr : &slot->state, stored);
+  auto clocks = WholeJobClocks(query, false, save_clocks_, cancel,
+                               slot->too_large ? nullptr : &slot->state, stored,
+                               evidence_log_);
   if (clocks.ok() && !clocks->from_stored()) {
     ++(slot->state.incremental_updates > incremental ? incremental_updates_
                                                      : whole_updates_);

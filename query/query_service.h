@@ -32,6 +32,7 @@
 #include "query/analysis/step_summaries.h"
 #include "query/analysis_memory.h"
 #include "query/clocks/clock_solve_state.h"
+#include "query/clocks/evidence_log.h"
 #include "query/clocks/job_clocks.h"
 #include "query/job_analysis.h"
 #include "query/job_query.h"
@@ -73,6 +74,11 @@ class QueryService final : public v1::Query::Service {
   // solving (docs/clocks.md). Unset: nothing is stored.
   using SaveClocks = meridian::SaveClocks;
   void set_save_clocks(SaveClocks save) { save_clocks_ = std::move(save); }
+  // The evidence log of the collector's store (not owned; it outlives this
+  // service): the jobs' clock updates take the evidence of the chunks
+  // written since from it instead of reading them (evidence_log.h). Unset:
+  // they read the chunks.
+  void set_evidence_log(EvidenceLog* log) { evidence_log_ = log; }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
   // of a job with steps are answered from its per-step summaries
@@ -233,6 +239,7 @@ class QueryService final : public v1::Query::Service {
 
   std::string db_path_;
   SaveClocks save_clocks_;
+  EvidenceLog* evidence_log_ = nullptr;
   SaveSummaries save_summaries_;
   MayRead may_read_;
   uint64_t analysis_budget_;

@@ -125,6 +125,9 @@ absl::StatusOr<int64_t> SqliteStore::DeleteJob(const std::string& name) {
     return absl::NotFoundError(
         absl::StrCat("no job \"", name, "\" in ", named_));
   }
+  // Told first: forgetting what was derived is safe whether or not the
+  // deletion then commits.
+  if (observer_ != nullptr) observer_->Deleted(id);
   absl::Status status = Exec("BEGIN IMMEDIATE;");
   if (!status.ok()) return status;
   for (const char* sql :
@@ -178,6 +181,8 @@ absl::StatusOr<std::vector<std::string>> SqliteStore::DeleteJobsEndedBefore(
   }
   return deleted;
 }
+
+void SqliteStore::Observe(WriteObserver* observer) { observer_ = observer; }
 
 size_t SqliteStore::cached_ids() const {
   return caches_->string_ids.size() + caches_->jobs.size() +

@@ -38,6 +38,7 @@ class SqliteStore final : public Store {
   absl::Status BeginSnapshot() override;
   absl::StatusOr<std::vector<JobInfo>> ListJobs() override;
   size_t cached_ids() const override;
+  void Observe(WriteObserver* observer) override;
   absl::StatusOr<int64_t> DeleteJob(const std::string& name) override;
   absl::StatusOr<std::vector<std::string>> DeleteJobsEndedBefore(
       int64_t end_before_ns) override;
@@ -135,7 +136,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<int64_t> OpId(int64_t category, int64_t name_id);
   // Turns a batch's ids in `spans` (name and category, arg strings) into
   // the store's: operation ids and string ids.
-  absl::Status ToStoreIds(const std::vector<int64_t>& string_id,
+  absl::Status ToStoreIds(const v1::Batch& batch,
+                          const std::vector<int64_t>& string_id,
                           SpanColumns* spans);
   absl::StatusOr<std::vector<uint64_t>> RingMarks(const v1::Batch& batch);
   absl::Status WriteTrackSpans(int64_t job_id, int64_t epoch_ns, int64_t track,
@@ -154,6 +156,7 @@ class SqliteStore final : public Store {
   std::string path_;
   std::string named_;  // in error messages (StoreOptions::name_in_errors)
   std::unique_ptr<Caches> caches_;
+  WriteObserver* observer_ = nullptr;  // Observe
   const size_t max_cached_ids_;
   std::vector<std::unique_ptr<Statement>> statements_;
   absl::flat_hash_map<const char*, Statement*> statement_by_sql_;

@@ -52,8 +52,10 @@ absl::StatusOr<std::vector<BatchWriteResult>> SqliteStore::Write(
     // Nothing of this call is stored; interned ids may name rolled-back rows.
     Exec("ROLLBACK;").IgnoreError();
     caches_ = std::make_unique<Caches>(max_cached_ids_);
+    if (observer_ != nullptr) observer_->RolledBack();
     return status;
   }
+  if (observer_ != nullptr) observer_->Committed();
   return results;
 }
 
@@ -70,6 +72,7 @@ absl::Status SqliteStore::WriteOne(const v1::Batch& batch,
   if (!clock.ok()) return clock;
   auto string_id = InternStrings(batch);
   if (!string_id.ok()) return string_id.status();
+  if (observer_ != nullptr) observer_->Strings(batch, *string_id);
   auto process = StoreProcesses(batch, *string_id);
   if (!process.ok()) return process.status();
   auto track_id = StoreTracks(batch, *process, *string_id);
@@ -257,7 +260,7 @@ absl::StatusOr<std::vector<SpanColumns>> SqliteStore::SpansByTrack(
   auto by_track = CollectTrackSpans(batch, decoded, *marks, &caches_->wire);
   if (!by_track.ok()) return by_track.status();
   for (SpanColumns& columns : *by_track) {
-    absl::Status status = ToStoreIds(string_id, &columns);
+    absl::Status status = ToStoreIds(batch, string_id, &columns);
     if (!status.ok()) return status;
   }
   return by_track;
@@ -310,7 +313,8 @@ absl::StatusOr<int64_t> SqliteStore::OpId(int64_t category, int64_t name_id) {
   return *id;
 }
 
-absl::Status SqliteStore::ToStoreIds(const std::vector<int64_t>& string_id,
+absl::Status SqliteStore::ToStoreIds(const v1::Batch& batch,
+                                     const std::vector<int64_t>& string_id,
                                      SpanColumns* spans) {
   // Consecutive spans mostly share their operation, so one lookup serves a
   // run of them.
@@ -319,6 +323,10 @@ absl::Status SqliteStore::ToStoreIds(const std::vector<int64_t>& string_id,
     if (spans->category[i] != last_category || spans->name[i] != last_name) {
       auto op = OpId(spans->category[i], string_id[spans->name[i]]);
       if (!op.ok()) return op.status();
+      if (observer_ != nullptr) {
+        observer_->Operation(*op, static_cast<v1::Category>(spans->category[i]),
+                             batch.strings(spans->name[i]));
+      }
       last_category = spans->category[i];
       last_name = spans->name[i];
       last_op = *op;
@@ -360,6 +368,10 @@ absl::Status SqliteStore::WriteTrackSpans(int64_t job_id, int64_t epoch_ns,
         const int rc = (*insert)->Step();
         (*insert)->Reset();
         if (rc != SQLITE_DONE) return Fail("storing a chunk failed");
+        if (observer_ != nullptr) {
+          observer_->Chunk(job_id, track, sqlite3_last_insert_rowid(db_),
+                           piece);
+        }
         totals.min_start = std::min(totals.min_start, bounds.first_start);
         totals.max_end = std::max(totals.max_end, bounds.max_end);
         totals.max_dur = std::max(totals.max_dur, bounds.max_dur);

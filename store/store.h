@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "meridian/v1/span.pb.h"
+#include "store/write_observer.h"
 
 namespace meridian {
 
@@ -283,6 +284,10 @@ class Store {
   virtual absl::StatusOr<std::vector<JobInfo>> ListJobs() = 0;
   // Entries in the writer's id caches (for tests of their bound).
   virtual size_t cached_ids() const = 0;
+  // Tells `observer` (not owned; null: no one) of this store's writes from
+  // now on, as write_observer.h says. The SQLite store tells; others
+  // ignore it.
+  virtual void Observe(WriteObserver* observer) { (void)observer; }
 
   // Deletes job `name` whole (its chunks, processes, tracks, agents) in one
   // transaction; returns the spans it held. NOT_FOUND if there is none.

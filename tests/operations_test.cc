@@ -699,6 +699,15 @@ TEST(OperationsTest, ASecondRefreshUpdatesTheClocksFromTheKeptState) {
   EXPECT_TRUE(HasLine(
       metrics,
       "meridian_collector_clock_updates_total{solve=\"incremental\"} 1"));
+  // Both took their evidence from what the writer stored, reading no chunk
+  // (docs/clocks.md, "Evidence"), and left none of it held.
+  EXPECT_TRUE(HasLine(
+      metrics,
+      "meridian_collector_evidence_log_takes_total{result=\"taken\"} 2"));
+  EXPECT_TRUE(HasLine(
+      metrics,
+      "meridian_collector_evidence_log_takes_total{result=\"missed\"} 0"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_evidence_log_bytes 0"));
   auto query = v1::Query::NewStub(channel);
   auto clocks = [&](bool resolve) {
     grpc::ClientContext context;

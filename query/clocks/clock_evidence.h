@@ -17,9 +17,15 @@
 #define MERIDIAN_QUERY_CLOCKS_CLOCK_EVIDENCE_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "meridian/v1/span.pb.h"
+#include "query/ops/mpi_semantics.h"
+#include "store/store.h"
 
 namespace meridian {
 
@@ -44,6 +50,17 @@ struct EvidenceSpan {
   std::vector<int32_t> sources;
 };
 static_assert(sizeof(EvidenceSpan) <= 96, "an EvidenceSpan grew");
+
+// The role of an operation's spans in the evidence, if they are evidence
+// (MPI spans of a role the refinement orders); nullopt otherwise.
+std::optional<SpanRole> EvidenceRole(v1::Category category,
+                                     const std::string& name);
+// Whether a span of `role` (EvidenceRole's) reads its args: a Sendrecv's
+// receive, a neighbor collective's sources, an epoch's group.
+bool EvidenceReadsArgs(SpanRole role);
+// Span `span`, of an operation of `role`, as evidence. It reads the span's
+// args only where EvidenceReadsArgs(role).
+EvidenceSpan EvidenceOf(SpanRole role, const StoredSpan& span);
 
 struct ClockEvidence {
   std::vector<EvidenceSpan> spans;

@@ -15,6 +15,7 @@ void ClockSolveState::Clear() {
   open.shrink_to_fit();
   first_start.clear();
   mark = 0;
+  chunks = 0;
   solution.reset();
 }
 

@@ -59,7 +59,8 @@ struct ClockSolveState {
   int64_t settled_spans = 0;       // in settled groups, or never matched
   std::vector<EvidenceSpan> open;  // ascending (start, track)
   absl::flat_hash_map<int64_t, int64_t> first_start;  // track -> raw ns
-  int64_t mark = 0;  // Store::WriteMark up to which the chunks were read
+  int64_t mark = 0;    // Store::WriteMark up to which the chunks were read
+  int64_t chunks = 0;  // the job's chunks up to `mark` (its catalog's count)
   std::optional<StoredJobResult> solution;  // the last one made
   // Updates that used the state, and solves that made it again.
   int64_t incremental_updates = 0;

@@ -15,7 +15,13 @@
 //   - incremental: JobClocks::Update with the ClockSolveState kept since
 //     the last part (what the collector's refresh does), then its solution
 //     stored;
-//   - whole: JobClocks::Load over every span (what a solve did before).
+//   - whole: JobClocks::Load over every span (what a solve did before);
+//   - logged: JobClocks::Update with a state of its own and the evidence
+//     log the writer told (evidence_log.h: what the collector does now; no
+//     chunk read where the log holds them).
+// Each part is written to two stores in turn, alternating which goes
+// first: the one the log observes, and one that no one observes (the
+// writes' times compared: the log's cost to ingest).
 // All must give the same solution, byte for byte (else exit 1). The last
 // line is JSON: the last part's times, their ratios, how much of the
 // evidence is settled, and the chunks read. Left out: the gRPC and the
@@ -29,6 +35,7 @@
 
 #include "common/command_line.h"
 #include "query/clocks/clock_solve_state.h"
+#include "query/clocks/evidence_log.h"
 #include "query/clocks/job_clocks.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
@@ -65,8 +72,11 @@ int Run(int argc, char** argv) {
   Check(layers.status(), "--layers");
   const std::string path =
       line->Get("dir", "/tmp") + "/meridian-clock-update-bench.db";
+  const std::string plain_path =
+      line->Get("dir", "/tmp") + "/meridian-clock-update-bench-plain.db";
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
+    std::remove((plain_path + suffix).c_str());
   }
   SyntheticJob job;
   job.job = "bench";
@@ -88,6 +98,14 @@ int Run(int argc, char** argv) {
   options.full_sync = false;
   auto writer = Store::Open(path, options);
   Check(writer.status(), "open");
+  auto plain = Store::Open(plain_path, options);
+  Check(plain.status(), "open");
+  EvidenceLog log(int64_t{4} << 30);
+  (*writer)->Observe(&log);
+  ClockSolveState logged_state;
+  std::optional<StoredJobResult> logged_solution;
+  double logged_ms = 0, write_logged_ms = 0, write_plain_ms = 0;
+  int64_t logged_chunks = 0;
   StoreOptions read_only;
   read_only.read_only = true;
   const int64_t n_parts = std::max<int64_t>(*parts, 1);
@@ -102,7 +120,12 @@ int Run(int argc, char** argv) {
       const size_t to = of_node.size() * (part + 1) / n_parts;
       for (size_t i = from; i < to; ++i) pointers.push_back(&of_node[i]);
     }
-    Check((*writer)->Write(pointers).status(), "write");
+    for (int w = 0; w < 2; ++w) {
+      const bool observed = (w + part) % 2 == 0;
+      const Clock::time_point t = Clock::now();
+      Check((observed ? *writer : *plain)->Write(pointers).status(), "write");
+      (observed ? write_logged_ms : write_plain_ms) += Ms(t);
+    }
 
     auto reader = Store::Open(path, read_only);
     Check(reader.status(), "reopen");
@@ -113,10 +136,10 @@ int Run(int argc, char** argv) {
     job_chunks = catalog->job.chunks;
     auto stored = (*reader)->LoadClockSolution(catalog->job.id);
     Check(stored.status(), "stored solution");
-    std::string updated, incremental, whole;
-    // The three in turn, each part starting with the next one.
-    for (int turn = 0; turn < 3; ++turn) {
-      const int leg = static_cast<int>((turn + part) % 3);
+    std::string updated, incremental, whole, logged;
+    // The four in turn, each part starting with the next one.
+    for (int turn = 0; turn < 4; ++turn) {
+      const int leg = static_cast<int>((turn + part) % 4);
       if (leg == 0) {
         // Without a kept state (the solution is the incremental leg's to
         // store).
@@ -140,6 +163,16 @@ int Run(int argc, char** argv) {
         Check((*writer)->SaveClockSolution(catalog->job.id,
                                            *clocks->new_solution()),
               "store solution");
+      } else if (leg == 3) {
+        ScanStats read;
+        const Clock::time_point t = Clock::now();
+        auto clocks = JobClocks::Update(**reader, *catalog, &logged_solution,
+                                        nullptr, &read, &logged_state, &log);
+        Check(clocks.status(), "logged update");
+        logged_ms = Ms(t);
+        logged_chunks = read.chunks_read;
+        logged_solution = clocks->new_solution();
+        logged = clocks->new_solution()->data;
       } else {
         JobRead read;
         ScanStats stats;
@@ -152,19 +185,22 @@ int Run(int argc, char** argv) {
         whole = clocks->new_solution()->data;
       }
     }
-    if (updated != whole || incremental != whole) {
+    if (updated != whole || incremental != whole || logged != whole) {
       fprintf(stderr,
               "clock_update_bench: part %lld: the %s solution differs "
               "from the whole job's\n",
               static_cast<long long>(part + 1),
-              updated != whole ? "update's" : "incremental update's");
+              updated != whole       ? "update's"
+              : incremental != whole ? "incremental update's"
+                                     : "logged update's");
       return 1;
     }
     printf(
         "part %lld/%lld: %lld spans, %lld chunks; update %.1f ms (%lld chunks "
         "read, %lld spans of evidence), incremental %.1f ms (%lld settled, "
         "%zu open; %lld incremental, %lld whole so far), whole solve %.1f ms "
-        "(%lld chunks read); same solution\n",
+        "(%lld chunks read); logged %.1f ms (%lld chunks read); same "
+        "solution\n",
         static_cast<long long>(part + 1), static_cast<long long>(n_parts),
         static_cast<long long>(job_spans), static_cast<long long>(job_chunks),
         update_ms, static_cast<long long>(update_chunks),
@@ -172,8 +208,10 @@ int Run(int argc, char** argv) {
         static_cast<long long>(state.settled_spans), state.open.size(),
         static_cast<long long>(state.incremental_updates),
         static_cast<long long>(state.full_solves), whole_ms,
-        static_cast<long long>(whole_chunks));
+        static_cast<long long>(whole_chunks), logged_ms,
+        static_cast<long long>(logged_chunks));
   }
+  const EvidenceLog::Counters counters = log.counters();
   printf(
       "{\"bench\": \"clocks\", \"nodes\": %d, \"ranks\": %d, \"spans\": %lld, "
       "\"parts\": %lld, \"evidence_spans\": %lld, \"update_ms\": %.1f, "
@@ -183,6 +221,10 @@ int Run(int argc, char** argv) {
       "\"open_spans\": %zu, \"incremental_updates\": %lld, "
       "\"whole_updates\": %lld, \"state_bytes\": %lld, "
       "\"update_chunks_read\": %lld, \"whole_chunks_read\": %lld, "
+      "\"logged_ms\": %.1f, \"logged_over_incremental\": %.3f, "
+      "\"logged_chunks_read\": %lld, \"log_taken\": %lld, "
+      "\"log_missed\": %lld, \"write_logged_ms\": %.1f, "
+      "\"write_plain_ms\": %.1f, \"write_logged_over_plain\": %.3f, "
       "\"same_solution\": true}\n",
       job.nodes, job.ranks, static_cast<long long>(job_spans),
       static_cast<long long>(n_parts), static_cast<long long>(evidence_spans),
@@ -193,9 +235,14 @@ int Run(int argc, char** argv) {
       static_cast<long long>(state.full_solves),
       static_cast<long long>(state.MemoryBytes()),
       static_cast<long long>(update_chunks),
-      static_cast<long long>(whole_chunks));
+      static_cast<long long>(whole_chunks), logged_ms,
+      logged_ms / incremental_ms, static_cast<long long>(logged_chunks),
+      static_cast<long long>(counters.taken),
+      static_cast<long long>(counters.missed), write_logged_ms, write_plain_ms,
+      write_logged_ms / write_plain_ms);
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::remove((path + suffix).c_str());
+    std::remove((plain_path + suffix).c_str());
   }
   return 0;
 }

@@ -127,7 +127,8 @@ absl::StatusOr<JobClocks> JobClocks::Load(
 absl::StatusOr<JobClocks> JobClocks::Update(
     Store& store, const JobCatalog& catalog,
     const std::optional<StoredJobResult>* stored,
-    const std::atomic<bool>* cancel, ScanStats* stats, ClockSolveState* state) {
+    const std::atomic<bool>* cancel, ScanStats* stats, ClockSolveState* state,
+    EvidenceLog* log) {
   JobClocks clocks;
   absl::Status status = clocks.LoadNodes(store, catalog);
   if (!status.ok()) return status;
@@ -142,7 +143,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   const Roles roles = RolesOf(catalog);
   if (state != nullptr && clocks.Trusts(catalog, stored, *state)) {
     auto updated =
-        clocks.UpdateFrom(store, catalog, roles, cancel, stats, state);
+        clocks.UpdateFrom(store, catalog, roles, cancel, stats, state, log);
     if (!updated.ok()) return updated.status();
     if (*updated) return clocks;  // else solved whole below, as loaded
   }
@@ -150,17 +151,26 @@ absl::StatusOr<JobClocks> JobClocks::Update(
   // Before any span is read: what is written after it is new next time.
   auto mark = store.WriteMark(catalog.job.id);
   if (!mark.ok()) return mark.status();
-  // The whole job's evidence, from its chunks, in the scan's order (the
-  // refinement's: ascending start, then track).
+  // The whole job's evidence, in the scan's order (the refinement's:
+  // ascending start, then track): from the log where it holds all of it,
+  // else from the job's chunks.
+  std::optional<ClockEvidence> logged;
+  if (log != nullptr && state != nullptr) {
+    logged = log->Take(catalog.job.id, 0, *mark, catalog.job.chunks);
+  }
   ClockEvidence evidence;
-  JobRead read;
-  read.cancel = cancel;
-  read.stats = stats;
-  status = clocks.Gather(
-      store, catalog, roles, nullptr, read,
-      [&](EvidenceSpan&& span) { evidence.spans.push_back(std::move(span)); },
-      &evidence);
-  if (!status.ok()) return status;
+  if (logged) {
+    evidence = std::move(*logged);
+  } else {
+    JobRead read;
+    read.cancel = cancel;
+    read.stats = stats;
+    status = clocks.Gather(
+        store, catalog, roles, nullptr, read,
+        [&](EvidenceSpan&& span) { evidence.spans.push_back(std::move(span)); },
+        &evidence);
+    if (!status.ok()) return status;
+  }
   clocks.evidence_spans_ = static_cast<int64_t>(evidence.spans.size());
   CausalRefiner refiner(static_cast<int>(clocks.nodes_.size()));
   const int64_t unordered = clocks.AddOrdered(roles, &evidence.spans, &refiner);
@@ -177,6 +187,7 @@ absl::StatusOr<JobClocks> JobClocks::Update(
     }
     state->first_start = std::move(evidence.first_start);
     state->mark = *mark;
+    state->chunks = catalog.job.chunks;
     state->solution = clocks.new_solution_;
     ++state->full_solves;
     state->settled_spans += unordered;
@@ -220,11 +231,19 @@ bool JobClocks::Trusts(const JobCatalog& catalog,
 
 absl::StatusOr<bool> JobClocks::UpdateFrom(
     Store& store, const JobCatalog& catalog, const Roles& roles,
-    const std::atomic<bool>* cancel, ScanStats* stats, ClockSolveState* state) {
+    const std::atomic<bool>* cancel, ScanStats* stats, ClockSolveState* state,
+    EvidenceLog* log) {
   auto mark = store.WriteMark(catalog.job.id);
   if (!mark.ok()) return mark.status();
   ClockEvidence fresh;
-  if (*mark > state->mark) {
+  std::optional<ClockEvidence> logged;
+  if (log != nullptr && *mark > state->mark) {
+    logged = log->Take(catalog.job.id, state->mark, *mark,
+                       catalog.job.chunks - state->chunks);
+  }
+  if (logged) {
+    fresh = std::move(*logged);
+  } else if (*mark > state->mark) {
     JobRead read;
     read.ranges[0].written_after = state->mark;
     read.cancel = cancel;
@@ -261,6 +280,7 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
     if (before_settled) return false;
   }
   state->mark = std::max(state->mark, *mark);
+  state->chunks = catalog.job.chunks;
   for (const auto& [track, start] : fresh.first_start) {
     auto [it, added] = state->first_start.try_emplace(track, start);
     if (!added) it->second = std::min(it->second, start);
@@ -545,9 +565,9 @@ JobClocks::Roles JobClocks::RolesOf(const JobCatalog& catalog) {
     roles.rank_of_track[t.id] = rank_of_process[t.process_id];
   }
   for (const OpInfo& op : catalog.ops) {
-    const SpanRole role = RoleOf(op.category, op.name);
-    if (op.category == v1::CATEGORY_MPI && CausalRefiner::Orders(role)) {
-      roles.of_op[op.id] = role;
+    if (const std::optional<SpanRole> role =
+            EvidenceRole(op.category, op.name)) {
+      roles.of_op[op.id] = *role;
     }
   }
   return roles;
@@ -577,27 +597,7 @@ absl::Status JobClocks::Gather(
         !PairsMessage(read.message_steps, span.step)) {
       return true;
     }
-    EvidenceSpan e;
-    e.track_id = span.track_id;
-    e.op_id = span.op_id;
-    e.start_ns = span.start_ns;
-    e.dur_ns = span.dur_ns;
-    e.comm = span.comm;
-    e.comm_size = span.comm_size;
-    e.has_seq = span.seq.has_value();
-    e.seq = span.seq.value_or(0);
-    e.peer = span.peer.value_or(-1);
-    e.tag = span.tag.value_or(0);
-    // A neighbor collective's sources or a Win_post's or Win_start's
-    // group.
-    e.sources = ListedRanks(role->second, span);
-    if (role->second == SpanRole::kSendRecv) {
-      if (const std::optional<ReceiveHalf> r = SendrecvReceive(span)) {
-        e.recv_peer = r->peer;
-        e.recv_tag = r->tag;
-      }
-    }
-    add(std::move(e));
+    add(EvidenceOf(role->second, span));
     return true;
   };
   for (const ScanRange& range : read.ranges) {

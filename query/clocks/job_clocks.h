@@ -25,6 +25,7 @@
 #include "query/clocks/clock_evidence.h"
 #include "query/clocks/clock_solve_state.h"
 #include "query/clocks/clock_timeline.h"
+#include "query/clocks/evidence_log.h"
 #include "store/store.h"
 
 namespace meridian {
@@ -99,14 +100,17 @@ class JobClocks {
   // its open evidence and the new spans are placed and matched, and its
   // settled groups counted (a span read twice, as ClickHouse's write mark
   // rereads the last seconds, counts once); otherwise solved whole from one
-  // scan of the job's chunks, and the state (if given) made again. The same
-  // answer as Load's whole-job solve either way, byte for byte. `stats` and
-  // `cancel` as JobRead's.
+  // scan of the job's chunks, and the state (if given) made again. With a
+  // state and `log` (the collector's, evidence_log.h), the evidence of the
+  // chunks it needs is taken from the log instead where the log holds all
+  // of them: no chunk is read. `catalog` and the store's write mark must be
+  // of one snapshot (OpenJob's). The same answer as Load's whole-job solve
+  // either way, byte for byte. `stats` and `cancel` as JobRead's.
   static absl::StatusOr<JobClocks> Update(
       Store& store, const JobCatalog& catalog,
       const std::optional<StoredJobResult>* stored,
       const std::atomic<bool>* cancel = nullptr, ScanStats* stats = nullptr,
-      ClockSolveState* state = nullptr);
+      ClockSolveState* state = nullptr, EvidenceLog* log = nullptr);
 
   // This solution, to store with the job: set when Load refined the whole
   // job (a window's refinement is not the job's), nullopt otherwise.
@@ -196,7 +200,8 @@ class JobClocks {
   absl::StatusOr<bool> UpdateFrom(Store& store, const JobCatalog& catalog,
                                   const Roles& roles,
                                   const std::atomic<bool>* cancel,
-                                  ScanStats* stats, ClockSolveState* state);
+                                  ScanStats* stats, ClockSolveState* state,
+                                  EvidenceLog* log);
   // Moves the groups of `evidence` (the spans added to `refiner`, solved,
   // in order) that no later span can change into state->settled, and the
   // other spans to state->open; advances each node's horizon first.
