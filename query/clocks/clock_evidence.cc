@@ -32,7 +32,7 @@ EvidenceSpan EvidenceOf(SpanRole role, const StoredSpan& span) {
   e.peer = span.peer.value_or(-1);
   e.tag = span.tag.value_or(0);
   // A neighbor collective's sources or a Win_post's or Win_start's group.
-  e.sources = ListedRanks(role, span);
+  if (ListsRanks(role)) e.sources = ListedRanks(role, span);
   if (role == SpanRole::kSendRecv) {
     if (const std::optional<ReceiveHalf> r = SendrecvReceive(span)) {
       e.recv_peer = r->peer;

@@ -132,6 +132,7 @@ void EvidenceLog::Chunk(int64_t job_id, int64_t track_id, int64_t chunk_id,
     }
     chunk.spans.push_back(EvidenceOf(*role, span));
   }
+  chunk.bytes = BytesOf(chunk);
   pending_.push_back(std::move(chunk));
 }
 
@@ -144,7 +145,7 @@ void EvidenceLog::Committed() {
     // Not held: a Take of a range holding it then misses it and reads.
     if (chunk.unreadable) continue;
     JobLog& log = jobs_[chunk.job_id];
-    const int64_t bytes = BytesOf(chunk);
+    const int64_t bytes = chunk.bytes;
     log.bytes += bytes;
     bytes_ += bytes;
     log.used = ++sequence_;
@@ -200,7 +201,7 @@ std::optional<ClockEvidence> EvidenceLog::Take(int64_t job_id, int64_t after,
         log.chunks[kept++] = std::move(chunk);
         continue;
       }
-      const int64_t bytes = BytesOf(chunk);
+      const int64_t bytes = chunk.bytes;
       log.bytes -= bytes;
       bytes_ -= bytes;
       if (chunk.id > after) taken.push_back(std::move(chunk));

@@ -70,6 +70,7 @@ class EvidenceLog final : public WriteObserver {
     int64_t track = 0;
     int64_t first_start = 0;
     bool unreadable = false;  // an arg named a string the batch lacks
+    int64_t bytes = 0;        // BytesOf, once made
     std::vector<EvidenceSpan> spans;
   };
   struct JobLog {
