@@ -16,6 +16,12 @@
 # query: the bench waits for that (its metrics) and reports its wall time
 # from the last batch's ack (500 ms of quiet included) and its CPU, then
 # the first `clocks` and `steps` queries, which read what it stored.
+#
+# First, for each node count, the answers right after the job is sent
+# (issue 47): a collector with its default flags (the refresh 5 s after the
+# last batch), the job sent, then at once `stragglers`, an export with
+# corrected clocks and one with raw clocks, each timed once (JSON
+# first_*_ms and their ratios to the raw export).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/collector_metrics.sh
@@ -43,6 +49,21 @@ json=""
 for nodes in $node_counts; do
   ranks=$((nodes * 4))
   steps=$(( (spans + ranks * 6 - 1) / (ranks * 6) ))
+  # Right after the job is sent, default flags.
+  rm -f "$work"/f.db*
+  coproc FIRST { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
+    --db "$work/f.db" --sync normal --max-streams 8192 2>"$work/first.log"; }
+  collector_pid=$FIRST_PID
+  read -r line <&"${FIRST[0]}"
+  addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+  "$bin/testing/meridian-synth" --collector "$addr" --job scale --ranks "$ranks" \
+    --nodes "$nodes" --steps "$steps" >"$work/synth.txt"
+  t=$(now); "$bin/cli/meridian" --collector "$addr" stragglers --job scale --json >/dev/null; first_stragglers=$(( ($(now) - t) / 1000000 ))
+  t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale -o "$work/c.json" >/dev/null 2>&1; first_export=$(( ($(now) - t) / 1000000 ))
+  t=$(now); "$bin/cli/meridian" --collector "$addr" export --job scale --raw-clock -o "$work/raw.json" >/dev/null 2>&1; first_raw=$(( ($(now) - t) / 1000000 ))
+  echo "$nodes nodes, right after the job was sent (default flags): stragglers ${first_stragglers} ms, export corrected ${first_export} ms, raw ${first_raw} ms"
+  kill -TERM "$collector_pid"; wait "$collector_pid" || true; collector_pid=""
+
   rm -f "$work"/m.db*
   coproc COLLECTOR { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
     --db "$work/m.db" --sync normal --max-streams 8192 --refresh-after-ms 500 \
@@ -89,7 +110,7 @@ for nodes in $node_counts; do
   echo "  background refresh ${refresh_ms} ms after the last batch (${refresh_cpu_ms} ms of it refreshing); then the first clocks ${clocks_first} ms and steps ${steps_first} ms read what it stored"
   echo "  step $step: critical path ${p} ms, export ${e} ms; whole job: steps ${sq} ms, stragglers ${gq} ms (from the summaries); collector peak RSS ${hwm} MB"
   grep -iE 'constraint|violation|refine' "$work/clocks.txt" | sed 's/^/  clocks: /' || true
-  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_solve_ms\": $k, \"clocks_stored_ms\": $s, \"stored_reads\": $stored_reads, \"step_path_ms\": $p, \"step_export_ms\": $e, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"clocks_first_ms\": $clocks_first, \"steps_first_ms\": $steps_first, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"collector_hwm_mb\": $hwm}"
+  json="$json${json:+, }\"$nodes\": {\"ranks\": $ranks, \"spans\": $job_spans, \"export_raw_ms\": $r, \"export_corrected_ms\": $c, \"clocks_solve_ms\": $k, \"clocks_stored_ms\": $s, \"stored_reads\": $stored_reads, \"step_path_ms\": $p, \"step_export_ms\": $e, \"refresh_ms\": $refresh_ms, \"refresh_cpu_ms\": $refresh_cpu_ms, \"clocks_first_ms\": $clocks_first, \"steps_first_ms\": $steps_first, \"steps_ms\": $sq, \"stragglers_ms\": $gq, \"collector_hwm_mb\": $hwm, \"first_stragglers_ms\": $first_stragglers, \"first_export_ms\": $first_export, \"first_raw_export_ms\": $first_raw, \"first_stragglers_over_raw\": $(awk -v a="$first_stragglers" -v b="$first_raw" 'BEGIN {printf "%.2f", a / b}'), \"first_export_over_raw\": $(awk -v a="$first_export" -v b="$first_raw" 'BEGIN {printf "%.2f", a / b}')}"
   kill -TERM "$collector_pid"; wait "$collector_pid" || true; collector_pid=""
 done
 echo "{\"bench\": \"scale\", \"nodes\": {$json}}"
