@@ -25,7 +25,8 @@
 #                              against --analysis-memory-mib M)
 #   ./bench/run.sh scale [--nodes "256 ... 4096"] [--spans N]
 #                             (a job of more and more nodes, the same spans:
-#                              export with raw and corrected clocks, clocks)
+#                              export with raw and corrected clocks, clocks;
+#                              and the first answers right after it is sent)
 #   ./bench/run.sh big [--spans N] [--dir DIR]
 #                             (a 100M-span job, built once under DIR, in a
 #                              collector: its background refresh, then
