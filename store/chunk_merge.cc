@@ -10,24 +10,51 @@
 namespace meridian {
 namespace {
 
-// Span i's args into `out`, whose elements (and their strings' buffers)
-// are reused from the span before: no allocation once they are warm.
+// Span i's args: ArgsOf, with the chunk's strings or the store's.
 absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
                           size_t i, std::vector<StoredArg>* out) {
-  const SpanColumns& c = chunk.spans;
-  const auto text = [&](int64_t id, std::string* to) -> absl::Status {
-    if (chunk.strings.empty()) {
-      auto looked_up = source->LookupString(id);
-      if (!looked_up.ok()) return looked_up.status();
-      *to = std::move(*looked_up);
-      return absl::OkStatus();
-    }
-    if (id < 0 || static_cast<size_t>(id) >= chunk.strings.size()) {
-      return absl::DataLossError("a chunk's arg names a string it lacks");
-    }
-    to->assign(chunk.strings[id]);
-    return absl::OkStatus();
-  };
+  return ArgsOf(
+      chunk.spans, i,
+      [&](int64_t id, std::string* to) -> absl::Status {
+        if (chunk.strings.empty()) {
+          auto looked_up = source->LookupString(id);
+          if (!looked_up.ok()) return looked_up.status();
+          *to = std::move(*looked_up);
+          return absl::OkStatus();
+        }
+        if (id < 0 || static_cast<size_t>(id) >= chunk.strings.size()) {
+          return absl::DataLossError("a chunk's arg names a string it lacks");
+        }
+        to->assign(chunk.strings[id]);
+        return absl::OkStatus();
+      },
+      out);
+}
+
+// Restores the heap order of `heap` (a max-heap under `less`, as std's
+// heap functions keep it) after its top element's key changed.
+template <typename T, typename Less>
+void SiftDown(std::vector<T>& heap, const Less& less) {
+  const size_t n = heap.size();
+  size_t at = 0;
+  T top = heap[0];
+  while (true) {
+    size_t child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && less(heap[child], heap[child + 1])) ++child;
+    if (!less(top, heap[child])) break;
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = top;
+}
+
+}  // namespace
+
+absl::Status ArgsOf(
+    const SpanColumns& c, size_t i,
+    absl::FunctionRef<absl::Status(int64_t id, std::string* to)> text,
+    std::vector<StoredArg>* out) {
   const uint32_t begin = i == 0 ? 0 : c.arg_end[i - 1];
   out->resize(c.arg_end[i] - begin);
   for (uint32_t a = begin; a < c.arg_end[i]; ++a) {
@@ -56,26 +83,6 @@ absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
   }
   return absl::OkStatus();
 }
-
-// Restores the heap order of `heap` (a max-heap under `less`, as std's
-// heap functions keep it) after its top element's key changed.
-template <typename T, typename Less>
-void SiftDown(std::vector<T>& heap, const Less& less) {
-  const size_t n = heap.size();
-  size_t at = 0;
-  T top = heap[0];
-  while (true) {
-    size_t child = 2 * at + 1;
-    if (child >= n) break;
-    if (child + 1 < n && less(heap[child], heap[child + 1])) ++child;
-    if (!less(top, heap[child])) break;
-    heap[at] = heap[child];
-    at = child;
-  }
-  heap[at] = top;
-}
-
-}  // namespace
 
 absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
                          int64_t abs_end_lo, int64_t abs_hi,

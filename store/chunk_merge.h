@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "store/store.h"
@@ -48,6 +49,15 @@ class ChunkSource {
   // The string with store id `id` (for chunks without `strings`).
   virtual absl::StatusOr<std::string> LookupString(int64_t id) = 0;
 };
+
+// Span i's args of `c` into `out`, whose elements (and their strings'
+// buffers) are reused from the span before: no allocation once they are
+// warm. `text` gives the text of a string id (keys, string values); its
+// first error is returned.
+absl::Status ArgsOf(
+    const SpanColumns& c, size_t i,
+    absl::FunctionRef<absl::Status(int64_t id, std::string* to)> text,
+    std::vector<StoredArg>* out);
 
 // The spans of `source`'s chunks in `range` (absolute bounds computed by the
 // store: spans starting before `abs_hi` and ending at or after

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <utility>
 
+#include "store/chunk_merge.h"
+
 namespace meridian {
 
 EvidenceLog::EvidenceLog(int64_t max_bytes) : max_bytes_(max_bytes) {}
@@ -96,39 +98,21 @@ void EvidenceLog::Chunk(int64_t job_id, int64_t track_id, int64_t chunk_id,
                                         : std::nullopt;
     span.args.clear();
     if (EvidenceReadsArgs(*role)) {
-      const uint32_t begin = i == 0 ? 0 : s.arg_end[i - 1];
-      for (uint32_t a = begin; a < s.arg_end[i]; ++a) {
-        const ChunkArg& arg = s.args[a];
-        const std::string* key = TextOf(arg.key);
-        if (key == nullptr) {
-          chunk.unreadable = true;
-          break;
-        }
-        StoredArg stored;
-        stored.key = *key;
-        switch (arg.type) {
-          case ChunkArg::Type::kString: {
-            const std::string* text = TextOf(arg.value);
+      absl::Status read = ArgsOf(
+          s, i,
+          [this](int64_t id, std::string* to) {
+            const std::string* text = TextOf(id);
             if (text == nullptr) {
-              chunk.unreadable = true;
-              break;
+              return absl::DataLossError("an arg names a string not told");
             }
-            stored.type = StoredArg::Type::kString;
-            stored.str = *text;
-            break;
-          }
-          case ChunkArg::Type::kInt:
-            stored.type = StoredArg::Type::kInt;
-            stored.int_value = arg.value;
-            break;
-          case ChunkArg::Type::kReal:
-            stored.type = StoredArg::Type::kReal;
-            stored.real_value = arg.real;
-            break;
-        }
-        span.args.push_back(std::move(stored));
+            to->assign(*text);
+            return absl::OkStatus();
+          },
+          &span.args);
+      if (!read.ok()) {
+        chunk.unreadable = true;
+        break;
       }
-      if (chunk.unreadable) break;
     }
     chunk.spans.push_back(EvidenceOf(*role, span));
   }
