@@ -31,25 +31,30 @@ absl::Status ToStoredArgs(ChunkSource* source, const MergeChunk& chunk,
       out);
 }
 
-// Restores the heap order of `heap` (a max-heap under `less`, as std's
-// heap functions keep it) after its top element's key changed.
-template <typename T, typename Less>
-void SiftDown(std::vector<T>& heap, const Less& less) {
-  const size_t n = heap.size();
-  size_t at = 0;
-  T top = heap[0];
-  while (true) {
-    size_t child = 2 * at + 1;
-    if (child >= n) break;
-    if (child + 1 < n && less(heap[child], heap[child + 1])) ++child;
-    if (!less(top, heap[child])) break;
-    heap[at] = heap[child];
-    at = child;
-  }
-  heap[at] = top;
-}
-
 }  // namespace
+
+void SpanFromColumns(const SpanColumns& s, size_t i, StoredSpan* span) {
+  const uint8_t f = s.flags[i];
+  span->start_ns = s.start_ns[i];
+  span->dur_ns = s.dur_ns[i];
+  span->bytes = s.bytes[i];
+  span->peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
+                                         : std::nullopt;
+  span->tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
+                                       : std::nullopt;
+  span->comm = s.comm[i];
+  span->comm_size = s.comm_size[i];
+  span->seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
+                                       : std::nullopt;
+  span->step = f & SpanColumns::kHasStep ? std::optional<int64_t>(s.step[i])
+                                         : std::nullopt;
+  span->partition = f & SpanColumns::kHasPartition
+                        ? std::optional<int32_t>(s.partition[i])
+                        : std::nullopt;
+  span->correlation = s.correlation[i];
+  span->kind = static_cast<v1::SpanKind>(s.kind[i]);
+  span->value = s.value[i];
+}
 
 absl::Status ArgsOf(
     const SpanColumns& c, size_t i,
@@ -186,9 +191,7 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
       if (!heap.empty()) SiftDown(heap, later);
       free_cursors.push_back(c);
     }
-    const bool has_step = s.flags[i] & SpanColumns::kHasStep;
-    span.start_ns = s.start_ns[i];
-    span.dur_ns = s.dur_ns[i];
+    SpanFromColumns(s, i, &span);
     span.track_id = c->chunk.track;
     if (c->chunk.op_ids.empty()) {
       span.op_id = s.name[i];
@@ -198,23 +201,6 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
       return absl::DataLossError(
           absl::StrCat("chunk ", c->chunk.id, " names an operation it lacks"));
     }
-    span.bytes = s.bytes[i];
-    const uint8_t f = s.flags[i];
-    span.peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
-                                          : std::nullopt;
-    span.tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
-                                        : std::nullopt;
-    span.comm = s.comm[i];
-    span.comm_size = s.comm_size[i];
-    span.seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
-                                        : std::nullopt;
-    span.step = has_step ? std::optional<int64_t>(s.step[i]) : std::nullopt;
-    span.partition = f & SpanColumns::kHasPartition
-                         ? std::optional<int32_t>(s.partition[i])
-                         : std::nullopt;
-    span.correlation = s.correlation[i];
-    span.kind = static_cast<v1::SpanKind>(s.kind[i]);
-    span.value = s.value[i];
     absl::Status status = ToStoredArgs(source, c->chunk, i, &span.args);
     if (!status.ok()) return status;
     if (!visit(span)) return absl::OkStatus();

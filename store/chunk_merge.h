@@ -50,6 +50,29 @@ class ChunkSource {
   virtual absl::StatusOr<std::string> LookupString(int64_t id) = 0;
 };
 
+// Span i of `s`'s fields from its columns: all but its track, operation
+// and args (which the caller names: its ids are the chunk's).
+void SpanFromColumns(const SpanColumns& s, size_t i, StoredSpan* span);
+
+// Restores the heap order of `heap` (a max-heap under `less`, as std's
+// heap functions keep it) after its top element's key changed: one sift
+// down, not a pop and a push (a merge's inner loop).
+template <typename T, typename Less>
+void SiftDown(std::vector<T>& heap, const Less& less) {
+  const size_t n = heap.size();
+  size_t at = 0;
+  T top = heap[0];
+  while (true) {
+    size_t child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && less(heap[child], heap[child + 1])) ++child;
+    if (!less(top, heap[child])) break;
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = top;
+}
+
 // Span i's args of `c` into `out`, whose elements (and their strings'
 // buffers) are reused from the span before: no allocation once they are
 // warm. `text` gives the text of a string id (keys, string values); its

@@ -46,10 +46,8 @@ const std::string* EvidenceLog::TextOf(int64_t id) {
     }
   }
   auto found = batch_index_.find(id);
-  if (found == batch_index_.end() || found->second >= batch_->strings_size()) {
-    return nullptr;
-  }
-  return &batch_->strings(found->second);
+  return found == batch_index_.end() ? nullptr
+                                     : &batch_->strings(found->second);
 }
 
 void EvidenceLog::Operation(int64_t op_id, v1::Category category,
@@ -66,7 +64,7 @@ void EvidenceLog::Chunk(int64_t job_id, int64_t track_id, int64_t chunk_id,
   chunk.job_id = job_id;
   chunk.id = chunk_id;
   chunk.track = track_id;
-  chunk.first_start = *std::min_element(s.start_ns.begin(), s.start_ns.end());
+  chunk.first_start = s.start_ns[0];  // ascending (write_observer.h)
   // How many are evidence, so that they are stored in one allocation.
   size_t evidence = 0;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -81,21 +79,11 @@ void EvidenceLog::Chunk(int64_t job_id, int64_t track_id, int64_t chunk_id,
   chunk.spans.reserve(evidence);
   StoredSpan& span = scratch_;
   span.track_id = track_id;
-  for (size_t i = 0; i < s.size() && !chunk.unreadable; ++i) {
+  for (size_t i = 0; i < s.size(); ++i) {
     const std::optional<SpanRole>& role = *RoleOf(s.name[i]);
     if (!role) continue;
-    const uint8_t f = s.flags[i];
-    span.start_ns = s.start_ns[i];
-    span.dur_ns = s.dur_ns[i];
+    SpanFromColumns(s, i, &span);
     span.op_id = s.name[i];
-    span.peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
-                                          : std::nullopt;
-    span.tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
-                                        : std::nullopt;
-    span.comm = s.comm[i];
-    span.comm_size = s.comm_size[i];
-    span.seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
-                                        : std::nullopt;
     span.args.clear();
     if (EvidenceReadsArgs(*role)) {
       absl::Status read = ArgsOf(
@@ -249,21 +237,7 @@ ClockEvidence EvidenceLog::Merge(std::vector<LoggedChunk> chunks) {
       heap.pop_back();
       if (heap.empty()) continue;
     }
-    // The top's next span moves it down to where it belongs: one sift, not
-    // a pop and a push.
-    size_t at = 0;
-    const Cursor moved = heap[0];
-    while (true) {
-      size_t child = 2 * at + 1;
-      if (child >= heap.size()) break;
-      if (child + 1 < heap.size() && later(heap[child], heap[child + 1])) {
-        ++child;
-      }
-      if (!later(moved, heap[child])) break;
-      heap[at] = heap[child];
-      at = child;
-    }
-    heap[at] = moved;
+    SiftDown(heap, later);
   }
   return out;
 }
