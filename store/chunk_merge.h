@@ -8,6 +8,10 @@
 //   chunk A (track 1): starts 10, 30, 50      chunk B (track 2): 20, 30
 //   open A (first 10) -> emit 10; B's first 20 <= A's next 30: open B ->
 //   emit 20 (B), 30 (A: track 1 before track 2), 30 (B), 50 (A).
+// The spans leave in batches, sorted: each batch is the open chunks' spans
+// that start before the next chunk's first start (and within a width kept
+// near 16,384 spans a batch), so the order is the same as one span at a
+// time.
 #ifndef MERIDIAN_STORE_CHUNK_MERGE_H_
 #define MERIDIAN_STORE_CHUNK_MERGE_H_
 
@@ -19,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "store/store.h"
 #include "wire/span_chunk.h"
 
@@ -56,7 +61,7 @@ void SpanFromColumns(const SpanColumns& s, size_t i, StoredSpan* span);
 
 // Restores the heap order of `heap` (a max-heap under `less`, as std's
 // heap functions keep it) after its top element's key changed: one sift
-// down, not a pop and a push (a merge's inner loop).
+// down, not a pop and a push (the evidence log's merge).
 template <typename T, typename Less>
 void SiftDown(std::vector<T>& heap, const Less& less) {
   const size_t n = heap.size();
@@ -79,6 +84,11 @@ void SiftDown(std::vector<T>& heap, const Less& less) {
 // first error is returned.
 absl::Status ArgsOf(
     const SpanColumns& c, size_t i,
+    absl::FunctionRef<absl::Status(int64_t id, std::string* to)> text,
+    std::vector<StoredArg>* out);
+// The same for one span's `args`.
+absl::Status ArgsOf(
+    absl::Span<const ChunkArg> args,
     absl::FunctionRef<absl::Status(int64_t id, std::string* to)> text,
     std::vector<StoredArg>* out);
 
