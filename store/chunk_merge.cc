@@ -10,29 +10,6 @@
 
 namespace meridian {
 
-void SpanFromColumns(const SpanColumns& s, size_t i, StoredSpan* span) {
-  const uint8_t f = s.flags[i];
-  span->start_ns = s.start_ns[i];
-  span->dur_ns = s.dur_ns[i];
-  span->bytes = s.bytes[i];
-  span->peer = f & SpanColumns::kHasPeer ? std::optional<int32_t>(s.peer[i])
-                                         : std::nullopt;
-  span->tag = f & SpanColumns::kHasTag ? std::optional<int32_t>(s.tag[i])
-                                       : std::nullopt;
-  span->comm = s.comm[i];
-  span->comm_size = s.comm_size[i];
-  span->seq = f & SpanColumns::kHasSeq ? std::optional<uint64_t>(s.seq[i])
-                                       : std::nullopt;
-  span->step = f & SpanColumns::kHasStep ? std::optional<int64_t>(s.step[i])
-                                         : std::nullopt;
-  span->partition = f & SpanColumns::kHasPartition
-                        ? std::optional<int32_t>(s.partition[i])
-                        : std::nullopt;
-  span->correlation = s.correlation[i];
-  span->kind = static_cast<v1::SpanKind>(s.kind[i]);
-  span->value = s.value[i];
-}
-
 absl::Status ArgsOf(
     const SpanColumns& c, size_t i,
     absl::FunctionRef<absl::Status(int64_t id, std::string* to)> text,
@@ -111,7 +88,7 @@ struct Cursor {
   size_t next = 0;
 };
 
-// Span i of `s` as a row, its args appended to `args`.
+// Span i of `s` as a row, its args appended to `args` (if set).
 MergeRow RowOf(const SpanColumns& s, size_t i, std::vector<ChunkArg>* args) {
   MergeRow r;
   r.start_ns = s.start_ns[i];
@@ -129,6 +106,8 @@ MergeRow RowOf(const SpanColumns& s, size_t i, std::vector<ChunkArg>* args) {
   r.name = s.name[i];
   r.kind = static_cast<uint8_t>(s.kind[i]);
   r.flags = s.flags[i];
+  r.arg_begin = r.arg_end = 0;
+  if (args == nullptr) return r;
   const uint32_t begin = i == 0 ? 0 : s.arg_end[i - 1];
   r.arg_begin = static_cast<uint32_t>(args->size());
   args->insert(args->end(), s.args.begin() + begin,
@@ -204,6 +183,10 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {  // b >= 0
 }
 
 }  // namespace
+
+void SpanFromColumns(const SpanColumns& s, size_t i, StoredSpan* span) {
+  SpanFromRow(RowOf(s, i, nullptr), span);
+}
 
 absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
                          int64_t abs_end_lo, int64_t abs_hi,
