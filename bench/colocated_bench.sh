@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ./bench/run.sh colocated [--pairs N] [--steps N] [--rounds N]: what tracing
-# costs a job when the whole pipeline (probe, agent, collector) runs on the
-# job's own machine, as in the quickstart.
+# ./bench/run.sh colocated [--pairs N] [--steps N] [--rounds N]
+# [--collector PATH]: what tracing costs a job when the whole pipeline
+# (probe, agent, collector) runs on the job's own machine, as in the
+# quickstart.
 #
 # A real collector (127.0.0.1, a store in a temporary directory) and agent
 # stay up throughout. Two programs run on 4 ranks: the example
@@ -42,20 +43,25 @@
 # loopback only, not a network. The collector shares the job's cores here:
 # on a cluster it runs on the head node, so the ratios overstate what a
 # node pays for it.
+#
+# --collector PATH runs that collector binary instead of the tree's (an A/B
+# of a collector change: the same bench, the collector built before it).
 set -euo pipefail
 shopt -s inherit_errexit  # a failing command inside $(...) fails it too
-pairs=5 steps="" rounds=""
+pairs=5 steps="" rounds="" collector=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --pairs) pairs=${2:?--pairs needs a number} ;;
     --steps) steps=${2:?--steps needs a number} ;;
     --rounds) rounds=${2:?--rounds needs a number} ;;
+    --collector) collector=${2:?--collector needs a path} ;;
     *) sed -n '2,3p' "$0" >&2; exit 2 ;;
   esac
   shift 2
 done
 
 bin="$(bazel info bazel-bin 2>/dev/null)"
+collector=${collector:-$bin/collector/meridian-collector}
 work="$(mktemp -d /tmp/meridian-colocated-XXXXXX)"
 pids=()
 cleanup() {
@@ -83,7 +89,7 @@ socket="$work/agent.sock"
 # Each server prints one line on stdout once it serves; reading it (through
 # a FIFO kept open, so that it never gets SIGPIPE) is how we wait for it.
 mkfifo "$work/collector.out" "$work/agent.out"
-"$bin/collector/meridian-collector" --listen 127.0.0.1:0 --db "$db" \
+"$collector" --listen 127.0.0.1:0 --db "$db" \
   --metrics 127.0.0.1:0 >"$work/collector.out" 2>"$work/collector.log" &
 collector_pid=$!
 pids+=("$collector_pid")

@@ -3,15 +3,22 @@
 # slowdown of a 4-rank loop of 8-byte MPI_Allreduce traced against
 # untraced. A real collector and agent run on a temporary directory; the
 # jobs run under `meridian run` and mpirun. See capture/probe/probe_bench.cc for the
-# method; prints the figures, then one JSON line.
+# method; prints the figures, then one JSON line. --collector PATH runs that
+# collector binary instead of the tree's (an A/B of a collector change).
 set -euo pipefail
 bin="$(bazel info bazel-bin 2>/dev/null)"
+collector_bin="$bin/collector/meridian-collector"
+case "${1:-}" in
+  "") ;;
+  --collector) collector_bin=${2:?--collector needs a path} ;;
+  *) echo "usage: ./bench/run.sh probe [--collector PATH]" >&2; exit 2 ;;
+esac
 work="$(mktemp -d /tmp/meridian-bench-XXXXXX)"
 trap 'kill $(jobs -p) 2>/dev/null || true; cat "$work"/*.log >&2; rm -rf "$work"' EXIT
 mpirun=(mpirun --allow-run-as-root --oversubscribe)
 export TMPDIR=/tmp MERIDIAN_AGENT_SOCKET="$work/agent.sock"
 
-coproc collector { exec "$bin/collector/meridian-collector" --listen 127.0.0.1:0 \
+coproc collector { exec "$collector_bin" --listen 127.0.0.1:0 \
   --db "$work/bench.db" 2>"$work/collector.log"; }
 read -r line <&"${collector[0]}"
 address="${line#*listening on }"

@@ -41,9 +41,11 @@
 #                              each its own job and threads: its resident
 #                              memory over time)
 #   ./bench/run.sh ring       (the shared-memory ring's cost per record)
-#   ./bench/run.sh probe      (the probe's cost per recorded MPI call, and
+#   ./bench/run.sh probe [--collector PATH]
+#                             (the probe's cost per recorded MPI call, and
 #                              a traced 4-rank 8-byte MPI_Allreduce loop)
 #   ./bench/run.sh colocated [--pairs N] [--steps N] [--rounds N]
+#                           [--collector PATH]
 #                             (collector, agent and job on one machine: the
 #                              example's and an 8-byte MPI_Allreduce loop's
 #                              slowdown, the pipeline's CPU and bytes a span)
@@ -150,11 +152,12 @@ case "${1:-}" in
     exec "$(bazel info bazel-bin 2>/dev/null)/capture/probe/ring_bench"
     ;;
   probe)
+    shift
     ./deploy/dependencies.sh
     bazel build //capture/probe:probe_bench //collector:meridian-collector \
       //agent:meridian-agent //cli:meridian \
       //capture/probe:libmeridian_probe.so >&2
-    exec ./bench/probe_bench.sh
+    exec ./bench/probe_bench.sh "$@"
     ;;
   colocated)
     shift

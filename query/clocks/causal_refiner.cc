@@ -21,7 +21,12 @@ constexpr size_t kAllPairsNodes = 32;
 
 }  // namespace
 
-CausalRefiner::CausalRefiner(int nodes) : nodes_(nodes) {}
+CausalRefiner::CausalRefiner(int nodes)
+    : nodes_(nodes),
+      latest_start_(std::max(nodes, 0)),
+      earliest_end_(std::max(nodes, 0)),
+      start_seen_(std::max(nodes, 0)),
+      end_seen_(std::max(nodes, 0)) {}
 
 bool CausalRefiner::Orders(SpanRole role) {
   return IsCollective(role) || IsMessage(role) || role == SpanRole::kPost ||
@@ -94,28 +99,44 @@ int64_t CausalRefiner::CountViolations(
 void CausalRefiner::GroupBounds(
     const MpiMatching::Group& group,
     absl::FunctionRef<void(int32_t, int32_t, int64_t)> bound) const {
-  absl::flat_hash_map<int, int64_t>& latest_start = latest_start_;
-  absl::flat_hash_map<int, int64_t>& earliest_end = earliest_end_;
-  latest_start.clear();
-  earliest_end.clear();
+  // Per node of the group, its latest start and earliest end, in arrays
+  // indexed by node: the nodes a group touches are listed as first seen and
+  // their entries cleared again at the end. (The bounds go to maps that keep
+  // the least per pair, so the order they are found in does not matter.)
+  std::vector<int>& start_nodes = start_nodes_;
+  std::vector<int>& end_nodes = end_nodes_;
+  start_nodes.clear();
+  end_nodes.clear();
   const CausalSpan* latest = &spans_[group.last];
   const CausalSpan* earliest = &spans_[group.ends[0]];
   for (int32_t i : group.starts) {
     const CausalSpan& s = spans_[i];
-    auto [it, added] = latest_start.try_emplace(s.node, s.start);
-    if (!added) it->second = std::max(it->second, s.start);
+    if (!start_seen_[s.node]) {
+      start_seen_[s.node] = 1;
+      start_nodes.push_back(s.node);
+      latest_start_[s.node] = s.start;
+    } else {
+      latest_start_[s.node] = std::max(latest_start_[s.node], s.start);
+    }
   }
   for (int32_t i : group.ends) {
     const CausalSpan& e = spans_[i];
-    auto [it, added] = earliest_end.try_emplace(e.node, e.end);
-    if (!added) it->second = std::min(it->second, e.end);
+    if (!end_seen_[e.node]) {
+      end_seen_[e.node] = 1;
+      end_nodes.push_back(e.node);
+      earliest_end_[e.node] = e.end;
+    } else {
+      earliest_end_[e.node] = std::min(earliest_end_[e.node], e.end);
+    }
     if (e.end < earliest->end) earliest = &e;
   }
-  if (latest_start.size() <= kAllPairsNodes &&
-      earliest_end.size() <= kAllPairsNodes) {
-    for (const auto& [a, start] : latest_start) {
-      for (const auto& [b, end] : earliest_end) {
-        if (a != b) bound(a, b, end - start);
+  for (int a : start_nodes) start_seen_[a] = 0;
+  for (int b : end_nodes) end_seen_[b] = 0;
+  if (start_nodes.size() <= kAllPairsNodes &&
+      end_nodes.size() <= kAllPairsNodes) {
+    for (int a : start_nodes) {
+      for (int b : end_nodes) {
+        if (a != b) bound(a, b, earliest_end_[b] - latest_start_[a]);
       }
     }
     return;
@@ -124,13 +145,13 @@ void CausalRefiner::GroupBounds(
   // node: O(nodes), not nodes x nodes.
   const int la = latest->node;
   const int eb = earliest->node;
-  const int64_t latest_of_la = latest_start.at(la);
-  for (const auto& [b, end] : earliest_end) {
-    if (b != la) bound(la, b, end - latest_of_la);
+  const int64_t latest_of_la = latest_start_[la];
+  for (int b : end_nodes) {
+    if (b != la) bound(la, b, earliest_end_[b] - latest_of_la);
   }
-  const int64_t earliest_of_eb = earliest_end.at(eb);
-  for (const auto& [a, start] : latest_start) {
-    if (a != eb && a != la) bound(a, eb, earliest_of_eb - start);
+  const int64_t earliest_of_eb = earliest_end_[eb];
+  for (int a : start_nodes) {
+    if (a != eb && a != la) bound(a, eb, earliest_of_eb - latest_start_[a]);
   }
 }
 

@@ -159,8 +159,12 @@ class CausalRefiner {
 
   int nodes_;
   std::optional<MpiMatching> matching_;  // Solve's
-  // GroupBounds's, kept to spare an allocation per group.
-  mutable absl::flat_hash_map<int, int64_t> latest_start_, earliest_end_;
+  // GroupBounds's, per node (kept to spare an allocation per group): the
+  // group's latest start and earliest end there, whether it has one, and
+  // the nodes it has them on.
+  mutable std::vector<int64_t> latest_start_, earliest_end_;
+  mutable std::vector<uint8_t> start_seen_, end_seen_;
+  mutable std::vector<int> start_nodes_, end_nodes_;
   // AddSettled's, likewise.
   mutable std::vector<SettledGroups::Start> settled_starts_;
   mutable std::vector<SettledGroups::End> settled_ends_;

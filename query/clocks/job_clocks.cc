@@ -399,9 +399,13 @@ void JobClocks::Settle(const Roles& roles, const CausalRefiner& refiner,
         return span.start_ns + span.dur_ns < state->horizon.at(span.track_id);
       },
       instances_before, &state->settled);
+  // The open spans stay in `evidence`, moved down over the settled ones (on
+  // a job that just ended most are open: no second copy of them).
+  size_t kept = 0;
   for (size_t i = 0; i < evidence.size(); ++i) {
     if (open[i]) {
-      state->open.push_back(std::move(evidence[i]));
+      if (kept != i) evidence[kept] = std::move(evidence[i]);
+      ++kept;
       continue;
     }
     ++state->settled_spans;
@@ -414,6 +418,16 @@ void JobClocks::Settle(const Roles& roles, const CausalRefiner& refiner,
                          send ? it->second.first : it->second.second;
                      latest = std::max(latest, evidence[i].start_ns);
                    });
+  }
+  evidence.resize(kept);
+  // At most twice the room they need: the state's memory counts capacity.
+  if (kept < evidence.capacity() / 2) evidence.shrink_to_fit();
+  if (state->open.empty()) {
+    state->open = std::move(evidence);
+  } else {
+    state->open.insert(state->open.end(),
+                       std::make_move_iterator(evidence.begin()),
+                       std::make_move_iterator(evidence.end()));
   }
 }
 

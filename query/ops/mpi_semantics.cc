@@ -298,6 +298,17 @@ MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
   std::vector<ChannelEnd> sends, recvs;
   std::vector<LockCall> locks;
   std::vector<EpochCall> active;
+  // Room for the collectives and messages first (most of a job's), so that
+  // neither grows as it is filled.
+  size_t collectives = 0, messages = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const MpiOp o = op(i);
+    collectives += IsCollective(o.role) && o.has_seq && o.comm != 0;
+    messages += IsMessage(o.role);
+  }
+  collective.reserve(collectives);
+  sends.reserve(messages);
+  recvs.reserve(messages);
   for (int32_t i = 0; i < count; ++i) {
     const MpiOp o = op(i);
     if (IsCollective(o.role) && o.has_seq && o.comm != 0) {
@@ -337,9 +348,37 @@ MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
   BuildEpochGroups(&edges);
 }
 
+void MpiMatching::SortByInstance(std::vector<Collective>* collective) {
+  // Sorted as 24-byte keys, then gathered: a Collective is 64 bytes. The
+  // same order as Collective's operator<, since they were added in
+  // ascending index: (rank, position) orders as (rank, index) does.
+  struct Key {
+    uint64_t comm;
+    uint64_t seq;
+    uint64_t rank_at;  // the rank (biased to sort as signed), its position
+  };
+  std::vector<Key> keys;
+  keys.reserve(collective->size());
+  for (size_t i = 0; i < collective->size(); ++i) {
+    const Collective& c = (*collective)[i];
+    const uint64_t rank = static_cast<uint32_t>(c.rank) ^ 0x80000000u;
+    keys.push_back({c.comm, c.seq, rank << 32 | static_cast<uint32_t>(i)});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.comm, a.seq, a.rank_at) <
+           std::tie(b.comm, b.seq, b.rank_at);
+  });
+  std::vector<Collective> sorted;
+  sorted.reserve(collective->size());
+  for (const Key& key : keys) {
+    sorted.push_back((*collective)[static_cast<uint32_t>(key.rank_at)]);
+  }
+  collective->swap(sorted);
+}
+
 void MpiMatching::MatchInstances(std::vector<Collective>* operations) {
   std::vector<Collective>& collective = *operations;
-  std::sort(collective.begin(), collective.end());
+  SortByInstance(&collective);
   members_.reserve(collective.size());
   for (size_t i = 0; i < collective.size(); ++i) {
     const Collective& m = collective[i];

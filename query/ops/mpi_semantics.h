@@ -395,6 +395,8 @@ class MpiMatching {
     int32_t end = -1;
     int32_t last = -1;
   };
+  // Sorts `collective` by Collective's operator<.
+  static void SortByInstance(std::vector<Collective>* collective);
   void MatchInstances(std::vector<Collective>* collective);
   void BuildMemberGroups(int64_t k, const std::vector<Collective>& collective);
   void MatchMessages(std::vector<ChannelEnd>* sends,

@@ -191,6 +191,33 @@ TEST(MpiSemanticsTest, RootOutInstanceWaitsForTheRoot) {
   EXPECT_EQ(InstanceGroups(m, 0), (std::vector<GroupIds>{{{2}, {1, 2, 0}, 2}}));
 }
 
+// Instances come in (communicator, seq) order, whatever order their spans
+// are in, and each one's members by (rank, then the order added): a rank
+// of -1 sorts first, two spans of one rank keep their order.
+TEST(MpiSemanticsTest, InstancesInCommunicatorAndSeqOrder) {
+  std::vector<MpiOp> ops = {
+      Collective(SpanRole::kAllToAll, 1, 5, 10),   // 0
+      Collective(SpanRole::kAllToAll, 0, 2, 20),   // 1
+      Collective(SpanRole::kAllToAll, 1, 2, 30),   // 2
+      Collective(SpanRole::kAllToAll, 0, 5, 40),   // 3
+      Collective(SpanRole::kAllToAll, -1, 5, 50),  // 4
+      Collective(SpanRole::kAllToAll, 1, 5, 60),   // 5: rank 1 again
+      Collective(SpanRole::kAllToAll, 3, 1, 70),   // 6
+  };
+  ops.push_back(ops[1]);  // 7: seq 2, rank 0, on communicator 3
+  ops.back().comm = 3;
+  ops.push_back(ops[6]);  // 8: seq 1 << 40, rank 3, on communicator 3
+  ops.back().comm = 3;
+  ops.back().seq = uint64_t{1} << 40;
+  const MpiMatching m = Match(ops);
+  ASSERT_EQ(m.instances(), 5);
+  EXPECT_THAT(Ids(m.members(0)), ElementsAre(7));
+  EXPECT_THAT(Ids(m.members(1)), ElementsAre(8));
+  EXPECT_THAT(Ids(m.members(2)), ElementsAre(6));
+  EXPECT_THAT(Ids(m.members(3)), ElementsAre(1, 2));
+  EXPECT_THAT(Ids(m.members(4)), ElementsAre(4, 3, 0, 5));
+}
+
 TEST(MpiSemanticsTest, AllToAllAndRootInGroups) {
   const MpiMatching m = Match({
       Collective(SpanRole::kAllToAll, 0, 1, 100),
