@@ -10,6 +10,7 @@
 #ifndef MERIDIAN_QUERY_CLOCKS_JOB_CLOCKS_H_
 #define MERIDIAN_QUERY_CLOCKS_JOB_CLOCKS_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -173,6 +174,22 @@ class JobClocks {
   struct Roles {
     absl::flat_hash_map<int64_t, SpanRole> of_op;
     absl::flat_hash_map<int64_t, int32_t> rank_of_track;
+    // ToCausal's lookups of the last tracks and operations seen, by their
+    // ids' low bits (a job's evidence names few of each): no hash lookup
+    // for most spans.
+    struct TrackMemo {
+      bool set = false;
+      int64_t id = 0;
+      int node = 0;
+      int32_t rank = 0;
+    };
+    struct OpMemo {
+      bool set = false;
+      int64_t id = 0;
+      SpanRole role = SpanRole::kNone;
+    };
+    mutable std::array<TrackMemo, 64> track_memo;
+    mutable std::array<OpMemo, 64> op_memo;
   };
   static Roles RolesOf(const JobCatalog& catalog);
   // Scans `read` (calling `visit`), handing each span the refinement reads

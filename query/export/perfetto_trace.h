@@ -110,6 +110,7 @@
 #include "meridian/v1/query.pb.h"
 #include "query/export/proto_encoder.h"
 #include "query/export/trace_writer.h"
+#include "query/ops/message_ordinals.h"
 #include "query/ops/mpi_semantics.h"
 #include "query/ops/span_selection.h"
 #include "store/store.h"

@@ -349,31 +349,48 @@ MpiMatching::MpiMatching(int32_t count, absl::FunctionRef<MpiOp(int32_t)> op) {
 }
 
 void MpiMatching::SortByInstance(std::vector<Collective>* collective) {
-  // Sorted as 24-byte keys, then gathered: a Collective is 64 bytes. The
-  // same order as Collective's operator<, since they were added in
-  // ascending index: (rank, position) orders as (rank, index) does.
+  std::vector<Collective>& c = *collective;
+  // The evidence comes in start order, and an instance's members start
+  // close together: most are a few places from their own. By insertion,
+  // while that moves each at most kMoves places on average.
+  constexpr size_t kMoves = 8;
+  size_t budget = kMoves * c.size();
+  size_t i = 1;
+  for (; i < c.size() && budget > 0; ++i) {
+    if (!(c[i] < c[i - 1])) continue;
+    const Collective x = c[i];
+    size_t j = i;
+    do {
+      c[j] = c[j - 1];
+      --j;
+    } while (j > 0 && x < c[j - 1]);
+    c[j] = x;
+    budget -= std::min(budget, i - j);
+  }
+  if (i >= c.size()) return;
+  // Far from sorted: as keys of (comm, seq, rank, index), then gathered (a
+  // Collective is 64 bytes).
   struct Key {
     uint64_t comm;
     uint64_t seq;
-    uint64_t rank_at;  // the rank (biased to sort as signed), its position
+    uint64_t rank_index;  // the rank (biased to sort as signed), the index
+    size_t at;            // where it is in `c`
   };
   std::vector<Key> keys;
-  keys.reserve(collective->size());
-  for (size_t i = 0; i < collective->size(); ++i) {
-    const Collective& c = (*collective)[i];
-    const uint64_t rank = static_cast<uint32_t>(c.rank) ^ 0x80000000u;
-    keys.push_back({c.comm, c.seq, rank << 32 | static_cast<uint32_t>(i)});
+  keys.reserve(c.size());
+  for (size_t k = 0; k < c.size(); ++k) {
+    const uint64_t rank = static_cast<uint32_t>(c[k].rank) ^ 0x80000000u;
+    keys.push_back({c[k].comm, c[k].seq,
+                    rank << 32 | static_cast<uint32_t>(c[k].index), k});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.comm, a.seq, a.rank_at) <
-           std::tie(b.comm, b.seq, b.rank_at);
+    return std::tie(a.comm, a.seq, a.rank_index) <
+           std::tie(b.comm, b.seq, b.rank_index);
   });
   std::vector<Collective> sorted;
-  sorted.reserve(collective->size());
-  for (const Key& key : keys) {
-    sorted.push_back((*collective)[static_cast<uint32_t>(key.rank_at)]);
-  }
-  collective->swap(sorted);
+  sorted.reserve(c.size());
+  for (const Key& key : keys) sorted.push_back(c[key.at]);
+  c.swap(sorted);
 }
 
 void MpiMatching::MatchInstances(std::vector<Collective>* operations) {
@@ -744,43 +761,6 @@ int64_t MpiMatching::MemoryBytes() const {
          Bytes(member_groups_) + Bytes(neighbor_starts_) + Bytes(messages_) +
          Bytes(handoffs_) + Bytes(completions_) + Bytes(posts_) +
          Bytes(epoch_starts_) + Bytes(epoch_groups_);
-}
-
-std::optional<MessageEnd> MessageOrdinals::Next(SpanRole role, int32_t rank,
-                                                std::optional<int32_t> peer,
-                                                std::optional<int32_t> tag,
-                                                uint64_t comm) {
-  if ((role != SpanRole::kSend && role != SpanRole::kRecv) || rank < 0 ||
-      !peer || *peer < 0) {
-    return std::nullopt;
-  }
-  MessageEnd end;
-  end.send = role == SpanRole::kSend;
-  end.comm = comm;
-  end.source = end.send ? rank : *peer;
-  end.destination = end.send ? *peer : rank;
-  end.tag = tag.value_or(0);
-  auto& [sends, receives] =
-      channels_[Channel(comm, end.source, end.destination, end.tag)];
-  end.ordinal = end.send ? sends++ : receives++;
-  return end;
-}
-
-void MessageOrdinals::ForEachEnd(
-    SpanRole role, int32_t rank, std::optional<int32_t> peer,
-    std::optional<int32_t> tag, const std::optional<ReceiveHalf>& receive,
-    uint64_t comm, absl::FunctionRef<void(const MessageEnd&)> visit) {
-  if (role == SpanRole::kSendRecv) {
-    if (auto end = Next(SpanRole::kSend, rank, peer, tag, comm)) visit(*end);
-    if (receive) {
-      if (auto end =
-              Next(SpanRole::kRecv, rank, receive->peer, receive->tag, comm)) {
-        visit(*end);
-      }
-    }
-    return;
-  }
-  if (auto end = Next(role, rank, peer, tag, comm)) visit(*end);
 }
 
 }  // namespace meridian
