@@ -155,6 +155,8 @@ class NodeAgent {
   explicit NodeAgent(NodeAgentOptions options);
   // The socket stage (node_agent_sockets.cc).
   absl::Status Listen();
+  // Listen's part once no other agent is starting on the socket.
+  absl::Status ListenLocked(const std::string& path, const std::string& name);
   void Accept();
   // Out of descriptors: frees the reserve to accept and close one waiting
   // connection, so the listening socket stops reporting it.

@@ -34,6 +34,28 @@ absl::Status NodeAgent::Listen() {
   std::string error;
   dir_fd_ = OpenPrivateDir(DirOf(path), options_.shared_gid, &error);
   if (dir_fd_ < 0) return absl::FailedPreconditionError(error);
+  // Agents starting on one socket take turns (ranks of a node each start
+  // one under `meridian run`): the one that holds `.lock` is listening by
+  // the time another finds the lock taken and exits, so that whoever
+  // started the loser connects to the winner, not to nothing.
+  const std::string starting_name = name + ".starting";
+  const int starting = openat(dir_fd_, starting_name.c_str(),
+                              O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (starting < 0) {
+    return ErrnoStatus(absl::StrCat("opening ", path, ".starting"));
+  }
+  int locked;
+  do {
+    locked = flock(starting, LOCK_EX);
+  } while (locked != 0 && errno == EINTR);
+  absl::Status status = ListenLocked(path, name);
+  close(starting);  // the next agent's turn
+  return status;
+}
+
+absl::Status NodeAgent::ListenLocked(const std::string& path,
+                                     const std::string& name) {
+  sockaddr_un address{};
   const std::string lock_name = name + ".lock";
   lock_fd_ = openat(dir_fd_, lock_name.c_str(),
                     O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
