@@ -367,30 +367,8 @@ void MpiMatching::SortByInstance(std::vector<Collective>* collective) {
     c[j] = x;
     budget -= std::min(budget, i - j);
   }
-  if (i >= c.size()) return;
-  // Far from sorted: as keys of (comm, seq, rank, index), then gathered (a
-  // Collective is 64 bytes).
-  struct Key {
-    uint64_t comm;
-    uint64_t seq;
-    uint64_t rank_index;  // the rank (biased to sort as signed), the index
-    size_t at;            // where it is in `c`
-  };
-  std::vector<Key> keys;
-  keys.reserve(c.size());
-  for (size_t k = 0; k < c.size(); ++k) {
-    const uint64_t rank = static_cast<uint32_t>(c[k].rank) ^ 0x80000000u;
-    keys.push_back({c[k].comm, c[k].seq,
-                    rank << 32 | static_cast<uint32_t>(c[k].index), k});
-  }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.comm, a.seq, a.rank_index) <
-           std::tie(b.comm, b.seq, b.rank_index);
-  });
-  std::vector<Collective> sorted;
-  sorted.reserve(c.size());
-  for (const Key& key : keys) sorted.push_back(c[key.at]);
-  c.swap(sorted);
+  // Far from sorted: sorted whole, as before.
+  if (i < c.size()) std::sort(c.begin(), c.end());
 }
 
 void MpiMatching::MatchInstances(std::vector<Collective>* operations) {
