@@ -3003,15 +3003,33 @@ double Field(const google::protobuf::Struct& s, const std::string& key) {
   return it == s.fields().end() ? -1 : it->second.number_value();
 }
 
+// The median over a replay's steps of KEY ("measured_ns", "predicted_ns").
+double MedianStep(const google::protobuf::Struct& replay,
+                  const std::string& key) {
+  std::vector<double> values;
+  auto it = replay.fields().find("steps");
+  if (it == replay.fields().end()) return -1;
+  for (const auto& step : it->second.list_value().values()) {
+    values.push_back(Field(step.struct_value(), key));
+  }
+  if (values.empty()) return -1;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 // Prediction against reality (docs/analysis.md, "Replay"): three real jobs
 // of 2 ranks and 30 steps of compute 8 ms, pack 1 ms and an Allreduce:
 // "slow", where rank 1 computes 8 ms more; "even", without; "delay", where
 // pack takes 6 ms. Over steps 2 to 29 (the first ones include start-up):
 //   - each replayed unchanged reproduces its measured time within 1 %, and
 //     so does each step of "slow";
-//   - "slow" with --rank-like 1=0 predicts "even" within 5 %;
-//   - "delay" with --scale pack=F (F = 1 / 6) predicts "even" within 5 %.
-// Wall-clock step times: the test runs alone (replay_mpi_test, exclusive).
+//   - "slow" with --rank-like 1=0 predicts "even" within 5 % a step (the
+//     median step) and within 10 % over the window;
+//   - "delay" with --scale pack=F (F = 1 / 6) predicts "even" the same.
+// Wall-clock step times: the test runs alone (replay_mpi_test, exclusive),
+// but the jobs are three runs on a shared machine, and a few steps of one
+// of them can be descheduled (a CI run saw 7 % over the window); the median
+// step is what a run of the unchanged job would give.
 TEST_F(MpiCaptureTest, ReplayPredictsTheJobWithoutTheStragglerOrTheDelay) {
   StartCollector();
   Child agent = StartAgent();
@@ -3065,8 +3083,12 @@ TEST_F(MpiCaptureTest, ReplayPredictsTheJobWithoutTheStragglerOrTheDelay) {
   flags.insert(flags.end(), {"--scale", "pack=0.1666667"});
   const google::protobuf::Struct shorter =
       ReplayOf(address_, env_, "replay-delay", flags);
-  EXPECT_NEAR(Field(fixed, "predicted_ns") / even, 1.0, 0.05);
-  EXPECT_NEAR(Field(shorter, "predicted_ns") / even, 1.0, 0.05);
+  const double even_step = MedianStep(same["replay-even"], "measured_ns");
+  EXPECT_GT(even_step, 9e6);
+  EXPECT_NEAR(MedianStep(fixed, "predicted_ns") / even_step, 1.0, 0.05);
+  EXPECT_NEAR(MedianStep(shorter, "predicted_ns") / even_step, 1.0, 0.05);
+  EXPECT_NEAR(Field(fixed, "predicted_ns") / even, 1.0, 0.10);
+  EXPECT_NEAR(Field(shorter, "predicted_ns") / even, 1.0, 0.10);
   printf(
       "replay figures (steps 2..29, ms): even measured %.3f; slow measured "
       "%.3f, unchanged %.3f, --rank-like 1=0 %.3f (%.2f%% off even); delay "
