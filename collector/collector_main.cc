@@ -11,6 +11,7 @@
 #include "collector/collector.h"
 #include "collector/collector_usage.h"
 #include "common/command_line.h"
+#include "common/memory.h"
 #include "common/version.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   // order (deadlock detection) on every acquisition: a debugging aid whose
   // cost showed in profiles of both daemons.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Batches' and solves' buffers reused, not mapped afresh each time.
+  meridian::ReuseFreedMemory();
   std::vector<std::string> args(argv, argv + argc);
   auto line = meridian::CommandLine::Parse(
       args, 1, meridian::CollectorValueFlags(), meridian::CollectorSwitches());

@@ -17,6 +17,20 @@ namespace meridian {
 // megabytes, not per allocation.
 void ReturnFreedMemory();
 
+// Heap limits for a daemon that handles the same sizes over and over (a
+// collector's batches, chunks and clock solves): blocks up to
+// kReuseMmapThreshold come from the heaps rather than from mmap, and a heap
+// keeps up to kReuseTrimThreshold free at its top rather than giving it
+// back at every free. Without them, every batch's buffers of a few hundred
+// KiB were mapped, faulted in page by page and unmapped again (about 5-8 %
+// of the collector's CPU in `./bench/run.sh probe`, docs/PERFORMANCE.md, for
+// about 25 % more peak memory). ReturnFreedMemory still gives everything free
+// back after a large analysis. Call once, at start, before other threads run;
+// false if glibc refused a value.
+inline constexpr int kReuseMmapThreshold = 32 << 20;
+inline constexpr int kReuseTrimThreshold = 16 << 20;
+bool ReuseFreedMemory();
+
 // Calls ReturnFreedMemory when destroyed. As a struct's first member it is
 // destroyed after all the others, so the struct's whole memory is returned.
 struct ReturnsFreedMemory {
