@@ -57,13 +57,18 @@ int Migrate(const std::string& from_location, const std::string& to_location) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Process-wide settings, before any thread starts.
+static void SetUpProcess() {
   // Debian's Abseil is built without NDEBUG, so its Mutex would check lock
   // order (deadlock detection) on every acquisition: a debugging aid whose
   // cost showed in profiles of both daemons.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Batches' and solves' buffers reused, not mapped afresh each time.
   meridian::ReuseFreedMemory();
+}
+
+int main(int argc, char** argv) {
+  SetUpProcess();
   std::vector<std::string> args(argv, argv + argc);
   auto line = meridian::CommandLine::Parse(
       args, 1, meridian::CollectorValueFlags(), meridian::CollectorSwitches());
