@@ -16,9 +16,9 @@ long MinorFaults() {
   return usage.ru_minflt;
 }
 
-// Pages first touched while writing a fresh 16 MiB block.
+// Pages first touched while writing a fresh 8 MiB block.
 long FaultsOfABlock() {
-  constexpr size_t kBytes = 16 << 20;
+  constexpr size_t kBytes = 8 << 20;
   const long before = MinorFaults();
   std::unique_ptr<char[]> block(new char[kBytes]);
   volatile char* bytes = block.get();  // written, not optimised away
@@ -26,17 +26,17 @@ long FaultsOfABlock() {
   return MinorFaults() - before;
 }
 
-// 16 MiB is over glibc's default mmap threshold: by default each such block
-// is mapped and unmapped, and every one of its 4,096 pages faults in again.
+// 8 MiB is over glibc's default mmap threshold: by default each such block
+// is mapped and unmapped, and every one of its 2,048 pages faults in again.
 // Kept in the heap, the second block is the first one's pages.
 TEST(MemoryReuseTest, AFreedBlockIsReusedWithoutFaultingItsPagesIn) {
   ASSERT_TRUE(ReuseFreedMemory());
   const long first = FaultsOfABlock();
-  EXPECT_GT(first, 16 << 20 >> 12 >> 3);  // at least an eighth of its pages
+  EXPECT_GT(first, (8 << 20) >> 12 >> 3);  // at least an eighth of its pages
   EXPECT_LT(FaultsOfABlock(), 64);
   // What is free still goes back when asked (ReturnFreedMemory).
   ReturnFreedMemory();
-  EXPECT_GT(FaultsOfABlock(), 16 << 20 >> 12 >> 3);
+  EXPECT_GT(FaultsOfABlock(), (8 << 20) >> 12 >> 3);
 }
 
 }  // namespace
