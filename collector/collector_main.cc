@@ -55,10 +55,8 @@ int Migrate(const std::string& from_location, const std::string& to_location) {
   return 0;
 }
 
-}  // namespace
-
 // Process-wide settings, before any thread starts.
-static void SetUpProcess() {
+void SetUpProcess() {
   // Debian's Abseil is built without NDEBUG, so its Mutex would check lock
   // order (deadlock detection) on every acquisition: a debugging aid whose
   // cost showed in profiles of both daemons.
@@ -66,6 +64,8 @@ static void SetUpProcess() {
   // Batches' and solves' buffers reused, not mapped afresh each time.
   meridian::ReuseFreedMemory();
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   SetUpProcess();

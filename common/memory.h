@@ -21,12 +21,12 @@ void ReturnFreedMemory();
 // collector's batches, chunks and clock solves): blocks up to
 // kReuseMmapThreshold come from the heaps rather than from mmap, and a heap
 // keeps up to kReuseTrimThreshold free at its top rather than giving it
-// back at every free. Without them, every batch's buffers of a few hundred
-// KiB were mapped, faulted in page by page and unmapped again (about 5-8 %
-// of the collector's CPU in `./bench/run.sh probe`, docs/PERFORMANCE.md, for
-// about 25 % more peak memory). ReturnFreedMemory still gives everything free
-// back after a large analysis. Call once, at start, before other threads run;
-// false if glibc refused a value.
+// back at every free. With glibc's defaults the collector faulted the same
+// pages in again batch after batch: these cut its page faults by a fifth
+// and its CPU by 5-10 % in `./bench/run.sh probe`, for about 25 % more peak
+// memory (docs/PERFORMANCE.md). ReturnFreedMemory still gives everything
+// free back after a large analysis. Call once, at start, before other
+// threads run; false if glibc refused a value (its defaults then stay).
 inline constexpr int kReuseMmapThreshold = 32 << 20;
 inline constexpr int kReuseTrimThreshold = 16 << 20;
 bool ReuseFreedMemory();
