@@ -1,5 +1,7 @@
 #include "query/ops/mpi_semantics.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <tuple>
@@ -231,6 +233,48 @@ TEST(MpiSemanticsTest, InstancesInSeqOrderFromReversedSpans) {
   for (int seq = 0; seq < 100; ++seq) {
     const int32_t rank1 = 2 * (99 - seq);
     EXPECT_THAT(Ids(m.members(seq)), ElementsAre(rank1 + 1, rank1)) << seq;
+  }
+}
+
+// Far from order, with ranks interleaved as many ranks' members are:
+// sorted by counting where communicators' seqs and the ranks are dense,
+// else whole; either way the order of (comm, seq, rank, then the order
+// added), here against a sort of those keys. Rank -1, two spans of one
+// rank in one instance, and three communicators are among them.
+TEST(MpiSemanticsTest, InstancesInOrderWhateverTheSort) {
+  for (const uint64_t far_seq : {uint64_t{0}, uint64_t{1} << 40}) {
+    std::vector<MpiOp> ops;
+    uint64_t state = 12345;
+    auto next = [&state](uint64_t n) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      return (state >> 33) % n;
+    };
+    for (int i = 0; i < 3000; ++i) {
+      MpiOp op =
+          Collective(SpanRole::kAllToAll, static_cast<int32_t>(next(9)) - 1,
+                     400 - next(400), static_cast<int64_t>(i));
+      op.comm = 3 + 4 * next(3);
+      ops.push_back(op);
+    }
+    if (far_seq != 0) ops[1500].seq = far_seq;  // seqs no longer dense
+    std::vector<std::tuple<uint64_t, uint64_t, int32_t, int32_t>> keys;
+    for (int32_t i = 0; i < static_cast<int32_t>(ops.size()); ++i) {
+      keys.emplace_back(ops[i].comm, ops[i].seq, ops[i].rank, i);
+    }
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::vector<int32_t>> want;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (k == 0 || std::get<0>(keys[k]) != std::get<0>(keys[k - 1]) ||
+          std::get<1>(keys[k]) != std::get<1>(keys[k - 1])) {
+        want.emplace_back();
+      }
+      want.back().push_back(std::get<3>(keys[k]));
+    }
+    const MpiMatching m = Match(ops);
+    ASSERT_EQ(m.instances(), static_cast<int64_t>(want.size())) << far_seq;
+    for (int64_t k = 0; k < m.instances(); ++k) {
+      EXPECT_EQ(Ids(m.members(k)), want[k]) << far_seq << " instance " << k;
+    }
   }
 }
 
