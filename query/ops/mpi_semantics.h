@@ -397,7 +397,6 @@ class MpiMatching {
   };
   // Sorts `collective` by Collective's operator<.
   static void SortByInstance(std::vector<Collective>* collective);
-  static bool SortByDenseKeys(std::vector<Collective>* collective);
   void MatchInstances(std::vector<Collective>* collective);
   void BuildMemberGroups(int64_t k, const std::vector<Collective>& collective);
   void MatchMessages(std::vector<ChannelEnd>* sends,
