@@ -15,12 +15,12 @@
 
 namespace meridian {
 
-// Sorts `c` by operator< with two stable counting sorts, by rank, then by
-// (comm, seq): spans of one rank in one instance keep their order, which is
-// by index (MpiMatching adds them so, and SortByInstance's insertion pass
-// keeps it). Only where both
-// keys are dense (their ranges at most a few times the spans: the seqs of a job
-// or a window of it, its ranks); false, leaving `c` alone, otherwise.
+// Sorts `collective` by operator< with two stable counting sorts, by rank,
+// then by (comm, seq): spans of one rank in one instance keep their order,
+// which is by index (MpiMatching adds them so, and SortByInstance's
+// insertion pass keeps it). Only where both keys are dense (their ranges at
+// most a few times the spans: the seqs of a job or a window of it, its
+// ranks); false, leaving `collective` alone, otherwise.
 template <typename Collective>
 bool SortByDenseKeys(std::vector<Collective>* collective) {
   std::vector<Collective>& c = *collective;

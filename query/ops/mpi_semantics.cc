@@ -1,7 +1,6 @@
 #include "query/ops/mpi_semantics.h"
 
 #include <algorithm>
-#include <limits>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
