@@ -21,20 +21,26 @@ JobRefresher::JobRefresher(Refresh refresh, absl::Duration quiet,
 
 JobRefresher::~JobRefresher() { Shutdown(); }
 
-void JobRefresher::Changed(const std::string& job) {
+void JobRefresher::Changed(const std::string& job) { Note(job, false); }
+
+void JobRefresher::Ended(const std::string& job) { Note(job, true); }
+
+void JobRefresher::Note(const std::string& job, bool ended) {
   const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   if (stopping_) return;
   auto it = waiting_.find(job);
   if (it != waiting_.end()) {
     it->second.changed = now;
+    it->second.ended = ended;
+    if (ended) wake_.Signal();  // due now, not at the time it waits for
     return;
   }
   if (waiting_.size() >= max_jobs_) {
     ++counters_.dropped;
     return;
   }
-  waiting_.emplace(job, Waiting{now, now});
+  waiting_.emplace(job, Waiting{now, now, ended});
   wake_.Signal();
 }
 
@@ -51,6 +57,14 @@ bool JobRefresher::WaitIdle(absl::Duration timeout) {
     return waiting_.empty() && !busy_;
   };
   return mu_.AwaitWithTimeout(absl::Condition(&idle), timeout);
+}
+
+bool JobRefresher::WaitEnded(int64_t n, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto ended = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return counters_.refreshed + counters_.failed >= n;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&ended), timeout);
 }
 
 void JobRefresher::Shutdown() {
@@ -71,7 +85,7 @@ std::optional<std::string> JobRefresher::Due(absl::Time now, bool* whole,
   absl::Time due_at = absl::InfiniteFuture();
   *next = absl::InfiniteFuture();
   for (const auto& [job, waiting] : waiting_) {
-    absl::Time at = waiting.changed + quiet_;
+    absl::Time at = waiting.ended ? waiting.changed : waiting.changed + quiet_;
     bool is_whole = true;
     if (summarise_every_ > absl::ZeroDuration() &&
         waiting.last_summaries + summarise_every_ < at) {

@@ -7,11 +7,13 @@
 //     stored job when the collector starts). It never blocks on the refresh
 //     work (a short lock).
 //   - A job is refreshed (`refresh(job, true, cancel)`) once no batch of it
-//     has arrived for `quiet`. A job that keeps changing gets
-//     `refresh(job, false, cancel)` at most every `summarise_every` (zero:
-//     never; only once quiet). The collector's refresh does the same work
-//     for both (the new steps' summaries, the clocks from the chunks
-//     written since); `whole` says which it is.
+//     has arrived for `quiet`, or at once after Ended(job): every process
+//     of it has ended (collector/job_ends.h), so nothing more is coming. A
+//     Changed(job) after Ended(job) waits for `quiet` again. A job that keeps
+//     changing gets `refresh(job, false, cancel)` at most every
+//     `summarise_every` (zero: never; only once quiet). The collector's refresh
+//     does the same work for both (the new steps' summaries, the clocks from
+//     the chunks written since); `whole` says which it is.
 //   - One job is refreshed at a time, on the refresher's own thread, which
 //     runs at a lower scheduling priority (nice +10) than the collector's
 //     ingest and queries: on a machine shared with the job, the job goes
@@ -65,17 +67,25 @@ class JobRefresher {
   JobRefresher& operator=(const JobRefresher&) = delete;
 
   void Changed(const std::string& job);
+  // `job`'s processes have all ended: refreshed whole as soon as the thread
+  // is free (a job not waiting is added, as by Changed).
+  void Ended(const std::string& job);
   RefreshCounters counters() const;
   // Waits until no job is waiting or being refreshed, or `timeout`; true if
   // idle. For tests and benchmarks.
   bool WaitIdle(absl::Duration timeout);
+  // Waits until `n` refreshes have ended (done or failed), or `timeout`;
+  // true if they have. For tests.
+  bool WaitEnded(int64_t n, absl::Duration timeout);
   void Shutdown();
 
  private:
   struct Waiting {
     absl::Time changed;         // its last change
     absl::Time last_summaries;  // its last refresh (or first change)
+    bool ended = false;         // Ended() since its last change
   };
+  void Note(const std::string& job, bool ended);
   void Run();
   // The job due first, and whether it is due whole; nullopt if none is due
   // yet, with `next` set to when the first will be (InfiniteFuture: none
