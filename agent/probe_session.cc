@@ -186,8 +186,7 @@ void ProbeSession::Committed(uint32_t ring, uint64_t end) {
                                          std::memory_order_relaxed);
 }
 
-int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
-                           bool gpu) {
+int ProbeSession::ProcessIn(BatchBuilder* builder) {
   if (builder_ != builder || builder_declarations_ != builder->declarations()) {
     builder_ = builder;
     builder_declarations_ = builder->declarations();
@@ -196,6 +195,18 @@ int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
   }
+  return process_handle_;
+}
+
+bool ProbeSession::MarkEnded(BatchBuilder* builder) {
+  if (builder_ == nullptr) return false;  // nothing of it was ever sent
+  builder->MarkEnded(ProcessIn(builder));
+  return true;
+}
+
+int ProbeSession::TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue,
+                           bool gpu) {
+  ProcessIn(builder);
   // A named track (queue or GPU stream) is one track whichever thread
   // records into it; a thread's own track is its thread id's, whichever
   // ring it used.

@@ -85,6 +85,12 @@ class ProbeSession {
   // Resume ring `ring` after `end` (what a previous agent spooled).
   void SkipTo(uint32_t ring, uint64_t end);
 
+  // Once the process has exited and Read has taken all of it: puts the
+  // process in `builder`'s current batch marked as ended (v1::Process.ended)
+  // and returns true; false (nothing added) if no record of it was ever
+  // read, so that the collector never heard of it.
+  bool MarkEnded(BatchBuilder* builder);
+
   // Records the probe could not record: full rings and threads beyond the
   // ring limit. Cumulative.
   uint64_t dropped() const;
@@ -126,6 +132,9 @@ class ProbeSession {
   // Counts record `record` as invalid because of `problem`.
   void Invalid(uint64_t record, const std::string& problem);
   int TrackFor(BatchBuilder* builder, int32_t tid, uint32_t queue, bool gpu);
+  // The process's handle in `builder`, declared again where the builder
+  // forgot it.
+  int ProcessIn(BatchBuilder* builder);
   // Adds the arguments of string `args` ("key=value;key=value") to the last
   // span of `span`.
   void AddExtra(BatchBuilder* builder, const ProbeRecord& r, int64_t wall_start,

@@ -554,6 +554,34 @@ TEST(ProbeSessionTest, DeclaresAgainInEachBatchOfAForgetfulBuilder) {
   EXPECT_EQ(TrackOfEachSpan(batch), (std::vector<std::string>{"thread 80"}));
 }
 
+TEST(ProbeSessionTest, AnEndedProcessIsMarkedOnlyIfItWasEverSent) {
+  FakeProbe probe;
+  const uint32_t name = AppendString(probe.header, "work", 4);
+  SpanRingWriter ring = probe.Ring(0, 80);
+  BatchBuilder builder("agent");
+  auto session = ProbeSession::Open(probe.Hello(), dup(probe.fd), "n");
+  // Nothing read yet: the collector never heard of it, nothing to end.
+  EXPECT_FALSE((*session)->MarkEnded(&builder));
+  EXPECT_EQ(builder.processes(), 0u);
+  ring.Push(Record(name, 100));
+  ASSERT_EQ((*session)->Read(&builder, FakeTime(kWall), 100), 1u);
+  v1::Batch first = builder.Take();
+  ASSERT_EQ(first.processes_size(), 1);
+  EXPECT_FALSE(first.processes(0).ended());
+  // The agent forgets declarations between batches: the end batch declares
+  // the process again, with no track and no span.
+  builder.ForgetDeclarations();
+  EXPECT_TRUE((*session)->MarkEnded(&builder));
+  v1::Batch last = builder.Take();
+  ASSERT_EQ(last.processes_size(), 1);
+  EXPECT_TRUE(last.processes(0).ended());
+  EXPECT_EQ(last.processes(0).pid(), 77);
+  EXPECT_EQ(last.strings(last.processes(0).job()),
+            first.strings(first.processes(0).job()));
+  EXPECT_EQ(last.tracks_size(), 0);
+  EXPECT_EQ(last.chunks_size(), 0);
+}
+
 TEST(ProbeSessionTest, RefusesMemoryThatIsNotARegion) {
   FakeProbe probe;
   ProbeHello hello = probe.Hello();

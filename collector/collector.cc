@@ -289,7 +289,9 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         options.refresh_after, options.summarise_every);
     JobRefresher* refresher = collector->refresher_.get();
     collector->ingest_->set_on_stored(
-        [refresher](const std::string& job) { refresher->Changed(job); });
+        [refresher](const std::string& job, bool ended) {
+          ended ? refresher->Ended(job) : refresher->Changed(job);
+        });
     // The jobs already stored, too: a job written before a restart (or
     // copied in by --migrate-from) is refreshed like one that just went
     // quiet (a job whose stored results are current costs a read).

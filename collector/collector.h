@@ -111,6 +111,11 @@ class Collector {
   bool WaitRefreshed(absl::Duration timeout) {
     return !refresher_ || refresher_->WaitIdle(timeout);
   }
+  // Until `n` refreshes have ended since start (false: `timeout` first, or
+  // no refresher).
+  bool WaitRefreshes(int64_t n, absl::Duration timeout) {
+    return refresher_ && refresher_->WaitEnded(n, timeout);
+  }
 
   void Shutdown(absl::Duration grace = absl::Seconds(5));
 

@@ -63,10 +63,11 @@ const char kCollectorUsage[] =
                       how long a query waits for room in that (default
                       10000; 0: refused at once)
   --refresh-after-ms N
-                      once no batch of a job has come for N ms, solve its
-                      clocks and make its step summaries in the background,
-                      so queries read them (default 5000; 0: the first query
-                      does it)
+                      once no batch of a job has come for N ms, or at once
+                      when its agents say every process of it has ended,
+                      solve its clocks and make its step summaries in the
+                      background, so queries read them (default 5000; 0:
+                      the first query does it)
   --summarise-every-ms N
                       a job still running has its new steps summarised every
                       N ms (default 30000; 0: only once it goes quiet)

@@ -46,6 +46,38 @@ grpc::Status Exhausted(grpc::ServerContext* context, int retry_after_ms,
 
 }  // namespace
 
+IngestService::BatchJobs IngestService::JobsOf(
+    const v1::Batch& batch, const std::vector<SpanColumns>& decoded) {
+  BatchJobs jobs;
+  auto job_of_track = [&](uint32_t track) -> const std::string& {
+    return batch.strings(batch.processes(batch.tracks(track).process()).job());
+  };
+  for (const v1::Span& span : batch.spans()) {
+    ++jobs.spans[job_of_track(span.track())];
+  }
+  for (int i = 0; i < batch.chunks_size(); ++i) {
+    jobs.spans[job_of_track(batch.chunks(i).track())] += decoded[i].size();
+  }
+  jobs.processes = JobEnds::ProcessesOf(batch);
+  return jobs;
+}
+
+void IngestService::Stored(const BatchJobs& jobs) {
+  absl::MutexLock lock(&jobs_mu_);
+  for (const auto& [job, spans] : jobs.spans) {
+    const bool named =
+        spans_by_job_.count(job) > 0 || spans_by_job_.size() < kMaxJobsCounted;
+    spans_by_job_[named ? job : "(other)"] += spans;
+  }
+  // The jobs it had spans of, then those it ended (a change first: the end
+  // is the later news).
+  const std::vector<std::string> ended = job_ends_.Saw(jobs.processes);
+  if (on_stored_) {
+    for (const auto& entry : jobs.spans) on_stored_(entry.first, false);
+    for (const std::string& job : ended) on_stored_(job, true);
+  }
+}
+
 std::vector<std::pair<std::string, double>> IngestService::SpansByJob() const {
   absl::MutexLock lock(&jobs_mu_);
   std::vector<std::pair<std::string, double>> out;
@@ -211,39 +243,18 @@ grpc::Status IngestService::RawStream(
       pending->ack.set_spans_invalid(repairs.spans_dropped);
       pending->ack.set_error(repairs.first_problem);
     }
-    // Spans per job of this batch, counted once it is stored.
-    std::map<std::string, int64_t> by_job;
-    {
-      auto job_of_track = [&](uint32_t track) -> const std::string& {
-        return batch->strings(
-            batch->processes(batch->tracks(track).process()).job());
-      };
-      for (const v1::Span& span : batch->spans()) {
-        ++by_job[job_of_track(span.track())];
-      }
-      for (int i = 0; i < batch->chunks_size(); ++i) {
-        by_job[job_of_track(batch->chunks(i).track())] += decoded[i].size();
-      }
-    }
+    BatchJobs jobs = JobsOf(*batch, decoded);
     absl::Status queued = writer_->Submit(
         batch,
         [this, state, pending,
-         by_job = std::move(by_job)](absl::StatusOr<BatchWriteResult> result) {
+         jobs = std::move(jobs)](absl::StatusOr<BatchWriteResult> result) {
           if (result.ok()) {
             if (result->duplicate) {
               counters_.batches_duplicate++;
             } else {
               counters_.batches_stored++;
               counters_.spans_stored += result->spans_stored;
-              absl::MutexLock lock(&jobs_mu_);
-              for (const auto& [job, spans] : by_job) {
-                const bool named = spans_by_job_.count(job) > 0 ||
-                                   spans_by_job_.size() < kMaxJobsCounted;
-                spans_by_job_[named ? job : "(other)"] += spans;
-              }
-              if (on_stored_) {
-                for (const auto& entry : by_job) on_stored_(entry.first);
-              }
+              Stored(jobs);
             }
           } else {
             spdlog::error("storing a batch failed: {}",

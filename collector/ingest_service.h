@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "collector/authorizer.h"
 #include "collector/batch_writer.h"
+#include "collector/job_ends.h"
 #include "meridian/v1/ingest.grpc.pb.h"
 
 namespace meridian {
@@ -69,9 +70,10 @@ class IngestService final : public v1::Ingest::Service {
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
 
-  // Called (on the writer's thread) with each job a batch had spans of,
-  // once the batch is stored (not for a duplicate). Set before serving.
-  using OnStored = std::function<void(const std::string& job)>;
+  // Called (on the writer's thread) once a batch is stored (not for a
+  // duplicate): with each job it had spans of (`ended` false), then with
+  // each job it ended (true: collector/job_ends.h). Set before serving.
+  using OnStored = std::function<void(const std::string& job, bool ended)>;
   void set_on_stored(OnStored on_stored) { on_stored_ = std::move(on_stored); }
 
   const IngestCounters& counters() const { return counters_; }
@@ -83,6 +85,17 @@ class IngestService final : public v1::Ingest::Service {
   std::vector<std::pair<std::string, double>> SpansByJob() const;
 
  private:
+  // What a batch holds of each job: its spans, and the processes it
+  // declares (collector/job_ends.h), taken before it is handed on.
+  struct BatchJobs {
+    std::map<std::string, int64_t> spans;
+    std::vector<DeclaredProcess> processes;
+  };
+  static BatchJobs JobsOf(const v1::Batch& batch,
+                          const std::vector<SpanColumns>& decoded);
+  // Once the batch is stored: counts its spans by job, and tells on_stored_.
+  void Stored(const BatchJobs& jobs);
+
   BatchWriter* writer_;
   const std::shared_ptr<const Authorizer> auth_;
   const IngestLimits limits_;
@@ -91,6 +104,7 @@ class IngestService final : public v1::Ingest::Service {
   IngestCounters counters_;
   mutable absl::Mutex jobs_mu_;
   std::map<std::string, int64_t> spans_by_job_ ABSL_GUARDED_BY(jobs_mu_);
+  JobEnds job_ends_ ABSL_GUARDED_BY(jobs_mu_);
 };
 
 }  // namespace meridian

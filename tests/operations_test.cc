@@ -661,6 +661,71 @@ TEST(OperationsTest, AQuietJobIsRefreshedInTheBackground) {
   EXPECT_TRUE(HasLine(metrics, "meridian_collector_refresh_waiting 0"));
 }
 
+// A job whose processes have all ended is refreshed at once, not once it
+// has been quiet: through a real agent (its processes' connections close)
+// to a collector that would wait an hour for quiet.
+TEST(OperationsTest, AJobIsRefreshedOnceAllItsProcessesEnded) {
+  CollectorOptions collector_options;
+  collector_options.listen = "127.0.0.1:0";
+  collector_options.db_path = Temp("ended.db");
+  collector_options.refresh_after = absl::Hours(1);
+  collector_options.summarise_every = absl::ZeroDuration();  // only once quiet
+  collector_options.metrics = "127.0.0.1:0";
+  auto collector = Collector::Start(collector_options);
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  const std::string base = ShortTempDir();
+  NodeAgentOptions options = SpoolingAgent(base);
+  options.collector = (*collector)->address();
+  auto agent = NodeAgent::Start(options);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  std::thread loop([&] { (*agent)->Run(); });
+  FakeProbe first(options.socket, "ends", 21, {true, true});
+  FakeProbe second(options.socket, "ends", 22, {true});
+  FakeProbe other(options.socket, "other", 23, {true});
+  AskAgent(options.socket);  // drains the regions
+  EXPECT_EQ(AskAgent(options.socket).state, FlushReply::kDelivered);
+  auto refreshes = [&](const std::string& result) {
+    return absl::StrCat("meridian_collector_refreshes_total{result=\"", result,
+                        "\"} ");
+  };
+  std::string metrics = Scrape((*collector)->metrics_port());
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_refresh_waiting 2"))
+      << metrics;
+
+  // One of its processes ends: the job still runs. (The second flush waits
+  // for what the agent sent on the first's close: the end batch.)
+  first.End();
+  AskAgent(options.socket);
+  EXPECT_EQ(AskAgent(options.socket).state, FlushReply::kDelivered);
+  metrics = Scrape((*collector)->metrics_port());
+  EXPECT_TRUE(HasLine(metrics, refreshes("done") + "0")) << metrics;
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_refresh_waiting 2"));
+
+  // The last one ends: refreshed now, while "other" still waits its hour.
+  second.End();
+  AskAgent(options.socket);
+  EXPECT_EQ(AskAgent(options.socket).state, FlushReply::kDelivered);
+  auto query = v1::Query::NewStub(grpc::CreateChannel(
+      (*collector)->address(), grpc::InsecureChannelCredentials()));
+  // (EXPECT, not ASSERT, here on: the agent's loop is stopped below.)
+  EXPECT_TRUE((*collector)->WaitRefreshes(1, absl::Seconds(60)));
+  metrics = Scrape((*collector)->metrics_port());
+  EXPECT_TRUE(HasLine(metrics, refreshes("done") + "1")) << metrics;
+  EXPECT_TRUE(HasLine(metrics, refreshes("failed") + "0"));
+  EXPECT_TRUE(HasLine(metrics, "meridian_collector_refresh_waiting 1"));
+  grpc::ClientContext context;
+  v1::ClocksRequest request;
+  request.set_job("ends");
+  v1::ClocksReply reply;
+  EXPECT_TRUE(query->GetClocks(&context, request, &reply).ok());
+  EXPECT_TRUE(reply.stored());  // the refresh's solution, read
+
+  (*agent)->Stop();
+  loop.join();
+  agent->reset();
+  (void)!system(("rm -rf " + base).c_str());
+}
+
 // A job that goes quiet twice is refreshed twice: its clocks are solved
 // whole the first time and brought up to date from the kept state the
 // second (docs/clocks.md, "Incremental updates"), to the solution a solve

@@ -74,6 +74,11 @@ uint32_t BatchBuilder::ProcessIndex(int process) {
   return process_index_[process];
 }
 
+void BatchBuilder::MarkEnded(int process) {
+  batch_.mutable_processes(static_cast<int>(ProcessIndex(process)))
+      ->set_ended(true);
+}
+
 uint32_t BatchBuilder::TrackIndex(int track) {
   if (track_index_[track] >= 0) return track_index_[track];
   const TrackDesc& desc = tracks_[track];

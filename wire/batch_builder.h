@@ -60,6 +60,11 @@ class BatchBuilder {
   v1::ImportedProcessTotals* AddProcessTotals(int process,
                                               absl::string_view source);
 
+  // Puts `process` in the current batch, marked as ended
+  // (v1::Process.ended): call once every record of it is in this batch or
+  // an earlier one.
+  void MarkEnded(int process);
+
   // Declares that the following column spans come from ring `ring` of the
   // process region `incarnation`, records [begin, ...); returns its handle.
   // SetRingEnd gives the end once the records are read.
