@@ -83,36 +83,8 @@ trap 'exit 143' TERM
 # Open MPI keeps its session sockets under TMPDIR, which must be short.
 export TMPDIR=/tmp
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np 4)
-db="$work/bench.db"
-socket="$work/agent.sock"
-
-# Each server prints one line on stdout once it serves; reading it (through
-# a FIFO kept open, so that it never gets SIGPIPE) is how we wait for it.
-mkfifo "$work/collector.out" "$work/agent.out"
-"$collector" --listen 127.0.0.1:0 --db "$db" \
-  --metrics 127.0.0.1:0 >"$work/collector.out" 2>"$work/collector.log" &
-collector_pid=$!
-pids+=("$collector_pid")
-exec {collector_out}<"$work/collector.out"
-if ! read -r line <&"$collector_out"; then
-  echo "colocated_bench: the collector did not start" >&2
-  exit 1
-fi
-address="${line#*listening on }"
-address="${address%%,*}"
-# Its metrics' port, from its log (written before the line above).
-metrics=$(sed -n 's|.*metrics on http://\([^/]*\)/metrics.*|\1|p' "$work/collector.log")
-"$bin/agent/meridian-agent" --collector "$address" --socket "$socket" \
-  --spool "$work/spool" >"$work/agent.out" 2>"$work/agent.log" &
-agent_pid=$!
-pids+=("$agent_pid")
-exec {agent_out}<"$work/agent.out"
-if ! read -r line <&"$agent_out"; then
-  echo "colocated_bench: the agent did not start" >&2
-  exit 1
-fi
-echo "collector $address (pid $collector_pid), agent $socket (pid $agent_pid)" >&2
-meridian=("$bin/cli/meridian" --collector "$address")
+source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
+start_daemons "$collector" "$work"
 
 source "$(dirname "${BASH_SOURCE[0]}")/process_cpu.sh"  # cpu_ticks, thread_ticks
 dropped() {  # the spans the agent dropped so far

@@ -19,7 +19,7 @@ mpirun=(mpirun --allow-run-as-root --oversubscribe)
 export TMPDIR=/tmp MERIDIAN_AGENT_SOCKET="$work/agent.sock"
 
 coproc collector { exec "$collector_bin" --listen 127.0.0.1:0 \
-  --db "$work/bench.db" 2>"$work/collector.log"; }
+  --db "$work/bench.db" --metrics 127.0.0.1:0 2>"$work/collector.log"; }
 read -r line <&"${collector[0]}"
 address="${line#*listening on }"
 address="${address%%,*}"
@@ -51,11 +51,16 @@ done
 status=$("$bin/agent/meridian-agent" --status)
 echo "$status" | sed 's/^/agent: /' >&2
 source "$(dirname "${BASH_SOURCE[0]}")/process_cpu.sh"  # cpu_ticks, thread_ticks, ticks_ns
+source "$(dirname "${BASH_SOURCE[0]}")/collector_metrics.sh"  # wait_refreshed
+metrics_at=$(metrics_url "$work/collector.log")
+wait_refreshed "$metrics_at" 120
+refreshes=$(scrape "$metrics_at" |
+  sed -n 's/^meridian_collector_refreshes_total{result="done"} //p')
 agent_cpu=$(ticks_ns "$(cpu_ticks "$agent_PID")")
 collector_cpu=$(ticks_ns "$(cpu_ticks "$collector_PID")")
 # Of it, the background refresh's (its "refresh" thread): each job's
-# clocks and summaries, 5 s after its last batch, so a job's refresh is
-# counted here or not by when this line runs.
+# clocks and summaries, once its processes ended (or 5 s after its last
+# batch). Every job's is counted: the CPU times are read once none waits.
 refresh_cpu=$(ticks_ns "$(thread_ticks "$collector_PID" refresh)")
 echo "CPU time: agent $agent_cpu ns, collector $collector_cpu ns (refresh $refresh_cpu ns)" >&2
 # The probe alone: a second agent that reads its rings only after the loop
@@ -81,7 +86,7 @@ for i in 1 2 3 4 5; do
 done
 
 python3 - "$event" "$interleaved" "${probe_only[@]}" "${separate[@]}" "$status" \
-  "$agent_cpu" "$collector_cpu" "$refresh_cpu" <<'PY'
+  "$agent_cpu" "$collector_cpu" "$refresh_cpu" "$refreshes" <<'PY'
 import json, statistics, sys
 event = json.loads(sys.argv[1])
 inter = json.loads(sys.argv[2])
@@ -90,6 +95,7 @@ pairs = [json.loads(a) for a in sys.argv[8:14]]
 status = dict(l.split(" ", 1) for l in sys.argv[14].splitlines())
 agent_cpu, collector_cpu = int(sys.argv[15]), int(sys.argv[16])
 refresh_cpu = int(sys.argv[17])
+refreshes = int(float(sys.argv[18]))
 untraced = statistics.median(p["untraced_ns"] for p in pairs[0::2])
 traced = statistics.median(p["traced_ns"] for p in pairs[1::2])
 print(json.dumps({
@@ -105,9 +111,10 @@ print(json.dumps({
     # received every span but the probe-only job's) and of the collector.
     "agent_cpu_ns_per_span": round(agent_cpu / int(status["received"])),
     "collector_cpu_ns_per_span": round(collector_cpu / int(status["received"])),
-    # Of it, the refresh thread's (timing decides which jobs' it holds) and
+    # Of it, the refresh thread's (every job's, `refreshes` of them) and
     # the rest (ingest and storing).
     "collector_refresh_cpu_ns_per_span": round(refresh_cpu / int(status["received"])),
+    "refreshes_done": refreshes,
     "collector_ingest_cpu_ns_per_span":
         round((collector_cpu - refresh_cpu) / int(status["received"])),
     "spans_dropped": int(status["dropped"]),

@@ -49,6 +49,9 @@
 #                             (collector, agent and job on one machine: the
 #                              example's and an 8-byte MPI_Allreduce loop's
 #                              slowdown, the pipeline's CPU and bytes a span)
+#   ./bench/run.sh ended [--runs N] [--steps N] [--collector PATH]
+#                             (how soon after a traced job's run returns
+#                              the collector has its summaries and clocks)
 #   ./bench/run.sh load [--agents N] [--batches N] [--spans N] [--memory-mib N]
 #                             (N simulated agents, default 1000, against one
 #                              collector under a memory cap: peak memory,
@@ -159,6 +162,14 @@ case "${1:-}" in
       //capture/probe:libmeridian_probe.so >&2
     exec ./bench/probe_bench.sh "$@"
     ;;
+  ended)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //examples:data_parallel //collector:meridian-collector \
+      //agent:meridian-agent //cli:meridian \
+      //capture/probe:libmeridian_probe.so >&2
+    exec ./bench/ended_bench.sh "$@"
+    ;;
   colocated)
     shift
     ./deploy/dependencies.sh
@@ -169,7 +180,7 @@ case "${1:-}" in
     ;;
   *)
     sed -n '2,25p' "$0" >&2
-    echo "benchmarks: scale, big, ingest, analysis, ring, probe, colocated, load, fuzz, import, gpu" >&2
+    echo "benchmarks: scale, big, ingest, analysis, ring, probe, colocated, ended, load, fuzz, import, gpu" >&2
     exit 2
     ;;
 esac
