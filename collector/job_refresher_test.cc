@@ -65,6 +65,59 @@ TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
   EXPECT_EQ(counters.waiting, 0);
 }
 
+TEST(JobRefresherTest, AJobWhoseProcessesEndedIsRefreshedAtOnce) {
+  Calls calls;
+  // Quiet for an hour: only Ended makes a job due within the test.
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
+        return calls.Record(job, whole);
+      },
+      absl::Hours(1), absl::ZeroDuration());
+  refresher.Changed("running");
+  refresher.Changed("ended");
+  refresher.Ended("ended");
+  refresher.Ended("never-changed");  // its end batch held no span
+  ASSERT_TRUE(refresher.WaitEnded(2, absl::Seconds(30)));
+  // "running" still waits for its hour.
+  EXPECT_EQ(refresher.counters().waiting, 1);
+  EXPECT_EQ(calls.Get(), (std::vector<std::string>{"ended", "never-changed"}));
+  EXPECT_FALSE(refresher.WaitIdle(absl::ZeroDuration()));
+}
+
+TEST(JobRefresherTest, AChangeAfterTheEndWaitsToBeQuietAgain) {
+  Calls calls;
+  absl::Mutex gate_mu;
+  bool open = false, started = false;
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
+        if (job == "first") {
+          absl::MutexLock lock(&gate_mu);
+          started = true;
+          gate_mu.Await(absl::Condition(&open));
+        }
+        return calls.Record(job, whole);
+      },
+      absl::Hours(1), absl::ZeroDuration());
+  refresher.Ended("first");
+  {
+    absl::MutexLock lock(&gate_mu);
+    gate_mu.Await(absl::Condition(&started));
+  }
+  // While the thread is busy: "late" ends, then a batch of it arrives
+  // after all (a process that ended early, others still running).
+  refresher.Ended("late");
+  refresher.Changed("late");
+  {
+    absl::MutexLock lock(&gate_mu);
+    open = true;
+  }
+  // "late" waits its hour: no second refresh comes (a wrong one would
+  // follow "first" at once; 200 ms bound the look for it).
+  EXPECT_FALSE(calls.WaitFor(2, absl::Milliseconds(200)));
+  EXPECT_EQ(calls.Get(), (std::vector<std::string>{"first"}));
+  EXPECT_EQ(refresher.counters().waiting, 1);
+}
+
 TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {
   Calls calls;
   JobRefresher refresher(
