@@ -150,8 +150,9 @@ void NodeAgent::Stop() {
   (void)!write(wake_fd_, &one, sizeof(one));
 }
 
-double NodeAgent::Drain() {
+double NodeAgent::Drain(const std::vector<ProbeSession*>& ending) {
   double fill = 0;
+  bool emptied = false;
   // Sampled before reading. The map only ever bends at a sample's time,
   // which lies after every record read before the sample was taken; so
   // each record's times go through the same function whichever drain
@@ -174,7 +175,16 @@ double NodeAgent::Drain() {
       }
       if (builder_.spans() >= options_.max_batch_spans) SendBatch();
     }
-    if (read == 0) break;
+    if (read == 0) {
+      emptied = true;
+      break;
+    }
+  }
+  // Processes that exited, all of them read: marked ended in the batch
+  // that carries their last records (or alone, if it holds none). A ring
+  // not emptied by the bound above gets no mark (its job waits for quiet).
+  for (ProbeSession* session : ending) {
+    if (emptied && session->MarkEnded(&builder_)) in_batch_.push_back(session);
   }
   SendBatch();
   // What was read is in memory now (sent or spooled). A ring still over

@@ -180,8 +180,10 @@ class NodeAgent {
   // how many.
   uint32_t Trace(const std::string& job, uint32_t steps, uint32_t seconds);
   // Reads every session's rings into batches and sends them; returns the
-  // largest fraction of a ring read (for the drain period).
-  double Drain();
+  // largest fraction of a ring read (for the drain period). `ending`:
+  // sessions whose processes exited, marked ended (v1::Process.ended) in
+  // the last batch once every ring was read empty.
+  double Drain(const std::vector<ProbeSession*>& ending = {});
   // Extends the time map; logs a step of the node's clock.
   void UpdateTimeMap();
   void SendBatch();

@@ -251,25 +251,18 @@ void NodeAgent::CloseSilent() {
 }
 
 void NodeAgent::Close(const std::vector<int>& fds) {
-  bool sessions = false;
+  std::vector<ProbeSession*> ending;
   for (int fd : fds) {
     auto it = clients_.find(fd);
-    sessions |= it != clients_.end() && it->second.session != nullptr;
+    if (it != clients_.end() && it->second.session != nullptr) {
+      ending.push_back(it->second.session.get());
+    }
   }
   // The processes exited (or crashed): everything they recorded is in
-  // their rings; take it all before letting the memory go.
-  if (sessions) {
-    Drain();
-    // Then one batch more, marking them ended: the collector summarises a
-    // job whose processes have all ended at once (collector/job_ends.h).
-    for (int fd : fds) {
-      auto it = clients_.find(fd);
-      if (it == clients_.end() || it->second.session == nullptr) continue;
-      ProbeSession* session = it->second.session.get();
-      if (session->MarkEnded(&builder_)) in_batch_.push_back(session);
-    }
-    SendBatch();
-  }
+  // their rings; take it all before letting the memory go, and mark them
+  // ended (the collector summarises a job whose processes have all ended
+  // at once: collector/job_ends.h).
+  if (!ending.empty()) Drain(ending);
   for (int fd : fds) {
     auto it = clients_.find(fd);
     if (it == clients_.end()) continue;

@@ -87,6 +87,7 @@ absl::StatusOr<std::unique_ptr<ProbeSession>> ProbeSession::Open(
   process.local_rank = hello.local_rank;
   process.world_size = ValidWorldSize(hello.world_size);
   process.pid = hello.pid;
+  process.incarnation = layout.incarnation;
   return std::unique_ptr<ProbeSession>(
       new ProbeSession(memory, layout, std::move(process)));
 }
@@ -195,11 +196,12 @@ int ProbeSession::ProcessIn(BatchBuilder* builder) {
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
   }
+  declared_ = true;
   return process_handle_;
 }
 
 bool ProbeSession::MarkEnded(BatchBuilder* builder) {
-  if (builder_ == nullptr) return false;  // nothing of it was ever sent
+  if (!declared_) return false;  // nothing of it was ever sent
   builder->MarkEnded(ProcessIn(builder));
   return true;
 }

@@ -175,6 +175,7 @@ class ProbeSession {
   const BatchBuilder* builder_ = nullptr;
   uint64_t builder_declarations_ = 0;
   int process_handle_ = -1;
+  bool declared_ = false;  // in some batch: the collector knows of it
   // (queue, gpu) of a named track, or (0, false) and the thread's id for
   // a thread's own track -> track handle.
   std::map<std::tuple<uint32_t, bool, int32_t>, int> tracks_;

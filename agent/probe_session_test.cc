@@ -568,14 +568,19 @@ TEST(ProbeSessionTest, AnEndedProcessIsMarkedOnlyIfItWasEverSent) {
   v1::Batch first = builder.Take();
   ASSERT_EQ(first.processes_size(), 1);
   EXPECT_FALSE(first.processes(0).ended());
-  // The agent forgets declarations between batches: the end batch declares
-  // the process again, with no track and no span.
+  EXPECT_EQ(first.processes(0).incarnation(), 1234u);
+  // The agent forgets declarations between batches, and MPI_Init's rank
+  // comes after the first spans: the end batch declares the process again,
+  // as it is now, with no track and no span.
   builder.ForgetDeclarations();
+  (*session)->SetIdentity(3, 1, 4);
   EXPECT_TRUE((*session)->MarkEnded(&builder));
   v1::Batch last = builder.Take();
   ASSERT_EQ(last.processes_size(), 1);
   EXPECT_TRUE(last.processes(0).ended());
   EXPECT_EQ(last.processes(0).pid(), 77);
+  EXPECT_EQ(last.processes(0).rank(), 3);
+  EXPECT_EQ(last.processes(0).incarnation(), 1234u);
   EXPECT_EQ(last.strings(last.processes(0).job()),
             first.strings(first.processes(0).job()));
   EXPECT_EQ(last.tracks_size(), 0);

@@ -21,8 +21,8 @@
 # acknowledged, that is, stored), over the spans the collector stored for
 # those jobs (`meridian jobs`); for each program and for both together.
 # Work the collector does for a job after its run (its background refresh,
-# 5 s after its last batch) lands in whichever run comes next, traced or
-# not: the *_all figures count the daemons' CPU over the whole bench
+# once its processes have ended, or 5 s after its last batch) lands in
+# whichever run comes next, traced or not, or in this run's own window: the *_all figures count the daemons' CPU over the whole bench
 # instead, from the first pair to the end of the last refresh (the
 # collector's refresh_waiting gauge back to 0), untraced runs included,
 # over every span; refresh_cpu_ns_per_span_all is its "refresh" thread's.

@@ -7,9 +7,10 @@
 # machine (bench/daemons.sh); the example (examples/data_parallel.cc, 4 ranks
 # under `mpirun --oversubscribe`, --steps N, default 200) runs under
 # `meridian run` --runs times (default 5), one after the other. After each
-# run returns (every span acknowledged, so stored), the time until the
-# collector's refreshes_total{result="done"} has grown by one, polled every
-# 10 ms (at most 60 s); then `meridian steps --json` must read every step
+# run returns (every span acknowledged, so stored), the time until no
+# refresh waits or runs (the collector's refresh_waiting gauge: the job's
+# batches made it wait until its final refresh), polled every 10 ms (at
+# most 60 s); then `meridian steps --json` must read every step
 # from stored summaries ("summarised":0, nothing made by the query).
 # JSON: after_run_ms (each run) and after_run_ms_median.
 #
@@ -51,43 +52,33 @@ export TMPDIR=/tmp  # Open MPI's session sockets need a short path
 source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
 start_daemons "$collector" "$work"
 
-# done_refreshes: the collector's finished refreshes so far.
-# wait_refreshes N T0: waits until more than N, then prints the ms since T0
-# (ns since the epoch); exit 1 after 60 s.
-done_refreshes() {
-  python3 - "$metrics" <<'PY'
-import sys, urllib.request
-text = urllib.request.urlopen("http://%s/metrics" % sys.argv[1]).read().decode()
-print(sum(int(float(l.split()[1])) for l in text.splitlines()
-          if l.startswith('meridian_collector_refreshes_total{result="done"}')))
-PY
-}
-wait_refreshes() {
-  python3 - "$metrics" "$1" "$2" <<'PY'
+# wait_refreshed T0: waits until no refresh waits or runs (the collector's
+# refresh_waiting gauge is 0: the job's batches made it wait, so its final
+# refresh has finished), then prints the ms since T0 (ns since the epoch);
+# exit 1 after 60 s.
+wait_refreshed() {
+  python3 - "$metrics" "$1" <<'PY'
 import sys, time, urllib.request
-url, before, t0 = "http://%s/metrics" % sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+url, t0 = "http://%s/metrics" % sys.argv[1], int(sys.argv[2])
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline:
     text = urllib.request.urlopen(url).read().decode()
-    done = sum(int(float(l.split()[1])) for l in text.splitlines()
-               if l.startswith('meridian_collector_refreshes_total{result="done"}'))
-    if done > before:
+    if "\nmeridian_collector_refresh_waiting 0\n" in text:
         print(round((time.time_ns() - t0) / 1e6))
         sys.exit(0)
     time.sleep(0.01)
-sys.exit("ended_bench: no refresh within 60 s of the run's end")
+sys.exit("ended_bench: the job's refresh did not end within 60 s of its run")
 PY
 }
 
 ms=()
 for ((i = 1; i <= runs; i++)); do
   job="ended-$i"
-  before=$(done_refreshes)
   MERIDIAN_AGENT_SOCKET="$socket" "${meridian[@]}" run --job "$job" -- \
     mpirun --allow-run-as-root --oversubscribe -np 4 \
     "$bin/examples/data_parallel" --steps "$steps" >/dev/null 2>>"$work/run.log"
   t0=$(date +%s%N)
-  ms+=("$(wait_refreshes "$before" "$t0")")
+  ms+=("$(wait_refreshed "$t0")")
   "${meridian[@]}" steps --job "$job" --json >"$work/steps.json"
   if ! grep -q '"summarised":0' "$work/steps.json"; then
     echo "ended_bench: job $job's first steps query made summaries" >&2

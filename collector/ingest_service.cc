@@ -1,5 +1,6 @@
 #include "collector/ingest_service.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -69,11 +70,19 @@ void IngestService::Stored(const BatchJobs& jobs) {
         spans_by_job_.count(job) > 0 || spans_by_job_.size() < kMaxJobsCounted;
     spans_by_job_[named ? job : "(other)"] += spans;
   }
-  // The jobs it had spans of, then those it ended (a change first: the end
-  // is the later news).
+  // Every job it declared a process of changed (its last write moved, if
+  // nothing else: a refresh must follow), then those it ended (the end is
+  // the later news).
   const std::vector<std::string> ended = job_ends_.Saw(jobs.processes);
   if (on_stored_) {
-    for (const auto& entry : jobs.spans) on_stored_(entry.first, false);
+    std::vector<const std::string*> changed;
+    for (const DeclaredProcess& p : jobs.processes) {
+      if (std::none_of(changed.begin(), changed.end(),
+                       [&](const std::string* job) { return *job == p.job; })) {
+        changed.push_back(&p.job);
+      }
+    }
+    for (const std::string* job : changed) on_stored_(*job, false);
     for (const std::string& job : ended) on_stored_(job, true);
   }
 }

@@ -71,8 +71,9 @@ class IngestService final : public v1::Ingest::Service {
       grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
 
   // Called (on the writer's thread) once a batch is stored (not for a
-  // duplicate): with each job it had spans of (`ended` false), then with
-  // each job it ended (true: collector/job_ends.h). Set before serving.
+  // duplicate): with each job it declares a process of (`ended` false),
+  // then with each job it ended (true: collector/job_ends.h). Set before
+  // serving.
   using OnStored = std::function<void(const std::string& job, bool ended)>;
   void set_on_stored(OnStored on_stored) { on_stored_ = std::move(on_stored); }
 

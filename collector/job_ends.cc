@@ -19,8 +19,8 @@ std::vector<DeclaredProcess> JobEnds::ProcessesOf(const v1::Batch& batch) {
   out.reserve(static_cast<size_t>(batch.processes_size()));
   for (const v1::Process& p : batch.processes()) {
     out.push_back({batch.strings(static_cast<int>(p.job())),
-                   batch.strings(static_cast<int>(p.node())), p.pid(), p.rank(),
-                   p.world_size(), p.ended()});
+                   batch.strings(static_cast<int>(p.node())), p.pid(),
+                   p.incarnation(), p.rank(), p.world_size(), p.ended()});
   }
   return out;
 }
@@ -40,12 +40,12 @@ std::vector<std::string> JobEnds::Saw(
       job.last_seen = batches_;
       touched.push_back(p.job);
     }
-    auto [process, added] =
-        job.processes.try_emplace(std::make_pair(p.node, p.pid), false);
+    auto [process, added] = job.processes.try_emplace(
+        std::make_tuple(p.node, p.pid, p.incarnation), false);
     if (added) ++job.running;
-    if (p.ended && !process->second) {
-      process->second = true;
-      --job.running;
+    if (p.ended != process->second) {  // it ended, or runs again
+      process->second = p.ended;
+      job.running += p.ended ? -1 : 1;
     }
     if (p.rank >= 0) job.ranks.insert(p.rank);
     job.world_size = std::max(job.world_size, p.world_size);

@@ -8,12 +8,17 @@
 //     a launcher said how many ranks it started (Process.world_size), that many
 //     distinct ranks were seen. An ended job is forgotten: a later batch of it
 //     starts it again.
-//   - A process is (job, node, pid); a process seen only before a restart
-//     is not known, so a job's ranks seen may fall short of its world size:
-//     such a job never "ends" here and is refreshed once quiet, as before.
+//   - A process is (job, node, pid, incarnation): processes of one pid on a
+//     node (containers' pid 1, pid reuse) are told apart by their probe
+//     region's incarnation. A process declared ended and then again not
+//     (a batch of it after its end: it reconnected) runs again.
+//   - A process seen only before a restart is not known: with a world size,
+//     the job's ranks seen fall short of it and the job never "ends" here
+//     (it is refreshed once quiet); without one, the job ends once those
+//     seen have.
 //   - At most `max_jobs` jobs are followed; a new one beyond that replaces
-//     the one seen least recently (evicted() counts them). Memory: a few
-//     dozen bytes per process of the jobs followed.
+//     the one seen least recently (evicted() counts them). Memory: about
+//     100 bytes per process of the jobs followed (its node name copied).
 //   - Not thread-safe (the ingest service calls it from the writer's
 //     callback, under its own lock).
 #ifndef MERIDIAN_COLLECTOR_JOB_ENDS_H_
@@ -21,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,6 +41,7 @@ struct DeclaredProcess {
   std::string job;
   std::string node;
   int64_t pid = 0;
+  uint64_t incarnation = 0;  // 0: not known
   int32_t rank = -1;
   int32_t world_size = 0;
   bool ended = false;
@@ -55,8 +62,9 @@ class JobEnds {
 
  private:
   struct Job {
-    // (node, pid) -> ended
-    absl::flat_hash_map<std::pair<std::string, int64_t>, bool> processes;
+    // (node, pid, incarnation) -> ended
+    absl::flat_hash_map<std::tuple<std::string, int64_t, uint64_t>, bool>
+        processes;
     absl::flat_hash_set<int32_t> ranks;  // >= 0 only
     int32_t world_size = 0;              // the largest declared
     int64_t running = 0;                 // processes not ended

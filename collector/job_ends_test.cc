@@ -19,7 +19,7 @@ std::vector<DeclaredProcess> BatchOf(
   for (const auto& [desc, ended] : processes) {
     const int p = builder.DeclareProcess(desc);
     if (ended) {
-      builder.MarkEnded(p);
+      builder.MarkEnded(p);  // as the agent's last batch of it
     } else {
       const int t =
           builder.DeclareTrack(p, v1::TRACK_KIND_THREAD, desc.pid, "main");
@@ -72,6 +72,30 @@ TEST(JobEndsTest, ARepeatedEndCountsOnceAndOtherJobsAreApart) {
             Jobs{"b"});
   EXPECT_EQ(ends.Saw(BatchOf({{Rank("a", "n", 0, 2), true}})), Jobs{});
   EXPECT_EQ(ends.Saw(BatchOf({{Rank("a", "n", 1, 2), true}})), Jobs{"a"});
+}
+
+TEST(JobEndsTest, ProcessesOfOnePidAreToldApartByTheirIncarnation) {
+  JobEnds ends;
+  // Two containers' pid 1 on one node, neither with a rank.
+  ProcessDesc a{"k8s", "n", -1, -1, 1, 0};
+  ProcessDesc b = a;
+  a.incarnation = 0xa;
+  b.incarnation = 0xb;
+  EXPECT_EQ(ends.Saw(BatchOf({{a, false}, {b, false}})), Jobs{});
+  EXPECT_EQ(ends.Saw(BatchOf({{a, true}})), Jobs{});  // b still runs
+  EXPECT_EQ(ends.Saw(BatchOf({{b, true}})), Jobs{"k8s"});
+}
+
+TEST(JobEndsTest, AProcessSeenAgainAfterItsEndRunsAgain) {
+  JobEnds ends;
+  const ProcessDesc a{"j", "n", 0, 0, 7, 2};
+  const ProcessDesc b{"j", "n", 1, 1, 8, 2};
+  EXPECT_EQ(ends.Saw(BatchOf({{a, false}, {b, false}})), Jobs{});
+  EXPECT_EQ(ends.Saw(BatchOf({{a, true}})), Jobs{});
+  // a's connection came back (a new agent): its spans again.
+  EXPECT_EQ(ends.Saw(BatchOf({{a, false}})), Jobs{});
+  EXPECT_EQ(ends.Saw(BatchOf({{b, true}})), Jobs{});  // a runs
+  EXPECT_EQ(ends.Saw(BatchOf({{a, true}})), Jobs{"j"});
 }
 
 TEST(JobEndsTest, TheJobsFollowedAreBoundedByTheLeastRecentlySeen) {

@@ -85,9 +85,10 @@ std::optional<std::string> JobRefresher::Due(absl::Time now, bool* whole,
   absl::Time due_at = absl::InfiniteFuture();
   *next = absl::InfiniteFuture();
   for (const auto& [job, waiting] : waiting_) {
+    // An ended job is due whole at once, with no summaries-only pass first.
     absl::Time at = waiting.ended ? waiting.changed : waiting.changed + quiet_;
     bool is_whole = true;
-    if (summarise_every_ > absl::ZeroDuration() &&
+    if (!waiting.ended && summarise_every_ > absl::ZeroDuration() &&
         waiting.last_summaries + summarise_every_ < at) {
       at = waiting.last_summaries + summarise_every_;
       is_whole = false;

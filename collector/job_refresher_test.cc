@@ -113,9 +113,41 @@ TEST(JobRefresherTest, AChangeAfterTheEndWaitsToBeQuietAgain) {
   }
   // "late" waits its hour: no second refresh comes (a wrong one would
   // follow "first" at once; 200 ms bound the look for it).
+  ASSERT_TRUE(refresher.WaitEnded(1, absl::Seconds(30)));
   EXPECT_FALSE(calls.WaitFor(2, absl::Milliseconds(200)));
   EXPECT_EQ(calls.Get(), (std::vector<std::string>{"first"}));
   EXPECT_EQ(refresher.counters().waiting, 1);
+}
+
+TEST(JobRefresherTest, AnEndedJobIsRefreshedWholeWithNoSummariesPassFirst) {
+  Calls calls;
+  absl::Mutex gate_mu;
+  bool open = false, started = false;
+  // Summaries are due 1 ns after a change: "j" would get a summaries pass
+  // before its whole refresh if its end did not make it whole at once.
+  JobRefresher refresher(
+      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
+        if (job == "first") {
+          absl::MutexLock lock(&gate_mu);
+          started = true;
+          gate_mu.Await(absl::Condition(&open));
+        }
+        return calls.Record(job, whole);
+      },
+      absl::Hours(1), absl::Nanoseconds(1));
+  refresher.Ended("first");
+  {
+    absl::MutexLock lock(&gate_mu);
+    gate_mu.Await(absl::Condition(&started));
+  }
+  refresher.Changed("j");
+  refresher.Ended("j");
+  {
+    absl::MutexLock lock(&gate_mu);
+    open = true;
+  }
+  ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
+  EXPECT_EQ(calls.Get(), (std::vector<std::string>{"first", "j"}));
 }
 
 TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {

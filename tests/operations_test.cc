@@ -726,6 +726,36 @@ TEST(OperationsTest, AJobIsRefreshedOnceAllItsProcessesEnded) {
   (void)!system(("rm -rf " + base).c_str());
 }
 
+// A batch that only marks one of a job's two processes ended moves the
+// job's last write (its stored results are no longer of the job as it is),
+// so the job is refreshed again once quiet, though it has not ended.
+TEST(OperationsTest, AnEndThatEndsNoJobStillBringsARefresh) {
+  auto collector = RefreshingCollector("end-of-one.db");
+  ASSERT_TRUE(collector.ok()) << collector.status();
+  auto channel = grpc::CreateChannel((*collector)->address(),
+                                     grpc::InsecureChannelCredentials());
+  BatchBuilder builder("two-ranks");
+  const ProcessDesc ranks[] = {{"half", "n", 0, 0, 40, 2},
+                               {"half", "n", 1, 1, 41, 2}};
+  for (const ProcessDesc& rank : ranks) {
+    const int t = builder.DeclareTrack(builder.DeclareProcess(rank),
+                                       v1::TRACK_KIND_THREAD, rank.pid, "main");
+    builder.AddSpan(t, v1::CATEGORY_MPI, "MPI_Barrier", 1000000, 10);
+  }
+  ASSERT_TRUE(IngestClient(channel).SendAll({builder.Take()}).ok());
+  ASSERT_TRUE((*collector)->WaitRefreshes(1, absl::Seconds(60)));
+  builder.MarkEnded(builder.DeclareProcess(ranks[0]));
+  ASSERT_TRUE(IngestClient(channel).SendAll({builder.Take()}).ok());
+  ASSERT_TRUE((*collector)->WaitRefreshes(2, absl::Seconds(60)));
+  auto query = v1::Query::NewStub(channel);
+  grpc::ClientContext context;
+  v1::ClocksRequest request;
+  request.set_job("half");
+  v1::ClocksReply reply;
+  ASSERT_TRUE(query->GetClocks(&context, request, &reply).ok());
+  EXPECT_TRUE(reply.stored());  // of the job as it is, end batch included
+}
+
 // A job that goes quiet twice is refreshed twice: its clocks are solved
 // whole the first time and brought up to date from the kept state the
 // second (docs/clocks.md, "Incremental updates"), to the solution a solve

@@ -287,11 +287,10 @@ TEST_P(SilentCollectorTest, AgentGivesUpARoundNoAckComesForAndSpoolsIt) {
   const std::string line =
       ReadLineWith(agent_.err, "cannot deliver to the collector",
                    absl::Now() + absl::Seconds(30), &err);
-  // Two batches: the job's spans, then its process's end (Process.ended).
   EXPECT_TRUE(absl::StrContains(
       line,
       "cannot deliver to the collector (the collector acknowledged nothing "
-      "for 300 ms; 2 of 2 batches unacknowledged); spooling"))
+      "for 300 ms; 1 of 1 batches unacknowledged); spooling"))
       << err;
   // Spooled while running: the next status reply is made after the spill.
   const Outcome status = RunToEnd(

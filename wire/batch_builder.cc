@@ -70,6 +70,7 @@ uint32_t BatchBuilder::ProcessIndex(int process) {
   out->set_world_size(p.world_size);
   out->set_dropped(p.dropped);
   out->set_pid(p.pid);
+  out->set_incarnation(p.incarnation);
   process_index_[process] = batch_.processes_size() - 1;
   return process_index_[process];
 }

@@ -33,8 +33,9 @@ struct ProcessDesc {
   int32_t rank = -1;
   int32_t local_rank = -1;
   int64_t pid = 0;
-  int32_t world_size = 0;  // 0: unknown
-  uint64_t dropped = 0;    // v1::Process.dropped
+  int32_t world_size = 0;    // 0: unknown
+  uint64_t dropped = 0;      // v1::Process.dropped
+  uint64_t incarnation = 0;  // v1::Process.incarnation (0: not known)
 };
 
 class BatchBuilder {
