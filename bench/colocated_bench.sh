@@ -62,29 +62,13 @@ done
 
 bin="$(bazel info bazel-bin 2>/dev/null)"
 collector=${collector:-$bin/collector/meridian-collector}
-work="$(mktemp -d /tmp/meridian-colocated-XXXXXX)"
-pids=()
-cleanup() {
-  local status=$?
-  local pid
-  for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
-  if [ "$status" -ne 0 ]; then
-    for log in "$work"/*.log; do
-      [ -f "$log" ] && { echo "== $log" >&2; tail -n 40 "$log" >&2; }
-    done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
+bench_work colocated
 
 # Open MPI keeps its session sockets under TMPDIR, which must be short.
 export TMPDIR=/tmp
 mpirun=(mpirun --allow-run-as-root --oversubscribe -np 4)
-source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
-start_daemons "$collector" "$work"
+start_daemons "$collector"
 
 source "$(dirname "${BASH_SOURCE[0]}")/process_cpu.sh"  # cpu_ticks, thread_ticks
 dropped() {  # the spans the agent dropped so far

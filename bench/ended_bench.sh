@@ -31,26 +31,11 @@ done
 
 bin="$(bazel info bazel-bin 2>/dev/null)"
 collector=${collector:-$bin/collector/meridian-collector}
-work="$(mktemp -d /tmp/meridian-ended-XXXXXX)"
-pids=()
-cleanup() {
-  local status=$? pid
-  for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
-  if [ "$status" -ne 0 ]; then
-    for log in "$work"/*.log; do
-      [ -f "$log" ] && { echo "== $log" >&2; tail -n 40 "$log" >&2; }
-    done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
+bench_work ended
 
 export TMPDIR=/tmp  # Open MPI's session sockets need a short path
-source "$(dirname "${BASH_SOURCE[0]}")/daemons.sh"
-start_daemons "$collector" "$work"
+start_daemons "$collector"
 
 # wait_refreshed T0: waits until no refresh waits or runs (the collector's
 # refresh_waiting gauge is 0: the job's batches made it wait, so its final

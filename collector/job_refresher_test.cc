@@ -43,6 +43,33 @@ class Calls {
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
 };
 
+// Holds the refresh of job "first" until Open(), so that the refresher is
+// busy meanwhile, as a long refresh would keep it.
+class Gate {
+ public:
+  // Called as each refresh starts.
+  void Pass(const std::string& job) {
+    if (job != "first") return;
+    absl::MutexLock lock(&mu_);
+    started_ = true;
+    mu_.Await(absl::Condition(&open_));
+  }
+  // Until "first"'s refresh has started.
+  void WaitStarted() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&started_));
+  }
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
   Calls calls;
   // Quiet for 1 s: the three changes, made at once, are one refresh.
@@ -86,31 +113,20 @@ TEST(JobRefresherTest, AJobWhoseProcessesEndedIsRefreshedAtOnce) {
 
 TEST(JobRefresherTest, AChangeAfterTheEndWaitsToBeQuietAgain) {
   Calls calls;
-  absl::Mutex gate_mu;
-  bool open = false, started = false;
+  Gate gate;
   JobRefresher refresher(
       [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        if (job == "first") {
-          absl::MutexLock lock(&gate_mu);
-          started = true;
-          gate_mu.Await(absl::Condition(&open));
-        }
+        gate.Pass(job);
         return calls.Record(job, whole);
       },
       absl::Hours(1), absl::ZeroDuration());
   refresher.Ended("first");
-  {
-    absl::MutexLock lock(&gate_mu);
-    gate_mu.Await(absl::Condition(&started));
-  }
+  gate.WaitStarted();
   // While the thread is busy: "late" ends, then a batch of it arrives
   // after all (a process that ended early, others still running).
   refresher.Ended("late");
   refresher.Changed("late");
-  {
-    absl::MutexLock lock(&gate_mu);
-    open = true;
-  }
+  gate.Open();
   // "late" waits its hour: no second refresh comes (a wrong one would
   // follow "first" at once; 200 ms bound the look for it).
   ASSERT_TRUE(refresher.WaitEnded(1, absl::Seconds(30)));
@@ -121,31 +137,20 @@ TEST(JobRefresherTest, AChangeAfterTheEndWaitsToBeQuietAgain) {
 
 TEST(JobRefresherTest, AnEndedJobIsRefreshedWholeWithNoSummariesPassFirst) {
   Calls calls;
-  absl::Mutex gate_mu;
-  bool open = false, started = false;
+  Gate gate;
   // Summaries are due 1 ns after a change: "j" would get a summaries pass
   // before its whole refresh if its end did not make it whole at once.
   JobRefresher refresher(
       [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        if (job == "first") {
-          absl::MutexLock lock(&gate_mu);
-          started = true;
-          gate_mu.Await(absl::Condition(&open));
-        }
+        gate.Pass(job);
         return calls.Record(job, whole);
       },
       absl::Hours(1), absl::Nanoseconds(1));
   refresher.Ended("first");
-  {
-    absl::MutexLock lock(&gate_mu);
-    gate_mu.Await(absl::Condition(&started));
-  }
+  gate.WaitStarted();
   refresher.Changed("j");
   refresher.Ended("j");
-  {
-    absl::MutexLock lock(&gate_mu);
-    open = true;
-  }
+  gate.Open();
   ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
   EXPECT_EQ(calls.Get(), (std::vector<std::string>{"first", "j"}));
 }
@@ -174,23 +179,15 @@ TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {
 
 TEST(JobRefresherTest, TheJobsWaitingAreBounded) {
   Calls calls;
-  absl::Mutex gate_mu;
-  bool open = false, started = false;
+  Gate gate;
   JobRefresher refresher(
       [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        if (job == "first") {
-          absl::MutexLock lock(&gate_mu);
-          started = true;
-          gate_mu.Await(absl::Condition(&open));
-        }
+        gate.Pass(job);
         return calls.Record(job, whole);
       },
       absl::ZeroDuration(), absl::ZeroDuration(), /*max_jobs=*/2);
   refresher.Changed("first");
-  {
-    absl::MutexLock lock(&gate_mu);
-    gate_mu.Await(absl::Condition(&started));
-  }
+  gate.WaitStarted();
   // "first" is being refreshed: two may wait, the third is dropped.
   refresher.Changed("b");
   refresher.Changed("c");
@@ -198,10 +195,7 @@ TEST(JobRefresherTest, TheJobsWaitingAreBounded) {
   RefreshCounters counters = refresher.counters();
   EXPECT_EQ(counters.waiting, 3);  // "first" too
   EXPECT_EQ(counters.dropped, 1);
-  {
-    absl::MutexLock lock(&gate_mu);
-    open = true;
-  }
+  gate.Open();
   ASSERT_TRUE(refresher.WaitIdle(absl::Seconds(30)));
   EXPECT_EQ(calls.Get(), (std::vector<std::string>{"first", "b", "c"}));
   counters = refresher.counters();

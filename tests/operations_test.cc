@@ -612,6 +612,19 @@ absl::StatusOr<std::unique_ptr<Collector>> RefreshingCollector(
   return Collector::Start(options);
 }
 
+// The Clocks reply for `job` from the collector at `address`.
+v1::ClocksReply Clocks(const std::string& address, const std::string& job) {
+  auto query = v1::Query::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::ClocksRequest request;
+  request.set_job(job);
+  v1::ClocksReply reply;
+  const grpc::Status status = query->GetClocks(&context, request, &reply);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return reply;
+}
+
 // The collector's refresher solves a quiet job's clocks and makes its step
 // summaries with no query asking: the first queries read both, and make and
 // solve nothing.
@@ -633,11 +646,7 @@ TEST(OperationsTest, AQuietJobIsRefreshedInTheBackground) {
   ASSERT_TRUE((*collector)->WaitRefreshed(absl::Seconds(60)));
   auto query = v1::Query::NewStub(channel);
   {
-    grpc::ClientContext context;
-    v1::ClocksRequest request;
-    request.set_job("quiet");
-    v1::ClocksReply reply;
-    ASSERT_TRUE(query->GetClocks(&context, request, &reply).ok());
+    const v1::ClocksReply reply = Clocks((*collector)->address(), "quiet");
     EXPECT_TRUE(reply.stored());
     EXPECT_EQ(reply.nodes_size(), 2);
   }
@@ -705,20 +714,14 @@ TEST(OperationsTest, AJobIsRefreshedOnceAllItsProcessesEnded) {
   second.End();
   AskAgent(options.socket);
   EXPECT_EQ(AskAgent(options.socket).state, FlushReply::kDelivered);
-  auto query = v1::Query::NewStub(grpc::CreateChannel(
-      (*collector)->address(), grpc::InsecureChannelCredentials()));
   // (EXPECT, not ASSERT, here on: the agent's loop is stopped below.)
   EXPECT_TRUE((*collector)->WaitRefreshes(1, absl::Seconds(60)));
   metrics = Scrape((*collector)->metrics_port());
   EXPECT_TRUE(HasLine(metrics, refreshes("done") + "1")) << metrics;
   EXPECT_TRUE(HasLine(metrics, refreshes("failed") + "0"));
   EXPECT_TRUE(HasLine(metrics, "meridian_collector_refresh_waiting 1"));
-  grpc::ClientContext context;
-  v1::ClocksRequest request;
-  request.set_job("ends");
-  v1::ClocksReply reply;
-  EXPECT_TRUE(query->GetClocks(&context, request, &reply).ok());
-  EXPECT_TRUE(reply.stored());  // the refresh's solution, read
+  // The refresh's solution, read.
+  EXPECT_TRUE(Clocks((*collector)->address(), "ends").stored());
 
   (*agent)->Stop();
   loop.join();
@@ -747,13 +750,8 @@ TEST(OperationsTest, AnEndThatEndsNoJobStillBringsARefresh) {
   builder.MarkEnded(builder.DeclareProcess(ranks[0]));
   ASSERT_TRUE(IngestClient(channel).SendAll({builder.Take()}).ok());
   ASSERT_TRUE((*collector)->WaitRefreshes(2, absl::Seconds(60)));
-  auto query = v1::Query::NewStub(channel);
-  grpc::ClientContext context;
-  v1::ClocksRequest request;
-  request.set_job("half");
-  v1::ClocksReply reply;
-  ASSERT_TRUE(query->GetClocks(&context, request, &reply).ok());
-  EXPECT_TRUE(reply.stored());  // of the job as it is, end batch included
+  // Of the job as it is, end batch included.
+  EXPECT_TRUE(Clocks((*collector)->address(), "half").stored());
 }
 
 // A job that goes quiet twice is refreshed twice: its clocks are solved
