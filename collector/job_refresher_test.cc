@@ -13,36 +13,6 @@
 namespace meridian {
 namespace {
 
-// What the refresher asked for, in order: "job" (whole) or "job/summaries".
-class Calls {
- public:
-  absl::Status Record(const std::string& job, bool whole) {
-    absl::MutexLock lock(&mu_);
-    calls_.push_back(whole ? job : absl::StrCat(job, "/summaries"));
-    return absl::OkStatus();
-  }
-  std::vector<std::string> Get() {
-    absl::MutexLock lock(&mu_);
-    return calls_;
-  }
-  size_t Size() {
-    absl::MutexLock lock(&mu_);
-    return calls_.size();
-  }
-  // Whether `n` calls were made within `timeout`.
-  bool WaitFor(size_t n, absl::Duration timeout) {
-    absl::MutexLock lock(&mu_);
-    auto made = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return calls_.size() >= n;
-    };
-    return mu_.AwaitWithTimeout(absl::Condition(&made), timeout);
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
-};
-
 // Holds the refresh of job "first" until Open(), so that the refresher is
 // busy meanwhile, as a long refresh would keep it.
 class Gate {
@@ -70,14 +40,49 @@ class Gate {
   bool open_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// What the refresher asked for, in order: "job" (whole) or "job/summaries".
+class Calls {
+ public:
+  absl::Status Record(const std::string& job, bool whole) {
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(whole ? job : absl::StrCat(job, "/summaries"));
+    return absl::OkStatus();
+  }
+  std::vector<std::string> Get() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+  size_t Size() {
+    absl::MutexLock lock(&mu_);
+    return calls_.size();
+  }
+  // A refresh that records its calls here (after `gate`, if any, lets it).
+  JobRefresher::Refresh Recorder(Gate* gate = nullptr) {
+    return [this, gate](const std::string& job, bool whole,
+                        const std::atomic<bool>&) {
+      if (gate != nullptr) gate->Pass(job);
+      return Record(job, whole);
+    };
+  }
+  // Whether `n` calls were made within `timeout`.
+  bool WaitFor(size_t n, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto made = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return calls_.size() >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&made), timeout);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+};
+
 TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
   Calls calls;
   // Quiet for 1 s: the three changes, made at once, are one refresh.
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        return calls.Record(job, whole);
-      },
-      absl::Seconds(1), absl::ZeroDuration());
+  JobRefresher refresher(calls.Recorder(), absl::Seconds(1),
+                         absl::ZeroDuration());
   refresher.Changed("a");
   refresher.Changed("a");
   refresher.Changed("b");
@@ -95,11 +100,8 @@ TEST(JobRefresherTest, AJobIsRefreshedOnceItGoesQuiet) {
 TEST(JobRefresherTest, AJobWhoseProcessesEndedIsRefreshedAtOnce) {
   Calls calls;
   // Quiet for an hour: only Ended makes a job due within the test.
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        return calls.Record(job, whole);
-      },
-      absl::Hours(1), absl::ZeroDuration());
+  JobRefresher refresher(calls.Recorder(), absl::Hours(1),
+                         absl::ZeroDuration());
   refresher.Changed("running");
   refresher.Changed("ended");
   refresher.Ended("ended");
@@ -114,12 +116,8 @@ TEST(JobRefresherTest, AJobWhoseProcessesEndedIsRefreshedAtOnce) {
 TEST(JobRefresherTest, AChangeAfterTheEndWaitsToBeQuietAgain) {
   Calls calls;
   Gate gate;
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        gate.Pass(job);
-        return calls.Record(job, whole);
-      },
-      absl::Hours(1), absl::ZeroDuration());
+  JobRefresher refresher(calls.Recorder(&gate), absl::Hours(1),
+                         absl::ZeroDuration());
   refresher.Ended("first");
   gate.WaitStarted();
   // While the thread is busy: "late" ends, then a batch of it arrives
@@ -140,12 +138,8 @@ TEST(JobRefresherTest, AnEndedJobIsRefreshedWholeWithNoSummariesPassFirst) {
   Gate gate;
   // Summaries are due 1 ns after a change: "j" would get a summaries pass
   // before its whole refresh if its end did not make it whole at once.
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        gate.Pass(job);
-        return calls.Record(job, whole);
-      },
-      absl::Hours(1), absl::Nanoseconds(1));
+  JobRefresher refresher(calls.Recorder(&gate), absl::Hours(1),
+                         absl::Nanoseconds(1));
   refresher.Ended("first");
   gate.WaitStarted();
   refresher.Changed("j");
@@ -157,11 +151,8 @@ TEST(JobRefresherTest, AnEndedJobIsRefreshedWholeWithNoSummariesPassFirst) {
 
 TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {
   Calls calls;
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        return calls.Record(job, whole);
-      },
-      absl::Seconds(2), absl::Milliseconds(50));
+  JobRefresher refresher(calls.Recorder(), absl::Seconds(2),
+                         absl::Milliseconds(50));
   // Keeps changing (more often than every 2 s) until a summaries refresh
   // has run, then stops: the last refresh is whole.
   for (int i = 0; i < 2000; ++i) {
@@ -180,12 +171,8 @@ TEST(JobRefresherTest, AJobStillRunningHasItsSummariesMadeThenWhole) {
 TEST(JobRefresherTest, TheJobsWaitingAreBounded) {
   Calls calls;
   Gate gate;
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        gate.Pass(job);
-        return calls.Record(job, whole);
-      },
-      absl::ZeroDuration(), absl::ZeroDuration(), /*max_jobs=*/2);
+  JobRefresher refresher(calls.Recorder(&gate), absl::ZeroDuration(),
+                         absl::ZeroDuration(), /*max_jobs=*/2);
   refresher.Changed("first");
   gate.WaitStarted();
   // "first" is being refreshed: two may wait, the third is dropped.
@@ -224,11 +211,8 @@ TEST(JobRefresherTest, AFailedRefreshIsCountedAndTheNextRuns) {
 
 TEST(JobRefresherTest, ShutdownDropsWhatWaits) {
   Calls calls;
-  JobRefresher refresher(
-      [&](const std::string& job, bool whole, const std::atomic<bool>&) {
-        return calls.Record(job, whole);
-      },
-      absl::Hours(1), absl::ZeroDuration());
+  JobRefresher refresher(calls.Recorder(), absl::Hours(1),
+                         absl::ZeroDuration());
   refresher.Changed("later");
   refresher.Shutdown();
   refresher.Changed("after");  // ignored
