@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
         "layers 0 to 100000, jitter-ns 0 to 1000000");
   }
   job.layers = static_cast<int>(*layers);
+  job.declare_ended = line->Has("ended");
   job.jitter_ns = *jitter;
   if (line->Has("store")) return WriteToStore(job, line->Get("store"));
   const bool resend = line->Has("resend");

@@ -5,7 +5,7 @@ namespace meridian {
 const char kSynthUsage[] =
     R"(usage: meridian-synth [--collector HOST:PORT] [--job ID] [--ranks N]
                       [--nodes M] [--steps S] [--spans-per-batch B] [--resend]
-                      [--pace-ms N] [--layers L] [--jitter-ns J]
+                      [--pace-ms N] [--layers L] [--jitter-ns J] [--ended]
                       [--store LOCATION]
        meridian-synth [--collector HOST:PORT] --scenario NAME [--job ID]
                       [--node1-offset-ns X]
@@ -19,6 +19,10 @@ batches one round at a time, N ms apart. --layers L adds L "layer" spans to
 forward and to backward each step (6 + 2L spans a rank and step, as a
 training step's kernels give). --jitter-ns J adds up to J ns to the times
 (SyntheticJob::jitter_ns: a store compresses them as it would real ones).
+--ended sends the job as agents send one whose processes have exited: each
+process with the job's world size (N) and declared ended in its node's last
+batch, so that the collector refreshes the job at once instead of once it
+is quiet (docs/operations.md).
 --store writes the job straight into a
 store (a SQLite path or clickhouse://...) instead of sending it, as the
 collector's writer would, holding one group of batches at a time: a job
@@ -42,7 +46,7 @@ const std::vector<std::string>& SynthValueFlags() {
 
 const std::vector<std::string>& SynthSwitches() {
   static const auto* flags =
-      new std::vector<std::string>{"resend", "help", "version"};
+      new std::vector<std::string>{"resend", "ended", "help", "version"};
   return *flags;
 }
 

@@ -51,6 +51,7 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
   int first_rank_on_node = -1;
   struct Local {
     int rank;
+    int process;
     int main;  // its track
   };
   // Declared as its first span comes.
@@ -58,9 +59,11 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
     if (first_rank_on_node < 0) first_rank_on_node = rank;
     int process =
         builder.DeclareProcess({job.job, absl::StrCat("node-", node), rank,
-                                rank - first_rank_on_node, 10000 + rank});
-    return Local{rank, builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
-                                            20000 + rank, "main")};
+                                rank - first_rank_on_node, 10000 + rank,
+                                job.declare_ended ? job.ranks : 0});
+    return Local{rank, process,
+                 builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
+                                      20000 + rank, "main")};
   };
   auto collective = [&](v1::Span* span, int64_t bytes, uint64_t seq) {
     span->set_bytes(bytes);
@@ -129,7 +132,12 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
       for (const Local& local : locals) step_of(local, s);
     }
   }
-  if (builder.spans() > 0) sink(builder.Take());
+  if (job.declare_ended) {
+    for (const Local& local : locals) builder.MarkEnded(local.process);
+  }
+  if (builder.spans() > 0 || (job.declare_ended && !locals.empty())) {
+    sink(builder.Take());
+  }
 }
 
 }  // namespace meridian

@@ -48,6 +48,10 @@ struct SyntheticJob {
   // (false); or a step of every rank at a time, as an agent draining its
   // ranks as they run sends them (true).
   bool time_ordered = false;
+  // As agents send a job whose processes have exited: each process with
+  // world size `ranks`, and declared ended (v1::Process.ended) in its
+  // node's last batch (false: neither, as a sender other than an agent).
+  bool declare_ended = false;
 };
 
 inline constexpr int kSyntheticSpansPerStep = 6;

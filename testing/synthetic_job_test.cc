@@ -1,5 +1,7 @@
 #include "testing/synthetic_job.h"
 
+#include <set>
+
 #include "gtest/gtest.h"
 #include "wire/batch_validator.h"
 
@@ -31,6 +33,43 @@ TEST(SyntheticJobTest, SplitsRanksOverNodesInValidBatches) {
     }
   }
   EXPECT_EQ(spans, job.ranks * (1 + kSyntheticSpansPerStep * job.steps));
+}
+
+// With declare_ended, each process carries the job's world size, and is
+// declared ended in its node's last batch only: with its last spans, or in
+// a batch of its own where they filled the one before (batches of 1 span:
+// each flushed as it fills). Batches of 4,096: one batch a node.
+TEST(SyntheticJobTest, DeclareEndedMarksEachProcessInItsNodesLastBatch) {
+  for (int per_batch : {4096, 1}) {
+    SyntheticJob job;
+    job.ranks = 5;
+    job.nodes = 2;
+    job.steps = 7;
+    job.spans_per_batch = per_batch;
+    job.declare_ended = true;
+    for (int node = 0; node < job.nodes; ++node) {
+      std::vector<v1::Batch> batches = SyntheticBatches(job, node);
+      ASSERT_FALSE(batches.empty());
+      std::set<int32_t> ended;
+      for (size_t b = 0; b < batches.size(); ++b) {
+        v1::Batch checked = batches[b];
+        std::vector<SpanColumns> decoded;
+        BatchRepairs repairs;
+        ASSERT_TRUE(ValidateBatch(&checked, &decoded, &repairs).ok());
+        for (const v1::Process& p : batches[b].processes()) {
+          EXPECT_EQ(p.world_size(), 5);
+          EXPECT_EQ(p.ended(), b + 1 == batches.size());
+          if (p.ended()) ended.insert(p.rank());
+        }
+      }
+      const std::set<int32_t> ranks =
+          node == 0 ? std::set<int32_t>{0, 1, 2} : std::set<int32_t>{3, 4};
+      EXPECT_EQ(ended, ranks);
+      if (per_batch == 1) {
+        EXPECT_EQ(batches.back().spans_size(), 0);
+      }
+    }
+  }
 }
 
 // With layers, forward and backward are each cut into that many "layer"
