@@ -131,6 +131,87 @@ absl::Status ForEachStep(
   return absl::OkStatus();
 }
 
+// The coverage of the job's stored state, if it reads and is this job's:
+// a state for more spans or a later write than the job has is another
+// job's that had the same id (deleted since).
+std::optional<Coverage> CoverageOf(const std::optional<StoredJobResult>& stored,
+                                   const JobInfo& job) {
+  if (!stored) return std::nullopt;
+  std::optional<Coverage> coverage = ReadCoverage(stored->data);
+  if (coverage &&
+      (stored->spans > job.spans || stored->written_ns > job.written_ns)) {
+    coverage.reset();
+  }
+  return coverage;
+}
+
+// The last complete step: steps below every rank's last are complete (a
+// rank's last: the highest of its tracks', so a thread that stopped
+// recording holds nothing back).
+absl::StatusOr<int64_t> LastCompleteStep(Store& store,
+                                         const JobCatalog& catalog,
+                                         int64_t last_step) {
+  auto tracks = store.TrackLastSteps(catalog.job.id);
+  if (!tracks.ok()) return tracks.status();
+  absl::flat_hash_map<int64_t, int64_t> process_of_track;
+  for (const TrackInfo& t : catalog.tracks)
+    process_of_track[t.id] = t.process_id;
+  absl::flat_hash_map<int64_t, int64_t> process_last;
+  for (const auto& [track, last] : *tracks) {
+    auto [it, added] = process_last.try_emplace(process_of_track[track], last);
+    if (!added) it->second = std::max(it->second, last);
+  }
+  int64_t lowest_last = last_step;
+  for (const auto& [process, last] : process_last) {
+    lowest_last = std::min(lowest_last, last);
+  }
+  return lowest_last - 1;
+}
+
+// RESOURCE_EXHAUSTED if one step of about `per_step` spans would take
+// more than `budget` to summarise.
+absl::Status StepsFit(const JobInfo& job, int64_t per_step, uint64_t budget) {
+  if (static_cast<uint64_t>(per_step) * kBytesPerSpan <= budget) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "job ", job.name, "'s steps have about ", per_step,
+      " spans each: summarising one would take about ",
+      per_step * kBytesPerSpan >> 20,
+      " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
+      "; raise the limit, or analyse one step (--step N)"));
+}
+
+// Makes the summaries of steps lo..hi (of first_step..last_step) from
+// their block's `spans`, appended to `made`.
+absl::Status SummariseBlock(Store& store, const JobCatalog& catalog, int64_t lo,
+                            int64_t hi, int64_t first_step, int64_t last_step,
+                            JobSpans& spans, StepSummaries::Made* made) {
+  // A block of the job's last step alone shows no step's end if that
+  // step never ended: whether the job marks its steps' ends is read
+  // from the step before (its marker only).
+  if (hi == last_step && lo > first_step && !spans.marks_steps()) {
+    auto ended = StepEnded(store, catalog, lo - 1);
+    if (!ended.ok()) return ended.status();
+    if (*ended) spans.MarksSteps();
+  }
+  const DependencyGraph graph(spans);
+  v1::StepsReply breakdown = StepBreakdown(graph);
+  std::map<int64_t, v1::StragglersReply> waits =
+      StragglersByStep(graph, lo, hi, kInstancesPerStep);
+  for (v1::StepSummary& summary : *breakdown.mutable_steps()) {
+    if (summary.step() < lo || summary.step() > hi) continue;
+    v1::StoredStep step;
+    auto w = waits.find(summary.step());
+    if (w != waits.end()) *step.mutable_stragglers() = std::move(w->second);
+    *step.mutable_summary() = std::move(summary);
+    made->steps.push_back(
+        StoredStepSummary{step.summary().step(),
+                          absl::StrCat(kStepHeader, step.SerializeAsString())});
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
@@ -150,14 +231,7 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   made.state.computed_ns = absl::ToUnixNanos(absl::Now());
   auto stored = store.LoadSummaryState(job.id);
   if (!stored.ok()) return stored.status();
-  std::optional<Coverage> coverage;
-  if (*stored) coverage = ReadCoverage((*stored)->data);
-  // A state for more spans or a later write than the job has is another
-  // job's that had the same id (deleted since): not this job's.
-  if (coverage && ((*stored)->spans > job.spans ||
-                   (*stored)->written_ns > job.written_ns)) {
-    coverage.reset();
-  }
+  const std::optional<Coverage> coverage = CoverageOf(*stored, job);
   if (coverage && (*stored)->spans == job.spans &&
       (*stored)->written_ns == job.written_ns) {
     made.current = true;
@@ -179,32 +253,10 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   const int64_t max_spans = static_cast<int64_t>(budget / kBytesPerSpan);
   StepBlocks blocks(job.spans, last_step - first_step + 1,
                     std::min<int64_t>(kBlockSpans, max_spans));
-  const int64_t per_step = blocks.per_step();
-  if (static_cast<uint64_t>(per_step) * kBytesPerSpan > budget) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "job ", job.name, "'s steps have about ", per_step,
-        " spans each: summarising one would take about ",
-        per_step * kBytesPerSpan >> 20,
-        " MiB, over this collector's --analysis-memory-mib ", budget >> 20,
-        "; raise the limit, or analyse one step (--step N)"));
-  }
-  // Steps below every rank's last are complete (a rank's last: the highest
-  // of its tracks', so a thread that stopped recording holds nothing back).
-  auto tracks = store.TrackLastSteps(job.id);
-  if (!tracks.ok()) return tracks.status();
-  absl::flat_hash_map<int64_t, int64_t> process_of_track;
-  for (const TrackInfo& t : catalog.tracks)
-    process_of_track[t.id] = t.process_id;
-  absl::flat_hash_map<int64_t, int64_t> process_last;
-  for (const auto& [track, last] : *tracks) {
-    auto [it, added] = process_last.try_emplace(process_of_track[track], last);
-    if (!added) it->second = std::max(it->second, last);
-  }
-  int64_t lowest_last = last_step;
-  for (const auto& [process, last] : process_last) {
-    lowest_last = std::min(lowest_last, last);
-  }
-  const int64_t complete = lowest_last - 1;
+  absl::Status fits = StepsFit(job, blocks.per_step(), budget);
+  if (!fits.ok()) return fits;
+  auto complete = LastCompleteStep(store, catalog, last_step);
+  if (!complete.ok()) return complete.status();
   // Steps first..last (inclusive), a block at a time.
   auto summarise = [&](int64_t first, int64_t last) -> absl::Status {
     for (int64_t lo = first, hi; lo <= last; lo = hi + 1) {
@@ -231,28 +283,9 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
       if (!spans.ok()) return spans.status();
       blocks.Fitted();
       ++made.blocks;
-      // A block of the job's last step alone shows no step's end if that
-      // step never ended: whether the job marks its steps' ends is read
-      // from the step before (its marker only).
-      if (hi == last_step && lo > first_step && !spans->marks_steps()) {
-        auto ended = StepEnded(store, catalog, lo - 1);
-        if (!ended.ok()) return ended.status();
-        if (*ended) spans->MarksSteps();
-      }
-      const DependencyGraph graph(*spans);
-      v1::StepsReply breakdown = StepBreakdown(graph);
-      std::map<int64_t, v1::StragglersReply> waits =
-          StragglersByStep(graph, lo, hi, kInstancesPerStep);
-      for (v1::StepSummary& summary : *breakdown.mutable_steps()) {
-        if (summary.step() < lo || summary.step() > hi) continue;
-        v1::StoredStep step;
-        auto w = waits.find(summary.step());
-        if (w != waits.end()) *step.mutable_stragglers() = std::move(w->second);
-        *step.mutable_summary() = std::move(summary);
-        made.steps.push_back(StoredStepSummary{
-            step.summary().step(),
-            absl::StrCat(kStepHeader, step.SerializeAsString())});
-      }
+      absl::Status block = SummariseBlock(store, catalog, lo, hi, first_step,
+                                          last_step, *spans, &made);
+      if (!block.ok()) return block;
     }
     return absl::OkStatus();
   };
@@ -274,7 +307,7 @@ absl::StatusOr<StepSummaries::Made> StepSummaries::Update(
   if (!made_new.ok()) return made_new;
   made.remade_from = from;
   made.state.data =
-      WriteCoverage(Coverage{std::max(complete, from - 1), last_step, *mark});
+      WriteCoverage(Coverage{std::max(*complete, from - 1), last_step, *mark});
   return made;
 }
 
