@@ -23,56 +23,41 @@ bool IsName(const std::string& name) {
                      [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
 }
 
-}  // namespace
-
-bool IsClickHouseLocation(const std::string& location) {
-  return absl::StartsWith(location, "clickhouse://");
+// The parameters after '?': cluster=NAME&shards=DATABASE, both or neither.
+absl::Status ParseLayout(absl::string_view parameters,
+                         ClickHouseLayout* layout) {
+  for (absl::string_view pair : absl::StrSplit(parameters, '&')) {
+    const size_t equals = pair.find('=');
+    const absl::string_view key = pair.substr(0, equals);
+    const std::string value = equals == absl::string_view::npos
+                                  ? std::string()
+                                  : std::string(pair.substr(equals + 1));
+    if (!IsName(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ClickHouse location: \"", pair,
+                       "\": cluster=NAME and shards=DATABASE, names of "
+                       "letters, digits and _"));
+    }
+    if (key == "cluster") {
+      layout->cluster = value;
+    } else if (key == "shards") {
+      layout->shards = value;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ClickHouse location: unknown parameter \"", key,
+          "\" (cluster=NAME&shards=DATABASE make a Distributed store)"));
+    }
+  }
+  if (layout->cluster.empty() != layout->shards.empty()) {
+    return absl::InvalidArgumentError(
+        "ClickHouse location: cluster= and shards= go together");
+  }
+  return absl::OkStatus();
 }
 
-absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
-    const std::string& location, ClickHouseLayout* layout) {
-  if (!IsClickHouseLocation(location)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", location,
-                     "\" is not a ClickHouse store (clickhouse://HOST"
-                     "[:PORT][/DATABASE])"));
-  }
-  absl::string_view rest = absl::string_view(location).substr(13);
-  ClickHouseLayout parsed_layout;
-  if (const size_t question = rest.find('?');
-      question != absl::string_view::npos) {
-    for (absl::string_view pair :
-         absl::StrSplit(rest.substr(question + 1), '&')) {
-      const size_t equals = pair.find('=');
-      const absl::string_view key = pair.substr(0, equals);
-      const std::string value = equals == absl::string_view::npos
-                                    ? std::string()
-                                    : std::string(pair.substr(equals + 1));
-      if (!IsName(value)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("ClickHouse location: \"", pair,
-                         "\": cluster=NAME and shards=DATABASE, names of "
-                         "letters, digits and _"));
-      }
-      if (key == "cluster") {
-        parsed_layout.cluster = value;
-      } else if (key == "shards") {
-        parsed_layout.shards = value;
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "ClickHouse location: unknown parameter \"", key,
-            "\" (cluster=NAME&shards=DATABASE make a Distributed store)"));
-      }
-    }
-    if (parsed_layout.cluster.empty() != parsed_layout.shards.empty()) {
-      return absl::InvalidArgumentError(
-          "ClickHouse location: cluster= and shards= go together");
-    }
-    rest = rest.substr(0, question);
-  }
-  if (layout != nullptr) *layout = parsed_layout;
-  ClickHouseEndpoint endpoint;
-  endpoint.database = "meridian";
+// HOST[:PORT][/DATABASE], no user or password.
+absl::Status ParseAddress(absl::string_view rest,
+                          ClickHouseEndpoint* endpoint) {
   if (rest.find('@') != absl::string_view::npos) {
     return absl::InvalidArgumentError(
         "a ClickHouse store's location carries no user or password (command "
@@ -83,15 +68,15 @@ absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
   const size_t slash = rest.find('/');
   absl::string_view host_port = rest.substr(0, slash);
   if (slash != absl::string_view::npos && slash + 1 < rest.size()) {
-    endpoint.database = std::string(rest.substr(slash + 1));
+    endpoint->database = std::string(rest.substr(slash + 1));
   }
-  if (!IsName(endpoint.database)) {
+  if (!IsName(endpoint->database)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("ClickHouse database \"", endpoint.database,
+        absl::StrCat("ClickHouse database \"", endpoint->database,
                      "\": letters, digits and _ only, at most 64"));
   }
   const size_t colon = host_port.rfind(':');
-  endpoint.host = std::string(host_port.substr(0, colon));
+  endpoint->host = std::string(host_port.substr(0, colon));
   if (colon != absl::string_view::npos) {
     int port = 0;
     if (!absl::SimpleAtoi(host_port.substr(colon + 1), &port) || port < 1 ||
@@ -100,17 +85,23 @@ absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
           absl::StrCat("ClickHouse port \"", host_port.substr(colon + 1),
                        "\" is not 1 to 65535"));
     }
-    endpoint.port = port;
+    endpoint->port = port;
   }
-  if (endpoint.host.empty() ||
-      !std::all_of(endpoint.host.begin(), endpoint.host.end(), [](char c) {
+  if (endpoint->host.empty() ||
+      !std::all_of(endpoint->host.begin(), endpoint->host.end(), [](char c) {
         return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '[' ||
                c == ']' || c == ':';
       })) {
     return absl::InvalidArgumentError(
-        absl::StrCat("ClickHouse host \"", endpoint.host, "\" is not a name"));
+        absl::StrCat("ClickHouse host \"", endpoint->host, "\" is not a name"));
   }
+  return absl::OkStatus();
+}
 
+// The user and password: from MERIDIAN_CLICKHOUSE_CREDENTIALS's file
+// (USER:PASSWORD, readable by its owner only) if set, else from
+// MERIDIAN_CLICKHOUSE_USER and MERIDIAN_CLICKHOUSE_PASSWORD.
+absl::Status ReadCredentials(ClickHouseEndpoint* endpoint) {
   if (const char* file = getenv("MERIDIAN_CLICKHOUSE_CREDENTIALS")) {
     struct stat st;
     if (stat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -131,16 +122,49 @@ absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
           absl::StrCat("MERIDIAN_CLICKHOUSE_CREDENTIALS: \"", file,
                        "\" does not start with a USER:PASSWORD line"));
     }
-    endpoint.user = line.substr(0, sep);
-    endpoint.password = line.substr(sep + 1);
-    return endpoint;
+    endpoint->user = line.substr(0, sep);
+    endpoint->password = line.substr(sep + 1);
+    return absl::OkStatus();
   }
   if (const char* user = getenv("MERIDIAN_CLICKHOUSE_USER")) {
-    endpoint.user = user;
+    endpoint->user = user;
   }
   if (const char* password = getenv("MERIDIAN_CLICKHOUSE_PASSWORD")) {
-    endpoint.password = password;
+    endpoint->password = password;
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsClickHouseLocation(const std::string& location) {
+  return absl::StartsWith(location, "clickhouse://");
+}
+
+absl::StatusOr<ClickHouseEndpoint> ParseClickHouseLocation(
+    const std::string& location, ClickHouseLayout* layout) {
+  if (!IsClickHouseLocation(location)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", location,
+                     "\" is not a ClickHouse store (clickhouse://HOST"
+                     "[:PORT][/DATABASE])"));
+  }
+  absl::string_view rest = absl::string_view(location).substr(13);
+  ClickHouseLayout parsed_layout;
+  if (const size_t question = rest.find('?');
+      question != absl::string_view::npos) {
+    absl::Status parsed =
+        ParseLayout(rest.substr(question + 1), &parsed_layout);
+    if (!parsed.ok()) return parsed;
+    rest = rest.substr(0, question);
+  }
+  if (layout != nullptr) *layout = parsed_layout;
+  ClickHouseEndpoint endpoint;
+  endpoint.database = "meridian";
+  absl::Status address = ParseAddress(rest, &endpoint);
+  if (!address.ok()) return address;
+  absl::Status credentials = ReadCredentials(&endpoint);
+  if (!credentials.ok()) return credentials;
   return endpoint;
 }
 

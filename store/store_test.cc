@@ -1409,6 +1409,35 @@ TEST(ClickHouseLocationTest, ParsesLocationsAndRefusesCredentialsInThem) {
   unsetenv("MERIDIAN_CLICKHOUSE_PASSWORD");
 }
 
+TEST(ClickHouseLocationTest, ReadsAClusterLayoutAfterTheAddress) {
+  ClickHouseLayout layout;
+  auto endpoint = ParseClickHouseLocation(
+      "clickhouse://head:9000/traces?cluster=ring&shards=local_traces",
+      &layout);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  EXPECT_EQ(endpoint->host, "head");
+  EXPECT_EQ(endpoint->port, 9000);
+  EXPECT_EQ(endpoint->database, "traces");
+  EXPECT_EQ(layout.cluster, "ring");
+  EXPECT_EQ(layout.shards, "local_traces");
+  EXPECT_EQ(ParseClickHouseLocation("clickhouse://head/db?cluster=ring")
+                .status()
+                .message(),
+            "ClickHouse location: cluster= and shards= go together");
+  EXPECT_EQ(ParseClickHouseLocation("clickhouse://head/db?color=red")
+                .status()
+                .message(),
+            "ClickHouse location: unknown parameter \"color\" "
+            "(cluster=NAME&shards=DATABASE make a Distributed store)");
+  EXPECT_EQ(ParseClickHouseLocation("clickhouse://head/db?cluster=a;b")
+                .status()
+                .message(),
+            "ClickHouse location: \"cluster=a;b\": cluster=NAME and "
+            "shards=DATABASE, names of letters, digits and _");
+  EXPECT_EQ(ParseClickHouseLocation("clickhouse://:9000/db").status().message(),
+            "ClickHouse host \"\" is not a name");
+}
+
 TEST(ClickHouseLocationTest, ReadsCredentialsFromAPrivateFileOnly) {
   const std::string file = TempPath("clickhouse-credentials");
   {
