@@ -68,58 +68,88 @@ class Writer {
   std::vector<v1::Batch> pending_;
 };
 
-absl::Status CopyJob(Store& from, const JobInfo& job, Writer* writer) {
-  auto catalog = from.LoadCatalog(job.name);
-  if (!catalog.ok()) return catalog.status();
-  BatchBuilder builder(CopyAgent(job.name));
-  absl::flat_hash_map<int64_t, int> process_handle, track_handle;
-  std::set<std::string> nodes;
-  for (const ProcessInfo& p : catalog->processes) {
-    process_handle[p.id] = builder.DeclareProcess(
-        {job.name, p.node, p.rank, p.local_rank, p.pid, job.world_size,
-         static_cast<uint64_t>(p.dropped)});
-    nodes.insert(p.node);
+// One job's copy: its catalog declared to a batch builder of its own
+// agent id, then its clock models, spans and imported totals sent through
+// the writer, in that order.
+class JobCopy {
+ public:
+  JobCopy(const JobInfo& job, Writer* writer)
+      : job_(job), writer_(writer), builder_(CopyAgent(job.name)) {}
+
+  absl::Status Run(Store& from) {
+    auto catalog = from.LoadCatalog(job_.name);
+    if (!catalog.ok()) return catalog.status();
+    Declare(*catalog);
+    absl::Status step = CopyClockModels(from);
+    if (step.ok()) step = CopySpans(from, catalog->job);
+    if (step.ok()) step = CopyTotals(from);
+    return step;
   }
-  for (const TrackInfo& t : catalog->tracks) {
-    auto process = process_handle.find(t.process_id);
-    if (process == process_handle.end()) continue;
-    track_handle[t.id] =
-        builder.DeclareTrack(process->second, t.kind, t.ext_id, t.name);
+
+ private:
+  void Declare(const JobCatalog& catalog) {
+    for (const ProcessInfo& p : catalog.processes) {
+      process_handle_[p.id] = builder_.DeclareProcess(
+          {job_.name, p.node, p.rank, p.local_rank, p.pid, job_.world_size,
+           static_cast<uint64_t>(p.dropped)});
+      nodes_.insert(p.node);
+    }
+    for (const TrackInfo& t : catalog.tracks) {
+      auto process = process_handle_.find(t.process_id);
+      if (process == process_handle_.end()) continue;
+      track_handle_[t.id] =
+          builder_.DeclareTrack(process->second, t.kind, t.ext_id, t.name);
+    }
+    for (const OpInfo& op : catalog.ops) ops_[op.id] = op;
   }
-  absl::flat_hash_map<int64_t, const OpInfo*> ops;
-  for (const OpInfo& op : catalog->ops) ops[op.id] = &op;
 
   // Clock models first, one batch each (the job's span batches, from the
   // same agent, tie them to the job).
-  for (const std::string& node : nodes) {
-    auto models = from.LoadClockModels(node, job.id);
-    if (!models.ok()) return models.status();
-    for (const NodeClockModel& m : *models) {
-      const uint32_t node_index = builder.String(node);
-      v1::Batch batch = builder.Take();
-      v1::ClockModel* clock = batch.mutable_clock();
-      clock->set_node(node_index);
-      clock->set_reference_ns(m.reference_ns);
-      clock->set_offset_ns(m.offset_ns);
-      clock->set_drift_ppb(m.drift_ppb);
-      clock->set_uncertainty_ns(m.uncertainty_ns);
-      absl::Status added = writer->Add(std::move(batch));
-      if (!added.ok()) return added;
+  absl::Status CopyClockModels(Store& from) {
+    for (const std::string& node : nodes_) {
+      auto models = from.LoadClockModels(node, job_.id);
+      if (!models.ok()) return models.status();
+      for (const NodeClockModel& m : *models) {
+        const uint32_t node_index = builder_.String(node);
+        v1::Batch batch = builder_.Take();
+        v1::ClockModel* clock = batch.mutable_clock();
+        clock->set_node(node_index);
+        clock->set_reference_ns(m.reference_ns);
+        clock->set_offset_ns(m.offset_ns);
+        clock->set_drift_ppb(m.drift_ppb);
+        clock->set_uncertainty_ns(m.uncertainty_ns);
+        absl::Status added = writer_->Add(std::move(batch));
+        if (!added.ok()) return added;
+      }
     }
+    return absl::OkStatus();
   }
 
-  absl::Status failed;
-  absl::Status scanned = from.Scan(catalog->job, {}, [&](const StoredSpan& s) {
-    auto track = track_handle.find(s.track_id);
-    auto op = ops.find(s.op_id);
-    if (track == track_handle.end() || op == ops.end()) {
-      failed = absl::DataLossError(absl::StrCat(
-          "job ", job.name, ": a span of an unknown track or operation"));
-      return false;
+  absl::Status CopySpans(Store& from, const JobInfo& stored) {
+    absl::Status failed;
+    absl::Status scanned = from.Scan(stored, {}, [&](const StoredSpan& s) {
+      failed = AddSpan(s);
+      if (failed.ok() && builder_.spans() >= kBatchSpans) {
+        failed = writer_->Add(builder_.Take());
+      }
+      return failed.ok();
+    });
+    if (!scanned.ok()) return scanned;
+    if (!failed.ok()) return failed;
+    if (builder_.spans() == 0) return absl::OkStatus();
+    return writer_->Add(builder_.Take());
+  }
+
+  absl::Status AddSpan(const StoredSpan& s) {
+    auto track = track_handle_.find(s.track_id);
+    auto op = ops_.find(s.op_id);
+    if (track == track_handle_.end() || op == ops_.end()) {
+      return absl::DataLossError(absl::StrCat(
+          "job ", job_.name, ": a span of an unknown track or operation"));
     }
     auto [columns, i] =
-        builder.AddColumnSpan(track->second, -1, 0, op->second->category,
-                              op->second->name, s.start_ns, s.dur_ns);
+        builder_.AddColumnSpan(track->second, -1, 0, op->second.category,
+                               op->second.name, s.start_ns, s.dur_ns);
     columns->kind[i] = s.kind;
     columns->bytes[i] = s.bytes;
     uint8_t flags = 0;
@@ -136,73 +166,76 @@ absl::Status CopyJob(Store& from, const JobInfo& job, Writer* writer) {
     columns->comm_size[i] = s.comm_size;
     columns->correlation[i] = s.correlation;
     columns->value[i] = s.value;
-    for (const StoredArg& arg : s.args) {
-      ChunkArg a;
-      a.key = builder.String(arg.key);
-      switch (arg.type) {
-        case StoredArg::Type::kString:
-          a.type = ChunkArg::Type::kString;
-          a.value = builder.String(arg.str);
-          break;
-        case StoredArg::Type::kInt:
-          a.type = ChunkArg::Type::kInt;
-          a.value = arg.int_value;
-          break;
-        case StoredArg::Type::kReal:
-          a.type = ChunkArg::Type::kReal;
-          a.real = arg.real_value;
-          break;
-      }
-      columns->AddArg(a);
+    for (const StoredArg& arg : s.args) columns->AddArg(ArgOf(arg));
+    return absl::OkStatus();
+  }
+
+  ChunkArg ArgOf(const StoredArg& arg) {
+    ChunkArg a;
+    a.key = builder_.String(arg.key);
+    switch (arg.type) {
+      case StoredArg::Type::kString:
+        a.type = ChunkArg::Type::kString;
+        a.value = builder_.String(arg.str);
+        break;
+      case StoredArg::Type::kInt:
+        a.type = ChunkArg::Type::kInt;
+        a.value = arg.int_value;
+        break;
+      case StoredArg::Type::kReal:
+        a.type = ChunkArg::Type::kReal;
+        a.real = arg.real_value;
+        break;
     }
-    if (builder.spans() >= kBatchSpans) {
-      failed = writer->Add(builder.Take());
-      if (!failed.ok()) return false;
-    }
-    return true;
-  });
-  if (!scanned.ok()) return scanned;
-  if (!failed.ok()) return failed;
-  if (builder.spans() > 0) {
-    absl::Status added = writer->Add(builder.Take());
-    if (!added.ok()) return added;
+    return a;
   }
 
   // Imported statistics last.
-  auto totals = from.LoadTotals(job.id);
-  if (!totals.ok()) return totals.status();
-  if (totals->ops.empty() && totals->processes.empty()) return absl::OkStatus();
-  for (const StoredOpTotals& t : totals->ops) {
-    auto process = process_handle.find(t.process_id);
-    auto op = ops.find(t.op_id);
-    if (process == process_handle.end() || op == ops.end()) continue;
-    v1::ImportedOpTotals* out = builder.AddOpTotals(
-        process->second, op->second->category, op->second->name);
-    out->set_calls(t.calls);
-    out->set_bytes(t.bytes);
-    out->set_dur_ns(t.dur_ns);
-    for (const StoredOpTotals::Size& size : t.sizes) {
-      v1::ImportedSizeTotals* s = out->add_sizes();
-      s->set_log2(size.log2);
-      s->set_calls(size.calls);
-      s->set_bytes(size.bytes);
-      s->set_dur_ns(size.dur_ns);
+  absl::Status CopyTotals(Store& from) {
+    auto totals = from.LoadTotals(job_.id);
+    if (!totals.ok()) return totals.status();
+    if (totals->ops.empty() && totals->processes.empty()) {
+      return absl::OkStatus();
     }
+    for (const StoredOpTotals& t : totals->ops) {
+      auto process = process_handle_.find(t.process_id);
+      auto op = ops_.find(t.op_id);
+      if (process == process_handle_.end() || op == ops_.end()) continue;
+      v1::ImportedOpTotals* out = builder_.AddOpTotals(
+          process->second, op->second.category, op->second.name);
+      out->set_calls(t.calls);
+      out->set_bytes(t.bytes);
+      out->set_dur_ns(t.dur_ns);
+      for (const StoredOpTotals::Size& size : t.sizes) {
+        v1::ImportedSizeTotals* s = out->add_sizes();
+        s->set_log2(size.log2);
+        s->set_calls(size.calls);
+        s->set_bytes(size.bytes);
+        s->set_dur_ns(size.dur_ns);
+      }
+    }
+    for (const StoredProcessTotals& t : totals->processes) {
+      auto process = process_handle_.find(t.process_id);
+      if (process == process_handle_.end()) continue;
+      v1::ImportedProcessTotals* out =
+          builder_.AddProcessTotals(process->second, t.source);
+      out->set_comm_ns(t.comm_ns);
+      out->set_elapsed_ns(t.elapsed_ns);
+      if (t.user_ns) out->set_user_ns(*t.user_ns);
+      if (t.system_ns) out->set_system_ns(*t.system_ns);
+      if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
+      if (t.context_switches) out->set_context_switches(*t.context_switches);
+    }
+    return writer_->Add(builder_.Take());
   }
-  for (const StoredProcessTotals& t : totals->processes) {
-    auto process = process_handle.find(t.process_id);
-    if (process == process_handle.end()) continue;
-    v1::ImportedProcessTotals* out =
-        builder.AddProcessTotals(process->second, t.source);
-    out->set_comm_ns(t.comm_ns);
-    out->set_elapsed_ns(t.elapsed_ns);
-    if (t.user_ns) out->set_user_ns(*t.user_ns);
-    if (t.system_ns) out->set_system_ns(*t.system_ns);
-    if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
-    if (t.context_switches) out->set_context_switches(*t.context_switches);
-  }
-  return writer->Add(builder.Take());
-}
+
+  const JobInfo& job_;
+  Writer* writer_;
+  BatchBuilder builder_;
+  absl::flat_hash_map<int64_t, int> process_handle_, track_handle_;
+  absl::flat_hash_map<int64_t, OpInfo> ops_;
+  std::set<std::string> nodes_;
+};
 
 }  // namespace
 
@@ -218,7 +251,7 @@ absl::StatusOr<CopyReport> CopyStore(
   Writer writer(&to, &report);
   for (const JobInfo& job : *jobs) {
     const int64_t before = report.spans;
-    absl::Status copied = CopyJob(from, job, &writer);
+    absl::Status copied = JobCopy(job, &writer).Run(from);
     if (copied.ok()) copied = writer.Flush();
     if (!copied.ok()) {
       return absl::Status(copied.code(), absl::StrCat("copying job ", job.name,
