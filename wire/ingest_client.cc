@@ -24,6 +24,41 @@ struct Window {
   bool reader_done ABSL_GUARDED_BY(mu) = false;
 };
 
+// Counts an ack of batch `i` in `report`.
+void Count(const v1::Ack& ack, size_t i, SendReport* report) {
+  switch (ack.result()) {
+    case v1::Ack::RESULT_STORED:
+      ++report->stored;
+      report->spans_stored += ack.spans_stored();
+      if (ack.spans_invalid() > 0) {
+        report->spans_invalid += ack.spans_invalid();
+        report->invalid_reasons.push_back(ack.error());
+      }
+      break;
+    case v1::Ack::RESULT_DUPLICATE:
+      ++report->duplicate;
+      break;
+    default:
+      ++report->rejected;
+      report->rejections.push_back(ack.error());
+      report->rejected_batches.push_back(i);
+  }
+}
+
+// The collector's `retry-after-ms` trailing metadata on an overloaded
+// stream (0 to 60,000 ms), or 0.
+int64_t RetryAfterMs(const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("retry-after-ms");
+  int64_t ms = 0;
+  if (it == trailers.end() ||
+      !absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()),
+                        &ms)) {
+    return 0;
+  }
+  return std::clamp<int64_t>(ms, 0, 60000);
+}
+
 }  // namespace
 
 void SendReport::Add(const SendReport& other) {
@@ -92,6 +127,50 @@ bool IsPermanentRefusal(absl::StatusCode code) {
          code == absl::StatusCode::kInvalidArgument;
 }
 
+grpc::Status IngestClient::Stream(grpc::ClientContext* context,
+                                  const std::vector<v1::Batch>& batches,
+                                  const std::vector<size_t>& todo,
+                                  const SendOptions& options,
+                                  std::vector<bool>* acked, SendReport* report,
+                                  bool* expired) {
+  IdleDeadline idle(context, options.ack_timeout);
+  auto stream = stub_->Stream(context);
+  Window window(options.window);
+
+  std::thread reader([&] {
+    v1::Ack ack;
+    while (stream->Read(&ack)) {
+      idle.Progress();
+      absl::MutexLock lock(&window.mu);
+      if (window.in_flight.empty()) {  // an ack for nothing: give up
+        context->TryCancel();          // this stream; unacked are resent
+        break;
+      }
+      size_t i = window.in_flight.front();
+      window.in_flight.pop_front();
+      (*acked)[i] = true;
+      Count(ack, i, report);
+    }
+    absl::MutexLock lock(&window.mu);
+    window.reader_done = true;
+  });
+
+  for (size_t i : todo) {
+    {
+      absl::MutexLock lock(&window.mu);
+      window.mu.Await(absl::Condition(&window, &Window::HasRoom));
+      if (window.reader_done) break;
+      window.in_flight.push_back(i);
+    }
+    if (!stream->Write(batches[i])) break;
+  }
+  stream->WritesDone();
+  reader.join();
+  const grpc::Status status = stream->Finish();
+  *expired = idle.expired();
+  return status;
+}
+
 absl::StatusOr<SendReport> IngestClient::SendAll(
     const std::vector<v1::Batch>& batches, const SendOptions& options) {
   SendReport report;
@@ -117,73 +196,14 @@ absl::StatusOr<SendReport> IngestClient::SendAll(
     grpc::ClientContext context;
     if (!Begin(&context)) return cancelled;
     ++report.streams;
-    grpc::Status status;
     bool expired = false;
-    {
-      IdleDeadline idle(&context, options.ack_timeout);
-      auto stream = stub_->Stream(&context);
-      Window window(options.window);
-
-      std::thread reader([&] {
-        v1::Ack ack;
-        while (stream->Read(&ack)) {
-          idle.Progress();
-          absl::MutexLock lock(&window.mu);
-          if (window.in_flight.empty()) {  // an ack for nothing: give up
-            context.TryCancel();           // this stream; unacked are resent
-            break;
-          }
-          size_t i = window.in_flight.front();
-          window.in_flight.pop_front();
-          acked[i] = true;
-          switch (ack.result()) {
-            case v1::Ack::RESULT_STORED:
-              ++report.stored;
-              report.spans_stored += ack.spans_stored();
-              if (ack.spans_invalid() > 0) {
-                report.spans_invalid += ack.spans_invalid();
-                report.invalid_reasons.push_back(ack.error());
-              }
-              break;
-            case v1::Ack::RESULT_DUPLICATE:
-              ++report.duplicate;
-              break;
-            default:
-              ++report.rejected;
-              report.rejections.push_back(ack.error());
-              report.rejected_batches.push_back(i);
-          }
-        }
-        absl::MutexLock lock(&window.mu);
-        window.reader_done = true;
-      });
-
-      for (size_t i : todo) {
-        {
-          absl::MutexLock lock(&window.mu);
-          window.mu.Await(absl::Condition(&window, &Window::HasRoom));
-          if (window.reader_done) break;
-          window.in_flight.push_back(i);
-        }
-        if (!stream->Write(batches[i])) break;
-      }
-      stream->WritesDone();
-      reader.join();
-      status = stream->Finish();
-      expired = idle.expired();
-    }
+    const grpc::Status status =
+        Stream(&context, batches, todo, options, &acked, &report, &expired);
     End();
-    retry_after_ms_ = 0;
-    if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-      const auto& trailers = context.GetServerTrailingMetadata();
-      auto it = trailers.find("retry-after-ms");
-      int64_t ms = 0;
-      if (it != trailers.end() &&
-          absl::SimpleAtoi(
-              absl::string_view(it->second.data(), it->second.size()), &ms)) {
-        retry_after_ms_ = std::clamp<int64_t>(ms, 0, 60000);
-      }
-    }
+    retry_after_ms_ =
+        status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED
+            ? RetryAfterMs(context)
+            : 0;
     const int64_t unacked = std::count(acked.begin(), acked.end(), false);
     if (unacked == 0) return report;
     // A collector that stayed silent that long would stay silent on the

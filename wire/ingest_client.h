@@ -80,6 +80,15 @@ class IngestClient {
   // Opens a stream for `context` unless Cancel() was called: false then.
   bool Begin(grpc::ClientContext* context);
   void End();
+  // One stream of SendAll: sends batches[i] for each i of `todo` (in that
+  // order, at most options.window unacknowledged), marking each acked and
+  // counting its ack in `report`; `expired` if no ack came for
+  // options.ack_timeout. Returns the stream's status.
+  grpc::Status Stream(grpc::ClientContext* context,
+                      const std::vector<v1::Batch>& batches,
+                      const std::vector<size_t>& todo,
+                      const SendOptions& options, std::vector<bool>* acked,
+                      SendReport* report, bool* expired);
 
   std::unique_ptr<v1::Ingest::Stub> stub_;
   int64_t retry_after_ms_ = 0;
