@@ -188,112 +188,149 @@ void SpanFromColumns(const SpanColumns& s, size_t i, StoredSpan* span) {
   SpanFromRow(RowOf(s, i, nullptr), span);
 }
 
-absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
-                         int64_t abs_end_lo, int64_t abs_hi,
-                         const std::function<bool(const StoredSpan&)>& visit,
-                         ScanStats* stats) {
-  const bool by_step = range.first_step || range.last_step;
-  const int64_t first_step =
-      range.first_step.value_or(std::numeric_limits<int64_t>::min());
-  const int64_t last_step =
-      range.last_step.value_or(std::numeric_limits<int64_t>::max());
-  std::vector<std::unique_ptr<Cursor>> cursors;  // open, and free for reuse
-  std::vector<Cursor*> free_cursors;
-  // The open chunks, ascending by (track, chunk id): a cursor's position
-  // here is its rank in a batch's keys.
-  std::vector<Cursor*> open;
-  const auto before = [](const Cursor* a, const Cursor* b) {
-    return a->track != b->track ? a->track < b->track : a->id < b->id;
-  };
-  const auto wanted = [&](const SpanColumns& s, size_t i) {
+namespace {
+
+// Which of a chunk's spans a scan keeps.
+struct SpanFilter {
+  int64_t abs_end_lo;
+  int64_t abs_hi;
+  bool by_step;
+  int64_t first_step;
+  int64_t last_step;
+  bool Wanted(const SpanColumns& s, size_t i) const {
     return s.start_ns[i] < abs_hi &&
            s.start_ns[i] + s.dur_ns[i] >= abs_end_lo &&
            (!by_step || ((s.flags[i] & SpanColumns::kHasStep) &&
                          s.step[i] >= first_step && s.step[i] <= last_step));
-  };
-  // Chunks are decoded here, and only their spans in the range are kept
-  // open: a chunk that holds four steps of a track costs one step's memory
-  // while a step's scan waits on it, not four (the 100M-span bench's one
-  // step decoded 1M spans to keep 257,000).
-  MergeChunk decoded;
-  // The spans leave in batches: every open span starting before a bound,
-  // sorted by (start, track, chunk id, index). A chunk not yet taken starts
-  // at or after the next one's first start, so a bound no later than that
-  // leaves out no span that sorts before one in the batch, and the order
-  // is the heap merge's, one span at a time, without its pointer chasing
-  // (a heap of 4,096 chunks' cursors cost about 400 ns a span).
-  std::vector<MergeKey> keys;
-  int64_t width = 1 << 20;  // ns a batch spans: adapted to kBatchSpans
+  }
+};
 
-  StoredSpan span;
-  // The next chunk's first start: it changes only when a chunk is taken.
-  auto pending = source->PeekFirstStart();
-  while (true) {
-    // The open spans' first start.
-    int64_t low = std::numeric_limits<int64_t>::max();
-    for (const Cursor* c : open) low = std::min(low, c->rows[c->next].start_ns);
-    // Take every chunk starting at or before it (all, while none is open).
+// One MergeChunks call's state.
+class Merger {
+ public:
+  Merger(ChunkSource* source, const ScanRange& range, int64_t abs_end_lo,
+         int64_t abs_hi, ScanStats* stats)
+      : source_(source),
+        filter_{abs_end_lo, abs_hi, range.first_step || range.last_step,
+                range.first_step.value_or(std::numeric_limits<int64_t>::min()),
+                range.last_step.value_or(std::numeric_limits<int64_t>::max())},
+        stats_(stats) {}
+
+  absl::Status Run(const std::function<bool(const StoredSpan&)>& visit) {
+    // The next chunk's first start: it changes only when a chunk is taken.
+    pending_ = source_->PeekFirstStart();
     while (true) {
-      if (!pending.ok()) return pending.status();
-      if (!*pending || (!open.empty() && **pending > low)) break;
-      auto taken = source->Take(&decoded);
+      // The open spans' first start.
+      int64_t low = std::numeric_limits<int64_t>::max();
+      for (const Cursor* c : open_) {
+        low = std::min(low, c->rows[c->next].start_ns);
+      }
+      absl::Status opened = OpenChunks(&low);
+      if (!opened.ok()) return opened;
+      if (open_.empty()) break;
+
+      // One batch: the open spans starting before `bound`.
+      int64_t bound = SaturatingAdd(low, width_);
+      const bool cut = *pending_ && **pending_ < bound;  // by the next chunk
+      if (cut) bound = **pending_;
+      CollectKeys(bound);
+      if (keys_.size() < kBatchSpans / 2 && !cut) {
+        width_ = SaturatingAdd(width_, width_);
+      } else if (keys_.size() > 2 * kBatchSpans) {
+        width_ = std::max<int64_t>(1, width_ / 2);
+      }
+      absl::StatusOr<bool> more = VisitKeys(visit);
+      if (!more.ok()) return more.status();
+      if (!*more) return absl::OkStatus();
+      FreeDone();
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // Takes every chunk starting at or before `low` (all, while none is
+  // open), opening a cursor on its spans in the range; lowers `low` to
+  // their first start.
+  absl::Status OpenChunks(int64_t* low) {
+    while (true) {
+      if (!pending_.ok()) return pending_.status();
+      if (!*pending_ || (!open_.empty() && **pending_ > *low)) break;
+      auto taken = source_->Take(&decoded_);
       if (!taken.ok()) return taken.status();
-      pending = source->PeekFirstStart();
+      pending_ = source_->PeekFirstStart();
       if (!*taken) continue;
-      const SpanColumns& all = decoded.spans;
-      if (stats != nullptr) {
-        ++stats->chunks_read;
-        stats->chunk_ids.insert(decoded.id);
-        stats->spans_decoded += static_cast<int64_t>(all.size());
+      const SpanColumns& all = decoded_.spans;
+      if (stats_ != nullptr) {
+        ++stats_->chunks_read;
+        stats_->chunk_ids.insert(decoded_.id);
+        stats_->spans_decoded += static_cast<int64_t>(all.size());
       }
-      Cursor* c;
-      if (free_cursors.empty()) {
-        cursors.push_back(std::make_unique<Cursor>());
-        c = cursors.back().get();
-      } else {
-        c = free_cursors.back();
-        free_cursors.pop_back();
-      }
-      c->rows.clear();
-      c->args.clear();
+      Cursor* c = FreeCursor();
+      const SpanFilter filter = filter_;  // in registers, not reread
       for (size_t i = 0; i < all.size(); ++i) {
-        if (wanted(all, i)) c->rows.push_back(RowOf(all, i, &c->args));
+        if (filter.Wanted(all, i)) c->rows.push_back(RowOf(all, i, &c->args));
       }
       if (c->rows.empty()) {
-        free_cursors.push_back(c);
+        free_cursors_.push_back(c);
         continue;
       }
-      c->id = decoded.id;
-      c->track = decoded.track;
-      std::swap(c->op_ids, decoded.op_ids);
-      std::swap(c->strings, decoded.strings);
+      c->id = decoded_.id;
+      c->track = decoded_.track;
+      std::swap(c->op_ids, decoded_.op_ids);
+      std::swap(c->strings, decoded_.strings);
       c->next = 0;
-      open.insert(std::upper_bound(open.begin(), open.end(), c, before), c);
-      low = std::min(low, c->rows[0].start_ns);
+      open_.insert(std::upper_bound(open_.begin(), open_.end(), c,
+                                    [](const Cursor* a, const Cursor* b) {
+                                      return a->track != b->track
+                                                 ? a->track < b->track
+                                                 : a->id < b->id;
+                                    }),
+                   c);
+      *low = std::min(*low, c->rows[0].start_ns);
     }
-    if (open.empty()) break;
+    return absl::OkStatus();
+  }
 
-    // One batch: the open spans starting before `bound`.
-    int64_t bound = SaturatingAdd(low, width);
-    const bool cut = *pending && **pending < bound;  // by the next chunk
-    if (cut) bound = **pending;
-    keys.clear();
-    for (size_t r = 0; r < open.size(); ++r) {
-      Cursor* c = open[r];
+  // An empty cursor: one freed before, or a new one.
+  Cursor* FreeCursor() {
+    Cursor* c;
+    if (free_cursors_.empty()) {
+      cursors_.push_back(std::make_unique<Cursor>());
+      c = cursors_.back().get();
+    } else {
+      c = free_cursors_.back();
+      free_cursors_.pop_back();
+    }
+    c->rows.clear();
+    c->args.clear();
+    return c;
+  }
+
+  // keys_: the open spans starting before `bound`, sorted by (start,
+  // track, chunk id, index); each cursor moved past them.
+  void CollectKeys(int64_t bound) {
+    keys_.clear();
+    for (size_t r = 0; r < open_.size(); ++r) {
+      Cursor* c = open_[r];
       size_t i = c->next;
       for (; i < c->rows.size() && c->rows[i].start_ns < bound; ++i) {
-        keys.push_back(
+        keys_.push_back(
             {c->rows[i].start_ns, static_cast<uint64_t>(r) << 32 | i});
       }
       c->next = i;
     }
-    std::sort(keys.begin(), keys.end());
-    if (keys.size() < kBatchSpans / 2 && !cut) {
-      width = SaturatingAdd(width, width);
-    } else if (keys.size() > 2 * kBatchSpans) {
-      width = std::max<int64_t>(1, width / 2);
-    }
-    for (const MergeKey& key : keys) {
+    std::sort(keys_.begin(), keys_.end());
+  }
+
+  // Visits keys_' spans in order; false once `visit` has.
+  absl::StatusOr<bool> VisitKeys(
+      const std::function<bool(const StoredSpan&)>& visit) {
+    // Locals, not members: `visit` may not change them, so they stay in
+    // registers across its calls.
+    Cursor* const* open = open_.data();
+    StoredSpan& span = span_;
+    ChunkSource* source = source_;
+    for (const MergeKey& key : keys_) {
       const Cursor& c = *open[key.rank_index >> 32];
       const MergeRow& row = c.rows[key.rank_index & 0xffffffffu];
       SpanFromRow(row, &span);
@@ -308,20 +345,56 @@ absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
       }
       absl::Status status = ToStoredArgs(source, c, row, &span.args);
       if (!status.ok()) return status;
-      if (!visit(span)) return absl::OkStatus();
+      if (!visit(span)) return false;
     }
-    // The chunks done are freed for reuse.
+    return true;
+  }
+
+  // The chunks done are freed for reuse.
+  void FreeDone() {
     size_t kept = 0;
-    for (Cursor* c : open) {
+    for (Cursor* c : open_) {
       if (c->next < c->rows.size()) {
-        open[kept++] = c;
+        open_[kept++] = c;
       } else {
-        free_cursors.push_back(c);
+        free_cursors_.push_back(c);
       }
     }
-    open.resize(kept);
+    open_.resize(kept);
   }
-  return absl::OkStatus();
+
+  ChunkSource* const source_;
+  const SpanFilter filter_;
+  ScanStats* const stats_;
+  std::vector<std::unique_ptr<Cursor>> cursors_;  // open, and free for reuse
+  std::vector<Cursor*> free_cursors_;
+  // The open chunks, ascending by (track, chunk id): a cursor's position
+  // here is its rank in a batch's keys.
+  std::vector<Cursor*> open_;
+  // Chunks are decoded here, and only their spans in the range are kept
+  // open: a chunk that holds four steps of a track costs one step's memory
+  // while a step's scan waits on it, not four (the 100M-span bench's one
+  // step decoded 1M spans to keep 257,000).
+  MergeChunk decoded_;
+  // The spans leave in batches: every open span starting before a bound,
+  // sorted by (start, track, chunk id, index). A chunk not yet taken starts
+  // at or after the next one's first start, so a bound no later than that
+  // leaves out no span that sorts before one in the batch, and the order
+  // is the heap merge's, one span at a time, without its pointer chasing
+  // (a heap of 4,096 chunks' cursors cost about 400 ns a span).
+  std::vector<MergeKey> keys_;
+  int64_t width_ = 1 << 20;  // ns a batch spans: adapted to kBatchSpans
+  absl::StatusOr<std::optional<int64_t>> pending_ = std::nullopt;
+  StoredSpan span_;
+};
+
+}  // namespace
+
+absl::Status MergeChunks(ChunkSource* source, const ScanRange& range,
+                         int64_t abs_end_lo, int64_t abs_hi,
+                         const std::function<bool(const StoredSpan&)>& visit,
+                         ScanStats* stats) {
+  return Merger(source, range, abs_end_lo, abs_hi, stats).Run(visit);
 }
 
 }  // namespace meridian
