@@ -234,6 +234,26 @@ std::string UrlDecode(absl::string_view text, bool form) {
 }
 
 // The query string's parameters (the last value of each name).
+// Parameters become the requests' strings, which must be UTF-8: the error
+// naming the first that is not, or empty.
+std::string NotUtf8(const std::map<std::string, std::string>& params) {
+  for (const auto& [name, value] : params) {
+    if (!IsValidUtf8(value)) {
+      return absl::StrCat("parameter ", RepairUtf8(name.substr(0, 64)),
+                          " is not valid UTF-8 (percent-encode the "
+                          "name's UTF-8 bytes)");
+    }
+  }
+  return "";
+}
+
+// The browser's token, passed on; five minutes for any answer.
+void Prepare(grpc::ClientContext* context, const char* auth) {
+  if (auth != nullptr) context->AddMetadata("authorization", auth);
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::minutes(5));
+}
+
 std::map<std::string, std::string> Params(absl::string_view query) {
   std::map<std::string, std::string> out;
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
@@ -570,6 +590,102 @@ int WebServer::RefuseHost(Exchange* connection) const {
   return 0;
 }
 
+int WebServer::ServeAsset(Exchange* c) {
+  const std::string& path = c->path;
+  const WebAsset* asset = FindWebAsset(path == "/" ? "/index.html" : path);
+  if (asset == nullptr) return Error(c, 404, "no such page");
+  const char* accept = MHD_lookup_connection_value(
+      c->connection, MHD_HEADER_KIND, "Accept-Encoding");
+  const bool gzip = accept != nullptr && absl::StrContains(accept, "gzip");
+  const absl::string_view body = gzip ? asset->gzip : asset->body;
+  std::vector<std::pair<const char*, std::string>> headers = {
+      {"Content-Type", asset->type}, {"Cache-Control", "no-cache"}};
+  if (gzip) {
+    headers.emplace_back("Content-Encoding", "gzip");
+    headers.emplace_back("Vary", "Accept-Encoding");
+  }
+  return Queue(
+      c, 200,
+      MHD_create_response_from_buffer(
+          body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_PERSISTENT),
+      headers);
+}
+
+int WebServer::ServeStragglers(Exchange* c, const std::string& job,
+                               const char* auth) {
+  grpc::ClientContext context;
+  Prepare(&context, auth);
+  v1::StragglersRequest request;
+  request.set_job(job);
+  request.set_head(0);
+  v1::StragglersReply reply;
+  grpc::Status s = stub_->GetStragglers(&context, request, &reply);
+  if (!s.ok()) return RpcError(c, s);
+  const WaitHeatmap map = MakeWaitHeatmap(reply, 64, 200);
+  // The page lists the most skewed instances, not all of them.
+  v1::StragglersReply head = reply;
+  if (head.collectives_size() > 20) {
+    head.mutable_collectives()->DeleteSubrange(20,
+                                               head.collectives_size() - 20);
+  }
+  std::string out = absl::StrCat("{\"stragglers\":", ToJson(head),
+                                 ",\"heatmap\":{\"rank_starts\":");
+  AppendJsonArray(&out, map.rank_starts);
+  out += ",\"step_starts\":";
+  AppendJsonArray(&out, map.step_starts);
+  absl::StrAppend(&out, ",\"last_rank\":", map.last_rank,
+                  ",\"last_step\":", map.last_step,
+                  ",\"hottest_rank\":", map.hottest_rank,
+                  ",\"hottest_step\":", map.hottest_step, ",\"wait_ns\":");
+  AppendJsonArray(&out, map.wait_ns);
+  out += "}}";
+  Respond(c, 200, "application/json", out);
+  return 200;
+}
+
+int WebServer::ServeTrace(Exchange* c,
+                          const std::map<std::string, std::string>& params,
+                          const char* auth) {
+  bool bad = false;
+  v1::ExportRequest request;
+  auto job = params.find("job");
+  const std::string name_given = job == params.end() ? "" : job->second;
+  request.mutable_filter()->set_job(name_given);
+  const auto first = IntParam(params, "first_step", &bad);
+  const auto last = IntParam(params, "last_step", &bad);
+  if (bad) return Error(c, 400, "first_step and last_step are integers");
+  if (first) request.mutable_filter()->set_first_step(*first);
+  if (last) request.mutable_filter()->set_last_step(*last);
+  // Streamed as it comes: the response's reader takes the next chunk
+  // when the client has taken the last.
+  auto stream = std::make_unique<TraceStream>();
+  Prepare(&stream->context, auth);
+  stream->reader = stub_->ExportTrace(&stream->context, request);
+  // The first chunk decides between an answer and an error.
+  if (!stream->reader->Read(&stream->chunk)) {
+    return RpcError(c, stream->reader->Finish());
+  }
+  std::string name = name_given;
+  for (char& ch : name) {
+    if (!absl::ascii_isalnum(ch) && ch != '-' && ch != '_' && ch != '.') {
+      ch = '_';
+    }
+  }
+  MHD_Response* response = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 64 * 1024, &TraceStream::Read, stream.get(),
+      &TraceStream::Free);
+  if (response == nullptr) return Error(c, 500, "cannot stream the trace");
+  stream.release();  // the response's now
+  // The collector may take longer than the idle timeout between chunks
+  // (a window over a large job): the stream's own deadline bounds it.
+  MHD_set_connection_option(c->connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+  return Queue(c, 200, response,
+               {{"Content-Type", "application/json"},
+                {"Content-Disposition", absl::StrCat("attachment; filename=\"",
+                                                     name, ".trace.json\"")},
+                {"Cache-Control", "no-store"}});
+}
+
 int WebServer::Serve(Exchange* c) {
   if (const int refused = RefuseHost(c); refused != 0) return refused;
   if (std::strcmp(c->method, "GET") != 0) {
@@ -581,47 +697,18 @@ int WebServer::Serve(Exchange* c) {
   const auto header = [&](const char* name) {
     return MHD_lookup_connection_value(c->connection, MHD_HEADER_KIND, name);
   };
-  if (!absl::StartsWith(path, "/api/")) {
-    const WebAsset* asset = FindWebAsset(path == "/" ? "/index.html" : path);
-    if (asset == nullptr) return Error(c, 404, "no such page");
-    const char* accept = header("Accept-Encoding");
-    const bool gzip = accept != nullptr && absl::StrContains(accept, "gzip");
-    const absl::string_view body = gzip ? asset->gzip : asset->body;
-    std::vector<std::pair<const char*, std::string>> headers = {
-        {"Content-Type", asset->type}, {"Cache-Control", "no-cache"}};
-    if (gzip) {
-      headers.emplace_back("Content-Encoding", "gzip");
-      headers.emplace_back("Vary", "Accept-Encoding");
-    }
-    return Queue(c, 200,
-                 MHD_create_response_from_buffer(body.size(),
-                                                 const_cast<char*>(body.data()),
-                                                 MHD_RESPMEM_PERSISTENT),
-                 headers);
-  }
+  if (!absl::StartsWith(path, "/api/")) return ServeAsset(c);
   const std::map<std::string, std::string> params = Params(c->query);
-  // Parameters become the requests' strings, which must be UTF-8.
-  for (const auto& [name, value] : params) {
-    if (!IsValidUtf8(value)) {
-      return Error(c, 400,
-                   absl::StrCat("parameter ", RepairUtf8(name.substr(0, 64)),
-                                " is not valid UTF-8 (percent-encode the "
-                                "name's UTF-8 bytes)"));
-    }
+  if (std::string bad_text = NotUtf8(params); !bad_text.empty()) {
+    return Error(c, 400, bad_text);
   }
   auto param = [&](const std::string& name) {
     auto it = params.find(name);
     return it == params.end() ? std::string() : it->second;
   };
-  // The browser's token, passed on; five minutes for any answer.
   const char* auth = header("Authorization");
-  const auto prepare = [&](grpc::ClientContext* context) {
-    if (auth != nullptr) context->AddMetadata("authorization", auth);
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::minutes(5));
-  };
   grpc::ClientContext context;
-  prepare(&context);
+  Prepare(&context, auth);
   bool bad = false;
   const std::string api = path.substr(5);
   if (api == "config") {
@@ -650,34 +737,7 @@ int WebServer::Serve(Exchange* c) {
     }
     return Answer(c, *stub_, &v1::Query::Stub::GetSteps, &context, request);
   }
-  if (api == "stragglers") {
-    v1::StragglersRequest request;
-    request.set_job(param("job"));
-    request.set_head(0);
-    v1::StragglersReply reply;
-    grpc::Status s = stub_->GetStragglers(&context, request, &reply);
-    if (!s.ok()) return RpcError(c, s);
-    const WaitHeatmap map = MakeWaitHeatmap(reply, 64, 200);
-    // The page lists the most skewed instances, not all of them.
-    v1::StragglersReply head = reply;
-    if (head.collectives_size() > 20) {
-      head.mutable_collectives()->DeleteSubrange(20,
-                                                 head.collectives_size() - 20);
-    }
-    std::string out = absl::StrCat("{\"stragglers\":", ToJson(head),
-                                   ",\"heatmap\":{\"rank_starts\":");
-    AppendJsonArray(&out, map.rank_starts);
-    out += ",\"step_starts\":";
-    AppendJsonArray(&out, map.step_starts);
-    absl::StrAppend(&out, ",\"last_rank\":", map.last_rank,
-                    ",\"last_step\":", map.last_step,
-                    ",\"hottest_rank\":", map.hottest_rank,
-                    ",\"hottest_step\":", map.hottest_step, ",\"wait_ns\":");
-    AppendJsonArray(&out, map.wait_ns);
-    out += "}}";
-    Respond(c, 200, "application/json", out);
-    return 200;
-  }
+  if (api == "stragglers") return ServeStragglers(c, param("job"), auth);
   if (api == "critical-path") {
     v1::CriticalPathRequest request;
     request.set_job(param("job"));
@@ -719,44 +779,7 @@ int WebServer::Serve(Exchange* c) {
     request.set_head(50);
     return Answer(c, *stub_, &v1::Query::Stub::Compare, &context, request);
   }
-  if (api == "trace") {
-    v1::ExportRequest request;
-    request.mutable_filter()->set_job(param("job"));
-    const auto first = IntParam(params, "first_step", &bad);
-    const auto last = IntParam(params, "last_step", &bad);
-    if (bad) return Error(c, 400, "first_step and last_step are integers");
-    if (first) request.mutable_filter()->set_first_step(*first);
-    if (last) request.mutable_filter()->set_last_step(*last);
-    // Streamed as it comes: the response's reader takes the next chunk
-    // when the client has taken the last.
-    auto stream = std::make_unique<TraceStream>();
-    prepare(&stream->context);
-    stream->reader = stub_->ExportTrace(&stream->context, request);
-    // The first chunk decides between an answer and an error.
-    if (!stream->reader->Read(&stream->chunk)) {
-      return RpcError(c, stream->reader->Finish());
-    }
-    std::string name = param("job");
-    for (char& ch : name) {
-      if (!absl::ascii_isalnum(ch) && ch != '-' && ch != '_' && ch != '.') {
-        ch = '_';
-      }
-    }
-    MHD_Response* response = MHD_create_response_from_callback(
-        MHD_SIZE_UNKNOWN, 64 * 1024, &TraceStream::Read, stream.get(),
-        &TraceStream::Free);
-    if (response == nullptr) return Error(c, 500, "cannot stream the trace");
-    stream.release();  // the response's now
-    // The collector may take longer than the idle timeout between chunks
-    // (a window over a large job): the stream's own deadline bounds it.
-    MHD_set_connection_option(c->connection, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
-    return Queue(
-        c, 200, response,
-        {{"Content-Type", "application/json"},
-         {"Content-Disposition",
-          absl::StrCat("attachment; filename=\"", name, ".trace.json\"")},
-         {"Cache-Control", "no-store"}});
-  }
+  if (api == "trace") return ServeTrace(c, params, auth);
   return Error(c, 404, absl::StrCat("no API /api/", api));
 }
 

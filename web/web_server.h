@@ -96,6 +96,14 @@ class WebServer {
  private:
   WebServer() = default;
   int Serve(Exchange* c);
+  // Serve's answers (each returns the status it answered with): a page's
+  // file, /api/stragglers (the stragglers and their heatmap) and
+  // /api/trace (streamed as the collector sends it). `auth`: the request's
+  // Authorization header, or null.
+  int ServeAsset(Exchange* c);
+  int ServeStragglers(Exchange* c, const std::string& job, const char* auth);
+  int ServeTrace(Exchange* c, const std::map<std::string, std::string>& params,
+                 const char* auth);
   // On loopback: 0 if the request has one Host header naming a loopback
   // host, else the status of the refusal it was answered with (400: none
   // or several, 403: another host).
