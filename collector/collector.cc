@@ -227,7 +227,25 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
           c->RetentionLoop(days);
         });
   }
-  collector->query_ = std::make_unique<QueryService>(
+  collector->StartQuery(options, auth);
+  if (absl::Status refresher = collector->StartRefresher(options);
+      !refresher.ok()) {
+    return refresher;
+  }
+  if (absl::Status serving = collector->Serve(options, *credentials);
+      !serving.ok()) {
+    collector->Shutdown();
+    return serving;
+  }
+  std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  collector->address_ = absl::StrCat(host, ":", collector->port_);
+  return collector;
+}
+
+void Collector::StartQuery(const CollectorOptions& options,
+                           std::shared_ptr<const Authorizer> auth) {
+  BatchWriter* writer = writer_.get();
+  query_ = std::make_unique<QueryService>(
       options.db_path,
       [auth](const grpc::ServerContext& context, const std::string& job,
              bool write) {
@@ -236,10 +254,10 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
                            : auth->Check(context, scope, job);
       },
       options.analysis_memory_bytes, options.analysis_wait);
-  collector->query_->set_evidence_log(collector->evidence_log_.get());
+  query_->set_evidence_log(evidence_log_.get());
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
-  collector->query_->set_save_clocks(
+  query_->set_save_clocks(
       [writer](int64_t job_id, const StoredJobResult& solution) {
         writer->Schedule([job_id, solution](Store& store) {
           absl::Status saved = store.SaveClockSolution(job_id, solution);
@@ -252,7 +270,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
 
   // Step summaries are stored before the query answers: the next query
   // reads them (a few rows a step, made once per step).
-  collector->query_->set_save_summaries(
+  query_->set_save_summaries(
       [writer](int64_t job_id, const std::vector<StoredStepSummary>& steps,
                const StoredJobResult& state) {
         auto saved = OnWriter<bool>(writer, [&](Store& store) {
@@ -265,48 +283,54 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
                        std::string(saved.status().message()));
         }
       });
+}
 
-  if (options.refresh_after > absl::ZeroDuration()) {
-    QueryService* query = collector->query_.get();
-    collector->refresher_ = std::make_unique<JobRefresher>(
-        [query, writer](const std::string& job, bool /*whole*/,
-                        const std::atomic<bool>& cancel) {
-          // Quiet or not, the same work: the summaries of the new steps,
-          // the clocks from the chunks written since.
-          absl::Status refreshed = query->Refresh(job, &cancel);
-          // What the refresh freed goes back to the system: a collector
-          // at rest stays small.
-          ReturnFreedMemory();
-          if (absl::IsNotFound(refreshed)) return absl::OkStatus();  // deleted
-          if (absl::IsCancelled(refreshed)) return refreshed;  // shutting down
-          // The clock solution is stored by the writer after what it had
-          // queued: done once this empty task has run.
-          auto stored = OnWriter<bool>(
-              writer, [](Store&) -> absl::StatusOr<bool> { return true; });
-          if (refreshed.ok() && !stored.ok()) return stored.status();
-          return refreshed;
-        },
-        options.refresh_after, options.summarise_every);
-    JobRefresher* refresher = collector->refresher_.get();
-    collector->ingest_->set_on_stored(
-        [refresher](const std::string& job, bool ended) {
-          ended ? refresher->Ended(job) : refresher->Changed(job);
-        });
-    // The jobs already stored, too: a job written before a restart (or
-    // copied in by --migrate-from) is refreshed like one that just went
-    // quiet (a job whose stored results are current costs a read).
-    auto stored = OnWriter<std::vector<JobInfo>>(
-        writer, [](Store& store) { return store.ListJobs(); });
-    if (!stored.ok()) return stored.status();
-    for (const JobInfo& job : *stored) refresher->Changed(job.name);
-  }
+absl::Status Collector::StartRefresher(const CollectorOptions& options) {
+  if (options.refresh_after <= absl::ZeroDuration()) return absl::OkStatus();
+  BatchWriter* writer = writer_.get();
+  QueryService* query = query_.get();
+  refresher_ = std::make_unique<JobRefresher>(
+      [query, writer](const std::string& job, bool /*whole*/,
+                      const std::atomic<bool>& cancel) {
+        // Quiet or not, the same work: the summaries of the new steps,
+        // the clocks from the chunks written since.
+        absl::Status refreshed = query->Refresh(job, &cancel);
+        // What the refresh freed goes back to the system: a collector
+        // at rest stays small.
+        ReturnFreedMemory();
+        if (absl::IsNotFound(refreshed)) return absl::OkStatus();  // deleted
+        if (absl::IsCancelled(refreshed)) return refreshed;  // shutting down
+        // The clock solution is stored by the writer after what it had
+        // queued: done once this empty task has run.
+        auto stored = OnWriter<bool>(
+            writer, [](Store&) -> absl::StatusOr<bool> { return true; });
+        if (refreshed.ok() && !stored.ok()) return stored.status();
+        return refreshed;
+      },
+      options.refresh_after, options.summarise_every);
+  JobRefresher* refresher = refresher_.get();
+  ingest_->set_on_stored([refresher](const std::string& job, bool ended) {
+    ended ? refresher->Ended(job) : refresher->Changed(job);
+  });
+  // The jobs already stored, too: a job written before a restart (or
+  // copied in by --migrate-from) is refreshed like one that just went
+  // quiet (a job whose stored results are current costs a read).
+  auto stored = OnWriter<std::vector<JobInfo>>(
+      writer, [](Store& store) { return store.ListJobs(); });
+  if (!stored.ok()) return stored.status();
+  for (const JobInfo& job : *stored) refresher->Changed(job.name);
+  return absl::OkStatus();
+}
 
+absl::Status Collector::Serve(
+    const CollectorOptions& options,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   // grpc.health.v1.Health (SERVING while up; open to every caller, as load
   // balancers and orchestrators ask it) and server reflection.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, *credentials, &collector->port_);
+  builder.AddListeningPort(options.listen, credentials, &port_);
   // gRPC shares ports (SO_REUSEPORT) by default: a second collector on the
   // same port would silently take half the agents. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -317,26 +341,24 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   // Replies up to what the CLI takes: a whole job's critical path lists
   // every segment (28 MB for a 100M-span job).
   builder.SetMaxSendMessageSize(kCliMaxReplyBytes);
-  builder.RegisterService(collector->ingest_.get());
-  builder.RegisterService(collector->clock_.get());
-  builder.RegisterService(collector->control_.get());
-  builder.RegisterService(collector->query_.get());
-  collector->server_ = builder.BuildAndStart();
-  if (!collector->server_ || collector->port_ == 0) {
-    collector->Shutdown();
+  builder.RegisterService(ingest_.get());
+  builder.RegisterService(clock_.get());
+  builder.RegisterService(control_.get());
+  builder.RegisterService(query_.get());
+  server_ = builder.BuildAndStart();
+  if (!server_ || port_ == 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen,
                      " (in use, or not an address of this machine?)"));
   }
   if (!options.metrics.empty()) {
-    Collector* c = collector.get();
+    Collector* c = this;
     auto metrics = MetricsEndpoint::Start(options.metrics,
                                           [c] { return c->CollectMetrics(); });
     if (!metrics.ok()) {
-      collector->Shutdown();
       return metrics.status();
     }
-    collector->metrics_ = std::move(*metrics);
+    metrics_ = std::move(*metrics);
   }
   if (!options.http.empty()) {
     WebServerOptions web;
@@ -344,16 +366,13 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
     web.insecure = options.insecure;
     web.perfetto_ui = options.perfetto_ui;
     auto started = WebServer::Start(
-        web, collector->server_->InProcessChannel(grpc::ChannelArguments()));
+        web, server_->InProcessChannel(grpc::ChannelArguments()));
     if (!started.ok()) {
-      collector->Shutdown();
       return started.status();
     }
-    collector->web_ = std::move(*started);
+    web_ = std::move(*started);
   }
-  std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  collector->address_ = absl::StrCat(host, ":", collector->port_);
-  return collector;
+  return absl::OkStatus();
 }
 
 Collector::~Collector() { Shutdown(); }

@@ -138,6 +138,14 @@ class Collector {
   // Retention: deletes old jobs every hour until Shutdown.
   void RetentionLoop(int days);
   absl::Status DeleteOldJobs(int days);
+  // Start's steps, in order after the store, writer and services: the query
+  // service with its stores of results, the background refresher (with
+  // --refresh-after-ms), then the gRPC server, metrics and web page.
+  void StartQuery(const CollectorOptions& options,
+                  std::shared_ptr<const Authorizer> auth);
+  absl::Status StartRefresher(const CollectorOptions& options);
+  absl::Status Serve(const CollectorOptions& options,
+                     std::shared_ptr<grpc::ServerCredentials> credentials);
   absl::Mutex retention_mu_;
   bool retention_stop_ ABSL_GUARDED_BY(retention_mu_) = false;
   std::thread retention_;
