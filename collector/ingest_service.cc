@@ -45,7 +45,142 @@ grpc::Status Exhausted(grpc::ServerContext* context, int retry_after_ms,
                           " ms (unacknowledged batches are resent)");
 }
 
+// Writes the stream's acks in arrival order as they become ready; cancels
+// the stream if it sends nothing for idle_timeout while nothing awaits an
+// ack, or once a batch's commit failed (the failure kept in `state`).
+void WriteAcks(
+    std::shared_ptr<StreamState> state,
+    grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream,
+    grpc::ServerContext* context, absl::Duration idle_timeout,
+    IngestCounters* counters) {
+  bool client_gone = false;
+  while (true) {
+    std::shared_ptr<Pending> next;
+    {
+      absl::MutexLock lock(&state->mu);
+      const int64_t read_before = state->batches_read;
+      if (!state->mu.AwaitWithTimeout(
+              absl::Condition(state.get(), &StreamState::AckReady),
+              idle_timeout)) {
+        if (state->batches_read == read_before && state->pending.empty()) {
+          counters->streams_idle++;
+          context->TryCancel();  // the reader's Read returns false
+          state->mu.Await(absl::Condition(state.get(), &StreamState::AckReady));
+        }
+        if (!state->AckReady()) continue;
+      }
+      if (state->pending.empty()) return;
+      next = state->pending.front();
+      state->pending.pop_front();
+      if (!next->error.ok()) {
+        state->failure = next->error;
+        context->TryCancel();  // unblocks the reader
+        return;
+      }
+    }
+    const std::string bytes = next->ack.SerializeAsString();
+    grpc::Slice slice(bytes);
+    grpc::ByteBuffer message(&slice, 1);
+    if (!client_gone && !stream->Write(message)) client_gone = true;
+  }
+}
+
+// Parses a batch read from a stream into `batch`: its shape is checked
+// before it is parsed (parsing costs memory per element). Why it was
+// refused unparsed, or empty.
+std::string ParseBatch(const grpc::ByteBuffer& raw, v1::Batch* batch) {
+  grpc::Slice slice;
+  if (!raw.DumpToSingleSlice(&slice).ok()) return "the batch could not be read";
+  const absl::string_view bytes(reinterpret_cast<const char*>(slice.begin()),
+                                slice.size());
+  absl::StatusOr<BatchShape> shape = ScanBatchShape(bytes);
+  std::string refused = shape.ok() ? BatchShapeProblem(*shape)
+                                   : std::string(shape.status().message());
+  if (refused.empty() &&
+      !batch->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    refused = "the batch does not parse as a meridian.v1.Batch";
+  }
+  return refused;
+}
+
+// Puts `pending` in the stream's queue of acks to come, once it has room:
+// a client that does not read its acks holds at most `limit` batches here,
+// and the stream is not read further until one is answered. False, with
+// nothing queued, once a batch's commit has failed.
+bool Enqueue(StreamState& state, std::shared_ptr<Pending> pending,
+             size_t limit) {
+  absl::MutexLock lock(&state.mu);
+  ++state.batches_read;
+  auto room = [&state, limit]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state.mu) {
+    return state.pending.size() < limit || !state.failure.ok();
+  };
+  state.mu.Await(absl::Condition(&room));
+  if (!state.failure.ok()) return false;
+  state.pending.push_back(std::move(pending));
+  return true;
+}
+
+// Makes `pending`'s ack ready from the writer's result.
+void Answer(StreamState& state, Pending& pending,
+            const absl::StatusOr<BatchWriteResult>& result) {
+  absl::MutexLock lock(&state.mu);
+  if (result.ok()) {
+    pending.ack.set_result(result->duplicate ? v1::Ack::RESULT_DUPLICATE
+                                             : v1::Ack::RESULT_STORED);
+    pending.ack.set_spans_stored(result->spans_stored);
+  } else {
+    pending.error = result.status();
+  }
+  pending.ready = true;
+}
+
 }  // namespace
+
+absl::Status IngestService::Admit(const grpc::ServerContext& context,
+                                  const std::string& peer,
+                                  const std::string& refused, v1::Batch* batch,
+                                  std::vector<SpanColumns>* decoded,
+                                  BatchRepairs* repairs) {
+  if (!refused.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a batch from ", peer, " was refused unparsed: ", refused));
+  }
+  absl::Status valid = ValidateBatch(batch, decoded, repairs);
+  if (!valid.ok()) return valid;
+  grpc::Status may = auth_->CheckAgent(context, batch->agent_id());
+  if (!may.ok()) return absl::PermissionDeniedError(may.error_message());
+  for (int i = 0; i < batch->processes_size(); ++i) {
+    const std::string& job = batch->strings(batch->processes(i).job());
+    may = auth_->Check(context, Scope::kWrite, job);
+    if (!may.ok()) return absl::PermissionDeniedError(may.error_message());
+  }
+  return absl::OkStatus();
+}
+
+void IngestService::CountRepairs(const BatchRepairs& repairs,
+                                 const v1::Batch& batch,
+                                 const std::string& peer, v1::Ack* ack) {
+  counters_.spans_invalid += repairs.spans_dropped;
+  spdlog::warn("batch {} from {} ({}): dropped {} invalid spans, first {}",
+               batch.batch_seq(), peer, batch.agent_id(), repairs.spans_dropped,
+               repairs.first_problem);
+  ack->set_spans_invalid(repairs.spans_dropped);
+  ack->set_error(repairs.first_problem);
+}
+
+void IngestService::Written(const BatchJobs& jobs,
+                            const absl::StatusOr<BatchWriteResult>& result) {
+  if (!result.ok()) {
+    spdlog::error("storing a batch failed: {}",
+                  std::string(result.status().message()));
+  } else if (result->duplicate) {
+    counters_.batches_duplicate++;
+  } else {
+    counters_.batches_stored++;
+    counters_.spans_stored += result->spans_stored;
+    Stored(jobs);
+  }
+}
 
 IngestService::BatchJobs IngestService::JobsOf(
     const v1::Batch& batch, const std::vector<SpanColumns>& decoded) {
@@ -136,97 +271,24 @@ grpc::Status IngestService::RawStream(
   const absl::Duration idle_timeout = limits_.idle_timeout;
   IngestCounters* counters = &counters_;
 
-  // Writes acks in arrival order as they become ready; cancels the stream
-  // if it sends nothing for idle_timeout while nothing awaits an ack.
-  std::thread acker([state, stream, context, idle_timeout, counters] {
-    bool client_gone = false;
-    while (true) {
-      std::shared_ptr<Pending> next;
-      {
-        absl::MutexLock lock(&state->mu);
-        const int64_t read_before = state->batches_read;
-        if (!state->mu.AwaitWithTimeout(
-                absl::Condition(state.get(), &StreamState::AckReady),
-                idle_timeout)) {
-          if (state->batches_read == read_before && state->pending.empty()) {
-            counters->streams_idle++;
-            context->TryCancel();  // the reader's Read returns false
-            state->mu.Await(
-                absl::Condition(state.get(), &StreamState::AckReady));
-          }
-          if (!state->AckReady()) continue;
-        }
-        if (state->pending.empty()) return;
-        next = state->pending.front();
-        state->pending.pop_front();
-        if (!next->error.ok()) {
-          state->failure = next->error;
-          context->TryCancel();  // unblocks the reader
-          return;
-        }
-      }
-      const std::string bytes = next->ack.SerializeAsString();
-      grpc::Slice slice(bytes);
-      grpc::ByteBuffer message(&slice, 1);
-      if (!client_gone && !stream->Write(message)) client_gone = true;
-    }
-  });
+  // Writes acks in arrival order as they become ready.
+  std::thread acker(WriteAcks, state, stream, context, idle_timeout, counters);
 
   bool overloaded = false;
   while (true) {
     auto batch = std::make_shared<v1::Batch>();
     grpc::ByteBuffer raw;
     if (!stream->Read(&raw)) break;
-    // Counted before it is parsed: parsing costs memory per element.
-    grpc::Slice slice;
-    std::string refused;
-    if (!raw.DumpToSingleSlice(&slice).ok()) {
-      refused = "the batch could not be read";
-    } else {
-      const absl::string_view bytes(
-          reinterpret_cast<const char*>(slice.begin()), slice.size());
-      absl::StatusOr<BatchShape> shape = ScanBatchShape(bytes);
-      refused = shape.ok() ? BatchShapeProblem(*shape)
-                           : std::string(shape.status().message());
-      if (refused.empty() &&
-          !batch->ParseFromArray(bytes.data(),
-                                 static_cast<int>(bytes.size()))) {
-        refused = "the batch does not parse as a meridian.v1.Batch";
-      }
-    }
+    const std::string refused = ParseBatch(raw, batch.get());
     raw.Clear();
     auto pending = std::make_shared<Pending>();
     pending->ack.set_agent_id(batch->agent_id());
     pending->ack.set_batch_seq(batch->batch_seq());
-    {
-      absl::MutexLock lock(&state->mu);
-      ++state->batches_read;
-      // A client that does not read its acks holds at most max_in_flight
-      // batches here: the stream is not read further until one is answered.
-      const size_t limit = limits_.max_in_flight;
-      auto room = [&state, limit]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu) {
-        return state->pending.size() < limit || !state->failure.ok();
-      };
-      state->mu.Await(absl::Condition(&room));
-      if (!state->failure.ok()) break;
-      state->pending.push_back(pending);
-    }
+    if (!Enqueue(*state, pending, limits_.max_in_flight)) break;
     std::vector<SpanColumns> decoded;
     BatchRepairs repairs;
-    absl::Status valid =
-        refused.empty()
-            ? ValidateBatch(batch.get(), &decoded, &repairs)
-            : absl::InvalidArgumentError(absl::StrCat(
-                  "a batch from ", peer, " was refused unparsed: ", refused));
-    if (valid.ok()) {
-      grpc::Status may = auth_->CheckAgent(*context, batch->agent_id());
-      if (!may.ok()) valid = absl::PermissionDeniedError(may.error_message());
-    }
-    for (int i = 0; valid.ok() && i < batch->processes_size(); ++i) {
-      const std::string& job = batch->strings(batch->processes(i).job());
-      grpc::Status may = auth_->Check(*context, Scope::kWrite, job);
-      if (!may.ok()) valid = absl::PermissionDeniedError(may.error_message());
-    }
+    const absl::Status valid =
+        Admit(*context, peer, refused, batch.get(), &decoded, &repairs);
     if (!valid.ok()) {
       counters_.batches_rejected++;
       spdlog::warn("rejected a batch from {}: {}", peer,
@@ -245,40 +307,15 @@ grpc::Status IngestService::RawStream(
       batch->set_agent_id(absl::StrCat(identity, "/", batch->agent_id()));
     }
     if (repairs.spans_dropped > 0) {
-      counters_.spans_invalid += repairs.spans_dropped;
-      spdlog::warn("batch {} from {} ({}): dropped {} invalid spans, first {}",
-                   batch->batch_seq(), peer, batch->agent_id(),
-                   repairs.spans_dropped, repairs.first_problem);
-      pending->ack.set_spans_invalid(repairs.spans_dropped);
-      pending->ack.set_error(repairs.first_problem);
+      CountRepairs(repairs, *batch, peer, &pending->ack);
     }
     BatchJobs jobs = JobsOf(*batch, decoded);
     absl::Status queued = writer_->Submit(
         batch,
         [this, state, pending,
          jobs = std::move(jobs)](absl::StatusOr<BatchWriteResult> result) {
-          if (result.ok()) {
-            if (result->duplicate) {
-              counters_.batches_duplicate++;
-            } else {
-              counters_.batches_stored++;
-              counters_.spans_stored += result->spans_stored;
-              Stored(jobs);
-            }
-          } else {
-            spdlog::error("storing a batch failed: {}",
-                          std::string(result.status().message()));
-          }
-          absl::MutexLock lock(&state->mu);
-          if (result.ok()) {
-            pending->ack.set_result(result->duplicate
-                                        ? v1::Ack::RESULT_DUPLICATE
-                                        : v1::Ack::RESULT_STORED);
-            pending->ack.set_spans_stored(result->spans_stored);
-          } else {
-            pending->error = result.status();
-          }
-          pending->ready = true;
+          Written(jobs, result);
+          Answer(*state, *pending, result);
         },
         std::move(decoded));
     if (!queued.ok()) {

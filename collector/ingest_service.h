@@ -36,6 +36,7 @@
 #include "collector/batch_writer.h"
 #include "collector/job_ends.h"
 #include "meridian/v1/ingest.grpc.pb.h"
+#include "wire/batch_validator.h"
 
 namespace meridian {
 
@@ -96,6 +97,20 @@ class IngestService final : public v1::Ingest::Service {
                           const std::vector<SpanColumns>& decoded);
   // Once the batch is stored: counts its spans by job, and tells on_stored_.
   void Stored(const BatchJobs& jobs);
+  // RawStream's steps for one batch. Admit: OK if the batch was parsed
+  // (`refused` empty), is valid (ValidateBatch, decoding it into `decoded`)
+  // and its sender may write it (its agent id, each of its jobs).
+  // CountRepairs: the spans ValidateBatch dropped, counted, logged and told
+  // in `ack`. Written: counts the writer's result (a stored batch's spans
+  // through Stored).
+  absl::Status Admit(const grpc::ServerContext& context,
+                     const std::string& peer, const std::string& refused,
+                     v1::Batch* batch, std::vector<SpanColumns>* decoded,
+                     BatchRepairs* repairs);
+  void CountRepairs(const BatchRepairs& repairs, const v1::Batch& batch,
+                    const std::string& peer, v1::Ack* ack);
+  void Written(const BatchJobs& jobs,
+               const absl::StatusOr<BatchWriteResult>& result);
 
   BatchWriter* writer_;
   const std::shared_ptr<const Authorizer> auth_;
