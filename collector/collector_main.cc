@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,114 @@ void SetUpProcess() {
   meridian::ReuseFreedMemory();
 }
 
+// The value of integer flag --NAME (`fallback` if not given) if it lies in
+// [lo, hi]; else nullopt, with "meridian-collector: REFUSAL" printed.
+std::optional<int64_t> Bounded(const meridian::CommandLine& line,
+                               const char* name, int64_t fallback, int64_t lo,
+                               int64_t hi, const char* refusal) {
+  auto value = line.GetInt(name, fallback);
+  if (value.ok() && *value >= lo && *value <= hi) return *value;
+  fprintf(stderr, "meridian-collector: %s\n", refusal);
+  return std::nullopt;
+}
+
+// The limits' flags into `options`; false (a refusal printed) if one is
+// out of its range.
+bool ParseLimits(const meridian::CommandLine& line,
+                 meridian::CollectorOptions* options) {
+  constexpr int64_t kDayMs = 24 * 3600 * 1000;
+  const char* const kRefresh =
+      "--refresh-after-ms and --summarise-every-ms must be 0 to 86400000";
+  const auto retention = Bounded(line, "retention-days", 0, 0, 36500,
+                                 "--retention-days must be 0 to 36500");
+  if (!retention) return false;
+  const auto batch_mib = Bounded(line, "max-batch-mib", 16, 1, 1024,
+                                 "--max-batch-mib must be 1 to 1024");
+  if (!batch_mib) return false;
+  const auto analysis_mib =
+      Bounded(line, "analysis-memory-mib", 4096, 1, 1 << 24,
+              "--analysis-memory-mib must be 1 to 16777216");
+  if (!analysis_mib) return false;
+  const auto analysis_wait_ms =
+      Bounded(line, "analysis-wait-ms", 10000, 0, 3600000,
+              "--analysis-wait-ms must be 0 to 3600000");
+  if (!analysis_wait_ms) return false;
+  const auto refresh_ms =
+      Bounded(line, "refresh-after-ms", 5000, 0, kDayMs, kRefresh);
+  if (!refresh_ms) return false;
+  const auto summarise_ms =
+      Bounded(line, "summarise-every-ms", 30000, 0, kDayMs, kRefresh);
+  if (!summarise_ms) return false;
+  const auto max_streams =
+      Bounded(line, "max-streams", options->ingest.max_streams, 1, 100000,
+              "--max-streams must be 1 to 100000");
+  if (!max_streams) return false;
+  const auto queue_mib = Bounded(line, "max-queue-mib", 256, 1, 1 << 20,
+                                 "--max-queue-mib must be 1 to 1048576");
+  if (!queue_mib) return false;
+  options->retention_days = static_cast<int>(*retention);
+  options->max_message_bytes = static_cast<int>(*batch_mib) << 20;
+  options->analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;
+  options->analysis_wait = absl::Milliseconds(*analysis_wait_ms);
+  options->refresh_after = absl::Milliseconds(*refresh_ms);
+  options->summarise_every = absl::Milliseconds(*summarise_ms);
+  options->ingest.max_streams = static_cast<int>(*max_streams);
+  options->max_queue_bytes = static_cast<size_t>(*queue_mib) << 20;
+  return true;
+}
+
+// Starts the collector, serves until SIGTERM or SIGINT, then stops it.
+int Serve(const meridian::CollectorOptions& options, const std::string& sync) {
+  // Logs go to stderr; stdout carries only the "listening on" line.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-collector"));
+
+  // Signals are taken by sigwait below, never by a handler in another thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto collector = meridian::Collector::Start(options);
+  if (!collector.ok()) {
+    spdlog::error("{}", std::string(collector.status().message()));
+    return 1;
+  }
+  // Scripts and tests read this line to learn the port.
+  std::string web;
+  if ((*collector)->http_port() != 0) {
+    const std::string host = options.http.substr(0, options.http.rfind(':'));
+    web = absl::StrCat(", web http://", host, ":", (*collector)->http_port(),
+                       "/");
+  }
+  printf("meridian-collector listening on %s, store %s%s\n",
+         (*collector)->address().c_str(), options.db_path.c_str(), web.c_str());
+  fflush(stdout);
+  spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
+               options.db_path, sync);
+  if ((*collector)->metrics_port() != 0) {
+    // The port actually bound (0 asked for: a free one).
+    spdlog::info("metrics on http://{}:{}/metrics",
+                 options.metrics.substr(0, options.metrics.rfind(':')),
+                 (*collector)->metrics_port());
+  }
+  if (!web.empty()) spdlog::info("web page on {}", web.substr(6));
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("{}: finishing calls in flight, then exiting",
+               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*collector)->Shutdown();
+  const meridian::IngestCounters& c = (*collector)->counters();
+  spdlog::info(
+      "stopped: {} batches stored ({} spans), {} duplicate, {} rejected; {} "
+      "invalid spans dropped",
+      c.batches_stored.load(), c.spans_stored.load(),
+      c.batches_duplicate.load(), c.batches_rejected.load(),
+      c.spans_invalid.load());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,107 +229,7 @@ int main(int argc, char** argv) {
   options.metrics = line->Get("metrics", "");
   options.http = line->Get("http", "");
   options.perfetto_ui = line->Get("perfetto-ui", options.perfetto_ui);
-  auto retention = line->GetInt("retention-days", 0);
-  if (!retention.ok() || *retention < 0 || *retention > 36500) {
-    fprintf(stderr,
-            "meridian-collector: --retention-days must be 0 to 36500\n");
-    return 2;
-  }
-  options.retention_days = static_cast<int>(*retention);
-  auto batch_mib = line->GetInt("max-batch-mib", 16);
-  if (!batch_mib.ok() || *batch_mib < 1 || *batch_mib > 1024) {
-    fprintf(stderr, "meridian-collector: --max-batch-mib must be 1 to 1024\n");
-    return 2;
-  }
-  options.max_message_bytes = static_cast<int>(*batch_mib) << 20;
-  auto analysis_mib = line->GetInt("analysis-memory-mib", 4096);
-  if (!analysis_mib.ok() || *analysis_mib < 1 || *analysis_mib > (1 << 24)) {
-    fprintf(
-        stderr,
-        "meridian-collector: --analysis-memory-mib must be 1 to 16777216\n");
-    return 2;
-  }
-  options.analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;
-  auto analysis_wait_ms = line->GetInt("analysis-wait-ms", 10000);
-  if (!analysis_wait_ms.ok() || *analysis_wait_ms < 0 ||
-      *analysis_wait_ms > 3600000) {
-    fprintf(stderr,
-            "meridian-collector: --analysis-wait-ms must be 0 to 3600000\n");
-    return 2;
-  }
-  options.analysis_wait = absl::Milliseconds(*analysis_wait_ms);
-  auto refresh_ms = line->GetInt("refresh-after-ms", 5000);
-  auto summarise_ms = line->GetInt("summarise-every-ms", 30000);
-  constexpr int64_t kDayMs = 24 * 3600 * 1000;
-  if (!refresh_ms.ok() || *refresh_ms < 0 || *refresh_ms > kDayMs ||
-      !summarise_ms.ok() || *summarise_ms < 0 || *summarise_ms > kDayMs) {
-    fprintf(stderr,
-            "meridian-collector: --refresh-after-ms and --summarise-every-ms "
-            "must be 0 to 86400000\n");
-    return 2;
-  }
-  options.refresh_after = absl::Milliseconds(*refresh_ms);
-  options.summarise_every = absl::Milliseconds(*summarise_ms);
-  auto max_streams = line->GetInt("max-streams", options.ingest.max_streams);
-  if (!max_streams.ok() || *max_streams < 1 || *max_streams > 100000) {
-    fprintf(stderr, "meridian-collector: --max-streams must be 1 to 100000\n");
-    return 2;
-  }
-  options.ingest.max_streams = static_cast<int>(*max_streams);
-  auto queue_mib = line->GetInt("max-queue-mib", 256);
-  if (!queue_mib.ok() || *queue_mib < 1 || *queue_mib > (1 << 20)) {
-    fprintf(stderr,
-            "meridian-collector: --max-queue-mib must be 1 to 1048576\n");
-    return 2;
-  }
-  options.max_queue_bytes = static_cast<size_t>(*queue_mib) << 20;
+  if (!ParseLimits(*line, &options)) return 2;
 
-  // Logs go to stderr; stdout carries only the "listening on" line.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("meridian-collector"));
-
-  // Signals are taken by sigwait below, never by a handler in another thread.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  auto collector = meridian::Collector::Start(options);
-  if (!collector.ok()) {
-    spdlog::error("{}", std::string(collector.status().message()));
-    return 1;
-  }
-  // Scripts and tests read this line to learn the port.
-  std::string web;
-  if ((*collector)->http_port() != 0) {
-    const std::string host = options.http.substr(0, options.http.rfind(':'));
-    web = absl::StrCat(", web http://", host, ":", (*collector)->http_port(),
-                       "/");
-  }
-  printf("meridian-collector listening on %s, store %s%s\n",
-         (*collector)->address().c_str(), options.db_path.c_str(), web.c_str());
-  fflush(stdout);
-  spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
-               options.db_path, sync);
-  if ((*collector)->metrics_port() != 0) {
-    // The port actually bound (0 asked for: a free one).
-    spdlog::info("metrics on http://{}:{}/metrics",
-                 options.metrics.substr(0, options.metrics.rfind(':')),
-                 (*collector)->metrics_port());
-  }
-  if (!web.empty()) spdlog::info("web page on {}", web.substr(6));
-
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
-  spdlog::info("{}: finishing calls in flight, then exiting",
-               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-  (*collector)->Shutdown();
-  const meridian::IngestCounters& c = (*collector)->counters();
-  spdlog::info(
-      "stopped: {} batches stored ({} spans), {} duplicate, {} rejected; {} "
-      "invalid spans dropped",
-      c.batches_stored.load(), c.spans_stored.load(),
-      c.batches_duplicate.load(), c.batches_rejected.load(),
-      c.spans_invalid.load());
-  return 0;
+  return Serve(options, sync);
 }

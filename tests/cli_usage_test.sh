@@ -104,6 +104,24 @@ expect_line "$work/err" "meridian: run: unknown flag --bogus"
 expect_status 125 "$meridian_bin" run --flush-timeout soon -- true
 expect_line "$work/err" "meridian: --flush-timeout must be seconds (0 to 86400)"
 
+# 4b. The collector's limits out of range: exit 2, the flag's range named,
+#     nothing started (every one refused before a store is opened).
+while IFS='|' read -r flag value message; do
+  expect_status 2 "$collector_bin" --listen 127.0.0.1:0 --db "$work/limits.db" "$flag" "$value"
+  [ "$(cat "$work/err")" = "meridian-collector: $message" ] ||
+    fail "collector $flag $value: $(cat "$work/err")"
+done <<'LIMITS'
+--retention-days|36501|--retention-days must be 0 to 36500
+--max-batch-mib|0|--max-batch-mib must be 1 to 1024
+--analysis-memory-mib|16777217|--analysis-memory-mib must be 1 to 16777216
+--analysis-wait-ms|-1|--analysis-wait-ms must be 0 to 3600000
+--refresh-after-ms|86400001|--refresh-after-ms and --summarise-every-ms must be 0 to 86400000
+--summarise-every-ms|x|--refresh-after-ms and --summarise-every-ms must be 0 to 86400000
+--max-streams|100001|--max-streams must be 1 to 100000
+--max-queue-mib|1048577|--max-queue-mib must be 1 to 1048576
+LIMITS
+[ ! -e "$work/limits.db" ] || fail "a collector refused by its limits created its store"
+
 # 5. The collector: --collector before or after the command, else
 #    $MERIDIAN_COLLECTOR, else 127.0.0.1:7070.
 expect_status 1 env MERIDIAN_COLLECTOR=127.0.0.1:1 "$meridian_bin" jobs
