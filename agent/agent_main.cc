@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,127 @@ int Status(const std::string& socket, int timeout_ms) {
                                                                             : 1;
 }
 
+// The spool's and the sending's flags into `options`: an error, or empty.
+std::string ParseSending(const meridian::CommandLine& flags,
+                         meridian::NodeAgentOptions* options) {
+  auto max_bytes = flags.GetInt("spool-max-bytes", 1LL << 30);
+  auto drain_ms = flags.GetInt("drain-ms", 20);
+  if (!max_bytes.ok()) return std::string(max_bytes.status().message());
+  if (!drain_ms.ok()) return std::string(drain_ms.status().message());
+  if (*max_bytes <= 0 || *drain_ms <= 0 || *drain_ms > 60000) {
+    return "--spool-max-bytes and --drain-ms must be positive";
+  }
+  options->spool_max_bytes = *max_bytes;
+  options->drain_ms = static_cast<int>(*drain_ms);
+  auto max_drain_ms = flags.GetInt("max-drain-ms", 500);
+  if (!max_drain_ms.ok() || *max_drain_ms < *drain_ms ||
+      *max_drain_ms > 60000) {
+    return "--max-drain-ms must be milliseconds, --drain-ms to 60000";
+  }
+  options->max_drain_ms = static_cast<int>(*max_drain_ms);
+  auto ack_window = flags.GetInt("ack-window", 16);
+  if (!ack_window.ok() || *ack_window < 0 || *ack_window > 4096) {
+    return "--ack-window must be 0 to 4096 batches";
+  }
+  options->ack_window = static_cast<uint64_t>(*ack_window);
+  auto ack_timeout = flags.GetInt("ack-timeout-ms", 10000);
+  if (!ack_timeout.ok() || *ack_timeout < 1 || *ack_timeout > 3600000) {
+    return "--ack-timeout-ms must be 1 to 3600000";
+  }
+  options->ack_timeout_ms = static_cast<int>(*ack_timeout);
+  return "";
+}
+
+// --nice and --sched-batch, applied to this process: nullopt, or the exit
+// status of a refusal (2, usage printed) or of a failure (1).
+std::optional<int> ApplyPriority(const meridian::CommandLine& flags) {
+  auto nice = flags.GetInt("nice", 0);
+  if (!nice.ok() || *nice < 0 || *nice > 19) {
+    return Usage("--nice must be 0 to 19");
+  }
+  if (*nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(*nice)) != 0) {
+    fprintf(stderr, "meridian-agent: --nice %lld: %s\n",
+            static_cast<long long>(*nice), strerror(errno));
+    return 1;
+  }
+  if (flags.Has("sched-batch")) {
+    sched_param param{};
+    if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) {
+      fprintf(stderr, "meridian-agent: --sched-batch: %s\n", strerror(errno));
+      return 1;
+    }
+  }
+  return std::nullopt;
+}
+
+// The connections' flags (how many, whose, how long idle): an error, or
+// empty.
+std::string ParseConnections(const meridian::CommandLine& flags,
+                             meridian::NodeAgentOptions* options) {
+  auto max_connections = flags.GetInt("max-connections", 128);
+  if (!max_connections.ok() || *max_connections < 1 ||
+      *max_connections > 65536) {
+    return "--max-connections must be 1 to 65536";
+  }
+  options->max_connections = static_cast<size_t>(*max_connections);
+  if (flags.Has("max-connections-per-user")) {  // else the agent's default
+    auto per_user = flags.GetInt("max-connections-per-user", 0);
+    if (!per_user.ok() || *per_user < 1 || *per_user > *max_connections) {
+      return "--max-connections-per-user must be 1 to --max-connections";
+    }
+    options->max_connections_per_user = static_cast<size_t>(*per_user);
+  }
+  auto idle_timeout = flags.GetInt("idle-timeout-ms", 10000);
+  if (!idle_timeout.ok() || *idle_timeout < 1 || *idle_timeout > 3600000) {
+    return "--idle-timeout-ms must be 1 to 3600000";
+  }
+  options->idle_timeout_ms = static_cast<int>(*idle_timeout);
+  if (flags.Has("allow-group")) {
+    const std::string group = flags.Get("allow-group");
+    const struct group* g = getgrnam(group.c_str());
+    int64_t gid = -1;
+    if (g != nullptr) {
+      gid = g->gr_gid;
+    } else if (!absl::SimpleAtoi(group, &gid) || gid < 0 || gid > 0x7fffffff) {
+      return "--allow-group " + group + ": no such group";
+    }
+    if (geteuid() != 0) {
+      return "--allow-group is for an agent run as root; an agent of your own "
+             "serves only your processes";
+    }
+    options->shared_gid = static_cast<gid_t>(gid);
+  }
+  return "";
+}
+
+// The clock's flags (sync period, a simulated offset and drift) and the
+// control poll: an error, or empty.
+std::string ParseClock(const meridian::CommandLine& flags,
+                       meridian::NodeAgentOptions* options) {
+  auto sync_ms = flags.GetInt("clock-sync-ms", 2000);
+  auto skew_ns = flags.GetInt("clock-offset-ns", 0);
+  if (!sync_ms.ok() || *sync_ms <= 0 || *sync_ms > 3600000) {
+    return "--clock-sync-ms must be milliseconds (1 to 3600000)";
+  }
+  if (!skew_ns.ok() || std::llabs(*skew_ns) > 3600LL * 1000000000) {
+    return "--clock-offset-ns must be ns within +-1 hour";
+  }
+  char* end = nullptr;
+  const std::string drift = flags.Get("clock-drift-ppm", "0");
+  const double drift_ppm = strtod(drift.c_str(), &end);
+  if (end == drift.c_str() || *end != '\0' || !(std::fabs(drift_ppm) <= 1000)) {
+    return "--clock-drift-ppm must be a number within +-1000";
+  }
+  auto poll_ms = flags.GetInt("control-poll-ms", 1000);
+  if (!poll_ms.ok() || *poll_ms <= 0 || *poll_ms > 3600000) {
+    return "--control-poll-ms must be milliseconds (1 to 3600000)";
+  }
+  options->clock_sync_ms = static_cast<int>(*sync_ms);
+  options->control_poll_ms = static_cast<int>(*poll_ms);
+  options->clock_skew = {*skew_ns, drift_ppm, meridian::WallNs()};
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,103 +257,17 @@ int main(int argc, char** argv) {
   }
   options.spool_dir = flags->Get("spool", default_spool);
   options.node = flags->Get("node");
-  auto max_bytes = flags->GetInt("spool-max-bytes", 1LL << 30);
-  auto drain_ms = flags->GetInt("drain-ms", 20);
-  if (!max_bytes.ok()) return Usage(std::string(max_bytes.status().message()));
-  if (!drain_ms.ok()) return Usage(std::string(drain_ms.status().message()));
-  if (*max_bytes <= 0 || *drain_ms <= 0 || *drain_ms > 60000) {
-    return Usage("--spool-max-bytes and --drain-ms must be positive");
+  if (std::string e = ParseSending(*flags, &options); !e.empty()) {
+    return Usage(e);
   }
-  options.spool_max_bytes = *max_bytes;
-  options.drain_ms = static_cast<int>(*drain_ms);
-  auto max_drain_ms = flags->GetInt("max-drain-ms", 500);
-  if (!max_drain_ms.ok() || *max_drain_ms < *drain_ms ||
-      *max_drain_ms > 60000) {
-    return Usage("--max-drain-ms must be milliseconds, --drain-ms to 60000");
-  }
-  options.max_drain_ms = static_cast<int>(*max_drain_ms);
-  auto ack_window = flags->GetInt("ack-window", 16);
-  if (!ack_window.ok() || *ack_window < 0 || *ack_window > 4096) {
-    return Usage("--ack-window must be 0 to 4096 batches");
-  }
-  options.ack_window = static_cast<uint64_t>(*ack_window);
-  auto ack_timeout = flags->GetInt("ack-timeout-ms", 10000);
-  if (!ack_timeout.ok() || *ack_timeout < 1 || *ack_timeout > 3600000) {
-    return Usage("--ack-timeout-ms must be 1 to 3600000");
-  }
-  options.ack_timeout_ms = static_cast<int>(*ack_timeout);
-  auto nice = flags->GetInt("nice", 0);
-  if (!nice.ok() || *nice < 0 || *nice > 19) {
-    return Usage("--nice must be 0 to 19");
-  }
-  if (*nice > 0 && setpriority(PRIO_PROCESS, 0, static_cast<int>(*nice)) != 0) {
-    fprintf(stderr, "meridian-agent: --nice %lld: %s\n",
-            static_cast<long long>(*nice), strerror(errno));
-    return 1;
-  }
-  if (flags->Has("sched-batch")) {
-    sched_param param{};
-    if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) {
-      fprintf(stderr, "meridian-agent: --sched-batch: %s\n", strerror(errno));
-      return 1;
-    }
-  }
+  if (std::optional<int> failed = ApplyPriority(*flags)) return *failed;
   options.exit_when_idle = flags->Has("exit-when-idle");
-  auto max_connections = flags->GetInt("max-connections", 128);
-  if (!max_connections.ok() || *max_connections < 1 ||
-      *max_connections > 65536) {
-    return Usage("--max-connections must be 1 to 65536");
+  if (std::string e = ParseConnections(*flags, &options); !e.empty()) {
+    return Usage(e);
   }
-  options.max_connections = static_cast<size_t>(*max_connections);
-  if (flags->Has("max-connections-per-user")) {  // else the agent's default
-    auto per_user = flags->GetInt("max-connections-per-user", 0);
-    if (!per_user.ok() || *per_user < 1 || *per_user > *max_connections) {
-      return Usage("--max-connections-per-user must be 1 to --max-connections");
-    }
-    options.max_connections_per_user = static_cast<size_t>(*per_user);
+  if (std::string e = ParseClock(*flags, &options); !e.empty()) {
+    return Usage(e);
   }
-  auto idle_timeout = flags->GetInt("idle-timeout-ms", 10000);
-  if (!idle_timeout.ok() || *idle_timeout < 1 || *idle_timeout > 3600000) {
-    return Usage("--idle-timeout-ms must be 1 to 3600000");
-  }
-  options.idle_timeout_ms = static_cast<int>(*idle_timeout);
-  if (flags->Has("allow-group")) {
-    const std::string group = flags->Get("allow-group");
-    const struct group* g = getgrnam(group.c_str());
-    int64_t gid = -1;
-    if (g != nullptr) {
-      gid = g->gr_gid;
-    } else if (!absl::SimpleAtoi(group, &gid) || gid < 0 || gid > 0x7fffffff) {
-      return Usage("--allow-group " + group + ": no such group");
-    }
-    if (geteuid() != 0) {
-      return Usage(
-          "--allow-group is for an agent run as root; an agent of your own "
-          "serves only your processes");
-    }
-    options.shared_gid = static_cast<gid_t>(gid);
-  }
-  auto sync_ms = flags->GetInt("clock-sync-ms", 2000);
-  auto skew_ns = flags->GetInt("clock-offset-ns", 0);
-  if (!sync_ms.ok() || *sync_ms <= 0 || *sync_ms > 3600000) {
-    return Usage("--clock-sync-ms must be milliseconds (1 to 3600000)");
-  }
-  if (!skew_ns.ok() || std::llabs(*skew_ns) > 3600LL * 1000000000) {
-    return Usage("--clock-offset-ns must be ns within +-1 hour");
-  }
-  char* end = nullptr;
-  const std::string drift = flags->Get("clock-drift-ppm", "0");
-  const double drift_ppm = strtod(drift.c_str(), &end);
-  if (end == drift.c_str() || *end != '\0' || !(std::fabs(drift_ppm) <= 1000)) {
-    return Usage("--clock-drift-ppm must be a number within +-1000");
-  }
-  auto poll_ms = flags->GetInt("control-poll-ms", 1000);
-  if (!poll_ms.ok() || *poll_ms <= 0 || *poll_ms > 3600000) {
-    return Usage("--control-poll-ms must be milliseconds (1 to 3600000)");
-  }
-  options.clock_sync_ms = static_cast<int>(*sync_ms);
-  options.control_poll_ms = static_cast<int>(*poll_ms);
-  options.clock_skew = {*skew_ns, drift_ppm, meridian::WallNs()};
   auto agent = meridian::NodeAgent::Start(options);
   if (!agent.ok()) {
     fprintf(stderr, "meridian-agent: %s\n",

@@ -122,6 +122,29 @@ done <<'LIMITS'
 LIMITS
 [ ! -e "$work/limits.db" ] || fail "a collector refused by its limits created its store"
 
+# 4c. The agent's flags out of range: exit 2, the range named on the first
+#     line of stderr (the usage after it), nothing served.
+while IFS='|' read -r flag value message; do
+  expect_status 2 "$agent_bin" --collector 127.0.0.1:1 --socket "$work/limits.sock" \
+    --spool "$work/limits-spool" "$flag" "$value"
+  [ "$(head -1 "$work/err")" = "meridian-agent: $message" ] ||
+    fail "agent $flag $value: $(head -1 "$work/err")"
+done <<'LIMITS'
+--drain-ms|0|--spool-max-bytes and --drain-ms must be positive
+--max-drain-ms|10|--max-drain-ms must be milliseconds, --drain-ms to 60000
+--ack-window|4097|--ack-window must be 0 to 4096 batches
+--ack-timeout-ms|0|--ack-timeout-ms must be 1 to 3600000
+--nice|20|--nice must be 0 to 19
+--max-connections|0|--max-connections must be 1 to 65536
+--max-connections-per-user|129|--max-connections-per-user must be 1 to --max-connections
+--idle-timeout-ms|3600001|--idle-timeout-ms must be 1 to 3600000
+--clock-sync-ms|0|--clock-sync-ms must be milliseconds (1 to 3600000)
+--clock-offset-ns|3600000000001|--clock-offset-ns must be ns within +-1 hour
+--clock-drift-ppm|1e9|--clock-drift-ppm must be a number within +-1000
+--control-poll-ms|0|--control-poll-ms must be milliseconds (1 to 3600000)
+LIMITS
+[ ! -e "$work/limits.sock" ] || fail "an agent refused by its flags made its socket"
+
 # 5. The collector: --collector before or after the command, else
 #    $MERIDIAN_COLLECTOR, else 127.0.0.1:7070.
 expect_status 1 env MERIDIAN_COLLECTOR=127.0.0.1:1 "$meridian_bin" jobs
