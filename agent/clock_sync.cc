@@ -96,8 +96,12 @@ void ClockSync::Burst() {
     reachable_ = false;
     return;
   }
-  if (!reachable_)
+  if (!answered_) {
+    spdlog::info("clock sync: the collector's clock answers");
+  } else if (!reachable_) {
     spdlog::info("clock sync: the collector's clock answers again");
+  }
+  answered_ = true;
   reachable_ = true;
   const v1::ClockModel model = estimator_.Model();
   std::lock_guard<std::mutex> lock(mutex_);

@@ -57,6 +57,7 @@ class ClockSync {
   const int probes_;
   ClockEstimator estimator_;  // the thread's own
   bool reachable_ = true;     // the thread's own: logs changes only
+  bool answered_ = false;     // the thread's own: the first answer logged
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -96,7 +96,12 @@ void TraceRelay::Poll() {
     applied_.insert(applied_.begin(), applied.begin(), applied.end());
     return;
   }
-  if (!reachable_) spdlog::info("trace relay: the collector answers again");
+  if (!answered_) {
+    spdlog::info("trace relay: the collector answers");
+  } else if (!reachable_) {
+    spdlog::info("trace relay: the collector answers again");
+  }
+  answered_ = true;
   reachable_ = true;
   after_ = reply.latest();
   if (reply.orders().empty()) return;

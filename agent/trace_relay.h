@@ -46,6 +46,7 @@ class TraceRelay {
   const int wake_fd_;
   uint64_t after_ = 0;     // the thread's own
   bool reachable_ = true;  // the thread's own: logs changes only
+  bool answered_ = false;  // the thread's own: the first answer logged
   std::mutex mutex_;
   std::condition_variable changed_;
   bool stopping_ = false;
