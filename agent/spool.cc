@@ -190,7 +190,8 @@ absl::Status DecodeSpoolFile(const std::string& data,
 }
 
 absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
-                                                   uint64_t max_bytes) {
+                                                   uint64_t max_bytes,
+                                                   SpoolFiles* files) {
   if (absl::Status s = MakeParents(dir); !s.ok()) return s;
   std::string error;
   const int dir_fd = OpenPrivateDir(dir, static_cast<gid_t>(-1), &error);
@@ -212,7 +213,8 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
     close(dir_fd);
     return status;
   }
-  std::unique_ptr<Spool> spool(new Spool(dir, dir_fd, lock_fd, max_bytes));
+  std::unique_ptr<Spool> spool(
+      new Spool(dir, dir_fd, lock_fd, max_bytes, files));
   DIR* d = fdopendir(dup(dir_fd));
   if (d == nullptr) return ErrnoStatus(absl::StrCat("reading the spool ", dir));
   std::vector<uint64_t> ids;
@@ -222,7 +224,7 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
     if (absl::EndsWith(name, ".tmp")) {
       // Left by an agent that died while writing it: never acknowledged as
       // spooled, so its records are still in their rings or resent.
-      unlinkat(dir_fd, e->d_name, 0);
+      files->UnlinkAt(dir_fd, e->d_name);
     } else if (absl::ConsumeSuffix(&name, kSuffix) &&
                absl::SimpleAtoi(name, &id)) {
       ids.push_back(id);
@@ -240,8 +242,8 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
       status = DecodeSpoolFile(data, id, &positions, nullptr, &spans);
     }
     if (!status.ok()) {
-      renameat(dir_fd, spool->NameOf(id).c_str(), dir_fd,
-               (spool->NameOf(id) + ".corrupt").c_str());
+      files->RenameAt(dir_fd, spool->NameOf(id).c_str(),
+                      (spool->NameOf(id) + ".corrupt").c_str());
       spool->corrupt_.push_back(
           absl::StrCat(spool->PathOf(id), ": ", status.message()));
       continue;
@@ -334,46 +336,76 @@ absl::StatusOr<uint64_t> Spool::Append(
   const uint32_t crc =
       Crc32c(all.substr(kHeaderBytes), Crc32c(all.substr(8, 16)));
   memcpy(&data[24], &crc, 4);
-  const std::string path = PathOf(id);
-  const std::string name = NameOf(id);
-  const std::string temporary = name + ".tmp";
-  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = openat(dir_fd_, temporary.c_str(), flags, 0600);
-  bool ok = fd >= 0;
-  for (size_t at = 0; ok && at < data.size();) {
-    ssize_t n = write(fd, data.data() + at, data.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) at += n;
-  }
-  ok = ok && fdatasync(fd) == 0;
-  if (fd >= 0) close(fd);
-  ok = ok && renameat(dir_fd_, temporary.c_str(), dir_fd_, name.c_str()) == 0;
-  // The rename is durable only once the directory is.
-  ok = ok && fsync(dir_fd_) == 0;
-  if (!ok) {
-    absl::Status status = ErrnoStatus(absl::StrCat("writing ", path));
-    unlinkat(dir_fd_, temporary.c_str(), 0);
+  absl::Status written = WriteFile(id, data);
+  if (!written.ok()) {
     absl::MutexLock lock(&mu_);
     bytes_ -= data.size();
     sizes_.erase(id);
-    return status;
+    return written;
   }
   return id;
+}
+
+absl::Status Spool::WriteFile(uint64_t id, const std::string& data) {
+  const std::string path = PathOf(id);
+  const std::string name = NameOf(id);
+  const std::string temporary = name + ".tmp";
+  const auto failed = [&path](const char* call) {
+    return ErrnoStatus(absl::StrCat("writing ", path, ": ", call));
+  };
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  const int fd = files_->OpenAt(dir_fd_, temporary.c_str(), flags, 0600);
+  if (fd < 0) return failed("open");
+  absl::Status status;
+  for (size_t at = 0; at < data.size();) {
+    const ssize_t n = files_->Write(fd, data.data() + at, data.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      status = n < 0 ? failed("write")
+                     : absl::InternalError(absl::StrCat(
+                           "writing ", path, ": write: nothing written"));
+      break;
+    }
+    at += static_cast<size_t>(n);
+  }
+  if (status.ok() && files_->Fdatasync(fd) != 0) status = failed("fdatasync");
+  // A close may report a write the flush did not (a network file system).
+  if (files_->Close(fd) != 0 && status.ok()) status = failed("close");
+  if (status.ok() &&
+      files_->RenameAt(dir_fd_, temporary.c_str(), name.c_str()) != 0) {
+    status = failed("rename");
+  }
+  if (!status.ok()) {
+    files_->UnlinkAt(dir_fd_, temporary.c_str());
+    return status;
+  }
+  // The rename is durable only once the directory is. If it is not, the
+  // file is taken back: a batch the agent was told failed is not resent
+  // by the next agent as well.
+  if (files_->Fsync(dir_fd_) != 0) {
+    status = failed("fsync of the directory");
+    files_->UnlinkAt(dir_fd_, name.c_str());
+    return status;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Spool::Remove(uint64_t id) {
   {
     absl::MutexLock lock(&mu_);
-    auto it = sizes_.find(id);
-    if (it == sizes_.end()) {
+    if (sizes_.count(id) == 0) {
       return absl::NotFoundError(absl::StrCat("no spooled batch ", id));
     }
+  }
+  // Not under the lock: an Append on another thread does not wait for it.
+  if (files_->UnlinkAt(dir_fd_, NameOf(id).c_str()) != 0) {
+    return ErrnoStatus(absl::StrCat("removing ", PathOf(id)));
+  }
+  absl::MutexLock lock(&mu_);
+  auto it = sizes_.find(id);
+  if (it != sizes_.end()) {
     bytes_ -= it->second;
     sizes_.erase(it);
-  }
-  if (unlinkat(dir_fd_, NameOf(id).c_str(), 0) != 0) {
-    return ErrnoStatus(absl::StrCat("removing ", PathOf(id)));
   }
   return absl::OkStatus();
 }

@@ -59,6 +59,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/probe_session.h"
+#include "agent/spool_files.h"
 #include "meridian/v1/span.pb.h"
 
 namespace meridian {
@@ -83,17 +84,25 @@ class Spool {
   };
 
   // Creates `dir` if needed, locks it and checks what an earlier agent
-  // left.
+  // left. Its writes go through `files` (tests fail them), which outlives
+  // the spool.
   ~Spool();
-  static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
-                                                     uint64_t max_bytes);
+  static absl::StatusOr<std::unique_ptr<Spool>> Open(
+      const std::string& dir, uint64_t max_bytes,
+      SpoolFiles* files = SpoolFiles::Posix());
 
-  // Writes `batch` with the ring positions it covers; returns its id.
+  // Writes `batch` with the ring positions it covers; returns its id. A
+  // failed write (any of its calls: open, write, fdatasync, close, rename,
+  // the directory's fsync) leaves no file of it behind, named or
+  // temporary, and the spool as it was: INTERNAL naming the file, the call
+  // and errno's message.
   absl::StatusOr<uint64_t> Append(const v1::Batch& batch,
                                   const std::vector<RingPosition>& positions);
   // Loads batch `id`, checking it again (DATA_LOSS if it no longer checks,
   // NOT_FOUND if it is gone).
   absl::StatusOr<v1::Batch> Read(uint64_t id) const;
+  // Deletes batch `id`'s file; if the unlink fails, the batch is still
+  // held (and counted in bytes()).
   absl::Status Remove(uint64_t id);
 
   // The batches found at Open, oldest first.
@@ -116,18 +125,25 @@ class Spool {
   const std::string& dir() const { return dir_; }
 
  private:
-  Spool(std::string dir, int dir_fd, int lock_fd, uint64_t max_bytes)
+  Spool(std::string dir, int dir_fd, int lock_fd, uint64_t max_bytes,
+        SpoolFiles* files)
       : dir_(std::move(dir)),
         dir_fd_(dir_fd),
         lock_fd_(lock_fd),
-        max_bytes_(max_bytes) {}
+        max_bytes_(max_bytes),
+        files_(files) {}
   std::string NameOf(uint64_t id) const;  // in the directory
   std::string PathOf(uint64_t id) const;  // for messages
+  // Writes `data` to batch `id`'s file durably: to a temporary name,
+  // flushed, renamed, the directory flushed. On failure, removes what it
+  // wrote.
+  absl::Status WriteFile(uint64_t id, const std::string& data);
 
   const std::string dir_;
   const int dir_fd_;   // verified private; every file is opened relative to it
   const int lock_fd_;  // holds the spool's flock
   const uint64_t max_bytes_;
+  SpoolFiles* const files_;
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,11 +1,19 @@
 #include "agent/spool.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "common/crc32c.h"
 #include "gtest/gtest.h"
 
@@ -63,6 +71,161 @@ TEST_F(SpoolTest, WhatIsNotRemovedIsFoundAgainInOrderWithItsRingPositions) {
   auto next = (*again)->Append(Batch(4, 1), {});
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(*next, 4u);  // ids keep increasing across agents
+}
+
+// The real calls, but call number `fail_at` (from 0, of all the calls made
+// through it) fails with `error`; with `short_writes`, a write writes at
+// most 7 bytes (the spool must finish the rest).
+class FaultyFiles final : public SpoolFiles {
+ public:
+  int64_t fail_at = -1;
+  int error = EIO;
+  bool short_writes = false;
+  int64_t calls = 0;
+  std::vector<std::string> log;  // each call's name, in order
+
+  int OpenAt(int dir_fd, const char* name, int flags, mode_t mode) override {
+    return Fails("open") ? -1 : real_->OpenAt(dir_fd, name, flags, mode);
+  }
+  ssize_t Write(int fd, const void* data, size_t n) override {
+    if (Fails("write")) return -1;
+    return real_->Write(fd, data, short_writes ? std::min<size_t>(n, 7) : n);
+  }
+  int Fdatasync(int fd) override {
+    return Fails("fdatasync") ? -1 : real_->Fdatasync(fd);
+  }
+  int Close(int fd) override {
+    // A failed close still closes (as Linux's does).
+    const bool fail = Fails("close");
+    const int rc = real_->Close(fd);
+    if (fail) errno = error;
+    return fail ? -1 : rc;
+  }
+  int RenameAt(int dir_fd, const char* from, const char* to) override {
+    return Fails("rename") ? -1 : real_->RenameAt(dir_fd, from, to);
+  }
+  int Fsync(int fd) override { return Fails("fsync") ? -1 : real_->Fsync(fd); }
+  int UnlinkAt(int dir_fd, const char* name) override {
+    return Fails("unlink") ? -1 : real_->UnlinkAt(dir_fd, name);
+  }
+
+ private:
+  bool Fails(const char* call) {
+    log.push_back(call);
+    if (calls++ != fail_at) return false;
+    errno = error;
+    return true;
+  }
+  SpoolFiles* real_ = SpoolFiles::Posix();
+};
+
+// The names in `dir`, sorted.
+std::set<std::string> Listing(const std::string& dir) {
+  std::set<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.insert(name);
+  }
+  closedir(d);
+  return names;
+}
+
+std::string FileName(uint64_t id) {
+  char name[32];
+  snprintf(name, sizeof(name), "%020llu.batch",
+           static_cast<unsigned long long>(id));
+  return name;
+}
+
+// Each call of an Append failing in turn (with writes cut short, so each of
+// several writes fails once too): the Append fails naming its file, the
+// call and errno's message; no file of it is left, named or temporary;
+// the spool's bytes are as before and its next Append succeeds; and a new
+// agent's Open finds exactly the batches whose Append succeeded, whole.
+TEST_F(SpoolTest, AnAppendFailingAtAnyCallLeavesTheSpoolAsItWas) {
+  FaultyFiles files;
+  files.short_writes = true;
+  std::set<std::string> expected = {"spool.lock"};
+  std::vector<uint64_t> stored;  // ids whose Append succeeded
+  {
+    auto spool = Spool::Open(dir_, 1 << 20, &files);
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    const int64_t before = files.calls;
+    auto first = (*spool)->Append(Batch(1, 3), {{7, 0, 3}});
+    ASSERT_TRUE(first.ok()) << first.status();
+    stored.push_back(*first);
+    expected.insert(FileName(*first));
+    const int64_t per_append = files.calls - before;
+    // open, the writes of a file cut into 7-byte pieces, fdatasync, close,
+    // rename, the directory's fsync.
+    ASSERT_GT(per_append, 6);
+    EXPECT_EQ(files.log[before], "open");
+    EXPECT_EQ(files.log[before + 1], "write");
+    EXPECT_EQ(
+        std::vector<std::string>(files.log.end() - 4, files.log.end()),
+        (std::vector<std::string>{"fdatasync", "close", "rename", "fsync"}));
+    for (int64_t k = 0; k < per_append; ++k) {
+      const uint64_t bytes = (*spool)->bytes();
+      files.fail_at = files.calls + k;
+      const size_t logged = files.log.size();
+      auto failed = (*spool)->Append(Batch(1, 3), {{7, 0, 3}});
+      ASSERT_FALSE(failed.ok()) << "call " << k;
+      const std::string call = files.log[logged + k];
+      EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
+      EXPECT_TRUE(
+          absl::StartsWith(failed.status().message(), "writing " + dir_ + "/"))
+          << failed.status();
+      EXPECT_TRUE(absl::EndsWith(
+          failed.status().message(),
+          absl::StrCat(": ", call == "fsync" ? "fsync of the directory" : call,
+                       ": ", strerror(EIO))))
+          << "call " << k << " (" << call << "): " << failed.status();
+      EXPECT_EQ((*spool)->bytes(), bytes) << "call " << k;
+      EXPECT_EQ(Listing(dir_), expected) << "call " << k << " (" << call << ")";
+      files.fail_at = -1;
+      auto next = (*spool)->Append(Batch(2, 2), {{7, 0, 5}});
+      ASSERT_TRUE(next.ok()) << next.status();
+      stored.push_back(*next);
+      expected.insert(FileName(*next));
+    }
+  }
+  auto again = Spool::Open(dir_, 1 << 20);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->corrupt_files().empty());
+  std::vector<uint64_t> found;
+  for (const Spool::Recovered& r : (*again)->recovered()) {
+    found.push_back(r.id);
+    EXPECT_EQ(r.spans, r.id == stored[0] ? 3u : 2u);
+    auto batch = (*again)->Read(r.id);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    EXPECT_EQ(batch->batch_seq(), r.id == stored[0] ? 1u : 2u);
+  }
+  EXPECT_EQ(found, stored);
+}
+
+// A Remove whose unlink fails keeps the batch: still counted, its file
+// still there and found again by a new agent; the next Remove succeeds.
+TEST_F(SpoolTest, ARemoveThatFailsKeepsTheBatch) {
+  FaultyFiles files;
+  auto spool = Spool::Open(dir_, 1 << 20, &files);
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  auto id = (*spool)->Append(Batch(1, 4), {});
+  ASSERT_TRUE(id.ok()) << id.status();
+  const uint64_t bytes = (*spool)->bytes();
+  files.fail_at = files.calls;
+  files.error = EROFS;
+  const absl::Status failed = (*spool)->Remove(*id);
+  EXPECT_EQ(failed.message(),
+            absl::StrCat("removing ", dir_, "/", FileName(*id), ": ",
+                         strerror(EROFS)));
+  EXPECT_EQ((*spool)->bytes(), bytes);
+  EXPECT_EQ(Listing(dir_),
+            (std::set<std::string>{"spool.lock", FileName(*id)}));
+  EXPECT_TRUE((*spool)->Remove(*id).ok());
+  EXPECT_EQ((*spool)->bytes(), 0u);
+  EXPECT_EQ(Listing(dir_), (std::set<std::string>{"spool.lock"}));
 }
 
 TEST_F(SpoolTest, AFullSpoolRefusesAndSaysHowToFixIt) {
