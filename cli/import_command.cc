@@ -38,7 +38,7 @@ struct ContentHash {
 // The import's agent id: the same file with the same options gives the
 // same id, so its batches are stored once however often it is imported.
 // FNV-1a 64 and CRC-32C of the content, then of the job and options.
-std::string ImportAgentId(const ImportOptions& options, int32_t rank,
+std::string ImportAgentId(const ImportFlags& options, int32_t rank,
                           const std::string& format, ContentHash content) {
   const std::string head = absl::StrCat(
       options.job, "\x1f", format, "\x1f", options.node, "\x1f", rank, "\x1f",
@@ -65,14 +65,14 @@ struct ReadProfile {
 };
 
 bool SendTrace(IngestClient& client, const SendOptions& send,
-               const ImportOptions& options, const std::string& path,
+               const ImportFlags& options, const std::string& path,
                int32_t rank, ContentHash content, ImportedTrace& trace,
                std::chrono::steady_clock::time_point began);
 
 // One file; false (having said why) if it was not imported. An mpitrace
 // profile is read into `profiles`, to be sent with the others.
 bool ImportOne(IngestClient& client, const SendOptions& send,
-               const ImportOptions& options, const std::string& path,
+               const ImportFlags& options, const std::string& path,
                int32_t rank, std::vector<ReadProfile>* profiles) {
   const auto began = std::chrono::steady_clock::now();
   const bool terminal = isatty(2);
@@ -89,7 +89,7 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
         path.c_str(), file->content.size() / 1e6, file->gzip ? " (gzip)" : "",
         seconds, file->content.size() / 1e6 / seconds);
   }
-  ImportReadOptions read;
+  ImportOptions read;
   read.file = path;
   read.format = options.format;
   read.node = options.node;
@@ -123,7 +123,7 @@ bool ImportOne(IngestClient& client, const SendOptions& send,
 
 // The profiles read, each sent with what the others say of its rank.
 int ImportProfiles(IngestClient& client, const SendOptions& send,
-                   const ImportOptions& options,
+                   const ImportFlags& options,
                    const std::vector<ReadProfile>& profiles) {
   std::vector<const MpitraceProfile*> all;
   for (const ReadProfile& p : profiles) all.push_back(&p.profile);
@@ -149,7 +149,7 @@ int ImportProfiles(IngestClient& client, const SendOptions& send,
 }
 
 bool SendTrace(IngestClient& client, const SendOptions& send,
-               const ImportOptions& options, const std::string& path,
+               const ImportFlags& options, const std::string& path,
                int32_t rank, ContentHash content, ImportedTrace& trace,
                std::chrono::steady_clock::time_point began) {
   const bool terminal = isatty(2);
@@ -252,8 +252,7 @@ bool SendTrace(IngestClient& client, const SendOptions& send,
 }  // namespace
 
 int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
-                const CollectorTarget& collector,
-                const ImportOptions& options) {
+                const CollectorTarget& collector, const ImportFlags& options) {
   absl::StatusOr<std::vector<std::string>> paths = ExpandPaths(options.paths);
   if (!paths.ok()) {
     fprintf(stderr, "meridian import: %s\n",

@@ -20,7 +20,8 @@
 
 namespace meridian {
 
-struct ImportOptions {
+// `meridian import`'s flags (each file's reader gets ImportOptions from them).
+struct ImportFlags {
   std::string job;
   std::string format;  // "" (detect), or a name import/trace_formats.h lists
   std::string node;    // "" : from the file, else its name
@@ -34,7 +35,7 @@ struct ImportOptions {
 // Imports every file; says what it did per file on stderr. 0 if every file
 // was imported (or had been before), 1 otherwise.
 int ImportFiles(const std::shared_ptr<grpc::Channel>& channel,
-                const CollectorTarget& collector, const ImportOptions& options);
+                const CollectorTarget& collector, const ImportFlags& options);
 
 }  // namespace meridian
 

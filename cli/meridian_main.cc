@@ -488,7 +488,7 @@ int TraceCommand(const Invocation& in) {
 }
 
 int ImportCommand(const Invocation& in) {
-  meridian::ImportOptions options;
+  meridian::ImportFlags options;
   options.job = in.line.Get("job");
   options.format = in.line.Get("format");
   options.node = in.line.Get("node");

@@ -39,7 +39,7 @@ std::string TidKey(const EventId& tid) {
 
 class Reader {
  public:
-  explicit Reader(const TimelineReadOptions& options) : options_(options) {}
+  explicit Reader(const ImportOptions& options) : options_(options) {}
 
   absl::StatusOr<ImportedTrace> Read(std::string json);
 
@@ -54,7 +54,7 @@ class Reader {
   absl::Status Finish(ImportedTrace* out);
   std::vector<ImportedTrack> NamedTracks() const;
 
-  const TimelineReadOptions& options_;
+  const ImportOptions& options_;
   std::map<int64_t, std::string> tensor_names_;
   std::vector<RawTrack> tracks_;
   std::map<std::pair<int64_t, std::string>, int> track_index_;
@@ -250,7 +250,7 @@ int32_t BluefogRankFromPath(std::string_view path) {
 }
 
 absl::StatusOr<ImportedTrace> ReadBluefogTimeline(
-    std::string json, const TimelineReadOptions& options) {
+    std::string json, const ImportOptions& options) {
   Reader reader(options);
   return reader.Read(std::move(json));
 }

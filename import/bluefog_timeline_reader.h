@@ -49,8 +49,8 @@ namespace meridian {
 
 // `json` is taken by value: the reader pads it for the parser. Sets
 // ImportedTrace::format to "bluefog".
-absl::StatusOr<ImportedTrace> ReadBluefogTimeline(
-    std::string json, const TimelineReadOptions& options);
+absl::StatusOr<ImportedTrace> ReadBluefogTimeline(std::string json,
+                                                  const ImportOptions& options);
 
 // The rank in a Bluefog timeline's path: the number that ends its base
 // name before ".json" (and ".gz"): "/p/tl12.json" is 12; -1 if none.

@@ -23,13 +23,13 @@ std::string ReadTestFile(const std::string& path) {
   return data.str();
 }
 
-ImportedTrace Read(const std::string& json, TimelineReadOptions options) {
+ImportedTrace Read(const std::string& json, ImportOptions options) {
   auto trace = ReadBluefogTimeline(json, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   return trace.ok() ? *trace : ImportedTrace{};
 }
 
-std::string Error(const std::string& json, TimelineReadOptions options = {}) {
+std::string Error(const std::string& json, ImportOptions options = {}) {
   options.file = "bad.json";
   auto trace = ReadBluefogTimeline(json, options);
   EXPECT_FALSE(trace.ok());
@@ -37,7 +37,7 @@ std::string Error(const std::string& json, TimelineReadOptions options = {}) {
 }
 
 TEST(BluefogTimelineReaderTest, ReadsAgentTimeline) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.file = kFile;
   options.epoch_ns = kEpoch;
   const ImportedTrace t = Read(ReadTestFile(kFile), options);
@@ -101,7 +101,7 @@ TEST(BluefogTimelineReaderTest, ReadsAgentTimeline) {
 }
 
 TEST(BluefogTimelineReaderTest, RelativeTimesEndAtTheFallback) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.file = kFile;
   options.fallback_end_ns = kEpoch;
   options.rank = 9;
@@ -187,7 +187,7 @@ TEST(BluefogTimelineReaderTest, RefusesBrokenFiles) {
        "bad.json: line 3"},
   };
   for (const Case& c : cases) {
-    TimelineReadOptions options;
+    ImportOptions options;
     options.epoch_ns = kEpoch;
     const std::string error = Error(head + c.events, options);
     EXPECT_TRUE(absl::StrContains(error, c.expected))

@@ -31,7 +31,7 @@ bool AllDigits(std::string_view s) {
 
 class Reader {
  public:
-  explicit Reader(const TimelineReadOptions& options) : options_(options) {}
+  explicit Reader(const ImportOptions& options) : options_(options) {}
 
   absl::StatusOr<ImportedTrace> Read(std::string json);
 
@@ -45,7 +45,7 @@ class Reader {
   int TrackOf(const std::string& tensor, int64_t key);
   absl::Status Finish(ImportedTrace* out);
 
-  const TimelineReadOptions& options_;
+  const ImportOptions& options_;
   std::vector<ImportedTrack> tracks_;
   std::map<std::pair<std::string, int64_t>, int> track_index_;
   std::vector<ImportedSpan> spans_;
@@ -200,8 +200,8 @@ BytePSPath ParseBytePSPath(std::string_view path) {
   return out;
 }
 
-absl::StatusOr<ImportedTrace> ReadBytePSTrace(
-    std::string json, const TimelineReadOptions& options) {
+absl::StatusOr<ImportedTrace> ReadBytePSTrace(std::string json,
+                                              const ImportOptions& options) {
   Reader reader(options);
   return reader.Read(std::move(json));
 }

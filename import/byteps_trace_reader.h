@@ -51,8 +51,8 @@ namespace meridian {
 
 // `json` is taken by value: the reader pads it for the parser. Sets
 // ImportedTrace::format to "byteps".
-absl::StatusOr<ImportedTrace> ReadBytePSTrace(
-    std::string json, const TimelineReadOptions& options);
+absl::StatusOr<ImportedTrace> ReadBytePSTrace(std::string json,
+                                              const ImportOptions& options);
 
 // What a comm.json's path says: "/t/run/2/comm.json" is local rank 2 under
 // "/t/run". local_rank -1 and trace_dir "" if its directory is no number.

@@ -22,14 +22,14 @@ std::string ReadTestFile(const std::string& path) {
   return data.str();
 }
 
-ImportedTrace Read(const std::string& json, TimelineReadOptions options = {}) {
+ImportedTrace Read(const std::string& json, ImportOptions options = {}) {
   if (options.file.empty()) options.file = "comm.json";
   auto trace = ReadBytePSTrace(json, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   return trace.ok() ? *trace : ImportedTrace{};
 }
 
-std::string Error(const std::string& json, TimelineReadOptions options = {}) {
+std::string Error(const std::string& json, ImportOptions options = {}) {
   options.file = "bad.json";
   auto trace = ReadBytePSTrace(json, options);
   EXPECT_FALSE(trace.ok());
@@ -46,7 +46,7 @@ std::string Event(const std::string& fields) {
 
 // The root GPU's trace (it shows PUSH and PULL), as BytePS writes it.
 TEST(BytePSTraceReaderTest, ReadsRootGpuTrace) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.file = kRoot;
   const ImportedTrace t = Read(ReadTestFile(kRoot), options);
   EXPECT_EQ(t.format, "byteps");
@@ -112,7 +112,7 @@ TEST(BytePSTraceReaderTest, ReadsRootGpuTrace) {
 }
 
 TEST(BytePSTraceReaderTest, RankNodeAndLocalRank) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.file = "import/testdata/byteps/3/comm.json";
   options.rank = 7;
   options.node = "worker-1";
@@ -153,7 +153,7 @@ TEST(BytePSTraceReaderTest, ParsesPaths) {
 }
 
 TEST(BytePSTraceReaderTest, NumericTidsAndRelativeTimes) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.epoch_ns = kEpoch;
   const ImportedTrace t = Read(
       R"json({"traceEvents": [

@@ -107,7 +107,7 @@ void BindFlows(ReadEvents& read, const std::string& dialect) {
 }
 
 // A Kineto trace is one process: the profiled rank's.
-void KinetoProcess(const ReadEvents& read, const ChromeReadOptions& options,
+void KinetoProcess(const ReadEvents& read, const ImportOptions& options,
                    const std::string& default_node, ProcessMap* map,
                    ImportedTrace* out) {
   ProcessDesc p;
@@ -123,7 +123,7 @@ void KinetoProcess(const ReadEvents& read, const ChromeReadOptions& options,
 }
 
 // Each raw process as one, ranked by its name ("rank N ...") or in turn.
-void NamedProcesses(const ReadEvents& read, const ChromeReadOptions& options,
+void NamedProcesses(const ReadEvents& read, const ImportOptions& options,
                     const std::string& dialect, const std::string& default_node,
                     ProcessMap* map, ImportedTrace* out) {
   std::vector<bool> taken;
@@ -186,8 +186,7 @@ void NamedProcesses(const ReadEvents& read, const ChromeReadOptions& options,
   }
 }
 
-ProcessMap MakeProcesses(const ReadEvents& read,
-                         const ChromeReadOptions& options,
+ProcessMap MakeProcesses(const ReadEvents& read, const ImportOptions& options,
                          const std::string& dialect, ImportedTrace* out) {
   const std::string default_node =
       options.node.empty() ? PathBaseName(options.file) : options.node;
@@ -250,7 +249,7 @@ std::vector<int> MakeTracks(const ReadEvents& read, const std::string& dialect,
 }
 
 // What the file's times are relative to (ns since the Unix epoch).
-int64_t TimeBase(const ReadEvents& read, const ChromeReadOptions& options,
+int64_t TimeBase(const ReadEvents& read, const ImportOptions& options,
                  const std::string& dialect, ImportedTrace* out) {
   int64_t base = 0;
   if (dialect == "meridian" && read.epoch_ns) {
@@ -288,7 +287,7 @@ int64_t TimeBase(const ReadEvents& read, const ChromeReadOptions& options,
 
 // The spans of the processes kept, on their tracks, at `base` + their time;
 // INVALID_ARGUMENT for a time outside 2000..2100 or a duration over 30 days.
-absl::Status PlaceSpans(ReadEvents& read, const ChromeReadOptions& options,
+absl::Status PlaceSpans(ReadEvents& read, const ImportOptions& options,
                         int64_t base, const ProcessMap& map,
                         const std::vector<int>& track_of, ImportedTrace* out) {
   out->spans.reserve(read.spans.size());
@@ -365,10 +364,9 @@ std::string Prefix(std::string_view s, size_t max) {
   return std::string(s.substr(0, Utf8Prefix(s, max)));
 }
 
-absl::Status FinishChromeTrace(ReadEvents& read,
-                               const ChromeReadOptions& options,
+absl::Status FinishChromeTrace(ReadEvents& read, const ImportOptions& options,
                                ImportedTrace* out) {
-  std::string dialect = options.dialect;
+  std::string dialect = options.format;
   if (dialect.empty()) {
     dialect = read.epoch_ns ? "meridian" : read.kineto ? "kineto" : "chrome";
   }

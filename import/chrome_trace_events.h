@@ -73,8 +73,7 @@ absl::Status EventError(const std::string& file, int64_t event,
 std::string Prefix(std::string_view s, size_t max);
 
 // `read` as an ImportedTrace (its spans moved out).
-absl::Status FinishChromeTrace(ReadEvents& read,
-                               const ChromeReadOptions& options,
+absl::Status FinishChromeTrace(ReadEvents& read, const ImportOptions& options,
                                ImportedTrace* out);
 
 }  // namespace chrome

@@ -8,7 +8,7 @@
 #include "import/chrome_trace_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  meridian::ChromeReadOptions options;
+  meridian::ImportOptions options;
   options.file = "fuzz.json";
   options.fallback_end_ns = 1764000000000000000;
   auto trace = meridian::ReadChromeTrace(

@@ -153,7 +153,7 @@ std::string_view TrimRight(std::string_view s) {
 
 class Reader {
  public:
-  explicit Reader(const ChromeReadOptions& options) : options_(options) {}
+  explicit Reader(const ImportOptions& options) : options_(options) {}
 
   absl::StatusOr<ImportedTrace> Read(std::string json);
 
@@ -191,7 +191,7 @@ class Reader {
   int Track(int process, const Key& tid);
   ImportedSpan MakeSpan(Event& e, int track, v1::SpanKind kind);
 
-  const ChromeReadOptions& options_;
+  const ImportOptions& options_;
   const char* base_ = nullptr;  // the JSON text, for error locations
   simdjson::error_code pending_ = simdjson::SUCCESS;
   int64_t index_ = 0;  // of the event being read
@@ -788,8 +788,8 @@ absl::StatusOr<ImportedTrace> Reader::Read(std::string json) {
 
 }  // namespace
 
-absl::StatusOr<ImportedTrace> ReadChromeTrace(
-    std::string json, const ChromeReadOptions& options) {
+absl::StatusOr<ImportedTrace> ReadChromeTrace(std::string json,
+                                              const ImportOptions& options) {
   Reader reader(options);
   return reader.Read(std::move(json));
 }

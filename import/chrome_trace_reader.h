@@ -35,28 +35,20 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "import/import_options.h"
 #include "import/imported_trace.h"
 
 namespace meridian {
 
-struct ChromeReadOptions {
-  std::string file;  // for messages
-  // The node every process ran on; empty: from the trace (Meridian's
-  // "rank N (host)"), else `file`'s base name, so that files of different
-  // machines keep their clocks apart.
-  std::string node;
-  // The first process's rank (the next ones follow), unless the trace says
-  // (Kineto's distributedInfo, Meridian's "rank N"); -1: from 0.
-  int32_t rank = -1;
-  std::optional<int64_t> epoch_ns;  // what ts 0 is, for relative traces
-  int64_t fallback_end_ns = 0;
-  // Force a dialect ("chrome", "kineto", "meridian"); empty: detect.
-  std::string dialect;
-};
-
+// How it reads `options` (import_options.h): `node`, the node every process
+// ran on ("": from the trace, Meridian's "rank N (host)", else `file`'s
+// base name, so that files of different machines keep their clocks apart);
+// `rank`, the first process's rank, the next ones following, unless the
+// trace says (Kineto's distributedInfo, Meridian's "rank N"); -1: from 0;
+// `format`, a dialect forced ("chrome", "kineto", "meridian"; "": detect).
 // `json` is taken by value: the reader pads it for the parser.
 absl::StatusOr<ImportedTrace> ReadChromeTrace(std::string json,
-                                              const ChromeReadOptions& options);
+                                              const ImportOptions& options);
 
 }  // namespace meridian
 

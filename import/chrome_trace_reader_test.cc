@@ -12,14 +12,14 @@ namespace {
 
 constexpr int64_t kEpoch = 1764000000000000000;  // 2025-11-24 16:00:00 UTC
 
-ImportedTrace Read(const std::string& json, ChromeReadOptions options = {}) {
+ImportedTrace Read(const std::string& json, ImportOptions options = {}) {
   if (options.file.empty()) options.file = "t.json";
   auto trace = ReadChromeTrace(json, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   return trace.ok() ? *trace : ImportedTrace{};
 }
 
-std::string Error(const std::string& json, ChromeReadOptions options = {}) {
+std::string Error(const std::string& json, ImportOptions options = {}) {
   options.file = "bad.json";
   auto trace = ReadChromeTrace(json, options);
   EXPECT_FALSE(trace.ok());
@@ -37,7 +37,7 @@ const ImportedSpan* Find(const ImportedTrace& t, const std::string& name) {
 // The general format: both containers, every phase Meridian imports,
 // string and number ids, times exact from the text.
 TEST(ChromeTraceReaderTest, ReadsEveryPhaseWithExactTimes) {
-  ChromeReadOptions options;
+  ImportOptions options;
   options.epoch_ns = kEpoch;
   const ImportedTrace t = Read(R"json([
     {"ph":"M","name":"process_name","pid":7,"args":{"name":"trainer"}},
@@ -169,7 +169,7 @@ TEST(ChromeTraceReaderTest,
   EXPECT_EQ(Find(meridian, "MPI_Send")->correlation, 0u);
   EXPECT_EQ(Find(meridian, "MPI_Recv")->correlation, 0u);
   // Without otherData.epoch_ns a trace is not Meridian's: its flows link.
-  ChromeReadOptions relative;
+  ImportOptions relative;
   relative.epoch_ns = kEpoch;
   const ImportedTrace chrome = Read(absl::StrCat("[", events, "]"), relative);
   EXPECT_NE(Find(chrome, "MPI_Send")->correlation, 0u);
@@ -219,7 +219,7 @@ TEST(ChromeTraceReaderTest, KinetoTrace) {
 }
 
 TEST(ChromeTraceReaderTest, UnclosedArraysDuplicatesAndRelativeTimes) {
-  ChromeReadOptions options;
+  ImportOptions options;
   options.fallback_end_ns = kEpoch + 1000000;
   options.rank = 4;
   options.node = "n1";
@@ -247,7 +247,7 @@ TEST(ChromeTraceReaderTest, UnclosedArraysDuplicatesAndRelativeTimes) {
 }
 
 TEST(ChromeTraceReaderTest, ErrorsNameTheFileTheEventAndTheField) {
-  ChromeReadOptions epoch;
+  ImportOptions epoch;
   epoch.epoch_ns = kEpoch;
   EXPECT_EQ(Error(R"json([{"ph":"X","name":"a","ts":1}])json", epoch),
             "bad.json: event 0 (\"a\"): an \"X\" event without \"dur\"");
@@ -275,7 +275,7 @@ TEST(ChromeTraceReaderTest, ErrorsNameTheFileTheEventAndTheField) {
             "relative trace: --epoch-ns)");
   // A negative epoch with the largest "ts" (found by fuzzing: the check
   // itself overflowed).
-  ChromeReadOptions negative;
+  ImportOptions negative;
   negative.epoch_ns = -764000000000000000;
   EXPECT_EQ(Error(R"json([{"ph":"X","name":"a","ts":0.001,"dur":1},
                       {"ph":"X","name":"b","ts":9223372036854775,"dur":1}])json",

@@ -13,7 +13,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string input(reinterpret_cast<const char*>(data), size);
-  meridian::TimelineReadOptions options;
+  meridian::ImportOptions options;
   options.fallback_end_ns = 1764000000000000000;
   (void)meridian::DetectTimelineFormat(input);
   options.file = "fuzz/timeline.json";

@@ -31,7 +31,7 @@ struct OpenSpan {
 
 class Reader {
  public:
-  explicit Reader(const TimelineReadOptions& options) : options_(options) {}
+  explicit Reader(const ImportOptions& options) : options_(options) {}
 
   absl::StatusOr<ImportedTrace> Read(std::string json);
 
@@ -54,7 +54,7 @@ class Reader {
   void Add(int64_t pid, ImportedSpan span, int64_t line);
   absl::Status Finish(ImportedTrace* out);
 
-  const TimelineReadOptions& options_;
+  const ImportOptions& options_;
   std::optional<int64_t> epoch_ns_;  // pid 0's header
   std::map<int64_t, std::string> tensor_names_;
   std::vector<ImportedTrack> tracks_;
@@ -364,7 +364,7 @@ int64_t HorovodTensorBytes(std::string_view dtype, std::string_view shape) {
 }
 
 absl::StatusOr<ImportedTrace> ReadHorovodTimeline(
-    std::string json, const TimelineReadOptions& options) {
+    std::string json, const ImportOptions& options) {
   Reader reader(options);
   return reader.Read(std::move(json));
 }

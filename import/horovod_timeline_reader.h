@@ -60,8 +60,8 @@ namespace meridian {
 
 // `json` is taken by value: the reader pads it for the parser. Sets
 // ImportedTrace::format to "horovod".
-absl::StatusOr<ImportedTrace> ReadHorovodTimeline(
-    std::string json, const TimelineReadOptions& options);
+absl::StatusOr<ImportedTrace> ReadHorovodTimeline(std::string json,
+                                                  const ImportOptions& options);
 
 // The bytes of a tensor of Horovod's `dtype` ("HOROVOD_FLOAT32", or
 // "float32") and `shape` ("[2, 3]"; "[]" is a scalar); 0 if either is

@@ -21,14 +21,14 @@ std::string ReadTestFile(const std::string& path) {
   return data.str();
 }
 
-ImportedTrace Read(const std::string& json, TimelineReadOptions options = {}) {
+ImportedTrace Read(const std::string& json, ImportOptions options = {}) {
   if (options.file.empty()) options.file = "timeline.json";
   auto trace = ReadHorovodTimeline(json, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   return trace.ok() ? *trace : ImportedTrace{};
 }
 
-std::string Error(const std::string& json, TimelineReadOptions options = {}) {
+std::string Error(const std::string& json, ImportOptions options = {}) {
   options.file = "bad.json";
   auto trace = ReadHorovodTimeline(json, options);
   EXPECT_FALSE(trace.ok());
@@ -58,7 +58,7 @@ constexpr char kEmbedding[] = "DistributedSGD_Allgather/embedding";
 
 // Horovod 0.20.1 and later: closed, with the epoch header.
 TEST(HorovodTimelineReaderTest, ReadsClosedTimelineWithEpochHeader) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.file = "import/testdata/horovod_timeline.json";
   options.epoch_ns = 5;  // the file's own epoch wins
   const ImportedTrace t = Read(ReadTestFile(options.file), options);
@@ -144,7 +144,7 @@ TEST(HorovodTimelineReaderTest, ReadsClosedTimelineWithEpochHeader) {
 
 // Up to Horovod 0.20.0: never closed, no epoch header.
 TEST(HorovodTimelineReaderTest, ReadsUnclosedTimelineWithEpochOption) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.file = "import/testdata/horovod_timeline_unclosed.json";
   options.epoch_ns = kEpoch;
   options.rank = 4;
@@ -173,7 +173,7 @@ TEST(HorovodTimelineReaderTest, ReadsUnclosedTimelineWithEpochOption) {
 }
 
 TEST(HorovodTimelineReaderTest, RelativeTimesEndAtTheFallback) {
-  TimelineReadOptions options;
+  ImportOptions options;
   options.fallback_end_ns = kEpoch;
   const ImportedTrace t = Read(
       ReadTestFile("import/testdata/horovod_timeline_unclosed.json"), options);

@@ -11,7 +11,7 @@
 #include "import/nsight_sqlite_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  meridian::NsightReadOptions options;
+  meridian::ImportOptions options;
   options.file = "fuzz.sqlite";
   options.fallback_end_ns = 1764000000000000000;
   const std::string_view image(reinterpret_cast<const char*>(data), size);

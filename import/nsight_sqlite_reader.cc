@@ -63,7 +63,7 @@ struct RawTrack {
 
 class Reader {
  public:
-  Reader(sqlite3* db, const NsightReadOptions& options)
+  Reader(sqlite3* db, const ImportOptions& options)
       : db_(db), options_(options) {}
 
   absl::StatusOr<ImportedTrace> Read();
@@ -98,7 +98,7 @@ class Reader {
   }
 
   sqlite3* const db_;
-  const NsightReadOptions& options_;
+  const ImportOptions& options_;
   std::map<std::string, std::set<std::string>> columns_;  // Nsight's tables
   std::string schema_ = "unknown";  // EXPORT_SCHEMA_VERSION
   absl::flat_hash_map<int64_t, std::string> strings_;
@@ -760,18 +760,17 @@ absl::StatusOr<ImportedTrace> Reader::Read() {
   return trace;
 }
 
-NsightReadOptions WithFile(const NsightReadOptions& options,
-                           const std::string& file) {
-  NsightReadOptions named = options;
+ImportOptions WithFile(const ImportOptions& options, const std::string& file) {
+  ImportOptions named = options;
   if (named.file.empty()) named.file = file;
   return named;
 }
 
 }  // namespace
 
-absl::StatusOr<ImportedTrace> ReadNsightSqlite(
-    const std::string& path, const NsightReadOptions& options) {
-  const NsightReadOptions named = WithFile(options, path);
+absl::StatusOr<ImportedTrace> ReadNsightSqlite(const std::string& path,
+                                               const ImportOptions& options) {
+  const ImportOptions named = WithFile(options, path);
   auto db = OpenStrangerSqlite(path, named.file);
   if (!db.ok()) return db.status();
   Reader reader(db->get(), named);
@@ -779,8 +778,8 @@ absl::StatusOr<ImportedTrace> ReadNsightSqlite(
 }
 
 absl::StatusOr<ImportedTrace> ReadNsightSqliteImage(
-    std::string_view image, const NsightReadOptions& options) {
-  const NsightReadOptions named = WithFile(options, "(memory)");
+    std::string_view image, const ImportOptions& options) {
+  const ImportOptions named = WithFile(options, "(memory)");
   auto db = OpenStrangerSqliteImage(image, named.file);
   if (!db.ok()) return db.status();
   Reader reader(db->get(), named);

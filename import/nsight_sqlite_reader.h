@@ -68,32 +68,28 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "import/import_options.h"
 #include "import/imported_trace.h"
 #include "import/stranger_sqlite.h"  // LooksLikeSqlite
 
 namespace meridian {
 
-struct NsightReadOptions {
-  std::string file;  // for messages; empty: the path
-  // The node every process ran on; empty: `file`'s base name, so that
-  // files of different machines keep their clocks apart.
-  std::string node;
-  // The rank of the first process MPI_RANKS does not name (the next ones
-  // follow); -1: from 0.
-  int32_t rank = -1;
-  std::optional<int64_t> epoch_ns;  // what SessionNs 0 is, if no table says
-  int64_t fallback_end_ns = 0;
-};
+// How they read `options` (import_options.h): `file`, for messages ("":
+// the path); `node`, the node every process ran on ("": `file`'s base
+// name, so that files of different machines keep their clocks apart);
+// `rank`, the rank of the first process MPI_RANKS does not name, the next
+// ones following (-1: from 0); `epoch_ns`, what SessionNs 0 is if no table
+// says. `format` is not read.
 
 // Reads the export at `path`, opened read-only.
-absl::StatusOr<ImportedTrace> ReadNsightSqlite(
-    const std::string& path, const NsightReadOptions& options);
+absl::StatusOr<ImportedTrace> ReadNsightSqlite(const std::string& path,
+                                               const ImportOptions& options);
 
 // The same for a database image already in memory (a file read whole,
 // perhaps decompressed; the fuzz target), read in place without a copy:
 // `image` must outlive the call only.
 absl::StatusOr<ImportedTrace> ReadNsightSqliteImage(
-    std::string_view image, const NsightReadOptions& options);
+    std::string_view image, const ImportOptions& options);
 
 }  // namespace meridian
 

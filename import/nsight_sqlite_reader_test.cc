@@ -53,13 +53,13 @@ std::string Build(const std::string& name, const std::string& edit = "",
   return path;
 }
 
-ImportedTrace Read(const std::string& path, NsightReadOptions options = {}) {
+ImportedTrace Read(const std::string& path, ImportOptions options = {}) {
   auto trace = ReadNsightSqlite(path, options);
   EXPECT_TRUE(trace.ok()) << trace.status();
   return trace.ok() ? *trace : ImportedTrace{};
 }
 
-std::string Error(const std::string& path, NsightReadOptions options = {}) {
+std::string Error(const std::string& path, ImportOptions options = {}) {
   options.file = "bad.sqlite";
   auto trace = ReadNsightSqlite(path, options);
   EXPECT_FALSE(trace.ok());
@@ -211,7 +211,7 @@ TEST(NsightSqliteReaderTest, ImageReadsLikeTheFile) {
   const std::string path = Build("image.sqlite");
   const ImportedTrace from_file = Read(path);
   const std::string image = ReadWhole(path);
-  NsightReadOptions options;
+  ImportOptions options;
   options.file = "image.sqlite";
   auto from_image = ReadNsightSqliteImage(image, options);
   ASSERT_TRUE(from_image.ok()) << from_image.status();
@@ -238,7 +238,7 @@ TEST(NsightSqliteReaderTest, LooksLikeSqlite) {
 TEST(NsightSqliteReaderTest, TimesWithoutSessionStart) {
   const std::string path =
       Build("nostart.sqlite", "DROP TABLE TARGET_INFO_SESSION_START_TIME;");
-  NsightReadOptions options;
+  ImportOptions options;
   options.epoch_ns = kEpoch + 7;
   ImportedTrace t = Read(path, options);
   ASSERT_EQ(t.spans.size(), 16u);
@@ -274,7 +274,7 @@ TEST(NsightSqliteReaderTest, MissingTablesAreNoError) {
       "CUPTI_ACTIVITY_KIND_MEMCPY; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET; "
       "DROP TABLE NVTX_EVENTS; DROP TABLE MPI_RANKS; DROP TABLE ThreadNames; "
       "DROP TABLE META_DATA_EXPORT;");
-  NsightReadOptions options;
+  ImportOptions options;
   options.rank = 4;
   options.node = "gpu07";
   const ImportedTrace t = Read(path, options);

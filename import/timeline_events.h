@@ -30,23 +30,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "import/import_options.h"
 #include "import/imported_trace.h"
 
 namespace meridian {
-
-// What `meridian import` tells a framework timeline's reader; each reader's
-// header says how it uses them.
-struct TimelineReadOptions {
-  std::string file;  // the path, for messages (and what the path says)
-  // The node the file's processes ran on; empty: from the path.
-  std::string node;
-  int32_t rank = -1;  // -1: from the file or its path
-  // What ts 0 is, for a timeline whose times are relative (monotonic).
-  std::optional<int64_t> epoch_ns;
-  // Else a relative timeline is placed to end here (the file's
-  // modification time); 0: not placed (its times are then refused).
-  int64_t fallback_end_ns = 0;
-};
 
 // A pid or tid as the file wrote it: a number or a string.
 struct EventId {

@@ -22,16 +22,6 @@ constexpr const char* kFormats =
 // How much of a file the fingerprints look at.
 constexpr size_t kHeadBytes = 64 * 1024;
 
-TimelineReadOptions TimelineOptions(const ImportReadOptions& o) {
-  TimelineReadOptions t;
-  t.file = o.file;
-  t.node = o.node;
-  t.rank = o.rank;
-  t.epoch_ns = o.epoch_ns;
-  t.fallback_end_ns = o.fallback_end_ns;
-  return t;
-}
-
 }  // namespace
 
 bool KnownImportFormat(const std::string& format) {
@@ -56,7 +46,7 @@ std::string DetectImportFormat(std::string_view content) {
 }
 
 absl::StatusOr<ImportedTrace> ReadImportFile(std::string content,
-                                             const ImportReadOptions& options) {
+                                             const ImportOptions& options) {
   std::string format = options.format;
   // The Chrome reader's dialects are its own to tell apart.
   std::string dialect;
@@ -66,15 +56,7 @@ absl::StatusOr<ImportedTrace> ReadImportFile(std::string content,
   } else if (format.empty()) {
     format = DetectImportFormat(content);
   }
-  if (format == "nsight") {
-    NsightReadOptions n;
-    n.file = options.file;
-    n.node = options.node;
-    n.rank = options.rank;
-    n.epoch_ns = options.epoch_ns;
-    n.fallback_end_ns = options.fallback_end_ns;
-    return ReadNsightSqliteImage(content, n);
-  }
+  if (format == "nsight") return ReadNsightSqliteImage(content, options);
   if (format == "mpitrace") {
     absl::StatusOr<MpitraceProfile> profile =
         ReadMpitraceProfile(content, options.file);
@@ -83,23 +65,18 @@ absl::StatusOr<ImportedTrace> ReadImportFile(std::string content,
                           options.rank);
   }
   if (format == "horovod") {
-    return ReadHorovodTimeline(std::move(content), TimelineOptions(options));
+    return ReadHorovodTimeline(std::move(content), options);
   }
   if (format == "byteps") {
-    return ReadBytePSTrace(std::move(content), TimelineOptions(options));
+    return ReadBytePSTrace(std::move(content), options);
   }
   if (format == "bluefog") {
-    return ReadBluefogTimeline(std::move(content), TimelineOptions(options));
+    return ReadBluefogTimeline(std::move(content), options);
   }
   if (format == "chrome") {
-    ChromeReadOptions c;
-    c.file = options.file;
-    c.node = options.node;
-    c.rank = options.rank;
-    c.epoch_ns = options.epoch_ns;
-    c.fallback_end_ns = options.fallback_end_ns;
-    c.dialect = dialect;
-    return ReadChromeTrace(std::move(content), c);
+    ImportOptions chrome = options;
+    chrome.format = dialect;  // forced, or "": the reader detects it
+    return ReadChromeTrace(std::move(content), chrome);
   }
   return absl::InvalidArgumentError(
       absl::StrCat(options.file, ": not a format meridian import reads (",

@@ -16,18 +16,10 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "import/import_options.h"
 #include "import/imported_trace.h"
 
 namespace meridian {
-
-struct ImportReadOptions {
-  std::string file;    // the path: for messages, and what the path says
-  std::string format;  // forced; "": detect
-  std::string node;    // --node; "": from the file or its name
-  int32_t rank = -1;   // --rank; -1: from the file or its path
-  std::optional<int64_t> epoch_ns;  // --epoch-ns: ts 0 of relative times
-  int64_t fallback_end_ns = 0;      // else relative times end here (mtime)
-};
 
 // Whether --format takes `format` ("" too: detect).
 bool KnownImportFormat(const std::string& format);
@@ -40,7 +32,7 @@ std::string DetectImportFormat(std::string_view content);
 // file and saying what is wrong (for a file of no known format: which
 // formats there are).
 absl::StatusOr<ImportedTrace> ReadImportFile(std::string content,
-                                             const ImportReadOptions& options);
+                                             const ImportOptions& options);
 
 }  // namespace meridian
 
