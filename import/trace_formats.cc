@@ -14,22 +14,79 @@
 namespace meridian {
 namespace {
 
-constexpr const char* kFormats =
-    "Chrome trace JSON, PyTorch profiler (Kineto), a Meridian export, "
-    "Horovod, BytePS or Bluefog timelines, mpitrace profiles, Nsight "
-    "Systems SQLite";
-
 // How much of a file the fingerprints look at.
 constexpr size_t kHeadBytes = 64 * 1024;
+
+// The formats `meridian import` reads: each name --format takes, what it
+// is (for messages), and its reader. The Chrome reader's dialects are its
+// own to tell apart: it gets the name given, or "" to detect.
+struct ImportFormat {
+  const char* name;
+  const char* what;
+  absl::StatusOr<ImportedTrace> (*read)(std::string content,
+                                        const ImportOptions& options);
+};
+
+absl::StatusOr<ImportedTrace> ReadChrome(std::string content,
+                                         const ImportOptions& options) {
+  return ReadChromeTrace(std::move(content), options);
+}
+absl::StatusOr<ImportedTrace> ReadHorovod(std::string content,
+                                          const ImportOptions& options) {
+  return ReadHorovodTimeline(std::move(content), options);
+}
+absl::StatusOr<ImportedTrace> ReadBytePS(std::string content,
+                                         const ImportOptions& options) {
+  return ReadBytePSTrace(std::move(content), options);
+}
+absl::StatusOr<ImportedTrace> ReadBluefog(std::string content,
+                                          const ImportOptions& options) {
+  return ReadBluefogTimeline(std::move(content), options);
+}
+absl::StatusOr<ImportedTrace> ReadMpitrace(std::string content,
+                                           const ImportOptions& options) {
+  absl::StatusOr<MpitraceProfile> profile =
+      ReadMpitraceProfile(content, options.file);
+  if (!profile.ok()) return profile.status();
+  return MpitraceTotals(*profile, options.node, PathBaseName(options.file),
+                        options.rank);
+}
+absl::StatusOr<ImportedTrace> ReadNsight(std::string content,
+                                         const ImportOptions& options) {
+  return ReadNsightSqliteImage(content, options);
+}
+
+constexpr ImportFormat kImportFormats[] = {
+    {"chrome", "Chrome trace JSON", ReadChrome},
+    {"kineto", "PyTorch profiler (Kineto)", ReadChrome},
+    {"meridian", "a Meridian export", ReadChrome},
+    {"horovod", "Horovod timelines", ReadHorovod},
+    {"byteps", "BytePS traces", ReadBytePS},
+    {"bluefog", "Bluefog timelines", ReadBluefog},
+    {"mpitrace", "mpitrace profiles", ReadMpitrace},
+    {"nsight", "Nsight Systems SQLite", ReadNsight},
+};
+
+const ImportFormat* FormatNamed(const std::string& name) {
+  for (const ImportFormat& f : kImportFormats) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+// "Chrome trace JSON, ..., Nsight Systems SQLite": what import reads.
+std::string FormatsRead() {
+  std::string out;
+  for (const ImportFormat& f : kImportFormats) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", f.what);
+  }
+  return out;
+}
 
 }  // namespace
 
 bool KnownImportFormat(const std::string& format) {
-  for (const char* f : {"", "chrome", "kineto", "meridian", "horovod", "byteps",
-                        "bluefog", "mpitrace", "nsight"}) {
-    if (format == f) return true;
-  }
-  return false;
+  return format.empty() || FormatNamed(format) != nullptr;
 }
 
 std::string DetectImportFormat(std::string_view content) {
@@ -47,40 +104,14 @@ std::string DetectImportFormat(std::string_view content) {
 
 absl::StatusOr<ImportedTrace> ReadImportFile(std::string content,
                                              const ImportOptions& options) {
-  std::string format = options.format;
-  // The Chrome reader's dialects are its own to tell apart.
-  std::string dialect;
-  if (format == "chrome" || format == "kineto" || format == "meridian") {
-    dialect = format;
-    format = "chrome";
-  } else if (format.empty()) {
-    format = DetectImportFormat(content);
+  const ImportFormat* format = FormatNamed(
+      options.format.empty() ? DetectImportFormat(content) : options.format);
+  if (format == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.file, ": not a format meridian import reads (",
+                     FormatsRead(), "); nothing imported"));
   }
-  if (format == "nsight") return ReadNsightSqliteImage(content, options);
-  if (format == "mpitrace") {
-    absl::StatusOr<MpitraceProfile> profile =
-        ReadMpitraceProfile(content, options.file);
-    if (!profile.ok()) return profile.status();
-    return MpitraceTotals(*profile, options.node, PathBaseName(options.file),
-                          options.rank);
-  }
-  if (format == "horovod") {
-    return ReadHorovodTimeline(std::move(content), options);
-  }
-  if (format == "byteps") {
-    return ReadBytePSTrace(std::move(content), options);
-  }
-  if (format == "bluefog") {
-    return ReadBluefogTimeline(std::move(content), options);
-  }
-  if (format == "chrome") {
-    ImportOptions chrome = options;
-    chrome.format = dialect;  // forced, or "": the reader detects it
-    return ReadChromeTrace(std::move(content), chrome);
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(options.file, ": not a format meridian import reads (",
-                   kFormats, "); nothing imported"));
+  return format->read(std::move(content), options);
 }
 
 }  // namespace meridian
