@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/json.h"
+#include "query/export/span_args.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
 #include "query/ops/mpi_args.h"
@@ -121,38 +122,37 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
     field(op->name);
     AppendJsonDouble(&buffer_, span.value);
   }
-  if (span.bytes != 0) field("bytes"), absl::StrAppend(&buffer_, span.bytes);
-  if (span.peer) field("peer"), absl::StrAppend(&buffer_, *span.peer);
-  if (span.tag) field("tag"), absl::StrAppend(&buffer_, *span.tag);
-  if (span.comm != 0) {
-    // 64-bit ids do not fit a JSON number's exact range: hex strings.
-    field("comm"),
-        absl::StrAppend(&buffer_, "\"0x", absl::Hex(span.comm), "\"");
-    field("comm_size"), absl::StrAppend(&buffer_, span.comm_size);
-  }
-  if (span.seq) field("seq"), absl::StrAppend(&buffer_, *span.seq);
-  if (span.step) field("step"), absl::StrAppend(&buffer_, *span.step);
-  if (span.partition) {
-    field("partition"), absl::StrAppend(&buffer_, *span.partition);
-  }
-  if (span.correlation != 0) {
-    field("correlation");
-    absl::StrAppend(&buffer_, "\"0x", absl::Hex(span.correlation), "\"");
-  }
-  for (const StoredArg& arg : span.args) {
-    field(arg.key);
-    switch (arg.type) {
-      case StoredArg::Type::kString:
-        AppendJsonString(&buffer_, arg.str);
-        break;
-      case StoredArg::Type::kInt:
-        absl::StrAppend(&buffer_, arg.int_value);
-        break;
-      case StoredArg::Type::kReal:
-        AppendJsonDouble(&buffer_, arg.real_value);
-        break;
+  // Numbers as numbers; 64-bit ids, which do not fit a JSON number's exact
+  // range, as hex strings.
+  struct Json {
+    std::string& out;
+    decltype(field)& key;
+    void Int(SpanArgKey k, int64_t v) {
+      key(SpanArgName(k)), absl::StrAppend(&out, v);
     }
-  }
+    void Count(SpanArgKey k, uint64_t v) {
+      key(SpanArgName(k)), absl::StrAppend(&out, v);
+    }
+    void Id(SpanArgKey k, uint64_t v) {
+      key(SpanArgName(k));
+      absl::StrAppend(&out, "\"0x", absl::Hex(v), "\"");
+    }
+    void Arg(const StoredArg& arg) {
+      key(arg.key);
+      switch (arg.type) {
+        case StoredArg::Type::kString:
+          AppendJsonString(&out, arg.str);
+          break;
+        case StoredArg::Type::kInt:
+          absl::StrAppend(&out, arg.int_value);
+          break;
+        case StoredArg::Type::kReal:
+          AppendJsonDouble(&out, arg.real_value);
+          break;
+      }
+    }
+  } json{buffer_, field};
+  ForEachSpanArg(span, json);
   buffer_.append("}}");
   ++events_;
   if (span.correlation != 0 && span.kind == v1::SPAN_KIND_COMPLETE &&

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/json.h"
+#include "query/export/span_args.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
 
@@ -366,30 +367,36 @@ void KinetoTraceWriter::AppendArgs(Args* args, const Track& track,
   if (span.correlation != 0) args->Number("correlation", span.correlation);
   if (span.bytes != 0) args->Number("bytes", span.bytes);
   if (op.category == v1::CATEGORY_NCCL) AppendNcclArgs(args, op, span);
-  // Meridian's fields, as the Chrome export writes them.
-  if (span.peer) args->Number("peer", *span.peer);
-  if (span.tag) args->Number("tag", *span.tag);
-  if (span.comm != 0) {
-    args->String("comm", absl::StrCat("0x", absl::Hex(span.comm)));
-    args->Number("comm_size", span.comm_size);
-  }
-  if (span.seq) args->Number("seq", *span.seq);
-  if (span.step) args->Number("step", *span.step);
-  if (span.partition) args->Number("partition", *span.partition);
-  for (const StoredArg& arg : span.args) {
-    if (!args->Key(arg.key)) continue;  // written above
-    switch (arg.type) {
-      case StoredArg::Type::kString:
-        AppendJsonString(&buffer_, arg.str);
-        break;
-      case StoredArg::Type::kInt:
-        absl::StrAppend(&buffer_, arg.int_value);
-        break;
-      case StoredArg::Type::kReal:
-        AppendJsonDouble(&buffer_, arg.real_value);
-        break;
+  // Meridian's fields, as the Chrome export writes them (those written
+  // above are not written again).
+  struct Json {
+    Args* args;
+    std::string& out;
+    void Int(SpanArgKey k, int64_t v) { args->Number(SpanArgName(k), v); }
+    void Count(SpanArgKey k, uint64_t v) { args->Number(SpanArgName(k), v); }
+    void Id(SpanArgKey k, uint64_t v) {
+      if (k == SpanArgKey::kCorrelation) {
+        args->Number(SpanArgName(k), v);  // Kineto's: a number
+      } else {
+        args->String(SpanArgName(k), absl::StrCat("0x", absl::Hex(v)));
+      }
     }
-  }
+    void Arg(const StoredArg& arg) {
+      if (!args->Key(arg.key)) return;
+      switch (arg.type) {
+        case StoredArg::Type::kString:
+          AppendJsonString(&out, arg.str);
+          break;
+        case StoredArg::Type::kInt:
+          absl::StrAppend(&out, arg.int_value);
+          break;
+        case StoredArg::Type::kReal:
+          AppendJsonDouble(&out, arg.real_value);
+          break;
+      }
+    }
+  } json{args, buffer_};
+  ForEachSpanArg(span, json);
 }
 
 void KinetoTraceWriter::AppendFlow(const Track& track, const StoredSpan& span,

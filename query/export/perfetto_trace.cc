@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "query/export/span_args.h"
 #include "query/export/trace_names.h"
 #include "query/ops/category.h"
 #include "query/ops/mpi_args.h"
@@ -352,45 +353,46 @@ size_t PerfettoTraceWriter::BeginAnnotation(ProtoEncoder* e, uint64_t iid,
 
 void PerfettoTraceWriter::WriteAnnotations(ProtoEncoder* e,
                                            const StoredSpan& span) {
-  auto integer = [&](Key key, uint32_t field, uint64_t value) {
-    const size_t m = BeginAnnotation(e, KeyIid(key), "");
-    e->Varint(field, value);
-    e->EndMessage(m);
-  };
-  if (span.bytes != 0) {
-    integer(kBytes, annotation::kIntValue, static_cast<uint64_t>(span.bytes));
-  }
-  if (span.peer) integer(kPeer, annotation::kIntValue, *span.peer);
-  if (span.tag) integer(kTag, annotation::kIntValue, *span.tag);
-  if (span.comm != 0) {
-    integer(kComm, annotation::kPointerValue, span.comm);
-    integer(kCommSize, annotation::kUintValue, span.comm_size);
-  }
-  if (span.seq) integer(kSeq, annotation::kUintValue, *span.seq);
-  if (span.step) {
-    integer(kStep, annotation::kIntValue, static_cast<uint64_t>(*span.step));
-  }
-  if (span.partition) {
-    integer(kPartition, annotation::kIntValue, *span.partition);
-  }
-  if (span.correlation != 0) {
-    integer(kCorrelation, annotation::kPointerValue, span.correlation);
-  }
-  for (const StoredArg& arg : span.args) {
-    const size_t m = BeginAnnotation(e, KeyIid(arg.key), arg.key);
-    switch (arg.type) {
-      case StoredArg::Type::kString:
-        e->Bytes(annotation::kStringValue, arg.str);
-        break;
-      case StoredArg::Type::kInt:
-        e->Int(annotation::kIntValue, arg.int_value);
-        break;
-      case StoredArg::Type::kReal:
-        e->Double(annotation::kDoubleValue, arg.real_value);
-        break;
+  static_assert(static_cast<int>(kCorrelation) ==
+                static_cast<int>(SpanArgKey::kCorrelation));
+  // Numbers as signed integers, counts as unsigned, 64-bit ids as
+  // pointers (Perfetto shows them in hex).
+  struct Annotations {
+    PerfettoTraceWriter* writer;
+    ProtoEncoder* e;
+    void Number(SpanArgKey k, uint32_t field, uint64_t value) {
+      const size_t m =
+          writer->BeginAnnotation(e, writer->KeyIid(static_cast<Key>(k)), "");
+      e->Varint(field, value);
+      e->EndMessage(m);
     }
-    e->EndMessage(m);
-  }
+    void Int(SpanArgKey k, int64_t v) {
+      Number(k, annotation::kIntValue, static_cast<uint64_t>(v));
+    }
+    void Count(SpanArgKey k, uint64_t v) {
+      Number(k, annotation::kUintValue, v);
+    }
+    void Id(SpanArgKey k, uint64_t v) {
+      Number(k, annotation::kPointerValue, v);
+    }
+    void Arg(const StoredArg& arg) {
+      const size_t m =
+          writer->BeginAnnotation(e, writer->KeyIid(arg.key), arg.key);
+      switch (arg.type) {
+        case StoredArg::Type::kString:
+          e->Bytes(annotation::kStringValue, arg.str);
+          break;
+        case StoredArg::Type::kInt:
+          e->Int(annotation::kIntValue, arg.int_value);
+          break;
+        case StoredArg::Type::kReal:
+          e->Double(annotation::kDoubleValue, arg.real_value);
+          break;
+      }
+      e->EndMessage(m);
+    }
+  } annotations{this, e};
+  ForEachSpanArg(span, annotations);
 }
 
 void PerfettoTraceWriter::WriteFlows(ProtoEncoder* e, const Track& track,

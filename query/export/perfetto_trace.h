@@ -165,7 +165,7 @@ class PerfettoTraceWriter : public TraceWriter {
     kSeq,
     kStep,
     kPartition,
-    kCorrelation,
+    kCorrelation,  // the first nine in SpanArgKey's order (span_args.h)
     kRank,
     kClass,
     kCategory,
