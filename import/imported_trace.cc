@@ -27,16 +27,6 @@ void CopyOpTotals(const ImportedOpTotals& t, v1::ImportedOpTotals* op) {
   }
 }
 
-void CopyProcessTotals(const ImportedProcessTotals& t,
-                       v1::ImportedProcessTotals* out) {
-  out->set_comm_ns(t.comm_ns);
-  out->set_elapsed_ns(t.elapsed_ns);
-  if (t.user_ns) out->set_user_ns(*t.user_ns);
-  if (t.system_ns) out->set_system_ns(*t.system_ns);
-  if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
-  if (t.context_switches) out->set_context_switches(*t.context_switches);
-}
-
 // The fields of `s` beyond AddSpan's, its args' strings in `builder`'s
 // table.
 void CopySpan(const ImportedSpan& s, v1::Span* span, BatchBuilder& builder) {

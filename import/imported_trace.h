@@ -17,6 +17,7 @@
 
 #include "meridian/v1/span.pb.h"
 #include "wire/batch_builder.h"
+#include "wire/process_totals.h"
 
 namespace meridian {
 
@@ -72,16 +73,9 @@ struct ImportedOpTotals {
   std::vector<ImportedSize> sizes;  // ascending log2
 };
 
-struct ImportedProcessTotals {
-  int process = 0;
-  int64_t comm_ns = 0;
-  int64_t elapsed_ns = 0;
-  std::string source;  // the tool, e.g. "mpitrace"
-  // Resource use, where the tool gave it.
-  std::optional<int64_t> user_ns;
-  std::optional<int64_t> system_ns;
-  std::optional<int64_t> max_rss_bytes;
-  std::optional<int64_t> context_switches;
+// A process's totals (wire/process_totals.h), as read: whose they are.
+struct ImportedProcessTotals : ProcessTotals {
+  int process = 0;  // index into ImportedTrace::processes
 };
 
 struct ImportedTrace {

@@ -81,7 +81,7 @@ TEST(ImportedTraceTest, TotalsWithoutSpansMakeOneBatch) {
   op.dur_ns = 500;
   op.sizes.push_back({3, 2, 16, 500});
   t.op_totals.push_back(op);
-  t.process_totals.push_back({0, 500, 9000, "mpitrace"});
+  t.process_totals.push_back({{500, 9000, "mpitrace"}, 0});
   const std::vector<v1::Batch> batches = ToBatches(t, "import-y", int64_t{100});
   ASSERT_EQ(batches.size(), 1u);
   const v1::Batch& b = batches[0];
@@ -106,7 +106,7 @@ TEST(ImportedTraceTest, ManyProcessesTotalsSpreadOverBatches) {
     ProcessDesc p = JobProcess();
     p.rank = r;
     t.processes.push_back(p);
-    t.process_totals.push_back({r, 1000 + r, 9000, "mpitrace"});
+    t.process_totals.push_back({{1000 + r, 9000, "mpitrace"}, r});
   }
   const std::vector<v1::Batch> batches = ToBatches(t, "import-z", std::nullopt);
   ASSERT_EQ(batches.size(), 3u);

@@ -53,10 +53,12 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
   }
   // This rank's times and resource use: its own summary lines, else its
   // row of rank 0's table (switches are only there).
-  ImportedProcessTotals totals{
-      0, profile.comm_ns.value_or(routines_ns),
-      profile.elapsed_ns.value_or(row != nullptr ? row->elapsed_ns : 0),
-      "mpitrace"};
+  ImportedProcessTotals totals;
+  totals.process = 0;
+  totals.comm_ns = profile.comm_ns.value_or(routines_ns);
+  totals.elapsed_ns =
+      profile.elapsed_ns.value_or(row != nullptr ? row->elapsed_ns : 0);
+  totals.source = "mpitrace";
   totals.user_ns = profile.user_ns;
   totals.system_ns = profile.system_ns;
   totals.max_rss_bytes = profile.max_rss_bytes;
@@ -77,8 +79,11 @@ ImportedTrace MpitraceTotals(const MpitraceProfile& profile,
     other.rank = r.rank;
     other.node = !node.empty() ? node : r.host;
     trace.processes.push_back(other);
-    ImportedProcessTotals totals{static_cast<int>(trace.processes.size()) - 1,
-                                 r.comm_ns, r.elapsed_ns, "mpitrace"};
+    ImportedProcessTotals totals;
+    totals.process = static_cast<int>(trace.processes.size()) - 1;
+    totals.comm_ns = r.comm_ns;
+    totals.elapsed_ns = r.elapsed_ns;
+    totals.source = "mpitrace";
     totals.user_ns = r.user_ns;
     totals.system_ns = r.system_ns;
     totals.max_rss_bytes = r.max_rss_bytes;

@@ -478,8 +478,11 @@ absl::StatusOr<JobTotals> SqliteStore::LoadTotals(int64_t job_id) {
   if (!processes.ok()) return processes.status();
   (*processes)->Bind(1, job_id);
   while ((rc = (*processes)->Step()) == SQLITE_ROW) {
-    StoredProcessTotals p{(*processes)->Int(0), (*processes)->Int(1),
-                          (*processes)->Int(2), (*processes)->Text(3)};
+    StoredProcessTotals p;
+    p.process_id = (*processes)->Int(0);
+    p.comm_ns = (*processes)->Int(1);
+    p.elapsed_ns = (*processes)->Int(2);
+    p.source = (*processes)->Text(3);
     for (auto [column, out] : {std::pair{4, &p.user_ns},
                                {5, &p.system_ns},
                                {6, &p.max_rss_bytes},

@@ -52,6 +52,7 @@
 #include "absl/types/span.h"
 #include "meridian/v1/span.pb.h"
 #include "store/write_observer.h"
+#include "wire/process_totals.h"
 
 namespace meridian {
 
@@ -179,16 +180,9 @@ struct StoredOpTotals {
   std::vector<Size> sizes;  // ascending log2
 };
 
-struct StoredProcessTotals {
+// A process's totals (wire/process_totals.h), as stored: whose they are.
+struct StoredProcessTotals : ProcessTotals {
   int64_t process_id = 0;
-  int64_t comm_ns = 0;
-  int64_t elapsed_ns = 0;
-  std::string source;  // the tool, e.g. "mpitrace"
-  // Resource use, where the tool gave it.
-  std::optional<int64_t> user_ns;
-  std::optional<int64_t> system_ns;
-  std::optional<int64_t> max_rss_bytes;
-  std::optional<int64_t> context_switches;
 };
 
 // A job's imported totals, by ascending process (then operation) id.

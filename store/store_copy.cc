@@ -219,12 +219,7 @@ class JobCopy {
       if (process == process_handle_.end()) continue;
       v1::ImportedProcessTotals* out =
           builder_.AddProcessTotals(process->second, t.source);
-      out->set_comm_ns(t.comm_ns);
-      out->set_elapsed_ns(t.elapsed_ns);
-      if (t.user_ns) out->set_user_ns(*t.user_ns);
-      if (t.system_ns) out->set_system_ns(*t.system_ns);
-      if (t.max_rss_bytes) out->set_max_rss_bytes(*t.max_rss_bytes);
-      if (t.context_switches) out->set_context_switches(*t.context_switches);
+      CopyProcessTotals(t, out);
     }
     return writer_->Add(builder_.Take());
   }

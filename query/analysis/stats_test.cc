@@ -134,8 +134,8 @@ TEST(StatsTest, AddsImportedTotalsOfSelectedRanksBesideSpans) {
       {2, 1, 4, 64, 2000, {{3, 2, 16, 500}, {4, 2, 48, 1500}}});
   totals.ops.push_back({2, 2, 1, 0, 100, {{-1, 1, 0, 100}}});
   totals.ops.push_back({3, 1, 99, 99, 99, {}});
-  totals.processes.push_back({2, 2100, 50000, "mpitrace"});
-  totals.processes.push_back({3, 99, 99999, "mpitrace"});
+  totals.processes.push_back({{2100, 50000, "mpitrace"}, 2});
+  totals.processes.push_back({{99, 99999, "mpitrace"}, 3});
   stats.AddTotals(totals);
   v1::StatsReply reply = stats.Finish();
   // Elapsed is the spans' first start to last end; an imported profile's
@@ -181,8 +181,8 @@ TEST(StatsTest, ARanksProfileImportedTwiceIsCountedOnce) {
   JobTotals totals;
   totals.ops.push_back({2, 1, 4, 64, 2000, {}});
   totals.ops.push_back({5, 1, 4, 64, 2000, {}});
-  totals.processes.push_back({2, 2100, 50000, "mpitrace"});
-  totals.processes.push_back({5, 2100, 50000, "mpitrace"});
+  totals.processes.push_back({{2100, 50000, "mpitrace"}, 2});
+  totals.processes.push_back({{2100, 50000, "mpitrace"}, 5});
   stats.AddTotals(totals);
   const v1::StatsReply reply = stats.Finish();
   ASSERT_EQ(reply.ops_size(), 1);
@@ -208,7 +208,7 @@ TEST(StatsTest, ImportedTimeFollowsAnOperationFilter) {
   JobTotals totals;
   totals.ops.push_back({2, 1, 4, 64, 2000, {}});
   totals.ops.push_back({2, 2, 1, 0, 100, {}});
-  totals.processes.push_back({2, 2100, 50000, "mpitrace"});
+  totals.processes.push_back({{2100, 50000, "mpitrace"}, 2});
   stats.AddTotals(totals);
   v1::StatsReply reply = stats.Finish();
   ASSERT_EQ(reply.ops_size(), 1);
@@ -418,7 +418,7 @@ TEST(StatsTest, PerRankOperations) {
         Span(11, 1, 100, 40, 8)});
   JobTotals totals;
   totals.ops.push_back({3, 2, 2, 64, 500, {{5, 2, 64, 500}}});
-  totals.processes.push_back({3, 500, 9000, "mpitrace"});
+  totals.processes.push_back({{500, 9000, "mpitrace"}, 3});
   stats.AddTotals(totals);
   v1::StatsReply reply = stats.Finish();
   ASSERT_EQ(reply.ops_size(), 2);
