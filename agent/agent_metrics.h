@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "capture/probe/agent_protocol.h"
+#include "abi/agent_protocol.h"
 #include "prometheus/metric_family.h"
 
 namespace meridian {

@@ -20,7 +20,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/agent_time.h"
 #include "agent/errno_status.h"
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 #include "wire/batch_spans.h"

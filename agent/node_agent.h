@@ -50,7 +50,7 @@
 #include "agent/probe_session.h"
 #include "agent/spool.h"
 #include "agent/trace_relay.h"
-#include "capture/probe/agent_protocol.h"
+#include "abi/agent_protocol.h"
 #include "common/client_channel.h"
 #include "common/metrics_endpoint.h"
 #include "wire/batch_builder.h"

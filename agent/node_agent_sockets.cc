@@ -17,7 +17,7 @@
 #include "agent/agent_time.h"
 #include "agent/errno_status.h"
 #include "agent/node_agent.h"
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 #include "spdlog/spdlog.h"
 
 namespace meridian {

@@ -31,9 +31,9 @@
 #include "agent/callsite_symbolizer.h"
 #include "agent/node_time_map.h"
 #include "agent/probe_args.h"
-#include "capture/probe/agent_protocol.h"
-#include "capture/probe/process_region.h"
-#include "capture/probe/span_ring.h"
+#include "abi/agent_protocol.h"
+#include "abi/process_region.h"
+#include "abi/span_ring.h"
 #include "wire/batch_builder.h"
 #include "wire/span_rules.h"
 

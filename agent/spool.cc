@@ -17,7 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "agent/errno_status.h"
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 #include "common/crc32c.h"
 #include "wire/batch_spans.h"
 

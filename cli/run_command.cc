@@ -17,8 +17,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "capture/probe/agent_protocol.h"
-#include "capture/probe/launch_env.h"
+#include "abi/agent_protocol.h"
+#include "abi/launch_env.h"
 #include "cli/job_name.h"
 #include "common/client_channel.h"
 #include "common/json.h"
@@ -256,7 +256,7 @@ std::map<std::string, std::string> CaptureEnvironment(
       {"MERIDIAN_AGENT_SOCKET", socket},
       {"MERIDIAN_JOB", job},
       // For a probe on a node without an agent: it starts one with these
-      // (capture/probe/agent_launch.h).
+      // (abi/agent_launch.h).
       {"MERIDIAN_COLLECTOR", options.collector},
   };
   const std::string agent =

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/probe/probe_record.h"
+#include "abi/probe_record.h"
 
 namespace meridian {
 namespace fake_capture {

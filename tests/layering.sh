@@ -2,7 +2,7 @@
 # The floor plan, checked (docs/architecture.md): each folder's production
 # targets (libraries and programs, not tests or *_bench benchmarks, which
 # may use testing/ as tests do) may depend only on the folders
-# listed for it, and nothing loaded into a traced process (capture/) may
+# listed for it, and nothing loaded into a traced process (capture/, abi/) may
 # depend on absl, protobuf, gRPC or spdlog. Runs `bazel query`, so it is run
 # by tests/run.sh rather than inside `bazel test`. Prints each violation as
 # "FOLDER: TARGET depends on LABEL" and exits 1 if there is any.
@@ -14,9 +14,10 @@ cd "$(dirname "$0")/.."
 # the targets that none of them does; naming a folder allows its subfolders.
 declare -A allowed=(
   [common]=""
-  [capture]="common"
+  [abi]=""
+  [capture]="abi common"
   [wire]="proto common"
-  [agent]="capture wire proto common"
+  [agent]="abi wire proto common"
   [store]="wire proto common"
   [query/ops]="store wire proto common"
   [query/clocks]="query/ops store wire proto common"
@@ -26,7 +27,7 @@ declare -A allowed=(
   [web]="proto common"
   [collector]="web query store wire proto common"
   [import]="wire proto common"
-  [cli]="query import wire capture proto common"
+  [cli]="query import wire abi proto common"
 )
 
 # The folder of allowed[] that owns package $1: the longest one that is
@@ -62,8 +63,9 @@ for folder in "${!allowed[@]}"; do
     unit=$(owner "$pkg")
     [ "$unit" = "$folder" ] && continue
     [ "$top" = third_party ] && {
-      if [ "$folder" = capture ] && [[ " $in_process_banned " == *" ${dep} "* ]]; then
-        echo "capture: depends on $dep (loaded into traced processes: no absl, protobuf, gRPC or spdlog)"
+      if { [ "$folder" = capture ] || [ "$folder" = abi ]; } &&
+        [[ " $in_process_banned " == *" ${dep} "* ]]; then
+        echo "$folder: depends on $dep (loaded into traced processes: no absl, protobuf, gRPC or spdlog)"
         violations=$((violations + 1))
       fi
       continue

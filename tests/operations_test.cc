@@ -14,9 +14,9 @@
 
 #include "absl/strings/match.h"
 #include "agent/node_agent.h"
-#include "capture/probe/agent_protocol.h"
-#include "capture/probe/process_region.h"
-#include "capture/probe/span_ring.h"
+#include "abi/agent_protocol.h"
+#include "abi/process_region.h"
+#include "abi/span_ring.h"
 #include "collector/collector.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"

@@ -53,8 +53,8 @@ fi
 # agent's reading of them (.bazelrc says why only these: Debian's Abseil is
 # not built with it, so an absl::Mutex's ordering is invisible to it).
 total=$((total + 1))
-if ! bazel test --config=tsan //capture/probe:span_ring_test \
-  //capture/probe:handle_table_test //capture/probe:process_region_test \
+if ! bazel test --config=tsan //abi:span_ring_test \
+  //capture/probe:handle_table_test //abi:process_region_test \
   //agent:probe_session_test; then
   failed=$((failed + 1))
   status=1

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "capture/probe/probe_record.h"
+#include "abi/probe_record.h"
 
 extern "C" {
 // Exported by libmeridian_probe.so for Meridian's own capture libraries;

@@ -22,11 +22,11 @@
 #include <new>
 #include <string_view>
 
-#include "capture/probe/agent_launch.h"
-#include "capture/probe/agent_protocol.h"
+#include "abi/agent_launch.h"
+#include "abi/agent_protocol.h"
 #include "capture/probe/callsite.h"
-#include "capture/probe/launch_env.h"
-#include "capture/probe/process_region.h"
+#include "abi/launch_env.h"
+#include "abi/process_region.h"
 #include "common/utf8.h"
 
 namespace meridian {

@@ -27,8 +27,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "capture/probe/probe_record.h"
-#include "capture/probe/span_ring.h"
+#include "abi/probe_record.h"
+#include "abi/span_ring.h"
 
 // MERIDIAN_PROBE_SHARED: exported by libmeridian_probe.so for the MPI
 // family libraries (mpi_family_abi.h), which record through this runtime

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "capture/probe/span_ring.h"
+#include "abi/span_ring.h"
 
 int main() {
   using meridian::ProbeRecord;

@@ -36,8 +36,8 @@
 // chooses one). MPICH's Hydra puts no job id in its ranks' environment
 // (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, PMI_FD, as MPICH 4.0 sets them).
 // `meridian run` exports MERIDIAN_JOB, so its children never reach the rest.
-#ifndef MERIDIAN_CAPTURE_PROBE_LAUNCH_ENV_H_
-#define MERIDIAN_CAPTURE_PROBE_LAUNCH_ENV_H_
+#ifndef MERIDIAN_ABI_LAUNCH_ENV_H_
+#define MERIDIAN_ABI_LAUNCH_ENV_H_
 
 #include <string>
 
@@ -68,4 +68,4 @@ bool InsideLauncher(const char* (*getenv_fn)(const char*));
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_LAUNCH_ENV_H_
+#endif  // MERIDIAN_ABI_LAUNCH_ENV_H_

@@ -1,4 +1,4 @@
-#include "capture/probe/agent_protocol.h"
+#include "abi/agent_protocol.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 
 namespace meridian {
 

@@ -16,8 +16,8 @@
 //     (PeerAllowed).
 //
 // Plain POSIX: this is linked into traced processes.
-#ifndef MERIDIAN_CAPTURE_PROBE_AGENT_DIR_H_
-#define MERIDIAN_CAPTURE_PROBE_AGENT_DIR_H_
+#ifndef MERIDIAN_ABI_AGENT_DIR_H_
+#define MERIDIAN_ABI_AGENT_DIR_H_
 
 #include <sys/types.h>
 
@@ -61,4 +61,4 @@ bool PeerInGroup(int socket, gid_t gid);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_AGENT_DIR_H_
+#endif  // MERIDIAN_ABI_AGENT_DIR_H_

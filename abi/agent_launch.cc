@@ -1,4 +1,4 @@
-#include "capture/probe/agent_launch.h"
+#include "abi/agent_launch.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 
 namespace meridian {
 namespace {

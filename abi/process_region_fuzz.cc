@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "capture/probe/process_region.h"
-#include "capture/probe/span_ring.h"
+#include "abi/process_region.h"
+#include "abi/span_ring.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint64_t> aligned((size + 7) / 8 + 1);

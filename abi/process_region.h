@@ -36,14 +36,14 @@
 //
 // Both sides check what they read: the agent treats the memory as input
 // from another process (any offset or length may be wrong).
-#ifndef MERIDIAN_CAPTURE_PROBE_PROCESS_REGION_H_
-#define MERIDIAN_CAPTURE_PROBE_PROCESS_REGION_H_
+#ifndef MERIDIAN_ABI_PROCESS_REGION_H_
+#define MERIDIAN_ABI_PROCESS_REGION_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "capture/probe/span_ring.h"
+#include "abi/span_ring.h"
 
 namespace meridian {
 
@@ -156,4 +156,4 @@ inline bool StringAt(const ProcessRegionHeader* header, uint32_t id,
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_PROCESS_REGION_H_
+#endif  // MERIDIAN_ABI_PROCESS_REGION_H_

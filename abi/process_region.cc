@@ -1,4 +1,4 @@
-#include "capture/probe/process_region.h"
+#include "abi/process_region.h"
 
 #include <cstring>
 #include <new>

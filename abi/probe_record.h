@@ -7,8 +7,8 @@
 //
 // Depends on nothing but the C++ standard library: it is compiled into
 // libmeridian_probe.so.
-#ifndef MERIDIAN_CAPTURE_PROBE_PROBE_RECORD_H_
-#define MERIDIAN_CAPTURE_PROBE_PROBE_RECORD_H_
+#ifndef MERIDIAN_ABI_PROBE_RECORD_H_
+#define MERIDIAN_ABI_PROBE_RECORD_H_
 
 #include <cstdint>
 #include <type_traits>
@@ -89,4 +89,4 @@ static_assert(sizeof(ProbeRecord) == 96, "the shared-memory layout is ABI");
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_PROBE_RECORD_H_
+#endif  // MERIDIAN_ABI_PROBE_RECORD_H_

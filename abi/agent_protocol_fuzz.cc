@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "capture/probe/agent_protocol.h"
+#include "abi/agent_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   meridian::AgentRequest request;

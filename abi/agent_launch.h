@@ -12,8 +12,8 @@
 //
 // Plain POSIX: this is linked into traced processes. Nothing here runs per
 // event: at most once per process.
-#ifndef MERIDIAN_CAPTURE_PROBE_AGENT_LAUNCH_H_
-#define MERIDIAN_CAPTURE_PROBE_AGENT_LAUNCH_H_
+#ifndef MERIDIAN_ABI_AGENT_LAUNCH_H_
+#define MERIDIAN_ABI_AGENT_LAUNCH_H_
 
 #include <sys/types.h>
 
@@ -51,4 +51,4 @@ std::string AgentLogPath(const std::string& socket);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_AGENT_LAUNCH_H_
+#endif  // MERIDIAN_ABI_AGENT_LAUNCH_H_

@@ -1,4 +1,4 @@
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>

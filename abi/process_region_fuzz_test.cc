@@ -2,8 +2,8 @@
 #include <string>
 #include <vector>
 
-#include "capture/probe/process_region.h"
-#include "capture/probe/span_ring.h"
+#include "abi/process_region.h"
+#include "abi/span_ring.h"
 #include "gtest/gtest.h"
 #include "testing/fuzz_replay.h"
 

@@ -1,4 +1,4 @@
-#include "capture/probe/span_ring.h"
+#include "abi/span_ring.h"
 
 #include <new>
 

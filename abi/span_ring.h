@@ -20,14 +20,14 @@
 // Example, capacity 4: after 6 pushes and 3 records drained, tail = 3 and
 // head = 6; slots 3, 0, 1 (indexes 3, 4, 5) hold unread records and one slot
 // is free, so a 7th push succeeds and an 8th is dropped until the next drain.
-#ifndef MERIDIAN_CAPTURE_PROBE_SPAN_RING_H_
-#define MERIDIAN_CAPTURE_PROBE_SPAN_RING_H_
+#ifndef MERIDIAN_ABI_SPAN_RING_H_
+#define MERIDIAN_ABI_SPAN_RING_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "capture/probe/probe_record.h"
+#include "abi/probe_record.h"
 
 namespace meridian {
 
@@ -169,4 +169,4 @@ class SpanRingReader {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_SPAN_RING_H_
+#endif  // MERIDIAN_ABI_SPAN_RING_H_

@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/probe/agent_protocol.h"
+#include "abi/agent_protocol.h"
 #include "gtest/gtest.h"
 #include "testing/fuzz_replay.h"
 

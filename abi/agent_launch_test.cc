@@ -1,4 +1,4 @@
-#include "capture/probe/agent_launch.h"
+#include "abi/agent_launch.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

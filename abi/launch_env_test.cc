@@ -1,4 +1,4 @@
-#include "capture/probe/launch_env.h"
+#include "abi/launch_env.h"
 
 #include <map>
 #include <string>

@@ -12,14 +12,14 @@
 //   client -> agent  TraceRequest (`meridian trace`): record a step window.
 //
 // Plain structs of fixed size: the probe side uses no allocation.
-#ifndef MERIDIAN_CAPTURE_PROBE_AGENT_PROTOCOL_H_
-#define MERIDIAN_CAPTURE_PROBE_AGENT_PROTOCOL_H_
+#ifndef MERIDIAN_ABI_AGENT_PROTOCOL_H_
+#define MERIDIAN_ABI_AGENT_PROTOCOL_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "capture/probe/agent_dir.h"
+#include "abi/agent_dir.h"
 
 namespace meridian {
 
@@ -196,4 +196,4 @@ bool DecodeAgentRequest(const void* data, size_t size, AgentRequest* out);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CAPTURE_PROBE_AGENT_PROTOCOL_H_
+#endif  // MERIDIAN_ABI_AGENT_PROTOCOL_H_
