@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/metrics_endpoint.h"
+#include "net/metrics_endpoint.h"
 
 namespace meridian {
 namespace {

@@ -51,15 +51,15 @@
 #include "agent/spool.h"
 #include "agent/trace_relay.h"
 #include "abi/agent_protocol.h"
-#include "common/client_channel.h"
-#include "common/metrics_endpoint.h"
+#include "net/client_channel.h"
+#include "net/metrics_endpoint.h"
 #include "wire/batch_builder.h"
 
 namespace meridian {
 
 struct NodeAgentOptions {
   std::string collector;  // HOST:PORT
-  // TLS and token for the collector (common/client_channel.h).
+  // TLS and token for the collector (net/client_channel.h).
   ClientSecurity security;
   std::string socket;
   std::string spool_dir;

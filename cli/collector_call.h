@@ -5,7 +5,7 @@
 // its start (SetRequestDeadline). A streamed call (an export's chunks, an
 // import's acknowledgements, graph and replay traces) may rightly last
 // longer than that in all, so it gets an IdleDeadline instead
-// (common/idle_deadline.h): it fails when --request-timeout passes with no
+// (net/idle_deadline.h): it fails when --request-timeout passes with no
 // part of the answer. Either way a collector that takes the connection and
 // never answers holds a command no longer than --request-timeout.
 //

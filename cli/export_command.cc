@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/output_file.h"
-#include "common/idle_deadline.h"
+#include "net/idle_deadline.h"
 #include "import/paths.h"
 
 namespace meridian {

@@ -30,9 +30,9 @@
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "cli/trace_report.h"
-#include "common/client_channel.h"
+#include "net/client_channel.h"
 #include "common/command_line.h"
-#include "common/idle_deadline.h"
+#include "net/idle_deadline.h"
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"
 #include "import/trace_formats.h"
@@ -54,7 +54,7 @@ int Usage(const std::string& error) {
 }
 
 // A channel to the collector with the TLS and token settings of the
-// environment (MERIDIAN_TLS_CA, MERIDIAN_TOKEN, ...: common/client_channel.h);
+// environment (MERIDIAN_TLS_CA, MERIDIAN_TOKEN, ...: net/client_channel.h);
 // exits with status 2 and the reason if they cannot be used.
 std::shared_ptr<grpc::Channel> CollectorChannel(const std::string& collector) {
   meridian::ClientSecurity security;

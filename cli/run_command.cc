@@ -20,7 +20,7 @@
 #include "abi/agent_protocol.h"
 #include "abi/launch_env.h"
 #include "cli/job_name.h"
-#include "common/client_channel.h"
+#include "net/client_channel.h"
 #include "common/json.h"
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"

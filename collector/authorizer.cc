@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/client_channel.h"
+#include "net/client_channel.h"
 #include "common/crc32c.h"
 
 namespace meridian {

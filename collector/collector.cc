@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "common/client_channel.h"
+#include "net/client_channel.h"
 #include "common/memory.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "spdlog/spdlog.h"

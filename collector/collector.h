@@ -33,7 +33,7 @@
 #include "collector/control_service.h"
 #include "collector/ingest_service.h"
 #include "collector/job_refresher.h"
-#include "common/metrics_endpoint.h"
+#include "net/metrics_endpoint.h"
 #include "grpcpp/grpcpp.h"
 #include "query/clocks/evidence_log.h"
 #include "query/query_service.h"
@@ -46,7 +46,7 @@ struct CollectorOptions {
   std::string db_path = "meridian.db";
   bool full_sync = true;
   // Larger messages received are refused by gRPC with RESOURCE_EXHAUSTED
-  // (replies may be larger: up to common/client_channel.h's
+  // (replies may be larger: up to net/client_channel.h's
   // kCliMaxReplyBytes).
   // A parsed batch costs up to some 20 times its size (a message of empty
   // strings), so this with ingest.max_streams bounds the parsing memory.

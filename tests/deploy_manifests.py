@@ -316,7 +316,7 @@ def check_file(where, doc, container, path, what, private=False):
     """A file the program reads at start: in a mounted volume, readable by
     the container's user and, if `private`, with no group or other
     permission (the token files: collector/authorizer.cc,
-    common/client_channel.cc)."""
+    net/client_channel.cc)."""
     at = f"{where} container {container.get('name')}"
     m, volume = volume_of(doc, container, path)
     if m is None:

@@ -16,8 +16,9 @@ declare -A allowed=(
   [common]=""
   [abi]=""
   [capture]="abi common"
-  [wire]="proto common"
-  [agent]="abi wire proto common"
+  [net]=""
+  [wire]="net proto common"
+  [agent]="abi net wire proto common"
   [store]="wire proto common"
   [query/ops]="store wire proto common"
   [query/clocks]="query/ops store wire proto common"
@@ -25,9 +26,9 @@ declare -A allowed=(
   [query/export]="query/analysis query/clocks query/ops store wire proto common"
   [query]="query/export query/analysis query/clocks query/ops store wire proto common"
   [web]="proto common"
-  [collector]="web query store wire proto common"
+  [collector]="web query store net wire proto common"
   [import]="wire proto common"
-  [cli]="query import wire abi proto common"
+  [cli]="query import net wire abi proto common"
 )
 
 # The folder of allowed[] that owns package $1: the longest one that is

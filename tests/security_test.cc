@@ -12,7 +12,7 @@
 #include <string>
 
 #include "collector/collector.h"
-#include "common/client_channel.h"
+#include "net/client_channel.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "meridian/v1/control.grpc.pb.h"

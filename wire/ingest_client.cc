@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/idle_deadline.h"
+#include "net/idle_deadline.h"
 
 namespace meridian {
 namespace {

@@ -9,7 +9,7 @@
 //
 // Deadline: a stream on which the collector acknowledges nothing for
 // `ack_timeout` (from its start, or from the last ack) is cancelled
-// (common/idle_deadline.h), and SendAll ends with DEADLINE_EXCEEDED rather
+// (net/idle_deadline.h), and SendAll ends with DEADLINE_EXCEEDED rather
 // than open another: a collector that takes connections and never answers
 // holds a sender no longer than that. A stream that makes progress may last
 // as long as it needs.

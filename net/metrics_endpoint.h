@@ -7,8 +7,8 @@
 // counters and pay nothing between scrapes. Metric names and labels:
 // docs/operations.md. The address should be loopback or a monitoring
 // network: the samples name jobs.
-#ifndef MERIDIAN_COMMON_METRICS_ENDPOINT_H_
-#define MERIDIAN_COMMON_METRICS_ENDPOINT_H_
+#ifndef MERIDIAN_NET_METRICS_ENDPOINT_H_
+#define MERIDIAN_NET_METRICS_ENDPOINT_H_
 
 #include <functional>
 #include <memory>
@@ -58,4 +58,4 @@ prometheus::MetricFamily LabeledFamily(
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COMMON_METRICS_ENDPOINT_H_
+#endif  // MERIDIAN_NET_METRICS_ENDPOINT_H_

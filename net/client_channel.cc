@@ -1,4 +1,4 @@
-#include "common/client_channel.h"
+#include "net/client_channel.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -12,8 +12,8 @@
 //   MERIDIAN_TOKEN      the token itself, else
 //   MERIDIAN_TOKEN_FILE a file whose first line is the token; it must be
 //                       readable by its owner only
-#ifndef MERIDIAN_COMMON_CLIENT_CHANNEL_H_
-#define MERIDIAN_COMMON_CLIENT_CHANNEL_H_
+#ifndef MERIDIAN_NET_CLIENT_CHANNEL_H_
+#define MERIDIAN_NET_CLIENT_CHANNEL_H_
 
 #include <memory>
 #include <string>
@@ -59,4 +59,4 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COMMON_CLIENT_CHANNEL_H_
+#endif  // MERIDIAN_NET_CLIENT_CHANNEL_H_

@@ -16,8 +16,8 @@
 // ends at once when it does). Progress() and expired() are thread-safe.
 // One thread waits for the deadline; the destructor stops it and never
 // cancels anything itself. `context` must outlive this object.
-#ifndef MERIDIAN_COMMON_IDLE_DEADLINE_H_
-#define MERIDIAN_COMMON_IDLE_DEADLINE_H_
+#ifndef MERIDIAN_NET_IDLE_DEADLINE_H_
+#define MERIDIAN_NET_IDLE_DEADLINE_H_
 
 #include <chrono>
 #include <functional>
@@ -75,4 +75,4 @@ class IdleDeadline {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_COMMON_IDLE_DEADLINE_H_
+#endif  // MERIDIAN_NET_IDLE_DEADLINE_H_

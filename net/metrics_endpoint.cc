@@ -1,4 +1,4 @@
-#include "common/metrics_endpoint.h"
+#include "net/metrics_endpoint.h"
 
 #include <exception>
 

@@ -1,4 +1,4 @@
-#include "common/idle_deadline.h"
+#include "net/idle_deadline.h"
 
 #include <atomic>
 #include <chrono>
