@@ -1,5 +1,35 @@
-// SqliteStore: the Store (store.h) on an embedded SQLite file: the schema,
+// SqliteStore: the Store (store.h) on an embedded SQLite file, with the
 // threading and durability store.h describes. Store::Open gives one.
+//
+// Schema (docs/wire-and-store.md explains every column):
+//   strings(id, s)                       every distinct string, once
+//   jobs(id, name, epoch_ns, ...)        one row per job, with running totals
+//   processes(id, job, node, rank, ...)  traced processes
+//   tracks(id, process, kind, ext_id, name)
+//   ops(id, category, name)              (category, name) pairs: "operations"
+//   batches(agent, seq, ...)             every batch stored: exactly-once
+//   chunks(id, job, track, first_start, max_end, count, min_step,
+//        max_step, data)  one row per chunk of one track's spans
+//        (wire/span_chunk.h), indexed by (job, first_start); times relative
+//        to the job's epoch_ns. A scan reads only the chunks whose time,
+//        step and track bounds meet its range, and merges them in time order.
+//   agent_clock_models(agent, node, reference_ns, offset_ns, drift_ppb,
+//        uncertainty_ns)  every clock model an agent's batches carried for
+//        a node, once each
+//   job_agents(job, agent)  which agents delivered spans of each job: a
+//        job's timeline uses only their clock models
+//   op_totals(process, op, calls, bytes, dur_ns), op_size_totals(process,
+//        op, log2, calls, bytes, dur_ns), process_totals(process, comm_ns,
+//        elapsed_ns, source)  statistics another tool measured (imported
+//        mpitrace profiles), without spans; the latest replaces the older
+//   ring_marks(incarnation, ring, end_record)  how far each probe ring's
+//        records are stored: records a restarted agent sends again are
+//        stored once
+//   meta(key, value)  the schema's version
+//
+// Step summaries and their state (step_summaries, summary_states) and clock
+// solutions (clock_solutions) are the DerivedResults.
+//
 // Its files: sqlite_schema.cc (the schema, its upgrades, opening a store),
 // sqlite_store_write.cc (writes), sqlite_store.cc (reads and the derived
 // results), sqlite_store_parts.h (their statements and id caches).

@@ -1,34 +1,13 @@
-// Store: Meridian's span store, as an interface (its operations below),
-// and SqliteStore (sqlite_store.h), the store on an embedded SQLite file
-// that Open() gives. What follows describes the SQLite store's schema and
-// guarantees; another implementation keeps the guarantees.
+// Store: Meridian's span store, as an interface (its operations below,
+// and the results derived from the spans that it keeps: DerivedResults),
+// with the guarantees every implementation keeps. Open() gives the store a
+// location names: SqliteStore (sqlite_store.h, its schema there) for a
+// file, ClickHouseStore (clickhouse_store.h) for clickhouse://.
 //
-// Schema (docs/wire-and-store.md explains every column):
-//   strings(id, s)                       every distinct string, once
-//   jobs(id, name, epoch_ns, ...)        one row per job, with running totals
-//   processes(id, job, node, rank, ...)  traced processes
-//   tracks(id, process, kind, ext_id, name)
-//   ops(id, category, name)              (category, name) pairs: "operations"
-//   batches(agent, seq, ...)             every batch stored: exactly-once
-//   chunks(id, job, track, first_start, max_end, count, min_step,
-//        max_step, data)  one row per chunk of one track's spans
-//        (wire/span_chunk.h), indexed by (job, first_start); times relative
-//        to the job's epoch_ns. A scan reads only the chunks whose time,
-//        step and track bounds meet its range, and merges them in time order.
-//   agent_clock_models(agent, node, reference_ns, offset_ns, drift_ppb,
-//        uncertainty_ns)  every clock model an agent's batches carried for
-//        a node, once each
-//   job_agents(job, agent)  which agents delivered spans of each job: a
-//        job's timeline uses only their clock models
-//   op_totals(process, op, calls, bytes, dur_ns), op_size_totals(process,
-//        op, log2, calls, bytes, dur_ns), process_totals(process, comm_ns,
-//        elapsed_ns, source)  statistics another tool measured (imported
-//        mpitrace profiles), without spans; the latest replaces the older
-//
-// Threading: a Store is a single SQLite connection, used by one thread at a
-// time (the collector's BatchWriter owns the writing one). Open() more Stores
-// on the same path for concurrent readers: SQLite's WAL mode lets readers
-// proceed while one writer commits.
+// Threading: a Store is one connection, used by one thread at a time (the
+// collector's BatchWriter owns the writing one). Open() more Stores on the
+// same location for concurrent readers, which proceed while one writer
+// commits (SQLite's WAL mode; ClickHouse's snapshots).
 //
 // Durability: Write() returns only after COMMIT, with synchronous=FULL by
 // default, so an acknowledged batch survives a crash of the process or the
@@ -249,7 +228,40 @@ struct ScanStats {
   absl::flat_hash_set<int64_t> chunk_ids;
 };
 
-class Store {
+// What a store keeps of the results derived from a job's spans, so that a
+// query of a finished job reads them instead of solving again: its clock
+// solution and its step summaries. A cache: each can be made again from
+// the spans, and DeleteJob deletes them with the job.
+class DerivedResults {
+ public:
+  virtual ~DerivedResults() = default;
+
+  // The clock solution last saved for job `job_id` (nullopt if none, or if
+  // the job was deleted since), and saving one (replacing the older).
+  // DeleteJob deletes it with the job.
+  virtual absl::StatusOr<std::optional<StoredJobResult>> LoadClockSolution(
+      int64_t job_id) = 0;
+  virtual absl::Status SaveClockSolution(int64_t job_id,
+                                         const StoredJobResult& solution) = 0;
+
+  // Step summaries of job `job_id`. Saving stores `steps`, each replacing
+  // the summary stored for its step, and then `state` (what the summaries
+  // cover), replacing the older: a reader that finds a state finds the
+  // summaries saved with it. LoadSummaryState: the last state saved
+  // (nullopt if none, or if the job was deleted since). ScanStepSummaries:
+  // each stored summary of a step >= `first_step`, by ascending step, until
+  // `visit` returns false. DeleteJob deletes them with the job.
+  virtual absl::Status SaveStepSummaries(
+      int64_t job_id, const std::vector<StoredStepSummary>& steps,
+      const StoredJobResult& state) = 0;
+  virtual absl::StatusOr<std::optional<StoredJobResult>> LoadSummaryState(
+      int64_t job_id) = 0;
+  virtual absl::Status ScanStepSummaries(
+      int64_t job_id, int64_t first_step,
+      const std::function<bool(const StoredStepSummary&)>& visit) = 0;
+};
+
+class Store : public DerivedResults {
  public:
   // Opens (creating if needed) the store at `path`. Fails with a message that
   // names the path if the file cannot be opened, is not a Meridian store, or
@@ -345,30 +357,6 @@ class Store {
 
   // Size of the database file plus its WAL, in bytes.
   virtual absl::StatusOr<int64_t> FileBytes() = 0;
-
-  // The clock solution last saved for job `job_id` (nullopt if none, or if
-  // the job was deleted since), and saving one (replacing the older).
-  // DeleteJob deletes it with the job.
-  virtual absl::StatusOr<std::optional<StoredJobResult>> LoadClockSolution(
-      int64_t job_id) = 0;
-  virtual absl::Status SaveClockSolution(int64_t job_id,
-                                         const StoredJobResult& solution) = 0;
-
-  // Step summaries of job `job_id`. Saving stores `steps`, each replacing
-  // the summary stored for its step, and then `state` (what the summaries
-  // cover), replacing the older: a reader that finds a state finds the
-  // summaries saved with it. LoadSummaryState: the last state saved
-  // (nullopt if none, or if the job was deleted since). ScanStepSummaries:
-  // each stored summary of a step >= `first_step`, by ascending step, until
-  // `visit` returns false. DeleteJob deletes them with the job.
-  virtual absl::Status SaveStepSummaries(
-      int64_t job_id, const std::vector<StoredStepSummary>& steps,
-      const StoredJobResult& state) = 0;
-  virtual absl::StatusOr<std::optional<StoredJobResult>> LoadSummaryState(
-      int64_t job_id) = 0;
-  virtual absl::Status ScanStepSummaries(
-      int64_t job_id, int64_t first_step,
-      const std::function<bool(const StoredStepSummary&)>& visit) = 0;
 };
 
 }  // namespace meridian
