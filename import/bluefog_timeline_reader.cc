@@ -216,18 +216,9 @@ absl::StatusOr<ImportedTrace> Reader::Read(std::string json) {
   source.syntax_hint =
       "Bluefog writes tensor and activity names unescaped: a name with a "
       "quote or backslash can leave the file unreadable";
-  TimelineSummary summary;
-  absl::Status status = ReadTimelineEvents(
+  return ReadTimeline(
       std::move(json), source, [&](TimelineEvent& e) { return Handle(e); },
-      &summary);
-  if (!status.ok()) return status;
-  ImportedTrace trace;
-  if (std::string note = EscapedNamesNote(summary); !note.empty()) {
-    trace.notes.push_back(std::move(note));
-  }
-  status = Finish(&trace);
-  if (!status.ok()) return status;
-  return trace;
+      [&](ImportedTrace* trace) { return Finish(trace); });
 }
 
 }  // namespace

@@ -174,13 +174,9 @@ absl::Status Reader::Finish(ImportedTrace* out) {
 absl::StatusOr<ImportedTrace> Reader::Read(std::string json) {
   TimelineSource source;
   source.file = options_.file;
-  absl::Status status = ReadTimelineEvents(
-      std::move(json), source, [&](TimelineEvent& e) { return Handle(e); });
-  if (!status.ok()) return status;
-  ImportedTrace trace;
-  status = Finish(&trace);
-  if (!status.ok()) return status;
-  return trace;
+  return ReadTimeline(
+      std::move(json), source, [&](TimelineEvent& e) { return Handle(e); },
+      [&](ImportedTrace* trace) { return Finish(trace); });
 }
 
 }  // namespace

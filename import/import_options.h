@@ -11,7 +11,7 @@
 namespace meridian {
 
 struct ImportOptions {
-  std::string file;  // the path: for messages, and what the path says
+  std::string file;   // the path: for messages, and what the path says
   std::string node;   // --node; "": from the file or its name
   int32_t rank = -1;  // --rank; -1: from the file or its path
   // --epoch-ns: what ts 0 is, for a file whose times are relative.

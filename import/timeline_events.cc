@@ -546,4 +546,21 @@ std::string EscapedNamesNote(const TimelineSummary& summary) {
                       "control characters were read as written");
 }
 
+absl::StatusOr<ImportedTrace> ReadTimeline(
+    std::string json, const TimelineSource& source,
+    absl::FunctionRef<absl::Status(TimelineEvent&)> handle,
+    absl::FunctionRef<absl::Status(ImportedTrace*)> finish) {
+  TimelineSummary summary;
+  absl::Status status =
+      ReadTimelineEvents(std::move(json), source, handle, &summary);
+  if (!status.ok()) return status;
+  ImportedTrace trace;
+  if (std::string note = EscapedNamesNote(summary); !note.empty()) {
+    trace.notes.push_back(std::move(note));
+  }
+  status = finish(&trace);
+  if (!status.ok()) return status;
+  return trace;
+}
+
 }  // namespace meridian

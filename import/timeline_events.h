@@ -102,6 +102,14 @@ int64_t EscapeRawProcessNames(std::string* json);
 // What a reader says of the names ReadTimelineEvents escaped; "" if none.
 std::string EscapedNamesNote(const TimelineSummary& summary);
 
+// Every framework reader's skeleton: `json`'s events, each to `handle`,
+// then the trace made by `finish`, with the note of the names escaped
+// (EscapedNamesNote) first. The first error of either, as it is.
+absl::StatusOr<ImportedTrace> ReadTimeline(
+    std::string json, const TimelineSource& source,
+    absl::FunctionRef<absl::Status(TimelineEvent&)> handle,
+    absl::FunctionRef<absl::Status(ImportedTrace*)> finish);
+
 }  // namespace meridian
 
 #endif  // MERIDIAN_IMPORT_TIMELINE_EVENTS_H_
