@@ -12,6 +12,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
@@ -23,13 +24,6 @@ std::string Dir(const std::string& name) {
   EXPECT_EQ(system(command.c_str()), 0);
   EXPECT_EQ(mkdir(dir.c_str(), 0700), 0);
   return dir;
-}
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // A stand-in agent: writes its arguments and environment beside itself and
@@ -83,14 +77,14 @@ TEST(AgentLaunchTest, StartsTheAgentUntracedWithItsLogInThePrivateDir) {
   const pid_t pid = SpawnAgent(launch, environment, &error);
   ASSERT_GT(pid, 0) << error;
   EXPECT_EQ(WaitFor(pid), kAgentLostRace);
-  EXPECT_EQ(Read(dir + "/args"), "--collector head:7070 --socket " +
-                                     launch.socket + " --exit-when-idle\n");
-  const std::string env = Read(dir + "/env");
+  EXPECT_EQ(FileText(dir + "/args"), "--collector head:7070 --socket " +
+                                         launch.socket + " --exit-when-idle\n");
+  const std::string env = FileText(dir + "/env");
   EXPECT_NE(env.find("MERIDIAN_JOB=resnet\n"), std::string::npos) << env;
   EXPECT_EQ(env.find("LD_PRELOAD"), std::string::npos) << env;
   EXPECT_EQ(env.find("MERIDIAN_AGENT_SOCKET"), std::string::npos) << env;
   EXPECT_EQ(env.find("NCCL_PROFILER_PLUGIN"), std::string::npos) << env;
-  EXPECT_EQ(Read(runtime + "/agent.log"), "agent: another agent serves\n");
+  EXPECT_EQ(FileText(runtime + "/agent.log"), "agent: another agent serves\n");
   struct stat st;
   ASSERT_EQ(stat(runtime.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);

@@ -7,6 +7,7 @@
 
 #include "agent/spool.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 #include "testing/fuzz_replay.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -28,10 +29,7 @@ std::vector<std::string> Seeds() {
     for (int i = 0; i < 3; ++i) batch.add_spans()->set_start_ns(i);
     EXPECT_EQ(*(*spool)->Append(batch, {{77, 0, 10}, {77, 1, 4}}), 1u);
   }
-  std::ifstream in(path + "/00000000000000000001.batch", std::ios::binary);
-  std::stringstream data;
-  data << in.rdbuf();
-  seeds.push_back(data.str());
+  seeds.push_back(FileText(path + "/00000000000000000001.batch"));
   (void)!system(("rm -rf " + path).c_str());
   return seeds;
 }

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/crc32c.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
@@ -257,13 +258,6 @@ TEST_F(SpoolTest, AnUnreadableFileIsSetAsideAndTheRestLoads) {
   EXPECT_EQ((*again)->Read(2)->batch_seq(), 2u);
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 void Write(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
 }
@@ -280,7 +274,7 @@ TEST_F(SpoolTest, AFileCutShortOrChangedIsCaughtNotResent) {
   }
   const std::string cut = dir_ + "/00000000000000000001.batch";
   const std::string flipped = dir_ + "/00000000000000000002.batch";
-  std::string data = Slurp(cut);
+  std::string data = FileText(cut);
   // The last span is 4 bytes on the wire (field 6, length 2, start_ns 3):
   // without it
   // the batch still parses, with 3 spans.
@@ -290,7 +284,7 @@ TEST_F(SpoolTest, AFileCutShortOrChangedIsCaughtNotResent) {
   ASSERT_TRUE(shorter.ParseFromString(data.substr(28 + 36 + 4)));
   EXPECT_EQ(shorter.spans_size(), 3);
   Write(cut, data);
-  data = Slurp(flipped);
+  data = FileText(flipped);
   // The batch's batch_seq (after its agent_id, the identity's is first).
   const size_t seq = data.rfind("node/agent-1") + 12 + 1;
   ASSERT_EQ(data[seq], 2);
@@ -324,7 +318,7 @@ TEST_F(SpoolTest, AFileRenamedSwappedOrCopiedOverAnotherIsCaught) {
   ASSERT_EQ(rename(file(1).c_str(), (file(1) + ".x").c_str()), 0);
   ASSERT_EQ(rename(file(3).c_str(), file(1).c_str()), 0);
   ASSERT_EQ(rename((file(1) + ".x").c_str(), file(3).c_str()), 0);
-  Write(file(4), Slurp(file(2)));
+  Write(file(4), FileText(file(2)));
   auto again = Spool::Open(dir_, 1 << 20);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->corrupt_files(),
@@ -348,7 +342,7 @@ TEST_F(SpoolTest, ABatchThatIsNotTheOneItsHeaderNamesIsRefusedOnRead) {
     ASSERT_TRUE((*spool)->Append(Batch(1, 2), {}).ok());
   }
   const std::string path = dir_ + "/00000000000000000001.batch";
-  std::string data = Slurp(path);
+  std::string data = FileText(path);
   data[28 + 8] = 9;  // the identity's batch_seq: 1 -> 9
   const std::string_view all(data);
   const uint32_t crc = Crc32c(all.substr(28), Crc32c(all.substr(8, 16)));

@@ -24,17 +24,13 @@
 #include "absl/strings/str_split.h"
 #include "cli/command_tree.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
 
 std::string ReadDoc() {
-  const std::string path =
-      std::string(getenv("TEST_SRCDIR")) + "/meridian/docs/cli.md";
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return FileText(std::string(getenv("TEST_SRCDIR")) + "/meridian/docs/cli.md");
 }
 
 // The lines from "## meridian" up to the next level-2 heading.

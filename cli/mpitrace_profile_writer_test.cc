@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "import/mpitrace_profile_reader.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
@@ -274,13 +275,6 @@ std::string TempDir(const std::string& name) {
   return std::string(base != nullptr ? base : "/tmp") + "/" + name;
 }
 
-std::string Contents(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(MpitraceProfileWriterTest, CreatesTheDirectoryAndWritesEachRank) {
   const std::string dir = TempDir("profiles");
   const v1::StatsReply stats = ThreeRanks();
@@ -293,7 +287,7 @@ TEST(MpitraceProfileWriterTest, CreatesTheDirectoryAndWritesEachRank) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   const std::vector<MpitraceProfileText> profiles = MpitraceProfiles(stats, 8);
   for (const MpitraceProfileText& p : profiles) {
-    EXPECT_EQ(Contents(dir + "/" + p.file_name), p.text) << p.file_name;
+    EXPECT_EQ(FileText(dir + "/" + p.file_name), p.text) << p.file_name;
   }
   // Again: every name exists, nothing is replaced.
   auto again = WriteMpitraceProfiles(stats, 4, dir);
@@ -303,7 +297,7 @@ TEST(MpitraceProfileWriterTest, CreatesTheDirectoryAndWritesEachRank) {
             dir +
                 "/mpi_profile.0 exists; meridian stats --mpitrace never "
                 "replaces a file: remove it or give another directory");
-  EXPECT_EQ(Contents(dir + "/mpi_profile.0"), profiles[0].text);
+  EXPECT_EQ(FileText(dir + "/mpi_profile.0"), profiles[0].text);
 }
 
 TEST(MpitraceProfileWriterTest, WritesIntoAnExistingDirectory) {
@@ -328,7 +322,7 @@ TEST(MpitraceProfileWriterTest, NeverFollowsALink) {
   auto written = WriteMpitraceProfiles(ThreeRanks(), 8, dir);
   ASSERT_FALSE(written.ok());
   EXPECT_EQ(written.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(Contents(target), "theirs");
+  EXPECT_EQ(FileText(target), "theirs");
   struct stat st;
   EXPECT_NE(lstat((dir + "/mpi_profile.0").c_str(), &st), 0);
   EXPECT_NE(lstat((dir + "/mpi_profile.1").c_str(), &st), 0);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
@@ -23,13 +24,6 @@ bool Exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(OutputFileTest, WritesBesideTheNameAndRenamesOnCommit) {
   const std::string path = TempPath("plain.json");
   auto file = OutputFile::Create(path, "test");
@@ -39,7 +33,7 @@ TEST(OutputFileTest, WritesBesideTheNameAndRenamesOnCommit) {
   EXPECT_TRUE(Exists(path + ".partial"));
   EXPECT_FALSE(Exists(path));
   ASSERT_TRUE((*file)->Commit().ok());
-  EXPECT_EQ(Slurp(path), "[1,2]");
+  EXPECT_EQ(FileText(path), "[1,2]");
   EXPECT_EQ((*file)->bytes_out(), 5);
   EXPECT_FALSE(Exists(path + ".partial"));
 }
@@ -87,7 +81,7 @@ TEST(OutputFileTest, RefusesToWriteThroughASymbolicLink) {
             "cannot write " + path +
                 ".partial: Too many levels of symbolic links (it is a "
                 "symbolic link; remove it)");
-  EXPECT_EQ(Slurp(victim), "keep");
+  EXPECT_EQ(FileText(victim), "keep");
 }
 
 TEST(OutputFileTest, AnUnwritableDirectoryIsAClearError) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
@@ -14,14 +15,6 @@ constexpr int64_t kEpoch = 1764000000000000000;  // 2025-11-24 16:00:00 UTC
 constexpr int64_t kUs = 1000;
 constexpr int64_t kHour = 3600000000 * kUs;  // ts 3600000000: boot + 1 h
 constexpr char kFile[] = "import/testdata/bluefog/tl1.json";
-
-std::string ReadTestFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
 
 ImportedTrace Read(const std::string& json, ImportOptions options) {
   auto trace = ReadBluefogTimeline(json, options);
@@ -40,7 +33,7 @@ TEST(BluefogTimelineReaderTest, ReadsAgentTimeline) {
   ImportOptions options;
   options.file = kFile;
   options.epoch_ns = kEpoch;
-  const ImportedTrace t = Read(ReadTestFile(kFile), options);
+  const ImportedTrace t = Read(FileText(kFile), options);
   EXPECT_EQ(t.format, "bluefog");
   ASSERT_EQ(t.processes.size(), 1u);
   EXPECT_EQ(t.processes[0].rank, 1);  // tl1.json
@@ -106,7 +99,7 @@ TEST(BluefogTimelineReaderTest, RelativeTimesEndAtTheFallback) {
   options.fallback_end_ns = kEpoch;
   options.rank = 9;
   options.node = "host-b";
-  const ImportedTrace t = Read(ReadTestFile(kFile), options);
+  const ImportedTrace t = Read(FileText(kFile), options);
   EXPECT_EQ(t.processes[0].rank, 9);
   EXPECT_EQ(t.processes[0].node, "host-b");
   // FORWARD ends last, at ts 3600000290.
@@ -117,7 +110,7 @@ TEST(BluefogTimelineReaderTest, RelativeTimesEndAtTheFallback) {
 }
 
 TEST(BluefogTimelineReaderTest, RelativeTimesWithoutAnEpochAreRefused) {
-  const std::string error = Error(ReadTestFile(kFile));
+  const std::string error = Error(FileText(kFile));
   EXPECT_TRUE(absl::StrContains(
       error,
       "bad.json: event 4 (line 6, \"ALLOCATE_OUTPUT\"): field \"ts\": "

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
@@ -13,14 +14,6 @@ namespace {
 constexpr int64_t kEpoch = 1764000000000000000;  // 2025-11-24 16:00:00 UTC
 constexpr int64_t kUs = 1000;
 constexpr char kRoot[] = "import/testdata/byteps/0/comm.json";
-
-std::string ReadTestFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
 
 ImportedTrace Read(const std::string& json, ImportOptions options = {}) {
   if (options.file.empty()) options.file = "comm.json";
@@ -48,7 +41,7 @@ std::string Event(const std::string& fields) {
 TEST(BytePSTraceReaderTest, ReadsRootGpuTrace) {
   ImportOptions options;
   options.file = kRoot;
-  const ImportedTrace t = Read(ReadTestFile(kRoot), options);
+  const ImportedTrace t = Read(FileText(kRoot), options);
   EXPECT_EQ(t.format, "byteps");
   ASSERT_EQ(t.processes.size(), 1u);
   EXPECT_EQ(t.processes[0].local_rank, 0);
@@ -116,7 +109,7 @@ TEST(BytePSTraceReaderTest, RankNodeAndLocalRank) {
   options.file = "import/testdata/byteps/3/comm.json";
   options.rank = 7;
   options.node = "worker-1";
-  const ImportedTrace t = Read(ReadTestFile(options.file), options);
+  const ImportedTrace t = Read(FileText(options.file), options);
   EXPECT_EQ(t.processes[0].rank, 7);
   EXPECT_EQ(t.processes[0].local_rank, 3);
   EXPECT_EQ(t.processes[0].node, "worker-1");
@@ -129,7 +122,7 @@ TEST(BytePSTraceReaderTest, RankNodeAndLocalRank) {
 
   // Not in a numbered directory: the path is the node.
   const ImportedTrace u =
-      Read(ReadTestFile(options.file), {"/tmp/comm.json", "", -1, {}, 0});
+      Read(FileText(options.file), {"/tmp/comm.json", "", -1, {}, 0});
   EXPECT_EQ(u.processes[0].local_rank, -1);
   EXPECT_EQ(u.processes[0].node, "/tmp/comm.json");
 }

@@ -6,20 +6,13 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
 
 constexpr int64_t kEpoch = 1764000000000000000;  // 2025-11-24 16:00:00 UTC
 constexpr int64_t kUs = 1000;
-
-std::string ReadTestFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
 
 ImportedTrace Read(const std::string& json, ImportOptions options = {}) {
   if (options.file.empty()) options.file = "timeline.json";
@@ -61,7 +54,7 @@ TEST(HorovodTimelineReaderTest, ReadsClosedTimelineWithEpochHeader) {
   ImportOptions options;
   options.file = "import/testdata/horovod_timeline.json";
   options.epoch_ns = 5;  // the file's own epoch wins
-  const ImportedTrace t = Read(ReadTestFile(options.file), options);
+  const ImportedTrace t = Read(FileText(options.file), options);
   EXPECT_EQ(t.format, "horovod");
   ASSERT_EQ(t.processes.size(), 1u);
   EXPECT_EQ(t.processes[0].rank, 0);
@@ -149,7 +142,7 @@ TEST(HorovodTimelineReaderTest, ReadsUnclosedTimelineWithEpochOption) {
   options.epoch_ns = kEpoch;
   options.rank = 4;
   options.node = "host-a";
-  const ImportedTrace t = Read(ReadTestFile(options.file), options);
+  const ImportedTrace t = Read(FileText(options.file), options);
   EXPECT_EQ(t.processes[0].rank, 4);
   EXPECT_EQ(t.processes[0].node, "host-a");
   ASSERT_EQ(t.tracks.size(), 1u);
@@ -175,8 +168,8 @@ TEST(HorovodTimelineReaderTest, ReadsUnclosedTimelineWithEpochOption) {
 TEST(HorovodTimelineReaderTest, RelativeTimesEndAtTheFallback) {
   ImportOptions options;
   options.fallback_end_ns = kEpoch;
-  const ImportedTrace t = Read(
-      ReadTestFile("import/testdata/horovod_timeline_unclosed.json"), options);
+  const ImportedTrace t =
+      Read(FileText("import/testdata/horovod_timeline_unclosed.json"), options);
   // The latest time is the tick at 31 µs.
   int64_t last = 0;
   for (const ImportedSpan& s : t.spans) {
@@ -194,7 +187,7 @@ TEST(HorovodTimelineReaderTest, RelativeTimesEndAtTheFallback) {
 
 TEST(HorovodTimelineReaderTest, RelativeTimesWithoutAnEpochAreRefused) {
   const std::string error =
-      Error(ReadTestFile("import/testdata/horovod_timeline_unclosed.json"));
+      Error(FileText("import/testdata/horovod_timeline_unclosed.json"));
   EXPECT_TRUE(absl::StrContains(error, "bad.json: event 3 (line 5, ")) << error;
   EXPECT_TRUE(absl::StrContains(error, "not a time between 2000 and 2100"))
       << error;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 #include "testing/fuzz_replay.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -13,12 +14,10 @@ namespace meridian {
 namespace {
 
 std::string Testdata(const std::string& name) {
-  std::ifstream in(std::string(getenv("TEST_SRCDIR")) +
-                   "/meridian/import/testdata/" + name);
-  std::stringstream data;
-  data << in.rdbuf();
-  EXPECT_FALSE(data.str().empty()) << name;
-  return data.str();
+  const std::string text = FileText(std::string(getenv("TEST_SRCDIR")) +
+                                    "/meridian/import/testdata/" + name);
+  EXPECT_FALSE(text.empty()) << name;
+  return text;
 }
 
 // Both sample profiles (rank 0 with its summary of all ranks, rank 3 with

@@ -10,17 +10,16 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
 
 std::string Testdata(const std::string& name) {
-  std::ifstream in(std::string(getenv("TEST_SRCDIR")) +
-                   "/meridian/import/testdata/" + name);
-  std::stringstream data;
-  data << in.rdbuf();
-  EXPECT_FALSE(data.str().empty()) << name;
-  return data.str();
+  const std::string text = FileText(std::string(getenv("TEST_SRCDIR")) +
+                                    "/meridian/import/testdata/" + name);
+  EXPECT_FALSE(text.empty()) << name;
+  return text;
 }
 
 MpitraceProfile Read(const std::string& text) {

@@ -5,16 +5,14 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
 
 MpitraceProfile Read(const std::string& name) {
   const std::string path = "import/testdata/" + name;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto profile = ReadMpitraceProfile(text.str(), path);
+  auto profile = ReadMpitraceProfile(FileText(path), path);
   EXPECT_TRUE(profile.ok()) << profile.status();
   return profile.ok() ? *profile : MpitraceProfile();
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 #include "testing/fuzz_replay.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -34,13 +35,12 @@ std::string Image(const std::string& sql) {
 // The test's sample export (every table), and a small one with a
 // session start, strings and NVTX only.
 std::vector<std::string> Seeds() {
-  std::ifstream in(std::string(getenv("TEST_SRCDIR")) +
-                   "/meridian/import/testdata/nsight_sample.sql");
-  std::stringstream sample;
-  sample << in.rdbuf();
-  EXPECT_FALSE(sample.str().empty());
+  const std::string sample =
+      FileText(std::string(getenv("TEST_SRCDIR")) +
+               "/meridian/import/testdata/nsight_sample.sql");
+  EXPECT_FALSE(sample.empty());
   return {
-      Image(sample.str()),
+      Image(sample),
       Image("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
             "INSERT INTO StringIds VALUES (1, 'step');"
             "CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER);"

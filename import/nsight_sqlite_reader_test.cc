@@ -11,18 +11,12 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
 
 constexpr int64_t kEpoch = 1764000000000000000;  // the sample's session start
-
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream data;
-  data << in.rdbuf();
-  return data.str();
-}
 
 std::string TempPath(const std::string& name) {
   return std::string(getenv("TEST_TMPDIR")) + "/" + name;
@@ -30,8 +24,8 @@ std::string TempPath(const std::string& name) {
 
 std::string SampleSql() {
   const std::string sql =
-      ReadWhole(std::string(getenv("TEST_SRCDIR")) +
-                "/meridian/import/testdata/nsight_sample.sql");
+      FileText(std::string(getenv("TEST_SRCDIR")) +
+               "/meridian/import/testdata/nsight_sample.sql");
   EXPECT_FALSE(sql.empty());
   return sql;
 }
@@ -210,7 +204,7 @@ TEST(NsightSqliteReaderTest, ReadsEveryTableExactly) {
 TEST(NsightSqliteReaderTest, ImageReadsLikeTheFile) {
   const std::string path = Build("image.sqlite");
   const ImportedTrace from_file = Read(path);
-  const std::string image = ReadWhole(path);
+  const std::string image = FileText(path);
   ImportOptions options;
   options.file = "image.sqlite";
   auto from_image = ReadNsightSqliteImage(image, options);
@@ -435,7 +429,7 @@ TEST(NsightSqliteReaderTest, RefusesBadValuesNamingTableRowAndColumn) {
 // page is SQLite's "malformed" error, as a value.
 TEST(NsightSqliteReaderTest, RefusesTruncatedAndCorruptedFiles) {
   const std::string path = Build("whole.sqlite");
-  const std::string bytes = ReadWhole(path);
+  const std::string bytes = FileText(path);
   ASSERT_EQ(bytes.size() % 4096, 0u);
 
   const std::string cut = TempPath("cut.sqlite");

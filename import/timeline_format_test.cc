@@ -5,17 +5,16 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 
 namespace meridian {
 namespace {
 
 // The first `bytes` of a test file, as meridian import reads a head.
 std::string Head(const std::string& path, size_t bytes = 4096) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream data;
-  data << in.rdbuf();
-  return data.str().substr(0, bytes);
+  const std::string text = FileText(path);
+  EXPECT_FALSE(text.empty()) << path;
+  return text.substr(0, bytes);
 }
 
 TEST(TimelineFormatTest, KnowsEachFrameworkByItsFirstBytes) {

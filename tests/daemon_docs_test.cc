@@ -13,18 +13,14 @@
 #include "agent/agent_usage.h"
 #include "collector/collector_usage.h"
 #include "gtest/gtest.h"
+#include "testing/file_text.h"
 #include "testing/runfile.h"
 #include "testing/synth_usage.h"
 
 namespace meridian {
 namespace {
 
-std::string Read(const std::string& path) {
-  std::ifstream in(Runfile(path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string Read(const std::string& path) { return FileText(Runfile(path)); }
 
 // Every --name in `text`.
 std::set<std::string> Flags(const std::string& text) {
