@@ -16,11 +16,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "abi/agent_dir.h"
 #include "absl/strings/str_cat.h"
 #include "agent/agent_metrics.h"
 #include "agent/agent_time.h"
 #include "agent/errno_status.h"
-#include "abi/agent_dir.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 #include "wire/batch_spans.h"

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "abi/agent_protocol.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/agent_metrics.h"
@@ -50,7 +51,6 @@
 #include "agent/probe_session.h"
 #include "agent/spool.h"
 #include "agent/trace_relay.h"
-#include "abi/agent_protocol.h"
 #include "net/client_channel.h"
 #include "net/metrics_endpoint.h"
 #include "wire/batch_builder.h"

@@ -13,11 +13,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "abi/agent_dir.h"
 #include "absl/strings/str_cat.h"
 #include "agent/agent_time.h"
 #include "agent/errno_status.h"
 #include "agent/node_agent.h"
-#include "abi/agent_dir.h"
 #include "spdlog/spdlog.h"
 
 namespace meridian {

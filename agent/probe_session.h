@@ -27,13 +27,13 @@
 #include <tuple>
 #include <vector>
 
+#include "abi/agent_protocol.h"
+#include "abi/process_region.h"
+#include "abi/span_ring.h"
 #include "absl/status/statusor.h"
 #include "agent/callsite_symbolizer.h"
 #include "agent/node_time_map.h"
 #include "agent/probe_args.h"
-#include "abi/agent_protocol.h"
-#include "abi/process_region.h"
-#include "abi/span_ring.h"
 #include "wire/batch_builder.h"
 #include "wire/span_rules.h"
 

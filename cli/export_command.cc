@@ -8,8 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/output_file.h"
-#include "net/idle_deadline.h"
 #include "import/paths.h"
+#include "net/idle_deadline.h"
 
 namespace meridian {
 namespace {

@@ -30,14 +30,14 @@
 #include "cli/run_command.h"
 #include "cli/stats_report.h"
 #include "cli/trace_report.h"
-#include "net/client_channel.h"
 #include "common/command_line.h"
-#include "net/idle_deadline.h"
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"
 #include "import/trace_formats.h"
 #include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "net/client_channel.h"
+#include "net/idle_deadline.h"
 
 namespace {
 

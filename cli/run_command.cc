@@ -15,16 +15,16 @@
 #include <map>
 #include <optional>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "abi/agent_protocol.h"
 #include "abi/launch_env.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "cli/job_name.h"
-#include "net/client_channel.h"
 #include "common/json.h"
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "net/client_channel.h"
 
 extern char** environ;
 

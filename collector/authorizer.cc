@@ -6,8 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "net/client_channel.h"
 #include "common/crc32c.h"
+#include "net/client_channel.h"
 
 namespace meridian {
 namespace {

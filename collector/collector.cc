@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "net/client_channel.h"
 #include "common/memory.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "net/client_channel.h"
 #include "spdlog/spdlog.h"
 #include "store/clickhouse_store.h"
 

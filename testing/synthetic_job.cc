@@ -57,10 +57,9 @@ void ForEachSyntheticBatch(const SyntheticJob& job, int node,
   // Declared as its first span comes.
   auto declare = [&](int rank) {
     if (first_rank_on_node < 0) first_rank_on_node = rank;
-    int process =
-        builder.DeclareProcess({job.job, absl::StrCat("node-", node), rank,
-                                rank - first_rank_on_node, 10000 + rank,
-                                job.declare_ended ? job.ranks : 0});
+    int process = builder.DeclareProcess(
+        {job.job, absl::StrCat("node-", node), rank, rank - first_rank_on_node,
+         10000 + rank, job.declare_ended ? job.ranks : 0});
     return Local{rank, process,
                  builder.DeclareTrack(process, v1::TRACK_KIND_THREAD,
                                       20000 + rank, "main")};

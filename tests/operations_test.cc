@@ -12,11 +12,11 @@
 #include <string>
 #include <thread>
 
-#include "absl/strings/match.h"
-#include "agent/node_agent.h"
 #include "abi/agent_protocol.h"
 #include "abi/process_region.h"
 #include "abi/span_ring.h"
+#include "absl/strings/match.h"
+#include "agent/node_agent.h"
 #include "collector/collector.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"

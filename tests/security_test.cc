@@ -12,11 +12,11 @@
 #include <string>
 
 #include "collector/collector.h"
-#include "net/client_channel.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "meridian/v1/control.grpc.pb.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "net/client_channel.h"
 #include "wire/batch_builder.h"
 #include "wire/ingest_client.h"
 

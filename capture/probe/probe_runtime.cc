@@ -24,9 +24,9 @@
 
 #include "abi/agent_launch.h"
 #include "abi/agent_protocol.h"
-#include "capture/probe/callsite.h"
 #include "abi/launch_env.h"
 #include "abi/process_region.h"
+#include "capture/probe/callsite.h"
 #include "common/utf8.h"
 
 namespace meridian {
