@@ -11,13 +11,13 @@
 #include <cstring>
 #include <optional>
 
+#include "abi/agent_dir.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "agent/errno_status.h"
-#include "abi/agent_dir.h"
 #include "common/crc32c.h"
 #include "wire/batch_spans.h"
 
@@ -398,7 +398,8 @@ absl::Status Spool::Remove(uint64_t id) {
     }
   }
   // Not under the lock: an Append on another thread does not wait for it.
-  if (files_->UnlinkAt(dir_fd_, NameOf(id).c_str()) != 0) {
+  // A file already gone (removed by hand) is removed.
+  if (files_->UnlinkAt(dir_fd_, NameOf(id).c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus(absl::StrCat("removing ", PathOf(id)));
   }
   absl::MutexLock lock(&mu_);

@@ -101,8 +101,9 @@ class Spool {
   // Loads batch `id`, checking it again (DATA_LOSS if it no longer checks,
   // NOT_FOUND if it is gone).
   absl::StatusOr<v1::Batch> Read(uint64_t id) const;
-  // Deletes batch `id`'s file; if the unlink fails, the batch is still
-  // held (and counted in bytes()).
+  // Deletes batch `id`'s file; if the unlink fails (but for the file
+  // being gone already), the batch is still held, counted in bytes(), and
+  // its file is resent by the next agent (the collector stores it once).
   absl::Status Remove(uint64_t id);
 
   // The batches found at Open, oldest first.

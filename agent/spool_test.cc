@@ -227,6 +227,13 @@ TEST_F(SpoolTest, ARemoveThatFailsKeepsTheBatch) {
   EXPECT_TRUE((*spool)->Remove(*id).ok());
   EXPECT_EQ((*spool)->bytes(), 0u);
   EXPECT_EQ(Listing(dir_), (std::set<std::string>{"spool.lock"}));
+  // A file someone removed by hand: its batch is removed, not held.
+  auto gone = (*spool)->Append(Batch(2, 4), {});
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  ASSERT_EQ(unlink((dir_ + "/" + FileName(*gone)).c_str()), 0);
+  EXPECT_TRUE((*spool)->Remove(*gone).ok());
+  EXPECT_EQ((*spool)->bytes(), 0u);
+  EXPECT_EQ((*spool)->Remove(*gone).code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(SpoolTest, AFullSpoolRefusesAndSaysHowToFixIt) {

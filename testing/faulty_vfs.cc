@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace meridian {
@@ -72,34 +73,30 @@ int Unfetch(sqlite3_file* f, sqlite3_int64 at, void* p) {
   return Real(f)->pMethods->xUnfetch(Real(f), at, p);
 }
 
-// The default VFS's files are version 3 (shared memory, memory maps).
-const sqlite3_io_methods kMethods = {3,
-                                     Close,
-                                     Read,
-                                     Write,
-                                     Truncate,
-                                     Sync,
-                                     FileSize,
-                                     Lock,
-                                     Unlock,
-                                     CheckReservedLock,
-                                     FileControl,
-                                     SectorSize,
-                                     DeviceCharacteristics,
-                                     ShmMap,
-                                     ShmLock,
-                                     ShmBarrier,
-                                     ShmUnmap,
-                                     Fetch,
-                                     Unfetch};
+// The methods of a file, at the version of the real file's (1: the basic
+// calls, 2: shared memory, 3: memory maps): SQLite calls no method the
+// real file lacks.
+#define MERIDIAN_FAULTY_METHODS(version)                                   \
+  {                                                                        \
+    version, Close, Read, Write, Truncate, Sync, FileSize, Lock, Unlock,   \
+        CheckReservedLock, FileControl, SectorSize, DeviceCharacteristics, \
+        ShmMap, ShmLock, ShmBarrier, ShmUnmap, Fetch, Unfetch              \
+  }
+const sqlite3_io_methods kMethods[] = {MERIDIAN_FAULTY_METHODS(1),
+                                       MERIDIAN_FAULTY_METHODS(2),
+                                       MERIDIAN_FAULTY_METHODS(3)};
+#undef MERIDIAN_FAULTY_METHODS
 
 int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags,
          int* out_flags) {
   FaultyFile* f = Of(file);
   f->base.pMethods = nullptr;
+  f->real()->pMethods = nullptr;
   const int rc = g_real->xOpen(g_real, name, f->real(), flags, out_flags);
-  if (rc == SQLITE_OK && f->real()->pMethods != nullptr) {
-    f->base.pMethods = &kMethods;
+  // Where the real file has methods, even after a failed open, SQLite
+  // closes it through ours.
+  if (const sqlite3_io_methods* real = f->real()->pMethods) {
+    f->base.pMethods = &kMethods[std::clamp(real->iVersion, 1, 3) - 1];
   }
   return rc;
 }

@@ -233,7 +233,6 @@ std::string UrlDecode(absl::string_view text, bool form) {
   return out;
 }
 
-// The query string's parameters (the last value of each name).
 // Parameters become the requests' strings, which must be UTF-8: the error
 // naming the first that is not, or empty.
 std::string NotUtf8(const std::map<std::string, std::string>& params) {
@@ -254,6 +253,7 @@ void Prepare(grpc::ClientContext* context, const char* auth) {
                         std::chrono::minutes(5));
 }
 
+// The query string's parameters (the last value of each name).
 std::map<std::string, std::string> Params(absl::string_view query) {
   std::map<std::string, std::string> out;
   for (absl::string_view pair : absl::StrSplit(query, '&', absl::SkipEmpty())) {
