@@ -139,17 +139,7 @@ void ChromeTraceWriter::Add(const StoredSpan& span, int64_t start_ns,
     }
     void Arg(const StoredArg& arg) {
       key(arg.key);
-      switch (arg.type) {
-        case StoredArg::Type::kString:
-          AppendJsonString(&out, arg.str);
-          break;
-        case StoredArg::Type::kInt:
-          absl::StrAppend(&out, arg.int_value);
-          break;
-        case StoredArg::Type::kReal:
-          AppendJsonDouble(&out, arg.real_value);
-          break;
-      }
+      AppendJsonArgValue(&out, arg);
     }
   } json{buffer_, field};
   ForEachSpanArg(span, json);

@@ -382,18 +382,7 @@ void KinetoTraceWriter::AppendArgs(Args* args, const Track& track,
       }
     }
     void Arg(const StoredArg& arg) {
-      if (!args->Key(arg.key)) return;
-      switch (arg.type) {
-        case StoredArg::Type::kString:
-          AppendJsonString(&out, arg.str);
-          break;
-        case StoredArg::Type::kInt:
-          absl::StrAppend(&out, arg.int_value);
-          break;
-        case StoredArg::Type::kReal:
-          AppendJsonDouble(&out, arg.real_value);
-          break;
-      }
+      if (args->Key(arg.key)) AppendJsonArgValue(&out, arg);
     }
   } json{args, buffer_};
   ForEachSpanArg(span, json);

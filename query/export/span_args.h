@@ -18,8 +18,11 @@
 #define MERIDIAN_QUERY_EXPORT_SPAN_ARGS_H_
 
 #include <cstdint>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/json.h"
 #include "store/store.h"
 
 namespace meridian {
@@ -42,6 +45,22 @@ inline absl::string_view SpanArgName(SpanArgKey key) {
                                           "comm",  "comm_size", "seq",
                                           "step",  "partition", "correlation"};
   return kNames[static_cast<int>(key)];
+}
+
+// An arg's value as JSON (a string, an integer or a number), as the Chrome
+// and Kineto exports write it.
+inline void AppendJsonArgValue(std::string* out, const StoredArg& arg) {
+  switch (arg.type) {
+    case StoredArg::Type::kString:
+      AppendJsonString(out, arg.str);
+      break;
+    case StoredArg::Type::kInt:
+      absl::StrAppend(out, arg.int_value);
+      break;
+    case StoredArg::Type::kReal:
+      AppendJsonDouble(out, arg.real_value);
+      break;
+  }
 }
 
 template <typename Sink>
