@@ -27,22 +27,6 @@ struct ImportFormat {
                                         const ImportOptions& options);
 };
 
-absl::StatusOr<ImportedTrace> ReadChrome(std::string content,
-                                         const ImportOptions& options) {
-  return ReadChromeTrace(std::move(content), options);
-}
-absl::StatusOr<ImportedTrace> ReadHorovod(std::string content,
-                                          const ImportOptions& options) {
-  return ReadHorovodTimeline(std::move(content), options);
-}
-absl::StatusOr<ImportedTrace> ReadBytePS(std::string content,
-                                         const ImportOptions& options) {
-  return ReadBytePSTrace(std::move(content), options);
-}
-absl::StatusOr<ImportedTrace> ReadBluefog(std::string content,
-                                          const ImportOptions& options) {
-  return ReadBluefogTimeline(std::move(content), options);
-}
 absl::StatusOr<ImportedTrace> ReadMpitrace(std::string content,
                                            const ImportOptions& options) {
   absl::StatusOr<MpitraceProfile> profile =
@@ -57,12 +41,12 @@ absl::StatusOr<ImportedTrace> ReadNsight(std::string content,
 }
 
 constexpr ImportFormat kImportFormats[] = {
-    {"chrome", "Chrome trace JSON", ReadChrome},
-    {"kineto", "PyTorch profiler (Kineto)", ReadChrome},
-    {"meridian", "a Meridian export", ReadChrome},
-    {"horovod", "Horovod timelines", ReadHorovod},
-    {"byteps", "BytePS traces", ReadBytePS},
-    {"bluefog", "Bluefog timelines", ReadBluefog},
+    {"chrome", "Chrome trace JSON", ReadChromeTrace},
+    {"kineto", "PyTorch profiler (Kineto)", ReadChromeTrace},
+    {"meridian", "a Meridian export", ReadChromeTrace},
+    {"horovod", "Horovod timelines", ReadHorovodTimeline},
+    {"byteps", "BytePS traces", ReadBytePSTrace},
+    {"bluefog", "Bluefog timelines", ReadBluefogTimeline},
     {"mpitrace", "mpitrace profiles", ReadMpitrace},
     {"nsight", "Nsight Systems SQLite", ReadNsight},
 };

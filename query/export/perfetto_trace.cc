@@ -83,9 +83,8 @@ constexpr uint32_t kIid = 1;   // each entry
 constexpr uint32_t kName = 2;  // each entry
 }  // namespace interned
 
-constexpr absl::string_view kKeyNames[] = {
-    "bytes", "peer",      "tag",         "comm", "comm_size", "seq",
-    "step",  "partition", "correlation", "rank", "class",     "category"};
+// The names of the keys after the span fields' (whose are SpanArgName's).
+constexpr absl::string_view kTrackKeyNames[] = {"rank", "class", "category"};
 constexpr absl::string_view kCriticalPathCategory = "critical_path";
 
 // splitmix64's finalizer: a bijection that spreads every input bit.
@@ -336,7 +335,10 @@ uint64_t PerfettoTraceWriter::KeyIid(absl::string_view key) {
 
 uint64_t PerfettoTraceWriter::KeyIid(Key key) {
   uint64_t& iid = fixed_key_iid_[key];
-  if (iid == 0) iid = KeyIid(kKeyNames[key]);
+  if (iid == 0) {
+    iid = KeyIid(key <= kCorrelation ? SpanArgName(static_cast<SpanArgKey>(key))
+                                     : kTrackKeyNames[key - kRank]);
+  }
   return iid;
 }
 
