@@ -20,7 +20,7 @@ packages=(
   libopenmpi-dev openmpi-bin gfortran
   gdb  # mpirun --get-stack-traces: a test's hung MPI job shows every rank's stack
   # MPICH beside Open MPI: the probe's MPICH-family wrappers build against its
-  # mpi.h, tests/mpi_capture_test.cc runs an MPICH job. Debian's alternatives
+  # mpi.h, tests/mpi_capture_*_test.cc run MPICH jobs. Debian's alternatives
   # keep mpirun/mpicc/mpif90 Open MPI's (its priority is higher); tests name
   # each MPI's own programs (mpirun.openmpi, mpiexec.mpich).
   libmpich-dev mpich

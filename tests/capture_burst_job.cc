@@ -1,9 +1,10 @@
-// A stand-in for CUPTI's buffer completion (tests/mpi_capture_test.cc):
-// under `meridian run`, records ROUNDS bursts of CHUNK spans named "burst"
-// through the capture ABI, waiting before each burst for room in its ring
-// (CaptureSink::AwaitRoom) as capture/cupti's BufferCompleted does. With a
-// ring of CHUNK records, every burst but the first fills it: only the
-// waiting keeps them from being dropped. Exits 1 if a wait times out.
+// A stand-in for CUPTI's buffer completion
+// (tests/mpi_capture_recording_test.cc): under `meridian run`, records ROUNDS
+// bursts of CHUNK spans named "burst" through the capture ABI, waiting before
+// each burst for room in its ring (CaptureSink::AwaitRoom) as capture/cupti's
+// BufferCompleted does. With a ring of CHUNK records, every burst but the
+// first fills it: only the waiting keeps them from being dropped. Exits 1 if
+// a wait times out.
 //
 //   capture_burst_job ROUNDS CHUNK
 #include <cstdio>

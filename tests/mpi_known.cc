@@ -1,5 +1,6 @@
-// The MPI program of tests/mpi_capture_test.cc: a fixed sequence of calls
-// whose records the test knows exactly (run on 4 ranks).
+// The MPI program of tests/mpi_capture_calls_test.cc and
+// tests/mpi_capture_agents_test.cc: a fixed sequence of calls whose records
+// the tests know exactly (run on 4 ranks).
 //
 //   mpi_known                          the known sequence (see the test)
 //   mpi_known --late-rank R --late-ms M

@@ -1,6 +1,6 @@
 ! A known sequence of MPI calls from Fortran, built twice: with mpif.h
 ! (the mpi_send_ symbols) and, with -DF08, with the mpi_f08 module (the
-! mpi_send_f08_ symbols). mpi_capture_test runs it on 4 ranks and checks
+! mpi_send_f08_ symbols). mpi_capture_fortran_test runs it on 4 ranks and checks
 ! each rank's records. Every result is checked here too, so a wrong
 ! conversion of a handle or sentinel fails the job (MPI_Abort, exit 3).
 !

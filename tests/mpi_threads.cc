@@ -1,7 +1,7 @@
-// MPI_THREAD_MULTIPLE under the probe (tests/mpi_capture_test.cc): 4 threads
-// per rank make non-blocking calls and complete them concurrently, in a loop
-// long enough for MPI to reuse request (and communicator) handles between
-// one thread's completion and the probe's bookkeeping.
+// MPI_THREAD_MULTIPLE under the probe (tests/mpi_capture_recording_test.cc):
+// 4 threads per rank make non-blocking calls and complete them concurrently,
+// in a loop long enough for MPI to reuse request (and communicator) handles
+// between one thread's completion and the probe's bookkeeping.
 //
 //   mpi_threads p2p N       threads 0 and 1 each issue MPI_Isend to rank
 //                           r+1 and MPI_Irecv from rank r-1 and complete

@@ -1,9 +1,10 @@
 // A program that uses no MPI, run under `meridian run` by
-// tests/mpi_capture_test.cc: it records step 0 with a phase "load" inside
-// through the C API, then checks its own memory map: libmeridian_probe.so
-// is there, no MPI library is (libmpi*, libmpich*, Open MPI's libopen-*,
-// the probe's MPI family libraries). Exit 0 and one line saying so, else 1
-// naming what it found (2 if the probe is not loaded and enabled).
+// tests/mpi_capture_calls_test.cc: it records step 0 with a phase "load"
+// inside through the C API, then checks its own memory map:
+// libmeridian_probe.so is there, no MPI library is (libmpi*, libmpich*, Open
+// MPI's libopen-*, the probe's MPI family libraries). Exit 0 and one line
+// saying so, else 1 naming what it found (2 if the probe is not loaded and
+// enabled).
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>

@@ -1,5 +1,5 @@
-"""Records through the Python binding; tests/mpi_capture_test.cc runs it under
-`meridian run` and checks what the collector stored.
+"""Records through the Python binding; tests/mpi_capture_recording_test.cc runs
+it under `meridian run` and checks what the collector stored.
 
 With MERIDIAN_TEST_FIFOS=DIR it first writes a line to the FIFO DIR/ready and
 reads one from DIR/go (the test sends `meridian trace` in between); with

@@ -1,5 +1,6 @@
 // A program that starts and ends many threads over its life, as PyTorch's
-// data loaders and thread pools do (tests/mpi_capture_test.cc): under
+// data loaders and thread pools do (tests/mpi_capture_recording_test.cc and,
+// for full rings, tests/mpi_capture_agents_test.cc): under
 // `meridian run`, THREADS threads, at most CONCURRENT alive at once, each
 // record SPANS spans named "churn" (bytes = the thread's number, seq = the
 // span's) through the capture ABI and exit. Then it prints one line per
