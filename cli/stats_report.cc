@@ -122,9 +122,10 @@ std::string BucketLabel(int log2, bool mpitrace_bins) {
 
 std::string StatsText(const v1::StatsReply& stats, bool by_callsite) {
   std::string out = absl::StrFormat(
-      "Job %s: %d ranks. Communication (MPI and NCCL) summed over all "
+      "Job %s: %d ranks. Communication (MPI, NCCL, c10d) summed over all "
       "ranks.\n"
-      "Time is time inside the calls: a non-blocking call's completion time "
+      "Time is time inside the calls (c10d: from the call to its work's end): "
+      "a non-blocking call's completion time "
       "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n"
       "(Times in seconds, rounded to the µs, user and system time to the "
       "ms; average bytes to 0.1; size(MB) in MiB (2^20 bytes) to 0.001, in "

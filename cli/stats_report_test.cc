@@ -52,8 +52,9 @@ v1::StatsReply TwoRanks() {
 TEST(StatsReportTest, TextHasTheRanksResourceUse) {
   EXPECT_EQ(
       StatsText(TwoRanks()),
-      "Job j: 2 ranks. Communication (MPI and NCCL) summed over all ranks.\n"
-      "Time is time inside the calls: a non-blocking call's completion time "
+      "Job j: 2 ranks. Communication (MPI, NCCL, c10d) summed over all ranks.\n"
+      "Time is time inside the calls (c10d: from the call to its work's end): "
+      "a non-blocking call's completion time "
       "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n"
       "(Times in seconds, rounded to the µs, user and system time to the "
       "ms; average bytes to 0.1; size(MB) in MiB (2^20 bytes) to 0.001, in "
@@ -215,8 +216,9 @@ TEST(StatsReportTest, MpitraceBinsAreLabelledAsMpitraceHasThem) {
 TEST(StatsReportTest, TextHasCallsitesAfterTheOperations) {
   EXPECT_EQ(
       StatsText(WithCallsites(), /*by_callsite=*/true),
-      "Job j: 0 ranks. Communication (MPI and NCCL) summed over all ranks.\n"
-      "Time is time inside the calls: a non-blocking call's completion time "
+      "Job j: 0 ranks. Communication (MPI, NCCL, c10d) summed over all ranks.\n"
+      "Time is time inside the calls (c10d: from the call to its work's end): "
+      "a non-blocking call's completion time "
       "is counted in the MPI_Wait* (or MPI_Test*) that completes it.\n"
       "(Times in seconds, rounded to the µs, user and system time to the "
       "ms; average bytes to 0.1; size(MB) in MiB (2^20 bytes) to 0.001, in "

@@ -48,6 +48,10 @@ packages=(
   # The ClickHouse store (issue 22): its HTTP client, and a real server for
   # its tests (Debian's ClickHouse 18.16, started by the tests on free ports).
   libcurl4-openssl-dev clickhouse-server
+  # torch.distributed capture (capture/torch, docs/torch.md): Debian's
+  # PyTorch 1.13 (CPU, gloo) and its C++ headers; the extension is built
+  # with torch's cpp_extension, which needs pybind11's and Python's headers.
+  python3-torch libtorch-dev pybind11-dev python3-dev
 )
 
 # A current ClickHouse for the tests (not a Debian package; Debian 12 ships

@@ -59,10 +59,13 @@ Shape ShapeOfName(absl::string_view name) {
 }
 
 Shape ShapeOf(v1::Category category, const std::string& name, SpanRole role) {
-  if (category != v1::CATEGORY_MPI && category != v1::CATEGORY_NCCL) {
+  if (category != v1::CATEGORY_MPI && category != v1::CATEGORY_NCCL &&
+      category != v1::CATEGORY_C10D) {
     return Shape::kNone;
   }
   if (IsMessage(role)) return Shape::kMessage;
+  // torch.distributed's alltoall records the bytes of all its inputs.
+  if (category == v1::CATEGORY_C10D && name == "alltoall") return Shape::kTotal;
   if (role == SpanRole::kNeighbor) return Shape::kNeighbor;
   std::string s = absl::AsciiStrToLower(name);
   absl::string_view v = s;

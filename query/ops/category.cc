@@ -20,6 +20,7 @@ constexpr struct {
     {v1::CATEGORY_CUDA_RUNTIME, "cuda_runtime"},
     {v1::CATEGORY_NVTX, "nvtx"},
     {v1::CATEGORY_USER, "user"},
+    {v1::CATEGORY_C10D, "c10d"},
 };
 
 }  // namespace
@@ -42,7 +43,8 @@ absl::StatusOr<v1::Category> ParseCategory(absl::string_view name) {
 }
 
 bool IsCommunication(v1::Category category) {
-  return category == v1::CATEGORY_MPI || category == v1::CATEGORY_NCCL;
+  return category == v1::CATEGORY_MPI || category == v1::CATEGORY_NCCL ||
+         category == v1::CATEGORY_C10D;
 }
 
 bool IsStepMarker(v1::Category category, absl::string_view name) {

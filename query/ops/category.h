@@ -11,13 +11,14 @@
 namespace meridian {
 
 // "mpi", "nccl", "cuda_kernel", "cuda_memcpy", "cuda_memset", "cuda_sync",
-// "cuda_runtime", "nvtx", "user"; "unknown" for anything else.
+// "cuda_runtime", "nvtx", "user", "c10d"; "unknown" for anything else.
 absl::string_view CategoryName(v1::Category category);
 
 // The inverse; INVALID_ARGUMENT listing the known names otherwise.
 absl::StatusOr<v1::Category> ParseCategory(absl::string_view name);
 
-// MPI and NCCL: what statistics count as communication.
+// MPI, NCCL and c10d (torch.distributed): what statistics count as
+// communication.
 bool IsCommunication(v1::Category category);
 
 // The probe's marker of a step's end: the user span "step" that

@@ -161,6 +161,34 @@ SpanRole NcclRole(const std::string& name) {
   return SpanRole::kNone;
 }
 
+// torch.distributed operations as capture/torch names them (the c10d op's
+// name without its namespace and trailing underscore).
+struct C10dKind {
+  const char* name;
+  SpanRole role;
+  DataFlow flow;
+};
+constexpr C10dKind kC10dKinds[] = {
+    {"allreduce", SpanRole::kAllToAll, DataFlow::kAllToAll},
+    {"allgather", SpanRole::kAllToAll, DataFlow::kAllToAll},
+    {"reduce_scatter", SpanRole::kAllToAll, DataFlow::kAllToAllTotal},
+    {"alltoall", SpanRole::kAllToAll, DataFlow::kAllToAllTotal},
+    {"barrier", SpanRole::kAllToAll, DataFlow::kSynchronize},
+    {"reduce", SpanRole::kRootIn, DataFlow::kToRoot},
+    {"gather", SpanRole::kRootIn, DataFlow::kToRoot},
+    {"broadcast", SpanRole::kRootOut, DataFlow::kFromRoot},
+    {"scatter", SpanRole::kRootOut, DataFlow::kFromRoot},
+    {"send", SpanRole::kSend, DataFlow::kToPeer},
+    {"recv", SpanRole::kRecv, DataFlow::kNone},
+};
+
+const C10dKind* C10dKindOf(const std::string& name) {
+  for (const C10dKind& kind : kC10dKinds) {
+    if (name == kind.name) return &kind;
+  }
+  return nullptr;
+}
+
 template <typename T>
 int64_t Bytes(const std::vector<T>& v) {
   return static_cast<int64_t>(v.capacity() * sizeof(T));
@@ -174,6 +202,10 @@ SpanRole RoleOf(v1::Category category, const std::string& name) {
       return MpiKindOf(name).role;
     case v1::CATEGORY_NCCL:
       return NcclRole(name);
+    case v1::CATEGORY_C10D: {
+      const C10dKind* kind = C10dKindOf(name);
+      return kind == nullptr ? SpanRole::kNone : kind->role;
+    }
     case v1::CATEGORY_CUDA_SYNC:
       return SpanRole::kSync;
     case v1::CATEGORY_CUDA_RUNTIME:
@@ -185,6 +217,10 @@ SpanRole RoleOf(v1::Category category, const std::string& name) {
 }
 
 DataFlow DataFlowOf(v1::Category category, const std::string& name) {
+  if (category == v1::CATEGORY_C10D) {
+    const C10dKind* kind = C10dKindOf(name);
+    return kind == nullptr ? DataFlow::kNone : kind->flow;
+  }
   return category == v1::CATEGORY_MPI ? MpiKindOf(name).flow : DataFlow::kNone;
 }
 

@@ -9,9 +9,12 @@
 //              Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter(_block)
 //              and their I- forms, Win_fence (an epoch-ending fence: one
 //              that only opens an epoch has no seq); NCCL AllReduce,
-//              AllGather, ReduceScatter, AllToAll
-//   kRootIn    the root's result depends on every input: Reduce, Gather(v)
-//   kRootOut   every result depends on the root's input: Bcast, Scatter(v)
+//              AllGather, ReduceScatter, AllToAll; c10d (torch.distributed)
+//              allreduce, allgather, reduce_scatter, alltoall, barrier
+//   kRootIn    the root's result depends on every input: Reduce, Gather(v);
+//              c10d reduce, gather
+//   kRootOut   every result depends on the root's input: Bcast, Scatter(v);
+//              c10d broadcast, scatter
 //   kPrefix    rank r's result depends on the inputs of ranks <= r: Scan,
 //              Iscan
 //   kExclusivePrefix  ... of ranks < r: Exscan, Iexscan
@@ -64,9 +67,11 @@
 //                 recorded: Allgatherv, Alltoallv, Alltoallw, Reduce_scatter
 //   kPrefix       each member -> every higher one: Scan, Exscan
 //   kSynchronize  no data: Barrier
-// I- forms as their blocking ones. Receives (counted at their sends),
-// waits, neighbor collectives and NCCL operations (whose peers and roots
-// are communicator ranks) have none.
+// I- forms as their blocking ones. c10d operations (whose peers and roots
+// are world ranks) as their MPI namesakes; alltoall and reduce_scatter
+// record the bytes of all their inputs (kAllToAllTotal). Receives (counted
+// at their sends), waits, neighbor collectives and NCCL operations (whose
+// peers and roots are communicator ranks) have none.
 //
 // Matching (MpiMatching):
 //   instance   the spans of a collective role with equal (comm, seq), seq

@@ -83,6 +83,16 @@ TEST(MpiSemanticsTest, RolesFromCategoryAndName) {
   EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclAllReduce"), SpanRole::kAllToAll);
   EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "Broadcast"), SpanRole::kRootOut);
   EXPECT_EQ(RoleOf(v1::CATEGORY_NCCL, "ncclRecv"), SpanRole::kRecv);
+  // torch.distributed's, by capture/torch's names.
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "allreduce"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "barrier"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "reduce_scatter"), SpanRole::kAllToAll);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "gather"), SpanRole::kRootIn);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "broadcast"), SpanRole::kRootOut);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "send"), SpanRole::kSend);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "recv"), SpanRole::kRecv);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "MPI_Bcast"), SpanRole::kNone);
+  EXPECT_EQ(RoleOf(v1::CATEGORY_C10D, "allreduce_"), SpanRole::kNone);
   EXPECT_EQ(RoleOf(v1::CATEGORY_CUDA_SYNC, "anything"), SpanRole::kSync);
   EXPECT_EQ(RoleOf(v1::CATEGORY_CUDA_RUNTIME, "cudaStreamSynchronize"),
             SpanRole::kSync);
@@ -173,6 +183,14 @@ TEST(MpiSemanticsTest, DataFlowsFromCategoryAndName) {
   EXPECT_EQ(DataFlowOf(v1::CATEGORY_MPI, "MPI_Neighbor_alltoall"),
             DataFlow::kNone);
   EXPECT_EQ(DataFlowOf(v1::CATEGORY_NCCL, "ncclSend"), DataFlow::kNone);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "allreduce"), DataFlow::kAllToAll);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "alltoall"),
+            DataFlow::kAllToAllTotal);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "broadcast"), DataFlow::kFromRoot);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "reduce"), DataFlow::kToRoot);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "send"), DataFlow::kToPeer);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "recv"), DataFlow::kNone);
+  EXPECT_EQ(DataFlowOf(v1::CATEGORY_C10D, "barrier"), DataFlow::kSynchronize);
   // A Sendrecv is a send and a receive for matching.
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Sendrecv"), SpanRole::kSendRecv);
   EXPECT_EQ(RoleOf(v1::CATEGORY_MPI, "MPI_Sendrecv_replace"),

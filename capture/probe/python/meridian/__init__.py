@@ -3,6 +3,7 @@
     import meridian
     meridian.auto_steps()                 # PyTorch: a step per optimizer.step()
     meridian.capture_record_functions()   # torch.profiler.record_function ranges as phases
+    # torch.distributed's collectives: recorded with no call (collectives.py)
     for batch in loader:
         with meridian.record_function("forward"):
             ...
@@ -18,6 +19,7 @@ which was found). Without it every call does nothing, so an annotated
 program runs untraced unchanged.
 """
 
+from .collectives import capture_collectives, start_automatically
 from .probe import (counter, enabled, instant, now_ns, phase, phase_begin,
                     phase_end, probe_library, queue_phase, step, step_begin,
                     step_end)
@@ -27,8 +29,10 @@ from .steps import auto_steps, steps
 __version__ = "0.1.0"
 
 __all__ = [
-    "auto_steps", "capture_record_functions", "counter", "enabled", "instant",
-    "now_ns", "phase", "phase_begin", "phase_end", "probe_library",
+    "auto_steps", "capture_collectives", "capture_record_functions", "counter",
+    "enabled", "instant", "now_ns", "phase", "phase_begin", "phase_end", "probe_library",
     "queue_phase", "record_function", "step", "step_begin", "step_end",
     "steps",
 ]
+
+start_automatically()

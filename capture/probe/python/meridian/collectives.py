@@ -1,0 +1,210 @@
+"""torch.distributed's collectives and point-to-point operations as Meridian
+spans, on every backend (gloo, nccl, mpi, ucc): capture/torch's compiled
+extension, meridian._torch_capture, registers torch RecordFunction
+callbacks that record each c10d operation from its call to its work's
+completion, with its bytes, process group, sequence number and root or peer
+(docs/torch.md).
+
+It starts by itself: `import meridian` in a traced process (under
+`meridian run`) arranges for it to start as soon as torch.distributed is
+imported (or at once if it already is), so a program that imports meridian
+needs no call; MERIDIAN_TORCH_COLLECTIVES=0 turns that off.
+capture_collectives() starts it by hand.
+
+The extension is looked for as meridian/_torch_capture*.so beside this file
+(deploy/install.sh builds it there for Debian's torch; build_extension.py
+builds it for another), or at $MERIDIAN_TORCH_EXTENSION. Without it, or with
+a torch it cannot read, one warning says why, and everything else Meridian
+records is recorded as before.
+
+Process groups are told to the extension as torch creates them
+(init_process_group and new_group, which every process calls in the same
+order): their names and members' world ranks give each group an id equal
+on every rank.
+"""
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import glob
+import os
+import sys
+import threading
+import warnings
+
+from . import hooks
+from .probe import enabled
+
+_C10D = "torch.distributed.distributed_c10d"
+_lock = threading.Lock()
+_capture = hooks.Hook()
+_extension = None
+_registered = set()
+
+
+def _load_extension():
+    """(module, None) or (None, why)."""
+    path = os.environ.get("MERIDIAN_TORCH_EXTENSION")
+    if not path:
+        here = os.path.dirname(os.path.abspath(__file__))
+        found = sorted(glob.glob(os.path.join(here, "_torch_capture*.so")))
+        if not found:
+            return None, ("its extension is not built (deploy/install.sh "
+                          "builds it; or run capture/torch/build_extension.py "
+                          "and set MERIDIAN_TORCH_EXTENSION)")
+        path = found[0]
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "meridian._torch_capture", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module, None
+    except Exception as e:  # built for another torch or Python
+        return None, "its extension %s does not load: %s" % (path, e)
+
+
+def _group_tables(c10d):
+    """(group -> {world rank: group rank}, group -> name) of this torch."""
+    world = getattr(c10d, "_world", None)  # torch 2.x keeps them here
+    if world is not None and hasattr(world, "pg_group_ranks"):
+        return world.pg_group_ranks, world.pg_names
+    return getattr(c10d, "_pg_group_ranks", {}), getattr(c10d, "_pg_names", {})
+
+
+def _register_groups(c10d):
+    """Tells the extension every process group torch knows of."""
+    ranks_of, names = _group_tables(c10d)
+    for group, ranks in list(ranks_of.items()):
+        if group is None or id(group) in _registered or group not in names:
+            continue
+        try:
+            backend = str(c10d.get_backend(group))
+        except Exception:
+            backend = "unknown"
+        world_ranks = [r for r, _ in sorted(ranks.items(), key=lambda kv: kv[1])]
+        if _extension.register_group(group, str(names[group]), backend,
+                                     world_ranks):
+            _registered.add(id(group))
+
+
+def _after(function, c10d):
+    """`function`, then the groups registered."""
+    def wrapped(*args, **kwargs):
+        result = function(*args, **kwargs)
+        _register_groups(c10d)
+        return result
+    wrapped.__wrapped__ = function
+    wrapped.__name__ = getattr(function, "__name__", "wrapped")
+    wrapped.__doc__ = getattr(function, "__doc__", None)
+    return wrapped
+
+
+def capture_collectives():
+    """Records torch.distributed's operations from now on (see above).
+    Returns a Hook; remove() stops it. An inactive Hook and one warning
+    where it cannot: torch not importable, the extension missing or not
+    loadable, this process not traced."""
+    with _lock:
+        if _capture.active:
+            return _capture
+        if hooks.import_torch() is None:
+            return _refuse("torch is not importable")
+        return _start(importlib.import_module(_C10D))
+
+
+def _refuse(why):
+    warnings.warn("meridian: torch.distributed operations are not recorded: "
+                  + why, RuntimeWarning, stacklevel=3)
+    return hooks.Hook()
+
+
+def _start(c10d):
+    """Starts the extension and hooks group creation in `c10d` (and in
+    torch.distributed where that is already whole). Under _lock."""
+    global _capture, _extension
+    if not enabled():
+        return _refuse("this process is not traced (run it under "
+                       "`meridian run`)")
+    _extension, why = _load_extension()
+    if why is not None:
+        return _refuse(why)
+    error, skipped = _extension.start()
+    if error:
+        return _refuse(error)
+    if skipped:
+        warnings.warn("meridian: this torch's %s differ from what Meridian "
+                      "reads: not recorded" % skipped, RuntimeWarning,
+                      stacklevel=3)
+    # torch.distributed copies these from c10d once c10d is imported
+    # (`from .distributed_c10d import *`): where it has not yet, patching
+    # c10d is enough.
+    modules = [c10d]
+    distributed = sys.modules.get("torch.distributed")
+    if distributed is not None and hasattr(distributed, "new_group"):
+        modules.append(distributed)
+    patched = []
+    for module in modules:
+        for name in ("init_process_group", "new_group"):
+            original = getattr(module, name, None)
+            if callable(original) and not hasattr(original, "__wrapped__"):
+                setattr(module, name, _after(original, c10d))
+                patched.append((module, name, original))
+    _register_groups(c10d)
+
+    def undo():
+        _extension.stop()
+        for module, name, original in patched:
+            setattr(module, name, original)
+
+    _capture = hooks.Hook(undo)
+    return _capture
+
+
+def counters():
+    """The extension's counts (recorded, enqueue_only, unregistered), {}
+    before it started."""
+    return dict(_extension.counters()) if _extension is not None else {}
+
+
+class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Starts the capture right after torch.distributed.distributed_c10d is
+    executed, whoever imports it (`import torch` does)."""
+
+    def find_spec(self, name, path, target=None):
+        if name != _C10D:
+            return None
+        sys.meta_path.remove(self)  # once; and find the real spec below
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            with _lock:
+                if not _capture.active:
+                    _start(module)
+        except Exception as e:  # never break the program's import of torch
+            warnings.warn("meridian: torch.distributed operations are not "
+                          "recorded: %r" % e, RuntimeWarning)
+
+
+def start_automatically():
+    """What `import meridian` does (see the top): in a traced process, now
+    if torch.distributed is imported, else right after it is."""
+    if os.environ.get("MERIDIAN_TORCH_COLLECTIVES", "1") == "0" or not enabled():
+        return
+    c10d = sys.modules.get(_C10D)
+    if c10d is not None:
+        with _lock:
+            if not _capture.active:
+                _start(c10d)
+    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport())

@@ -1,0 +1,190 @@
+// C10dRecorder: torch.distributed's (c10d's) operations as spans in the
+// probe's ring, one span per operation, from its call to its work's
+// completion. torch_callbacks.cc feeds it from torch's RecordFunction
+// callbacks; it knows nothing of torch, so its tests need no torch.
+//
+// What a span carries (category C10D, docs/torch.md):
+//   name      the operation: allreduce, broadcast, reduce, allgather,
+//             gather, scatter, reduce_scatter, alltoall, barrier, send, recv
+//   comm      the group's id: a hash of its name and its members' world
+//             ranks, equal on every member (torch names groups in the order
+//             every process creates them)
+//   comm_size the group's size
+//   seq       collectives only: the group's count of collectives before
+//             this one, from 0, equal on every member (c10d requires every
+//             member to issue a group's collectives in one order)
+//   peer      the root of a rooted collective, the other side of a send or
+//             receive: a world rank
+//   tag       a send's or receive's tag
+//   bytes     the tensors this rank gives (allreduce, broadcast, reduce,
+//             send, recv: its tensors; allgather, gather, alltoall,
+//             reduce_scatter: its inputs; scatter: what it receives)
+//   step      the training step current when it was called
+//   args      backend=gloo;group=0;work=gloo:all_reduce (the title of the
+//             backend's work), and timing=enqueue where the backend showed
+//             no work to wait for (the span then ends when the call returns)
+// Spans go on the process's track "c10d group <name>" (a queue track): an
+// operation may complete on the backend's thread, after its caller moved
+// on, and a group's operations may overlap (DDP's buckets).
+//
+// The calls, per operation: Begin on the calling thread when the c10d op is
+// called, CallEnd when it returns; WorkStart and WorkDone on whichever
+// thread the backend's work begins and completes on (gloo: its worker
+// threads, after the call may have returned; nccl and mpi: the calling
+// thread, within the call). A work is matched to its operation by a key
+// both show: the identity of the first tensor the operation gives the
+// backend (Call::key; the work's first input), or for operations without
+// tensors (barrier) none (key 0), matched to the latest such operation
+// waiting. The span is recorded when the work completes. An operation no
+// work claims (a backend whose works torch does not profile, a key another
+// operation took over) is recorded with its call's time and args
+// timing=enqueue when its slot is needed again (kSlots operations later)
+// or at Flush.
+//
+// Allocation: none per operation. Groups are registered (RegisterGroup,
+// from Python, when torch creates them) into a fixed table read without a
+// lock; operations live in a fixed ring of slots, found by key and by the
+// work's handle through fixed HandleTables. An operation on a group never
+// registered is recorded with comm 0 (so never matched across ranks) and
+// counted. Thread-safe: torch calls from any thread.
+#ifndef MERIDIAN_CAPTURE_TORCH_C10D_RECORDER_H_
+#define MERIDIAN_CAPTURE_TORCH_C10D_RECORDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "capture/probe/capture_sink.h"
+#include "capture/probe/handle_table.h"
+
+namespace meridian {
+
+class C10dRecorder {
+ public:
+  static constexpr int kMaxGroups = 1024;
+  static constexpr uint32_t kSlots = 4096;
+
+  enum class Op : uint8_t {
+    kAllreduce,
+    kBroadcast,
+    kReduce,
+    kAllgather,
+    kGather,
+    kScatter,
+    kReduceScatter,
+    kAlltoall,
+    kBarrier,
+    kSend,
+    kRecv,
+  };
+  // The span name of `op` ("allreduce"...).
+  static const char* OpName(Op op);
+  static bool IsCollective(Op op) { return op != Op::kSend && op != Op::kRecv; }
+
+  // An operation as its call gives it.
+  struct Call {
+    Op op;
+    const void* group;  // the process group object: the key RegisterGroup got
+    int64_t bytes;
+    int32_t group_peer;  // root or peer as a rank of the group; -1: none
+    int32_t tag;         // send/recv; 0 otherwise
+    uint64_t key;        // the first tensor given to the backend; 0: none
+  };
+
+  struct Counters {
+    uint64_t recorded = 0;      // spans emitted
+    uint64_t enqueue_only = 0;  // of them, without a work seen to complete
+    uint64_t unregistered = 0;  // operations on a group never registered
+  };
+
+  // `sink` may be null: then nothing is recorded.
+  explicit C10dRecorder(CaptureSink* sink);
+
+  // Tells the recorder the group behind `group`: its name (torch's:
+  // "0", "1"...), its backend ("gloo"), and its members' world ranks by
+  // group rank. Again for the same key, true only if equal (the entry is
+  // kept). False if the table is full or `world_ranks` is empty.
+  bool RegisterGroup(const void* group, const std::string& name,
+                     const std::string& backend,
+                     const std::vector<int>& world_ranks);
+
+  // The calls of the top. Begin returns the operation's slot + 1, or 0 when
+  // it is not recorded (not recording, no sink): CallEnd is then not made.
+  uint32_t Begin(const Call& call);
+  void CallEnd(uint32_t op);
+  // Work `handle` (non-zero), titled `title` ("gloo:all_reduce"), begins;
+  // `key` as Call::key. Works of backends no group has, and works no
+  // operation waits for, are ignored.
+  void WorkStart(uint64_t handle, uint64_t key, const char* title);
+  void WorkDone(uint64_t handle);
+  // Records every operation whose call returned but no work claimed, as
+  // enqueue time (at exit: nothing is left unrecorded).
+  void Flush();
+
+  Counters counters() const;
+
+ private:
+  enum State : uint32_t { kFree, kCalling, kCalled, kBound, kRetiring };
+  struct Slot {
+    std::atomic<uint32_t> state{kFree};
+    // Written by the thread that moved `state` off kFree, read by the one
+    // that moves it on (release/acquire through `state`).
+    int64_t start_ns = 0;
+    int64_t call_end_ns = 0;
+    int64_t bytes = 0;
+    uint64_t comm = 0;
+    uint64_t seq = 0;
+    uint64_t key = 0;
+    int64_t step = 0;
+    uint32_t name = 0;
+    uint32_t queue = 0;
+    uint32_t args = 0;
+    int32_t peer = 0;
+    int32_t tag = 0;
+    uint32_t comm_size = 0;
+    uint16_t flags = 0;
+    int16_t group = -1;
+  };
+  struct Group {
+    const void* key = nullptr;
+    uint64_t comm = 0;
+    uint32_t size = 0;
+    uint32_t queue = 0;
+    uint32_t args = 0;
+    std::atomic<uint64_t> next_seq{0};
+    std::vector<int> ranks;
+    std::string name;
+    std::string backend;
+  };
+
+  // The registered group of `key` (lock-free: entries are published whole
+  // and never change), or nullptr.
+  Group* Find(const void* key);
+  bool IsWorkTitle(const char* title) const;
+  // A free slot (retiring an unclaimed one), or nullptr if all are busy.
+  Slot* Claim();
+  // Records `slot` if it is kCalled (unclaimed), and frees it.
+  void Retire(Slot* slot);
+  void Emit(const Slot& slot, int64_t end_ns, uint32_t args);
+
+  CaptureSink* const sink_;
+  std::unique_ptr<Group[]> groups_;
+  std::atomic<int> group_count_{0};
+  std::mutex register_mutex_;
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<uint64_t> next_slot_{0};
+  HandleTable<uint32_t, kSlots> by_key_;     // key + 1 -> slot
+  HandleTable<uint32_t, kSlots> by_handle_;  // work handle -> slot
+  uint32_t unregistered_queue_ = 0;
+  uint32_t unregistered_args_ = 0;
+  std::atomic<uint64_t> recorded_{0};
+  std::atomic<uint64_t> enqueue_only_{0};
+  std::atomic<uint64_t> unregistered_{0};
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_CAPTURE_TORCH_C10D_RECORDER_H_

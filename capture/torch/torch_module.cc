@@ -1,0 +1,56 @@
+// meridian._torch_capture: the Python module of Meridian's torch.distributed
+// capture (meridian/collectives.py loads it). One recorder per process,
+// feeding the probe of libmeridian_probe.so when it is loaded.
+#include <torch/extension.h>
+
+#include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <vector>
+
+#include "capture/probe/capture_sink.h"
+#include "capture/torch/c10d_recorder.h"
+#include "capture/torch/torch_callbacks.h"
+
+namespace {
+
+// Never destroyed: torch may call the callbacks during exit.
+meridian::C10dRecorder* Recorder() {
+  static auto* recorder =
+      new meridian::C10dRecorder(meridian::ProbeCaptureSink());
+  return recorder;
+}
+
+// start() -> (error, skipped): error "" once recording.
+std::pair<std::string, std::string> Start() {
+  if (meridian::ProbeCaptureSink() == nullptr) {
+    return {"libmeridian_probe.so is not loaded in this process", ""};
+  }
+  std::string skipped;
+  std::string error = meridian::StartTorchCallbacks(Recorder(), &skipped);
+  return {error, skipped};
+}
+
+bool RegisterGroup(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                   const std::string& name, const std::string& backend,
+                   const std::vector<int>& world_ranks) {
+  return Recorder()->RegisterGroup(group.get(), name, backend, world_ranks);
+}
+
+pybind11::dict Counters() {
+  const auto c = Recorder()->counters();
+  pybind11::dict d;
+  d["recorded"] = c.recorded;
+  d["enqueue_only"] = c.enqueue_only;
+  d["unregistered"] = c.unregistered;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "Meridian's torch.distributed capture (meridian/collectives.py)";
+  m.def("start", &Start);
+  m.def("stop", &meridian::StopTorchCallbacks);
+  m.def("register_group", &RegisterGroup);
+  m.def("counters", &Counters);
+}

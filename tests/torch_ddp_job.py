@@ -1,0 +1,68 @@
+"""A DistributedDataParallel job over gloo with real torch, one worker of
+it: a 3-layer MLP (256-512-512-10, 399,370 parameters: 1,597,480 bytes of
+gradients a step), SGD, 20 steps, then dist.barrier(); started the way
+torchrun starts workers (env://: MASTER_ADDR, MASTER_PORT, RANK,
+WORLD_SIZE...). Only meridian.auto_steps() and
+meridian.capture_record_functions() are added for Meridian; the collectives
+are recorded by `import meridian` alone (meridian/collectives.py).
+
+    torch_ddp_job.py [--late-rank R --late-ms MS] [--steps N]
+                     [--meridian-first]
+
+--late-rank: rank R computes MS ms longer in every step (a straggler).
+--meridian-first: imports meridian before torch (else after).
+Prints the capture's counters as JSON on its last line.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+if "--meridian-first" in sys.argv:
+    import meridian
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+import meridian  # noqa: F811 (first or again)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--late-rank", type=int, default=-1)
+    parser.add_argument("--late-ms", type=float, default=0)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--meridian-first", action="store_true")
+    args = parser.parse_args()
+    meridian.auto_steps()
+    meridian.capture_record_functions()
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(256, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 10))
+    ddp = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    generator = torch.Generator().manual_seed(rank)
+    for _ in range(args.steps):
+        x = torch.randn(32, 256, generator=generator)
+        y = torch.randint(0, 10, (32,), generator=generator)
+        if rank == args.late_rank:
+            time.sleep(args.late_ms / 1000)
+        loss = torch.nn.functional.cross_entropy(ddp(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    dist.barrier()
+    counters = meridian.collectives.counters()
+    dist.destroy_process_group()
+    print(json.dumps({"rank": rank, "capture": counters,
+                      "pid": os.getpid()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

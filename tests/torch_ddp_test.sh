@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# torch.distributed captured from real PyTorch (Debian's python3-torch 1.13,
+# gloo): the extension built as deploy/install.sh builds it
+# (capture/torch/build_extension.py, torch's cpp_extension), then 2-rank
+# DistributedDataParallel jobs (tests/torch_ddp_job.py) started the way
+# torchrun starts workers, each under `meridian run`, through a real agent
+# and collector. Checked in what the query commands give back:
+#   1. Per rank, 39 allreduce spans whose bytes sum to exactly
+#      20 x 1,597,480 (one bucket in step 0, two after DDP rebuilt them);
+#      every step from 1 has communication; the stragglers report matches
+#      at least 39 collective instances across the ranks; no operation
+#      was recorded without its work's completion.
+#   2. torch imported after meridian: the same.
+#   3. Rank 1 made 40 ms late in every step: it is the rank most waited on.
+#   4. An extension that cannot load: one warning, the job and its steps
+#      recorded as before, no collective.
+set -euo pipefail
+
+runfiles="${TEST_SRCDIR}/meridian"
+collector_bin="$runfiles/collector/meridian-collector"
+agent_bin="$runfiles/agent/meridian-agent"
+meridian_bin="$runfiles/cli/meridian"
+job_py="$runfiles/tests/torch_ddp_job.py"
+python=/usr/bin/python3
+work=$(mktemp -d /tmp/meridian-torch-XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$python" -c 'import torch' 2>/dev/null ||
+  fail "$python cannot import torch (Debian: python3-torch; deploy/dependencies.sh installs it)"
+
+extension=$("$python" "$runfiles/capture/torch/build_extension.py" "$work/ext" 2>"$work/build.log") ||
+  { cat "$work/build.log" >&2; fail "build_extension.py"; }
+[ -f "$extension" ] || fail "build_extension.py printed $extension"
+export MERIDIAN_TORCH_EXTENSION="$extension"
+
+start() {  # start NAME CMD...: its first output line in $line
+  local name=$1
+  shift
+  mkfifo "$work/$name.fifo"
+  "$@" >"$work/$name.fifo" 2>"$work/$name.log" &
+  pids+=("$!")
+  exec {fd}<"$work/$name.fifo"
+  read -r line <&"$fd" || fail "$name did not start: $(cat "$work/$name.log")"
+}
+start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db"
+addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+start agent "$agent_bin" --collector "$addr" --socket "$work/agent.sock" --spool "$work/spool"
+export MERIDIAN_AGENT_SOCKET="$work/agent.sock"
+export PYTHONPATH="$runfiles/capture/probe/python"
+unset LD_PRELOAD MERIDIAN_PROBE_LIB
+
+# ddp JOB [ARGS...]: the job's two workers, as torchrun starts them.
+ddp() {
+  local job=$1
+  shift
+  local port
+  port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  local workers=()
+  for rank in 0 1; do
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$rank LOCAL_RANK=$rank \
+      WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 TORCHELASTIC_RUN_ID=$job \
+      "$meridian_bin" --collector "$addr" run -- "$python" -B "$job_py" "$@" \
+      >"$work/$job.$rank.out" 2>"$work/$job.$rank.err" &
+    workers+=("$!")
+  done
+  for rank in 0 1; do
+    wait "${workers[$rank]}" ||
+      { cat "$work/$job.$rank.out" "$work/$job.$rank.err" >&2; fail "$job rank $rank"; }
+  done
+}
+
+query() {  # query JOB COMMAND: COMMAND's --json answer in $work/JOB.COMMAND
+  "$meridian_bin" --collector "$addr" "$2" --job "torchrun-$1" --json \
+    >"$work/$1.$2" || fail "meridian $2 of $1"
+}
+
+# expect_ddp JOB: what every traced DDP job of 20 steps shows (1 above).
+expect_ddp() {
+  local job=$1
+  "$meridian_bin" --collector "$addr" export --job "torchrun-$job" \
+    -o "$work/$job.json" >/dev/null || fail "export of $job"
+  query "$job" steps
+  query "$job" stragglers
+  "$python" - "$work" "$job" <<'PY' || fail "$job: see above"
+import json, sys
+work, job = sys.argv[1], sys.argv[2]
+events = json.load(open("%s/%s.json" % (work, job)))["traceEvents"]
+ranks = {e["pid"]: int(e["args"]["name"].split()[1]) for e in events
+         if e["ph"] == "M" and e["name"] == "process_name"}
+allreduce = {0: [], 1: []}
+for e in events:
+    if e.get("cat") == "c10d" and e["name"] == "allreduce":
+        allreduce[ranks[e["pid"]]].append(e["args"]["bytes"])
+        assert e["args"]["backend"] == "gloo" and e["args"]["work"] == "gloo:all_reduce", e
+for rank, sizes in allreduce.items():
+    assert len(sizes) == 39, (rank, len(sizes))
+    assert sum(sizes) == 20 * 1597480, (rank, sum(sizes))
+    assert sizes.count(1597480) == 1 and sizes.count(1071144) == 19, (rank, sorted(set(sizes)))
+steps = json.load(open("%s/%s.steps" % (work, job)))["steps"]
+assert [s["step"] for s in steps] == list(range(20)), [s["step"] for s in steps]
+for s in steps[1:]:
+    for r in s["ranks"]:
+        assert r["communication_ns"] > 0, s
+stragglers = json.load(open("%s/%s.stragglers" % (work, job)))
+assert stragglers["instances"] >= 39, stragglers["instances"]
+for rank in (0, 1):
+    line = open("%s/%s.%d.out" % (work, job, rank)).read().splitlines()[-1]
+    capture = json.loads(line)["capture"]
+    assert capture["enqueue_only"] == 0 and capture["unregistered"] == 0, capture
+    assert capture["recorded"] >= 44, capture
+PY
+}
+
+# 1. torch first, then meridian (the job's import order).
+ddp ddp-a
+expect_ddp ddp-a
+echo "torch_ddp_test: DDP job recorded whole"
+
+# 2. meridian first: its import hook starts the capture with torch.
+ddp ddp-b --meridian-first
+expect_ddp ddp-b
+echo "torch_ddp_test: meridian imported before torch"
+
+# 3. A straggler: rank 1 computes 40 ms longer in every step.
+ddp ddp-late --late-rank 1 --late-ms 40
+query ddp-late stragglers
+"$python" - "$work/ddp-late.stragglers" <<'PY' || fail "ddp-late: rank 1 is not the top straggler"
+import json, sys
+report = json.load(open(sys.argv[1]))
+top = max(report["ranks"], key=lambda r: r["wait_ns"])
+assert top["rank"] == 1, report["ranks"]
+# The others waited about 40 ms in each of 20 steps for it.
+assert top["wait_ns"] > 20 * 30e6, top
+PY
+echo "torch_ddp_test: the late rank is the top straggler"
+
+# 4. An extension that does not load: a warning, the steps, no collective.
+MERIDIAN_TORCH_EXTENSION="$work/none.so" ddp ddp-none --steps 3
+grep -q "meridian: torch.distributed operations are not recorded: its extension $work/none.so does not load" \
+  "$work/ddp-none.0.err" || { cat "$work/ddp-none.0.err" >&2; fail "no warning"; }
+query ddp-none steps
+"$meridian_bin" --collector "$addr" export --job torchrun-ddp-none -o "$work/none.json" >/dev/null
+"$python" - "$work/ddp-none.steps" "$work/none.json" <<'PY' || fail "ddp-none"
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+assert [s["step"] for s in steps] == [0, 1, 2], steps
+events = json.load(open(sys.argv[2]))["traceEvents"]
+assert not [e for e in events if e.get("cat") == "c10d"]
+PY
+echo "torch_ddp_test: without its extension, one warning and the rest recorded"
