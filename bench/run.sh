@@ -49,6 +49,10 @@
 #                             (collector, agent and job on one machine: the
 #                              example's and an 8-byte MPI_Allreduce loop's
 #                              slowdown, the pipeline's CPU and bytes a span)
+#   ./bench/run.sh torch [--pairs N] [--steps N]
+#                             (a real 2-rank PyTorch DDP job over gloo,
+#                              traced against untraced, alternated: step
+#                              time ratios)
 #   ./bench/run.sh ended [--runs N] [--steps N] [--collector PATH]
 #                             (how soon after a traced job's run returns
 #                              the collector has its summaries and clocks)
@@ -169,6 +173,13 @@ case "${1:-}" in
       //agent:meridian-agent //cli:meridian \
       //capture/probe:libmeridian_probe.so >&2
     exec ./bench/ended_bench.sh "$@"
+    ;;
+  torch)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //collector:meridian-collector //agent:meridian-agent \
+      //cli:meridian //capture/probe:libmeridian_probe.so >&2
+    exec ./bench/torch_bench.sh "$@"
     ;;
   colocated)
     shift

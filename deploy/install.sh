@@ -81,3 +81,13 @@ install -m 0644 capture/probe/python/meridian/*.py "$python_dir/meridian/"
 wheel=$(capture/probe/python/build_wheel.sh capture/probe/python "$python_dir")
 rm -f "$prefix/lib/python3/dist-packages/meridian_probe.py"
 echo "installed $wheel: pip install --no-index --find-links $python_dir meridian"
+# The torch.distributed capture (docs/torch.md): a torch extension, built
+# with torch's own cpp_extension for Debian's torch (python3-torch,
+# libtorch-dev), beside the package's modules, where `import meridian`
+# finds it (from a venv's copy too, through the `meridian` on PATH).
+if extension=$(/usr/bin/python3 capture/torch/build_extension.py "$python_dir" 2>"$python_dir/.torch-build.log"); then
+  echo "installed $extension"
+else
+  echo "not built ($(tail -n 1 "$python_dir/.torch-build.log")): meridian/_torch_capture (torch.distributed capture)"
+fi
+rm -f "$python_dir/.torch-build.log"

@@ -113,6 +113,39 @@ EOF
 done
 echo "installed_test: examples/annotated.c built both ways against the prefix, traced"
 
+# 2b. torch.distributed from Debian's torch, captured with the extension
+# install.sh built: a one-rank gloo job's all_reduce of 1,000 floats, run
+# by the prefix's copy of the package (meridian run's PYTHONPATH) and by a
+# venv's (-I: only the venv's copy, which finds the extension through the
+# `meridian` on PATH).
+ls "$prefix"/lib/meridian/python/meridian/_torch_capture*.so >/dev/null 2>&1 ||
+  fail "install.sh built no torch extension: $(grep -i torch "$work/install.log")"
+/usr/bin/python3 -m venv --system-site-packages "$work/torch-venv" || fail "venv for torch"
+pip_install "$work/torch-venv/bin/python"
+cat >"$work/allreduce.py" <<'PY'
+import meridian
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+dist.all_reduce(torch.ones(1000))
+dist.destroy_process_group()
+PY
+for python in "/usr/bin/python3" "$work/torch-venv/bin/python -I"; do
+  job="torch-$(basename "${python%% *}")"
+  # shellcheck disable=SC2086 # $python is a command and its flag
+  PATH="$prefix/bin:$PATH" "${meridian[@]}" run --job "$job" -- $python "$work/allreduce.py" \
+    >"$work/$job.out" 2>&1 || { cat "$work/$job.out" >&2; fail "$job"; }
+  "${meridian[@]}" export --job "$job" -o "$work/$job.json" >/dev/null
+  python3 - "$work/$job.json" <<'PY' || { cat "$work/$job.out" >&2; fail "$job's allreduce"; }
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+spans = [(e["name"], e["args"]["bytes"], e["args"]["backend"]) for e in events
+         if e.get("cat") == "c10d"]
+assert spans == [("allreduce", 4000, "gloo")], spans
+PY
+done
+echo "installed_test: torch.distributed recorded through the installed extension"
+
 # 3. Man pages of every program a user runs.
 for page in meridian meridian-run meridian-collector meridian-agent meridian-synth; do
   file="$prefix/share/man/man1/$page.1"

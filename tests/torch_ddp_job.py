@@ -11,7 +11,8 @@ are recorded by `import meridian` alone (meridian/collectives.py).
 
 --late-rank: rank R computes MS ms longer in every step (a straggler).
 --meridian-first: imports meridian before torch (else after).
-Prints the capture's counters as JSON on its last line.
+Prints, as JSON on its last line, its rank, the capture's counters and
+each step's wall time in ns (bench/torch_bench.sh reads them).
 """
 
 import argparse
@@ -48,7 +49,9 @@ def main():
     ddp = DistributedDataParallel(model)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
     generator = torch.Generator().manual_seed(rank)
+    step_ns = []
     for _ in range(args.steps):
+        start = time.perf_counter_ns()
         x = torch.randn(32, 256, generator=generator)
         y = torch.randint(0, 10, (32,), generator=generator)
         if rank == args.late_rank:
@@ -57,11 +60,12 @@ def main():
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        step_ns.append(time.perf_counter_ns() - start)
     dist.barrier()
     counters = meridian.collectives.counters()
     dist.destroy_process_group()
-    print(json.dumps({"rank": rank, "capture": counters,
-                      "pid": os.getpid()}), flush=True)
+    print(json.dumps({"rank": rank, "capture": counters, "pid": os.getpid(),
+                      "step_ns": step_ns}), flush=True)
 
 
 if __name__ == "__main__":

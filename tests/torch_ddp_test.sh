@@ -14,6 +14,8 @@
 #   3. Rank 1 made 40 ms late in every step: it is the rank most waited on.
 #   4. An extension that cannot load: one warning, the job and its steps
 #      recorded as before, no collective.
+#   5. MERIDIAN_TORCH_OPS=1: aten operators and autograd nodes as phases;
+#      a value out of range: a warning, and none.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -37,6 +39,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 extension=$("$python" "$runfiles/capture/torch/build_extension.py" "$work/ext" 2>"$work/build.log") ||
   { cat "$work/build.log" >&2; fail "build_extension.py"; }
 [ -f "$extension" ] || fail "build_extension.py printed $extension"
+# Meridian's own sources build without a warning (torch's headers aside).
+if grep -E '(capture/torch|capture/probe)/[a-z_]+\.(cc|h):[0-9]+:[0-9]+: (warning|error)' "$work/build.log"; then
+  fail "the extension's sources warn"
+fi
 export MERIDIAN_TORCH_EXTENSION="$extension"
 
 start() {  # start NAME CMD...: its first output line in $line
@@ -154,3 +160,29 @@ events = json.load(open(sys.argv[2]))["traceEvents"]
 assert not [e for e in events if e.get("cat") == "c10d"]
 PY
 echo "torch_ddp_test: without its extension, one warning and the rest recorded"
+
+# 5. Operators as phases, and a bad MERIDIAN_TORCH_OPS.
+MERIDIAN_TORCH_OPS=1 ddp ddp-ops --steps 3
+MERIDIAN_TORCH_OPS=2 ddp ddp-badops --steps 3
+grep -q "meridian: MERIDIAN_TORCH_OPS=2 is not a number from 0 to 1: operators are not recorded" \
+  "$work/ddp-badops.0.err" || { cat "$work/ddp-badops.0.err" >&2; fail "no warning for MERIDIAN_TORCH_OPS=2"; }
+for job in ddp-ops ddp-badops; do
+  "$meridian_bin" --collector "$addr" export --job "torchrun-$job" -o "$work/$job.json" >/dev/null
+done
+"$python" - "$work/ddp-ops.json" "$work/ddp-badops.json" <<'PY' || fail "operators as phases"
+import collections, json, sys
+def phases(path):
+    events = json.load(open(path))["traceEvents"]
+    return collections.Counter(
+        (e["name"], e["args"].get("step")) for e in events
+        if e["ph"] == "X" and e.get("cat") == "user")
+ops, bad = phases(sys.argv[1]), phases(sys.argv[2])
+# Each rank's 3 layers' addmm in every step's forward, and their backward.
+for step in (0, 1, 2):
+    assert ops[("aten::addmm", step)] >= 2 * 3, ops
+    assert ops[("autograd::engine::evaluate_function: AddmmBackward0", step)] == 2 * 3, ops
+assert not [k for k in bad if k[0].startswith("aten::")], bad
+# The c10d ops are spans of their own, never phases.
+assert not [k for k in ops if k[0].startswith("c10d::")], ops
+PY
+echo "torch_ddp_test: MERIDIAN_TORCH_OPS"

@@ -49,8 +49,10 @@ def main():
         "capture/torch/torch_module.cc",
     )]
     extension = CppExtension(
-        "meridian._torch_capture", sources, include_dirs=[root],
-        extra_compile_args=["-O2", "-std=c++17", "-Wall"])
+        "meridian._torch_capture", sources, include_dirs=[root, os.path.join(root, "capture/probe/include")],
+        extra_compile_args=["-O2", "-std=c++17", "-Wall",
+                            # torch 1.13's own headers use std::iterator
+                            "-Wno-deprecated-declarations"])
     with tempfile.TemporaryDirectory(prefix="meridian-torch-") as temp:
         # setuptools prints its progress on stdout: keep stdout for the path.
         stdout = sys.stdout

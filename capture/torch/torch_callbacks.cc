@@ -7,6 +7,11 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
 
+// The probe's C API, where the probe is loaded (weak symbols, null
+// otherwise).
+#define MERIDIAN_PROBE_OPTIONAL
+#include "meridian/probe.h"
+
 namespace meridian {
 namespace {
 
@@ -158,9 +163,25 @@ void OnUserEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   g_recorder->WorkDone(fn.handle());
 }
 
+// Operators as phases (the c10d ops are spans of their own).
+bool IsOperatorPhase(const at::RecordFunction& fn) {
+  return std::strncmp(fn.name(), "c10d::", 6) != 0;
+}
+
+std::unique_ptr<at::ObserverContext> OnOperatorStart(
+    const at::RecordFunction& fn) {
+  if (IsOperatorPhase(fn)) MERIDIAN_CALL(meridian_phase_begin, fn.name());
+  return nullptr;
+}
+
+void OnOperatorEnd(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (IsOperatorPhase(fn)) MERIDIAN_CALL(meridian_phase_end);
+}
+
 }  // namespace
 
-std::string StartTorchCallbacks(C10dRecorder* recorder, std::string* skipped) {
+std::string StartTorchCallbacks(C10dRecorder* recorder, double ops,
+                                std::string* skipped) {
   skipped->clear();
   if (!g_handles.empty()) return "";
   int usable = 0;
@@ -188,6 +209,14 @@ std::string StartTorchCallbacks(C10dRecorder* recorder, std::string* skipped) {
                                 .needsInputs(true)
                                 .needsIds(true)
                                 .scopes({at::RecordScope::USER_SCOPE})));
+  if (ops > 0 && meridian_phase_begin != nullptr &&
+      meridian_phase_end != nullptr) {
+    g_handles.push_back(at::addGlobalCallback(
+        at::RecordFunctionCallback(&OnOperatorStart, &OnOperatorEnd)
+            .samplingProb(ops > 1 ? 1.0 : ops)
+            .scopes({at::RecordScope::FUNCTION,
+                     at::RecordScope::BACKWARD_FUNCTION})));
+  }
   return "";
 }
 

@@ -13,6 +13,10 @@
 //     completes, on whichever thread completes it. Its inputs (the op's
 //     tensors) tell which op it is (C10dRecorder's key). Other ranges
 //     (record_function's) cost a table lookup that misses.
+//   - optionally (`ops`), FUNCTION and BACKWARD_FUNCTION scopes without
+//     inputs: every operator ("aten::addmm") and autograd node as a phase of
+//     the thread that runs it (meridian_phase_begin/end of the probe's C
+//     API), sampled with probability `ops` (1: all).
 // Built with torch's cpp_extension against the torch in use
 // (build_extension.py), not by Bazel.
 #ifndef MERIDIAN_CAPTURE_TORCH_TORCH_CALLBACKS_H_
@@ -28,7 +32,9 @@ namespace meridian {
 // Returns "" once started, or why nothing is recorded (no c10d op has the
 // schema this capture reads). `*skipped` lists the ops it knows whose
 // schema differs in this torch (they are not recorded), "" if none.
-std::string StartTorchCallbacks(C10dRecorder* recorder, std::string* skipped);
+// `ops`: the probability an operator is recorded as a phase; 0: none.
+std::string StartTorchCallbacks(C10dRecorder* recorder, double ops,
+                                std::string* skipped);
 
 // Removes them (a later Start registers them again).
 void StopTorchCallbacks();

@@ -20,13 +20,14 @@ meridian::C10dRecorder* Recorder() {
   return recorder;
 }
 
-// start() -> (error, skipped): error "" once recording.
-std::pair<std::string, std::string> Start() {
+// start(ops) -> (error, skipped): error "" once recording; `ops` as
+// StartTorchCallbacks'.
+std::pair<std::string, std::string> Start(double ops) {
   if (meridian::ProbeCaptureSink() == nullptr) {
     return {"libmeridian_probe.so is not loaded in this process", ""};
   }
   std::string skipped;
-  std::string error = meridian::StartTorchCallbacks(Recorder(), &skipped);
+  std::string error = meridian::StartTorchCallbacks(Recorder(), ops, &skipped);
   return {error, skipped};
 }
 
@@ -49,7 +50,7 @@ pybind11::dict Counters() {
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "Meridian's torch.distributed capture (meridian/collectives.py)";
-  m.def("start", &Start);
+  m.def("start", &Start, pybind11::arg("ops") = 0.0);
   m.def("stop", &meridian::StopTorchCallbacks);
   m.def("register_group", &RegisterGroup);
   m.def("counters", &Counters);

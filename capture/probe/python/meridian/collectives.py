@@ -9,13 +9,17 @@ It starts by itself: `import meridian` in a traced process (under
 `meridian run`) arranges for it to start as soon as torch.distributed is
 imported (or at once if it already is), so a program that imports meridian
 needs no call; MERIDIAN_TORCH_COLLECTIVES=0 turns that off.
-capture_collectives() starts it by hand.
+capture_collectives() starts it by hand. MERIDIAN_TORCH_OPS=1 also records
+every aten operator and autograd node as a phase of its thread (0.1: a
+tenth of them, sampled).
 
-The extension is looked for as meridian/_torch_capture*.so beside this file
-(deploy/install.sh builds it there for Debian's torch; build_extension.py
-builds it for another), or at $MERIDIAN_TORCH_EXTENSION. Without it, or with
-a torch it cannot read, one warning says why, and everything else Meridian
-records is recorded as before.
+The extension is looked for at $MERIDIAN_TORCH_EXTENSION, then as
+_torch_capture*.so beside this file, then in the deploy/install.sh prefix of
+the `meridian` program on PATH (PREFIX/lib/meridian/python/meridian/, where
+install.sh builds it for Debian's torch; capture/torch/build_extension.py
+builds it for another). Without it, or with a torch it cannot read, one
+warning says why, and everything else Meridian records is recorded as
+before.
 
 Process groups are told to the extension as torch creates them
 (init_process_group and new_group, which every process calls in the same
@@ -29,6 +33,7 @@ import importlib.machinery
 import importlib.util
 import glob
 import os
+import shutil
 import sys
 import threading
 import warnings
@@ -43,17 +48,32 @@ _extension = None
 _registered = set()
 
 
+def _extension_path():
+    """Where the extension is (see the top), or None."""
+    path = os.environ.get("MERIDIAN_TORCH_EXTENSION")
+    if path:
+        return path
+    places = [os.path.dirname(os.path.abspath(__file__))]
+    program = shutil.which("meridian")
+    if program is not None:  # a deploy/install.sh prefix's
+        places.append(os.path.join(os.path.dirname(os.path.realpath(program)),
+                                   "..", "lib", "meridian", "python",
+                                   "meridian"))
+    for place in places:
+        found = sorted(glob.glob(os.path.join(place, "_torch_capture*.so")))
+        if found:
+            return os.path.normpath(found[0])
+    return None
+
+
 def _load_extension():
     """(module, None) or (None, why)."""
-    path = os.environ.get("MERIDIAN_TORCH_EXTENSION")
-    if not path:
-        here = os.path.dirname(os.path.abspath(__file__))
-        found = sorted(glob.glob(os.path.join(here, "_torch_capture*.so")))
-        if not found:
-            return None, ("its extension is not built (deploy/install.sh "
-                          "builds it; or run capture/torch/build_extension.py "
-                          "and set MERIDIAN_TORCH_EXTENSION)")
-        path = found[0]
+    path = _extension_path()
+    if path is None:
+        return None, ("its extension is not built (deploy/install.sh builds "
+                      "it for Debian's torch; for another, run "
+                      "capture/torch/build_extension.py with that torch's "
+                      "Python and set MERIDIAN_TORCH_EXTENSION)")
     try:
         spec = importlib.util.spec_from_file_location(
             "meridian._torch_capture", path)
@@ -62,6 +82,22 @@ def _load_extension():
         return module, None
     except Exception as e:  # built for another torch or Python
         return None, "its extension %s does not load: %s" % (path, e)
+
+
+def _operator_probability():
+    """MERIDIAN_TORCH_OPS: 1 records every aten operator as a phase, a
+    probability below 1 that share of them; unset or 0: none."""
+    text = os.environ.get("MERIDIAN_TORCH_OPS", "0")
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 1:
+        warnings.warn("meridian: MERIDIAN_TORCH_OPS=%s is not a number from 0 "
+                      "to 1: operators are not recorded" % text,
+                      RuntimeWarning, stacklevel=4)
+        return 0.0
+    return value
 
 
 def _group_tables(c10d):
@@ -110,7 +146,10 @@ def capture_collectives():
             return _capture
         if hooks.import_torch() is None:
             return _refuse("torch is not importable")
-        return _start(importlib.import_module(_C10D))
+        try:
+            return _start(importlib.import_module(_C10D))
+        except Exception as e:  # never stop the program for the tracer
+            return _refuse(repr(e))
 
 
 def _refuse(why):
@@ -129,7 +168,7 @@ def _start(c10d):
     _extension, why = _load_extension()
     if why is not None:
         return _refuse(why)
-    error, skipped = _extension.start()
+    error, skipped = _extension.start(_operator_probability())
     if error:
         return _refuse(error)
     if skipped:
@@ -198,13 +237,19 @@ class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def start_automatically():
     """What `import meridian` does (see the top): in a traced process, now
-    if torch.distributed is imported, else right after it is."""
-    if os.environ.get("MERIDIAN_TORCH_COLLECTIVES", "1") == "0" or not enabled():
-        return
-    c10d = sys.modules.get(_C10D)
-    if c10d is not None:
-        with _lock:
-            if not _capture.active:
-                _start(c10d)
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport())
+    if torch.distributed is imported, else right after it is. Never raises:
+    a tracer must not stop the program it traces."""
+    try:
+        if (os.environ.get("MERIDIAN_TORCH_COLLECTIVES", "1") == "0"
+                or not enabled()):
+            return
+        c10d = sys.modules.get(_C10D)
+        if c10d is not None:
+            with _lock:
+                if not _capture.active:
+                    _start(c10d)
+        elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
+            sys.meta_path.insert(0, _AfterImport())
+    except Exception as e:
+        warnings.warn("meridian: torch.distributed operations are not "
+                      "recorded: %r" % e, RuntimeWarning)
