@@ -50,12 +50,12 @@ if ! python3 ./tests/code_shape.py; then
 fi
 # ThreadSanitizer over what shares memory between threads and processes
 # without a lock: the rings, the handle table, the process region and the
-# agent's reading of them (.bazelrc says why only these: Debian's Abseil is
+# agent's reading of them, the torch capture's ring of operations (.bazelrc says why only these: Debian's Abseil is
 # not built with it, so an absl::Mutex's ordering is invisible to it).
 total=$((total + 1))
 if ! bazel test --config=tsan //abi:span_ring_test \
   //capture/probe:handle_table_test //abi:process_region_test \
-  //agent:probe_session_test; then
+  //agent:probe_session_test //capture/torch:c10d_recorder_test; then
   failed=$((failed + 1))
   status=1
 fi

@@ -10,7 +10,11 @@ are recorded by `import meridian` alone (meridian/collectives.py).
                      [--meridian-first]
 
 --late-rank: rank R computes MS ms longer in every step (a straggler).
---meridian-first: imports meridian before torch (else after).
+--meridian-first: imports meridian, and starts its capture by hand,
+before torch is imported (else meridian is imported after torch, and the
+capture starts by itself).
+--groups: after the steps, an allreduce on a new group of both ranks, the
+group destroyed, then a broadcast on another new group.
 Prints, as JSON on its last line, its rank, the capture's counters and
 each step's wall time in ns (bench/torch_bench.sh reads them).
 """
@@ -23,6 +27,7 @@ import time
 
 if "--meridian-first" in sys.argv:
     import meridian
+    meridian.capture_collectives()  # which imports torch itself
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
@@ -36,6 +41,7 @@ def main():
     parser.add_argument("--late-ms", type=float, default=0)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--meridian-first", action="store_true")
+    parser.add_argument("--groups", action="store_true")
     args = parser.parse_args()
     meridian.auto_steps()
     meridian.capture_record_functions()
@@ -62,6 +68,12 @@ def main():
         optimizer.step()
         step_ns.append(time.perf_counter_ns() - start)
     dist.barrier()
+    if args.groups:
+        group = dist.new_group([0, 1])
+        dist.all_reduce(torch.ones(10), group=group)
+        dist.destroy_process_group(group)
+        again = dist.new_group([0, 1])
+        dist.broadcast(torch.ones(20), 1, group=again)
     counters = meridian.collectives.counters()
     dist.destroy_process_group()
     print(json.dumps({"rank": rank, "capture": counters, "pid": os.getpid(),

@@ -10,7 +10,8 @@
 #      every step from 1 has communication; the stragglers report matches
 #      at least 39 collective instances across the ranks; no operation
 #      was recorded without its work's completion.
-#   2. torch imported after meridian: the same.
+#   2. meridian imported and its capture started before torch is imported:
+#      the same; then groups made and destroyed: each its own id and seq.
 #   3. Rank 1 made 40 ms late in every step: it is the rank most waited on.
 #   4. An extension that cannot load: one warning, the job and its steps
 #      recorded as before, no collective.
@@ -101,9 +102,11 @@ ranks = {e["pid"]: int(e["args"]["name"].split()[1]) for e in events
          if e["ph"] == "M" and e["name"] == "process_name"}
 allreduce = {0: [], 1: []}
 for e in events:
-    if e.get("cat") == "c10d" and e["name"] == "allreduce":
+    if e.get("cat") == "c10d" and e["name"] == "allreduce" and e["args"]["group"] == 0:
         allreduce[ranks[e["pid"]]].append(e["args"]["bytes"])
-        assert e["args"]["backend"] == "gloo" and e["args"]["work"] == "gloo:all_reduce", e
+        args = e["args"]
+        assert (args["backend"], args["group"], args["ranks"], args["work"], args["comm_size"]) == \
+            ("gloo", 0, "[0, 1]", "gloo:all_reduce", 2), e
 for rank, sizes in allreduce.items():
     assert len(sizes) == 39, (rank, len(sizes))
     assert sum(sizes) == 20 * 1597480, (rank, sum(sizes))
@@ -119,6 +122,7 @@ for rank in (0, 1):
     line = open("%s/%s.%d.out" % (work, job, rank)).read().splitlines()[-1]
     capture = json.loads(line)["capture"]
     assert capture["enqueue_only"] == 0 and capture["unregistered"] == 0, capture
+    assert capture["untracked"] == 0, capture
     assert capture["recorded"] >= 44, capture
 PY
 }
@@ -128,10 +132,24 @@ ddp ddp-a
 expect_ddp ddp-a
 echo "torch_ddp_test: DDP job recorded whole"
 
-# 2. meridian first: its import hook starts the capture with torch.
-ddp ddp-b --meridian-first
+# 2. meridian first: its import hook starts the capture with torch; and
+# groups made after the steps.
+ddp ddp-b --meridian-first --groups
 expect_ddp ddp-b
-echo "torch_ddp_test: meridian imported before torch"
+"$python" - "$work/ddp-b.json" <<'PY' || fail "ddp-b: the groups made after the steps"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+ranks = {e["pid"]: int(e["args"]["name"].split()[1]) for e in events
+         if e["ph"] == "M" and e["name"] == "process_name"}
+late = sorted((ranks[e["pid"]], e["name"], e["args"]["group"], e["args"]["seq"],
+               e["args"]["bytes"], e["args"].get("peer"))
+              for e in events if e.get("cat") == "c10d" and e["args"].get("group") in (1, 2))
+assert late == [(0, "allreduce", 1, 0, 40, None), (0, "broadcast", 2, 0, 80, 1),
+                (1, "allreduce", 1, 0, 40, None), (1, "broadcast", 2, 0, 80, 1)], late
+comms = {e["args"]["group"]: e["args"]["comm"] for e in events if e.get("cat") == "c10d"}
+assert len(set(comms.values())) == 3, comms
+PY
+echo "torch_ddp_test: meridian imported before torch; groups made and destroyed"
 
 # 3. A straggler: rank 1 computes 40 ms longer in every step.
 ddp ddp-late --late-rank 1 --late-ms 40
@@ -146,8 +164,9 @@ assert top["wait_ns"] > 20 * 30e6, top
 PY
 echo "torch_ddp_test: the late rank is the top straggler"
 
-# 4. An extension that does not load: a warning, the steps, no collective.
-MERIDIAN_TORCH_EXTENSION="$work/none.so" ddp ddp-none --steps 3
+# 4. An extension that does not load: a warning, the steps, no collective;
+# under -W error too (the warning raises: it is written to stderr instead).
+MERIDIAN_TORCH_EXTENSION="$work/none.so" PYTHONWARNINGS=error::RuntimeWarning ddp ddp-none --steps 3
 grep -q "meridian: torch.distributed operations are not recorded: its extension $work/none.so does not load" \
   "$work/ddp-none.0.err" || { cat "$work/ddp-none.0.err" >&2; fail "no warning"; }
 query ddp-none steps

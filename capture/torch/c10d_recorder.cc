@@ -7,7 +7,24 @@ namespace meridian {
 namespace {
 
 constexpr uint8_t kCategoryC10d = 10;  // v1::CATEGORY_C10D
-constexpr size_t kArgsBytes = 256;
+// Groups of more members have their ranks left out of their args.
+constexpr size_t kMaxListedRanks = 64;
+constexpr size_t kArgsBytes = 1024;
+
+// "backend=gloo;group=0;ranks=[0, 1]" (the ranks as Kineto lists a
+// process group's).
+std::string GroupArgs(const std::string& name, const std::string& backend,
+                      const std::vector<int>& ranks) {
+  std::string args = "backend=" + backend + ";group=" + name;
+  if (ranks.size() <= kMaxListedRanks) {
+    args += ";ranks=[";
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      args += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+    }
+    args += "]";
+  }
+  return args;
+}
 
 // FNV-1a, 64 bits: the group's id from its name and members, never 0.
 uint64_t GroupId(const std::string& name, const std::vector<int>& ranks) {
@@ -70,32 +87,37 @@ bool C10dRecorder::RegisterGroup(const void* group, const std::string& name,
     return false;
   }
   std::lock_guard<std::mutex> lock(register_mutex_);
-  const int count = group_count_.load(std::memory_order_relaxed);
-  for (int i = 0; i < count; ++i) {
-    const Group& g = groups_[i];
-    if (g.key == group) {
-      return g.name == name && g.backend == backend && g.ranks == world_ranks;
-    }
+  if (const Group* g = Find(group)) {
+    return g->name == name && g->backend == backend && g->ranks == world_ranks;
   }
+  const int count = group_count_.load(std::memory_order_relaxed);
   if (count == kMaxGroups) return false;
   Group& g = groups_[count];
-  g.key = group;
   g.name = name;
   g.backend = backend;
   g.ranks = world_ranks;
   g.comm = GroupId(name, world_ranks);
   g.size = static_cast<uint32_t>(world_ranks.size());
   g.queue = sink_->Name(("c10d group " + name).c_str());
-  g.args = sink_->Name(("backend=" + backend + ";group=" + name).c_str());
+  g.args_text = GroupArgs(name, backend, world_ranks);
+  g.args = sink_->Name(g.args_text.c_str());
+  g.key.store(group, std::memory_order_relaxed);
   // Published: readers see the entry whole once they see the count.
   group_count_.store(count + 1, std::memory_order_release);
   return true;
 }
 
+void C10dRecorder::UnregisterGroup(const void* group) {
+  std::lock_guard<std::mutex> lock(register_mutex_);
+  if (Group* g = Find(group)) g->key.store(nullptr, std::memory_order_release);
+}
+
 C10dRecorder::Group* C10dRecorder::Find(const void* key) {
   const int count = group_count_.load(std::memory_order_acquire);
   for (int i = 0; i < count; ++i) {
-    if (groups_[i].key == key) return &groups_[i];
+    if (groups_[i].key.load(std::memory_order_acquire) == key) {
+      return &groups_[i];
+    }
   }
   return nullptr;
 }
@@ -111,49 +133,80 @@ bool C10dRecorder::IsWorkTitle(const char* title) const {
   return false;
 }
 
-C10dRecorder::Slot* C10dRecorder::Claim() {
+C10dRecorder::Slot* C10dRecorder::SlotOf(uint64_t token, uint32_t* generation) {
+  const uint64_t index = (token & 0xffffffffu) - 1;
+  if (token == 0 || index >= kSlots) return nullptr;
+  *generation = static_cast<uint32_t>(token >> 32);
+  return &slots_[index];
+}
+
+void C10dRecorder::Free(Slot* slot, uint32_t generation) {
+  slot->state.store(Word(generation + 1, kFree), std::memory_order_release);
+}
+
+C10dRecorder::Slot* C10dRecorder::Claim(uint64_t* token) {
   for (uint32_t tries = 0; tries < kSlots; ++tries) {
-    Slot* slot =
-        &slots_[next_slot_.fetch_add(1, std::memory_order_relaxed) % kSlots];
-    Retire(slot);
-    uint32_t expected = kFree;
-    if (slot->state.compare_exchange_strong(expected, kCalling,
-                                            std::memory_order_acquire)) {
+    const uint64_t index =
+        next_slot_.fetch_add(1, std::memory_order_relaxed) % kSlots;
+    Slot* slot = &slots_[index];
+    uint64_t word = slot->state.load(std::memory_order_acquire);
+    const uint32_t generation = static_cast<uint32_t>(word >> 32);
+    if (static_cast<State>(word & 0xffffffffu) == kCalled) {
+      Retire(slot, generation);
+      word = slot->state.load(std::memory_order_acquire);
+    }
+    if (static_cast<State>(word & 0xffffffffu) == kFree &&
+        slot->state.compare_exchange_strong(
+            word, Word(static_cast<uint32_t>(word >> 32), kCalling),
+            std::memory_order_acquire)) {
+      *token = (word >> 32 << 32) | (index + 1);
       return slot;
     }
   }
   return nullptr;
 }
 
-void C10dRecorder::Retire(Slot* slot) {
-  uint32_t expected = kCalled;
-  if (!slot->state.compare_exchange_strong(expected, kRetiring,
-                                           std::memory_order_acq_rel)) {
-    return;
-  }
-  by_key_.Take(slot->key + 1, nullptr);
+uint32_t C10dRecorder::EnqueueArgs(const Slot& s) {
+  if (s.group < 0) return sink_->Name("group=unregistered;timing=enqueue");
   char args[kArgsBytes];
-  if (slot->group < 0) {
-    snprintf(args, sizeof(args), "group=unregistered;timing=enqueue");
-  } else {
-    const Group& g = groups_[slot->group];
-    snprintf(args, sizeof(args), "backend=%s;group=%s;timing=enqueue",
-             g.backend.c_str(), g.name.c_str());
-  }
-  enqueue_only_.fetch_add(1, std::memory_order_relaxed);
-  Emit(*slot, slot->call_end_ns, sink_->Name(args));
-  slot->state.store(kFree, std::memory_order_release);
+  snprintf(args, sizeof(args), "%s;timing=enqueue",
+           groups_[s.group].args_text.c_str());
+  return sink_->Name(args);
 }
 
-uint32_t C10dRecorder::Begin(const Call& call) {
-  if (sink_ == nullptr || !sink_->Recording()) return 0;
-  Slot* slot = Claim();
-  if (slot == nullptr) return 0;
+void C10dRecorder::Retire(Slot* slot, uint32_t generation) {
+  uint64_t expected = Word(generation, kCalled);
+  if (!slot->state.compare_exchange_strong(
+          expected, Word(generation, kRetiring), std::memory_order_acq_rel)) {
+    return;
+  }
+  // Its key's entry, if still there, names this generation: a later
+  // WorkStart finds it stale and drops it.
+  enqueue_only_.fetch_add(1, std::memory_order_relaxed);
+  Emit(*slot, slot->call_end_ns.load(std::memory_order_relaxed),
+       EnqueueArgs(*slot));
+  Free(slot, generation);
+}
+
+uint64_t C10dRecorder::Begin(const Call& call) {
+  if (sink_ == nullptr) return 0;
+  Group* group = Find(call.group);
+  // Counted whether or not it is recorded: equal on every member.
+  uint64_t seq = 0;
+  if (group != nullptr && IsCollective(call.op)) {
+    seq = group->next_seq.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!sink_->Recording()) return 0;
+  uint64_t token;
+  Slot* slot = Claim(&token);
+  if (slot == nullptr) {
+    untracked_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   Slot& s = *slot;
   s.start_ns = sink_->NowNs();
-  s.call_end_ns = s.start_ns;
+  s.call_end_ns.store(s.start_ns, std::memory_order_relaxed);
   s.bytes = call.bytes;
-  s.key = call.key;
   s.name = sink_->Name(OpName(call.op));
   s.tag = call.tag;
   s.flags = 0;
@@ -162,20 +215,19 @@ uint32_t C10dRecorder::Begin(const Call& call) {
   s.peer = 0;
   s.comm_size = 0;
   if (sink_->Step(&s.step)) s.flags |= ProbeRecord::kHasStep;
-  Group* group = Find(call.group);
   if (group == nullptr) {
     unregistered_.fetch_add(1, std::memory_order_relaxed);
     s.group = -1;
     s.queue = unregistered_queue_;
-    s.args = unregistered_args_;
+    s.args.store(unregistered_args_, std::memory_order_relaxed);
   } else {
     s.group = static_cast<int16_t>(group - groups_.get());
     s.comm = group->comm;
     s.comm_size = group->size;
     s.queue = group->queue;
-    s.args = group->args;
+    s.args.store(group->args, std::memory_order_relaxed);
     if (IsCollective(call.op)) {
-      s.seq = group->next_seq.fetch_add(1, std::memory_order_relaxed);
+      s.seq = seq;
       s.flags |= ProbeRecord::kHasSeq;
     }
     if (call.group_peer >= 0 &&
@@ -187,66 +239,79 @@ uint32_t C10dRecorder::Begin(const Call& call) {
   if (call.op == Op::kSend || call.op == Op::kRecv) {
     s.flags |= ProbeRecord::kHasTag;
   }
-  const uint32_t index = static_cast<uint32_t>(slot - slots_.get());
-  // A key another operation still holds (the same tensor given again
-  // before its work began) is taken over: that operation is left to Retire.
-  by_key_.Insert(call.key + 1, index);
-  return index + 1;
+  // The key's entry published last (release): a worker that finds it sees
+  // the slot filled. An entry of the same key still there (its operation's
+  // work has not begun) is replaced: that operation is left to Retire.
+  if (!by_key_.Insert(call.key + 1, token)) {
+    untracked_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return token;
 }
 
-void C10dRecorder::CallEnd(uint32_t op) {
-  if (op == 0 || op > kSlots) return;
-  Slot& s = slots_[op - 1];
-  s.call_end_ns = sink_->NowNs();
-  uint32_t expected = kCalling;
-  // Fails where the work already began (kBound): then it records it.
-  s.state.compare_exchange_strong(expected, kCalled, std::memory_order_release);
+void C10dRecorder::CallEnd(uint64_t op) {
+  uint32_t generation;
+  Slot* s = SlotOf(op, &generation);
+  if (s == nullptr) return;
+  s->call_end_ns.store(sink_->NowNs(), std::memory_order_relaxed);
+  uint64_t expected = Word(generation, kCalling);
+  // Fails where the work already began (kBound: it records the
+  // operation) or the slot moved on.
+  s->state.compare_exchange_strong(expected, Word(generation, kCalled),
+                                   std::memory_order_release);
 }
 
 void C10dRecorder::WorkStart(uint64_t handle, uint64_t key, const char* title) {
   if (handle == 0 || !IsWorkTitle(title)) return;
-  uint32_t index;
-  if (!by_key_.Take(key + 1, &index) || index >= kSlots) return;
-  Slot& s = slots_[index];
-  uint32_t state = s.state.load(std::memory_order_acquire);
-  while ((state == kCalling || state == kCalled) &&
-         !s.state.compare_exchange_weak(state, kBound,
-                                        std::memory_order_acq_rel)) {
-  }
-  if (state != kCalling && state != kCalled) return;  // retired meanwhile
-  if (s.key != key) {  // the key was taken over: not this work's operation
-    s.state.store(state, std::memory_order_release);
-    return;
+  uint64_t token;
+  if (!by_key_.Take(key + 1, &token)) return;
+  uint32_t generation;
+  Slot* s = SlotOf(token, &generation);
+  if (s == nullptr) return;
+  uint64_t word = s->state.load(std::memory_order_acquire);
+  for (;;) {
+    if (word != Word(generation, kCalling) &&
+        word != Word(generation, kCalled)) {
+      return;  // retired or reused since: a stale entry
+    }
+    if (s->state.compare_exchange_weak(word, Word(generation, kBound),
+                                       std::memory_order_acq_rel)) {
+      break;
+    }
   }
   char args[kArgsBytes];
-  if (s.group < 0) {
+  if (s->group < 0) {
     snprintf(args, sizeof(args), "group=unregistered;work=%s", title);
   } else {
-    const Group& g = groups_[s.group];
-    snprintf(args, sizeof(args), "backend=%s;group=%s;work=%s",
-             g.backend.c_str(), g.name.c_str(), title);
+    snprintf(args, sizeof(args), "%s;work=%s",
+             groups_[s->group].args_text.c_str(), title);
   }
-  s.args = sink_->Name(args);
-  if (!by_handle_.Insert(handle, index)) {
-    // No room to wait for its end: recorded as its call.
-    s.state.store(kCalled, std::memory_order_release);
-    Retire(&s);
+  s->args.store(sink_->Name(args), std::memory_order_relaxed);
+  if (!by_handle_.Insert(handle, token)) {
+    // No room to wait for its end: recorded now, as far as it got.
+    untracked_.fetch_add(1, std::memory_order_relaxed);
+    Emit(*s, sink_->NowNs(), s->args.load(std::memory_order_relaxed));
+    Free(s, generation);
   }
 }
 
 void C10dRecorder::WorkDone(uint64_t handle) {
-  uint32_t index;
-  if (handle == 0 || !by_handle_.Take(handle, &index) || index >= kSlots) {
+  uint64_t token;
+  if (handle == 0 || !by_handle_.Take(handle, &token)) return;
+  uint32_t generation;
+  Slot* s = SlotOf(token, &generation);
+  if (s == nullptr ||
+      s->state.load(std::memory_order_acquire) != Word(generation, kBound)) {
     return;
   }
-  Slot& s = slots_[index];
-  if (s.state.load(std::memory_order_acquire) != kBound) return;
-  Emit(s, sink_->NowNs(), s.args);
-  s.state.store(kFree, std::memory_order_release);
+  Emit(*s, sink_->NowNs(), s->args.load(std::memory_order_relaxed));
+  Free(s, generation);
 }
 
 void C10dRecorder::Flush() {
-  for (uint32_t i = 0; i < kSlots; ++i) Retire(&slots_[i]);
+  for (uint32_t i = 0; i < kSlots; ++i) {
+    const uint64_t word = slots_[i].state.load(std::memory_order_acquire);
+    Retire(&slots_[i], static_cast<uint32_t>(word >> 32));
+  }
 }
 
 void C10dRecorder::Emit(const Slot& s, int64_t end_ns, uint32_t args) {
@@ -274,6 +339,7 @@ C10dRecorder::Counters C10dRecorder::counters() const {
   c.recorded = recorded_.load(std::memory_order_relaxed);
   c.enqueue_only = enqueue_only_.load(std::memory_order_relaxed);
   c.unregistered = unregistered_.load(std::memory_order_relaxed);
+  c.untracked = untracked_.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -20,9 +20,11 @@
 //             send, recv: its tensors; allgather, gather, alltoall,
 //             reduce_scatter: its inputs; scatter: what it receives)
 //   step      the training step current when it was called
-//   args      backend=gloo;group=0;work=gloo:all_reduce (the title of the
-//             backend's work), and timing=enqueue where the backend showed
-//             no work to wait for (the span then ends when the call returns)
+//   args      backend=gloo;group=0;ranks=[0, 1];work=gloo:all_reduce: the
+//             group's backend, name and members' world ranks (left out past
+//             64 members), the title of the backend's work; timing=enqueue
+//             instead of work where no work was seen to complete (the span
+//             then ends when the call returned)
 // Spans go on the process's track "c10d group <name>" (a queue track): an
 // operation may complete on the backend's thread, after its caller moved
 // on, and a group's operations may overlap (DDP's buckets).
@@ -34,19 +36,31 @@
 // thread, within the call). A work is matched to its operation by a key
 // both show: the identity of the first tensor the operation gives the
 // backend (Call::key; the work's first input), or for operations without
-// tensors (barrier) none (key 0), matched to the latest such operation
-// waiting. The span is recorded when the work completes. An operation no
-// work claims (a backend whose works torch does not profile, a key another
-// operation took over) is recorded with its call's time and args
-// timing=enqueue when its slot is needed again (kSlots operations later)
-// or at Flush.
+// tensors (barrier) none (key 0). The span is recorded when the work
+// completes. Two operations waiting at once with one key (the same tensor
+// given twice before the first's work began; two barriers): the work takes
+// the later one, and the earlier one is recorded as unclaimed. An
+// operation no work claims (a backend whose works torch does not profile,
+// a key taken over, an op that threw before making its work) is recorded
+// with its call's time and args timing=enqueue when its slot is needed
+// again (kSlots operations later) or at Flush (collectives.py flushes at
+// exit).
+//
+// seq is counted at every Begin, recorded or not (outside a recording
+// window too), so that it stays equal on every member.
+//
+// Slots carry a generation, bumped each time one is freed; the tokens that
+// name an operation (Begin's, and the values of the key and handle tables)
+// hold it, so a late call for a slot reused since is recognised and
+// ignored.
 //
 // Allocation: none per operation. Groups are registered (RegisterGroup,
-// from Python, when torch creates them) into a fixed table read without a
-// lock; operations live in a fixed ring of slots, found by key and by the
-// work's handle through fixed HandleTables. An operation on a group never
-// registered is recorded with comm 0 (so never matched across ranks) and
-// counted. Thread-safe: torch calls from any thread.
+// from Python, when torch creates them; UnregisterGroup when it destroys
+// them) into a fixed table read without a lock; operations live in a fixed
+// ring of slots, found by key and by the work's handle through fixed
+// HandleTables. An operation on a group never registered is recorded with
+// comm 0 (so never matched across ranks) and counted. Thread-safe: torch
+// calls from any thread.
 #ifndef MERIDIAN_CAPTURE_TORCH_C10D_RECORDER_H_
 #define MERIDIAN_CAPTURE_TORCH_C10D_RECORDER_H_
 
@@ -98,6 +112,7 @@ class C10dRecorder {
     uint64_t recorded = 0;      // spans emitted
     uint64_t enqueue_only = 0;  // of them, without a work seen to complete
     uint64_t unregistered = 0;  // operations on a group never registered
+    uint64_t untracked = 0;     // operations the tables had no room for
   };
 
   // `sink` may be null: then nothing is recorded.
@@ -105,43 +120,52 @@ class C10dRecorder {
 
   // Tells the recorder the group behind `group`: its name (torch's:
   // "0", "1"...), its backend ("gloo"), and its members' world ranks by
-  // group rank. Again for the same key, true only if equal (the entry is
-  // kept). False if the table is full or `world_ranks` is empty.
+  // group rank. Again for a registered key, true only if equal (the entry
+  // is kept). False if the table is full or `world_ranks` is empty. At most
+  // kMaxGroups registrations in a process's life.
   bool RegisterGroup(const void* group, const std::string& name,
                      const std::string& backend,
                      const std::vector<int>& world_ranks);
+  // `group` was destroyed: its key may name another group from now on.
+  void UnregisterGroup(const void* group);
 
-  // The calls of the top. Begin returns the operation's slot + 1, or 0 when
-  // it is not recorded (not recording, no sink): CallEnd is then not made.
-  uint32_t Begin(const Call& call);
-  void CallEnd(uint32_t op);
+  // The calls of the top. Begin returns the operation's token, or 0 when
+  // it is not recorded (not recording, no sink, no free slot): CallEnd is
+  // then not needed.
+  uint64_t Begin(const Call& call);
+  void CallEnd(uint64_t op);
   // Work `handle` (non-zero), titled `title` ("gloo:all_reduce"), begins;
   // `key` as Call::key. Works of backends no group has, and works no
   // operation waits for, are ignored.
   void WorkStart(uint64_t handle, uint64_t key, const char* title);
   void WorkDone(uint64_t handle);
+  // Whether `title` names a registered backend's work ("gloo:...").
+  bool IsWorkTitle(const char* title) const;
   // Records every operation whose call returned but no work claimed, as
-  // enqueue time (at exit: nothing is left unrecorded).
+  // enqueue time.
   void Flush();
 
   Counters counters() const;
 
  private:
   enum State : uint32_t { kFree, kCalling, kCalled, kBound, kRetiring };
+  // A slot's state word: generation << 32 | State.
+  static uint64_t Word(uint32_t generation, State state) {
+    return static_cast<uint64_t>(generation) << 32 | state;
+  }
   struct Slot {
-    std::atomic<uint32_t> state{kFree};
+    std::atomic<uint64_t> state{0};
     // Written by the thread that moved `state` off kFree, read by the one
-    // that moves it on (release/acquire through `state`).
+    // that moves it on (release/acquire through `state` or the tables).
     int64_t start_ns = 0;
-    int64_t call_end_ns = 0;
+    std::atomic<int64_t> call_end_ns{0};
     int64_t bytes = 0;
     uint64_t comm = 0;
     uint64_t seq = 0;
-    uint64_t key = 0;
     int64_t step = 0;
     uint32_t name = 0;
     uint32_t queue = 0;
-    uint32_t args = 0;
+    std::atomic<uint32_t> args{0};
     int32_t peer = 0;
     int32_t tag = 0;
     uint32_t comm_size = 0;
@@ -149,7 +173,7 @@ class C10dRecorder {
     int16_t group = -1;
   };
   struct Group {
-    const void* key = nullptr;
+    std::atomic<const void*> key{nullptr};  // nullptr: unregistered
     uint64_t comm = 0;
     uint32_t size = 0;
     uint32_t queue = 0;
@@ -158,17 +182,24 @@ class C10dRecorder {
     std::vector<int> ranks;
     std::string name;
     std::string backend;
+    std::string args_text;  // what `args` names
   };
 
   // The registered group of `key` (lock-free: entries are published whole
-  // and never change), or nullptr.
+  // and never change but for `key`), or nullptr.
   Group* Find(const void* key);
-  bool IsWorkTitle(const char* title) const;
-  // A free slot (retiring an unclaimed one), or nullptr if all are busy.
-  Slot* Claim();
-  // Records `slot` if it is kCalled (unclaimed), and frees it.
-  void Retire(Slot* slot);
+  // The slot of `token` and its generation, or nullptr.
+  Slot* SlotOf(uint64_t token, uint32_t* generation);
+  // A free slot moved to kCalling (retiring an unclaimed one), its token in
+  // `*token`; nullptr if every slot is busy.
+  Slot* Claim(uint64_t* token);
+  // Records `slot` if it is kCalled (unclaimed) in `generation`, and frees
+  // it.
+  void Retire(Slot* slot, uint32_t generation);
+  // Frees `slot` of `generation` (its next generation, kFree).
+  static void Free(Slot* slot, uint32_t generation);
   void Emit(const Slot& slot, int64_t end_ns, uint32_t args);
+  uint32_t EnqueueArgs(const Slot& slot);
 
   CaptureSink* const sink_;
   std::unique_ptr<Group[]> groups_;
@@ -176,13 +207,14 @@ class C10dRecorder {
   std::mutex register_mutex_;
   std::unique_ptr<Slot[]> slots_;
   std::atomic<uint64_t> next_slot_{0};
-  HandleTable<uint32_t, kSlots> by_key_;     // key + 1 -> slot
-  HandleTable<uint32_t, kSlots> by_handle_;  // work handle -> slot
+  HandleTable<uint64_t, kSlots> by_key_;     // key + 1 -> token
+  HandleTable<uint64_t, kSlots> by_handle_;  // work handle -> token
   uint32_t unregistered_queue_ = 0;
   uint32_t unregistered_args_ = 0;
   std::atomic<uint64_t> recorded_{0};
   std::atomic<uint64_t> enqueue_only_{0};
   std::atomic<uint64_t> unregistered_{0};
+  std::atomic<uint64_t> untracked_{0};
 };
 
 }  // namespace meridian

@@ -29,7 +29,7 @@ class C10dRecorderTest : public ::testing::Test {
   void Run(const C10dRecorder::Call& call, uint64_t handle, int64_t start,
            int64_t work_start, int64_t done) {
     sink_.now_ns = start;
-    const uint32_t op = recorder_.Begin(call);
+    const uint64_t op = recorder_.Begin(call);
     ASSERT_NE(op, 0u);
     recorder_.CallEnd(op);
     sink_.now_ns = work_start;
@@ -55,7 +55,8 @@ TEST_F(C10dRecorderTest, AnAllreduceIsOneSpanFromItsCallToItsWorksEnd) {
   EXPECT_EQ(r.category, 10);
   EXPECT_EQ(sink_.NameOf(r.name), "allreduce");
   EXPECT_EQ(sink_.NameOf(r.queue), "c10d group 0");
-  EXPECT_EQ(sink_.NameOf(r.args), "backend=gloo;group=0;work=gloo:all_reduce");
+  EXPECT_EQ(sink_.NameOf(r.args),
+            "backend=gloo;group=0;ranks=[0, 1, 2, 3];work=gloo:all_reduce");
   EXPECT_EQ(r.comm_size, 4u);
   EXPECT_NE(r.comm, 0u);
   EXPECT_EQ(r.seq, 0u);
@@ -67,7 +68,7 @@ TEST_F(C10dRecorderTest, AnAllreduceIsOneSpanFromItsCallToItsWorksEnd) {
 
 TEST_F(C10dRecorderTest, AWorkThatBeginsWithinTheCallIsMatchedToo) {
   sink_.now_ns = 10;
-  const uint32_t op =
+  const uint64_t op =
       recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 0x2000});
   sink_.now_ns = 12;
   recorder_.WorkStart(7, 0x2000, "gloo:all_reduce");
@@ -84,11 +85,11 @@ TEST_F(C10dRecorderTest, AWorkThatBeginsWithinTheCallIsMatchedToo) {
 TEST_F(C10dRecorderTest, WorksAreMatchedByTheirTensorsInWhateverOrderTheyRun) {
   // Two buckets enqueued, then run by two worker threads, the second first.
   sink_.now_ns = 100;
-  const uint32_t a =
+  const uint64_t a =
       recorder_.Begin({Op::kAllreduce, &g_world, 1071144, -1, 0, 0xa0});
   recorder_.CallEnd(a);
   sink_.now_ns = 110;
-  const uint32_t b =
+  const uint64_t b =
       recorder_.Begin({Op::kAllreduce, &g_world, 526336, -1, 0, 0xb0});
   recorder_.CallEnd(b);
   recorder_.WorkStart(2, 0xb0, "gloo:all_reduce");
@@ -157,7 +158,7 @@ TEST_F(C10dRecorderTest, TheGroupIdIsTheSameInAnotherProcess) {
 
 TEST_F(C10dRecorderTest, AnOperationNoWorkClaimsIsRecordedAsItsCall) {
   sink_.now_ns = 10;
-  const uint32_t op = recorder_.Begin({Op::kBarrier, &g_world, 0, -1, 0, 0});
+  const uint64_t op = recorder_.Begin({Op::kBarrier, &g_world, 0, -1, 0, 0});
   sink_.now_ns = 25;
   recorder_.CallEnd(op);
   // A work of a backend no group has, and one of no waiting operation.
@@ -169,14 +170,14 @@ TEST_F(C10dRecorderTest, AnOperationNoWorkClaimsIsRecordedAsItsCall) {
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(e[0].record.dur_ns, 15);
   EXPECT_EQ(sink_.NameOf(e[0].record.args),
-            "backend=gloo;group=0;timing=enqueue");
+            "backend=gloo;group=0;ranks=[0, 1, 2, 3];timing=enqueue");
   EXPECT_EQ(recorder_.counters().enqueue_only, 1u);
   recorder_.Flush();  // once
   EXPECT_TRUE(sink_.Take().empty());
 }
 
 TEST_F(C10dRecorderTest, AnUnclaimedSlotIsRecordedWhenTheRingComesRound) {
-  const uint32_t first =
+  const uint64_t first =
       recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 0x10});
   recorder_.CallEnd(first);
   for (uint32_t i = 1; i < C10dRecorder::kSlots; ++i) {
@@ -203,11 +204,101 @@ TEST_F(C10dRecorderTest, AnUnregisteredGroupIsRecordedButNeverMatched) {
   EXPECT_EQ(recorder_.counters().unregistered, 1u);
 }
 
+TEST_F(C10dRecorderTest, AGroupOfMoreThan64RanksDoesNotListThem) {
+  int big;
+  std::vector<int> ranks(65);
+  for (int i = 0; i < 65; ++i) ranks[i] = i;
+  ASSERT_TRUE(recorder_.RegisterGroup(&big, "2", "nccl", ranks));
+  C10dRecorder::Call call{Op::kAllreduce, &big, 8, -1, 0, 0x40};
+  sink_.now_ns = 0;
+  const uint64_t op = recorder_.Begin(call);
+  recorder_.CallEnd(op);
+  recorder_.WorkStart(3, 0x40, "nccl:all_reduce");
+  recorder_.WorkDone(3);
+  const auto e = sink_.Take();
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(sink_.NameOf(e[0].record.args),
+            "backend=nccl;group=2;work=nccl:all_reduce");
+  EXPECT_EQ(e[0].record.comm_size, 65u);
+}
+
 TEST_F(C10dRecorderTest, AGroupIsRegisteredOnceAndRefusedWhenItDiffers) {
   EXPECT_TRUE(recorder_.RegisterGroup(&g_world, "0", "gloo", {0, 1, 2, 3}));
   EXPECT_FALSE(recorder_.RegisterGroup(&g_world, "0", "gloo", {0, 1, 2}));
   EXPECT_FALSE(recorder_.RegisterGroup(&g_unknown, "2", "gloo", {}));
   EXPECT_FALSE(recorder_.RegisterGroup(nullptr, "2", "gloo", {0}));
+}
+
+TEST_F(C10dRecorderTest, SeqIsCountedWhileNotRecordingToo) {
+  sink_.recording = false;
+  EXPECT_EQ(recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 1}), 0u);
+  sink_.recording = true;
+  Run({Op::kAllreduce, &g_world, 8, -1, 0, 2}, 1, 0, 1, 2);
+  const auto e = sink_.Take();
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].record.seq, 1u);
+}
+
+TEST_F(C10dRecorderTest, TheLaterOfTwoOperationsWithOneKeyIsClaimed) {
+  sink_.now_ns = 0;
+  const uint64_t first =
+      recorder_.Begin({Op::kBroadcast, &g_world, 8, 0, 0, 0x50});
+  recorder_.CallEnd(first);
+  sink_.now_ns = 10;
+  const uint64_t second =
+      recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 0x50});
+  recorder_.CallEnd(second);
+  recorder_.WorkStart(1, 0x50, "gloo:all_reduce");
+  recorder_.WorkStart(2, 0x50, "gloo:broadcast");  // nothing waits for it
+  sink_.now_ns = 30;
+  recorder_.WorkDone(1);
+  recorder_.WorkDone(2);
+  recorder_.Flush();
+  const auto e = sink_.Take();
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(sink_.NameOf(e[0].record.name), "allreduce");
+  EXPECT_EQ(e[0].record.dur_ns, 20);
+  EXPECT_EQ(sink_.NameOf(e[1].record.name), "broadcast");
+  EXPECT_EQ(sink_.NameOf(e[1].record.args),
+            "backend=gloo;group=0;ranks=[0, 1, 2, 3];timing=enqueue");
+}
+
+TEST_F(C10dRecorderTest, ALateCallForAReusedSlotIsIgnored) {
+  const uint64_t stale =
+      recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 0x60});
+  recorder_.WorkStart(1, 0x60, "gloo:all_reduce");
+  recorder_.WorkDone(1);  // recorded, its slot freed
+  for (uint32_t i = 1; i < C10dRecorder::kSlots; ++i) {
+    Run({Op::kAllreduce, &g_world, 8, -1, 0, 0x1000 + i}, 100 + i, 0, 1, 2);
+  }
+  sink_.Take();
+  // The same slot, a new generation, its call still going on.
+  sink_.now_ns = 5;
+  const uint64_t fresh =
+      recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 0x70});
+  ASSERT_NE(fresh, stale);
+  EXPECT_EQ(fresh & 0xffffffffu, stale & 0xffffffffu);
+  recorder_.CallEnd(stale);  // the old operation's: nothing
+  recorder_.Flush();         // the fresh one is still in its call
+  EXPECT_TRUE(sink_.Take().empty());
+  sink_.now_ns = 9;
+  recorder_.CallEnd(fresh);
+  recorder_.Flush();
+  const auto e = sink_.Take();
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].record.dur_ns, 4);
+}
+
+TEST_F(C10dRecorderTest, ADestroyedGroupsKeyMayNameANewGroup) {
+  recorder_.UnregisterGroup(&g_pair);
+  Run({Op::kAllreduce, &g_pair, 8, -1, 0, 0x80}, 1, 0, 1, 2);
+  ASSERT_TRUE(recorder_.RegisterGroup(&g_pair, "2", "gloo", {0, 2}));
+  Run({Op::kAllreduce, &g_pair, 8, -1, 0, 0x81}, 2, 0, 1, 2);
+  const auto e = sink_.Take();
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].record.comm, 0u);  // between the two: unregistered
+  EXPECT_EQ(sink_.NameOf(e[1].record.queue), "c10d group 2");
+  EXPECT_EQ(e[1].record.seq, 0u);
 }
 
 TEST_F(C10dRecorderTest, NothingIsRecordedWhileNotRecording) {
@@ -229,7 +320,7 @@ TEST_F(C10dRecorderTest, ConcurrentCallersAndWorkersRecordEachOperationOnce) {
     threads.emplace_back([this, t] {
       for (int i = 0; i < kOps; ++i) {
         const uint64_t key = (static_cast<uint64_t>(t) << 32) | (i + 1);
-        const uint32_t op =
+        const uint64_t op =
             recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, key});
         std::thread worker([this, key, t, i] {
           const uint64_t handle = (static_cast<uint64_t>(t) << 32) | (i + 1);

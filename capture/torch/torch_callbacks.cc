@@ -50,9 +50,9 @@ C10dRecorder* g_recorder = nullptr;
 bool g_usable[kOps] = {};
 std::vector<at::CallbackHandle> g_handles;
 
-// The calling thread's c10d op in progress (C10dRecorder::Begin's), 0:
-// none.
-thread_local uint32_t t_op = 0;
+// The calling thread's c10d op in progress (C10dRecorder::Begin's token),
+// 0: none.
+thread_local uint64_t t_op = 0;
 
 bool IsTensors(const c10::TypePtr& type) {
   const std::string s = type->str();
@@ -153,9 +153,11 @@ void OnFunctionEnd(const at::RecordFunction& fn, at::ObserverContext*) {
 // A backend's work ("gloo:all_reduce"), on whichever thread runs it: its
 // inputs are the tensors the op gave the backend.
 std::unique_ptr<at::ObserverContext> OnUserStart(const at::RecordFunction& fn) {
+  const char* title = fn.name();
+  if (!g_recorder->IsWorkTitle(title)) return nullptr;  // record_function's
   const auto inputs = fn.inputs();
   const uint64_t key = inputs.empty() ? 0 : FirstTensor(inputs[0]);
-  g_recorder->WorkStart(fn.handle(), key, fn.name());
+  g_recorder->WorkStart(fn.handle(), key, title);
   return nullptr;
 }
 

@@ -37,12 +37,17 @@ bool RegisterGroup(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
   return Recorder()->RegisterGroup(group.get(), name, backend, world_ranks);
 }
 
+void UnregisterGroup(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+  Recorder()->UnregisterGroup(group.get());
+}
+
 pybind11::dict Counters() {
   const auto c = Recorder()->counters();
   pybind11::dict d;
   d["recorded"] = c.recorded;
   d["enqueue_only"] = c.enqueue_only;
   d["unregistered"] = c.unregistered;
+  d["untracked"] = c.untracked;
   return d;
 }
 
@@ -53,5 +58,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("start", &Start, pybind11::arg("ops") = 0.0);
   m.def("stop", &meridian::StopTorchCallbacks);
   m.def("register_group", &RegisterGroup);
+  m.def("unregister_group", &UnregisterGroup);
   m.def("counters", &Counters);
 }

@@ -21,16 +21,19 @@ builds it for another). Without it, or with a torch it cannot read, one
 warning says why, and everything else Meridian records is recorded as
 before.
 
-Process groups are told to the extension as torch creates them
-(init_process_group and new_group, which every process calls in the same
-order): their names and members' world ranks give each group an id equal
-on every rank.
+Process groups are told to the extension as torch creates them (its
+_new_process_group_helper, which init_process_group and new_group call, and
+which every process calls in the same order), and forgotten as
+destroy_process_group destroys them: their names and members' world ranks
+give each group an id equal on every rank. At exit the extension is
+stopped, recording what no work completed.
 """
 
+import atexit
 import importlib
 import importlib.abc
-import importlib.machinery
 import importlib.util
+import inspect
 import glob
 import os
 import shutil
@@ -42,10 +45,24 @@ from . import hooks
 from .probe import enabled
 
 _C10D = "torch.distributed.distributed_c10d"
-_lock = threading.Lock()
+# Reentrant: the import hook may start the capture while an import that
+# capture_collectives() made holds it on the same thread.
+_lock = threading.RLock()
 _capture = hooks.Hook()
 _extension = None
-_registered = set()
+_registered = {}  # the process groups told to the extension -> True
+
+
+def _warn(message, stacklevel=3):
+    """A warning that never raises (under -W error, say): a tracer must not
+    stop the program it traces."""
+    try:
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+    except Exception:
+        try:
+            sys.stderr.write("%s\n" % message)
+        except Exception:
+            pass
 
 
 def _extension_path():
@@ -93,9 +110,8 @@ def _operator_probability():
     except ValueError:
         value = -1
     if not 0 <= value <= 1:
-        warnings.warn("meridian: MERIDIAN_TORCH_OPS=%s is not a number from 0 "
-                      "to 1: operators are not recorded" % text,
-                      RuntimeWarning, stacklevel=4)
+        _warn("meridian: MERIDIAN_TORCH_OPS=%s is not a number from 0 to 1: "
+              "operators are not recorded" % text, stacklevel=5)
         return 0.0
     return value
 
@@ -108,32 +124,71 @@ def _group_tables(c10d):
     return getattr(c10d, "_pg_group_ranks", {}), getattr(c10d, "_pg_names", {})
 
 
+def _register(group, name, backend, world_ranks):
+    if group is None or group in _registered:
+        return
+    if _extension.register_group(group, str(name), str(backend),
+                                 [int(r) for r in world_ranks]):
+        _registered[group] = True
+
+
 def _register_groups(c10d):
-    """Tells the extension every process group torch knows of."""
+    """Tells the extension every process group torch knows of (those made
+    before the capture started)."""
     ranks_of, names = _group_tables(c10d)
     for group, ranks in list(ranks_of.items()):
-        if group is None or id(group) in _registered or group not in names:
+        if group not in names:
             continue
         try:
-            backend = str(c10d.get_backend(group))
+            backend = c10d.get_backend(group)
         except Exception:
             backend = "unknown"
         world_ranks = [r for r, _ in sorted(ranks.items(), key=lambda kv: kv[1])]
-        if _extension.register_group(group, str(names[group]), backend,
-                                     world_ranks):
-            _registered.add(id(group))
+        _register(group, names[group], backend, world_ranks)
 
 
-def _after(function, c10d):
-    """`function`, then the groups registered."""
-    def wrapped(*args, **kwargs):
-        result = function(*args, **kwargs)
-        _register_groups(c10d)
-        return result
-    wrapped.__wrapped__ = function
-    wrapped.__name__ = getattr(function, "__name__", "wrapped")
-    wrapped.__doc__ = getattr(function, "__doc__", None)
-    return wrapped
+def _group_helper(helper, c10d):
+    """c10d's _new_process_group_helper (which init_process_group and
+    new_group call, however the program reached them), then the group it
+    made registered: its name as torch gave it, its members from the
+    call (none listed: the default group, ranks 0 to its size - 1)."""
+    signature = inspect.signature(helper)
+
+    def made(*args, **kwargs):
+        group = helper(*args, **kwargs)
+        try:
+            call = signature.bind(*args, **kwargs).arguments
+            _, names = _group_tables(c10d)
+            if group in names:
+                ranks = (list(call.get("global_ranks_in_group") or [])
+                         or list(range(call["group_size"])))
+                _register(group, names[group], call.get("backend", "unknown"),
+                          ranks)
+        except Exception as e:  # never fail the program's group creation
+            _warn("meridian: a process group is not registered: %r" % e)
+        return group
+    made.__wrapped__ = helper
+    return made
+
+
+def _group_destroyer(destroy, c10d):
+    """destroy_process_group, the groups it destroys unregistered first (a
+    later group may be given the same object address)."""
+    def destroyed(group=None):
+        try:
+            world = getattr(c10d, "GroupMember").WORLD
+            gone = (list(_registered) if group is None or group is world
+                    else [group])
+            for g in gone:
+                if _registered.pop(g, None):
+                    _extension.unregister_group(g)
+        except Exception as e:
+            _warn("meridian: a process group is not unregistered: %r" % e)
+        return destroy(group)
+    destroyed.__wrapped__ = destroy
+    destroyed.__name__ = getattr(destroy, "__name__", "destroy_process_group")
+    destroyed.__doc__ = getattr(destroy, "__doc__", None)
+    return destroyed
 
 
 def capture_collectives():
@@ -141,26 +196,33 @@ def capture_collectives():
     Returns a Hook; remove() stops it. An inactive Hook and one warning
     where it cannot: torch not importable, the extension missing or not
     loadable, this process not traced."""
+    # Imported before the lock: an import may run the import hook, which
+    # takes it (on this thread or another).
+    if hooks.import_torch() is None:
+        return _refuse("torch is not importable")
+    try:
+        c10d = importlib.import_module(_C10D)
+    except Exception as e:
+        return _refuse("torch.distributed is not importable: %r" % e)
     with _lock:
         if _capture.active:
             return _capture
-        if hooks.import_torch() is None:
-            return _refuse("torch is not importable")
         try:
-            return _start(importlib.import_module(_C10D))
+            return _start(c10d)
         except Exception as e:  # never stop the program for the tracer
             return _refuse(repr(e))
 
 
 def _refuse(why):
-    warnings.warn("meridian: torch.distributed operations are not recorded: "
-                  + why, RuntimeWarning, stacklevel=3)
+    _warn("meridian: torch.distributed operations are not recorded: " + why,
+          stacklevel=4)
     return hooks.Hook()
 
 
 def _start(c10d):
-    """Starts the extension and hooks group creation in `c10d` (and in
-    torch.distributed where that is already whole). Under _lock."""
+    """Starts the extension and hooks group creation and destruction in
+    `c10d` (and torch.distributed's copy of destroy_process_group where that
+    module is already whole). Under _lock."""
     global _capture, _extension
     if not enabled():
         return _refuse("this process is not traced (run it under "
@@ -172,27 +234,33 @@ def _start(c10d):
     if error:
         return _refuse(error)
     if skipped:
-        warnings.warn("meridian: this torch's %s differ from what Meridian "
-                      "reads: not recorded" % skipped, RuntimeWarning,
-                      stacklevel=3)
-    # torch.distributed copies these from c10d once c10d is imported
-    # (`from .distributed_c10d import *`): where it has not yet, patching
-    # c10d is enough.
-    modules = [c10d]
-    distributed = sys.modules.get("torch.distributed")
-    if distributed is not None and hasattr(distributed, "new_group"):
-        modules.append(distributed)
+        _warn("meridian: this torch's %s differ from what Meridian reads: "
+              "not recorded" % skipped, stacklevel=4)
     patched = []
-    for module in modules:
-        for name in ("init_process_group", "new_group"):
-            original = getattr(module, name, None)
-            if callable(original) and not hasattr(original, "__wrapped__"):
-                setattr(module, name, _after(original, c10d))
-                patched.append((module, name, original))
+
+    def patch(module, name, wrap):
+        original = getattr(module, name, None)
+        if callable(original) and not hasattr(original, "__wrapped__"):
+            setattr(module, name, wrap(original, c10d))
+            patched.append((module, name, original))
+
+    patch(c10d, "_new_process_group_helper", _group_helper)
+    # torch.distributed copies destroy_process_group from c10d once c10d is
+    # imported (`from .distributed_c10d import *`): where it has not yet,
+    # patching c10d is enough.
+    patch(c10d, "destroy_process_group", _group_destroyer)
+    distributed = sys.modules.get("torch.distributed")
+    if distributed is not None and hasattr(distributed, "destroy_process_group"):
+        patch(distributed, "destroy_process_group", _group_destroyer)
     _register_groups(c10d)
+    extension = _extension
+    # At exit: the operations no work claimed are recorded (C10dRecorder's
+    # Flush), and torch's threads stop calling in.
+    atexit.register(extension.stop)
 
     def undo():
-        _extension.stop()
+        atexit.unregister(extension.stop)
+        extension.stop()
         for module, name, original in patched:
             setattr(module, name, original)
 
@@ -201,8 +269,8 @@ def _start(c10d):
 
 
 def counters():
-    """The extension's counts (recorded, enqueue_only, unregistered), {}
-    before it started."""
+    """The extension's counts (recorded, enqueue_only, unregistered,
+    untracked), {} before it started."""
     return dict(_extension.counters()) if _extension is not None else {}
 
 
@@ -213,9 +281,16 @@ class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path, target=None):
         if name != _C10D:
             return None
-        sys.meta_path.remove(self)  # once; and find the real spec below
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is None or spec.loader is None:
+        # The spec the other finders give, with this loader around theirs.
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None:
             return spec
         self._loader = spec.loader
         spec.loader = self
@@ -225,14 +300,22 @@ class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
+        # The module's loader is its finder's again (get_source, resources).
+        module.__loader__ = self._loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self._loader
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
         self._loader.exec_module(module)
         try:
             with _lock:
                 if not _capture.active:
                     _start(module)
         except Exception as e:  # never break the program's import of torch
-            warnings.warn("meridian: torch.distributed operations are not "
-                          "recorded: %r" % e, RuntimeWarning)
+            _warn("meridian: torch.distributed operations are not recorded: "
+                  "%r" % e)
 
 
 def start_automatically():
@@ -251,5 +334,5 @@ def start_automatically():
         elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
             sys.meta_path.insert(0, _AfterImport())
     except Exception as e:
-        warnings.warn("meridian: torch.distributed operations are not "
-                      "recorded: %r" % e, RuntimeWarning)
+        _warn("meridian: torch.distributed operations are not recorded: %r"
+              % e)
