@@ -25,6 +25,9 @@ constexpr absl::string_view kCudaRuntime = "cuda_runtime";
 bool OnGpu(v1::TrackKind kind) { return kind == v1::TRACK_KIND_GPU_STREAM; }
 
 absl::string_view KinetoCategory(v1::TrackKind kind, v1::Category category) {
+  // torch.distributed's operations: CPU ops, as torch's profiler records
+  // its c10d ops, though Meridian puts them on a group's queue track.
+  if (category == v1::CATEGORY_C10D) return kCpuOp;
   if (kind == v1::TRACK_KIND_QUEUE) return kUserAnnotation;
   if (OnGpu(kind)) {
     switch (category) {
@@ -356,6 +359,21 @@ void KinetoTraceWriter::AppendNcclArgs(Args* args, const OpInfo& op,
   if (!dtype.empty()) args->String("dtype", dtype);
 }
 
+void KinetoTraceWriter::AppendProcessGroupArgs(Args* args,
+                                               const StoredSpan& span) {
+  // capture/torch's args, under the names torch's profiler gives them.
+  if (const StoredArg* group = FindArg(span, "group", StoredArg::Type::kInt)) {
+    args->String("Process Group Name", absl::StrCat(group->int_value));
+  } else if (const StoredArg* named =
+                 FindArg(span, "group", StoredArg::Type::kString)) {
+    args->String("Process Group Name", named->str);
+  }
+  if (const StoredArg* ranks =
+          FindArg(span, "ranks", StoredArg::Type::kString)) {
+    args->String("Process Group Ranks", ranks->str);
+  }
+}
+
 void KinetoTraceWriter::AppendArgs(Args* args, const Track& track,
                                    const OpInfo& op, int64_t external_id,
                                    const StoredSpan& span) {
@@ -366,7 +384,10 @@ void KinetoTraceWriter::AppendArgs(Args* args, const Track& track,
   }
   if (span.correlation != 0) args->Number("correlation", span.correlation);
   if (span.bytes != 0) args->Number("bytes", span.bytes);
-  if (op.category == v1::CATEGORY_NCCL) AppendNcclArgs(args, op, span);
+  if (op.category == v1::CATEGORY_NCCL || op.category == v1::CATEGORY_C10D) {
+    AppendNcclArgs(args, op, span);
+  }
+  if (op.category == v1::CATEGORY_C10D) AppendProcessGroupArgs(args, span);
   // Meridian's fields, as the Chrome export writes them (those written
   // above are not written again).
   struct Json {

@@ -147,7 +147,11 @@ class KinetoTraceWriter : public TraceWriter {
   std::string GpuName(const OpInfo& op, const StoredSpan& span) const;
   void AppendArgs(Args* args, const Track& track, const OpInfo& op,
                   int64_t external_id, const StoredSpan& span);
+  // What Kineto writes of a collective ("Collective name", message
+  // elements, "Group size", "dtype"), for NCCL's and c10d's operations.
   void AppendNcclArgs(Args* args, const OpInfo& op, const StoredSpan& span);
+  // A c10d operation's "Process Group Name" and "Process Group Ranks".
+  void AppendProcessGroupArgs(Args* args, const StoredSpan& span);
   void AppendFlow(const Track& track, const StoredSpan& span, int64_t start_ns);
   void NoteStep(const Track& track, const StoredSpan& span, int64_t start_ns,
                 int64_t end_ns);

@@ -176,6 +176,35 @@ TEST(KinetoTraceTest, WritesOneRankInKinetosLayout) {
 )json");
 }
 
+// A torch.distributed allreduce (capture/torch's span, on its group's queue
+// track): a CPU op with the collective and process-group args torch's
+// profiler writes.
+TEST(KinetoTraceTest, AC10dOperationIsACpuOpWithItsProcessGroup) {
+  JobCatalog catalog = Catalog();
+  catalog.ops.push_back({11, v1::CATEGORY_C10D, "allreduce"});
+  SpanSelection selection = Rank(catalog, 0);
+  std::string out;
+  KinetoTraceWriter writer(catalog, selection, [&](absl::string_view data) {
+    out.append(data.data(), data.size());
+    return true;
+  });
+  writer.Begin();
+  StoredSpan allreduce = Span(4, 11, 1000, 2000);
+  allreduce.comm = 0xcd;
+  allreduce.comm_size = 2;
+  allreduce.seq = 6;
+  allreduce.bytes = 1071144;
+  allreduce.step = 1;
+  allreduce.args = {Arg("backend", "gloo"), Arg("group", 0),
+                    Arg("ranks", "[0, 1]"), Arg("work", "gloo:all_reduce")};
+  writer.Add(allreduce);
+  ASSERT_TRUE(writer.End());
+  EXPECT_NE(
+      out.find(R"json({"ph": "X", "cat": "cpu_op", "name": "allreduce", "pid": 100, "tid": 1000000001, "ts": 1.000, "dur": 2.000, "args": {"bytes": 1071144, "Collective name": "allreduce", "In msg nelems": 1071144, "Out msg nelems": 1071144, "Group size": 2, "dtype": "Byte", "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "comm": "0xcd", "comm_size": 2, "seq": 6, "step": 1, "backend": "gloo", "group": 0, "ranks": "[0, 1]", "work": "gloo:all_reduce"}})json"),
+      std::string::npos)
+      << out;
+}
+
 TEST(KinetoTraceTest, HtaFindsTheRankOnItsLineBeforeTheEvents) {
   JobCatalog catalog = Catalog();
   SpanSelection selection = Rank(catalog, 1);
