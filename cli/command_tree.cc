@@ -59,7 +59,7 @@ void Filters(CLI::App* command) {
   Value(command, "--ranks", "R", "only these ranks and ranges: 0,2-5");
   Value(command, "--category", "C",
         "only these categories (C1,C2,...): mpi, nccl, cuda_kernel, "
-        "cuda_memcpy, cuda_memset, cuda_sync, cuda_runtime, nvtx, user");
+        "cuda_memcpy, cuda_memset, cuda_sync, cuda_runtime, nvtx, user, c10d");
   Value(command, "--name", "GLOB",
         "only spans whose name matches the shell glob (MPI_*)");
   Value(command, "--from", "T",

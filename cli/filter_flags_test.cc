@@ -45,9 +45,10 @@ TEST(FilterFlagsTest, OpenAndSingleStepRanges) {
 TEST(FilterFlagsTest, NamesWhatIsWrong) {
   EXPECT_EQ(Filter({"--ranks", "3-1"}).status().message(),
             "--ranks \"3-1\": write ranks and ranges such as 0,2-5");
-  EXPECT_EQ(Filter({"--category", "gpu"}).status().message(),
-            "unknown category \"gpu\"; categories are: mpi, nccl, cuda_kernel, "
-            "cuda_memcpy, cuda_memset, cuda_sync, cuda_runtime, nvtx, user");
+  EXPECT_EQ(
+      Filter({"--category", "gpu"}).status().message(),
+      "unknown category \"gpu\"; categories are: mpi, nccl, cuda_kernel, "
+      "cuda_memcpy, cuda_memset, cuda_sync, cuda_runtime, nvtx, user, c10d");
   EXPECT_EQ(Filter({"--from", "soon"}).status().message(),
             "--from: \"soon\" is not a time; write e.g. 1.5s, 250ms, 10us, "
             "100ns");

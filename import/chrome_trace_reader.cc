@@ -111,6 +111,7 @@ v1::Category CategoryOf(absl::string_view cat, absl::string_view name) {
       {"cuda_runtime", v1::CATEGORY_CUDA_RUNTIME},
       {"nvtx", v1::CATEGORY_NVTX},
       {"user", v1::CATEGORY_USER},
+      {"c10d", v1::CATEGORY_C10D},
       // Kineto's.
       {"gpu_memcpy", v1::CATEGORY_CUDA_MEMCPY},
       {"gpu_memset", v1::CATEGORY_CUDA_MEMSET},

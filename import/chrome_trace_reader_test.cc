@@ -142,7 +142,8 @@ TEST(ChromeTraceReaderTest,
     {"ph":"X","cat":"mpi","name":"MPI_Send","pid":1,"tid":1,"ts":10,"dur":2,"args":{"peer":1,"tag":7}},
     {"ph":"s","cat":"message","name":"message","id":"1:0>1:7#0","pid":1,"tid":1,"ts":10},
     {"ph":"X","cat":"mpi","name":"MPI_Recv","pid":2,"tid":1,"ts":9,"dur":4,"args":{"peer":0,"tag":7}},
-    {"ph":"f","bp":"e","cat":"message","name":"message","id":"1:0>1:7#0","pid":2,"tid":1,"ts":12.999}
+    {"ph":"f","bp":"e","cat":"message","name":"message","id":"1:0>1:7#0","pid":2,"tid":1,"ts":12.999},
+    {"ph":"X","cat":"c10d","name":"allreduce","pid":1,"tid":2,"ts":20,"dur":5,"args":{"bytes":40,"seq":0}}
   )json";
   const ImportedTrace meridian =
       Read(absl::StrCat(R"json({"traceEvents":[)json", events,
@@ -168,6 +169,8 @@ TEST(ChromeTraceReaderTest,
   EXPECT_EQ(named(meridian, "net comm"), 1);
   EXPECT_EQ(Find(meridian, "MPI_Send")->correlation, 0u);
   EXPECT_EQ(Find(meridian, "MPI_Recv")->correlation, 0u);
+  // torch.distributed's operations come back as such (docs/torch.md).
+  EXPECT_EQ(Find(meridian, "allreduce")->category, v1::CATEGORY_C10D);
   // Without otherData.epoch_ns a trace is not Meridian's: its flows link.
   ImportOptions relative;
   relative.epoch_ns = kEpoch;
