@@ -47,6 +47,12 @@ const uint32_t* ControlService::AppliedBy(const std::string& agent_id,
   return applied == agent->second.applied.end() ? nullptr : &applied->second;
 }
 
+bool ControlService::WithheldFrom(const std::string& agent_id,
+                                  uint64_t id) const {
+  auto agent = agents_.find(agent_id);
+  return agent != agents_.end() && agent->second.withheld.count(id) > 0;
+}
+
 grpc::Status ControlService::RequestTrace(grpc::ServerContext* context,
                                           const v1::TraceRequest* request,
                                           v1::TraceReply* reply) {
@@ -88,13 +94,16 @@ grpc::Status ControlService::RequestTrace(grpc::ServerContext* context,
   auto all_answered = [&]() ABSL_SHARED_LOCKS_REQUIRED(mutex_) {
     if (shutting_down_) return true;
     for (const std::string& agent_id : waiting_for) {
-      if (AppliedBy(agent_id, id) == nullptr) return false;
+      if (AppliedBy(agent_id, id) == nullptr && !WithheldFrom(agent_id, id)) {
+        return false;
+      }
     }
     return true;
   };
   mutex_.AwaitWithDeadline(absl::Condition(&all_answered), now + timeout);
   reply->set_id(id);
   for (const std::string& agent_id : waiting_for) {
+    if (WithheldFrom(agent_id, id)) continue;
     const uint32_t* processes = AppliedBy(agent_id, id);
     if (processes == nullptr) {
       reply->set_unanswered(reply->unanswered() + 1);
@@ -164,10 +173,15 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
   // the collector (beyond latest).
   if (!known || request->after() > latest_) return grpc::Status::OK;
   for (const v1::TraceOrder& order : orders_) {
-    if (order.id() > request->after() &&
-        auth_->Allows(*context, Scope::kWrite, order.job())) {
+    if (order.id() <= request->after()) continue;
+    if (auth_->Allows(*context, Scope::kWrite, order.job())) {
       *reply->add_orders() = order;
+    } else {
+      agent.withheld.insert(order.id());
     }
+  }
+  while (agent.withheld.size() > kKeptApplied) {
+    agent.withheld.erase(agent.withheld.begin());
   }
   return grpc::Status::OK;
 }

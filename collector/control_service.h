@@ -5,7 +5,9 @@
 // (every poll_ms) takes the orders made since its last poll and, in its
 // next poll, reports how many processes each one reached. RequestTrace
 // answers when every live agent (one that polled within 3 of its poll
-// intervals, at least 3 s) has reported the order, or at its timeout.
+// intervals, at least 3 s) has reported the order, or at its timeout. An
+// agent whose token may not write the order's job is never sent it: once
+// it has polled past the order it is not waited for, nor named in the reply.
 //
 // Example: agents a and b poll every 1 s. At t = 0 `meridian trace --job J
 // --steps 2` adds order 7 and waits for a and b. At 0.4 s a polls, gets
@@ -22,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -63,12 +66,18 @@ class ControlService final : public v1::Control::Service {
     absl::Time last_poll;
     absl::Duration poll_interval;
     std::map<uint64_t, uint32_t> applied;  // order id -> processes
+    // Orders it was not sent (its token may not write their job): not
+    // waited for, and not in the reply.
+    std::set<uint64_t> withheld;
   };
 
   bool Live(const Agent& agent, absl::Time now) const;
   // The processes agent `agent_id` applied order `id` to; nullptr if it has
   // not (or is forgotten).
   const uint32_t* AppliedBy(const std::string& agent_id, uint64_t id) const
+      ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // Whether order `id` was withheld from agent `agent_id`.
+  bool WithheldFrom(const std::string& agent_id, uint64_t id) const
       ABSL_SHARED_LOCKS_REQUIRED(mutex_);
 
   const std::shared_ptr<const Authorizer> auth_;

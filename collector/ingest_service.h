@@ -7,8 +7,9 @@
 // RESULT_REJECTED with the validator's message and the stream goes on; a
 // valid one goes to the BatchWriter and is answered RESULT_STORED or
 // RESULT_DUPLICATE once committed. Acks are written in the order the batches
-// arrived. If a commit fails, the stream ends with UNAVAILABLE and no ack for
-// what failed, so the agent resends it on a new stream.
+// arrived. If a commit fails, the stream is cancelled (the client sees
+// CANCELLED: a blocked read can only be ended so; the collector's log says
+// why) with no ack for what failed, so the agent resends it on a new stream.
 //
 // Bounded (IngestLimits): at most `max_streams` streams at once (more end at
 // once with RESOURCE_EXHAUSTED); at most `max_in_flight` batches of a
