@@ -13,8 +13,9 @@ are recorded by `import meridian` alone (meridian/collectives.py).
 --meridian-first: imports meridian, and starts its capture by hand,
 before torch is imported (else meridian is imported after torch, and the
 capture starts by itself).
---groups: after the steps, an allreduce on a new group of both ranks, the
-group destroyed, then a broadcast on another new group.
+--groups: after the steps, an all_to_all_single on the default group (an
+operation torch calls without the dispatcher), an allreduce on a new group
+of both ranks, the group destroyed, then a broadcast on another new group.
 Prints, as JSON on its last line, its rank, the capture's counters and
 each step's wall time in ns (bench/torch_bench.sh reads them).
 """
@@ -69,6 +70,7 @@ def main():
         step_ns.append(time.perf_counter_ns() - start)
     dist.barrier()
     if args.groups:
+        dist.all_to_all_single(torch.empty(8), torch.ones(8))
         group = dist.new_group([0, 1])
         dist.all_reduce(torch.ones(10), group=group)
         dist.destroy_process_group(group)

@@ -11,7 +11,8 @@
 #      at least 39 collective instances across the ranks; no operation
 #      was recorded without its work's completion.
 #   2. meridian imported and its capture started before torch is imported:
-#      the same; then groups made and destroyed: each its own id and seq.
+#      the same; then an all_to_all_single (not a dispatcher op) and groups
+#      made and destroyed: each its own id and seq.
 #   3. Rank 1 made 40 ms late in every step: it is the rank most waited on.
 #   4. An extension that cannot load: one warning, the job and its steps
 #      recorded as before, no collective.
@@ -148,6 +149,13 @@ assert late == [(0, "allreduce", 1, 0, 40, None), (0, "broadcast", 2, 0, 80, 1),
                 (1, "allreduce", 1, 0, 40, None), (1, "broadcast", 2, 0, 80, 1)], late
 comms = {e["args"]["group"]: e["args"]["comm"] for e in events if e.get("cat") == "c10d"}
 assert len(set(comms.values())) == 3, comms
+# all_to_all_single: torch calls the group without the dispatcher; the
+# wrapper of its Python function begins it, its work ends it.
+alltoall = sorted((ranks[e["pid"]], e["args"]["group"], e["args"]["bytes"],
+                   e["args"]["seq"], "work" in e["args"])
+                  for e in events if e.get("cat") == "c10d" and e["name"] == "alltoall")
+assert len(alltoall) == 2 and alltoall[0][1:] == alltoall[1][1:], alltoall
+assert alltoall[0][1:3] == (0, 32) and alltoall[0][4], alltoall
 PY
 echo "torch_ddp_test: meridian imported before torch; groups made and destroyed"
 

@@ -41,6 +41,36 @@ void UnregisterGroup(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
   Recorder()->UnregisterGroup(group.get());
 }
 
+// begin(op, group, input) -> token (0: not recorded): an operation torch
+// calls on the process group directly, not through the dispatcher
+// (all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single),
+// begun by collectives.py's wrapper of its Python function. `op`:
+// "allgather", "reduce_scatter" or "alltoall"; `input` the tensor its
+// backend's work takes first.
+uint64_t Begin(const std::string& op,
+               const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+               const at::Tensor& input) {
+  using Op = meridian::C10dRecorder::Op;
+  Op kind;
+  if (op == "allgather") {
+    kind = Op::kAllgather;
+  } else if (op == "reduce_scatter") {
+    kind = Op::kReduceScatter;
+  } else if (op == "alltoall") {
+    kind = Op::kAlltoall;
+  } else {
+    return 0;
+  }
+  meridian::C10dRecorder::Call call{
+      kind,
+      group.get(),
+      static_cast<int64_t>(input.nbytes()),
+      -1,
+      0,
+      reinterpret_cast<uint64_t>(input.unsafeGetTensorImpl())};
+  return Recorder()->Begin(call);
+}
+
 pybind11::dict Counters() {
   const auto c = Recorder()->counters();
   pybind11::dict d;
@@ -59,5 +89,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("stop", &meridian::StopTorchCallbacks);
   m.def("register_group", &RegisterGroup);
   m.def("unregister_group", &UnregisterGroup);
+  m.def("begin", &Begin);
+  m.def("call_end", [](uint64_t token) { Recorder()->CallEnd(token); });
   m.def("counters", &Counters);
 }

@@ -200,7 +200,8 @@ TEST(KinetoTraceTest, AC10dOperationIsACpuOpWithItsProcessGroup) {
   writer.Add(allreduce);
   ASSERT_TRUE(writer.End());
   EXPECT_NE(
-      out.find(R"json({"ph": "X", "cat": "cpu_op", "name": "allreduce", "pid": 100, "tid": 1000000001, "ts": 1.000, "dur": 2.000, "args": {"bytes": 1071144, "Collective name": "allreduce", "In msg nelems": 1071144, "Out msg nelems": 1071144, "Group size": 2, "dtype": "Byte", "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "comm": "0xcd", "comm_size": 2, "seq": 6, "step": 1, "backend": "gloo", "group": 0, "ranks": "[0, 1]", "work": "gloo:all_reduce"}})json"),
+      out.find(
+          R"json({"ph": "X", "cat": "cpu_op", "name": "allreduce", "pid": 100, "tid": 1000000001, "ts": 1.000, "dur": 2.000, "args": {"bytes": 1071144, "Collective name": "allreduce", "In msg nelems": 1071144, "Out msg nelems": 1071144, "Group size": 2, "dtype": "Byte", "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "comm": "0xcd", "comm_size": 2, "seq": 6, "step": 1, "backend": "gloo", "group": 0, "ranks": "[0, 1]", "work": "gloo:all_reduce"}})json"),
       std::string::npos)
       << out;
 }

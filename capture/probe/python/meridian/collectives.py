@@ -191,6 +191,43 @@ def _group_destroyer(destroy, c10d):
     return destroyed
 
 
+# The operations torch 1.13 calls on the process group directly, not
+# through the dispatcher's c10d ops: (function, operation, input argument).
+# _all_gather_base and _reduce_scatter_base call the first two.
+_DIRECT = (("all_gather_into_tensor", "allgather", "input_tensor"),
+           ("reduce_scatter_tensor", "reduce_scatter", "input"),
+           ("all_to_all_single", "alltoall", "input"))
+
+
+def _direct(op, argument):
+    """A wrapper of c10d's `function` that begins operation `op` in the
+    extension (its process group and its tensor `argument`) around it."""
+    def wrap(function, c10d):
+        signature = inspect.signature(function)
+
+        def recorded(*args, **kwargs):
+            token = 0
+            try:
+                call = signature.bind(*args, **kwargs).arguments
+                group = call.get("group")
+                if group is None:
+                    group = c10d._get_default_group()
+                if not c10d._rank_not_in_group(group):
+                    token = _extension.begin(op, group, call[argument])
+            except Exception:  # the call itself says what is wrong
+                token = 0
+            try:
+                return function(*args, **kwargs)
+            finally:
+                if token:
+                    _extension.call_end(token)
+        recorded.__wrapped__ = function
+        recorded.__name__ = getattr(function, "__name__", op)
+        recorded.__doc__ = getattr(function, "__doc__", None)
+        return recorded
+    return wrap
+
+
 def capture_collectives():
     """Records torch.distributed's operations from now on (see above).
     Returns a Hook; remove() stops it. An inactive Hook and one warning
@@ -240,18 +277,23 @@ def _start(c10d):
 
     def patch(module, name, wrap):
         original = getattr(module, name, None)
-        if callable(original) and not hasattr(original, "__wrapped__"):
-            setattr(module, name, wrap(original, c10d))
+        if callable(original) and not getattr(original, "_meridian", False):
+            wrapped = wrap(original, c10d)
+            wrapped._meridian = True  # not wrapped twice
+            setattr(module, name, wrapped)
             patched.append((module, name, original))
 
     patch(c10d, "_new_process_group_helper", _group_helper)
-    # torch.distributed copies destroy_process_group from c10d once c10d is
-    # imported (`from .distributed_c10d import *`): where it has not yet,
-    # patching c10d is enough.
-    patch(c10d, "destroy_process_group", _group_destroyer)
+    # torch.distributed copies these from c10d once c10d is imported (`from
+    # .distributed_c10d import *`): where it has not yet, patching c10d is
+    # enough.
+    wrappers = [("destroy_process_group", _group_destroyer)]
+    wrappers += [(name, _direct(op, argument)) for name, op, argument in _DIRECT]
     distributed = sys.modules.get("torch.distributed")
-    if distributed is not None and hasattr(distributed, "destroy_process_group"):
-        patch(distributed, "destroy_process_group", _group_destroyer)
+    for name, wrap in wrappers:
+        patch(c10d, name, wrap)
+        if distributed is not None and hasattr(distributed, name):
+            patch(distributed, name, wrap)
     _register_groups(c10d)
     extension = _extension
     # At exit: the operations no work claimed are recorded (C10dRecorder's
