@@ -7,7 +7,8 @@
 # and collector. Checked in what the query commands give back:
 #   1. Per rank, 39 allreduce spans whose bytes sum to exactly
 #      20 x 1,597,480 (one bucket in step 0, two after DDP rebuilt them);
-#      every step from 1 has communication; the stragglers report matches
+#      every step from 1 has communication; step 5's dependency graph joins
+#      the ranks' 2 allreduces; the stragglers report matches
 #      at least 39 collective instances across the ranks; no operation
 #      was recorded without its work's completion.
 #   2. meridian imported and its capture started before torch is imported:
@@ -95,6 +96,11 @@ expect_ddp() {
     -o "$work/$job.json" >/dev/null || fail "export of $job"
   query "$job" steps
   query "$job" stragglers
+  # Step 5's dependency graph joins the ranks' allreduces in instances.
+  "$meridian_bin" --collector "$addr" graph --job "torchrun-$job" --step 5 \
+    -o "$work/$job.dot" >/dev/null || fail "graph of $job"
+  [ "$(grep -c 'label="collective\\nallreduce comm [0-9]* seq [0-9]*' "$work/$job.dot")" -eq 2 ] ||
+    { cat "$work/$job.dot" >&2; fail "$job: step 5's graph has not its 2 allreduce instances"; }
   "$python" - "$work" "$job" <<'PY' || fail "$job: see above"
 import json, sys
 work, job = sys.argv[1], sys.argv[2]
