@@ -187,7 +187,7 @@ void AddStats(CLI::App& tree) {
   Json(stats);
   Switch(stats, "--matrix",
          "print only the communication matrix: messages and bytes from each "
-         "rank to each other (MPI point-to-point and one-sided)");
+         "rank to each other (MPI and c10d point-to-point, MPI one-sided)");
   Switch(stats, "--expand-collectives",
          "with --matrix: add each MPI collective as its data movement "
          "between its members");

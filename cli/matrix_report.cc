@@ -9,8 +9,8 @@ namespace meridian {
 
 std::string MatrixText(const v1::StatsReply& stats, bool collectives) {
   std::string out = absl::StrFormat(
-      "Job %s: messages and bytes sent from rank to rank (MPI "
-      "point-to-point and one-sided%s; world ranks).\n",
+      "Job %s: messages and bytes sent from rank to rank (MPI and c10d "
+      "point-to-point, MPI one-sided%s; world ranks).\n",
       stats.job(), collectives ? ", collectives expanded" : "");
   if (stats.matrix().empty()) {
     out += "no traffic between the selected ranks\n";

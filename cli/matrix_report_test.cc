@@ -27,7 +27,7 @@ v1::StatsReply TwoPairs() {
 TEST(MatrixReportTest, TextListsEachPairThenTheTotals) {
   EXPECT_EQ(MatrixText(TwoPairs(), false),
             "Job train \"a\": messages and bytes sent from rank to rank (MPI "
-            "point-to-point and one-sided; world ranks).\n"
+            "and c10d point-to-point, MPI one-sided; world ranks).\n"
             "  from     to     messages            bytes\n"
             "     0      1            2               80\n"
             "    12      3      1000000    1099511627776\n"
@@ -36,8 +36,8 @@ TEST(MatrixReportTest, TextListsEachPairThenTheTotals) {
   empty.set_job("j");
   EXPECT_EQ(MatrixText(empty, true),
             "Job j: messages and bytes sent from rank to rank (MPI "
-            "point-to-point and one-sided, collectives expanded; world "
-            "ranks).\n"
+            "and c10d point-to-point, MPI one-sided, collectives expanded; "
+            "world ranks).\n"
             "no traffic between the selected ranks\n");
 }
 

@@ -13,6 +13,8 @@ are recorded by `import meridian` alone (meridian/collectives.py).
 --meridian-first: imports meridian, and starts its capture by hand,
 before torch is imported (else meridian is imported after torch, and the
 capture starts by itself).
+--p2p: in step 0, 5 round trips of dist.send/dist.recv (1,000
+floats, tags i and 100 + i) and one isend/irecv from rank 0 to 1 (tag 7).
 --groups: after the steps, an all_to_all_single on the default group (an
 operation torch calls without the dispatcher), an allreduce on a new group
 of both ranks, the group destroyed, then a broadcast on another new group.
@@ -36,6 +38,22 @@ from torch.nn.parallel import DistributedDataParallel
 import meridian  # noqa: F811 (first or again)
 
 
+def exchange(rank):
+    """--p2p's messages."""
+    t = torch.ones(1000)
+    other = 1 - rank
+    for i in range(5):
+        if rank == 0:
+            dist.send(t, other, tag=i)
+            dist.recv(t, other, tag=100 + i)
+        else:
+            dist.recv(t, other, tag=i)
+            dist.send(t, other, tag=100 + i)
+    request = (dist.isend(t, other, tag=7) if rank == 0
+               else dist.irecv(t, other, tag=7))
+    request.wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--late-rank", type=int, default=-1)
@@ -43,6 +61,7 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--meridian-first", action="store_true")
     parser.add_argument("--groups", action="store_true")
+    parser.add_argument("--p2p", action="store_true")
     args = parser.parse_args()
     meridian.auto_steps()
     meridian.capture_record_functions()
@@ -57,8 +76,10 @@ def main():
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
     generator = torch.Generator().manual_seed(rank)
     step_ns = []
-    for _ in range(args.steps):
+    for step in range(args.steps):
         start = time.perf_counter_ns()
+        if args.p2p and step == 0:
+            exchange(rank)
         x = torch.randn(32, 256, generator=generator)
         y = torch.randint(0, 10, (32,), generator=generator)
         if rank == args.late_rank:

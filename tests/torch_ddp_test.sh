@@ -19,6 +19,8 @@
 #      recorded as before, no collective.
 #   5. MERIDIAN_TORCH_OPS=1: aten operators and autograd nodes as phases;
 #      a value out of range: a warning, and none.
+#   6. send/recv and isend/irecv: every message matched, and the
+#      communication matrix exact.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -219,3 +221,17 @@ assert not [k for k in bad if k[0].startswith("aten::")], bad
 assert not [k for k in ops if k[0].startswith("c10d::")], ops
 PY
 echo "torch_ddp_test: MERIDIAN_TORCH_OPS"
+
+# 6. Point-to-point: 11 messages, each matched; the matrix exact.
+ddp ddp-p2p --steps 2 --p2p
+query ddp-p2p stragglers
+"$meridian_bin" --collector "$addr" stats --job torchrun-ddp-p2p --matrix --json \
+  >"$work/ddp-p2p.matrix" || fail "matrix of ddp-p2p"
+"$python" - "$work/ddp-p2p.stragglers" "$work/ddp-p2p.matrix" <<'PY' || fail "ddp-p2p"
+import json, sys
+assert json.load(open(sys.argv[1]))["messages"] == 11
+matrix = json.load(open(sys.argv[2]))["matrix"]
+assert matrix == [{"from": 0, "to": 1, "messages": 6, "bytes": 24000},
+                  {"from": 1, "to": 0, "messages": 5, "bytes": 20000}], matrix
+PY
+echo "torch_ddp_test: point-to-point matched"
