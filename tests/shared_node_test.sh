@@ -42,8 +42,11 @@ work="$(mktemp -d /tmp/meridian-shared-XXXXXX)"
 planted="/tmp/meridian-$victim"
 cleanup() {
   # The daemons run under setpriv in a subshell: kill them by their path
-  # (the work directory is this run's own), then the subshells.
+  # (the work directory is this run's own), the scripts of it Python runs
+  # (the attacker's listener: killing its subshell left it serving), then
+  # the subshells.
   pkill -f "^$work/bin/" 2>/dev/null || true
+  pkill -f "^$py $work/" 2>/dev/null || true
   kill $(jobs -p) 2>/dev/null || true
   wait 2>/dev/null || true
   [ -n "${KEEP:-}" ] || rm -rf "$work" "$planted"
