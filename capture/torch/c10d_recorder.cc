@@ -28,7 +28,7 @@ std::string GroupArgs(const std::string& name, const std::string& backend,
 
 // FNV-1a, 64 bits: the group's id from its name and members, never 0.
 uint64_t GroupId(const std::string& name, const std::vector<int>& ranks) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = 14695981039346656037ull;
   const auto mix = [&h](const void* data, size_t n) {
     const auto* p = static_cast<const unsigned char*>(data);
     for (size_t i = 0; i < n; ++i) {
@@ -72,11 +72,20 @@ const char* C10dRecorder::OpName(Op op) {
   return "unknown";
 }
 
+bool C10dRecorder::OpNamed(const std::string& name, Op* op) {
+  for (int i = 0; i <= static_cast<int>(Op::kRecv); ++i) {
+    if (name == OpName(static_cast<Op>(i))) {
+      *op = static_cast<Op>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 C10dRecorder::C10dRecorder(CaptureSink* sink)
     : sink_(sink), groups_(new Group[kMaxGroups]), slots_(new Slot[kSlots]) {
   if (sink_ != nullptr) {
     unregistered_queue_ = sink_->Name("c10d group (unregistered)");
-    unregistered_args_ = sink_->Name("group=unregistered");
   }
 }
 
@@ -99,8 +108,7 @@ bool C10dRecorder::RegisterGroup(const void* group, const std::string& name,
   g.comm = GroupId(name, world_ranks);
   g.size = static_cast<uint32_t>(world_ranks.size());
   g.queue = sink_->Name(("c10d group " + name).c_str());
-  g.args_text = GroupArgs(name, backend, world_ranks);
-  g.args = sink_->Name(g.args_text.c_str());
+  g.args = GroupArgs(name, backend, world_ranks);
   g.key.store(group, std::memory_order_relaxed);
   // Published: readers see the entry whole once they see the count.
   group_count_.store(count + 1, std::memory_order_release);
@@ -166,11 +174,12 @@ C10dRecorder::Slot* C10dRecorder::Claim(uint64_t* token) {
   return nullptr;
 }
 
-uint32_t C10dRecorder::EnqueueArgs(const Slot& s) {
-  if (s.group < 0) return sink_->Name("group=unregistered;timing=enqueue");
+uint32_t C10dRecorder::ArgsWith(int16_t group, const char* key,
+                                const char* value) {
   char args[kArgsBytes];
-  snprintf(args, sizeof(args), "%s;timing=enqueue",
-           groups_[s.group].args_text.c_str());
+  snprintf(args, sizeof(args), "%s;%s=%s",
+           group < 0 ? "group=unregistered" : groups_[group].args.c_str(), key,
+           value);
   return sink_->Name(args);
 }
 
@@ -184,7 +193,7 @@ void C10dRecorder::Retire(Slot* slot, uint32_t generation) {
   // WorkStart finds it stale and drops it.
   enqueue_only_.fetch_add(1, std::memory_order_relaxed);
   Emit(*slot, slot->call_end_ns.load(std::memory_order_relaxed),
-       EnqueueArgs(*slot));
+       ArgsWith(slot->group, "timing", "enqueue"));
   Free(slot, generation);
 }
 
@@ -203,41 +212,36 @@ uint64_t C10dRecorder::Begin(const Call& call) {
     untracked_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  Slot& s = *slot;
-  s.start_ns = sink_->NowNs();
-  s.call_end_ns.store(s.start_ns, std::memory_order_relaxed);
-  s.bytes = call.bytes;
-  s.name = sink_->Name(OpName(call.op));
-  s.tag = call.tag;
-  s.flags = 0;
-  s.comm = 0;
-  s.seq = 0;
-  s.peer = 0;
-  s.comm_size = 0;
-  if (sink_->Step(&s.step)) s.flags |= ProbeRecord::kHasStep;
+  ProbeRecord& r = slot->record;
+  r = ProbeRecord{};
+  r.start_ns = sink_->NowNs();
+  slot->call_end_ns.store(r.start_ns, std::memory_order_relaxed);
+  r.bytes = call.bytes;
+  r.name = sink_->Name(OpName(call.op));
+  r.tag = call.tag;
+  r.category = kCategoryC10d;
+  if (sink_->Step(&r.step)) r.flags |= ProbeRecord::kHasStep;
   if (group == nullptr) {
     unregistered_.fetch_add(1, std::memory_order_relaxed);
-    s.group = -1;
-    s.queue = unregistered_queue_;
-    s.args.store(unregistered_args_, std::memory_order_relaxed);
+    slot->group = -1;
+    r.queue = unregistered_queue_;
   } else {
-    s.group = static_cast<int16_t>(group - groups_.get());
-    s.comm = group->comm;
-    s.comm_size = group->size;
-    s.queue = group->queue;
-    s.args.store(group->args, std::memory_order_relaxed);
+    slot->group = static_cast<int16_t>(group - groups_.get());
+    r.comm = group->comm;
+    r.comm_size = group->size;
+    r.queue = group->queue;
     if (IsCollective(call.op)) {
-      s.seq = seq;
-      s.flags |= ProbeRecord::kHasSeq;
+      r.seq = seq;
+      r.flags |= ProbeRecord::kHasSeq;
     }
     if (call.group_peer >= 0 &&
         static_cast<size_t>(call.group_peer) < group->ranks.size()) {
-      s.peer = group->ranks[call.group_peer];
-      s.flags |= ProbeRecord::kHasPeer;
+      r.peer = group->ranks[call.group_peer];
+      r.flags |= ProbeRecord::kHasPeer;
     }
   }
   if (call.op == Op::kSend || call.op == Op::kRecv) {
-    s.flags |= ProbeRecord::kHasTag;
+    r.flags |= ProbeRecord::kHasTag;
   }
   // The key's entry published last (release): a worker that finds it sees
   // the slot filled. An entry of the same key still there (its operation's
@@ -278,18 +282,11 @@ void C10dRecorder::WorkStart(uint64_t handle, uint64_t key, const char* title) {
       break;
     }
   }
-  char args[kArgsBytes];
-  if (s->group < 0) {
-    snprintf(args, sizeof(args), "group=unregistered;work=%s", title);
-  } else {
-    snprintf(args, sizeof(args), "%s;work=%s",
-             groups_[s->group].args_text.c_str(), title);
-  }
-  s->args.store(sink_->Name(args), std::memory_order_relaxed);
+  s->record.args = ArgsWith(s->group, "work", title);
   if (!by_handle_.Insert(handle, token)) {
     // No room to wait for its end: recorded now, as far as it got.
     untracked_.fetch_add(1, std::memory_order_relaxed);
-    Emit(*s, sink_->NowNs(), s->args.load(std::memory_order_relaxed));
+    Emit(*s, sink_->NowNs(), s->record.args);
     Free(s, generation);
   }
 }
@@ -303,7 +300,7 @@ void C10dRecorder::WorkDone(uint64_t handle) {
       s->state.load(std::memory_order_acquire) != Word(generation, kBound)) {
     return;
   }
-  Emit(*s, sink_->NowNs(), s->args.load(std::memory_order_relaxed));
+  Emit(*s, sink_->NowNs(), s->record.args);
   Free(s, generation);
 }
 
@@ -315,20 +312,8 @@ void C10dRecorder::Flush() {
 }
 
 void C10dRecorder::Emit(const Slot& s, int64_t end_ns, uint32_t args) {
-  ProbeRecord r{};
-  r.start_ns = s.start_ns;
-  r.dur_ns = end_ns > s.start_ns ? end_ns - s.start_ns : 0;
-  r.bytes = s.bytes;
-  r.comm = s.comm;
-  r.seq = s.seq;
-  r.step = s.step;
-  r.name = s.name;
-  r.queue = s.queue;
-  r.peer = s.peer;
-  r.tag = s.tag;
-  r.comm_size = s.comm_size;
-  r.category = kCategoryC10d;
-  r.flags = s.flags;
+  ProbeRecord r = s.record;
+  r.dur_ns = end_ns > r.start_ns ? end_ns - r.start_ns : 0;
   r.args = args;
   sink_->Emit(r, false);
   recorded_.fetch_add(1, std::memory_order_relaxed);

@@ -94,8 +94,10 @@ class C10dRecorder {
     kSend,
     kRecv,
   };
-  // The span name of `op` ("allreduce"...).
+  // The span name of `op` ("allreduce"...), and the op of a name (false
+  // for none).
   static const char* OpName(Op op);
+  static bool OpNamed(const std::string& name, Op* op);
   static bool IsCollective(Op op) { return op != Op::kSend && op != Op::kRecv; }
 
   // An operation as its call gives it.
@@ -155,21 +157,12 @@ class C10dRecorder {
   }
   struct Slot {
     std::atomic<uint64_t> state{0};
-    // Written by the thread that moved `state` off kFree, read by the one
-    // that moves it on (release/acquire through `state` or the tables).
-    int64_t start_ns = 0;
     std::atomic<int64_t> call_end_ns{0};
-    int64_t bytes = 0;
-    uint64_t comm = 0;
-    uint64_t seq = 0;
-    int64_t step = 0;
-    uint32_t name = 0;
-    uint32_t queue = 0;
-    std::atomic<uint32_t> args{0};
-    int32_t peer = 0;
-    int32_t tag = 0;
-    uint32_t comm_size = 0;
-    uint16_t flags = 0;
+    // The span as Begin made it (its dur_ns and args set when it is
+    // emitted), and its group's index (-1: unregistered). Written by the
+    // thread that moved `state` off kFree, read by the one that moves it on
+    // (release/acquire through `state` or the tables).
+    ProbeRecord record{};
     int16_t group = -1;
   };
   struct Group {
@@ -177,12 +170,11 @@ class C10dRecorder {
     uint64_t comm = 0;
     uint32_t size = 0;
     uint32_t queue = 0;
-    uint32_t args = 0;
     std::atomic<uint64_t> next_seq{0};
     std::vector<int> ranks;
     std::string name;
     std::string backend;
-    std::string args_text;  // what `args` names
+    std::string args;  // "backend=gloo;group=0;ranks=[0, 1]"
   };
 
   // The registered group of `key` (lock-free: entries are published whole
@@ -199,7 +191,9 @@ class C10dRecorder {
   // Frees `slot` of `generation` (its next generation, kFree).
   static void Free(Slot* slot, uint32_t generation);
   void Emit(const Slot& slot, int64_t end_ns, uint32_t args);
-  uint32_t EnqueueArgs(const Slot& slot);
+  // The string id of group `group`'s args (-1: "group=unregistered") with
+  // `key`=`value` after them.
+  uint32_t ArgsWith(int16_t group, const char* key, const char* value);
 
   CaptureSink* const sink_;
   std::unique_ptr<Group[]> groups_;
@@ -210,7 +204,6 @@ class C10dRecorder {
   HandleTable<uint64_t, kSlots> by_key_;     // key + 1 -> token
   HandleTable<uint64_t, kSlots> by_handle_;  // work handle -> token
   uint32_t unregistered_queue_ = 0;
-  uint32_t unregistered_args_ = 0;
   std::atomic<uint64_t> recorded_{0};
   std::atomic<uint64_t> enqueue_only_{0};
   std::atomic<uint64_t> unregistered_{0};

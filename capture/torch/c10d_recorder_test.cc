@@ -42,6 +42,19 @@ class C10dRecorderTest : public ::testing::Test {
   C10dRecorder recorder_;
 };
 
+TEST(C10dRecorderOpTest, EveryOpIsNamedAndFoundByItsName) {
+  for (int i = 0; i <= static_cast<int>(Op::kRecv); ++i) {
+    Op op;
+    ASSERT_TRUE(C10dRecorder::OpNamed(C10dRecorder::OpName(Op(i)), &op));
+    EXPECT_EQ(op, Op(i));
+  }
+  Op op;
+  EXPECT_TRUE(C10dRecorder::OpNamed("reduce_scatter", &op));
+  EXPECT_EQ(op, Op::kReduceScatter);
+  EXPECT_FALSE(C10dRecorder::OpNamed("allreduce_", &op));
+  EXPECT_FALSE(C10dRecorder::OpNamed("", &op));
+}
+
 TEST_F(C10dRecorderTest, AnAllreduceIsOneSpanFromItsCallToItsWorksEnd) {
   sink_.set_step(7);
   Run({Op::kAllreduce, &g_world, 1597480, -1, 0, 0x1000}, 41, 1000, 1300, 9000);

@@ -98,9 +98,7 @@ int64_t Bytes(const c10::IValue& v) {
 // The identity of the first tensor in `v` (a Tensor or a list, nested),
 // 0 if none.
 uint64_t FirstTensor(const c10::IValue& v) {
-  if (v.isTensor()) {
-    return reinterpret_cast<uint64_t>(v.toTensor().unsafeGetTensorImpl());
-  }
+  if (v.isTensor()) return TensorKey(v.toTensor());
   if (v.isList()) {
     for (const c10::IValue& inner : v.toListRef()) {
       if (const uint64_t key = FirstTensor(inner)) return key;

@@ -22,6 +22,9 @@
 #ifndef MERIDIAN_CAPTURE_TORCH_TORCH_CALLBACKS_H_
 #define MERIDIAN_CAPTURE_TORCH_TORCH_CALLBACKS_H_
 
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
 #include <string>
 
 #include "capture/torch/c10d_recorder.h"
@@ -38,6 +41,11 @@ std::string StartTorchCallbacks(C10dRecorder* recorder, double ops,
 
 // Removes them (a later Start registers them again).
 void StopTorchCallbacks();
+
+// A tensor's identity as C10dRecorder's key (Call::key) names it.
+inline uint64_t TensorKey(const at::Tensor& tensor) {
+  return reinterpret_cast<uint64_t>(tensor.unsafeGetTensorImpl());
+}
 
 }  // namespace meridian
 

@@ -46,29 +46,15 @@ void UnregisterGroup(const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
 // (all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single),
 // begun by collectives.py's wrapper of its Python function. `op`:
 // "allgather", "reduce_scatter" or "alltoall"; `input` the tensor its
-// backend's work takes first.
+// backend's work takes first. An unknown `op`: 0.
 uint64_t Begin(const std::string& op,
                const c10::intrusive_ptr<c10d::ProcessGroup>& group,
                const at::Tensor& input) {
-  using Op = meridian::C10dRecorder::Op;
-  Op kind;
-  if (op == "allgather") {
-    kind = Op::kAllgather;
-  } else if (op == "reduce_scatter") {
-    kind = Op::kReduceScatter;
-  } else if (op == "alltoall") {
-    kind = Op::kAlltoall;
-  } else {
-    return 0;
-  }
-  meridian::C10dRecorder::Call call{
-      kind,
-      group.get(),
-      static_cast<int64_t>(input.nbytes()),
-      -1,
-      0,
-      reinterpret_cast<uint64_t>(input.unsafeGetTensorImpl())};
-  return Recorder()->Begin(call);
+  meridian::C10dRecorder::Op kind;
+  if (!meridian::C10dRecorder::OpNamed(op, &kind)) return 0;
+  return Recorder()->Begin({kind, group.get(),
+                            static_cast<int64_t>(input.nbytes()), -1, 0,
+                            meridian::TensorKey(input)});
 }
 
 pybind11::dict Counters() {

@@ -30,6 +30,7 @@ stopped, recording what no work completed.
 """
 
 import atexit
+import functools
 import importlib
 import importlib.abc
 import importlib.util
@@ -50,7 +51,7 @@ _C10D = "torch.distributed.distributed_c10d"
 _lock = threading.RLock()
 _capture = hooks.Hook()
 _extension = None
-_registered = {}  # the process groups told to the extension -> True
+_registered = set()  # the process groups told to the extension
 
 
 def _warn(message, stacklevel=3):
@@ -129,7 +130,7 @@ def _register(group, name, backend, world_ranks):
         return
     if _extension.register_group(group, str(name), str(backend),
                                  [int(r) for r in world_ranks]):
-        _registered[group] = True
+        _registered.add(group)
 
 
 def _register_groups(c10d):
@@ -154,6 +155,7 @@ def _group_helper(helper, c10d):
     call (none listed: the default group, ranks 0 to its size - 1)."""
     signature = inspect.signature(helper)
 
+    @functools.wraps(helper)
     def made(*args, **kwargs):
         group = helper(*args, **kwargs)
         try:
@@ -167,27 +169,25 @@ def _group_helper(helper, c10d):
         except Exception as e:  # never fail the program's group creation
             _warn("meridian: a process group is not registered: %r" % e)
         return group
-    made.__wrapped__ = helper
     return made
 
 
 def _group_destroyer(destroy, c10d):
     """destroy_process_group, the groups it destroys unregistered first (a
     later group may be given the same object address)."""
+    @functools.wraps(destroy)
     def destroyed(group=None):
         try:
             world = getattr(c10d, "GroupMember").WORLD
             gone = (list(_registered) if group is None or group is world
                     else [group])
             for g in gone:
-                if _registered.pop(g, None):
+                if g in _registered:
+                    _registered.discard(g)
                     _extension.unregister_group(g)
         except Exception as e:
             _warn("meridian: a process group is not unregistered: %r" % e)
         return destroy(group)
-    destroyed.__wrapped__ = destroy
-    destroyed.__name__ = getattr(destroy, "__name__", "destroy_process_group")
-    destroyed.__doc__ = getattr(destroy, "__doc__", None)
     return destroyed
 
 
@@ -205,6 +205,7 @@ def _direct(op, argument):
     def wrap(function, c10d):
         signature = inspect.signature(function)
 
+        @functools.wraps(function)
         def recorded(*args, **kwargs):
             token = 0
             try:
@@ -221,9 +222,6 @@ def _direct(op, argument):
             finally:
                 if token:
                     _extension.call_end(token)
-        recorded.__wrapped__ = function
-        recorded.__name__ = getattr(function, "__name__", op)
-        recorded.__doc__ = getattr(function, "__doc__", None)
         return recorded
     return wrap
 
