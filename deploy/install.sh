@@ -69,7 +69,10 @@ echo "installed $prefix/include/meridian/probe.h"
 # setuptools (capture/probe/python/build_wheel.sh): any venv's, conda's or
 # pyenv's pip installs it without building anything or writing into the
 # prefix (`pip install --no-index --find-links PREFIX/lib/meridian/python
-# meridian`). Its modules lie beside it too, for `meridian run`, which puts
+# meridian`); its source archive beside it builds the torch extension for
+# the venv's own torch (`pip install --no-binary meridian
+# --no-build-isolation ...`, docs/torch.md). Its modules lie beside it too,
+# for `meridian run`, which puts
 # the directory on PYTHONPATH (meridian/ and meridian_probe.py). The copy
 # older versions put in lib/python3/dist-packages, where no venv looks, is
 # removed.
@@ -81,6 +84,7 @@ install -m 0644 capture/probe/python/meridian/*.py "$python_dir/meridian/"
 wheel=$(capture/probe/python/build_wheel.sh capture/probe/python "$python_dir")
 rm -f "$prefix/lib/python3/dist-packages/meridian_probe.py"
 echo "installed $wheel: pip install --no-index --find-links $python_dir meridian"
+echo "installed ${wheel%-py3-none-any.whl}.tar.gz (builds the torch extension for a venv's torch: docs/torch.md)"
 # The torch.distributed capture (docs/torch.md): a torch extension, built
 # with torch's own cpp_extension for Debian's torch (python3-torch,
 # libtorch-dev), beside the package's modules, where `import meridian`

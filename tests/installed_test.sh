@@ -10,6 +10,8 @@
 #      against PREFIX/include and PREFIX/lib both ways docs/agent.md gives
 #      (linked with an rpath; MERIDIAN_PROBE_OPTIONAL without linking), run
 #      untraced and under PREFIX/bin/meridian run: exact spans exported.
+#   2b/2c. torch.distributed through the extension install.sh built, and
+#      through the one pip builds from the source archive.
 #   3. The man pages of meridian and of both daemons.
 # Outside bazel (install.sh runs bazel itself); tests/run.sh runs it.
 set -euo pipefail
@@ -145,6 +147,49 @@ assert spans == [("allreduce", 4000, "gloo")], spans
 PY
 done
 echo "installed_test: torch.distributed recorded through the installed extension"
+
+# 2c. The extension built by pip for the torch of the venv it installs into
+# (docs/torch.md): the source archive beside the wheel, built with that
+# venv's torch, records the same all_reduce from the venv's own copy; with
+# no compiler, the install succeeds without it and the warning says why.
+pip_build() {  # pip_build VENV [ENV...]: the documented build-from-source command
+  local venv=$1
+  shift
+  /usr/bin/python3 -m venv --system-site-packages "$work/$venv" || fail "venv $venv"
+  env -u PIP_FIND_LINKS PIP_CONFIG_FILE=/dev/null "$@" "$work/$venv/bin/python" -m pip install \
+    --no-binary meridian --no-build-isolation --no-cache-dir \
+    --no-index --find-links "$prefix/lib/meridian/python" meridian \
+    >"$work/$venv.log" 2>&1 || { cat "$work/$venv.log" >&2; fail "pip build in $venv"; }
+}
+pip_build built-venv
+site=$("$work/built-venv/bin/python" -I -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+found=$(env -u PYTHONPATH "$work/built-venv/bin/python" -I -c \
+  'import meridian.collectives as c; m, why = c._load_extension(); print(m.__file__ if m else why)')
+case $found in
+  "$site"/meridian/_torch_capture*.so) ;;
+  *) fail "pip built no extension the venv loads: $found" ;;
+esac
+job=torch-pip-built
+PATH="$prefix/bin:$PATH" "${meridian[@]}" run --job "$job" -- \
+  "$work/built-venv/bin/python" -I "$work/allreduce.py" >"$work/$job.out" 2>&1 ||
+  { cat "$work/$job.out" >&2; fail "$job"; }
+"${meridian[@]}" export --job "$job" -o "$work/$job.json" >/dev/null
+python3 - "$work/$job.json" <<'PY' || { cat "$work/$job.out" >&2; fail "$job's allreduce"; }
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+spans = [(e["name"], e["args"]["bytes"]) for e in events if e.get("cat") == "c10d"]
+assert spans == [("allreduce", 4000)], spans
+PY
+pip_build no-compiler-venv CXX=/nonexistent/c++
+built=$(find "$work/no-compiler-venv" -name '_torch_capture*.so')
+[ -z "$built" ] || fail "an extension was built without a compiler: $built"
+why=$(env -u PYTHONPATH PATH=/usr/bin:/bin "$work/no-compiler-venv/bin/python" -I -W error -c \
+  'import meridian.collectives as c; print(c._load_extension()[1])')
+case $why in
+  "its extension was not built when this package was installed: no C++ compiler (/nonexistent/c++) on PATH ("*) ;;
+  *) fail "the no-compiler install's warning: $why" ;;
+esac
+echo "installed_test: pip built the extension for its venv's torch, and said why not without a compiler"
 
 # 3. Man pages of every program a user runs.
 for page in meridian meridian-run meridian-collector meridian-agent meridian-synth; do

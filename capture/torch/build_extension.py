@@ -1,7 +1,8 @@
 """build_extension.py OUTDIR: builds Meridian's torch.distributed capture,
 the module meridian._torch_capture, into OUTDIR/meridian/ with torch's own
 cpp_extension, against the torch this Python imports (its headers, its
-compiler flags and pybind11 ABI), so that the module loads into that torch.
+compiler flags and pybind11 ABI), so that the module loads into that torch
+(what it compiles: extension_build.py).
 
     /usr/bin/python3 capture/torch/build_extension.py PREFIX/lib/meridian/python
 
@@ -12,9 +13,7 @@ importable, no C++ compiler, no Python headers (Debian: python3-dev).
 """
 
 import os
-import shutil
 import sys
-import sysconfig
 import tempfile
 
 
@@ -30,37 +29,22 @@ def main():
     out_dir = os.path.abspath(sys.argv[1])
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))  # the tree's top
-    try:
-        import torch  # noqa: F401
-        from torch.utils.cpp_extension import BuildExtension, CppExtension
-    except Exception as e:  # any broken torch install
-        fail("torch is not importable by %s: %s" % (sys.executable, e))
-    if shutil.which(os.environ.get("CXX", "c++")) is None:
-        fail("no C++ compiler (%s) on PATH" % os.environ.get("CXX", "c++"))
-    include = sysconfig.get_paths()["include"]
-    if not os.path.exists(os.path.join(include, "Python.h")):
-        fail("no Python.h in %s (Debian: python3-dev)" % include)
+    sys.path.insert(0, here)
+    import extension_build
+
+    why = extension_build.why_not()
+    if why is not None:
+        fail(why)
     from setuptools import setup
 
-    sources = [os.path.join(root, p) for p in (
-        "capture/probe/capture_sink.cc",
-        "capture/torch/c10d_recorder.cc",
-        "capture/torch/torch_callbacks.cc",
-        "capture/torch/torch_module.cc",
-    )]
-    extension = CppExtension(
-        "meridian._torch_capture", sources, include_dirs=[root, os.path.join(root, "capture/probe/include")],
-        extra_compile_args=["-O2", "-std=c++17", "-Wall",
-                            # torch 1.13's own headers use std::iterator
-                            "-Wno-deprecated-declarations"])
     with tempfile.TemporaryDirectory(prefix="meridian-torch-") as temp:
         # setuptools prints its progress on stdout: keep stdout for the path.
         stdout = sys.stdout
         sys.stdout = sys.stderr
         try:
-            setup(name="meridian-torch-capture", ext_modules=[extension],
-                  cmdclass={"build_ext":
-                            BuildExtension.with_options(use_ninja=False)},
+            setup(name="meridian-torch-capture",
+                  ext_modules=[extension_build.extension(root)],
+                  cmdclass={"build_ext": extension_build.build_ext_class()},
                   script_args=["-q", "build_ext", "--build-lib", out_dir,
                                "--build-temp", temp])
         except SystemExit as e:

@@ -16,10 +16,11 @@ tenth of them, sampled).
 The extension is looked for at $MERIDIAN_TORCH_EXTENSION, then as
 _torch_capture*.so beside this file, then in the deploy/install.sh prefix of
 the `meridian` program on PATH (PREFIX/lib/meridian/python/meridian/, where
-install.sh builds it for Debian's torch; capture/torch/build_extension.py
-builds it for another). Without it, or with a torch it cannot read, one
-warning says why, and everything else Meridian records is recorded as
-before.
+install.sh builds it for Debian's torch; `pip install` of the package's
+source archive builds it beside this file for the torch pip installs into,
+or writes _torch_capture.txt there saying why it could not). Without it, or
+with a torch it cannot read, one warning says why, and everything else
+Meridian records is recorded as before.
 
 Process groups are told to the extension as torch creates them (its
 _new_process_group_helper, which init_process_group and new_group call, and
@@ -88,10 +89,17 @@ def _load_extension():
     """(module, None) or (None, why)."""
     path = _extension_path()
     if path is None:
-        return None, ("its extension is not built (deploy/install.sh builds "
-                      "it for Debian's torch; for another, run "
-                      "capture/torch/build_extension.py with that torch's "
-                      "Python and set MERIDIAN_TORCH_EXTENSION)")
+        how = ("deploy/install.sh builds it for Debian's torch; for another, "
+               "pip install the package's source archive with "
+               "--no-binary meridian --no-build-isolation (docs/torch.md)")
+        try:  # setup.py's note: why pip built none
+            with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                   "_torch_capture.txt")) as f:
+                return None, "its extension was %s (%s)" % (
+                    f.read(4096).strip(), how)
+        except OSError:
+            pass
+        return None, "its extension is not built (%s)" % how
     try:
         spec = importlib.util.spec_from_file_location(
             "meridian._torch_capture", path)
