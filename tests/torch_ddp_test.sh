@@ -8,7 +8,10 @@
 #   1. Per rank, 39 allreduce spans whose bytes sum to exactly
 #      20 x 1,597,480 (one bucket in step 0, two after DDP rebuilt them);
 #      every step from 1 has communication; step 5's dependency graph joins
-#      the ranks' 2 allreduces; the stragglers report matches
+#      the ranks' 2 allreduces; stats
+#      count them exactly; an unchanged replay gives back every step as
+#      measured; Perfetto and Kineto exports carry them (Kineto with its
+#      process-group args); the stragglers report matches
 #      at least 39 collective instances across the ranks; no operation
 #      was recorded without its work's completion.
 #   2. meridian imported and its capture started before torch is imported:
@@ -98,6 +101,12 @@ expect_ddp() {
     -o "$work/$job.json" >/dev/null || fail "export of $job"
   query "$job" steps
   query "$job" stragglers
+  query "$job" stats
+  query "$job" replay
+  "$meridian_bin" --collector "$addr" export --job "torchrun-$job" --format perfetto \
+    -o "$work/$job.pftrace" >/dev/null || fail "perfetto export of $job"
+  "$meridian_bin" --collector "$addr" export --job "torchrun-$job" --format kineto \
+    --ranks 1 -o "$work/$job.kineto.json" >/dev/null || fail "kineto export of $job"
   # Step 5's dependency graph joins the ranks' allreduces in instances.
   "$meridian_bin" --collector "$addr" graph --job "torchrun-$job" --step 5 \
     -o "$work/$job.dot" >/dev/null || fail "graph of $job"
@@ -127,6 +136,26 @@ for s in steps[1:]:
         assert r["communication_ns"] > 0, s
 stragglers = json.load(open("%s/%s.stragglers" % (work, job)))
 assert stragglers["instances"] >= 39, stragglers["instances"]
+ops = {(o["category"], o["name"]): o for o in
+       json.load(open("%s/%s.stats" % (work, job)))["ops"]}
+every = [e["args"]["bytes"] for e in events
+         if e.get("cat") == "c10d" and e["name"] == "allreduce"]  # all groups'
+assert (ops[("c10d", "allreduce")]["calls"], ops[("c10d", "allreduce")]["bytes"]) == \
+    (len(every), sum(every)), ops[("c10d", "allreduce")]
+assert len(every) >= 2 * 39
+# An unchanged replay gives back what was measured, every dependency found
+# (the critical path does not cross DDP's waits: docs/torch.md, "Not yet").
+replay = json.load(open("%s/%s.replay" % (work, job)))
+assert replay["broken_dependencies"] == 0, replay
+assert replay["predicted_ns"] == replay["measured_ns"] > 0, replay
+# (step 20: the job's tail after its last optimizer step, its barrier)
+assert [s["step"] for s in replay["steps"]] == list(range(21)), replay["steps"]
+perfetto = open("%s/%s.pftrace" % (work, job), "rb").read()
+assert b"allreduce" in perfetto and b"c10d group 0" in perfetto
+kineto = json.load(open("%s/%s.kineto.json" % (work, job)))
+first = next(e for e in kineto["traceEvents"] if e.get("name") == "allreduce")
+assert (first["cat"], first["args"]["Process Group Name"], first["args"]["Process Group Ranks"],
+        first["args"]["Group size"]) == ("cpu_op", "0", "[0, 1]", 2), first
 for rank in (0, 1):
     line = open("%s/%s.%d.out" % (work, job, rank)).read().splitlines()[-1]
     capture = json.loads(line)["capture"]
