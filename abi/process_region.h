@@ -3,7 +3,8 @@
 // hands to the agent over the agent's Unix socket).
 //
 //   ProcessRegionHeader   magic, version, geometry, incarnation, counters,
-//                         one RingSlot per possible thread ring
+//                         one RingSlot and one InFlightCall per possible
+//                         thread ring
 //   string area           names, appended and never changed:
 //                         [uint32 length][bytes], 4-byte aligned
 //   rings                 max_rings SpanRings of ring_capacity records each
@@ -43,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "abi/in_flight.h"
 #include "abi/span_ring.h"
 
 namespace meridian {
@@ -63,7 +65,7 @@ struct RingSlot {
 
 struct ProcessRegionHeader {
   static constexpr uint64_t kMagic = 0x5052434449524d45ULL;  // "EMRIDCRP"
-  static constexpr uint32_t kVersion = 2;
+  static constexpr uint32_t kVersion = 3;
   static constexpr uint32_t kMaxRings = 64;
 
   uint64_t magic;
@@ -87,6 +89,9 @@ struct ProcessRegionHeader {
   std::atomic<uint32_t> trace_steps;
   std::atomic<int64_t> record_until_ns;
   RingSlot slots[kMaxRings];
+  // What the thread owning ring i is in now (in_flight.h): written by that
+  // thread only, read by the agent while a job may hang (docs/health.md).
+  InFlightCall in_flight[kMaxRings];
 };
 
 struct ProcessRegionGeometry {

@@ -36,9 +36,10 @@ TEST(ProcessRegionTest, StringsAndRingsRoundTrip) {
   ProcessRegionLayout layout;
   ASSERT_TRUE(ReadProcessRegionLayout(region.data, region.bytes, &layout));
   EXPECT_EQ(layout.incarnation, 42u);
-  EXPECT_EQ(layout.strings_offset, 1280u);  // the header, 64-byte aligned
+  // The header: 1,280 bytes, then 64 in-flight slots of 128.
+  EXPECT_EQ(layout.strings_offset, 9472u);
   EXPECT_EQ(layout.strings_capacity, 64u);
-  EXPECT_EQ(layout.rings_offset, 1344u);
+  EXPECT_EQ(layout.rings_offset, 9536u);
   auto* h = static_cast<ProcessRegionHeader*>(region.data);
   const uint32_t a = AppendString(h, "MPI_Allreduce", 13);
   const uint32_t b = AppendString(h, "forward", 7);

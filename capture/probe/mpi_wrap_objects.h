@@ -402,11 +402,17 @@ const CommInfo* TakeMessage(uint64_t key) {
   const int64_t start = probe::Now();        \
   const int rc = call;
 
-// Blocking collectives: one macro body, the bytes and root per call.
-#define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)                 \
-  MERIDIAN_COLLECTIVE_CALL(comm, call)                                        \
-  const int64_t end = probe::Now();                                           \
-  probe::Emit(CollectiveRecord(op, start, end, info, seq, bytes_expr, root)); \
+// Blocking collectives: one macro body, the bytes and root per call; the
+// record is made before the call, to be published as in flight.
+#define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)              \
+  if (!probe::g_event.enabled) return call;                                \
+  CommInfo* info = Comm(comm);                                             \
+  const uint64_t seq = NextSeq(info);                                      \
+  if (!probe::Recording()) return call;                                    \
+  ProbeRecord r = CollectiveRecord(op, 0, 0, info, seq, bytes_expr, root); \
+  StartBlocking(&r);                                                       \
+  const int rc = call;                                                     \
+  FinishBlocking(&r);                                                      \
   return rc;
 
 // Non-blocking collectives: recorded from issue to completion.

@@ -115,11 +115,12 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (!probe::Recording()) return PMPI_Probe(source, tag, comm, status);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::Now();
+  const CommInfo* info = Comm(comm);
+  ProbeRecord r = PointToPointRecord(kProbe, 0, 0, info, source, tag, 0);
+  StartBlocking(&r);
   const int rc = PMPI_Probe(source, tag, comm, s);
-  RecordPointToPoint(kProbe, start, comm,
-                     source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
-                     tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0);
+  SetReceived(&r, info, source, tag, s);
+  FinishBlocking(&r);
   return rc;
 }
 
@@ -133,9 +134,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
   const int64_t start = probe::Now();
   const int rc = PMPI_Iprobe(source, tag, comm, flag, s);
   const bool found = rc == MPI_SUCCESS && *flag;
-  RecordPointToPoint(kIprobe, start, comm,
-                     found && source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
-                     found && tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0);
+  const int64_t end = probe::Now();
+  probe::Emit(PointToPointRecord(
+      kIprobe, start, end, Comm(comm),
+      found && source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+      found && tag == MPI_ANY_TAG ? s->MPI_TAG : tag, 0));
   return rc;
 }
 

@@ -44,15 +44,17 @@ int MPI_Finalize(void) {
 
 // Point-to-point calls outside the tracing window go straight to PMPI:
 // no clock read, no lookup.
-#define MERIDIAN_SEND(Name, op)                                             \
-  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest,   \
-                 int tag, MPI_Comm comm) {                                  \
-    if (!probe::Recording())                                                \
-      return PMPI_##Name(buf, count, type, dest, tag, comm);                \
-    const int64_t start = probe::Now();                                     \
-    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm);          \
-    RecordPointToPoint(op, start, comm, dest, tag, TypeBytes(count, type)); \
-    return rc;                                                              \
+#define MERIDIAN_SEND(Name, op)                                           \
+  int MPI_##Name(const void* buf, int count, MPI_Datatype type, int dest, \
+                 int tag, MPI_Comm comm) {                                \
+    if (!probe::Recording())                                              \
+      return PMPI_##Name(buf, count, type, dest, tag, comm);              \
+    ProbeRecord r = PointToPointRecord(op, 0, 0, Comm(comm), dest, tag,   \
+                                       TypeBytes(count, type));           \
+    StartBlocking(&r);                                                    \
+    const int rc = PMPI_##Name(buf, count, type, dest, tag, comm);        \
+    FinishBlocking(&r);                                                   \
+    return rc;                                                            \
   }
 MERIDIAN_SEND(Send, kSend)
 MERIDIAN_SEND(Ssend, kSsend)
@@ -67,11 +69,13 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
   }
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::Now();
+  const CommInfo* info = Comm(comm);
+  ProbeRecord r = PointToPointRecord(kRecv, 0, 0, info, source, tag,
+                                     TypeBytes(count, type));
+  StartBlocking(&r);
   const int rc = PMPI_Recv(buf, count, type, source, tag, comm, s);
-  RecordPointToPoint(
-      kRecv, start, comm, source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
-      tag == MPI_ANY_TAG ? s->MPI_TAG : tag, TypeBytes(count, type));
+  SetReceived(&r, info, source, tag, s);
+  FinishBlocking(&r);
   return rc;
 }
 
@@ -87,15 +91,17 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   }
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::Now();
+  const CommInfo* info = Comm(comm);
+  const int64_t sent = TypeBytes(sendcount, sendtype);
+  ProbeRecord r = PointToPointRecord(kSendrecv, 0, 0, info, dest, sendtag,
+                                     sent + TypeBytes(recvcount, recvtype));
+  StartBlocking(&r);
   const int rc =
       PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
                     recvcount, recvtype, source, recvtag, comm, s);
-  const int64_t sent = TypeBytes(sendcount, sendtype);
-  RecordSendReceive(kSendrecv, start, comm, dest, sendtag,
-                    source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
-                    recvtag == MPI_ANY_TAG ? s->MPI_TAG : recvtag,
-                    sent + TypeBytes(recvcount, recvtype), sent);
+  SetSendReceive(&r, info, source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                 recvtag == MPI_ANY_TAG ? s->MPI_TAG : recvtag, sent);
+  FinishBlocking(&r);
   return rc;
 }
 
@@ -108,13 +114,16 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
   }
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
-  const int64_t start = probe::Now();
+  const CommInfo* info = Comm(comm);
+  ProbeRecord r = PointToPointRecord(kSendrecv_replace, 0, 0, info, dest,
+                                     sendtag, 2 * TypeBytes(count, type));
+  StartBlocking(&r);
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source,
                                        recvtag, comm, s);
-  RecordSendReceive(kSendrecv_replace, start, comm, dest, sendtag,
-                    source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
-                    recvtag == MPI_ANY_TAG ? s->MPI_TAG : recvtag,
-                    2 * TypeBytes(count, type), TypeBytes(count, type));
+  SetSendReceive(&r, info, source == MPI_ANY_SOURCE ? s->MPI_SOURCE : source,
+                 recvtag == MPI_ANY_TAG ? s->MPI_TAG : recvtag,
+                 TypeBytes(count, type));
+  FinishBlocking(&r);
   return rc;
 }
 
@@ -173,11 +182,16 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   const uint32_t ticket = MarkRequest(request);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const bool recording = probe::Recording();
   const int64_t start = probe::Now();
+  if (recording) probe::EnterCall(OpName(kWait), kCategoryMpi, start);
   const int rc = PMPI_Wait(request, s);
   const int64_t end = probe::Now();
   Complete(ticket, end, s);
-  if (probe::Recording()) probe::Emit(Base(kWait, start, end, nullptr));
+  if (recording) {
+    probe::LeaveCall(end);
+    probe::Emit(Base(kWait, start, end, nullptr));
+  }
   return rc;
 }
 
@@ -198,11 +212,16 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (!probe::g_event.enabled) return PMPI_Waitall(count, requests, statuses);
   SavedRequests saved(count, requests, statuses);
+  const bool recording = probe::Recording();
   const int64_t start = probe::Now();
+  if (recording) probe::EnterCall(OpName(kWaitall), kCategoryMpi, start);
   const int rc = PMPI_Waitall(count, requests, saved.statuses());
   const int64_t end = probe::Now();
   saved.CompleteAll(end);
-  if (probe::Recording()) probe::Emit(Base(kWaitall, start, end, nullptr));
+  if (recording) {
+    probe::LeaveCall(end);
+    probe::Emit(Base(kWaitall, start, end, nullptr));
+  }
   return rc;
 }
 
@@ -223,11 +242,16 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
   SavedRequests saved(count, requests, MPI_STATUSES_IGNORE);
   MPI_Status own;
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
+  const bool recording = probe::Recording();
   const int64_t start = probe::Now();
+  if (recording) probe::EnterCall(OpName(kWaitany), kCategoryMpi, start);
   const int rc = PMPI_Waitany(count, requests, index, s);
   const int64_t end = probe::Now();
   saved.Complete(*index, end, s);
-  if (probe::Recording()) probe::Emit(Base(kWaitany, start, end, nullptr));
+  if (recording) {
+    probe::LeaveCall(end);
+    probe::Emit(Base(kWaitany, start, end, nullptr));
+  }
   return rc;
 }
 
@@ -250,12 +274,17 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
     return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   }
   SavedRequests saved(incount, requests, statuses);
+  const bool recording = probe::Recording();
   const int64_t start = probe::Now();
+  if (recording) probe::EnterCall(OpName(kWaitsome), kCategoryMpi, start);
   const int rc =
       PMPI_Waitsome(incount, requests, outcount, indices, saved.statuses());
   const int64_t end = probe::Now();
   saved.CompleteSome(*outcount, indices, end);
-  if (probe::Recording()) probe::Emit(Base(kWaitsome, start, end, nullptr));
+  if (recording) {
+    probe::LeaveCall(end);
+    probe::Emit(Base(kWaitsome, start, end, nullptr));
+  }
   return rc;
 }
 

@@ -288,32 +288,44 @@ ProbeRecord PointToPointRecord(Op op, int64_t start, int64_t end,
   return r;
 }
 
-// A blocking point-to-point call that ran from `start` to now.
-void RecordPointToPoint(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
-                        int64_t bytes) {
+// A blocking call that `r` describes, built before it: timed from now, and
+// published as the thread's call in flight (probe::EnterCall) until
+// FinishBlocking times its end and records it.
+inline __attribute__((always_inline)) void StartBlocking(ProbeRecord* r) {
+  r->start_ns = probe::Now();
+  probe::EnterCall(*r);
+}
+inline __attribute__((always_inline)) void FinishBlocking(ProbeRecord* r) {
   const int64_t end = probe::Now();
-  probe::Emit(PointToPointRecord(op, start, end, Comm(comm), peer, tag, bytes));
+  probe::LeaveCall(end);
+  r->dur_ns = end - r->start_ns;
+  probe::Emit(*r);
 }
 
-// A blocking call that sends `sent` of its `bytes` to `peer` with `tag` and
-// receives the rest from `source` with `recv_tag` (Sendrecv; both as
-// received, from the status): the sent bytes go with the record
-// (kExtraSendBytes), and the receive's source and tag (kRecvPeer) unless
-// it received nothing (MPI_PROC_NULL).
-void RecordSendReceive(Op op, int64_t start, MPI_Comm comm, int peer, int tag,
-                       int source, int recv_tag, int64_t bytes, int64_t sent) {
-  const int64_t end = probe::Now();
-  const CommInfo* info = Comm(comm);
-  ProbeRecord r = PointToPointRecord(op, start, end, info, peer, tag, bytes);
-  r.extra = sent;
-  r.flags |= ProbeRecord::kExtraSendBytes;
+// A blocking receive's source and tag as received, where the call named
+// MPI_ANY_SOURCE or MPI_ANY_TAG (`source`, `tag` as called).
+void SetReceived(ProbeRecord* r, const CommInfo* info, int source, int tag,
+                 const MPI_Status* status) {
+  if (source == MPI_ANY_SOURCE)
+    SetPeer(r, WorldRankOf(info, status->MPI_SOURCE));
+  if (tag == MPI_ANY_TAG) SetTag(r, status->MPI_TAG);
+}
+
+// A blocking call that sends `sent` of its bytes and receives the rest
+// from `source` with `recv_tag` (Sendrecv; both as received, from the
+// status): the sent bytes go with the record (kExtraSendBytes), and the
+// receive's source and tag (kRecvPeer) unless it received nothing
+// (MPI_PROC_NULL).
+void SetSendReceive(ProbeRecord* r, const CommInfo* info, int source,
+                    int recv_tag, int64_t sent) {
+  r->extra = sent;
+  r->flags |= ProbeRecord::kExtraSendBytes;
   const int32_t from = WorldRankOf(info, source);
   if (from >= 0 && recv_tag >= 0) {
-    r.seq = static_cast<uint64_t>(static_cast<uint32_t>(from)) |
-            static_cast<uint64_t>(static_cast<uint32_t>(recv_tag)) << 32;
-    r.flags |= ProbeRecord::kRecvPeer;
+    r->seq = static_cast<uint64_t>(static_cast<uint32_t>(from)) |
+             static_cast<uint64_t>(static_cast<uint32_t>(recv_tag)) << 32;
+    r->flags |= ProbeRecord::kRecvPeer;
   }
-  probe::Emit(r);
 }
 
 // A non-blocking one issued at `start`: recorded when it completes.

@@ -52,6 +52,7 @@ void meridian_phase_begin(const char* name) {
   // not recorded.
   if (tls_depth < kMaxDepth) {
     tls_phases[tls_depth] = {probe::Now(), probe::Intern(name)};
+    probe::SetPhase(tls_phases[tls_depth].name, tls_phases[tls_depth].start_ns);
   }
   ++tls_depth;
 }
@@ -59,7 +60,15 @@ void meridian_phase_begin(const char* name) {
 void meridian_phase_end(void) {
   if (!probe::g_event.enabled || tls_depth == 0) return;
   --tls_depth;
-  if (tls_depth >= kMaxDepth || !probe::Recording()) return;
+  if (tls_depth >= kMaxDepth) return;
+  // The thread is in the enclosing phase again (or in none).
+  if (tls_depth == 0) {
+    probe::SetPhase(0, 0);
+  } else {
+    probe::SetPhase(tls_phases[tls_depth - 1].name,
+                    tls_phases[tls_depth - 1].start_ns);
+  }
+  if (!probe::Recording()) return;
   const OpenPhase& phase = tls_phases[tls_depth];
   probe::Emit(
       UserRecord(phase.name, phase.start_ns, probe::Now() - phase.start_ns));

@@ -34,6 +34,7 @@ namespace probe {
 
 EventState g_event;
 __thread SpanRingWriter* tls_writer = nullptr;
+__thread InFlightCall* tls_in_flight = nullptr;
 uint32_t g_name_cache[kNameSlots];
 
 namespace {
@@ -323,6 +324,7 @@ void ForkChild() {
   for (auto& entry : g_names) entry.store(0, std::memory_order_relaxed);
   for (auto& id : g_name_cache) id = 0;
   tls_writer = nullptr;
+  tls_in_flight = nullptr;
   tls_no_ring = false;
   tls_retry_ns = 0;
   // The forking thread's ring was in the parent's region.
@@ -531,8 +533,10 @@ void ReleaseRing(void* value) {
   if (++tls_ring_releases >= 3) tls_no_ring = true;
   SpanRingWriter* writer = tls_writer;
   tls_writer = nullptr;
+  tls_in_flight = nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_region != nullptr && index < ProcessRegionHeader::kMaxRings) {
+    ClaimInFlight(&g_region->in_flight[index], g_event.ticks);  // in nothing
     g_region->slots[index].state.store(kSlotRetired, std::memory_order_release);
   }
   delete writer;
@@ -575,6 +579,8 @@ SpanRingWriter* ClaimRing() {
         g_ring_key, reinterpret_cast<void*>(static_cast<uintptr_t>(index) + 1));
   }
   tls_writer = writer;
+  tls_in_flight = &g_region->in_flight[index];
+  ClaimInFlight(tls_in_flight, g_event.ticks);
   return writer;
 }
 

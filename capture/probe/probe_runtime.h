@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "abi/in_flight.h"
 #include "abi/probe_record.h"
 #include "abi/span_ring.h"
 
@@ -66,6 +67,11 @@ extern MERIDIAN_PROBE_SHARED EventState g_event;
 // BUILD.bazel). Initial-exec for the family libraries too, which reach it
 // in libmeridian_probe.so's TLS block.
 extern MERIDIAN_PROBE_SHARED __thread SpanRingWriter* tls_writer
+    __attribute__((tls_model("initial-exec")));
+
+// This thread's in-flight slot in the region (in_flight.h), set with its
+// ring.
+extern MERIDIAN_PROBE_SHARED __thread InFlightCall* tls_in_flight
     __attribute__((tls_model("initial-exec")));
 
 inline int64_t NowNs() {
@@ -132,6 +138,55 @@ inline void Emit(const ProbeRecord& record) {
   } else if ((writer->drops() & 4095) == 1) {
     WakeAgent();
   }
+}
+
+// The calling thread enters the traced call `record` describes (its name,
+// category, start, comm, seq, bytes, peer, tag, comm size), and leaves it
+// at `end`: published in the thread's in-flight slot for the agent, which
+// reports calls that do not return (docs/health.md). A few stores into one
+// cache line of this thread's; the first call of a thread claims its ring.
+inline void EnterCall(const InFlightState& call) {
+  InFlightCall* slot = tls_in_flight;
+  if (__builtin_expect(slot == nullptr, 0)) {
+    if (ClaimRing() == nullptr) return;
+    slot = tls_in_flight;
+  }
+  meridian::EnterCall(slot, call);
+}
+inline void EnterCall(const ProbeRecord& record) {
+  InFlightState call;
+  call.name = record.name;
+  call.category = record.category;
+  call.flags = static_cast<uint16_t>(
+      ((record.flags & ProbeRecord::kHasPeer) ? InFlightState::kHasPeer : 0) |
+      ((record.flags & ProbeRecord::kHasTag) ? InFlightState::kHasTag : 0) |
+      ((record.flags & ProbeRecord::kHasSeq) ? InFlightState::kHasSeq : 0));
+  call.since = record.start_ns;
+  call.comm = record.comm;
+  call.seq = record.seq;
+  call.bytes = record.bytes;
+  call.peer = record.peer;
+  call.tag = record.tag;
+  call.comm_size = record.comm_size;
+  EnterCall(call);
+}
+// A call known by its name alone (MPI_Wait's family).
+inline void EnterCall(uint32_t name, uint8_t category, int64_t start) {
+  InFlightState call{};
+  call.name = name;
+  call.category = category;
+  call.since = start;
+  EnterCall(call);
+}
+inline void LeaveCall(int64_t end) {
+  if (InFlightCall* slot = tls_in_flight) meridian::LeaveCall(slot, end);
+}
+// The thread's innermost open user phase is now `name` (0: none), open
+// since `since` (a Now() time).
+inline void SetPhase(uint32_t name, int64_t since) {
+  InFlightCall* slot = tls_in_flight;
+  if (slot == nullptr && (name == 0 || ClaimRing() == nullptr)) return;
+  meridian::SetPhase(tls_in_flight, name, since);
 }
 
 // Waits, sleeping 1 ms at a time, until this thread's ring has room for
