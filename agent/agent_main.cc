@@ -175,8 +175,8 @@ std::string ParseConnections(const meridian::CommandLine& flags,
   return "";
 }
 
-// The clock's flags (sync period, a simulated offset and drift) and the
-// control poll: an error, or empty.
+// The clock's flags (sync period, a simulated offset and drift), the
+// control poll and the stacks' threshold: an error, or empty.
 std::string ParseClock(const meridian::CommandLine& flags,
                        meridian::NodeAgentOptions* options) {
   auto sync_ms = flags.GetInt("clock-sync-ms", 2000);
@@ -197,8 +197,13 @@ std::string ParseClock(const meridian::CommandLine& flags,
   if (!poll_ms.ok() || *poll_ms <= 0 || *poll_ms > 3600000) {
     return "--control-poll-ms must be milliseconds (1 to 3600000)";
   }
+  auto stack_ms = flags.GetInt("stack-after-ms", 10000);
+  if (!stack_ms.ok() || *stack_ms < 0 || *stack_ms > 86400000) {
+    return "--stack-after-ms must be milliseconds (0: never, to 86400000)";
+  }
   options->clock_sync_ms = static_cast<int>(*sync_ms);
   options->control_poll_ms = static_cast<int>(*poll_ms);
+  options->stack_after_ms = static_cast<int>(*stack_ms);
   options->clock_skew = {*skew_ns, drift_ppm, meridian::WallNs()};
   return "";
 }

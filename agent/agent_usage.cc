@@ -8,7 +8,8 @@ const char kAgentUsage[] =
                       [--max-drain-ms N] [--ack-window N]
                       [--ack-timeout-ms N] [--nice N]
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
-                      [--control-poll-ms N] [--max-connections N]
+                      [--control-poll-ms N] [--stack-after-ms N]
+                      [--max-connections N]
                       [--max-connections-per-user N]
                       [--idle-timeout-ms N] [--allow-group GROUP]
                       [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
@@ -67,7 +68,11 @@ collector has not acknowledged in time (docs/agent.md: durability).
   --clock-sync-ms    how often the clock is measured against the
                      collector's (default 2000; docs/clocks.md)
   --control-poll-ms  how often the collector is asked for `meridian trace`
-                     orders of the jobs on this node (default 1000)
+                     orders of the jobs on this node, and told what each
+                     traced process is in (default 1000; docs/health.md)
+  --stack-after-ms   a thread in the same traced call, or in none, this
+                     long has its native stack read once, through ptrace
+                     (default 10000; 0: never)
   --clock-offset-ns, --clock-drift-ppm
                      test options: skew this agent's clock by an offset and
                      a drift, to check that the collector corrects them
@@ -77,31 +82,20 @@ collector has not acknowledged in time (docs/agent.md: durability).
 )";
 
 const std::vector<std::string>& AgentValueFlags() {
-  static const auto* flags =
-      new std::vector<std::string>{"collector",
-                                   "socket",
-                                   "spool",
-                                   "node",
-                                   "spool-max-bytes",
-                                   "drain-ms",
-                                   "max-drain-ms",
-                                   "ack-window",
-                                   "ack-timeout-ms",
-                                   "nice",
-                                   "timeout",
-                                   "clock-sync-ms",
-                                   "clock-offset-ns",
-                                   "clock-drift-ppm",
-                                   "control-poll-ms",
-                                   "max-connections",
-                                   "max-connections-per-user",
-                                   "idle-timeout-ms",
-                                   "allow-group",
-                                   "tls-ca",
-                                   "tls-cert",
-                                   "tls-key",
-                                   "token-file",
-                                   "metrics"};
+  static const auto* flags = new std::vector<std::string>{
+      "collector",       "socket",
+      "spool",           "node",
+      "spool-max-bytes", "drain-ms",
+      "max-drain-ms",    "ack-window",
+      "ack-timeout-ms",  "nice",
+      "timeout",         "clock-sync-ms",
+      "clock-offset-ns", "clock-drift-ppm",
+      "control-poll-ms", "stack-after-ms",
+      "max-connections", "max-connections-per-user",
+      "idle-timeout-ms", "allow-group",
+      "tls-ca",          "tls-cert",
+      "tls-key",         "token-file",
+      "metrics"};
   return *flags;
 }
 

@@ -21,6 +21,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/agent_time.h"
 #include "agent/errno_status.h"
+#include "agent/thread_stacks.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/spdlog.h"
 #include "wire/batch_spans.h"
@@ -199,6 +200,48 @@ double NodeAgent::Drain(const std::vector<ProbeSession*>& ending) {
         session->ReleaseOver(session->ring_capacity() / 2);
   }
   return fill;
+}
+
+void NodeAgent::SampleActivity() {
+  UpdateTimeMap();
+  const int64_t now = clock_sync_->Now();
+  std::vector<v1::ProcessActivity> activity;
+  std::map<std::pair<int64_t, int32_t>, Stack> kept;
+  for (const auto& [fd, client] : clients_) {
+    if (client.session == nullptr) continue;
+    v1::ProcessActivity* process = &activity.emplace_back();
+    client.session->SampleActivity(*time_, now, process);
+    if (options_.stack_after_ms > 0) AddStacks(process, &kept);
+  }
+  stacks_ = std::move(kept);  // those of threads gone are let go
+  relay_->SetActivity(std::move(activity));
+}
+
+void NodeAgent::AddStacks(v1::ProcessActivity* process,
+                          std::map<std::pair<int64_t, int32_t>, Stack>* kept) {
+  const int64_t after_ns = int64_t{options_.stack_after_ms} * 1000000;
+  for (v1::ThreadActivity& t : *process->mutable_threads()) {
+    const bool stuck =
+        t.call().empty() ? t.idle_ns() >= after_ns : t.call_ns() >= after_ns;
+    if (!stuck) continue;
+    const std::pair<int64_t, int32_t> key(process->pid(), t.tid());
+    auto it = stacks_.find(key);
+    if (it == stacks_.end() || it->second.calls != t.calls() ||
+        it->second.call != t.call()) {
+      Stack stack{t.calls(), t.call(), {}, ""};
+      absl::StatusOr<std::vector<std::string>> frames =
+          ThreadStack(static_cast<pid_t>(process->pid()), t.tid());
+      if (frames.ok()) {
+        stack.frames = std::move(*frames);
+      } else {
+        stack.error = std::string(frames.status().message());
+      }
+      it = stacks_.insert_or_assign(key, std::move(stack)).first;
+    }
+    for (const std::string& frame : it->second.frames) t.add_stack(frame);
+    t.set_stack_error(it->second.error);
+    kept->insert(*it);
+  }
 }
 
 void NodeAgent::UpdateTimeMap() {
@@ -491,6 +534,7 @@ int NodeAgent::WaitMs(int64_t next_drain_ms) const {
       timeout = std::min(timeout, client.silent_until_ms - NowMs());
     }
   }
+  if (!clients_.empty()) timeout = std::min(timeout, next_sample_ms_ - NowMs());
   return static_cast<int>(std::max<int64_t>(timeout, 0));
 }
 
@@ -545,6 +589,10 @@ AgentCounters NodeAgent::Run() {
     if (NowMs() >= next_drain) {
       period = NextDrainPeriod(period, Drain());
       next_drain = NowMs() + period;
+    }
+    if (NowMs() >= next_sample_ms_) {
+      SampleActivity();
+      next_sample_ms_ = NowMs() + options_.control_poll_ms;
     }
     Reconcile();
     AnswerFlushes(false);

@@ -82,6 +82,10 @@ struct NodeAgentOptions {
   // How often to ask the collector for job-wide `meridian trace` orders
   // (TraceRelay).
   int control_poll_ms = 1000;
+  // A thread in the same traced call (or in none) this long has its native
+  // stack read once (agent/thread_stacks.h) and reported with the
+  // activity (docs/health.md); 0: never.
+  int stack_after_ms = 10000;
   // Exit once every client has gone and nothing is left to send (or the
   // collector is unreachable: the spool keeps it). For agents `meridian run`
   // starts for itself.
@@ -186,6 +190,9 @@ class NodeAgent {
   double Drain(const std::vector<ProbeSession*>& ending = {});
   // Extends the time map; logs a step of the node's clock.
   void UpdateTimeMap();
+  // Samples what every traced process is in, for the relay's next poll
+  // (docs/health.md).
+  void SampleActivity();
   void SendBatch();
   // Writes the in-memory batches to the spool and releases their records.
   void SpillMemory();
@@ -247,6 +254,19 @@ class NodeAgent {
   // Probe times to the node's clock (ClockSync::Now): one map, extended at
   // each drain, whichever drain reads a record.
   std::unique_ptr<NodeTimeMap> time_;
+  int64_t next_sample_ms_ = 0;  // SampleActivity's, every control_poll_ms
+  // The stacks read, by (pid, tid), with what the thread was in then
+  // (its calls left and call): read again only once that changes.
+  struct Stack {
+    uint64_t calls = 0;
+    std::string call;
+    std::vector<std::string> frames;
+    std::string error;
+  };
+  std::map<std::pair<int64_t, int32_t>, Stack> stacks_;
+  // Adds the stacks of `process`'s threads stuck past stack_after_ms.
+  void AddStacks(v1::ProcessActivity* process,
+                 std::map<std::pair<int64_t, int32_t>, Stack>* kept);
   // Names MPI call sites for every session (one cache for the node's
   // processes, which share their programs' objects).
   CallsiteSymbolizer symbolizer_;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/process_activity.h"
 
 namespace meridian {
 namespace {
@@ -136,6 +137,14 @@ void ProbeSession::OpenReadyRings() {
       skip_.erase(it);
     }
   }
+}
+
+void ProbeSession::SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
+                                  v1::ProcessActivity* out) const {
+  out->set_job(process_.job);
+  out->set_rank(process_.rank);
+  out->set_pid(process_.pid);
+  meridian::SampleActivity(memory_, layout_, time, node_now_ns, out);
 }
 
 void ProbeSession::SkipTo(uint32_t ring, uint64_t end) {

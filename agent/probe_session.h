@@ -34,6 +34,7 @@
 #include "agent/callsite_symbolizer.h"
 #include "agent/node_time_map.h"
 #include "agent/probe_args.h"
+#include "meridian/v1/control.pb.h"
 #include "wire/batch_builder.h"
 #include "wire/span_rules.h"
 
@@ -106,6 +107,11 @@ class ProbeSession {
   void set_symbolizer(CallsiteSymbolizer* symbolizer) {
     symbolizer_ = symbolizer;
   }
+
+  // What the process's threads are in now (agent/process_activity.h), with
+  // its job, rank and pid, into `out`.
+  void SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
+                      v1::ProcessActivity* out) const;
 
   // Asks the process to record the next `steps` steps, or everything for
   // `seconds` seconds (see ProcessRegionHeader).

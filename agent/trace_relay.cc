@@ -59,6 +59,11 @@ void TraceRelay::Run() {
   }
 }
 
+void TraceRelay::SetActivity(std::vector<v1::ProcessActivity> activity) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  activity_ = std::move(activity);
+}
+
 void TraceRelay::Poll() {
   v1::PollRequest request;
   request.set_agent_id(agent_id_);
@@ -71,6 +76,10 @@ void TraceRelay::Poll() {
     applied.swap(applied_);
   }
   for (const auto& a : applied) *request.add_applied() = a;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const v1::ProcessActivity& p : activity_) *request.add_activity() = p;
+  }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(poll_ms_ + 2000));

@@ -7,7 +7,8 @@
 // processes of the order's job, and reports how many (Applied). A report
 // makes the thread poll again at once, so the collector hears back within
 // one round trip. An unreachable collector is logged once and retried at
-// the next poll.
+// the next poll. Each poll also carries what the agent last sampled of its
+// processes' calls in flight (SetActivity), for the collector's health view.
 #ifndef MERIDIAN_AGENT_TRACE_RELAY_H_
 #define MERIDIAN_AGENT_TRACE_RELAY_H_
 
@@ -34,6 +35,9 @@ class TraceRelay {
   std::vector<v1::TraceOrder> Take();
   // Order `id` now records in `processes` processes of this node.
   void Applied(uint64_t id, uint32_t processes);
+  // What this node's processes are in (docs/health.md): sent with every
+  // poll from now on, until the next call replaces it.
+  void SetActivity(std::vector<v1::ProcessActivity> activity);
 
  private:
   void Run();
@@ -54,6 +58,7 @@ class TraceRelay {
   bool report_ = false;  // Applied() since the last poll: poll now
   std::vector<v1::TraceOrder> orders_;
   std::vector<v1::PollRequest::Applied> applied_;
+  std::vector<v1::ProcessActivity> activity_;
   std::thread thread_;
 };
 
