@@ -159,8 +159,8 @@ TEST_F(CommandParseTest, AFlagOfAnotherCommandIsRefusedSayingWhoseItIs) {
             "trace, export, stats, replay)");
   EXPECT_EQ(Refusal({"jobs", "--job", "j"}),
             "jobs|jobs: unknown flag --job (a flag of run, import, trace, "
-            "delete, export, stats, clocks, critical-path, stragglers, steps, "
-            "compare, graph, replay)");
+            "delete, export, stats, clocks, critical-path, stragglers, "
+            "health, steps, compare, graph, replay)");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "--bogus=1"}),
             "stats|stats: unknown flag --bogus");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "-x"}),

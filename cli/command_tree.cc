@@ -231,6 +231,23 @@ void AddAnalyses(CLI::App& tree) {
         "how many collective instances to list (default 20, 0: all)");
   Json(stragglers);
 
+  CLI::App* health = Command(
+      tree, "health", "whether a running job is stalled, on what and whom",
+      "While a job runs: what each rank is in now, as its agent sampled it "
+      "about a second ago. Stalled: no rank has left a traced call for the "
+      "threshold, and some rank waits in one; then the stalls, each with "
+      "the ranks waiting and those they wait for (missing from a "
+      "collective, in another one, or a point-to-point peer with no "
+      "matching call). A job no process of which runs any more: finished. "
+      "See docs/health.md.");
+  StoredJob(health);
+  Value(health, "--stall-after", "S",
+        "seconds without progress that count as stalled (default 60)");
+  Switch(health, "--watch",
+         "ask again every second until the job finishes (--json: one "
+         "object a line)");
+  Json(health);
+
   CLI::App* steps = Command(
       tree, "steps", "iteration time per step and rank",
       "Per step and rank: iteration time; compute, communication and their "

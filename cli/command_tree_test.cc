@@ -29,8 +29,8 @@ TEST(CommandTreeTest, EveryCommandListedInOrder) {
   EXPECT_EQ(Names(VisibleCommands(*tree)),
             (std::vector<std::string>{
                 "run", "import", "trace", "jobs", "delete", "export", "stats",
-                "clocks", "critical-path", "stragglers", "steps", "compare",
-                "graph", "replay", "help", "completion", "man"}));
+                "clocks", "critical-path", "stragglers", "health", "steps",
+                "compare", "graph", "replay", "help", "completion", "man"}));
   ASSERT_NE(FindCommand(*tree, "man"), nullptr);
   ASSERT_NE(FindCommand(*tree, "completion"), nullptr);
   EXPECT_EQ(FindCommand(*tree, ""), tree.get());

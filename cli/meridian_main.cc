@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "cli/analysis_report.h"
 #include "cli/bash_completion.h"
 #include "cli/clocks_report.h"
@@ -20,6 +21,7 @@
 #include "cli/command_tree.h"
 #include "cli/export_command.h"
 #include "cli/filter_flags.h"
+#include "cli/health_report.h"
 #include "cli/help_text.h"
 #include "cli/import_command.h"
 #include "cli/jobs_report.h"
@@ -322,6 +324,35 @@ int Stragglers(meridian::v1::Query::Stub& stub,
                       &meridian::v1::Query::Stub::GetStragglers, request,
                       collector, line.Has("json"), meridian::StragglersJson,
                       meridian::StragglersText);
+}
+
+// `meridian health`; --watch asks every second until the job finishes.
+int Health(meridian::v1::Query::Stub& stub,
+           const meridian::CollectorTarget& collector,
+           const meridian::CommandLine& line) {
+  meridian::v1::HealthRequest request;
+  request.set_job(line.Get("job"));
+  if (line.Has("stall-after")) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(line.Get("stall-after"), &seconds) ||
+        !(seconds > 0 && seconds <= 86400)) {
+      return Usage("--stall-after must be seconds, more than 0, at most a day");
+    }
+    request.set_stall_after_ms(
+        std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
+  }
+  const bool json = line.Has("json");
+  for (;;) {
+    meridian::v1::HealthReply reply;
+    if (int failed = Call("health", stub, &meridian::v1::Query::Stub::GetHealth,
+                          request, collector, &reply)) {
+      return failed;
+    }
+    Print(json ? meridian::HealthJson(reply) : meridian::HealthText(reply));
+    if (!line.Has("watch") || reply.state() == "finished") return 0;
+    fflush(stdout);
+    absl::SleepFor(absl::Seconds(1));  // a person's or a script's poll
+  }
 }
 
 int Steps(meridian::v1::Query::Stub& stub,
@@ -667,6 +698,7 @@ constexpr Command kCommands[] = {
     {"clocks", ClocksCommand},
     {"critical-path", AnalysisCommand<CriticalPath>},
     {"stragglers", AnalysisCommand<Stragglers>},
+    {"health", AnalysisCommand<Health>},
     {"steps", AnalysisCommand<Steps>},
     {"compare", AnalysisCommand<Compare>},
     {"graph", AnalysisCommand<Graph>},

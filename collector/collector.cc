@@ -211,10 +211,12 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
   collector->clock_ = std::make_unique<ClockService>(auth);
   BatchWriter* writer = collector->writer_.get();
   collector->control_ = std::make_unique<ControlService>(
-      auth, [writer](const std::string& job) -> absl::StatusOr<int64_t> {
+      auth,
+      [writer](const std::string& job) -> absl::StatusOr<int64_t> {
         return OnWriter<int64_t>(
             writer, [&job](Store& store) { return store.DeleteJob(job); });
-      });
+      },
+      &collector->board_);
   if (options.retention_days > 0) {
     // The first pass before serving, so a restarted collector never serves
     // what it should have deleted.
@@ -255,6 +257,9 @@ void Collector::StartQuery(const CollectorOptions& options,
       },
       options.analysis_memory_bytes, options.analysis_wait);
   query_->set_evidence_log(evidence_log_.get());
+  ActivityBoard* board = &board_;
+  query_->set_live_job(
+      [board](const std::string& job) { return board->Job(job, absl::Now()); });
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   query_->set_save_clocks(

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "collector/activity_board.h"
 #include "collector/authorizer.h"
 #include "collector/batch_writer.h"
 #include "collector/clock_service.h"
@@ -129,6 +130,9 @@ class Collector {
   std::unique_ptr<BatchWriter> writer_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<ClockService> clock_;
+  // What the agents' processes are in (docs/health.md): fed by control_,
+  // read by query_.
+  ActivityBoard board_;
   std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;
   std::unique_ptr<JobRefresher> refresher_;

@@ -136,6 +136,24 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
       !may.ok()) {
     return may;
   }
+  if (absl::Status ok = ActivityBoard::Check(request->activity()); !ok.ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string(ok.message()));
+  }
+  if (board_ != nullptr) {
+    std::vector<v1::ProcessActivity> activity;
+    for (const v1::ProcessActivity& p : request->activity()) {
+      if (auth_->Allows(*context, Scope::kWrite, p.job())) {
+        activity.push_back(p);
+      }
+    }
+    if (absl::Status s = board_->Report(request->agent_id(), request->node(),
+                                        std::move(activity), absl::Now());
+        !s.ok()) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          std::string(s.message()));
+    }
+  }
   absl::MutexLock lock(&mutex_);
   const absl::Time now = absl::Now();
   // Forgotten: agents silent for 10 minutes, or for 3 of their own polls

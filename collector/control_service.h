@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "collector/activity_board.h"
 #include "collector/authorizer.h"
 #include "meridian/v1/control.grpc.pb.h"
 
@@ -43,9 +44,14 @@ class ControlService final : public v1::Control::Service {
   using DeleteFn =
       std::function<absl::StatusOr<int64_t>(const std::string& job)>;
 
+  // `board` (not owned; may be null) takes the activity agents report with
+  // their polls (docs/health.md), of the jobs each agent may write.
   explicit ControlService(std::shared_ptr<const Authorizer> auth,
-                          DeleteFn delete_job = nullptr)
-      : auth_(std::move(auth)), delete_job_(std::move(delete_job)) {}
+                          DeleteFn delete_job = nullptr,
+                          ActivityBoard* board = nullptr)
+      : auth_(std::move(auth)),
+        delete_job_(std::move(delete_job)),
+        board_(board) {}
   grpc::Status RequestTrace(grpc::ServerContext* context,
                             const v1::TraceRequest* request,
                             v1::TraceReply* reply) override;
@@ -82,6 +88,7 @@ class ControlService final : public v1::Control::Service {
 
   const std::shared_ptr<const Authorizer> auth_;
   const DeleteFn delete_job_;
+  ActivityBoard* const board_;
   absl::Mutex mutex_;
   uint64_t latest_ ABSL_GUARDED_BY(mutex_) = 0;
   std::deque<v1::TraceOrder> orders_ ABSL_GUARDED_BY(mutex_);    // newest last

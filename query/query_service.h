@@ -29,6 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "query/analysis/job_health.h"
 #include "query/analysis/step_summaries.h"
 #include "query/analysis_memory.h"
 #include "query/clocks/clock_solve_state.h"
@@ -79,6 +80,11 @@ class QueryService final : public v1::Query::Service {
   // written since from it instead of reading them (evidence_log.h). Unset:
   // they read the chunks.
   void set_evidence_log(EvidenceLog* log) { evidence_log_ = log; }
+  // The processes of a job on the collector's activity board (what each is
+  // in, as its agent last reported): GetHealth's input (docs/health.md).
+  // Unset: every job is answered from the store alone ("finished").
+  using LiveJob = std::function<std::vector<LiveProcess>(const std::string&)>;
+  void set_live_job(LiveJob live) { live_job_ = std::move(live); }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
   // of a job with steps are answered from its per-step summaries
@@ -133,6 +139,9 @@ class QueryService final : public v1::Query::Service {
   grpc::Status ExportGraph(grpc::ServerContext* context,
                            const v1::GraphRequest* request,
                            grpc::ServerWriter<v1::TraceChunk>* writer) override;
+  grpc::Status GetHealth(grpc::ServerContext* context,
+                         const v1::HealthRequest* request,
+                         v1::HealthReply* reply) override;
   grpc::Status Replay(grpc::ServerContext* context,
                       const v1::ReplayRequest* request,
                       v1::ReplayReply* reply) override;
@@ -240,6 +249,7 @@ class QueryService final : public v1::Query::Service {
   std::string db_path_;
   SaveClocks save_clocks_;
   EvidenceLog* evidence_log_ = nullptr;
+  LiveJob live_job_;
   SaveSummaries save_summaries_;
   MayRead may_read_;
   uint64_t analysis_budget_;

@@ -1,0 +1,100 @@
+#include "cli/health_report.h"
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+v1::HealthReply Stalled() {
+  v1::HealthReply h;
+  h.set_job("j");
+  h.set_state("stalled");
+  h.set_stalled_for_ns(8000000000);
+  h.set_stall_after_ns(5000000000);
+  v1::HealthStall* s = h.add_stalls();
+  s->set_kind("missing");
+  s->set_comm(0xab);
+  s->set_seq(9);
+  s->set_op("MPI_Allreduce");
+  s->add_waiting_ranks(0);
+  s->add_suspect_ranks(1);
+  v1::HealthRank* r = s->add_ranks();
+  r->set_rank(0);
+  r->set_node("n0");
+  r->set_pid(10);
+  r->set_tid(10);
+  r->set_in("MPI_Allreduce");
+  r->set_in_for_ns(8000000000);
+  r->set_category("mpi");
+  r->set_comm(0xab);
+  r->set_has_seq(true);
+  r->set_seq(9);
+  r->set_bytes(8);
+  r->set_peer(-1);
+  r->set_tag(-1);
+  r->set_idle_ns(-1);
+  r->set_sampled_ago_ns(500000000);
+  r = s->add_ranks();
+  r->set_rank(1);
+  r->set_node("n0");
+  r->set_pid(11);
+  r->set_tid(11);
+  r->set_in_for_ns(9000000000);
+  r->set_peer(-1);
+  r->set_tag(-1);
+  r->set_idle_ns(9000000000);
+  r->add_stack("spin (hang_job.c:20)");
+  r->add_python_stack("train.py:12 in step");
+  *h.add_ranks() = s->ranks(0);
+  *h.add_ranks() = s->ranks(1);
+  return h;
+}
+
+TEST(HealthReportTest, Json) {
+  EXPECT_EQ(
+      HealthJson(Stalled()),
+      "{\"job\":\"j\",\"state\":\"stalled\",\"stalled_for_ns\":8000000000,"
+      "\"stall_after_ns\":5000000000,\"stalls\":[{\"kind\":\"missing\","
+      "\"comm\":\"0xab\",\"seq\":9,\"op\":\"MPI_Allreduce\","
+      "\"waiting_ranks\":[0],\"suspect_ranks\":[1],\"ranks\":["
+      "{\"rank\":0,\"node\":\"n0\",\"pid\":10,\"tid\":10,\"in\":"
+      "\"MPI_Allreduce\",\"in_for_ns\":8000000000,\"category\":\"mpi\","
+      "\"comm\":\"0xab\",\"seq\":9,\"bytes\":8,\"phase\":\"\",\"idle_ns\":-1,"
+      "\"sampled_ago_ns\":500000000,\"stack\":[],\"python_stack\":[]},"
+      "{\"rank\":1,\"node\":\"n0\",\"pid\":11,\"tid\":11,\"in\":\"\","
+      "\"in_for_ns\":9000000000,\"category\":\"\",\"phase\":\"\","
+      "\"idle_ns\":9000000000,\"sampled_ago_ns\":0,"
+      "\"stack\":[\"spin (hang_job.c:20)\"],"
+      "\"python_stack\":[\"train.py:12 in step\"]}]}],\"ranks\":["
+      "{\"rank\":0,\"node\":\"n0\",\"pid\":10,\"tid\":10,\"in\":"
+      "\"MPI_Allreduce\",\"in_for_ns\":8000000000,\"category\":\"mpi\","
+      "\"comm\":\"0xab\",\"seq\":9,\"bytes\":8,\"phase\":\"\",\"idle_ns\":-1,"
+      "\"sampled_ago_ns\":500000000,\"stack\":[],\"python_stack\":[]},"
+      "{\"rank\":1,\"node\":\"n0\",\"pid\":11,\"tid\":11,\"in\":\"\","
+      "\"in_for_ns\":9000000000,\"category\":\"\",\"phase\":\"\","
+      "\"idle_ns\":9000000000,\"sampled_ago_ns\":0,"
+      "\"stack\":[\"spin (hang_job.c:20)\"],"
+      "\"python_stack\":[\"train.py:12 in step\"]}],\"slowdowns\":[]}\n");
+}
+
+TEST(HealthReportTest, Text) {
+  EXPECT_EQ(HealthText(Stalled()),
+            "Job j: stalled: no rank has left a traced call for 8.0 s "
+            "(threshold 5.0 s)\n"
+            "\n"
+            "Missing ranks at collective #9 of communicator 0xab: ranks 0 "
+            "wait in MPI_Allreduce; suspect: 1\n"
+            "  rank 0 (n0 pid 10): in MPI_Allreduce #9 8 bytes for 8.0 s\n"
+            "  rank 1 (n0 pid 11): in no traced call or phase for 9.0 s\n"
+            "      py train.py:12 in step\n"
+            "      spin (hang_job.c:20)\n"
+            "\n"
+            "Every rank, as last sampled:\n"
+            "  rank 0 (n0 pid 10): in MPI_Allreduce #9 8 bytes for 8.0 s\n"
+            "  rank 1 (n0 pid 11): in no traced call or phase for 9.0 s\n"
+            "      py train.py:12 in step\n"
+            "      spin (hang_job.c:20)\n");
+}
+
+}  // namespace
+}  // namespace meridian

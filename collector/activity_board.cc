@@ -1,0 +1,78 @@
+#include "collector/activity_board.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace meridian {
+
+absl::Status ActivityBoard::Check(
+    const google::protobuf::RepeatedPtrField<v1::ProcessActivity>& report) {
+  if (report.size() > kMaxProcesses) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("activity of ", report.size(), " processes: at most ",
+                     kMaxProcesses, " a report"));
+  }
+  for (const v1::ProcessActivity& p : report) {
+    if (p.job().size() > kMaxNameBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("activity: a job name of ", p.job().size(), " bytes"));
+    }
+    if (p.threads_size() > kMaxThreads) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("activity: process ", p.pid(), " with ",
+                       p.threads_size(), " threads: at most ", kMaxThreads));
+    }
+    for (const v1::ThreadActivity& t : p.threads()) {
+      if (t.call().size() > kMaxNameBytes || t.phase().size() > kMaxNameBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "activity: process ", p.pid(), " names a call or phase over ",
+            kMaxNameBytes, " bytes"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ActivityBoard::Report(const std::string& agent_id,
+                                   const std::string& node,
+                                   std::vector<v1::ProcessActivity> processes,
+                                   absl::Time now) {
+  absl::MutexLock lock(&mutex_);
+  for (auto it = agents_.begin(); it != agents_.end();) {
+    it =
+        now - it->second.received > kForget ? agents_.erase(it) : std::next(it);
+  }
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) {
+    if (processes.empty()) return absl::OkStatus();  // nothing to follow
+    if (agents_.size() >= kMaxAgents) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the collector follows the activity of at most ",
+                       kMaxAgents, " agents"));
+    }
+    it = agents_.emplace(agent_id, Agent{}).first;
+  }
+  it->second.node = node;
+  it->second.received = now;
+  it->second.processes = std::move(processes);
+  return absl::OkStatus();
+}
+
+std::vector<LiveProcess> ActivityBoard::Job(const std::string& job,
+                                            absl::Time now) const {
+  std::vector<LiveProcess> out;
+  absl::MutexLock lock(&mutex_);
+  for (const auto& [id, agent] : agents_) {
+    for (const v1::ProcessActivity& p : agent.processes) {
+      if (p.job() != job) continue;
+      LiveProcess& live = out.emplace_back();
+      live.node = agent.node;
+      live.sampled_ago_ns = absl::ToInt64Nanoseconds(now - agent.received);
+      live.activity = p;
+    }
+  }
+  return out;
+}
+
+}  // namespace meridian

@@ -1,0 +1,64 @@
+#include "collector/activity_board.h"
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+v1::ProcessActivity Process(const std::string& job, int32_t rank) {
+  v1::ProcessActivity p;
+  p.set_job(job);
+  p.set_rank(rank);
+  p.set_pid(1000 + rank);
+  v1::ThreadActivity* t = p.add_threads();
+  t->set_tid(1000 + rank);
+  t->set_call("MPI_Allreduce");
+  return p;
+}
+
+TEST(ActivityBoardTest, AReportReplacesTheAgentsLast) {
+  ActivityBoard board;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  ASSERT_TRUE(
+      board.Report("a1", "n1", {Process("j", 0), Process("k", 0)}, t0).ok());
+  ASSERT_TRUE(
+      board.Report("a2", "n2", {Process("j", 1)}, t0 + absl::Seconds(1)).ok());
+  std::vector<LiveProcess> j = board.Job("j", t0 + absl::Seconds(2));
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0].node, "n1");
+  EXPECT_EQ(j[0].sampled_ago_ns, 2000000000);
+  EXPECT_EQ(j[0].activity.rank(), 0);
+  EXPECT_EQ(j[1].node, "n2");
+  EXPECT_EQ(j[1].sampled_ago_ns, 1000000000);
+  // Rank 0's process exited: a1 reports only k's.
+  ASSERT_TRUE(
+      board.Report("a1", "n1", {Process("k", 0)}, t0 + absl::Seconds(3)).ok());
+  j = board.Job("j", t0 + absl::Seconds(3));
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0].activity.rank(), 1);
+  EXPECT_TRUE(board.Job("none", t0).empty());
+  // An agent silent for 10 minutes is forgotten at the next report.
+  ASSERT_TRUE(
+      board.Report("a1", "n1", {Process("k", 0)}, t0 + absl::Minutes(11)).ok());
+  EXPECT_TRUE(board.Job("j", t0 + absl::Minutes(11)).empty());
+}
+
+TEST(ActivityBoardTest, OversizedReportsAreRefused) {
+  google::protobuf::RepeatedPtrField<v1::ProcessActivity> report;
+  *report.Add() = Process("j", 0);
+  EXPECT_TRUE(ActivityBoard::Check(report).ok());
+  report.Mutable(0)->mutable_threads(0)->set_call(std::string(5000, 'x'));
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity: process 1000 names a call or phase over 4096 bytes");
+  report.Mutable(0)->mutable_threads(0)->set_call("MPI_Send");
+  for (int i = 0; i < 64; ++i) report.Mutable(0)->add_threads();
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity: process 1000 with 65 threads: at most 64");
+  report.Mutable(0)->clear_threads();
+  for (int i = 0; i < 4096; ++i) *report.Add() = Process("j", i);
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity of 4097 processes: at most 4096 a report");
+}
+
+}  // namespace
+}  // namespace meridian

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# `meridian health` on real hung MPI jobs (tests/hang_job.cc under Open
+# MPI's mpirun and `meridian run`), through a real agent and collector:
+#   1. rank 2 stuck in its own code before the 10th MPI_Allreduce: stalled,
+#      "missing" at seq 9, waiting [0, 1, 3], suspect [2], in no call, its
+#      native stack at the line it is stuck on;
+#   2. rank 2 in MPI_Bcast where the others are in MPI_Allreduce:
+#      "mismatch", op MPI_Allreduce, rank 2 in MPI_Bcast;
+#   3. two ranks in blocking MPI_Sends to each other: "p2p", both waiting,
+#      both suspect;
+#   4. a job computing in a phase for longer than the threshold: running,
+#      no stall, every rank in "solve"; then finished once it ends;
+# each reported within the threshold (2 s) plus 5 s of its hang, read from
+# `meridian health --watch --json` (one answer a second). The hung jobs
+# run side by side and are killed by the test; the computing job is traced
+# and stored beside them, and what the hung ones recorded is still there.
+# Asking about a job that does not exist, or with a bad threshold: a clear
+# error.
+set -euo pipefail
+
+runfiles="${TEST_SRCDIR}/meridian"
+collector_bin="$runfiles/collector/meridian-collector"
+agent_bin="$runfiles/agent/meridian-agent"
+meridian_bin="$runfiles/cli/meridian"
+job_bin="$runfiles/tests/hang_job"
+work=$(mktemp -d /tmp/meridian-health-XXXXXX)
+pids=()
+groups=()
+cleanup() {
+  for group in "${groups[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+start() {  # start NAME CMD...: its first output line in $line
+  local name=$1
+  shift
+  mkfifo "$work/$name.fifo"
+  "$@" >"$work/$name.fifo" 2>"$work/$name.log" &
+  pids+=("$!")
+  exec {fd}<"$work/$name.fifo"
+  read -r line <&"$fd" || fail "$name did not start: $(cat "$work/$name.log")"
+}
+start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db"
+addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
+start agent "$agent_bin" --collector "$addr" --socket "$work/agent.sock" --spool "$work/spool" \
+  --stack-after-ms 1000
+export MERIDIAN_AGENT_SOCKET="$work/agent.sock"
+unset LD_PRELOAD MERIDIAN_PROBE_LIB
+meridian=("$meridian_bin" --collector "$addr")
+# Open MPI's mpirun whatever Debian's alternatives say.
+mpirun=$(command -v mpirun.openmpi || command -v mpirun)
+
+# launch JOB NP MODE [ARGS...]: the job in a process group of its own,
+# reading its output from $work/JOB.fifo (fd in $job_fd).
+launch() {
+  local job=$1 np=$2
+  shift 2
+  mkfifo "$work/$job.fifo"
+  setsid "${meridian[@]}" run --job "$job" -- "$mpirun" --allow-run-as-root \
+    --oversubscribe -np "$np" "$job_bin" "$@" >"$work/$job.fifo" 2>&1 &
+  groups+=("$!")
+  exec {job_fd}<"$work/$job.fifo"
+}
+# until_said FD WHAT: reads FD's lines until one is WHAT.
+until_said() {
+  local fd=$1 what=$2 said
+  while read -r said <&"$fd"; do [ "$said" = "$what" ] && return 0; done
+  fail "the job ended before saying \"$what\""
+}
+now_ms() { date +%s%3N; }
+watches=0
+
+# watch_until JOB CHECK: `meridian health --watch --json` of JOB until an
+# answer passes the Python expression CHECK (over `h`, the answer), at
+# most 30 answers; that answer in $work/JOB.health.
+watch_until() {
+  local job=$1 check=$2 answer
+  watches=$((watches + 1))
+  local fifo="$work/watch.$watches"
+  mkfifo "$fifo"
+  "${meridian[@]}" health --job "$job" --stall-after 2 --watch --json >"$fifo" &
+  local watcher=$!
+  exec {watch_fd}<"$fifo"
+  for _ in $(seq 30); do
+    read -r answer <&"$watch_fd" || break
+    if python3 -c "import json, sys; h = json.loads(sys.argv[1]); sys.exit(0 if ($check) else 1)" \
+      "$answer"; then
+      printf '%s\n' "$answer" >"$work/$job.health"
+      kill "$watcher" 2>/dev/null || true
+      exec {watch_fd}<&-
+      return 0
+    fi
+  done
+  kill "$watcher" 2>/dev/null || true
+  fail "$job: no health answer passed ($check); the last: $answer"
+}
+
+# 1-3, side by side: each hangs at once.
+launch hang-stuck 4 stuck
+stuck_fd=$job_fd
+launch hang-mismatch 4 mismatch
+mismatch_fd=$job_fd
+launch hang-deadlock 2 deadlock
+deadlock_fd=$job_fd
+until_said "$stuck_fd" "rank 2 hanging"
+stuck_at=$(now_ms)
+until_said "$mismatch_fd" "rank 2 hanging"
+mismatch_at=$(now_ms)
+until_said "$deadlock_fd" "rank 0 hanging"
+deadlock_at=$(now_ms)
+
+# expect JOB SINCE_MS PYTHON [CHECK]: JOB reported stalled with a stall
+# (and CHECK) within 7 s of SINCE_MS, and its answer passes the assertions
+# PYTHON (over `h`).
+expect() {
+  local job=$1 since=$2
+  watch_until "$job" "h['state'] == 'stalled' and h['stalls'] and (${4:-True})"
+  local took=$(($(now_ms) - since))
+  [ "$took" -le 7000 ] || fail "$job reported stalled after $took ms (at most 7,000)"
+  python3 - "$work/$job.health" "$3" <<'PY' || fail "$job: $(cat "$work/$job.health")"
+import json, sys
+h = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+PY
+  echo "health_test: $job reported in $took ms"
+}
+expect hang-stuck "$stuck_at" '
+assert h["stalled_for_ns"] >= 2e9, h
+(s,) = h["stalls"]
+assert (s["kind"], s["op"], s["seq"], s["waiting_ranks"], s["suspect_ranks"]) == \
+    ("missing", "MPI_Allreduce", 9, [0, 1, 3], [2]), s
+ranks = {r["rank"]: r for r in s["ranks"]}
+assert sorted(ranks) == [0, 1, 2, 3], ranks
+assert (ranks[2]["in"], ranks[2]["category"]) == ("", ""), ranks[2]
+assert ranks[2]["in_for_ns"] >= 2e9, ranks[2]
+# Its stack, read through ptrace, reaches the line it is stuck on.
+assert any("StuckInOwnCode() (" in f and f.endswith("tests/hang_job.cc:27)")
+           for f in ranks[2]["stack"]), ranks[2]
+for r in (0, 1, 3):
+    assert (ranks[r]["in"], ranks[r]["category"], ranks[r]["seq"], ranks[r]["bytes"]) == \
+        ("MPI_Allreduce", "mpi", 9, 8), ranks[r]
+assert [r["rank"] for r in h["ranks"]] == [0, 1, 2, 3], h["ranks"]
+' 'any(r["stack"] for r in h["ranks"] if r["rank"] == 2)'
+expect hang-mismatch "$mismatch_at" '
+(s,) = h["stalls"]
+assert (s["kind"], s["op"], s["seq"], s["waiting_ranks"], s["suspect_ranks"]) == \
+    ("mismatch", "MPI_Allreduce", 9, [0, 1, 3], [2]), s
+ranks = {r["rank"]: r for r in s["ranks"]}
+assert (ranks[2]["in"], ranks[2]["seq"], ranks[2]["peer"]) == ("MPI_Bcast", 9, 0), ranks[2]
+'
+expect hang-deadlock "$deadlock_at" '
+(s,) = h["stalls"]
+assert (s["kind"], s["op"], s["waiting_ranks"], s["suspect_ranks"]) == \
+    ("p2p", "MPI_Send", [0, 1], [0, 1]), s
+ranks = {r["rank"]: r for r in s["ranks"]}
+assert (ranks[0]["peer"], ranks[0]["tag"], ranks[0]["bytes"]) == (1, 7, 16 << 20), ranks[0]
+assert (ranks[1]["peer"], ranks[1]["tag"], ranks[1]["bytes"]) == (0, 7, 16 << 20), ranks[1]
+'
+
+# 4. While they hang: a job computing for 6 s in a phase is running, not
+# stalled, then finished; it is stored like any other.
+launch compute 2 compute 6
+until_said "$job_fd" "rank 0 computing"
+watch_until compute '[r["in"] for r in h["ranks"]] == ["solve", "solve"] and min(r["in_for_ns"] for r in h["ranks"]) >= 3e9'
+python3 - "$work/compute.health" <<'PY' || fail "compute: $(cat "$work/compute.health")"
+import json, sys
+h = json.load(open(sys.argv[1]))
+assert (h["state"], h["stalls"], h["stalled_for_ns"]) == ("running", [], 0), h
+PY
+"${meridian[@]}" health --job compute --watch --json >"$work/compute.watch.all" ||
+  fail "health --watch of compute"
+[ "$(tail -n 1 "$work/compute.watch.all")" = \
+  '{"job":"compute","state":"finished","stalled_for_ns":0,"stall_after_ns":60000000000,"stalls":[],"ranks":[],"slowdowns":[]}' ] ||
+  fail "compute did not end finished: $(tail -n 1 "$work/compute.watch.all")"
+"${meridian[@]}" stats --job compute --json >"$work/compute.stats" || fail "stats of compute"
+grep -q '"name":"MPI_Allreduce","category":"mpi","calls":4,' "$work/compute.stats" ||
+  fail "compute's spans: $(cat "$work/compute.stats")"
+echo "health_test: a job computing longer than the threshold ran, finished and was stored"
+
+# The hung jobs killed: what they recorded is stored, and they finish.
+for group in "${groups[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
+for job in hang-stuck hang-mismatch hang-deadlock; do
+  watch_until "$job" 'h["state"] == "finished"'
+done
+"${meridian[@]}" stats --job hang-stuck --json >"$work/stuck.stats" || fail "stats of hang-stuck"
+grep -q '"name":"MPI_Allreduce","category":"mpi","calls":36,' "$work/stuck.stats" ||
+  fail "hang-stuck's stored spans: $(cat "$work/stuck.stats")"
+
+# Failure paths: a clear error, and the collector still answers.
+if "${meridian[@]}" health --job no-such-job >"$work/none.out" 2>&1; then
+  fail "health of a job that does not exist succeeded"
+fi
+grep -q "no-such-job" "$work/none.out" || fail "health of no job said: $(cat "$work/none.out")"
+if "${meridian[@]}" health --job compute --stall-after 0 >"$work/zero.out" 2>&1; then
+  fail "--stall-after 0 was taken"
+fi
+grep -q -- "--stall-after must be seconds" "$work/zero.out" || fail "--stall-after 0 said: $(cat "$work/zero.out")"
+"${meridian[@]}" jobs >/dev/null || fail "the collector stopped answering"
+echo "health_test: passed"
