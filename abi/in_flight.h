@@ -4,19 +4,23 @@
 // hangs, which call each rank is stuck in and since when (docs/health.md).
 //
 // The probe writes it at each traced call's entry (EnterCall: the
-// operation, communicator, sequence number, bytes, root or peer, and when)
-// and exit (LeaveCall: none, and when the thread left it), and at each user
-// phase's begin and end (SetPhase: the innermost phase open). It is a
-// sequence lock with one writer, the owning thread: `generation` is odd
-// while a write is under way, and every write ends by making it even again.
-// A write is a handful of stores into one cache line the thread alone
-// writes: no system call, no lock, no atomic read-modify-write.
+// operation, communicator, sequence number, bytes, root or peer, tag and
+// start, from the call's ProbeRecord) and exit (LeaveCall), and at each
+// user phase's begin and end (SetPhase). One writer, the owning thread;
+// what a call writes lies in one cache line that thread alone writes:
+// entering is six plain stores and a release store of `head` (name and
+// communicator size), leaving two (head 0, calls + 1); no system call,
+// lock or atomic read-modify-write. The phase (rare) is written under a
+// sequence number that is odd while it writes.
 //
-// The agent copies a slot with ReadInFlight, which retries while a write
-// is under way or happened during the copy, and gives up (false) after a
-// bounded number of tries: a process may rewrite its memory at will, so
-// what comes back is checked like any other input (string ids through
-// StringAt, times against the agent's own clock).
+// The agent copies a slot with ReadInFlight: calls and head (acquire),
+// the fields, then both again; the copy holds if neither changed (a call
+// left and another entered in between would have moved calls). It retries
+// a bounded number of times, then gives up (false): a process may rewrite
+// its memory at will, so what comes back is checked like any other input
+// (string ids through StringAt, times against the agent's clock). When a
+// thread last left a call is the agent's to tell, from when it saw `calls`
+// move (agent/process_activity.h): the probe stores no time for it.
 //
 // Depends on nothing but the C++ standard library: it is compiled into
 // libmeridian_probe.so.
@@ -27,105 +31,106 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "abi/probe_record.h"
+
 namespace meridian {
 
 // The fields, as the agent copies them out. Times are the probe's event
 // clock: time-stamp-counter ticks when kTicks is set, else CLOCK_MONOTONIC
-// ns (ProbeRecord's convention).
+// ns (ProbeRecord's convention; the flags are ProbeRecord's bits).
 struct InFlightState {
-  enum Flags : uint16_t {
-    kHasPeer = 1 << 0,  // peer: the call's root or peer, a world rank
-    kHasTag = 1 << 1,
-    kHasSeq = 1 << 2,  // seq: the communicator's collective count
-    kTicks = 1 << 3,
-  };
-
-  uint32_t name;     // string id of the call in progress; 0: none
-  uint8_t category;  // v1::Category of the call
-  uint8_t reserved0;
-  uint16_t flags;
-  int64_t since;  // when the call began
-  uint64_t comm;  // the communicator's id (as in ProbeRecord)
-  uint64_t seq;
-  int64_t bytes;
-  int32_t peer;
-  int32_t tag;
-  uint32_t comm_size;
-  uint32_t phase;  // string id of the innermost user phase open; 0: none
-  int64_t phase_since;
-  int64_t last_exit;  // when the thread last left a traced call; 0: never
-  uint64_t calls;     // traced calls the thread has left
+  static constexpr uint16_t kFlags = ProbeRecord::kHasPeer |
+                                     ProbeRecord::kHasTag |
+                                     ProbeRecord::kHasSeq | ProbeRecord::kTicks;
+  uint32_t name = 0;  // string id of the call in progress; 0: none
+  uint32_t comm_size = 0;
+  uint16_t flags = 0;    // of kFlags
+  uint8_t category = 0;  // v1::Category of the call
+  int64_t since = 0;     // when the call began
+  uint64_t comm = 0;     // the communicator's id (as in ProbeRecord)
+  uint64_t seq = 0;
+  int64_t bytes = 0;
+  int32_t peer = -1;
+  int32_t tag = -1;
+  uint64_t calls = 0;  // traced calls the thread has left
+  uint32_t phase = 0;  // string id of the innermost user phase open; 0: none
+  int64_t phase_since = 0;
 };
-static_assert(std::is_trivially_copyable_v<InFlightState>);
 
 struct alignas(64) InFlightCall {
-  std::atomic<uint32_t> generation;  // odd while the owner writes
+  // Line 1, written at every traced call: seven stores to enter, two to
+  // leave.
+  std::atomic<uint64_t> head;  // name | comm_size << 32; 0: in no call
+  int64_t since;
+  uint64_t comm;
+  uint64_t seq;
+  int64_t bytes;
+  uint64_t peer_tag;        // peer (low 32 bits) | tag << 32
+  uint32_t flags_category;  // flags | category << 16
   uint32_t reserved;
-  InFlightState state;
+  std::atomic<uint64_t> calls;
+  // Line 2, written at phase begins and ends.
+  alignas(64) std::atomic<uint32_t> phase_generation;  // odd while written
+  uint32_t phase;
+  int64_t phase_since;
 };
 static_assert(sizeof(InFlightCall) == 128, "the shared-memory layout is ABI");
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
-// The owning thread's writes. Each leaves `generation` even.
-inline InFlightState* BeginWrite(InFlightCall* slot) {
-  const uint32_t g = slot->generation.load(std::memory_order_relaxed);
-  slot->generation.store(g + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  return &slot->state;
-}
-inline void EndWrite(InFlightCall* slot) {
-  const uint32_t g = slot->generation.load(std::memory_order_relaxed);
-  slot->generation.store(g + 1, std::memory_order_release);
-}
-
-// A thread takes the slot (with its ring): nothing in progress, its times
-// in ticks if `ticks`. Whatever the slot's previous thread left is gone.
+// A thread takes the slot (with its ring): nothing in progress, no phase,
+// no calls, its times in ticks if `ticks`. Whatever the slot's previous
+// thread left is gone.
 inline void ClaimInFlight(InFlightCall* slot, bool ticks) {
-  InFlightState* s = BeginWrite(slot);
-  *s = InFlightState{};
-  s->flags = ticks ? InFlightState::kTicks : 0;
-  EndWrite(slot);
+  slot->head.store(0, std::memory_order_release);
+  slot->calls.store(0, std::memory_order_release);
+  slot->flags_category = ticks ? ProbeRecord::kTicks : 0;
+  const uint32_t g = slot->phase_generation.load(std::memory_order_relaxed);
+  slot->phase_generation.store(g + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  slot->phase = 0;
+  slot->phase_since = 0;
+  slot->phase_generation.store(g + 2, std::memory_order_release);
 }
 
-// A call begins: `call` holds its name, category, since and what of comm,
-// seq, bytes, peer, tag and comm_size is known (flags: kHasPeer, kHasTag,
-// kHasSeq); the phase, exit and clock fields are left as they are.
-inline void EnterCall(InFlightCall* slot, const InFlightState& call) {
-  InFlightState* s = BeginWrite(slot);
-  s->name = call.name;
-  s->category = call.category;
-  s->flags = static_cast<uint16_t>((s->flags & InFlightState::kTicks) |
-                                   (call.flags & ~InFlightState::kTicks));
-  s->since = call.since;
-  s->comm = call.comm;
-  s->seq = call.seq;
-  s->bytes = call.bytes;
-  s->peer = call.peer;
-  s->tag = call.tag;
-  s->comm_size = call.comm_size;
-  EndWrite(slot);
+// The call `record` describes begins (its name, category, flags, start,
+// comm, seq, bytes, peer, tag and comm size; a name of 0 is no call).
+inline void EnterCall(InFlightCall* slot, const ProbeRecord& record) {
+  // The last LeaveCall's stores before these (free on x86): a reader that
+  // sees a field of this call sees `calls` moved.
+  std::atomic_thread_fence(std::memory_order_release);
+  slot->since = record.start_ns;
+  slot->comm = record.comm;
+  slot->seq = record.seq;
+  slot->bytes = record.bytes;
+  slot->peer_tag = static_cast<uint32_t>(record.peer) |
+                   static_cast<uint64_t>(static_cast<uint32_t>(record.tag))
+                       << 32;
+  slot->flags_category = (record.flags & InFlightState::kFlags) |
+                         static_cast<uint32_t>(record.category) << 16;
+  slot->head.store(record.name | static_cast<uint64_t>(record.comm_size) << 32,
+                   std::memory_order_release);
 }
 
-// The call entered last returned at `end`.
-inline void LeaveCall(InFlightCall* slot, int64_t end) {
-  InFlightState* s = BeginWrite(slot);
-  s->name = 0;
-  s->last_exit = end;
-  ++s->calls;
-  EndWrite(slot);
+// The call entered last has returned.
+inline void LeaveCall(InFlightCall* slot) {
+  slot->head.store(0, std::memory_order_release);
+  slot->calls.store(slot->calls.load(std::memory_order_relaxed) + 1,
+                    std::memory_order_release);
 }
 
 // The innermost open user phase is now `phase` (0: none), open since
 // `since`.
 inline void SetPhase(InFlightCall* slot, uint32_t phase, int64_t since) {
-  InFlightState* s = BeginWrite(slot);
-  s->phase = phase;
-  s->phase_since = since;
-  EndWrite(slot);
+  const uint32_t g = slot->phase_generation.load(std::memory_order_relaxed);
+  slot->phase_generation.store(g + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  slot->phase = phase;
+  slot->phase_since = since;
+  slot->phase_generation.store(g + 2, std::memory_order_release);
 }
 
 // Copies `slot` (in memory another process writes) into `*out`: true once
-// a copy was made with no write under way or in between; false after
-// `tries` attempts without one.
+// a consistent copy was made; false after `tries` attempts without one.
 bool ReadInFlight(const InFlightCall* slot, InFlightState* out, int tries = 64);
 
 }  // namespace meridian

@@ -90,6 +90,9 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
   ClockSync* clock = agent->clock_sync_.get();
   agent->time_ = std::make_unique<NodeTimeMap>(
       NodeTimeMap::Sampler([clock] { return clock->Now(); }));
+  if (agent->options_.stack_after_ms > 0) {
+    agent->stacks_ = std::make_unique<StackReader>();
+  }
   agent->relay_ = std::make_unique<TraceRelay>(
       channel, agent->agent_id_, agent->options_.node,
       agent->options_.control_poll_ms, wake);
@@ -206,41 +209,33 @@ void NodeAgent::SampleActivity() {
   UpdateTimeMap();
   const int64_t now = clock_sync_->Now();
   std::vector<v1::ProcessActivity> activity;
-  std::map<std::pair<int64_t, int32_t>, Stack> kept;
+  std::set<StackReader::Thread> alive;
   for (const auto& [fd, client] : clients_) {
     if (client.session == nullptr) continue;
     v1::ProcessActivity* process = &activity.emplace_back();
     client.session->SampleActivity(*time_, now, process);
-    if (options_.stack_after_ms > 0) AddStacks(process, &kept);
+    if (stacks_ != nullptr) AddStacks(process, &alive);
   }
-  stacks_ = std::move(kept);  // those of threads gone are let go
+  if (stacks_ != nullptr) stacks_->Keep(alive);  // threads gone: let go
   relay_->SetActivity(std::move(activity));
 }
 
 void NodeAgent::AddStacks(v1::ProcessActivity* process,
-                          std::map<std::pair<int64_t, int32_t>, Stack>* kept) {
+                          std::set<StackReader::Thread>* alive) {
   const int64_t after_ns = int64_t{options_.stack_after_ms} * 1000000;
   for (v1::ThreadActivity& t : *process->mutable_threads()) {
     const bool stuck =
         t.call().empty() ? t.idle_ns() >= after_ns : t.call_ns() >= after_ns;
     if (!stuck) continue;
-    const std::pair<int64_t, int32_t> key(process->pid(), t.tid());
-    auto it = stacks_.find(key);
-    if (it == stacks_.end() || it->second.calls != t.calls() ||
-        it->second.call != t.call()) {
-      Stack stack{t.calls(), t.call(), {}, ""};
-      absl::StatusOr<std::vector<std::string>> frames =
-          ThreadStack(static_cast<pid_t>(process->pid()), t.tid());
-      if (frames.ok()) {
-        stack.frames = std::move(*frames);
-      } else {
-        stack.error = std::string(frames.status().message());
-      }
-      it = stacks_.insert_or_assign(key, std::move(stack)).first;
-    }
-    for (const std::string& frame : it->second.frames) t.add_stack(frame);
-    t.set_stack_error(it->second.error);
-    kept->insert(*it);
+    const StackReader::Thread thread(process->pid(), t.tid());
+    alive->insert(thread);
+    // The episode: what it is stuck in (the same call, or none since the
+    // same one).
+    std::optional<StackReader::Stack> stack =
+        stacks_->Get(thread, absl::StrCat(t.calls(), " ", t.call()));
+    if (!stack) continue;  // read on the stacks' thread; next sample
+    for (const std::string& frame : stack->frames) t.add_stack(frame);
+    t.set_stack_error(stack->error);
   }
 }
 

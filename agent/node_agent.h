@@ -38,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@
 #include "agent/node_time_map.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
+#include "agent/stack_reader.h"
 #include "agent/trace_relay.h"
 #include "net/client_channel.h"
 #include "net/metrics_endpoint.h"
@@ -255,18 +257,13 @@ class NodeAgent {
   // each drain, whichever drain reads a record.
   std::unique_ptr<NodeTimeMap> time_;
   int64_t next_sample_ms_ = 0;  // SampleActivity's, every control_poll_ms
-  // The stacks read, by (pid, tid), with what the thread was in then
-  // (its calls left and call): read again only once that changes.
-  struct Stack {
-    uint64_t calls = 0;
-    std::string call;
-    std::vector<std::string> frames;
-    std::string error;
-  };
-  std::map<std::pair<int64_t, int32_t>, Stack> stacks_;
-  // Adds the stacks of `process`'s threads stuck past stack_after_ms.
+  // Stuck threads' stacks, read on a thread of their own (null:
+  // --stack-after-ms 0).
+  std::unique_ptr<StackReader> stacks_;
+  // Adds the stacks of `process`'s threads stuck past stack_after_ms,
+  // noting each thread in `alive`.
   void AddStacks(v1::ProcessActivity* process,
-                 std::map<std::pair<int64_t, int32_t>, Stack>* kept);
+                 std::set<StackReader::Thread>* alive);
   // Names MPI call sites for every session (one cache for the node's
   // processes, which share their programs' objects).
   CallsiteSymbolizer symbolizer_;

@@ -140,11 +140,11 @@ void ProbeSession::OpenReadyRings() {
 }
 
 void ProbeSession::SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
-                                  v1::ProcessActivity* out) const {
+                                  v1::ProcessActivity* out) {
   out->set_job(process_.job);
   out->set_rank(process_.rank);
   out->set_pid(process_.pid);
-  meridian::SampleActivity(memory_, layout_, time, node_now_ns, out);
+  meridian::SampleActivity(memory_, layout_, time, node_now_ns, seen_, out);
 }
 
 void ProbeSession::SkipTo(uint32_t ring, uint64_t end) {

@@ -34,6 +34,7 @@
 #include "agent/callsite_symbolizer.h"
 #include "agent/node_time_map.h"
 #include "agent/probe_args.h"
+#include "agent/process_activity.h"
 #include "meridian/v1/control.pb.h"
 #include "wire/batch_builder.h"
 #include "wire/span_rules.h"
@@ -111,7 +112,7 @@ class ProbeSession {
   // What the process's threads are in now (agent/process_activity.h), with
   // its job, rank and pid, into `out`.
   void SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
-                      v1::ProcessActivity* out) const;
+                      v1::ProcessActivity* out);
 
   // Asks the process to record the next `steps` steps, or everything for
   // `seconds` seconds (see ProcessRegionHeader).
@@ -187,6 +188,7 @@ class ProbeSession {
   std::map<std::tuple<uint32_t, bool, int32_t>, int> tracks_;
   std::map<uint32_t, std::vector<ProbeArg>> args_;  // parsed once per string
   CallsiteSymbolizer* symbolizer_ = nullptr;
+  SlotSeen seen_[ProcessRegionHeader::kMaxRings] = {};  // SampleActivity's
   std::map<uint32_t, std::string> callsites_;  // "" when not a call site
 };
 

@@ -20,7 +20,7 @@ std::string Name(const void* memory, const ProcessRegionLayout& layout,
 
 void SampleActivity(const void* memory, const ProcessRegionLayout& layout,
                     const NodeTimeMap& time, int64_t node_now_ns,
-                    v1::ProcessActivity* out) {
+                    SlotSeen* seen, v1::ProcessActivity* out) {
   const auto* header = static_cast<const ProcessRegionHeader*>(memory);
   auto ago = [&](int64_t raw, bool ticks) {
     return std::max<int64_t>(node_now_ns - time.ToWallNs(raw, ticks), 0);
@@ -30,13 +30,16 @@ void SampleActivity(const void* memory, const ProcessRegionLayout& layout,
     if (slot.state.load(std::memory_order_acquire) != kSlotOwned) continue;
     InFlightState s;
     if (!ReadInFlight(&header->in_flight[i], &s)) continue;
-    const bool ticks = (s.flags & InFlightState::kTicks) != 0;
+    const bool ticks = (s.flags & ProbeRecord::kTicks) != 0;
     v1::ThreadActivity* t = out->add_threads();
+    SlotSeen& last = seen[i];
+    if (last.tid != slot.tid || last.calls != s.calls) {
+      last = SlotSeen{slot.tid, s.calls, node_now_ns};
+    }
     t->set_tid(slot.tid);
     t->set_peer(-1);
     t->set_tag(-1);
-    t->set_idle_ns(s.calls == 0 && s.last_exit == 0 ? -1
-                                                    : ago(s.last_exit, ticks));
+    t->set_idle_ns(s.calls == 0 ? -1 : node_now_ns - last.first_seen_ns);
     t->set_calls(s.calls);
     if (s.phase != 0) {
       t->set_phase(Name(memory, layout, s.phase));
@@ -50,15 +53,13 @@ void SampleActivity(const void* memory, const ProcessRegionLayout& layout,
     t->set_call_ns(ago(s.since, ticks));
     t->set_comm(s.comm);
     t->set_comm_size(s.comm_size);
-    if (s.flags & InFlightState::kHasSeq) {
+    if (s.flags & ProbeRecord::kHasSeq) {
       t->set_has_seq(true);
       t->set_seq(s.seq);
     }
     t->set_bytes(std::max<int64_t>(s.bytes, 0));
-    if ((s.flags & InFlightState::kHasPeer) && s.peer >= 0) {
-      t->set_peer(s.peer);
-    }
-    if ((s.flags & InFlightState::kHasTag) && s.tag >= 0) t->set_tag(s.tag);
+    if ((s.flags & ProbeRecord::kHasPeer) && s.peer >= 0) t->set_peer(s.peer);
+    if ((s.flags & ProbeRecord::kHasTag) && s.tag >= 0) t->set_tag(s.tag);
   }
 }
 

@@ -19,11 +19,22 @@
 
 namespace meridian {
 
+// What the sampler remembers of a ring slot between samples: the probe
+// stores no time for a call's exit, so when a thread last left a call is
+// when a sample first saw its `calls` at their value (idle_ns has the
+// sampling period's resolution).
+struct SlotSeen {
+  int32_t tid = 0;
+  uint64_t calls = 0;
+  int64_t first_seen_ns = 0;  // node clock
+};
+
 // Appends the threads of the region at `memory` (its checked `layout`) to
-// `out->threads`; the caller sets job, rank and pid.
+// `out->threads`; the caller sets job, rank and pid. `seen` (kMaxRings
+// entries, zeroed at first) is the process's, kept from sample to sample.
 void SampleActivity(const void* memory, const ProcessRegionLayout& layout,
                     const NodeTimeMap& time, int64_t node_now_ns,
-                    v1::ProcessActivity* out);
+                    SlotSeen* seen, v1::ProcessActivity* out);
 
 }  // namespace meridian
 

@@ -21,7 +21,6 @@
 #include "cli/command_tree.h"
 #include "cli/export_command.h"
 #include "cli/filter_flags.h"
-#include "cli/health_report.h"
 #include "cli/help_text.h"
 #include "cli/import_command.h"
 #include "cli/jobs_report.h"
@@ -40,6 +39,7 @@
 #include "meridian/v1/query.grpc.pb.h"
 #include "net/client_channel.h"
 #include "net/idle_deadline.h"
+#include "query/health_report.h"
 
 namespace {
 

@@ -1,5 +1,6 @@
 #include "collector/activity_board.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -73,6 +74,15 @@ std::vector<LiveProcess> ActivityBoard::Job(const std::string& job,
     }
   }
   return out;
+}
+
+std::vector<std::string> ActivityBoard::Jobs() const {
+  std::set<std::string> jobs;
+  absl::MutexLock lock(&mutex_);
+  for (const auto& [id, agent] : agents_) {
+    for (const v1::ProcessActivity& p : agent.processes) jobs.insert(p.job());
+  }
+  return std::vector<std::string>(jobs.begin(), jobs.end());
 }
 
 }  // namespace meridian

@@ -12,7 +12,7 @@
 //     At most kMaxAgents agents are followed: a report from one more is
 //     refused (RESOURCE_EXHAUSTED) and changes nothing.
 //   - Job() is every process of `job` on the board, with how long ago its
-//     agent reported it.
+//     agent reported it; Jobs() the jobs that have one.
 //   - Thread-safe.
 #ifndef MERIDIAN_COLLECTOR_ACTIVITY_BOARD_H_
 #define MERIDIAN_COLLECTOR_ACTIVITY_BOARD_H_
@@ -45,6 +45,8 @@ class ActivityBoard {
                       absl::Time now);
 
   std::vector<LiveProcess> Job(const std::string& job, absl::Time now) const;
+  // The jobs with a process on the board, by name.
+  std::vector<std::string> Jobs() const;
 
  private:
   struct Agent {

@@ -217,6 +217,10 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
             writer, [&job](Store& store) { return store.DeleteJob(job); });
       },
       &collector->board_);
+  collector->stall_watch_ = std::make_unique<StallWatch>(
+      &collector->board_, absl::ToInt64Nanoseconds(options.stall_after),
+      options.on_stall);
+  collector->stall_watch_->Start(absl::Seconds(1));
   if (options.retention_days > 0) {
     // The first pass before serving, so a restarted collector never serves
     // what it should have deleted.
@@ -389,6 +393,10 @@ AnalysisMemory::Counters Collector::analysis_memory() const {
 std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
   const IngestCounters& c = ingest_->counters();
   std::vector<prometheus::MetricFamily> out;
+  out.push_back(LabeledFamily("meridian_job_stalled_seconds",
+                              "Jobs stalled now (docs/health.md): seconds "
+                              "since any rank left a traced call.",
+                              false, "job", stall_watch_->Stalled()));
   out.push_back(LabeledFamily(
       "meridian_collector_batches_total",
       "Batches answered, by result (stored, duplicate, rejected).", true,

@@ -34,6 +34,7 @@
 #include "collector/control_service.h"
 #include "collector/ingest_service.h"
 #include "collector/job_refresher.h"
+#include "collector/stall_watch.h"
 #include "grpcpp/grpcpp.h"
 #include "net/metrics_endpoint.h"
 #include "query/clocks/evidence_log.h"
@@ -87,6 +88,12 @@ struct CollectorOptions {
   // first query that needs them does it).
   absl::Duration refresh_after = absl::Seconds(5);
   absl::Duration summarise_every = absl::Seconds(30);
+  // Health (collector/stall_watch.h, docs/health.md): a job on the activity
+  // board with no rank leaving a traced call for `stall_after` is stalled:
+  // meridian_job_stalled_seconds{job}, and `on_stall` run once (empty:
+  // none).
+  absl::Duration stall_after = absl::Seconds(60);
+  std::string on_stall;
 };
 
 class Collector {
@@ -133,6 +140,7 @@ class Collector {
   // What the agents' processes are in (docs/health.md): fed by control_,
   // read by query_.
   ActivityBoard board_;
+  std::unique_ptr<StallWatch> stall_watch_;  // reads board_
   std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;
   std::unique_ptr<JobRefresher> refresher_;

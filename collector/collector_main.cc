@@ -111,6 +111,11 @@ bool ParseLimits(const meridian::CommandLine& line,
   const auto queue_mib = Bounded(line, "max-queue-mib", 256, 1, 1 << 20,
                                  "--max-queue-mib must be 1 to 1048576");
   if (!queue_mib) return false;
+  const auto stall_s = Bounded(line, "stall-after", 60, 1, 86400,
+                               "--stall-after must be seconds, 1 to 86400");
+  if (!stall_s) return false;
+  options->stall_after = absl::Seconds(*stall_s);
+  options->on_stall = line.Get("on-stall");
   options->retention_days = static_cast<int>(*retention);
   options->max_message_bytes = static_cast<int>(*batch_mib) << 20;
   options->analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;

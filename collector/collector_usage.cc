@@ -12,6 +12,7 @@ const char kCollectorUsage[] =
                           [--retention-days N] [--max-batch-mib N]
                           [--analysis-memory-mib N] [--analysis-wait-ms N]
                           [--refresh-after-ms N] [--summarise-every-ms N]
+                          [--stall-after S] [--on-stall CMD]
        meridian-collector --migrate-from PATH --store LOCATION
        meridian-collector --create-store --store LOCATION
        meridian-collector --version | -h | --help
@@ -71,6 +72,13 @@ const char kCollectorUsage[] =
   --summarise-every-ms N
                       a job still running has its new steps summarised every
                       N ms (default 30000; 0: only once it goes quiet)
+  --stall-after S     a running job none of whose ranks has left a traced
+                      call for S seconds, one waiting in a call, is stalled:
+                      meridian_job_stalled_seconds{job} (default 60;
+                      docs/health.md)
+  --on-stall CMD      run `sh -c CMD` once when a job stalls, with
+                      MERIDIAN_JOB set and the JSON `meridian health`
+                      prints on its stdin
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -98,6 +106,8 @@ const std::vector<std::string>& CollectorValueFlags() {
                                                           "analysis-memory-mib",
                                                           "analysis-wait-ms",
                                                           "refresh-after-ms",
+                                                          "stall-after",
+                                                          "on-stall",
                                                           "summarise-every-ms"};
   return *flags;
 }

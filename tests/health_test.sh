@@ -11,7 +11,9 @@
 #   4. a job computing in a phase for longer than the threshold: running,
 #      no stall, every rank in "solve"; then finished once it ends;
 # each reported within the threshold (2 s) plus 5 s of its hang, read from
-# `meridian health --watch --json` (one answer a second). The hung jobs
+# `meridian health --watch --json` (one answer a second); the collector's
+# own watch (--stall-after 2) ran its --on-stall hook once for each, with
+# the same JSON, and meridian_job_stalled_seconds names them. The hung jobs
 # run side by side and are killed by the test; the computing job is traced
 # and stored beside them, and what the hung ones recorded is still there.
 # Asking about a job that does not exist, or with a bad threshold: a clear
@@ -43,7 +45,13 @@ start() {  # start NAME CMD...: its first output line in $line
   exec {fd}<"$work/$name.fifo"
   read -r line <&"$fd" || fail "$name did not start: $(cat "$work/$name.log")"
 }
-start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db"
+mkfifo "$work/hooks.fifo"
+# Open read-write: the hooks' lines wait in it whenever they come, and a
+# read never sees end-of-file between two hooks.
+exec {hooks_fd}<>"$work/hooks.fifo"
+start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" \
+  --metrics 127.0.0.1:0 --stall-after 2 \
+  --on-stall "cat > $work/hook.\$MERIDIAN_JOB.json && echo \$MERIDIAN_JOB > $work/hooks.fifo"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
 start agent "$agent_bin" --collector "$addr" --socket "$work/agent.sock" --spool "$work/spool" \
   --stack-after-ms 1000
@@ -79,7 +87,7 @@ watches=0
 watch_until() {
   local job=$1 check=$2 answer
   watches=$((watches + 1))
-  local fifo="$work/watch.$watches"
+  local fifo="$work/watch.$job.$watches"
   mkfifo "$fifo"
   "${meridian[@]}" health --job "$job" --stall-after 2 --watch --json >"$fifo" &
   local watcher=$!
@@ -98,36 +106,45 @@ watch_until() {
   fail "$job: no health answer passed ($check); the last: $answer"
 }
 
-# 1-3, side by side: each hangs at once.
+# 1-3, side by side: each hangs at once; each watched from then on.
 launch hang-stuck 4 stuck
 stuck_fd=$job_fd
 launch hang-mismatch 4 mismatch
 mismatch_fd=$job_fd
 launch hang-deadlock 2 deadlock
 deadlock_fd=$job_fd
-until_said "$stuck_fd" "rank 2 hanging"
-stuck_at=$(now_ms)
-until_said "$mismatch_fd" "rank 2 hanging"
-mismatch_at=$(now_ms)
-until_said "$deadlock_fd" "rank 0 hanging"
-deadlock_at=$(now_ms)
+watchers=()
+# watch_from FD WHAT JOB CHECK: once the job says WHAT, watches it in the
+# background until an answer passes CHECK (watch_until), then writes how
+# many ms that took to $work/JOB.took.
+watch_from() {
+  until_said "$1" "$2"
+  local since
+  since=$(now_ms)
+  (watch_until "$3" "$4" && echo $(($(now_ms) - since)) >"$work/$3.took") &
+  watchers+=("$!")
+}
+stalled="h['state'] == 'stalled' and h['stalls']"
+watch_from "$stuck_fd" "rank 2 hanging" hang-stuck \
+  "$stalled and any(r['stack'] for r in h['ranks'] if r['rank'] == 2)"
+watch_from "$mismatch_fd" "rank 2 hanging" hang-mismatch "$stalled"
+watch_from "$deadlock_fd" "rank 0 hanging" hang-deadlock "$stalled"
+for watcher in "${watchers[@]}"; do wait "$watcher" || fail "a watch failed: see above"; done
 
-# expect JOB SINCE_MS PYTHON [CHECK]: JOB reported stalled with a stall
-# (and CHECK) within 7 s of SINCE_MS, and its answer passes the assertions
-# PYTHON (over `h`).
+# expect JOB PYTHON: JOB was reported stalled within 7 s of its hang, and
+# its answer passes the assertions PYTHON (over `h`).
 expect() {
-  local job=$1 since=$2
-  watch_until "$job" "h['state'] == 'stalled' and h['stalls'] and (${4:-True})"
-  local took=$(($(now_ms) - since))
+  local job=$1 took
+  took=$(cat "$work/$job.took")
   [ "$took" -le 7000 ] || fail "$job reported stalled after $took ms (at most 7,000)"
-  python3 - "$work/$job.health" "$3" <<'PY' || fail "$job: $(cat "$work/$job.health")"
+  python3 - "$work/$job.health" "$2" <<'PY' || fail "$job: $(cat "$work/$job.health")"
 import json, sys
 h = json.load(open(sys.argv[1]))
 exec(sys.argv[2])
 PY
   echo "health_test: $job reported in $took ms"
 }
-expect hang-stuck "$stuck_at" '
+expect hang-stuck '
 assert h["stalled_for_ns"] >= 2e9, h
 (s,) = h["stalls"]
 assert (s["kind"], s["op"], s["seq"], s["waiting_ranks"], s["suspect_ranks"]) == \
@@ -143,15 +160,15 @@ for r in (0, 1, 3):
     assert (ranks[r]["in"], ranks[r]["category"], ranks[r]["seq"], ranks[r]["bytes"]) == \
         ("MPI_Allreduce", "mpi", 9, 8), ranks[r]
 assert [r["rank"] for r in h["ranks"]] == [0, 1, 2, 3], h["ranks"]
-' 'any(r["stack"] for r in h["ranks"] if r["rank"] == 2)'
-expect hang-mismatch "$mismatch_at" '
+'
+expect hang-mismatch '
 (s,) = h["stalls"]
 assert (s["kind"], s["op"], s["seq"], s["waiting_ranks"], s["suspect_ranks"]) == \
     ("mismatch", "MPI_Allreduce", 9, [0, 1, 3], [2]), s
 ranks = {r["rank"]: r for r in s["ranks"]}
 assert (ranks[2]["in"], ranks[2]["seq"], ranks[2]["peer"]) == ("MPI_Bcast", 9, 0), ranks[2]
 '
-expect hang-deadlock "$deadlock_at" '
+expect hang-deadlock '
 (s,) = h["stalls"]
 assert (s["kind"], s["op"], s["waiting_ranks"], s["suspect_ranks"]) == \
     ("p2p", "MPI_Send", [0, 1], [0, 1]), s
@@ -159,6 +176,28 @@ ranks = {r["rank"]: r for r in s["ranks"]}
 assert (ranks[0]["peer"], ranks[0]["tag"], ranks[0]["bytes"]) == (1, 7, 16 << 20), ranks[0]
 assert (ranks[1]["peer"], ranks[1]["tag"], ranks[1]["bytes"]) == (0, 7, 16 << 20), ranks[1]
 '
+
+# The collector's own watch: each stalled job ran --on-stall once, with
+# its answer, and is in meridian_job_stalled_seconds.
+hooked=()
+for _ in 1 2 3; do read -r job <&"$hooks_fd"; hooked+=("$job"); done
+[ "$(printf '%s\n' "${hooked[@]}" | sort | tr '\n' ' ')" = "hang-deadlock hang-mismatch hang-stuck " ] ||
+  fail "--on-stall ran for: ${hooked[*]}"
+python3 - "$work" <<'PY' || fail "--on-stall's answers"
+import json, sys
+for job, kind in (("hang-stuck", "missing"), ("hang-mismatch", "mismatch"), ("hang-deadlock", "p2p")):
+    h = json.load(open("%s/hook.%s.json" % (sys.argv[1], job)))
+    assert (h["job"], h["state"], [s["kind"] for s in h["stalls"]]) == (job, "stalled", [kind]), h
+PY
+metrics_port=$(sed -nE 's|.*metrics on http://[^:]+:([0-9]+)/metrics.*|\1|p' "$work/collector.log")
+python3 - "$metrics_port" <<'PY' || fail "meridian_job_stalled_seconds"
+import re, sys, urllib.request
+text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]).read().decode()
+stalled = dict(re.findall(r'^meridian_job_stalled_seconds\{job="([^"]+)"\} (\S+)$', text, re.M))
+assert sorted(stalled) == ["hang-deadlock", "hang-mismatch", "hang-stuck"], stalled
+assert all(float(v) >= 2 for v in stalled.values()), stalled
+PY
+echo "health_test: --on-stall ran once for each stalled job; meridian_job_stalled_seconds names them"
 
 # 4. While they hang: a job computing for 6 s in a phase is running, not
 # stalled, then finished; it is stored like any other.

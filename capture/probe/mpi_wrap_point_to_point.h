@@ -189,7 +189,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   const int64_t end = probe::Now();
   Complete(ticket, end, s);
   if (recording) {
-    probe::LeaveCall(end);
+    probe::LeaveCall();
     probe::Emit(Base(kWait, start, end, nullptr));
   }
   return rc;
@@ -219,7 +219,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   const int64_t end = probe::Now();
   saved.CompleteAll(end);
   if (recording) {
-    probe::LeaveCall(end);
+    probe::LeaveCall();
     probe::Emit(Base(kWaitall, start, end, nullptr));
   }
   return rc;
@@ -249,7 +249,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
   const int64_t end = probe::Now();
   saved.Complete(*index, end, s);
   if (recording) {
-    probe::LeaveCall(end);
+    probe::LeaveCall();
     probe::Emit(Base(kWaitany, start, end, nullptr));
   }
   return rc;
@@ -282,7 +282,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
   const int64_t end = probe::Now();
   saved.CompleteSome(*outcount, indices, end);
   if (recording) {
-    probe::LeaveCall(end);
+    probe::LeaveCall();
     probe::Emit(Base(kWaitsome, start, end, nullptr));
   }
   return rc;

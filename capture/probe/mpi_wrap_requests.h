@@ -297,7 +297,7 @@ inline __attribute__((always_inline)) void StartBlocking(ProbeRecord* r) {
 }
 inline __attribute__((always_inline)) void FinishBlocking(ProbeRecord* r) {
   const int64_t end = probe::Now();
-  probe::LeaveCall(end);
+  probe::LeaveCall();
   r->dur_ns = end - r->start_ns;
   probe::Emit(*r);
 }

@@ -141,45 +141,35 @@ inline void Emit(const ProbeRecord& record) {
 }
 
 // The calling thread enters the traced call `record` describes (its name,
-// category, start, comm, seq, bytes, peer, tag, comm size), and leaves it
-// at `end`: published in the thread's in-flight slot for the agent, which
+// category, start, comm, seq, bytes, peer, tag, comm size), and leaves it:
+// published in the thread's in-flight slot for the agent, which
 // reports calls that do not return (docs/health.md). A few stores into one
 // cache line of this thread's; the first call of a thread claims its ring.
-inline void EnterCall(const InFlightState& call) {
+inline void EnterCall(const ProbeRecord& record) {
   InFlightCall* slot = tls_in_flight;
   if (__builtin_expect(slot == nullptr, 0)) {
     if (ClaimRing() == nullptr) return;
     slot = tls_in_flight;
   }
-  meridian::EnterCall(slot, call);
-}
-inline void EnterCall(const ProbeRecord& record) {
-  InFlightState call;
-  call.name = record.name;
-  call.category = record.category;
-  call.flags = static_cast<uint16_t>(
-      ((record.flags & ProbeRecord::kHasPeer) ? InFlightState::kHasPeer : 0) |
-      ((record.flags & ProbeRecord::kHasTag) ? InFlightState::kHasTag : 0) |
-      ((record.flags & ProbeRecord::kHasSeq) ? InFlightState::kHasSeq : 0));
-  call.since = record.start_ns;
-  call.comm = record.comm;
-  call.seq = record.seq;
-  call.bytes = record.bytes;
-  call.peer = record.peer;
-  call.tag = record.tag;
-  call.comm_size = record.comm_size;
-  EnterCall(call);
+  meridian::EnterCall(slot, record);
 }
 // A call known by its name alone (MPI_Wait's family).
 inline void EnterCall(uint32_t name, uint8_t category, int64_t start) {
-  InFlightState call{};
-  call.name = name;
-  call.category = category;
-  call.since = start;
-  EnterCall(call);
+  ProbeRecord record;
+  record.name = name;
+  record.category = category;
+  record.flags = TimeFlags();
+  record.start_ns = start;
+  record.comm = 0;
+  record.seq = 0;
+  record.bytes = 0;
+  record.peer = -1;
+  record.tag = -1;
+  record.comm_size = 0;
+  EnterCall(record);
 }
-inline void LeaveCall(int64_t end) {
-  if (InFlightCall* slot = tls_in_flight) meridian::LeaveCall(slot, end);
+inline void LeaveCall() {
+  if (InFlightCall* slot = tls_in_flight) meridian::LeaveCall(slot);
 }
 // The thread's innermost open user phase is now `name` (0: none), open
 // since `since` (a Now() time).

@@ -1,4 +1,4 @@
-#include "cli/health_report.h"
+#include "query/health_report.h"
 
 #include "gtest/gtest.h"
 

@@ -1,4 +1,5 @@
-// How `meridian health` prints a job's health (docs/health.md): text for
+// How `meridian health` prints a job's health (docs/health.md), and the
+// collector's --on-stall hook reads it: text for
 // people, or one JSON object a line (--json; with --watch, one a poll).
 // JSON names are the ones docs/health.md lists and scripts use: "job",
 // "state", "stalled_for_ns", "stall_after_ns", "stalls" (each "kind",
@@ -8,8 +9,8 @@
 // "tag" where known, "phase", "idle_ns", "sampled_ago_ns", "stack",
 // "python_stack", and "stack_error" where a stack could not be read) and
 // "slowdowns".
-#ifndef MERIDIAN_CLI_HEALTH_REPORT_H_
-#define MERIDIAN_CLI_HEALTH_REPORT_H_
+#ifndef MERIDIAN_QUERY_HEALTH_REPORT_H_
+#define MERIDIAN_QUERY_HEALTH_REPORT_H_
 
 #include <string>
 
@@ -22,4 +23,4 @@ std::string HealthText(const v1::HealthReply& reply);
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_CLI_HEALTH_REPORT_H_
+#endif  // MERIDIAN_QUERY_HEALTH_REPORT_H_

@@ -1,4 +1,4 @@
-#include "cli/health_report.h"
+#include "query/health_report.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
