@@ -35,6 +35,12 @@ void StackReader::Keep(const std::set<Thread>& alive) {
   }
 }
 
+void StackReader::WaitIdle() {
+  auto idle = [this] { return queue_.empty() && !reading_; };
+  absl::MutexLock lock(&mutex_);
+  mutex_.Await(absl::Condition(&idle));
+}
+
 void StackReader::Run() {
   auto work = [this] { return stopping_ || !queue_.empty(); };
   for (;;) {
@@ -45,6 +51,7 @@ void StackReader::Run() {
       if (stopping_) return;
       next = std::move(queue_.front());
       queue_.pop_front();
+      reading_ = true;
     }
     Stack stack;
     absl::StatusOr<std::vector<std::string>> frames =
@@ -55,6 +62,7 @@ void StackReader::Run() {
       stack.error = std::string(frames.status().message());
     }
     absl::MutexLock lock(&mutex_);
+    reading_ = false;
     auto it = entries_.find(next.first);
     if (it != entries_.end() && it->second.episode == next.second) {
       it->second.read = true;

@@ -47,6 +47,8 @@ class StackReader {
 
   std::optional<Stack> Get(Thread thread, const std::string& episode);
   void Keep(const std::set<Thread>& alive);
+  // Returns once no read is asked for or under way (for tests).
+  void WaitIdle();
 
  private:
   struct Entry {
@@ -60,6 +62,7 @@ class StackReader {
   std::map<Thread, Entry> entries_ ABSL_GUARDED_BY(mutex_);
   std::deque<std::pair<Thread, std::string>> queue_ ABSL_GUARDED_BY(mutex_);
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  bool reading_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
