@@ -32,6 +32,27 @@ class RecordingSink : public CaptureSink {
     std::lock_guard<std::mutex> lock(mutex_);
     emitted_.push_back({record, stamp_step});
   }
+  // The calls in flight, as the probe would publish them: the one entered
+  // last and not left, if any.
+  void EnterCall(const ProbeRecord& record) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    in_call_ = record;
+    entered_ = true;
+  }
+  void LeaveCall() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entered_ = false;
+    ++left_;
+  }
+  bool InCall(ProbeRecord* record) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entered_ && record != nullptr) *record = in_call_;
+    return entered_;
+  }
+  int left() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return left_;
+  }
   int64_t NowNs() override { return now_ns; }
   bool Step(int64_t* step) override {
     if (step_ < 0) return false;
@@ -58,6 +79,9 @@ class RecordingSink : public CaptureSink {
   std::vector<std::string> names_;
   std::vector<Emitted> emitted_;
   int64_t step_ = -1;
+  ProbeRecord in_call_{};
+  bool entered_ = false;
+  int left_ = 0;
 };
 
 }  // namespace meridian

@@ -15,6 +15,9 @@ before torch is imported (else meridian is imported after torch, and the
 capture starts by itself).
 --p2p: in step 0, 5 round trips of dist.send/dist.recv (1,000
 floats, tags i and 100 + i) and one isend/irecv from rank 0 to 1 (tag 7).
+--hang-rank R: after the steps, every rank calls dist.all_reduce but rank R,
+which stops in its own code first (forever, until killed); each prints
+"hanging" when it gets there.
 --groups: after the steps, an all_to_all_single on the default group (an
 operation torch calls without the dispatcher), an allreduce on a new group
 of both ranks, the group destroyed, then a broadcast on another new group.
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 
 if "--meridian-first" in sys.argv:
@@ -54,6 +58,11 @@ def exchange(rank):
     request.wait()
 
 
+def stuck_in_own_code():
+    """--hang-rank's rank: never returns."""
+    threading.Event().wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--late-rank", type=int, default=-1)
@@ -62,6 +71,7 @@ def main():
     parser.add_argument("--meridian-first", action="store_true")
     parser.add_argument("--groups", action="store_true")
     parser.add_argument("--p2p", action="store_true")
+    parser.add_argument("--hang-rank", type=int, default=-1)
     args = parser.parse_args()
     meridian.auto_steps()
     meridian.capture_record_functions()
@@ -90,6 +100,11 @@ def main():
         optimizer.step()
         step_ns.append(time.perf_counter_ns() - start)
     dist.barrier()
+    if args.hang_rank >= 0:
+        print("hanging", flush=True)
+        if rank == args.hang_rank:
+            stuck_in_own_code()
+        dist.all_reduce(torch.ones(1000))
     if args.groups:
         dist.all_to_all_single(torch.empty(8), torch.ones(8))
         group = dist.new_group([0, 1])

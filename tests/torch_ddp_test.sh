@@ -24,6 +24,9 @@
 #      a value out of range: a warning, and none.
 #   6. send/recv and isend/irecv: every message matched, and the
 #      communication matrix exact.
+#   7. Rank 1 stops in its own code where rank 0 calls dist.all_reduce:
+#      `meridian health` says stalled, rank 0 waiting in the allreduce,
+#      rank 1 the suspect.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -34,8 +37,10 @@ job_py="$runfiles/tests/torch_ddp_job.py"
 python=/usr/bin/python3
 work=$(mktemp -d /tmp/meridian-torch-XXXXXX)
 pids=()
+hung=()  # process groups of 7.'s hung workers
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for group in "${hung[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -264,3 +269,49 @@ assert matrix == [{"from": 0, "to": 1, "messages": 6, "bytes": 24000},
                   {"from": 1, "to": 0, "messages": 5, "bytes": 20000}], matrix
 PY
 echo "torch_ddp_test: point-to-point matched"
+
+# 7. A hung job: rank 1 stops in its own code where rank 0 calls
+# dist.all_reduce. `meridian health` says stalled: rank 0 waits in the
+# allreduce (c10d, kept in flight through its wait), rank 1 is the suspect.
+port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for rank in 0 1; do
+  mkfifo "$work/hang.$rank.fifo"
+  MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$rank LOCAL_RANK=$rank \
+    WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 TORCHELASTIC_RUN_ID=ddp-hang \
+    setsid "$meridian_bin" --collector "$addr" run -- "$python" -B "$job_py" \
+    --steps 2 --hang-rank 1 >"$work/hang.$rank.fifo" 2>"$work/hang.$rank.err" &
+  hung+=("$!")
+done
+# Both FIFOs open first: each worker starts once its output has a reader.
+exec {hang0}<"$work/hang.0.fifo" {hang1}<"$work/hang.1.fifo"
+for fd in "$hang0" "$hang1"; do
+  while :; do
+    read -r said <&"$fd" || fail "a rank ended before hanging: $(cat "$work"/hang.*.err)"
+    [ "$said" = hanging ] && break
+  done
+done
+mkfifo "$work/hang.watch"
+"$meridian_bin" --collector "$addr" health --job torchrun-ddp-hang --stall-after 2 \
+  --watch --json >"$work/hang.watch" &
+watcher=$!
+exec {watch_fd}<"$work/hang.watch"
+stalled=""
+for _ in $(seq 30); do
+  read -r answer <&"$watch_fd" || break
+  case $answer in *'"state":"stalled"'*'"kind":'*) stalled=$answer; break ;; esac
+done
+kill "$watcher" 2>/dev/null || true
+[ -n "$stalled" ] || fail "ddp-hang never reported stalled; the last answer: ${answer:-none}"
+"$python" - "$stalled" <<'PY' || fail "ddp-hang: $stalled"
+import json, sys
+h = json.loads(sys.argv[1])
+(s,) = h["stalls"]
+assert (s["kind"], s["op"], s["waiting_ranks"], s["suspect_ranks"]) == \
+    ("missing", "allreduce", [0], [1]), s
+ranks = {r["rank"]: r for r in s["ranks"]}
+assert (ranks[0]["in"], ranks[0]["category"], ranks[0]["bytes"]) == ("allreduce", "c10d", 4000), ranks[0]
+assert ranks[0]["in_for_ns"] >= 2e9, ranks[0]
+assert ranks[1]["in"] != "allreduce", ranks[1]
+PY
+for group in "${hung[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
+echo "torch_ddp_test: a hung job's waiting rank and suspect named"

@@ -47,4 +47,14 @@ __attribute__((visibility("default"))) int meridian_capture_step(
   return 1;
 }
 
+__attribute__((visibility("default"))) void meridian_capture_enter_call(
+    const meridian::ProbeRecord* record) {
+  if (!probe::g_event.enabled || record == nullptr) return;
+  probe::EnterCall(*record);
+}
+
+__attribute__((visibility("default"))) void meridian_capture_leave_call(void) {
+  probe::LeaveCall();
+}
+
 }  // extern "C"

@@ -12,6 +12,9 @@ __attribute__((weak)) int meridian_capture_await_room(uint32_t records,
                                                       int timeout_ms);
 __attribute__((weak)) int64_t meridian_capture_now_ns(void);
 __attribute__((weak)) int meridian_capture_step(int64_t* step);
+__attribute__((weak)) void meridian_capture_enter_call(
+    const meridian::ProbeRecord* record);
+__attribute__((weak)) void meridian_capture_leave_call(void);
 }
 
 namespace meridian {
@@ -30,6 +33,15 @@ class ProbeSink final : public CaptureSink {
     // A probe older than this library has no such call: never wait.
     return meridian_capture_await_room == nullptr ||
            meridian_capture_await_room(records, timeout_ms) != 0;
+  }
+  // A probe older than this library publishes nothing in flight.
+  void EnterCall(const ProbeRecord& record) override {
+    if (meridian_capture_enter_call != nullptr) {
+      meridian_capture_enter_call(&record);
+    }
+  }
+  void LeaveCall() override {
+    if (meridian_capture_leave_call != nullptr) meridian_capture_leave_call();
   }
   int64_t NowNs() override { return meridian_capture_now_ns(); }
   bool Step(int64_t* step) override { return meridian_capture_step(step) != 0; }

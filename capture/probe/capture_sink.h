@@ -35,6 +35,12 @@ int meridian_capture_await_room(uint32_t records, int timeout_ms);
 int64_t meridian_capture_now_ns(void);
 // 1 and the current training step in `*step` if one is current, else 0.
 int meridian_capture_step(int64_t* step);
+// The calling thread is now in the blocking operation `record` describes
+// (its name, category, start, comm, seq, bytes, peer, tag, comm size), and
+// has left it: published in its in-flight slot for the agent
+// (abi/in_flight.h, docs/health.md).
+void meridian_capture_enter_call(const meridian::ProbeRecord* record);
+void meridian_capture_leave_call(void);
 }
 
 namespace meridian {
@@ -60,6 +66,10 @@ class CaptureSink {
     (void)timeout_ms;
     return true;
   }
+  // The calling thread is in the blocking operation `record` describes, and
+  // has left it (meridian_capture_enter_call). Default: not published.
+  virtual void EnterCall(const ProbeRecord& record) { (void)record; }
+  virtual void LeaveCall() {}
   // The probe's clock (CLOCK_MONOTONIC ns).
   virtual int64_t NowNs() = 0;
   // The current training step, if one is current (for GPU work delivered

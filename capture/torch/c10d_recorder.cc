@@ -197,6 +197,25 @@ void C10dRecorder::Retire(Slot* slot, uint32_t generation) {
   Free(slot, generation);
 }
 
+namespace {
+
+// This thread's Python functions that wait for their operations, and
+// whether it has an operation published in flight.
+thread_local int tls_python_calls = 0;
+thread_local bool tls_in_call = false;
+
+}  // namespace
+
+void C10dRecorder::PythonCallBegin() { ++tls_python_calls; }
+
+void C10dRecorder::PythonCallEnd() {
+  if (tls_python_calls > 0) --tls_python_calls;
+  if (tls_python_calls == 0 && tls_in_call && sink_ != nullptr) {
+    sink_->LeaveCall();
+    tls_in_call = false;
+  }
+}
+
 uint64_t C10dRecorder::Begin(const Call& call) {
   if (sink_ == nullptr) return 0;
   Group* group = Find(call.group);
@@ -243,6 +262,8 @@ uint64_t C10dRecorder::Begin(const Call& call) {
   if (call.op == Op::kSend || call.op == Op::kRecv) {
     r.flags |= ProbeRecord::kHasTag;
   }
+  sink_->EnterCall(r);
+  tls_in_call = true;
   // The key's entry published last (release): a worker that finds it sees
   // the slot filled. An entry of the same key still there (its operation's
   // work has not begun) is replaced: that operation is left to Retire.
@@ -253,6 +274,10 @@ uint64_t C10dRecorder::Begin(const Call& call) {
 }
 
 void C10dRecorder::CallEnd(uint64_t op) {
+  if (tls_in_call && tls_python_calls == 0 && sink_ != nullptr) {
+    sink_->LeaveCall();
+    tls_in_call = false;
+  }
   uint32_t generation;
   Slot* s = SlotOf(op, &generation);
   if (s == nullptr) return;

@@ -146,6 +146,14 @@ class C10dRecorder {
   // Records every operation whose call returned but no work claimed, as
   // enqueue time.
   void Flush();
+  // Calls in flight (abi/in_flight.h, docs/health.md): Begin publishes its
+  // operation as the calling thread's call in flight, and CallEnd clears
+  // it, unless a Python function that waits for it (a synchronous
+  // torch.distributed.all_reduce...: collectives.py) runs on that thread:
+  // then it stays until that function returns (PythonCallEnd), its wait
+  // included. Per thread; nested calls count.
+  static void PythonCallBegin();
+  void PythonCallEnd();
 
   Counters counters() const;
 

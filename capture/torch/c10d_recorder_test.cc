@@ -55,6 +55,41 @@ TEST(C10dRecorderOpTest, EveryOpIsNamedAndFoundByItsName) {
   EXPECT_FALSE(C10dRecorder::OpNamed("", &op));
 }
 
+// Calls in flight: a C++ caller's operation (DDP's) is in flight until its
+// call returns; one a waiting Python function makes (a synchronous
+// all_reduce), until that function returns, its wait included.
+TEST_F(C10dRecorderTest, AnOperationIsInFlightUntilItsCallOrItsWaiterReturns) {
+  sink_.now_ns = 500;
+  uint64_t op = recorder_.Begin({Op::kBroadcast, &g_pair, 64, 1, 0, 0x2000});
+  ProbeRecord in;
+  ASSERT_TRUE(sink_.InCall(&in));
+  EXPECT_EQ(sink_.NameOf(in.name), "broadcast");
+  EXPECT_EQ(in.start_ns, 500);
+  EXPECT_EQ(in.bytes, 64);
+  EXPECT_EQ(in.peer, 1);  // group rank 1 of [3, 1]
+  EXPECT_EQ(in.comm_size, 2u);
+  EXPECT_EQ(in.seq, 0u);
+  recorder_.CallEnd(op);
+  EXPECT_FALSE(sink_.InCall(nullptr));
+  EXPECT_EQ(sink_.left(), 1);
+
+  C10dRecorder::PythonCallBegin();
+  op = recorder_.Begin({Op::kAllreduce, &g_world, 8, -1, 0, 0x3000});
+  recorder_.CallEnd(op);
+  ASSERT_TRUE(sink_.InCall(&in));  // waiting for its work
+  EXPECT_EQ(sink_.NameOf(in.name), "allreduce");
+  recorder_.PythonCallEnd();
+  EXPECT_FALSE(sink_.InCall(nullptr));
+  EXPECT_EQ(sink_.left(), 2);
+  // Not recording: nothing in flight, nothing left.
+  sink_.recording = false;
+  C10dRecorder::PythonCallBegin();
+  EXPECT_EQ(recorder_.Begin({Op::kBarrier, &g_world, 0, -1, 0, 0}), 0u);
+  recorder_.PythonCallEnd();
+  EXPECT_FALSE(sink_.InCall(nullptr));
+  EXPECT_EQ(sink_.left(), 2);
+}
+
 TEST_F(C10dRecorderTest, AnAllreduceIsOneSpanFromItsCallToItsWorksEnd) {
   sink_.set_step(7);
   Run({Op::kAllreduce, &g_world, 1597480, -1, 0, 0x1000}, 41, 1000, 1300, 9000);

@@ -78,4 +78,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("begin", &Begin);
   m.def("call_end", [](uint64_t token) { Recorder()->CallEnd(token); });
   m.def("counters", &Counters);
+  // Around a Python function that waits for its operations (calls in
+  // flight: C10dRecorder::PythonCallBegin).
+  m.def("python_call_begin", &meridian::C10dRecorder::PythonCallBegin);
+  m.def("python_call_end", [] { Recorder()->PythonCallEnd(); });
 }

@@ -216,22 +216,48 @@ def _direct(op, argument):
         @functools.wraps(function)
         def recorded(*args, **kwargs):
             token = 0
+            extension = _extension
+            extension.python_call_begin()
             try:
                 call = signature.bind(*args, **kwargs).arguments
                 group = call.get("group")
                 if group is None:
                     group = c10d._get_default_group()
                 if not c10d._rank_not_in_group(group):
-                    token = _extension.begin(op, group, call[argument])
+                    token = extension.begin(op, group, call[argument])
             except Exception:  # the call itself says what is wrong
                 token = 0
             try:
                 return function(*args, **kwargs)
             finally:
                 if token:
-                    _extension.call_end(token)
+                    extension.call_end(token)
+                extension.python_call_end()
         return recorded
     return wrap
+
+
+# The functions that wait for their operations when not async_op: while one
+# runs, the operation it began stays its thread's call in flight, so that a
+# rank blocked in its wait shows in it (docs/health.md).
+_WAITING = ("all_reduce", "broadcast", "reduce", "all_gather", "gather",
+            "scatter", "reduce_scatter", "all_to_all", "barrier", "send",
+            "recv", "all_gather_object", "gather_object",
+            "broadcast_object_list", "scatter_object_list")
+
+
+def _waiting(function, c10d):
+    """A wrapper of c10d's `function` that keeps the operation it begins in
+    flight until it returns."""
+    @functools.wraps(function)
+    def waited(*args, **kwargs):
+        extension = _extension
+        extension.python_call_begin()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            extension.python_call_end()
+    return waited
 
 
 def capture_collectives():
@@ -295,6 +321,7 @@ def _start(c10d):
     # enough.
     wrappers = [("destroy_process_group", _group_destroyer)]
     wrappers += [(name, _direct(op, argument)) for name, op, argument in _DIRECT]
+    wrappers += [(name, _waiting) for name in _WAITING]
     distributed = sys.modules.get("torch.distributed")
     for name, wrap in wrappers:
         patch(c10d, name, wrap)
