@@ -25,6 +25,7 @@ bool ReadInFlight(const InFlightCall* slot, InFlightState* out, int tries) {
     s.category = static_cast<uint8_t>(flags_category >> 16);
     s.phase = v->phase;
     s.phase_since = v->phase_since;
+    s.phase_flags = v->phase_flags & ProbeRecord::kTicks;
     std::atomic_thread_fence(std::memory_order_acquire);
     if (slot->head.load(std::memory_order_relaxed) != head ||
         slot->calls.load(std::memory_order_relaxed) != s.calls ||

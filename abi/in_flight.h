@@ -35,9 +35,11 @@
 
 namespace meridian {
 
-// The fields, as the agent copies them out. Times are the probe's event
-// clock: time-stamp-counter ticks when kTicks is set, else CLOCK_MONOTONIC
-// ns (ProbeRecord's convention; the flags are ProbeRecord's bits).
+// The fields, as the agent copies them out. Times are time-stamp-counter
+// ticks when their kTicks is set, else CLOCK_MONOTONIC ns (ProbeRecord's
+// convention; the flags are ProbeRecord's bits). The call's and the
+// phase's each say their own: a probe's phases are on its event clock, a
+// capture library's operations (c10d's) on CLOCK_MONOTONIC.
 struct InFlightState {
   static constexpr uint16_t kFlags = ProbeRecord::kHasPeer |
                                      ProbeRecord::kHasTag |
@@ -54,6 +56,7 @@ struct InFlightState {
   int32_t tag = -1;
   uint64_t calls = 0;  // traced calls the thread has left
   uint32_t phase = 0;  // string id of the innermost user phase open; 0: none
+  uint16_t phase_flags = 0;  // kTicks or 0
   int64_t phase_since = 0;
 };
 
@@ -73,22 +76,23 @@ struct alignas(64) InFlightCall {
   alignas(64) std::atomic<uint32_t> phase_generation;  // odd while written
   uint32_t phase;
   int64_t phase_since;
+  uint16_t phase_flags;  // ProbeRecord::kTicks or 0
 };
 static_assert(sizeof(InFlightCall) == 128, "the shared-memory layout is ABI");
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // A thread takes the slot (with its ring): nothing in progress, no phase,
-// no calls, its times in ticks if `ticks`. Whatever the slot's previous
-// thread left is gone.
-inline void ClaimInFlight(InFlightCall* slot, bool ticks) {
+// no calls. Whatever the slot's previous thread left is gone.
+inline void ClaimInFlight(InFlightCall* slot) {
   slot->head.store(0, std::memory_order_release);
   slot->calls.store(0, std::memory_order_release);
-  slot->flags_category = ticks ? ProbeRecord::kTicks : 0;
+  slot->flags_category = 0;
   const uint32_t g = slot->phase_generation.load(std::memory_order_relaxed);
   slot->phase_generation.store(g + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   slot->phase = 0;
   slot->phase_since = 0;
+  slot->phase_flags = 0;
   slot->phase_generation.store(g + 2, std::memory_order_release);
 }
 
@@ -119,13 +123,15 @@ inline void LeaveCall(InFlightCall* slot) {
 }
 
 // The innermost open user phase is now `phase` (0: none), open since
-// `since`.
-inline void SetPhase(InFlightCall* slot, uint32_t phase, int64_t since) {
+// `since` (in ticks if `ticks`).
+inline void SetPhase(InFlightCall* slot, uint32_t phase, int64_t since,
+                     bool ticks) {
   const uint32_t g = slot->phase_generation.load(std::memory_order_relaxed);
   slot->phase_generation.store(g + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   slot->phase = phase;
   slot->phase_since = since;
+  slot->phase_flags = ticks ? ProbeRecord::kTicks : 0;
   slot->phase_generation.store(g + 2, std::memory_order_release);
 }
 

@@ -26,8 +26,8 @@ ProbeRecord Call(uint32_t name, int64_t start) {
 
 TEST(InFlightTest, EnterLeaveAndPhase) {
   InFlightCall slot{};
-  ClaimInFlight(&slot, /*ticks=*/true);
-  SetPhase(&slot, 7, 100);
+  ClaimInFlight(&slot);
+  SetPhase(&slot, 7, 100, /*ticks=*/true);
   EnterCall(&slot, Call(5, 120));
   InFlightState s;
   ASSERT_TRUE(ReadInFlight(&slot, &s));
@@ -44,27 +44,32 @@ TEST(InFlightTest, EnterLeaveAndPhase) {
   EXPECT_EQ(s.comm_size, 4u);
   EXPECT_EQ(s.phase, 7u);
   EXPECT_EQ(s.phase_since, 100);
+  EXPECT_EQ(s.phase_flags, ProbeRecord::kTicks);
   EXPECT_EQ(s.calls, 0u);
 
   LeaveCall(&slot);
-  SetPhase(&slot, 0, 0);
+  SetPhase(&slot, 0, 0, /*ticks=*/false);
   ASSERT_TRUE(ReadInFlight(&slot, &s));
   EXPECT_EQ(s.name, 0u);
   EXPECT_EQ(s.calls, 1u);
   EXPECT_EQ(s.phase, 0u);
+  EXPECT_EQ(s.phase_flags, 0);
   EXPECT_EQ(s.flags & ProbeRecord::kTicks, ProbeRecord::kTicks);
 
   // A new owner sees nothing of the old one's.
-  ClaimInFlight(&slot, /*ticks=*/false);
+  SetPhase(&slot, 8, 200, /*ticks=*/true);
+  ClaimInFlight(&slot);
   ASSERT_TRUE(ReadInFlight(&slot, &s));
   EXPECT_EQ(s.name, 0u);
   EXPECT_EQ(s.calls, 0u);
   EXPECT_EQ(s.flags, 0);
+  EXPECT_EQ(s.phase, 0u);
+  EXPECT_EQ(s.phase_flags, 0);
 }
 
 TEST(InFlightTest, APhaseWriteUnderWayIsNotRead) {
   InFlightCall slot{};
-  ClaimInFlight(&slot, false);
+  ClaimInFlight(&slot);
   slot.phase_generation.fetch_add(1);  // a writer stopped mid-write
   InFlightState s;
   EXPECT_FALSE(ReadInFlight(&slot, &s, 8));
@@ -76,7 +81,7 @@ TEST(InFlightTest, APhaseWriteUnderWayIsNotRead) {
 // holds the same number, one more than the calls left before it.
 TEST(InFlightTest, ReaderSeesWholeCalls) {
   InFlightCall slot{};
-  ClaimInFlight(&slot, false);
+  ClaimInFlight(&slot);
   std::atomic<bool> stop{false};
   std::thread writer([&] {
     for (uint32_t i = 1; !stop.load(std::memory_order_relaxed); ++i) {

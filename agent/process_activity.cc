@@ -43,7 +43,7 @@ void SampleActivity(const void* memory, const ProcessRegionLayout& layout,
     t->set_calls(s.calls);
     if (s.phase != 0) {
       t->set_phase(Name(memory, layout, s.phase));
-      t->set_phase_ns(ago(s.phase_since, ticks));
+      t->set_phase_ns(ago(s.phase_since, s.phase_flags != 0));
     }
     if (s.name == 0) continue;
     t->set_call(Name(memory, layout, s.name));

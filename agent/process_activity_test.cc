@@ -12,7 +12,7 @@ namespace {
 constexpr int64_t kS = 1000000000;
 constexpr int64_t kWall = 1700000000000000000;
 
-// Monotonic t is the node's kWall + t.
+// Monotonic t is the node's kWall + t; ticks are 2 ns, tick 0 monotonic 0.
 NodeTimeMap Time() {
   auto samples = std::make_shared<std::vector<TimeSample>>(
       std::vector<TimeSample>{{0, 0, kWall, 50}, {kS / 2, kS, kWall + kS, 50}});
@@ -55,9 +55,11 @@ TEST(ProcessActivityTest, EachOwnedThreadAsItsSlotSays) {
   header->slots[1].state = kSlotOwned;
   header->slots[2].tid = 79;
   header->slots[2].state = kSlotRetired;
-  ClaimInFlight(&header->in_flight[0], false);
-  ClaimInFlight(&header->in_flight[1], false);
-  SetPhase(&header->in_flight[0], solve, kS / 2);
+  ClaimInFlight(&header->in_flight[0]);
+  ClaimInFlight(&header->in_flight[1]);
+  // The phase on the probe's clock (ticks of 2 ns: tick kS / 4 is
+  // monotonic kS / 2), the call on CLOCK_MONOTONIC, as c10d's are.
+  SetPhase(&header->in_flight[0], solve, kS / 4, /*ticks=*/true);
   ProbeRecord r{};
   r.name = allreduce;
   r.category = 1;  // v1::CATEGORY_MPI

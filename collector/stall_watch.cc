@@ -34,11 +34,14 @@ StallWatch::~StallWatch() {
 
 void StallWatch::Start(absl::Duration period) {
   thread_ = std::thread([this, period] {
-    absl::MutexLock lock(&mutex_);
-    while (!mutex_.AwaitWithTimeout(absl::Condition(&stopping_), period)) {
-      mutex_.Unlock();
+    for (;;) {
+      {
+        absl::MutexLock lock(&mutex_);
+        if (mutex_.AwaitWithTimeout(absl::Condition(&stopping_), period)) {
+          return;
+        }
+      }
       Check(absl::Now());
-      mutex_.Lock();
     }
   });
 }

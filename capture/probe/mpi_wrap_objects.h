@@ -392,23 +392,24 @@ const CommInfo* TakeMessage(uint64_t key) {
 
 }  // namespace
 
-// Every collective: its sequence number is counted, recorded or not; if
-// recorded, it is timed from `start` and returns `rc` from the call.
+// Every collective: its sequence number is counted, recorded or not; one
+// not recorded returns at once.
+#define MERIDIAN_COLLECTIVE_SEQ(comm, call) \
+  if (!probe::g_event.enabled) return call; \
+  CommInfo* info = Comm(comm);              \
+  const uint64_t seq = NextSeq(info);       \
+  if (!probe::Recording()) return call;
+
+// A recorded one is timed from `start` and returns `rc` from the call.
 #define MERIDIAN_COLLECTIVE_CALL(comm, call) \
-  if (!probe::g_event.enabled) return call;  \
-  CommInfo* info = Comm(comm);               \
-  const uint64_t seq = NextSeq(info);        \
-  if (!probe::Recording()) return call;      \
+  MERIDIAN_COLLECTIVE_SEQ(comm, call)        \
   const int64_t start = probe::Now();        \
   const int rc = call;
 
 // Blocking collectives: one macro body, the bytes and root per call; the
 // record is made before the call, to be published as in flight.
 #define MERIDIAN_COLLECTIVE(op, comm, bytes_expr, root, call)              \
-  if (!probe::g_event.enabled) return call;                                \
-  CommInfo* info = Comm(comm);                                             \
-  const uint64_t seq = NextSeq(info);                                      \
-  if (!probe::Recording()) return call;                                    \
+  MERIDIAN_COLLECTIVE_SEQ(comm, call)                                      \
   ProbeRecord r = CollectiveRecord(op, 0, 0, info, seq, bytes_expr, root); \
   StartBlocking(&r);                                                       \
   const int rc = call;                                                     \

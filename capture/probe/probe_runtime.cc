@@ -536,7 +536,7 @@ void ReleaseRing(void* value) {
   tls_in_flight = nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_region != nullptr && index < ProcessRegionHeader::kMaxRings) {
-    ClaimInFlight(&g_region->in_flight[index], g_event.ticks);  // in nothing
+    ClaimInFlight(&g_region->in_flight[index]);  // in nothing
     g_region->slots[index].state.store(kSlotRetired, std::memory_order_release);
   }
   delete writer;
@@ -580,7 +580,7 @@ SpanRingWriter* ClaimRing() {
   }
   tls_writer = writer;
   tls_in_flight = &g_region->in_flight[index];
-  ClaimInFlight(tls_in_flight, g_event.ticks);
+  ClaimInFlight(tls_in_flight);
   return writer;
 }
 

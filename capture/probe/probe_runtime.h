@@ -155,17 +155,11 @@ inline void EnterCall(const ProbeRecord& record) {
 }
 // A call known by its name alone (MPI_Wait's family).
 inline void EnterCall(uint32_t name, uint8_t category, int64_t start) {
-  ProbeRecord record;
+  ProbeRecord record{};
   record.name = name;
   record.category = category;
   record.flags = TimeFlags();
   record.start_ns = start;
-  record.comm = 0;
-  record.seq = 0;
-  record.bytes = 0;
-  record.peer = -1;
-  record.tag = -1;
-  record.comm_size = 0;
   EnterCall(record);
 }
 inline void LeaveCall() {
@@ -176,7 +170,7 @@ inline void LeaveCall() {
 inline void SetPhase(uint32_t name, int64_t since) {
   InFlightCall* slot = tls_in_flight;
   if (slot == nullptr && (name == 0 || ClaimRing() == nullptr)) return;
-  meridian::SetPhase(tls_in_flight, name, since);
+  meridian::SetPhase(tls_in_flight, name, since, g_event.ticks);
 }
 
 // Waits, sleeping 1 ms at a time, until this thread's ring has room for

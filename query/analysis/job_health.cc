@@ -35,6 +35,8 @@ Rank Summarize(const LiveProcess& p) {
         (in_phase == nullptr || t.phase_ns() > in_phase->phase_ns())) {
       in_phase = &t;
     }
+    // A thread in a call has been busy since it entered it, not idle since
+    // it left the one before: the rank's idle time is its threads' in none.
     if (t.idle_ns() >= 0 && t.call().empty() &&
         (r.idle_ns < 0 || t.idle_ns() + ago < r.idle_ns)) {
       r.idle_ns = t.idle_ns() + ago;
@@ -51,8 +53,6 @@ Rank Summarize(const LiveProcess& p) {
     r.thread = &p.activity.threads(0);
     r.in_for_ns = std::max<int64_t>(r.thread->idle_ns(), 0) + ago;
   }
-  // A thread in a call has been busy since it entered it, not idle since it
-  // left the one before: the rank's idle time is over its threads in none.
   return r;
 }
 
