@@ -1,6 +1,7 @@
 // libFuzzer entry point: any bytes, taken as a traced process's shared
 // region, must be refused or read within bounds: its layout, every string
-// id a record could name, and every ring's records. (The agent's other
+// id a record could name, every thread's call in flight, and every ring's
+// records. (The agent's other
 // defences, the sealed memfd and the copied layout, are tested in
 // agent/probe_session_test.)
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "abi/in_flight.h"
 #include "abi/process_region.h"
 #include "abi/span_ring.h"
 
@@ -24,6 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (meridian::StringAt(memory, layout, id, &text, &length)) {
       for (uint32_t i = 0; i < length; ++i) sum += text[i];
     }
+  }
+  const auto* header =
+      static_cast<const meridian::ProcessRegionHeader*>(memory);
+  for (const meridian::InFlightCall& slot : header->in_flight) {
+    meridian::InFlightState state;
+    if (meridian::ReadInFlight(&slot, &state, 4)) sum += state.name;
   }
   for (uint32_t ring = 0; ring < meridian::ProcessRegionHeader::kMaxRings;
        ++ring) {
