@@ -342,13 +342,23 @@ int Health(meridian::v1::Query::Stub& stub,
         std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)));
   }
   const bool json = line.Has("json");
+  // A job just launched may not be known yet: its agents report every
+  // second and its first batch may still be on its way.
+  const absl::Time known_by = absl::Now() + absl::Seconds(10);
+  bool answered = false;
   for (;;) {
     meridian::v1::HealthReply reply;
-    if (int failed = Call("health", stub, &meridian::v1::Query::Stub::GetHealth,
-                          request, collector, &reply)) {
-      return failed;
+    grpc::ClientContext context;
+    meridian::SetRequestDeadline(collector, &context);
+    const grpc::Status status = stub.GetHealth(&context, request, &reply);
+    if (status.error_code() == grpc::StatusCode::NOT_FOUND &&
+        line.Has("watch") && !answered && absl::Now() < known_by) {
+      absl::SleepFor(absl::Seconds(1));  // the agents' next report
+      continue;
     }
+    if (!status.ok()) return meridian::CallFailed("health", status, collector);
     Print(json ? meridian::HealthJson(reply) : meridian::HealthText(reply));
+    answered = true;
     if (!line.Has("watch") || reply.state() == "finished") return 0;
     fflush(stdout);
     absl::SleepFor(absl::Seconds(1));  // a person's or a script's poll

@@ -16,8 +16,8 @@
 # the same JSON, and meridian_job_stalled_seconds names them. The hung jobs
 # run side by side and are killed by the test; the computing job is traced
 # and stored beside them, and what the hung ones recorded is still there.
-# Asking about a job that does not exist, or with a bad threshold: a clear
-# error.
+# Asking about a job that does not exist (at once, or after --watch has
+# waited 10 s for it), or with a bad threshold: a clear error.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -233,6 +233,12 @@ if "${meridian[@]}" health --job no-such-job >"$work/none.out" 2>&1; then
   fail "health of a job that does not exist succeeded"
 fi
 grep -q "no-such-job" "$work/none.out" || fail "health of no job said: $(cat "$work/none.out")"
+# --watch waits 10 s for a job not known yet, then says the same.
+if "${meridian[@]}" health --job no-such-job --watch >"$work/none.watch" 2>&1; then
+  fail "health --watch of a job that does not exist succeeded"
+fi
+[ "$(cat "$work/none.watch")" = "$(cat "$work/none.out")" ] ||
+  fail "health --watch of no job said: $(cat "$work/none.watch")"
 if "${meridian[@]}" health --job compute --stall-after 0 >"$work/zero.out" 2>&1; then
   fail "--stall-after 0 was taken"
 fi
