@@ -235,6 +235,9 @@ void NodeAgent::AddStacks(v1::ProcessActivity* process,
         stacks_->Get(thread, absl::StrCat(t.calls(), " ", t.call()));
     if (!stack) continue;  // read on the stacks' thread; next sample
     for (const std::string& frame : stack->frames) t.add_stack(frame);
+    for (const std::string& frame : stack->python_frames) {
+      t.add_python_stack(frame);
+    }
     t.set_stack_error(stack->error);
   }
 }

@@ -1,5 +1,7 @@
 #include "agent/stack_reader.h"
 
+#include "absl/strings/str_cat.h"
+#include "agent/python_stacks.h"
 #include "agent/thread_stacks.h"
 
 namespace meridian {
@@ -41,6 +43,28 @@ void StackReader::WaitIdle() {
   mutex_.Await(absl::Condition(&idle));
 }
 
+// The native stack, then (the thread running again) the Python one.
+StackReader::Stack StackReader::Read(Thread thread) {
+  const pid_t pid = static_cast<pid_t>(thread.first);
+  Stack stack;
+  absl::StatusOr<std::vector<std::string>> frames =
+      ThreadStack(pid, thread.second);
+  if (frames.ok()) {
+    stack.frames = std::move(*frames);
+  } else {
+    stack.error = std::string(frames.status().message());
+  }
+  absl::StatusOr<std::vector<std::string>> python =
+      PythonStack(pid, thread.second);
+  if (python.ok()) {
+    stack.python_frames = std::move(*python);
+  } else {
+    absl::StrAppend(&stack.error, stack.error.empty() ? "" : "; ",
+                    "Python stack: ", python.status().message());
+  }
+  return stack;
+}
+
 void StackReader::Run() {
   auto work = [this] { return stopping_ || !queue_.empty(); };
   for (;;) {
@@ -53,14 +77,7 @@ void StackReader::Run() {
       queue_.pop_front();
       reading_ = true;
     }
-    Stack stack;
-    absl::StatusOr<std::vector<std::string>> frames =
-        ThreadStack(static_cast<pid_t>(next.first.first), next.first.second);
-    if (frames.ok()) {
-      stack.frames = std::move(*frames);
-    } else {
-      stack.error = std::string(frames.status().message());
-    }
+    Stack stack = Read(next.first);
     absl::MutexLock lock(&mutex_);
     reading_ = false;
     auto it = entries_.find(next.first);

@@ -1,5 +1,6 @@
 // StackReader: the agent's reads of stuck threads' native stacks
-// (thread_stacks.h), on a thread of its own, so that the agent's loop,
+// (thread_stacks.h) and Python stacks (python_stacks.h), on a thread of its
+// own, so that the agent's loop,
 // which drains the rings, never waits for an unwind (each attaches, loads
 // the process's objects and their debug information: tens to hundreds of
 // ms).
@@ -38,7 +39,8 @@ class StackReader {
 
   struct Stack {
     std::vector<std::string> frames;
-    std::string error;  // why there are none
+    std::vector<std::string> python_frames;  // none: no Python there
+    std::string error;  // why there are none, native or Python
   };
   using Thread = std::pair<int64_t, int32_t>;  // pid, tid
 
@@ -56,6 +58,7 @@ class StackReader {
     bool read = false;
     Stack stack;
   };
+  static Stack Read(Thread thread);
   void Run();
 
   absl::Mutex mutex_;

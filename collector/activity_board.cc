@@ -6,6 +6,28 @@
 #include "absl/strings/str_cat.h"
 
 namespace meridian {
+namespace {
+
+absl::Status CheckStacks(int64_t pid, const v1::ThreadActivity& t) {
+  constexpr int kMaxFrames = ActivityBoard::kMaxFrames;
+  constexpr size_t kMaxBytes = ActivityBoard::kMaxNameBytes;
+  bool long_frame = t.stack_error().size() > kMaxBytes;
+  for (const std::string& frame : t.stack()) {
+    long_frame |= frame.size() > kMaxBytes;
+  }
+  for (const std::string& frame : t.python_stack()) {
+    long_frame |= frame.size() > kMaxBytes;
+  }
+  if (t.stack_size() > kMaxFrames || t.python_stack_size() > kMaxFrames ||
+      long_frame) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "activity: process ", pid, " sends a stack over ", kMaxFrames,
+        " frames or a frame or error over ", kMaxBytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ActivityBoard::Check(
     const google::protobuf::RepeatedPtrField<v1::ProcessActivity>& report) {
@@ -29,6 +51,9 @@ absl::Status ActivityBoard::Check(
         return absl::InvalidArgumentError(absl::StrCat(
             "activity: process ", p.pid(), " names a call or phase over ",
             kMaxNameBytes, " bytes"));
+      }
+      if (absl::Status stacks = CheckStacks(p.pid(), t); !stacks.ok()) {
+        return stacks;
       }
     }
   }

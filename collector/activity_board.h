@@ -5,7 +5,8 @@
 //
 // Contract:
 //   - Check() is the boundary check of a report: at most kMaxProcesses
-//     processes of kMaxThreads threads, names at most kMaxNameBytes;
+//     processes of kMaxThreads threads, names, stack frames and stack
+//     errors at most kMaxNameBytes, stacks at most kMaxFrames frames;
 //     INVALID_ARGUMENT saying what is over otherwise.
 //   - Report() replaces everything agent `agent_id` reported before; an
 //     agent not heard from for kForget is forgotten at the next report.
@@ -34,6 +35,7 @@ class ActivityBoard {
   static constexpr int kMaxProcesses = 4096;
   static constexpr int kMaxThreads = 64;
   static constexpr size_t kMaxNameBytes = 4096;
+  static constexpr int kMaxFrames = 64;  // a stack's, native or Python
   static constexpr size_t kMaxAgents = 10000;
   static constexpr absl::Duration kForget = absl::Minutes(10);
 

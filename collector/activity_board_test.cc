@@ -51,6 +51,21 @@ TEST(ActivityBoardTest, OversizedReportsAreRefused) {
   EXPECT_EQ(ActivityBoard::Check(report).message(),
             "activity: process 1000 names a call or phase over 4096 bytes");
   report.Mutable(0)->mutable_threads(0)->set_call("MPI_Send");
+  const std::string stacks_over =
+      "activity: process 1000 sends a stack over 64 frames or a frame or "
+      "error over 4096 bytes";
+  v1::ThreadActivity* t = report.Mutable(0)->mutable_threads(0);
+  for (int i = 0; i < 64; ++i) t->add_python_stack("f (a.py:1)");
+  EXPECT_TRUE(ActivityBoard::Check(report).ok());
+  t->add_python_stack("f (a.py:1)");
+  EXPECT_EQ(ActivityBoard::Check(report).message(), stacks_over);
+  t->clear_python_stack();
+  t->add_stack(std::string(4097, 'f'));
+  EXPECT_EQ(ActivityBoard::Check(report).message(), stacks_over);
+  t->clear_stack();
+  t->set_stack_error(std::string(4097, 'e'));
+  EXPECT_EQ(ActivityBoard::Check(report).message(), stacks_over);
+  t->clear_stack_error();
   for (int i = 0; i < 64; ++i) report.Mutable(0)->add_threads();
   EXPECT_EQ(ActivityBoard::Check(report).message(),
             "activity: process 1000 with 65 threads: at most 64");

@@ -12,7 +12,8 @@
 # Batch), batch_shape (any bytes counted before parsing), process_region
 # (any bytes as a process's shared region),
 # agent_protocol (any bytes as a client's message to the agent),
-# probe_args (any bytes as a span's "key=value;..." arguments), spool (any
+# probe_args (any bytes as a span's "key=value;..." arguments), python_dump
+# (any bytes as a faulthandler dump a traced process wrote), spool (any
 # bytes as a spool file), chrome_trace (any bytes as a JSON trace for
 # meridian import), framework_timeline (any bytes as a Horovod, BytePS and
 # Bluefog timeline), nsight_sqlite (any bytes as an Nsight Systems SQLite
@@ -47,6 +48,7 @@ declare -A sources=(
   [agent_protocol]="abi/agent_protocol_fuzz.cc abi/agent_protocol.cc abi/agent_dir.cc"
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
   [callsite]="agent/callsite_symbolizer_fuzz.cc agent/callsite_symbolizer.cc"
+  [python_dump]="agent/python_dump_fuzz.cc agent/python_stacks.cc common/utf8.cc"
   [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/chrome_trace_events.cc import/paths.cc import/micros.cc common/utf8.cc"
   [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/paths.cc import/micros.cc common/utf8.cc"
   [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc import/stranger_sqlite.cc import/nsight_schema.cc import/paths.cc common/utf8.cc"
@@ -56,7 +58,7 @@ declare -A sources=(
 )
 json=""
 failed=0
-for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile chunk_rows; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite python_dump spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile chunk_rows; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"

@@ -26,7 +26,7 @@
 #      communication matrix exact.
 #   7. Rank 1 stops in its own code where rank 0 calls dist.all_reduce:
 #      `meridian health` says stalled, rank 0 waiting in the allreduce,
-#      rank 1 the suspect.
+#      rank 1 the suspect, its Python stack at the line it waits on.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -69,7 +69,8 @@ start() {  # start NAME CMD...: its first output line in $line
 }
 start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
-start agent "$agent_bin" --collector "$addr" --socket "$work/agent.sock" --spool "$work/spool"
+start agent "$agent_bin" --collector "$addr" --socket "$work/agent.sock" --spool "$work/spool" \
+  --stack-after-ms 1000
 export MERIDIAN_AGENT_SOCKET="$work/agent.sock"
 export PYTHONPATH="$runfiles/capture/probe/python"
 unset LD_PRELOAD MERIDIAN_PROBE_LIB
@@ -298,11 +299,19 @@ exec {watch_fd}<"$work/hang.watch"
 stalled=""
 for _ in $(seq 30); do
   read -r answer <&"$watch_fd" || break
-  case $answer in *'"state":"stalled"'*'"kind":'*) stalled=$answer; break ;; esac
+  # Stalled, and rank 1's stacks read (1 s after it stopped).
+  if "$python" -c '
+import json, sys
+h = json.loads(sys.argv[1])
+sys.exit(0 if h["state"] == "stalled" and h["stalls"] and any(
+    r["python_stack"] for r in h["ranks"] if r["rank"] == 1) else 1)' "$answer"; then
+    stalled=$answer
+    break
+  fi
 done
 kill "$watcher" 2>/dev/null || true
 [ -n "$stalled" ] || fail "ddp-hang never reported stalled; the last answer: ${answer:-none}"
-"$python" - "$stalled" <<'PY' || fail "ddp-hang: $stalled"
+"$python" - "$stalled" "$job_py" <<'PY' || fail "ddp-hang: $stalled"
 import json, sys
 h = json.loads(sys.argv[1])
 (s,) = h["stalls"]
@@ -312,6 +321,12 @@ ranks = {r["rank"]: r for r in s["ranks"]}
 assert (ranks[0]["in"], ranks[0]["category"], ranks[0]["bytes"]) == ("allreduce", "c10d", 4000), ranks[0]
 assert ranks[0]["in_for_ns"] >= 2e9, ranks[0]
 assert ranks[1]["in"] != "allreduce", ranks[1]
+# Rank 1's Python stack: in threading's wait, called on the job's line.
+(line,) = [n for n, text in enumerate(open(sys.argv[2]), 1)
+           if text.strip() == "threading.Event().wait()"]
+stack = ranks[1]["python_stack"]
+assert stack[0].startswith("wait (") and "threading.py:" in stack[0], stack
+assert "stuck_in_own_code (%s:%d)" % (sys.argv[2], line) in stack, stack
 PY
 for group in "${hung[@]}"; do kill -KILL -- "-$group" 2>/dev/null || true; done
 echo "torch_ddp_test: a hung job's waiting rank and suspect named"

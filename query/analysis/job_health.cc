@@ -71,6 +71,9 @@ void Describe(const Rank& r, v1::HealthRank* out) {
   out->set_tid(t.tid());
   out->set_phase(t.phase());
   for (const std::string& frame : t.stack()) out->add_stack(frame);
+  for (const std::string& frame : t.python_stack()) {
+    out->add_python_stack(frame);
+  }
   out->set_stack_error(t.stack_error());
   if (!r.in_call) {
     out->set_in(t.phase());

@@ -16,7 +16,8 @@
 The calls record into libmeridian_probe.so, which `meridian run` preloads;
 meridian/library.py says where else it is looked for (probe_library() says
 which was found). Without it every call does nothing, so an annotated
-program runs untraced unchanged.
+program runs untraced unchanged. In a traced process, importing it also
+lets the node agent read a stuck thread's Python stack (stacks.py).
 """
 
 from .collectives import capture_collectives, start_automatically
@@ -24,6 +25,7 @@ from .probe import (counter, enabled, instant, now_ns, phase, phase_begin,
                     phase_end, probe_library, queue_phase, step, step_begin,
                     step_end)
 from .profiler import capture_record_functions, record_function
+from .stacks import register as _register_python_stacks
 from .steps import auto_steps, steps
 
 __version__ = "0.1.0"
@@ -36,3 +38,5 @@ __all__ = [
 ]
 
 start_automatically()
+if enabled():
+    _register_python_stacks()  # for `meridian health` (stacks.py)
