@@ -60,6 +60,10 @@ TEST(StallWatchTest, AStallRunsTheHookOnceWithTheAnswer) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string fifo = std::string(dir) + "/done";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Open read-write, once: each hook's line waits in it whenever it comes,
+  // and a read never sees end-of-file between two hooks.
+  FILE* done = fopen(fifo.c_str(), "r+");
+  ASSERT_NE(done, nullptr);
   ActivityBoard board;
   const absl::Time t0 = absl::FromUnixSeconds(5000);
   // The hook keeps its stdin and says the job's name on the FIFO.
@@ -77,11 +81,8 @@ TEST(StallWatchTest, AStallRunsTheHookOnceWithTheAnswer) {
   EXPECT_EQ(watch.Stalled()[0].first, "j");
   EXPECT_DOUBLE_EQ(watch.Stalled()[0].second, 3.0);
   EXPECT_EQ(watch.hooks_run(), 1);
-  FILE* done = fopen(fifo.c_str(), "r");  // blocks until the hook writes
-  ASSERT_NE(done, nullptr);
   char line[64] = {};
-  ASSERT_NE(fgets(line, sizeof(line), done), nullptr);
-  fclose(done);
+  ASSERT_NE(fgets(line, sizeof(line), done), nullptr);  // the hook's
   EXPECT_STREQ(line, "j\n");
   std::vector<LiveProcess> live = board.Job("j", t0);
   EXPECT_EQ(Read(std::string(dir) + "/answer"),
@@ -97,8 +98,6 @@ TEST(StallWatchTest, AStallRunsTheHookOnceWithTheAnswer) {
   ASSERT_TRUE(board.Report("a", "n0", Job(3 * kS), t0).ok());
   watch.Check(t0);
   EXPECT_EQ(watch.hooks_run(), 2);
-  done = fopen(fifo.c_str(), "r");
-  ASSERT_NE(done, nullptr);
   ASSERT_NE(fgets(line, sizeof(line), done), nullptr);
   fclose(done);
   // Its processes gone: no longer stalled.
