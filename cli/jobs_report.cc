@@ -39,6 +39,12 @@ std::string Dropped(const v1::JobSummary& job) {
                       " spans dropped (full rings: missing from the timeline)");
 }
 
+// A stalled job says so, and where to look.
+std::string Stalled(const v1::JobSummary& job) {
+  if (job.health() != "stalled") return "";
+  return absl::StrCat("  stalled (meridian health --job ", job.job(), ")");
+}
+
 }  // namespace
 
 std::string JobsText(const v1::ListJobsReply& reply) {
@@ -53,11 +59,11 @@ std::string JobsText(const v1::ListJobsReply& reply) {
       absl::StrFormat("%-*s %6s %6s %12s  %-30s %15s\n", width, "JOB", "RANKS",
                       "NODES", "SPANS", "START (UTC)", "DURATION(s)");
   for (const v1::JobSummary& job : reply.jobs()) {
-    absl::StrAppendFormat(&out, "%-*s %6s %6d %12d  %-30s %15s%s%s\n", width,
+    absl::StrAppendFormat(&out, "%-*s %6s %6d %12d  %-30s %15s%s%s%s\n", width,
                           job.job(), Ranks(job), job.nodes(), job.spans(),
                           job.spans() > 0 ? Utc(job.start_ns()) : "-",
                           FixedPoint(job.end_ns() - job.start_ns(), 9),
-                          Incomplete(job), Dropped(job));
+                          Stalled(job), Incomplete(job), Dropped(job));
   }
   return out;
 }
@@ -74,7 +80,9 @@ std::string JobsJson(const v1::ListJobsReply& reply) {
                     ",\"nodes\":", job.nodes(), ",\"spans\":", job.spans(),
                     ",\"spans_dropped\":", job.spans_dropped(),
                     ",\"start_ns\":", job.start_ns(),
-                    ",\"end_ns\":", job.end_ns(), "}");
+                    ",\"end_ns\":", job.end_ns(), ",\"health\":");
+    AppendJsonString(&out, job.health());
+    out += "}";
   }
   out += "]}\n";
   return out;

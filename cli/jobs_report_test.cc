@@ -24,6 +24,7 @@ v1::ListJobsReply TwoJobs() {
   lost->set_spans_dropped(171503);
   lost->set_start_ns(1700000000000000001);  // shown to the ns
   lost->set_end_ns(1700000001500000000);
+  lost->set_health("stalled");  // its processes report, stuck
   return reply;
 }
 
@@ -36,7 +37,8 @@ TEST(JobsReportTest,
       "cli                           2      1           26  "
       "2023-11-14T22:13:19.999000000Z     0.020000000\n"
       "train \"a\"                   3/4      2         1200  "
-      "2023-11-14T22:13:20.000000001Z     1.499999999  incomplete: 3 of 4 "
+      "2023-11-14T22:13:20.000000001Z     1.499999999  stalled (meridian "
+      "health --job train \"a\")  incomplete: 3 of 4 "
       "ranks seen  171503 spans dropped (full rings: missing from the "
       "timeline)\n");
   EXPECT_EQ(JobsText(v1::ListJobsReply()), "no jobs stored yet\n");
@@ -53,7 +55,8 @@ TEST(JobsReportTest, AWideNameWidensTheColumn) {
             "resnet50-ddp-8x8-2026-12-02-run3      2      1           26  "
             "2023-11-14T22:13:19.999000000Z     0.020000000\n"
             "train \"a\"                           3/4      2         1200  "
-            "2023-11-14T22:13:20.000000001Z     1.499999999  incomplete: 3 of "
+            "2023-11-14T22:13:20.000000001Z     1.499999999  stalled (meridian "
+            "health --job train \"a\")  incomplete: 3 of "
             "4 ranks seen  171503 spans dropped (full rings: missing from the "
             "timeline)\n");
 }
@@ -62,12 +65,13 @@ TEST(JobsReportTest, Json) {
   EXPECT_EQ(JobsJson(TwoJobs()),
             "{\"jobs\":[{\"job\":\"cli\",\"ranks_seen\":2,\"world_size\":0,"
             "\"incomplete\":false,\"nodes\":1,\"spans\":26,\"spans_dropped\":0,"
-            "\"start_ns\":1699999999999000000,\"end_ns\":1700000000019000000},"
+            "\"start_ns\":1699999999999000000,\"end_ns\":1700000000019000000,"
+            "\"health\":\"\"},"
             "{\"job\":\"train \\\"a\\\"\",\"ranks_seen\":3,\"world_size\":4,"
             "\"incomplete\":true,\"nodes\":2,\"spans\":1200,"
             "\"spans_dropped\":171503,"
             "\"start_ns\":1700000000000000001,"
-            "\"end_ns\":1700000001500000000}]}\n");
+            "\"end_ns\":1700000001500000000,\"health\":\"stalled\"}]}\n");
   EXPECT_EQ(JobsJson(v1::ListJobsReply()), "{\"jobs\":[]}\n");
 }
 

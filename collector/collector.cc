@@ -262,8 +262,10 @@ void Collector::StartQuery(const CollectorOptions& options,
       options.analysis_memory_bytes, options.analysis_wait);
   query_->set_evidence_log(evidence_log_.get());
   ActivityBoard* board = &board_;
-  query_->set_live_job(
-      [board](const std::string& job) { return board->Job(job, absl::Now()); });
+  query_->set_live_board(
+      [board](const std::string& job) { return board->Job(job, absl::Now()); },
+      [board] { return board->Jobs(); },
+      absl::ToInt64Nanoseconds(options.stall_after));
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   query_->set_save_clocks(

@@ -164,8 +164,11 @@ grpc::Status QueryService::ListJobs(grpc::ServerContext* context,
   }
   auto store = Store::Open(db_path_, QueryStoreOptions());
   if (!store.ok()) return ToGrpc(store.status());
-  if (!request->job().empty())
-    return DescribeJob(**store, request->job(), reply);
+  if (!request->job().empty()) {
+    grpc::Status described = DescribeJob(**store, request->job(), reply);
+    if (described.ok()) AddHealth(reply);
+    return described;
+  }
   auto jobs = (*store)->ListJobs();
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (const JobInfo& job : *jobs) {
@@ -173,6 +176,7 @@ grpc::Status QueryService::ListJobs(grpc::ServerContext* context,
     if (!MayReadJob(context, job.name).ok()) continue;
     Summarize(job, reply->add_jobs());
   }
+  AddHealth(reply);
   return grpc::Status::OK;
 }
 

@@ -83,8 +83,16 @@ class QueryService final : public v1::Query::Service {
   // The processes of a job on the collector's activity board (what each is
   // in, as its agent last reported): GetHealth's input (docs/health.md).
   // Unset: every job is answered from the store alone ("finished").
+  // `jobs`: the jobs with a process on the board (ListJobs' health).
+  // `stall_after_ns`: the threshold of a request that sets none (the
+  // collector's --stall-after).
   using LiveJob = std::function<std::vector<LiveProcess>(const std::string&)>;
-  void set_live_job(LiveJob live) { live_job_ = std::move(live); }
+  using LiveJobs = std::function<std::vector<std::string>()>;
+  void set_live_board(LiveJob job, LiveJobs jobs, int64_t stall_after_ns) {
+    live_job_ = std::move(job);
+    live_jobs_ = std::move(jobs);
+    stall_after_ns_ = stall_after_ns;
+  }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
   // of a job with steps are answered from its per-step summaries
@@ -161,6 +169,8 @@ class QueryService final : public v1::Query::Service {
   }
 
  private:
+  // Sets each listed job's health where a process of it reports.
+  void AddHealth(v1::ListJobsReply* reply) const;
   grpc::Status MayReadJob(const grpc::ServerContext* context,
                           const std::string& job) const {
     return may_read_ ? may_read_(*context, job, false) : grpc::Status::OK;
@@ -250,6 +260,8 @@ class QueryService final : public v1::Query::Service {
   SaveClocks save_clocks_;
   EvidenceLog* evidence_log_ = nullptr;
   LiveJob live_job_;
+  LiveJobs live_jobs_;
+  int64_t stall_after_ns_ = kDefaultStallAfterNs;
   SaveSummaries save_summaries_;
   MayRead may_read_;
   uint64_t analysis_budget_;

@@ -1,6 +1,8 @@
 // QueryService's GetHealth (query_service.h): a job's live diagnosis from
 // the collector's activity board, or "finished" for a stored job no
 // process of which reports any more (docs/health.md).
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "query/analysis/job_health.h"
@@ -29,7 +31,7 @@ grpc::Status QueryService::GetHealth(grpc::ServerContext* context,
                      " (a day), not ", request->stall_after_ms()));
   }
   const int64_t stall_after_ns = request->stall_after_ms() == 0
-                                     ? kDefaultStallAfterNs
+                                     ? stall_after_ns_
                                      : request->stall_after_ms() * 1000000;
   std::vector<LiveProcess> live;
   if (live_job_) live = live_job_(request->job());
@@ -50,6 +52,18 @@ grpc::Status QueryService::GetHealth(grpc::ServerContext* context,
   reply->set_state(written_ago < kReportsDueNs ? "running" : "finished");
   reply->set_stall_after_ns(stall_after_ns);
   return grpc::Status::OK;
+}
+
+void QueryService::AddHealth(v1::ListJobsReply* reply) const {
+  if (!live_jobs_) return;
+  const std::vector<std::string> live = live_jobs_();
+  for (v1::JobSummary& job : *reply->mutable_jobs()) {
+    if (!std::binary_search(live.begin(), live.end(), job.job())) continue;
+    std::vector<LiveProcess> processes = live_job_(job.job());
+    if (processes.empty()) continue;  // gone since
+    job.set_health(
+        DiagnoseHealth(job.job(), processes, stall_after_ns_).state());
+  }
 }
 
 }  // namespace meridian

@@ -168,7 +168,7 @@ expect_line "$work/jobs.txt" \
   "usage                         2      1           26  2023-11-14T22:13:19.999000000Z     0.020000000"
 "$meridian_bin" jobs --json >"$work/jobs.json"
 [ "$(cat "$work/jobs.json")" = \
-  '{"jobs":[{"job":"usage","ranks_seen":2,"world_size":0,"incomplete":false,"nodes":1,"spans":26,"spans_dropped":0,"start_ns":1699999999999000000,"end_ns":1700000000019000000}]}' ] ||
+  '{"jobs":[{"job":"usage","ranks_seen":2,"world_size":0,"incomplete":false,"nodes":1,"spans":26,"spans_dropped":0,"start_ns":1699999999999000000,"end_ns":1700000000019000000,"health":""}]}' ] ||
   fail "jobs --json: $(cat "$work/jobs.json")"
 
 # 7. trace --json through the collector: no agent serves the job; the JSON

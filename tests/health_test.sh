@@ -197,7 +197,17 @@ stalled = dict(re.findall(r'^meridian_job_stalled_seconds\{job="([^"]+)"\} (\S+)
 assert sorted(stalled) == ["hang-deadlock", "hang-mismatch", "hang-stuck"], stalled
 assert all(float(v) >= 2 for v in stalled.values()), stalled
 PY
-echo "health_test: --on-stall ran once for each stalled job; meridian_job_stalled_seconds names them"
+# `meridian jobs` marks them stalled, with the collector's --stall-after.
+"${meridian[@]}" jobs --json >"$work/jobs.json" || fail "meridian jobs"
+python3 - "$work/jobs.json" <<'PY' || fail "meridian jobs: $(cat "$work/jobs.json")"
+import json, sys
+health = {j["job"]: j["health"] for j in json.load(open(sys.argv[1]))["jobs"]}
+assert health == {"hang-stuck": "stalled", "hang-mismatch": "stalled",
+                  "hang-deadlock": "stalled"}, health
+PY
+"${meridian[@]}" jobs | grep -q "^hang-stuck .*  stalled (meridian health --job hang-stuck)$" ||
+  fail "meridian jobs' text: $("${meridian[@]}" jobs)"
+echo "health_test: --on-stall ran once for each stalled job; meridian_job_stalled_seconds and meridian jobs name them"
 
 # 4. While they hang: a job computing for 6 s in a phase is running, not
 # stalled, then finished; it is stored like any other.
@@ -209,10 +219,13 @@ import json, sys
 h = json.load(open(sys.argv[1]))
 assert (h["state"], h["stalls"], h["stalled_for_ns"]) == ("running", [], 0), h
 PY
+"${meridian[@]}" jobs --json | grep -q '{"job":"compute",.*"health":"running"}' ||
+  fail "compute's health in meridian jobs: $("${meridian[@]}" jobs --json)"
 "${meridian[@]}" health --job compute --watch --json >"$work/compute.watch.all" ||
   fail "health --watch of compute"
+# Asked with no --stall-after: the collector's (2 s).
 [ "$(tail -n 1 "$work/compute.watch.all")" = \
-  '{"job":"compute","state":"finished","stalled_for_ns":0,"stall_after_ns":60000000000,"stalls":[],"ranks":[],"slowdowns":[]}' ] ||
+  '{"job":"compute","state":"finished","stalled_for_ns":0,"stall_after_ns":2000000000,"stalls":[],"ranks":[],"slowdowns":[]}' ] ||
   fail "compute did not end finished: $(tail -n 1 "$work/compute.watch.all")"
 "${meridian[@]}" stats --job compute --json >"$work/compute.stats" || fail "stats of compute"
 grep -q '"name":"MPI_Allreduce","category":"mpi","calls":4,' "$work/compute.stats" ||

@@ -5,10 +5,12 @@ A real meridian-collector with --http and the scenario jobs whose answers
 are known (testing/scenario_job.h), pages opened in Debian's chromium and
 driven over the DevTools protocol (python3-websocket): the job list, the
 straggler heatmap's hottest cell, the critical path's segments, a click on
-a step, a live job's spans arriving, no console errors. Screenshots go to
+a step, a live job's spans arriving, a hung Open MPI job (tests/hang_job.cc
+under a real agent and `meridian run`) stalled at the top of the list and
+of its page with its diagnosis, no console errors. Screenshots go to
 $SCREENSHOTS (docs/web.md's pictures come from here) when it is set.
 
-usage: web_test.py COLLECTOR SYNTH   (the two programs)
+usage: web_test.py COLLECTOR SYNTH AGENT MERIDIAN HANG_JOB   (the programs)
 Exits 1 naming the first check that failed.
 """
 import base64
@@ -17,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -207,10 +210,35 @@ def rows(browser, table):
         "[...tr.children].map((td) => td.textContent))" % table)
 
 
+def start_hung_job(work, address, agent_bin, meridian_bin, hang_bin):
+    """A real agent, and a 2-rank Open MPI job under `meridian run` whose
+    ranks each block in an MPI_Send of 16 MiB to the other (a deadlock);
+    returns the agent and the job's process (its own session)."""
+    agent = subprocess.Popen(
+        [agent_bin, "--collector", address, "--socket", work + "/agent.sock",
+         "--spool", work + "/spool", "--stack-after-ms", "1000"],
+        stdout=subprocess.PIPE, stderr=open(work + "/agent.log", "w"),
+        text=True)
+    agent.stdout.readline()  # it serves once it has said so
+    mpirun = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
+    env = dict(os.environ, MERIDIAN_AGENT_SOCKET=work + "/agent.sock")
+    env.pop("LD_PRELOAD", None)
+    job = subprocess.Popen(
+        [meridian_bin, "--collector", address, "run", "--job", "hung", "--",
+         mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
+         hang_bin, "deadlock"], env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=open(work + "/hung.log", "w"))
+    return agent, job
+
+
 def main():
     collector_bin, synth_bin = sys.argv[1], sys.argv[2]
+    agent_bin, meridian_bin, hang_bin = sys.argv[3:6]
     perfetto = serve_fake_perfetto()
-    collector = Collector(collector_bin, ["--perfetto-ui", perfetto])
+    # A job is stalled 2 s after its ranks stop leaving traced calls.
+    collector = Collector(collector_bin, ["--perfetto-ui", perfetto,
+                                          "--stall-after", "2"])
+    hung = ()
     try:
         address, web = collector.address, collector.web
         for scenario in ("slow-rank", "p2p-chain", "late-every-other-step"):
@@ -373,10 +401,45 @@ def main():
         synth.wait()
         browser.screenshot("live.png")
 
+        # A hung job: stalled above the list, and its diagnosis at the top
+        # of its page (both ranks in MPI_Send to the other, both suspect).
+        hung = start_hung_job(collector.work, address, agent_bin,
+                              meridian_bin, hang_bin)
+        browser.open(web)
+        browser.wait("the stalled job above the list",
+                     "document.getElementById('stalled-jobs') && "
+                     "document.getElementById('stalled-jobs').textContent "
+                     "=== 'Stalled: hung'")
+        state = {r[0]: r[-1] for r in rows(browser, "jobs")}
+        if state.get("hung") != "stalled":
+            fail("the hung job's state in the list: %s" % state)
+        browser.open(web + "#/job/hung")
+        banner = browser.wait(
+            "the hung job's diagnosis with its stacks",
+            "document.getElementById('health') && "
+            "document.querySelectorAll('#stall-ranks details').length === 2 && "
+            "document.getElementById('health').textContent")
+        if not banner.startswith("Stalled for "):
+            fail("the banner: %s" % banner)
+        stalls = texts(browser, "#health .stall")
+        if stalls != ["ranks 0, 1 wait in MPI_Send; no peer posted a matching "
+                      "call (suspects: ranks 0, 1)."]:
+            fail("the stalls: %s" % stalls)
+        ranks = [r[:3] for r in rows(browser, "stall-ranks")]
+        if ranks != [["0", "yes", "MPI_Send"], ["1", "yes", "MPI_Send"]]:
+            fail("the stall's ranks: %s" % ranks)
+        browser.screenshot("stalled.png")
+
         if browser.errors:
             fail("console errors: %s" % browser.errors)
-        print("web_test: 6 pages checked, no console errors")
+        print("web_test: 8 pages checked, no console errors")
     finally:
+        if hung:
+            agent, job = hung
+            os.killpg(job.pid, signal.SIGKILL)  # mpirun and its ranks
+            job.wait()
+            agent.terminate()
+            agent.wait()
         collector.close()
 
 

@@ -5,4 +5,5 @@ set -euo pipefail
 runfiles="${TEST_SRCDIR}/meridian"
 export HOME="${TEST_TMPDIR}"  # chromium's own files
 exec /usr/bin/python3 "$runfiles/tests/web_test.py" \
-  "$runfiles/collector/meridian-collector" "$runfiles/testing/meridian-synth"
+  "$runfiles/collector/meridian-collector" "$runfiles/testing/meridian-synth" \
+  "$runfiles/agent/meridian-agent" "$runfiles/cli/meridian" "$runfiles/tests/hang_job"

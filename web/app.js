@@ -132,8 +132,56 @@ function showError(error) {
 
 // ---- the jobs ----
 
+// Live: a process of it reports to an agent (health "running" or
+// "stalled"), or its last span is recent.
 function isLive(job) {
-  return num(job.spans) > 0 && Date.now() - num(job.end_ns) / 1e6 < LIVE_MS;
+  return !!job.health ||
+    (num(job.spans) > 0 && Date.now() - num(job.end_ns) / 1e6 < LIVE_MS);
+}
+
+const ranksText = (ranks) => (ranks.length === 1 ? `rank ${ranks[0]}` :
+  `ranks ${ranks.join(', ')}`);
+const seconds = (ns) => (num(ns) / 1e9).toFixed(1);
+
+// One stall of /api/health, in words.
+function stallText(s) {
+  const waiting = ranksText(s.waiting_ranks || []);
+  const suspects = ranksText(s.suspect_ranks || []);
+  const at = s.kind === 'p2p' ? s.op : `${s.op} #${num(s.seq)}`;
+  if (s.kind === 'missing') return `${waiting} wait in ${at}; ${suspects} never reached it.`;
+  if (s.kind === 'mismatch') return `${waiting} wait in ${at}; ${suspects} called another operation there.`;
+  return `${waiting} wait in ${at}; no peer posted a matching call (suspects: ${suspects}).`;
+}
+
+// A stalled job's diagnosis (docs/health.md), for the top of its page:
+// what each stall is, and where each rank named in it is, with its stacks.
+function healthBanner(health) {
+  if (health.state !== 'stalled') return '';
+  const stallRanks = (health.stalls || []).flatMap((s) => s.ranks || []);
+  const stackOf = (r) => {
+    const frames = [...(r.python_stack || []), ...(r.python_stack && r.python_stack.length &&
+      r.stack && r.stack.length ? ['--- native ---'] : []), ...(r.stack || [])];
+    if (!frames.length) return r.stack_error || '';
+    // The innermost frame with a source line stands for the stack.
+    const headline = frames.find((f) => /:\d+\)$/.test(f)) || frames[0];
+    return el('details', {}, el('summary', {}, headline), el('pre', {}, frames.join('\n')));
+  };
+  return el('section', {id: 'health', class: 'stalled-banner'},
+    el('h2', {}, `Stalled for ${seconds(health.stalled_for_ns)} s`),
+    el('p', {class: 'muted'}, `No rank has left a traced call for ${seconds(health.stalled_for_ns)} s ` +
+      `(stalled after ${seconds(health.stall_after_ns)} s).`),
+    (health.stalls || []).map((s) => el('p', {class: 'stall', 'data-kind': s.kind}, stallText(s))),
+    sortableTable('stall-ranks', [
+      {title: 'rank', numeric: true, value: (r) => r.rank},
+      {title: 'suspect', value: (r) => ((health.stalls || []).some((s) =>
+        (s.suspect_ranks || []).includes(r.rank)) ? 'yes' : '')},
+      {title: 'in', value: (r) => r.in || '(no traced call)'},
+      {title: 'for (s)', numeric: true, value: (r) => num(r.in_for_ns), text: (r) => seconds(r.in_for_ns)},
+      {title: 'node', value: (r) => r.node},
+      {title: 'pid', numeric: true, value: (r) => num(r.pid)},
+      {title: 'stack', value: (r) => [...(r.python_stack || []), ...(r.stack || [])][0] || '',
+       text: stackOf},
+    ], stallRanks));
 }
 
 async function showJobs() {
@@ -159,12 +207,18 @@ async function showJobs() {
       {title: 'nodes', numeric: true, value: (j) => j.nodes},
       {title: 'size', numeric: true, value: (j) => num(j.stored_bytes),
        text: (j) => size(num(j.stored_bytes))},
-      {title: 'state', value: (j) => (isLive(j) ? 'live' : 'finished'),
-       text: (j) => isLive(j) ? el('span', {class: 'live'}, 'live') :
+      {title: 'state', value: (j) => (j.health === 'stalled' ? 'stalled' : isLive(j) ? 'live' : 'finished'),
+       text: (j) => j.health === 'stalled' ? el('span', {class: 'stalled'}, 'stalled') :
+         isLive(j) ? el('span', {class: 'live'}, 'live') :
          (j.incomplete ? 'finished, incomplete' : 'finished')},
     ];
+    // Stalled jobs first, above the list.
+    const stalled = jobs.filter((j) => j.health === 'stalled');
     main.replaceChildren(el('section', {},
       el('h1', {}, 'Jobs'),
+      stalled.length ? el('p', {id: 'stalled-jobs', class: 'stalled-banner'}, 'Stalled: ',
+        stalled.flatMap((j, i) => [i ? ', ' : '',
+          el('a', {href: '#/job/' + encodeURIComponent(j.job)}, j.job)])) : '',
       jobs.length ? sortableTable('jobs', columns, jobs) :
         el('p', {class: 'muted'}, 'No jobs yet.')));
     setStatus(`${jobs.length} jobs`);
@@ -365,8 +419,15 @@ async function showJob(name, selectedStep) {
   const hottest = map && Number(map.hottest_rank) >= 0 ?
     `Hottest: rank ${map.hottest_rank} in step ${map.hottest_step}` :
     'No rank made the others wait.';
+  // A live job's health at the top, asked again with its other figures.
+  const healthDiv = el('div', {id: 'health-top'});
+  const drawHealth = async () => {
+    if (!isLive(job)) return;
+    healthDiv.replaceChildren(healthBanner(await api(`/api/health?job=${enc}`)));
+  };
   main.replaceChildren(
     el('h1', {}, name),
+    healthDiv,
     summary,
     el('div', {class: 'actions'}, perfetto, save,
       el('span', {class: 'muted'}, step === null ? 'the whole job' : `step ${step}`)),
@@ -400,12 +461,14 @@ async function showJob(name, selectedStep) {
   for (const tr of document.querySelectorAll('#slowest tbody tr')) {
     if (step !== null && tr.dataset.key === String(step)) tr.classList.add('selected');
   }
+  await drawHealth().catch((e) => setStatus(e.message, true));
   await showPath(name, step, pathSection);
   showClocksAndStats(name).catch((e) => setStatus(e.message, true));
   if (isLive(job)) {
     timers.push(setInterval(async () => {
       const rank = rankSelect.value;
-      const [again, fresh] = await Promise.all([api(`/api/job?job=${enc}`), stepsOf(rank)]);
+      const [again, fresh] = await Promise.all([api(`/api/job?job=${enc}`), stepsOf(rank),
+        drawHealth()]);
       drawSummary((again.jobs || [])[0] || job);
       stepChart.setOption(stepChartOption(fresh, rank));
       setStatus(`updated ${new Date().toLocaleTimeString()}`);

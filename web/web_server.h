@@ -26,6 +26,8 @@
 //                                 summed into at most 64 rank and 200 step
 //                                 bins (WaitHeatmap)
 //   GET /api/critical-path?job=J[&step=N]   GetCriticalPath
+//   GET /api/health?job=J         GetHealth, with the collector's
+//                                 --stall-after
 //   GET /api/clocks?job=J         GetClocks
 //   GET /api/stats?job=J          GetStats
 //   GET /api/compare?a=J&b=K  or  ?a=J&ranks=R1,R2    Compare
@@ -56,6 +58,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "meridian/v1/query.grpc.pb.h"
+#include "web/wait_heatmap.h"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -97,10 +100,13 @@ class WebServer {
   WebServer() = default;
   int Serve(Exchange* c);
   // Serve's answers (each returns the status it answered with): a page's
-  // file, /api/stragglers (the stragglers and their heatmap) and
-  // /api/trace (streamed as the collector sends it). `auth`: the request's
-  // Authorization header, or null.
+  // file, /api/compare, /api/stragglers (the stragglers and their heatmap)
+  // and /api/trace (streamed as the collector sends it). `auth`: the
+  // request's Authorization header, or null.
   int ServeAsset(Exchange* c);
+  int ServeCompare(Exchange* c,
+                   const std::map<std::string, std::string>& params,
+                   const char* auth);
   int ServeStragglers(Exchange* c, const std::string& job, const char* auth);
   int ServeTrace(Exchange* c, const std::map<std::string, std::string>& params,
                  const char* auth);
@@ -123,24 +129,6 @@ class WebServer {
   int port_ = 0;
   std::string config_json_;  // /api/config
 };
-
-// The heatmap of /api/stragglers: per (rank bin, step bin) the time others
-// waited for the ranks of the bin in the steps of the bin (the instances
-// whose last arrival was that rank, CollectiveInstance.wait_ns). Bins are
-// contiguous ranges, at most `max_rank_bins` x `max_step_bins`, over the
-// ranks of the reply and the steps of its instances (all zero where nobody
-// waited); instances without a step are left out.
-struct WaitHeatmap {
-  std::vector<int32_t> rank_starts;  // first rank of each bin, ascending
-  std::vector<int64_t> step_starts;  // first step of each bin
-  int32_t last_rank = -1;
-  int64_t last_step = -1;
-  std::vector<int64_t> wait_ns;  // rank bin major: [r * steps + s]
-  int32_t hottest_rank = -1;     // the rank others waited for most in one
-  int64_t hottest_step = -1;     // step, and that step (-1: no waiting)
-};
-WaitHeatmap MakeWaitHeatmap(const v1::StragglersReply& reply, int max_rank_bins,
-                            int max_step_bins);
 
 }  // namespace meridian
 
