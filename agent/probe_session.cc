@@ -145,6 +145,12 @@ void ProbeSession::SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
   out->set_rank(process_.rank);
   out->set_pid(process_.pid);
   meridian::SampleActivity(memory_, layout_, time, node_now_ns, seen_, out);
+  for (const StepTimes::Step& s : step_times_.Take()) {
+    v1::StepTime* step = out->add_steps();
+    step->set_step(s.step);
+    step->set_dur_ns(s.dur_ns);
+    step->set_comm_ns(s.comm_ns);
+  }
 }
 
 void ProbeSession::SkipTo(uint32_t ring, uint64_t end) {
@@ -350,6 +356,14 @@ size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
           AddCallsite(builder, r.callsite, &c);
         }
         AddExtra(builder, r, wall_start, dur, time, &c);
+        if (r.flags & ProbeRecord::kHasStep) {
+          // Its step's times (the probe's "step" span is the user one
+          // named so).
+          const bool marker = r.category == v1::CATEGORY_USER &&
+                              absl::string_view(name, length) == "step";
+          step_times_.Add(r.step, r.category, marker,
+                          (r.flags & ProbeRecord::kGpuTrack) != 0, dur);
+        }
         if ((r.flags & ProbeRecord::kRecvPeer) &&
             !(r.flags & ProbeRecord::kHasSeq)) {
           AddReceive(builder, r, &c);

@@ -35,6 +35,7 @@
 #include "agent/node_time_map.h"
 #include "agent/probe_args.h"
 #include "agent/process_activity.h"
+#include "agent/step_times.h"
 #include "meridian/v1/control.pb.h"
 #include "wire/batch_builder.h"
 #include "wire/span_rules.h"
@@ -110,7 +111,8 @@ class ProbeSession {
   }
 
   // What the process's threads are in now (agent/process_activity.h), with
-  // its job, rank and pid, into `out`.
+  // its job, rank and pid, and the steps it ended since the last sample
+  // (agent/step_times.h), into `out`.
   void SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
                       v1::ProcessActivity* out);
 
@@ -189,6 +191,7 @@ class ProbeSession {
   std::map<uint32_t, std::vector<ProbeArg>> args_;  // parsed once per string
   CallsiteSymbolizer* symbolizer_ = nullptr;
   SlotSeen seen_[ProcessRegionHeader::kMaxRings] = {};  // SampleActivity's
+  StepTimes step_times_;  // Read adds, SampleActivity takes
   std::map<uint32_t, std::string> callsites_;  // "" when not a call site
 };
 

@@ -1,0 +1,59 @@
+#include "agent/step_times.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace meridian {
+namespace {
+
+// v1::Category's MPI (1), NCCL (2) and C10D (10) as indexes of Sums; -1 for
+// the others.
+int CommunicationIndex(uint8_t category) {
+  switch (category) {
+    case 1:
+      return 0;
+    case 2:
+      return 1;
+    case 10:
+      return 2;
+    default:
+      return -1;
+  }
+}
+
+}  // namespace
+
+void StepTimes::Add(int64_t step, uint8_t category, bool marker, bool gpu,
+                    int64_t dur_ns) {
+  if (gpu || step <= taken_through_) return;
+  if (marker) {
+    if (ended_.size() >= kMaxDone) {
+      ended_.erase(ended_.begin());
+      ++dropped_;
+    }
+    ended_.push_back({step, dur_ns, 0});
+    return;
+  }
+  const int index = CommunicationIndex(category);
+  if (index < 0) return;
+  auto [it, added] = open_.try_emplace(step, Sums{});
+  it->second[index] += dur_ns;
+  if (added && open_.size() > kMaxOpen) open_.erase(open_.begin());
+}
+
+std::vector<StepTimes::Step> StepTimes::Take() {
+  for (Step& s : ended_) {
+    auto it = open_.find(s.step);
+    if (it == open_.end()) continue;
+    const int64_t comm =
+        *std::max_element(it->second.begin(), it->second.end());
+    s.comm_ns = std::min(comm, s.dur_ns);
+  }
+  if (!ended_.empty()) {
+    taken_through_ = std::max(taken_through_, ended_.back().step);
+    open_.erase(open_.begin(), open_.upper_bound(taken_through_));
+  }
+  return std::exchange(ended_, {});
+}
+
+}  // namespace meridian

@@ -1,0 +1,64 @@
+// StepTimes: one traced process's steps as they end, for fail-slow
+// detection at the collector (docs/health.md, "Slowdowns"): per step its
+// own time (the probe's "step" span, meridian_step_end) and the time its
+// CPU threads spent in MPI, NCCL and torch.distributed calls tagged with
+// it. Sent with the agent's activity report, about every second
+// (v1::ProcessActivity.steps).
+//
+// Communication is summed per category and the largest sum taken, so that
+// a torch.distributed operation over MPI (c10d around MPI) is not counted
+// twice; GPU tracks are left out (their time overlaps the CPU's).
+//
+// Contract: Add() is given every record tagged with a step (cheap: a
+// branch, and a map update for communication and step spans); Take()
+// returns the steps whose own span came since the last Take, oldest first,
+// each with the communication added by then: the agent drains a process's
+// rings one after the other, so a step's span read from one thread's ring
+// may come before its calls on another thread's, but all come within the
+// drains between two Takes (a second apart) unless that thread lags.
+// Calls of a step already taken are not counted. Bounded: at most kMaxOpen
+// steps' sums are kept (the oldest dropped) and kMaxDone ended steps wait
+// for Take() (the oldest dropped, counted in dropped()). Not thread-safe
+// (the agent's loop owns it).
+#ifndef MERIDIAN_AGENT_STEP_TIMES_H_
+#define MERIDIAN_AGENT_STEP_TIMES_H_
+
+#include <array>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace meridian {
+
+class StepTimes {
+ public:
+  static constexpr size_t kMaxOpen = 64;
+  static constexpr size_t kMaxDone = 1024;
+
+  struct Step {
+    int64_t step = 0;
+    int64_t dur_ns = 0;
+    int64_t comm_ns = 0;
+  };
+
+  // A record tagged with `step`: `category` as v1::Category, `marker` if it
+  // is the step's own span, `gpu` if on a GPU track.
+  void Add(int64_t step, uint8_t category, bool marker, bool gpu,
+           int64_t dur_ns);
+  std::vector<Step> Take();
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  // Communication per category: MPI, NCCL, c10d.
+  using Sums = std::array<int64_t, 3>;
+  std::map<int64_t, Sums> open_;
+  std::vector<Step> ended_;            // their own spans came, not taken yet
+  int64_t taken_through_ = INT64_MIN;  // the last step taken
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_AGENT_STEP_TIMES_H_
