@@ -27,6 +27,23 @@ absl::Status CheckStacks(int64_t pid, const v1::ThreadActivity& t) {
   return absl::OkStatus();
 }
 
+absl::Status CheckSteps(const v1::ProcessActivity& p) {
+  if (p.steps_size() > ActivityBoard::kMaxSteps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("activity: process ", p.pid(), " with ", p.steps_size(),
+                     " steps: at most ", ActivityBoard::kMaxSteps));
+  }
+  for (const v1::StepTime& s : p.steps()) {
+    if (s.dur_ns() < 0 || s.comm_ns() < 0 || s.comm_ns() > s.dur_ns()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("activity: process ", p.pid(), "'s step ", s.step(),
+                       " lasts ", s.dur_ns(), " ns with ", s.comm_ns(),
+                       " ns of communication (0 <= communication <= step)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ActivityBoard::Check(
@@ -41,6 +58,7 @@ absl::Status ActivityBoard::Check(
       return absl::InvalidArgumentError(
           absl::StrCat("activity: a job name of ", p.job().size(), " bytes"));
     }
+    if (absl::Status steps = CheckSteps(p); !steps.ok()) return steps;
     if (p.threads_size() > kMaxThreads) {
       return absl::InvalidArgumentError(
           absl::StrCat("activity: process ", p.pid(), " with ",

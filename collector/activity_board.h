@@ -6,7 +6,8 @@
 // Contract:
 //   - Check() is the boundary check of a report: at most kMaxProcesses
 //     processes of kMaxThreads threads, names, stack frames and stack
-//     errors at most kMaxNameBytes, stacks at most kMaxFrames frames;
+//     errors at most kMaxNameBytes, stacks at most kMaxFrames frames,
+//     at most kMaxSteps steps a process, each 0 <= comm_ns <= dur_ns;
 //     INVALID_ARGUMENT saying what is over otherwise.
 //   - Report() replaces everything agent `agent_id` reported before; an
 //     agent not heard from for kForget is forgotten at the next report.
@@ -35,7 +36,8 @@ class ActivityBoard {
   static constexpr int kMaxProcesses = 4096;
   static constexpr int kMaxThreads = 64;
   static constexpr size_t kMaxNameBytes = 4096;
-  static constexpr int kMaxFrames = 64;  // a stack's, native or Python
+  static constexpr int kMaxFrames = 64;   // a stack's, native or Python
+  static constexpr int kMaxSteps = 1024;  // ended steps a process reports
   static constexpr size_t kMaxAgents = 10000;
   static constexpr absl::Duration kForget = absl::Minutes(10);
 

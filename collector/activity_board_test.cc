@@ -66,6 +66,19 @@ TEST(ActivityBoardTest, OversizedReportsAreRefused) {
   t->set_stack_error(std::string(4097, 'e'));
   EXPECT_EQ(ActivityBoard::Check(report).message(), stacks_over);
   t->clear_stack_error();
+  v1::StepTime* step = report.Mutable(0)->add_steps();
+  step->set_step(7);
+  step->set_dur_ns(100);
+  step->set_comm_ns(101);
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity: process 1000's step 7 lasts 100 ns with 101 ns of "
+            "communication (0 <= communication <= step)");
+  step->set_comm_ns(100);
+  EXPECT_TRUE(ActivityBoard::Check(report).ok());
+  for (int i = 0; i < 1024; ++i) *report.Mutable(0)->add_steps() = *step;
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity: process 1000 with 1025 steps: at most 1024");
+  report.Mutable(0)->clear_steps();
   for (int i = 0; i < 64; ++i) report.Mutable(0)->add_threads();
   EXPECT_EQ(ActivityBoard::Check(report).message(),
             "activity: process 1000 with 65 threads: at most 64");

@@ -216,7 +216,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
         return OnWriter<int64_t>(
             writer, [&job](Store& store) { return store.DeleteJob(job); });
       },
-      &collector->board_);
+      &collector->board_, &collector->slowdowns_);
   collector->stall_watch_ = std::make_unique<StallWatch>(
       &collector->board_, absl::ToInt64Nanoseconds(options.stall_after),
       options.on_stall);
@@ -262,10 +262,12 @@ void Collector::StartQuery(const CollectorOptions& options,
       options.analysis_memory_bytes, options.analysis_wait);
   query_->set_evidence_log(evidence_log_.get());
   ActivityBoard* board = &board_;
+  const SlowdownWatch* slowdowns = &slowdowns_;
   query_->set_live_board(
-      [board](const std::string& job) { return board->Job(job, absl::Now()); },
-      [board] { return board->Jobs(); },
-      absl::ToInt64Nanoseconds(options.stall_after));
+      {[board](const std::string& job) { return board->Job(job, absl::Now()); },
+       [board] { return board->Jobs(); },
+       [slowdowns](const std::string& job) { return slowdowns->Job(job); },
+       absl::ToInt64Nanoseconds(options.stall_after)});
   // Clock solutions are stored by the writer, as it stores batches; a query
   // does not wait for it (the next one reads the solution, or solves again).
   query_->set_save_clocks(
@@ -392,6 +394,31 @@ AnalysisMemory::Counters Collector::analysis_memory() const {
   return query_->memory_counters();
 }
 
+namespace {
+
+// meridian_collector_commit_seconds, a histogram.
+prometheus::MetricFamily CommitFamily(const CommitLatencies& latencies) {
+  prometheus::MetricFamily commits;
+  commits.name = "meridian_collector_commit_seconds";
+  commits.help = "Time to commit one transaction (a group of batches).";
+  commits.type = prometheus::MetricType::Histogram;
+  prometheus::ClientMetric histogram;
+  histogram.histogram.sample_count = latencies.samples;
+  histogram.histogram.sample_sum = latencies.sum_seconds;
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < CommitLatencies::kBuckets; ++i) {
+    cumulative += latencies.counts[i];
+    histogram.histogram.bucket.push_back(
+        {cumulative, CommitLatencies::kBounds[i]});
+  }
+  histogram.histogram.bucket.push_back(
+      {latencies.samples, std::numeric_limits<double>::infinity()});
+  commits.metric.push_back(histogram);
+  return commits;
+}
+
+}  // namespace
+
 std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
   const IngestCounters& c = ingest_->counters();
   std::vector<prometheus::MetricFamily> out;
@@ -399,6 +426,10 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
                               "Jobs stalled now (docs/health.md): seconds "
                               "since any rank left a traced call.",
                               false, "job", stall_watch_->Stalled()));
+  out.push_back(LabeledFamily("meridian_job_slow_ranks",
+                              "Ranks of a running job slower than before "
+                              "(docs/health.md, Slowdowns).",
+                              false, "job", slowdowns_.SlowJobs()));
   out.push_back(LabeledFamily(
       "meridian_collector_batches_total",
       "Batches answered, by result (stored, duplicate, rejected).", true,
@@ -445,24 +476,7 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
   out.push_back(GaugeFamily("meridian_collector_write_queue_bytes",
                             "Bytes of batches waiting to be committed.",
                             static_cast<double>(writer_->queued_bytes())));
-  const CommitLatencies latencies = writer_->commit_latencies();
-  prometheus::MetricFamily commits;
-  commits.name = "meridian_collector_commit_seconds";
-  commits.help = "Time to commit one transaction (a group of batches).";
-  commits.type = prometheus::MetricType::Histogram;
-  prometheus::ClientMetric histogram;
-  histogram.histogram.sample_count = latencies.samples;
-  histogram.histogram.sample_sum = latencies.sum_seconds;
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < CommitLatencies::kBuckets; ++i) {
-    cumulative += latencies.counts[i];
-    histogram.histogram.bucket.push_back(
-        {cumulative, CommitLatencies::kBounds[i]});
-  }
-  histogram.histogram.bucket.push_back(
-      {latencies.samples, std::numeric_limits<double>::infinity()});
-  commits.metric.push_back(histogram);
-  out.push_back(commits);
+  out.push_back(CommitFamily(writer_->commit_latencies()));
   AddEvidenceLogMetrics(evidence_log_.get(), &out);
   const QueryService::ClockUpdates clocks = query_->clock_updates();
   out.push_back(LabeledFamily(

@@ -140,6 +140,7 @@ class Collector {
   // What the agents' processes are in (docs/health.md): fed by control_,
   // read by query_.
   ActivityBoard board_;
+  SlowdownWatch slowdowns_;  // of the steps agents report with activity
   std::unique_ptr<StallWatch> stall_watch_;  // reads board_
   std::unique_ptr<ControlService> control_;
   std::unique_ptr<QueryService> query_;

@@ -142,10 +142,12 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
   }
   if (board_ != nullptr) {
     std::vector<v1::ProcessActivity> activity;
+    const absl::Time now = absl::Now();
     for (const v1::ProcessActivity& p : request->activity()) {
-      if (auth_->Allows(*context, Scope::kWrite, p.job())) {
-        activity.push_back(p);
-      }
+      if (!auth_->Allows(*context, Scope::kWrite, p.job())) continue;
+      if (slowdowns_ != nullptr) slowdowns_->Add(request->node(), p, now);
+      activity.push_back(p);
+      activity.back().clear_steps();  // the watch's, not the board's
     }
     if (absl::Status s = board_->Report(request->agent_id(), request->node(),
                                         std::move(activity), absl::Now());

@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "collector/activity_board.h"
 #include "collector/authorizer.h"
+#include "collector/slowdown_watch.h"
 #include "meridian/v1/control.grpc.pb.h"
 
 namespace meridian {
@@ -45,13 +46,16 @@ class ControlService final : public v1::Control::Service {
       std::function<absl::StatusOr<int64_t>(const std::string& job)>;
 
   // `board` (not owned; may be null) takes the activity agents report with
-  // their polls (docs/health.md), of the jobs each agent may write.
+  // their polls (docs/health.md), of the jobs each agent may write, and
+  // `slowdowns` (not owned; may be null) the steps in it.
   explicit ControlService(std::shared_ptr<const Authorizer> auth,
                           DeleteFn delete_job = nullptr,
-                          ActivityBoard* board = nullptr)
+                          ActivityBoard* board = nullptr,
+                          SlowdownWatch* slowdowns = nullptr)
       : auth_(std::move(auth)),
         delete_job_(std::move(delete_job)),
-        board_(board) {}
+        board_(board),
+        slowdowns_(slowdowns) {}
   grpc::Status RequestTrace(grpc::ServerContext* context,
                             const v1::TraceRequest* request,
                             v1::TraceReply* reply) override;
@@ -89,6 +93,7 @@ class ControlService final : public v1::Control::Service {
   const std::shared_ptr<const Authorizer> auth_;
   const DeleteFn delete_job_;
   ActivityBoard* const board_;
+  SlowdownWatch* const slowdowns_;
   absl::Mutex mutex_;
   uint64_t latest_ ABSL_GUARDED_BY(mutex_) = 0;
   std::deque<v1::TraceOrder> orders_ ABSL_GUARDED_BY(mutex_);    // newest last

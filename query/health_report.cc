@@ -110,8 +110,21 @@ std::string HealthJson(const v1::HealthReply& reply) {
     if (i) out.push_back(',');
     AppendRank(&out, reply.ranks(i));
   }
-  // Fail-slow reports (issue 52) are not made yet: always empty.
-  out.append("],\"slowdowns\":[]}\n");
+  out.append("],\"slowdowns\":[");
+  for (int i = 0; i < reply.slowdowns_size(); ++i) {
+    const v1::HealthSlowdown& s = reply.slowdowns(i);
+    absl::StrAppend(&out, i ? "," : "", "{\"rank\":", s.rank(), ",\"node\":");
+    AppendJsonString(&out, s.node());
+    out.append(",\"metric\":");
+    AppendJsonString(&out, s.metric());
+    absl::StrAppend(&out, ",\"from_step\":", s.from_step(),
+                    ",\"ratio\":", absl::StrFormat("%.3f", s.ratio()),
+                    ",\"baseline_ns\":", s.baseline_ns(),
+                    ",\"now_ns\":", s.now_ns());
+    if (s.peer() >= 0) absl::StrAppend(&out, ",\"peer\":", s.peer());
+    out.push_back('}');
+  }
+  out.append("]}\n");
   return out;
 }
 
@@ -138,6 +151,15 @@ std::string HealthText(const v1::HealthReply& reply) {
           "; suspect: ", absl::StrJoin(s.suspect_ranks(), ", "), "\n");
     }
     for (const v1::HealthRank& r : s.ranks()) out += RankLine(r);
+  }
+  if (reply.slowdowns_size() > 0) out += "\nSlower than before:\n";
+  for (const v1::HealthSlowdown& s : reply.slowdowns()) {
+    absl::StrAppendFormat(
+        &out,
+        "  rank %d (%s): %s %.2fx from step %d (%.3f ms a step, was %.3f)\n",
+        s.rank(), s.node(), s.metric(), s.ratio(), s.from_step(),
+        static_cast<double>(s.now_ns()) / 1e6,
+        static_cast<double>(s.baseline_ns()) / 1e6);
   }
   if (reply.state() != "finished" && reply.ranks_size() > 0) {
     out += "\nEvery rank, as last sampled:\n";

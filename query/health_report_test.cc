@@ -96,5 +96,33 @@ TEST(HealthReportTest, Text) {
             "      spin (hang_job.c:20)\n");
 }
 
+TEST(HealthReportTest, Slowdowns) {
+  v1::HealthReply h;
+  h.set_job("j");
+  h.set_state("running");
+  h.set_stall_after_ns(60000000000);
+  v1::HealthSlowdown* s = h.add_slowdowns();
+  s->set_rank(1);
+  s->set_node("n0");
+  s->set_metric("compute");
+  s->set_from_step(200);
+  s->set_ratio(1.6012);
+  s->set_baseline_ns(10000000);
+  s->set_now_ns(16012000);
+  s->set_peer(-1);
+  EXPECT_EQ(HealthJson(h),
+            "{\"job\":\"j\",\"state\":\"running\",\"stalled_for_ns\":0,"
+            "\"stall_after_ns\":60000000000,\"stalls\":[],\"ranks\":[],"
+            "\"slowdowns\":[{\"rank\":1,\"node\":\"n0\",\"metric\":"
+            "\"compute\",\"from_step\":200,\"ratio\":1.601,"
+            "\"baseline_ns\":10000000,\"now_ns\":16012000}]}\n");
+  EXPECT_EQ(HealthText(h),
+            "Job j: running\n"
+            "\n"
+            "Slower than before:\n"
+            "  rank 1 (n0): compute 1.60x from step 200 (16.012 ms a step, "
+            "was 10.000)\n");
+}
+
 }  // namespace
 }  // namespace meridian

@@ -83,16 +83,18 @@ class QueryService final : public v1::Query::Service {
   // The processes of a job on the collector's activity board (what each is
   // in, as its agent last reported): GetHealth's input (docs/health.md).
   // Unset: every job is answered from the store alone ("finished").
-  // `jobs`: the jobs with a process on the board (ListJobs' health).
+  // `jobs`: the jobs with a process on the board (ListJobs' health);
+  // `slowdowns`: a job's slowdowns now (the collector's SlowdownWatch);
   // `stall_after_ns`: the threshold of a request that sets none (the
   // collector's --stall-after).
-  using LiveJob = std::function<std::vector<LiveProcess>(const std::string&)>;
-  using LiveJobs = std::function<std::vector<std::string>()>;
-  void set_live_board(LiveJob job, LiveJobs jobs, int64_t stall_after_ns) {
-    live_job_ = std::move(job);
-    live_jobs_ = std::move(jobs);
-    stall_after_ns_ = stall_after_ns;
-  }
+  struct LiveBoard {
+    std::function<std::vector<LiveProcess>(const std::string&)> job;
+    std::function<std::vector<std::string>()> jobs;
+    std::function<std::vector<v1::HealthSlowdown>(const std::string&)>
+        slowdowns;
+    int64_t stall_after_ns = kDefaultStallAfterNs;
+  };
+  void set_live_board(LiveBoard live) { live_ = std::move(live); }
   // Stores step summaries (Store::SaveStepSummaries; the collector's writer
   // does, and returns once they are stored): whole-job steps and stragglers
   // of a job with steps are answered from its per-step summaries
@@ -259,9 +261,7 @@ class QueryService final : public v1::Query::Service {
   std::string db_path_;
   SaveClocks save_clocks_;
   EvidenceLog* evidence_log_ = nullptr;
-  LiveJob live_job_;
-  LiveJobs live_jobs_;
-  int64_t stall_after_ns_ = kDefaultStallAfterNs;
+  LiveBoard live_;
   SaveSummaries save_summaries_;
   MayRead may_read_;
   uint64_t analysis_budget_;

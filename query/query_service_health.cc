@@ -31,12 +31,15 @@ grpc::Status QueryService::GetHealth(grpc::ServerContext* context,
                      " (a day), not ", request->stall_after_ms()));
   }
   const int64_t stall_after_ns = request->stall_after_ms() == 0
-                                     ? stall_after_ns_
+                                     ? live_.stall_after_ns
                                      : request->stall_after_ms() * 1000000;
   std::vector<LiveProcess> live;
-  if (live_job_) live = live_job_(request->job());
+  if (live_.job) live = live_.job(request->job());
+  std::vector<v1::HealthSlowdown> slowdowns;
+  if (live_.slowdowns) slowdowns = live_.slowdowns(request->job());
   if (!live.empty()) {
     *reply = DiagnoseHealth(request->job(), live, stall_after_ns);
+    for (v1::HealthSlowdown& s : slowdowns) *reply->add_slowdowns() = s;
     return grpc::Status::OK;
   }
   // No process of it reports. Stored and written to in the last 10 s: it
@@ -51,18 +54,20 @@ grpc::Status QueryService::GetHealth(grpc::ServerContext* context,
   reply->set_job(request->job());
   reply->set_state(written_ago < kReportsDueNs ? "running" : "finished");
   reply->set_stall_after_ns(stall_after_ns);
+  // What its ranks slowed by while they ran (kept 10 minutes after).
+  for (v1::HealthSlowdown& s : slowdowns) *reply->add_slowdowns() = s;
   return grpc::Status::OK;
 }
 
 void QueryService::AddHealth(v1::ListJobsReply* reply) const {
-  if (!live_jobs_) return;
-  const std::vector<std::string> live = live_jobs_();
+  if (!live_.jobs) return;
+  const std::vector<std::string> live = live_.jobs();
   for (v1::JobSummary& job : *reply->mutable_jobs()) {
     if (!std::binary_search(live.begin(), live.end(), job.job())) continue;
-    std::vector<LiveProcess> processes = live_job_(job.job());
+    std::vector<LiveProcess> processes = live_.job(job.job());
     if (processes.empty()) continue;  // gone since
     job.set_health(
-        DiagnoseHealth(job.job(), processes, stall_after_ns_).state());
+        DiagnoseHealth(job.job(), processes, live_.stall_after_ns).state());
   }
 }
 

@@ -10,6 +10,9 @@
 #      both suspect;
 #   4. a job computing in a phase for longer than the threshold: running,
 #      no stall, every rank in "solve"; then finished once it ends;
+#   5. a job whose rank 1 computes 1.6 times as long from step 200: its
+#      compute slowdown reported while it runs, no other rank; the same
+#      loop unchanged: no slowdown;
 # each reported within the threshold (2 s) plus 5 s of its hang, read from
 # `meridian health --watch --json` (one answer a second); the collector's
 # own watch (--stall-after 2) ran its --on-stall hook once for each, with
@@ -25,6 +28,7 @@ collector_bin="$runfiles/collector/meridian-collector"
 agent_bin="$runfiles/agent/meridian-agent"
 meridian_bin="$runfiles/cli/meridian"
 job_bin="$runfiles/tests/hang_job"
+slow_bin="$runfiles/tests/slow_job"
 work=$(mktemp -d /tmp/meridian-health-XXXXXX)
 pids=()
 groups=()
@@ -61,14 +65,14 @@ meridian=("$meridian_bin" --collector "$addr")
 # Open MPI's mpirun whatever Debian's alternatives say.
 mpirun=$(command -v mpirun.openmpi || command -v mpirun)
 
-# launch JOB NP MODE [ARGS...]: the job in a process group of its own,
-# reading its output from $work/JOB.fifo (fd in $job_fd).
+# launch JOB NP MODE [ARGS...]: the job (hang_job, or $prog) in a process
+# group of its own, reading its output from $work/JOB.fifo (fd in $job_fd).
 launch() {
   local job=$1 np=$2
   shift 2
   mkfifo "$work/$job.fifo"
   setsid "${meridian[@]}" run --job "$job" -- "$mpirun" --allow-run-as-root \
-    --oversubscribe -np "$np" "$job_bin" "$@" >"$work/$job.fifo" 2>&1 &
+    --oversubscribe -np "$np" "${prog:-$job_bin}" "$@" >"$work/$job.fifo" 2>&1 &
   groups+=("$!")
   exec {job_fd}<"$work/$job.fifo"
 }
@@ -240,6 +244,48 @@ done
 "${meridian[@]}" stats --job hang-stuck --json >"$work/stuck.stats" || fail "stats of hang-stuck"
 grep -q '"name":"MPI_Allreduce","category":"mpi","calls":36,' "$work/stuck.stats" ||
   fail "hang-stuck's stored spans: $(cat "$work/stuck.stats")"
+
+# 5. A job that gets slower: 400 steps of 10 ms computing and a 64 KiB
+# MPI_Allreduce; rank 1 computes 1.6 times as long from step 200. While it
+# runs, `meridian health` names rank 1, compute, from step 200 (+-3), 1.6
+# times (+-20 %), and no other rank (the others' waits grew: not theirs).
+prog=$slow_bin launch slow 4 400 1 200 1.6 10
+until_said "$job_fd" "step 200"
+since=$(now_ms)
+watch_until slow 'h["state"] == "running" and h["slowdowns"]'
+took=$(($(now_ms) - since))
+python3 - "$work/slow.health" <<'PY' || fail "slow: $(cat "$work/slow.health")"
+import json, sys
+h = json.load(open(sys.argv[1]))
+(s,) = h["slowdowns"]
+assert (s["rank"], s["metric"]) == (1, "compute"), s
+assert 197 <= s["from_step"] <= 203, s
+assert 1.28 <= s["ratio"] <= 1.92, s
+assert 9.5e6 <= s["baseline_ns"] <= 11e6 and 15e6 <= s["now_ns"] <= 17.5e6, s
+PY
+python3 - "$metrics_port" <<'PY' || fail "meridian_job_slow_ranks"
+import re, sys, urllib.request
+text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]).read().decode()
+slow = dict(re.findall(r'^meridian_job_slow_ranks\{job="([^"]+)"\} (\S+)$', text, re.M))
+assert slow == {"slow": "1"}, slow
+PY
+until_said "$job_fd" done
+echo "health_test: rank 1's compute slowdown reported $took ms after its step 200, while the job ran"
+# The same loop unchanged: no slowdown in any answer while it runs.
+prog=$slow_bin launch steady 4 400 -1 200 1 10
+"${meridian[@]}" health --job steady --watch --json >"$work/steady.answers" &
+steady_watch=$!
+until_said "$job_fd" done
+kill "$steady_watch" 2>/dev/null || true
+wait "$steady_watch" 2>/dev/null || true
+"${meridian[@]}" health --job steady --json >>"$work/steady.answers" || fail "health of steady"
+python3 - "$work/steady.answers" <<'PY' || fail "steady: $(cat "$work/steady.answers")"
+import json, sys
+answers = [json.loads(line) for line in open(sys.argv[1])]
+assert len(answers) >= 4, answers
+assert all(a["slowdowns"] == [] for a in answers), answers
+PY
+echo "health_test: the unchanged loop: no slowdown in $(wc -l <"$work/steady.answers") answers"
 
 # Failure paths: a clear error, and the collector still answers.
 if "${meridian[@]}" health --job no-such-job >"$work/none.out" 2>&1; then

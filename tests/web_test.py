@@ -7,10 +7,12 @@ driven over the DevTools protocol (python3-websocket): the job list, the
 straggler heatmap's hottest cell, the critical path's segments, a click on
 a step, a live job's spans arriving, a hung Open MPI job (tests/hang_job.cc
 under a real agent and `meridian run`) stalled at the top of the list and
-of its page with its diagnosis, no console errors. Screenshots go to
+of its page with its diagnosis, a job whose rank 1 gets slower
+(tests/slow_job.cc) with that rank listed, no console errors. Screenshots go to
 $SCREENSHOTS (docs/web.md's pictures come from here) when it is set.
 
-usage: web_test.py COLLECTOR SYNTH AGENT MERIDIAN HANG_JOB   (the programs)
+usage: web_test.py COLLECTOR SYNTH AGENT MERIDIAN HANG_JOB SLOW_JOB
+(the programs)
 Exits 1 naming the first check that failed.
 """
 import base64
@@ -210,35 +212,38 @@ def rows(browser, table):
         "[...tr.children].map((td) => td.textContent))" % table)
 
 
-def start_hung_job(work, address, agent_bin, meridian_bin, hang_bin):
-    """A real agent, and a 2-rank Open MPI job under `meridian run` whose
-    ranks each block in an MPI_Send of 16 MiB to the other (a deadlock);
-    returns the agent and the job's process (its own session)."""
+def start_agent(work, address, agent_bin):
+    """A real agent for the collector at `address`."""
     agent = subprocess.Popen(
         [agent_bin, "--collector", address, "--socket", work + "/agent.sock",
          "--spool", work + "/spool", "--stack-after-ms", "1000"],
         stdout=subprocess.PIPE, stderr=open(work + "/agent.log", "w"),
         text=True)
     agent.stdout.readline()  # it serves once it has said so
+    return agent
+
+
+def start_mpi_job(work, address, meridian_bin, name, np, argv):
+    """An Open MPI job under `meridian run` through the agent start_agent
+    started, in a session of its own."""
     mpirun = shutil.which("mpirun.openmpi") or shutil.which("mpirun")
     env = dict(os.environ, MERIDIAN_AGENT_SOCKET=work + "/agent.sock")
     env.pop("LD_PRELOAD", None)
-    job = subprocess.Popen(
-        [meridian_bin, "--collector", address, "run", "--job", "hung", "--",
-         mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-         hang_bin, "deadlock"], env=env, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=open(work + "/hung.log", "w"))
-    return agent, job
+    return subprocess.Popen(
+        [meridian_bin, "--collector", address, "run", "--job", name, "--",
+         mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np)] +
+        argv, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=open("%s/%s.log" % (work, name), "w"))
 
 
 def main():
     collector_bin, synth_bin = sys.argv[1], sys.argv[2]
-    agent_bin, meridian_bin, hang_bin = sys.argv[3:6]
+    agent_bin, meridian_bin, hang_bin, slow_bin = sys.argv[3:7]
     perfetto = serve_fake_perfetto()
     # A job is stalled 2 s after its ranks stop leaving traced calls.
     collector = Collector(collector_bin, ["--perfetto-ui", perfetto,
                                           "--stall-after", "2"])
-    hung = ()
+    agent, jobs = None, []
     try:
         address, web = collector.address, collector.web
         for scenario in ("slow-rank", "p2p-chain", "late-every-other-step"):
@@ -401,10 +406,31 @@ def main():
         synth.wait()
         browser.screenshot("live.png")
 
+        # A job getting slower: 4 ranks, 400 steps of 10 ms and an
+        # Allreduce, rank 1 computing 16 ms from step 200: listed on its
+        # page while it runs.
+        agent = start_agent(collector.work, address, agent_bin)
+        jobs.append(start_mpi_job(collector.work, address, meridian_bin,
+                                  "slow", 4,
+                                  [slow_bin, "400", "1", "200", "1.6", "10"]))
+        browser.open(web)
+        browser.wait("the slow job in the list",
+                     "document.querySelector('#jobs a[href=\"#/job/slow\"]') !== null")
+        browser.open(web + "#/job/slow")
+        browser.wait("rank 1 slower than before",
+                     "document.querySelectorAll('#slowdown-ranks tbody tr')"
+                     ".length === 1")
+        slow = rows(browser, "slowdown-ranks")[0]
+        if slow[0] != "1" or slow[2] != "compute" or \
+                abs(int(slow[3]) - 200) > 3:
+            fail("the slow rank: %s" % slow)
+        browser.screenshot("slowdown.png")
+        jobs[-1].wait()
+
         # A hung job: stalled above the list, and its diagnosis at the top
         # of its page (both ranks in MPI_Send to the other, both suspect).
-        hung = start_hung_job(collector.work, address, agent_bin,
-                              meridian_bin, hang_bin)
+        jobs.append(start_mpi_job(collector.work, address, meridian_bin,
+                                  "hung", 2, [hang_bin, "deadlock"]))
         browser.open(web)
         browser.wait("the stalled job above the list",
                      "document.getElementById('stalled-jobs') && "
@@ -432,12 +458,15 @@ def main():
 
         if browser.errors:
             fail("console errors: %s" % browser.errors)
-        print("web_test: 8 pages checked, no console errors")
+        print("web_test: 9 pages checked, no console errors")
     finally:
-        if hung:
-            agent, job = hung
-            os.killpg(job.pid, signal.SIGKILL)  # mpirun and its ranks
+        for job in jobs:
+            try:
+                os.killpg(job.pid, signal.SIGKILL)  # mpirun and its ranks
+            except ProcessLookupError:
+                pass
             job.wait()
+        if agent:
             agent.terminate()
             agent.wait()
         collector.close()

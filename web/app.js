@@ -153,10 +153,27 @@ function stallText(s) {
   return `${waiting} wait in ${at}; no peer posted a matching call (suspects: ${suspects}).`;
 }
 
+// The ranks slower than before (docs/health.md, "Slowdowns").
+function slowdownsSection(health) {
+  const slow = health.slowdowns || [];
+  if (!slow.length) return '';
+  return el('section', {id: 'slowdowns', class: 'slow-banner'},
+    el('h2', {}, 'Slower than before'),
+    sortableTable('slowdown-ranks', [
+      {title: 'rank', numeric: true, value: (s) => s.rank},
+      {title: 'node', value: (s) => s.node},
+      {title: 'metric', value: (s) => s.metric},
+      {title: 'from step', numeric: true, value: (s) => num(s.from_step)},
+      {title: 'ratio', numeric: true, value: (s) => s.ratio, text: (s) => `${s.ratio.toFixed(2)}x`},
+      {title: 'was (ms)', numeric: true, value: (s) => num(s.baseline_ns), text: (s) => ms(s.baseline_ns)},
+      {title: 'now (ms)', numeric: true, value: (s) => num(s.now_ns), text: (s) => ms(s.now_ns)},
+    ], slow));
+}
+
 // A stalled job's diagnosis (docs/health.md), for the top of its page:
 // what each stall is, and where each rank named in it is, with its stacks.
 function healthBanner(health) {
-  if (health.state !== 'stalled') return '';
+  if (health.state !== 'stalled') return slowdownsSection(health);
   const stallRanks = (health.stalls || []).flatMap((s) => s.ranks || []);
   const stackOf = (r) => {
     const frames = [...(r.python_stack || []), ...(r.python_stack && r.python_stack.length &&
@@ -181,7 +198,7 @@ function healthBanner(health) {
       {title: 'pid', numeric: true, value: (r) => num(r.pid)},
       {title: 'stack', value: (r) => [...(r.python_stack || []), ...(r.stack || [])][0] || '',
        text: stackOf},
-    ], stallRanks));
+    ], stallRanks), slowdownsSection(health));
 }
 
 async function showJobs() {

@@ -1,0 +1,64 @@
+// SlowdownWatch: fail-slow detection while jobs run (docs/health.md,
+// "Slowdowns"). Agents report each process's ended steps with their
+// activity, about every second (v1::ProcessActivity.steps); per rank the
+// watch keeps two series, compute (the step less its communication) and
+// communication, each tested by a SlowdownDetector as its steps come.
+//
+// Contract:
+//   - Add() takes one process's report (a rank >= 0 and a job; others are
+//     ignored). At most kMaxRanks ranks are followed over all jobs; the
+//     steps of one more are not (counted in refused()). A rank not
+//     reported for kForget is forgotten at the next Add.
+//   - Job() is the job's slowdowns now, by rank then metric: every rank's
+//     compute slowdown; a rank's communication slowdown only where no rank
+//     of the job is slower in compute (then the others' communication grew
+//     by waiting for it: not their fault).
+//   - SlowJobs() counts them per job.
+//   - Thread-safe.
+#ifndef MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_
+#define MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "meridian/v1/control.pb.h"
+#include "meridian/v1/query.pb.h"
+#include "query/analysis/slowdown_detector.h"
+
+namespace meridian {
+
+class SlowdownWatch {
+ public:
+  static constexpr size_t kMaxRanks = 16384;
+  static constexpr absl::Duration kForget = absl::Minutes(10);
+
+  void Add(const std::string& node, const v1::ProcessActivity& process,
+           absl::Time now);
+  std::vector<v1::HealthSlowdown> Job(const std::string& job) const;
+  // Each job with slowdowns now, and how many (Job()'s): the metric
+  // meridian_job_slow_ranks{job}.
+  std::vector<std::pair<std::string, double>> SlowJobs() const;
+  uint64_t refused() const;
+
+ private:
+  struct Rank {
+    std::string node;
+    absl::Time reported;
+    SlowdownDetector compute;
+    SlowdownDetector communication;
+  };
+  mutable absl::Mutex mutex_;
+  std::map<std::pair<std::string, int32_t>, Rank> ranks_
+      ABSL_GUARDED_BY(mutex_);
+  absl::Time swept_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
+  uint64_t refused_ ABSL_GUARDED_BY(mutex_) = 0;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_

@@ -1,0 +1,92 @@
+#include "collector/slowdown_watch.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace meridian {
+namespace {
+
+// Rank `rank` of job "j": steps first..last of `compute` ns computing and
+// `comm` ns communicating each.
+v1::ProcessActivity Steps(int32_t rank, int64_t first, int64_t last,
+                          int64_t compute, int64_t comm) {
+  v1::ProcessActivity p;
+  p.set_job("j");
+  p.set_rank(rank);
+  p.set_pid(100 + rank);
+  for (int64_t step = first; step <= last; ++step) {
+    v1::StepTime* s = p.add_steps();
+    s->set_step(step);
+    s->set_dur_ns(compute + comm);
+    s->set_comm_ns(comm);
+  }
+  return p;
+}
+
+std::vector<std::string> Lines(const std::vector<v1::HealthSlowdown>& s) {
+  std::vector<std::string> lines;
+  for (const v1::HealthSlowdown& d : s) {
+    lines.push_back(d.node() + " rank " + std::to_string(d.rank()) + " " +
+                    d.metric() + " from " + std::to_string(d.from_step()) +
+                    " baseline " + std::to_string(d.baseline_ns()) + " now " +
+                    std::to_string(d.now_ns()) + " peer " +
+                    std::to_string(d.peer()));
+  }
+  return lines;
+}
+
+TEST(SlowdownWatchTest, TheSlowRankNotTheOnesWaitingForIt) {
+  SlowdownWatch watch;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  // Four ranks, 2 ms compute and 0.5 ms communication a step; from step
+  // 200 rank 1 computes 3.2 ms and the others wait 1.2 ms longer.
+  for (int64_t from = 0; from < 400; from += 50) {
+    for (int32_t rank = 0; rank < 4; ++rank) {
+      const bool late = from >= 200;
+      watch.Add(
+          "n" + std::to_string(rank / 2),
+          Steps(rank, from, from + 49, late && rank == 1 ? 3200000 : 2000000,
+                late && rank != 1 ? 1700000 : 500000),
+          t0);
+    }
+  }
+  EXPECT_EQ(Lines(watch.Job("j")),
+            (std::vector<std::string>{
+                "n0 rank 1 compute from 200 baseline 2000000 now 3200000 "
+                "peer -1"}));
+  EXPECT_TRUE(watch.Job("other").empty());
+  EXPECT_EQ(watch.SlowJobs(),
+            (std::vector<std::pair<std::string, double>>{{"j", 1}}));
+}
+
+TEST(SlowdownWatchTest, CommunicationAloneIsReportedAsSuch) {
+  SlowdownWatch watch;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  watch.Add("n0", Steps(0, 0, 99, 2000000, 500000), t0);
+  watch.Add("n0", Steps(0, 100, 199, 2000000, 1000000), t0);
+  EXPECT_EQ(Lines(watch.Job("j")),
+            (std::vector<std::string>{
+                "n0 rank 0 communication from 100 baseline 500000 now "
+                "1000000 peer -1"}));
+}
+
+TEST(SlowdownWatchTest, BoundedAndForgetful) {
+  SlowdownWatch watch;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  for (int32_t rank = 0; rank < static_cast<int32_t>(SlowdownWatch::kMaxRanks);
+       ++rank) {
+    watch.Add("n", Steps(rank, 0, 0, 1, 1), t0);
+  }
+  watch.Add("n", Steps(-1, 0, 0, 1, 1), t0);  // no rank: ignored
+  EXPECT_EQ(watch.refused(), 0u);
+  watch.Add("n", Steps(999999, 0, 0, 1, 1), t0);
+  EXPECT_EQ(watch.refused(), 1u);
+  // Eleven minutes later every rank is forgotten: a new one is followed.
+  watch.Add("n", Steps(999999, 0, 0, 1, 1), t0 + absl::Minutes(11));
+  EXPECT_EQ(watch.refused(), 1u);
+}
+
+}  // namespace
+}  // namespace meridian
