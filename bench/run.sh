@@ -9,6 +9,9 @@
 #   ./bench/run.sh analysis [--spans N] [--dir DIR] [--batch SPANS]
 #                           [--store sqlite|clickhouse] [--one-step] [--jitter-ns N]
 #                             (critical path etc. against reading the spans)
+#   ./bench/run.sh slowdown [--steps N]
+#                             (fail-slow detection's cost a rank's step, on
+#                              steady and on changing series)
 #   ./bench/run.sh replay [--spans N] [--rounds R]
 #                             (meridian replay of a 1M-span job against
 #                              reading it, alternated over R rounds)
@@ -116,6 +119,12 @@ case "${1:-}" in
     bazel build //query/analysis:analysis_bench >&2
     exec "$(bazel info bazel-bin 2>/dev/null)/query/analysis/analysis_bench" "$@"
     ;;
+  slowdown)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //query/analysis:slowdown_bench >&2
+    exec "$(bazel info bazel-bin 2>/dev/null)/query/analysis/slowdown_bench" "$@"
+    ;;
   replay)
     shift
     ./deploy/dependencies.sh
@@ -191,7 +200,7 @@ case "${1:-}" in
     ;;
   *)
     sed -n '2,25p' "$0" >&2
-    echo "benchmarks: scale, big, ingest, analysis, ring, probe, colocated, ended, load, fuzz, import, gpu" >&2
+    echo "benchmarks: scale, big, ingest, analysis, replay, slowdown, ring, probe, colocated, ended, load, fuzz, import, gpu" >&2
     exit 2
     ;;
 esac

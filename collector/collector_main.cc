@@ -151,9 +151,6 @@ int Serve(const meridian::CollectorOptions& options, const std::string& sync) {
     web = absl::StrCat(", web http://", host, ":", (*collector)->http_port(),
                        "/");
   }
-  printf("meridian-collector listening on %s, store %s%s\n",
-         (*collector)->address().c_str(), options.db_path.c_str(), web.c_str());
-  fflush(stdout);
   spdlog::info("listening on {}, store {} (sync={})", (*collector)->address(),
                options.db_path, sync);
   if ((*collector)->metrics_port() != 0) {
@@ -163,6 +160,10 @@ int Serve(const meridian::CollectorOptions& options, const std::string& sync) {
                  (*collector)->metrics_port());
   }
   if (!web.empty()) spdlog::info("web page on {}", web.substr(6));
+  // Last: whoever waits for this line finds the log lines above written.
+  printf("meridian-collector listening on %s, store %s%s\n",
+         (*collector)->address().c_str(), options.db_path.c_str(), web.c_str());
+  fflush(stdout);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

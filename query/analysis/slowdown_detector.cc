@@ -33,10 +33,30 @@ void SlowdownDetector::Add(int64_t step, int64_t ns) {
         slowdown_->now_ns < kRecoverRatio * slowdown_->baseline_ns) {
       slowdown_.reset();  // recovered: a fresh reference from here
       history_.erase(history_.begin(), history_.end() - kRecent);
+      since_reference_ = kRecent;
     }
     return;
   }
-  Detect();
+  if (MayBeSlow()) Detect();
+}
+
+bool SlowdownDetector::MayBeSlow() {
+  const size_t n = history_.size();
+  if (n < static_cast<size_t>(kMinReference + kRecent)) return false;
+  if (++since_reference_ >= kRecent) {
+    since_reference_ = 0;
+    std::vector<int64_t> reference;
+    for (size_t i = 0; i < n - kRecent; ++i) {
+      reference.push_back(history_[i].ns);
+    }
+    reference_ = Median(std::move(reference));
+  }
+  const double over = kPrefilter * static_cast<double>(reference_);
+  int slow = 0;
+  for (size_t i = n - kRecent; i < n; ++i) {
+    slow += static_cast<double>(history_[i].ns) >= over;
+  }
+  return 2 * slow >= kRecent;
 }
 
 void SlowdownDetector::Detect() {
