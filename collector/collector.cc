@@ -219,7 +219,7 @@ absl::StatusOr<std::unique_ptr<Collector>> Collector::Start(
       &collector->board_, &collector->slowdowns_);
   collector->stall_watch_ = std::make_unique<StallWatch>(
       &collector->board_, absl::ToInt64Nanoseconds(options.stall_after),
-      options.on_stall);
+      options.on_stall, &collector->slowdowns_, options.on_slowdown);
   collector->stall_watch_->Start(absl::Seconds(1));
   if (options.retention_days > 0) {
     // The first pass before serving, so a restarted collector never serves

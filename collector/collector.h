@@ -94,6 +94,9 @@ struct CollectorOptions {
   // none).
   absl::Duration stall_after = absl::Seconds(60);
   std::string on_stall;
+  // Run once for each new slowdown of a running job (docs/health.md,
+  // "Slowdowns"; empty: none).
+  std::string on_slowdown;
 };
 
 class Collector {

@@ -116,6 +116,7 @@ bool ParseLimits(const meridian::CommandLine& line,
   if (!stall_s) return false;
   options->stall_after = absl::Seconds(*stall_s);
   options->on_stall = line.Get("on-stall");
+  options->on_slowdown = line.Get("on-slowdown");
   options->retention_days = static_cast<int>(*retention);
   options->max_message_bytes = static_cast<int>(*batch_mib) << 20;
   options->analysis_memory_bytes = static_cast<uint64_t>(*analysis_mib) << 20;

@@ -13,6 +13,7 @@ const char kCollectorUsage[] =
                           [--analysis-memory-mib N] [--analysis-wait-ms N]
                           [--refresh-after-ms N] [--summarise-every-ms N]
                           [--stall-after S] [--on-stall CMD]
+                          [--on-slowdown CMD]
        meridian-collector --migrate-from PATH --store LOCATION
        meridian-collector --create-store --store LOCATION
        meridian-collector --version | -h | --help
@@ -79,6 +80,9 @@ const char kCollectorUsage[] =
   --on-stall CMD      run `sh -c CMD` once when a job stalls, with
                       MERIDIAN_JOB set and the JSON `meridian health`
                       prints on its stdin
+  --on-slowdown CMD   run `sh -c CMD` once for each new slowdown of a
+                      running job's rank, the same way (its slowdowns in
+                      the JSON)
   --max-streams N     agents' ingest streams served at once (default 256);
                       more are told to retry later (RESOURCE_EXHAUSTED)
   --max-queue-mib N   batches waiting to be committed, in MiB (default 256);
@@ -108,6 +112,7 @@ const std::vector<std::string>& CollectorValueFlags() {
                                                           "refresh-after-ms",
                                                           "stall-after",
                                                           "on-stall",
+                                                          "on-slowdown",
                                                           "summarise-every-ms"};
   return *flags;
 }

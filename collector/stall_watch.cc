@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "query/analysis/job_health.h"
 #include "query/health_report.h"
@@ -19,10 +20,13 @@ extern char** environ;
 namespace meridian {
 
 StallWatch::StallWatch(const ActivityBoard* board, int64_t stall_after_ns,
-                       std::string on_stall)
+                       std::string on_stall, const SlowdownWatch* slowdowns,
+                       std::string on_slowdown)
     : board_(board),
       stall_after_ns_(stall_after_ns),
-      on_stall_(std::move(on_stall)) {}
+      on_stall_(std::move(on_stall)),
+      slowdowns_(slowdowns),
+      on_slowdown_(std::move(on_slowdown)) {}
 
 StallWatch::~StallWatch() {
   {
@@ -62,8 +66,41 @@ void StallWatch::Check(absl::Time now) {
   stalled_.clear();
   for (const auto& [job, seconds_json] : stalled) {
     stalled_[job] = seconds_json.first;
-    if (!was.count(job) && !on_stall_.empty())
-      RunHook(job, seconds_json.second);
+    if (!was.count(job) && !on_stall_.empty()) {
+      RunHook("--on-stall", "stalled", on_stall_, job, seconds_json.second);
+    }
+  }
+  if (slowdowns_ != nullptr && !on_slowdown_.empty()) CheckSlowdowns(now);
+}
+
+void StallWatch::CheckSlowdowns(absl::Time now) {
+  std::set<std::string> slow;
+  std::vector<std::pair<std::string, std::string>> fresh;  // job, its JSON
+  for (const auto& [job, count] : slowdowns_->SlowJobs()) {
+    const std::vector<v1::HealthSlowdown> found = slowdowns_->Job(job);
+    bool any_new = false;
+    for (const v1::HealthSlowdown& s : found) {
+      const std::string key =
+          absl::StrCat(job, " ", s.rank(), " ", s.metric(), " ", s.from_step());
+      any_new |= !slow_.count(key);
+      slow.insert(key);
+    }
+    if (!any_new) continue;
+    const std::vector<LiveProcess> live = board_->Job(job, now);
+    v1::HealthReply health;
+    if (live.empty()) {
+      health.set_job(job);
+      health.set_state("finished");
+      health.set_stall_after_ns(stall_after_ns_);
+    } else {
+      health = DiagnoseHealth(job, live, stall_after_ns_);
+    }
+    for (const v1::HealthSlowdown& s : found) *health.add_slowdowns() = s;
+    fresh.emplace_back(job, HealthJson(health));
+  }
+  slow_ = std::move(slow);
+  for (const auto& [job, json] : fresh) {
+    RunHook("--on-slowdown", "slowed down", on_slowdown_, job, json);
   }
 }
 
@@ -84,19 +121,21 @@ void StallWatch::Reap() {
   }
 }
 
-void StallWatch::RunHook(const std::string& job, const std::string& json) {
+void StallWatch::RunHook(const char* flag, const char* what,
+                         const std::string& command_line,
+                         const std::string& job, const std::string& json) {
   if (hooks_.size() >= kMaxHooks) {
-    spdlog::warn("--on-stall not run for job {}: {} hooks still running", job,
+    spdlog::warn("{} not run for job {}: {} hooks still running", flag, job,
                  hooks_.size());
     return;
   }
   // The answer in a memory file, as the hook's stdin.
-  const int input = memfd_create("meridian-on-stall", MFD_CLOEXEC);
+  const int input = memfd_create("meridian-hook", MFD_CLOEXEC);
   if (input < 0 ||
       write(input, json.data(), json.size()) !=
           static_cast<ssize_t>(json.size()) ||
       lseek(input, 0, SEEK_SET) != 0) {
-    spdlog::error("--on-stall not run for job {}: {}", job, strerror(errno));
+    spdlog::error("{} not run for job {}: {}", flag, job, strerror(errno));
     if (input >= 0) close(input);
     return;
   }
@@ -108,7 +147,7 @@ void StallWatch::RunHook(const std::string& job, const std::string& json) {
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string command = on_stall_;
+  std::string command = command_line;
   char sh[] = "/bin/sh";
   char dash_c[] = "-c";
   char* argv[] = {sh, dash_c, command.data(), nullptr};
@@ -121,10 +160,10 @@ void StallWatch::RunHook(const std::string& job, const std::string& json) {
   posix_spawn_file_actions_destroy(&actions);
   close(input);
   if (failed != 0) {
-    spdlog::error("--on-stall not run for job {}: {}", job, strerror(failed));
+    spdlog::error("{} not run for job {}: {}", flag, job, strerror(failed));
     return;
   }
-  spdlog::warn("job {} stalled: ran --on-stall (pid {})", job, pid);
+  spdlog::warn("job {} {}: ran {} (pid {})", job, what, flag, pid);
   hooks_.push_back(pid);
   ++hooks_run_;
 }

@@ -107,5 +107,56 @@ TEST(StallWatchTest, AStallRunsTheHookOnceWithTheAnswer) {
   system((std::string("rm -rf ") + dir).c_str());
 }
 
+// Rank `rank` of job "s": steps first..last of `compute_ns` each.
+v1::ProcessActivity Steps(int32_t rank, int64_t first, int64_t last,
+                          int64_t compute_ns) {
+  v1::ProcessActivity p;
+  p.set_job("s");
+  p.set_rank(rank);
+  p.set_pid(200 + rank);
+  for (int64_t step = first; step <= last; ++step) {
+    v1::StepTime* t = p.add_steps();
+    t->set_step(step);
+    t->set_dur_ns(compute_ns);
+  }
+  return p;
+}
+
+TEST(StallWatchTest, ANewSlowdownRunsItsHookOnce) {
+  char dir[] = "/tmp/stall-watch-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/done";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  FILE* done = fopen(fifo.c_str(), "r+");
+  ASSERT_NE(done, nullptr);
+  ActivityBoard board;
+  SlowdownWatch slowdowns;
+  const absl::Time t0 = absl::FromUnixSeconds(5000);
+  StallWatch watch(&board, 60 * kS, "", &slowdowns,
+                   std::string("cat > ") + dir +
+                       "/answer; echo \"$MERIDIAN_JOB\" > " + fifo);
+  slowdowns.Add("n0", Steps(0, 0, 99, 2000000), t0);
+  watch.Check(t0);
+  EXPECT_EQ(watch.hooks_run(), 0);
+  // Rank 0 computes 1.5 times as long from step 100: one hook, once.
+  slowdowns.Add("n0", Steps(0, 100, 149, 3000000), t0);
+  watch.Check(t0);
+  EXPECT_EQ(watch.hooks_run(), 1);
+  char line[64] = {};
+  ASSERT_NE(fgets(line, sizeof(line), done), nullptr);
+  EXPECT_STREQ(line, "s\n");
+  EXPECT_EQ(Read(std::string(dir) + "/answer"),
+            "{\"job\":\"s\",\"state\":\"finished\",\"stalled_for_ns\":0,"
+            "\"stall_after_ns\":60000000000,\"stalls\":[],\"ranks\":[],"
+            "\"slowdowns\":[{\"rank\":0,\"node\":\"n0\",\"metric\":"
+            "\"compute\",\"from_step\":100,\"ratio\":1.500,"
+            "\"baseline_ns\":2000000,\"now_ns\":3000000}]}\n");
+  slowdowns.Add("n0", Steps(0, 150, 199, 3000000), t0);
+  watch.Check(t0);
+  EXPECT_EQ(watch.hooks_run(), 1);  // the same slowdown: not again
+  fclose(done);
+  system((std::string("rm -rf ") + dir).c_str());
+}
+
 }  // namespace
 }  // namespace meridian

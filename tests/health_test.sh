@@ -11,8 +11,9 @@
 #   4. a job computing in a phase for longer than the threshold: running,
 #      no stall, every rank in "solve"; then finished once it ends;
 #   5. a job whose rank 1 computes 1.6 times as long from step 200: its
-#      compute slowdown reported while it runs, no other rank; the same
-#      loop unchanged: no slowdown;
+#      compute slowdown reported while it runs, no other rank, and the
+#      collector's --on-slowdown run for it; the same loop unchanged: no
+#      slowdown;
 # each reported within the threshold (2 s) plus 5 s of its hang, read from
 # `meridian health --watch --json` (one answer a second); the collector's
 # own watch (--stall-after 2) ran its --on-stall hook once for each, with
@@ -55,7 +56,8 @@ mkfifo "$work/hooks.fifo"
 exec {hooks_fd}<>"$work/hooks.fifo"
 start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" \
   --metrics 127.0.0.1:0 --stall-after 2 \
-  --on-stall "cat > $work/hook.\$MERIDIAN_JOB.json && echo \$MERIDIAN_JOB > $work/hooks.fifo"
+  --on-stall "cat > $work/hook.\$MERIDIAN_JOB.json && echo \$MERIDIAN_JOB > $work/hooks.fifo" \
+  --on-slowdown "cat > $work/slow-hook.\$MERIDIAN_JOB.json && echo slow \$MERIDIAN_JOB > $work/hooks.fifo"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
 start agent "$agent_bin" --collector "$addr" --socket "$work/agent.sock" --spool "$work/spool" \
   --stack-after-ms 1000
@@ -269,6 +271,11 @@ text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]).read(
 slow = dict(re.findall(r'^meridian_job_slow_ranks\{job="([^"]+)"\} (\S+)$', text, re.M))
 assert slow == {"slow": "1"}, slow
 PY
+# The collector's --on-slowdown ran for it, with the slowdown.
+read -r hooked <&"$hooks_fd"
+[ "$hooked" = "slow slow" ] || fail "--on-slowdown said: $hooked"
+grep -q '"slowdowns":\[{"rank":1,"node":"[^"]*","metric":"compute",' "$work/slow-hook.slow.json" ||
+  fail "--on-slowdown's answer: $(cat "$work/slow-hook.slow.json")"
 until_said "$job_fd" done
 echo "health_test: rank 1's compute slowdown reported $took ms after its step 200, while the job ran"
 # The same loop unchanged: no slowdown in any answer while it runs.
@@ -285,6 +292,7 @@ answers = [json.loads(line) for line in open(sys.argv[1])]
 assert len(answers) >= 4, answers
 assert all(a["slowdowns"] == [] for a in answers), answers
 PY
+[ ! -e "$work/slow-hook.steady.json" ] || fail "--on-slowdown ran for the unchanged loop"
 echo "health_test: the unchanged loop: no slowdown in $(wc -l <"$work/steady.answers") answers"
 
 # Failure paths: a clear error, and the collector still answers.
