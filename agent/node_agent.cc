@@ -584,11 +584,14 @@ AgentCounters NodeAgent::Run() {
       period = options_.drain_ms;
       next_drain = NowMs();
     }
-    if (NowMs() >= next_drain) {
+    // A sample drains first: the steps ended by now reach its report
+    // (agent/step_times.h), not the next one.
+    const bool sample = NowMs() >= next_sample_ms_;
+    if (sample || NowMs() >= next_drain) {
       period = NextDrainPeriod(period, Drain());
       next_drain = NowMs() + period;
     }
-    if (NowMs() >= next_sample_ms_) {
+    if (sample) {
       SampleActivity();
       next_sample_ms_ = NowMs() + options_.control_poll_ms;
     }

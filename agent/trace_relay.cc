@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
+#include <utility>
 
 #include "spdlog/spdlog.h"
 
@@ -59,9 +61,31 @@ void TraceRelay::Run() {
   }
 }
 
+void TraceRelay::CarrySteps(std::vector<v1::ProcessActivity>* before,
+                            std::vector<v1::ProcessActivity>* now) {
+  std::map<std::pair<int64_t, std::string>, v1::ProcessActivity*> by_process;
+  for (v1::ProcessActivity& p : *now) by_process[{p.pid(), p.job()}] = &p;
+  for (v1::ProcessActivity& old : *before) {
+    auto it = by_process.find({old.pid(), old.job()});
+    if (old.steps().empty() || it == by_process.end()) continue;
+    google::protobuf::RepeatedPtrField<v1::StepTime>* steps =
+        old.mutable_steps();
+    steps->MergeFrom(it->second->steps());
+    if (steps->size() > kMaxSteps) {
+      steps->DeleteSubrange(0, steps->size() - kMaxSteps);
+    }
+    it->second->mutable_steps()->Swap(steps);
+  }
+}
+
 void TraceRelay::SetActivity(std::vector<v1::ProcessActivity> activity) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!steps_delivered_) CarrySteps(&activity_, &activity);
   activity_ = std::move(activity);
+  ++activity_generation_;
+  steps_delivered_ = false;
+  report_ = true;  // sent now
+  changed_.notify_all();
 }
 
 void TraceRelay::Poll() {
@@ -76,9 +100,11 @@ void TraceRelay::Poll() {
     applied.swap(applied_);
   }
   for (const auto& a : applied) *request.add_applied() = a;
+  uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const v1::ProcessActivity& p : activity_) *request.add_activity() = p;
+    generation = activity_generation_;
   }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
@@ -104,6 +130,14 @@ void TraceRelay::Poll() {
     std::lock_guard<std::mutex> lock(mutex_);
     applied_.insert(applied_.begin(), applied.begin(), applied.end());
     return;
+  }
+  {
+    // Its steps delivered: not sent again with the same activity.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (generation == activity_generation_ && !steps_delivered_) {
+      for (v1::ProcessActivity& p : activity_) p.clear_steps();
+      steps_delivered_ = true;
+    }
   }
   if (!answered_) {
     spdlog::info("trace relay: the collector answers");

@@ -35,9 +35,18 @@ class TraceRelay {
   std::vector<v1::TraceOrder> Take();
   // Order `id` now records in `processes` processes of this node.
   void Applied(uint64_t id, uint32_t processes);
-  // What this node's processes are in (docs/health.md): sent with every
-  // poll from now on, until the next call replaces it.
+  // What this node's processes are in (docs/health.md): sent at once (the
+  // thread polls now), then with every poll until the next call replaces
+  // it. The steps in it (ProcessActivity.steps, each sent once) that no
+  // poll has delivered yet are kept into the next call's, per process, the
+  // newest kMaxSteps of them.
   void SetActivity(std::vector<v1::ProcessActivity> activity);
+  static constexpr int kMaxSteps = 1024;
+  // SetActivity's carrying: each process of `now` (by pid and job) gets the
+  // steps `before` holds for it ahead of its own, the newest kMaxSteps;
+  // `before`'s are moved out.
+  static void CarrySteps(std::vector<v1::ProcessActivity>* before,
+                         std::vector<v1::ProcessActivity>* now);
 
  private:
   void Run();
@@ -59,6 +68,8 @@ class TraceRelay {
   std::vector<v1::TraceOrder> orders_;
   std::vector<v1::PollRequest::Applied> applied_;
   std::vector<v1::ProcessActivity> activity_;
+  uint64_t activity_generation_ = 0;  // SetActivity calls
+  bool steps_delivered_ = true;       // activity_'s steps reached the collector
   std::thread thread_;
 };
 

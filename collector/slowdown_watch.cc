@@ -1,5 +1,7 @@
 #include "collector/slowdown_watch.h"
 
+#include <algorithm>
+
 namespace meridian {
 namespace {
 
@@ -15,6 +17,21 @@ void Report(int32_t rank, const std::string& node, const char* metric,
   r.set_baseline_ns(s.baseline_ns);
   r.set_now_ns(s.now_ns);
   r.set_peer(-1);
+}
+
+// Whether now[i] is at least kRatio times the median of the others' (true
+// with no others): a rank slower than its past but no slower than the rest
+// of its job is a change of the whole job, not its own.
+bool AboveOthers(const std::vector<int64_t>& now, size_t i) {
+  std::vector<int64_t> others;
+  for (size_t j = 0; j < now.size(); ++j) {
+    if (j != i) others.push_back(now[j]);
+  }
+  if (others.empty()) return true;
+  const size_t mid = others.size() / 2;
+  std::nth_element(others.begin(), others.begin() + mid, others.end());
+  return static_cast<double>(now[i]) >=
+         SlowdownDetector::kRatio * static_cast<double>(others[mid]);
 }
 
 }  // namespace
@@ -51,16 +68,25 @@ void SlowdownWatch::Add(const std::string& node,
 
 std::vector<v1::HealthSlowdown> SlowdownWatch::Job(
     const std::string& job) const {
-  std::vector<v1::HealthSlowdown> compute, communication;
   absl::MutexLock lock(&mutex_);
-  for (auto it = ranks_.lower_bound({job, INT32_MIN});
-       it != ranks_.end() && it->first.first == job; ++it) {
+  const auto first = ranks_.lower_bound({job, INT32_MIN});
+  auto end = first;
+  while (end != ranks_.end() && end->first.first == job) ++end;
+  // Each series' recent median, for the other ranks' level.
+  std::vector<int64_t> compute_now, communication_now;
+  for (auto it = first; it != end; ++it) {
+    compute_now.push_back(it->second.compute.recent_ns());
+    communication_now.push_back(it->second.communication.recent_ns());
+  }
+  std::vector<v1::HealthSlowdown> compute, communication;
+  size_t i = 0;
+  for (auto it = first; it != end; ++it, ++i) {
     const Rank& r = it->second;
-    if (r.compute.slowdown()) {
+    if (r.compute.slowdown() && AboveOthers(compute_now, i)) {
       Report(it->first.second, r.node, "compute", *r.compute.slowdown(),
              &compute);
     }
-    if (r.communication.slowdown()) {
+    if (r.communication.slowdown() && AboveOthers(communication_now, i)) {
       Report(it->first.second, r.node, "communication",
              *r.communication.slowdown(), &communication);
     }
@@ -83,7 +109,8 @@ std::vector<std::pair<std::string, double>> SlowdownWatch::SlowJobs() const {
   }
   std::vector<std::pair<std::string, double>> out;
   for (const std::string& job : jobs) {
-    out.emplace_back(job, static_cast<double>(Job(job).size()));
+    const size_t slow = Job(job).size();
+    if (slow > 0) out.emplace_back(job, static_cast<double>(slow));
   }
   return out;
 }

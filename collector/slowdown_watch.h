@@ -9,10 +9,14 @@
 //     ignored). At most kMaxRanks ranks are followed over all jobs; the
 //     steps of one more are not (counted in refused()). A rank not
 //     reported for kForget is forgotten at the next Add.
-//   - Job() is the job's slowdowns now, by rank then metric: every rank's
-//     compute slowdown; a rank's communication slowdown only where no rank
-//     of the job is slower in compute (then the others' communication grew
-//     by waiting for it: not their fault).
+//   - Job() is the job's slowdowns now, by rank then metric: a rank slower
+//     than its own past (its detector's slowdown) and, now, at least
+//     SlowdownDetector::kRatio times the median of the job's other ranks
+//     (where it has others): every such compute slowdown; communication
+//     slowdowns only where no rank of the job is slower in compute (then
+//     the others' communication grew by waiting for it: not their fault).
+//     Every rank slower together (the machine, the input) is the job's
+//     change, not a rank's: not reported.
 //   - SlowJobs() counts them per job.
 //   - Thread-safe.
 #ifndef MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_

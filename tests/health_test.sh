@@ -54,8 +54,10 @@ mkfifo "$work/hooks.fifo"
 # Open read-write: the hooks' lines wait in it whenever they come, and a
 # read never sees end-of-file between two hooks.
 exec {hooks_fd}<>"$work/hooks.fifo"
+# No background refresh: on this machine's 2 cores it would compete with
+# the jobs' ranks (on a cluster the collector has a node of its own).
 start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db" \
-  --metrics 127.0.0.1:0 --stall-after 2 \
+  --metrics 127.0.0.1:0 --stall-after 2 --refresh-after-ms 0 --summarise-every-ms 0 \
   --on-stall "cat > $work/hook.\$MERIDIAN_JOB.json && echo \$MERIDIAN_JOB > $work/hooks.fifo" \
   --on-slowdown "cat > $work/slow-hook.\$MERIDIAN_JOB.json && echo slow \$MERIDIAN_JOB > $work/hooks.fifo"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")

@@ -122,6 +122,37 @@ void AwaitAgents(int n, const std::function<v1::TraceReply()>& ping) {
   }
 }
 
+v1::ProcessActivity WithSteps(int64_t pid, int64_t first, int64_t last) {
+  v1::ProcessActivity p;
+  p.set_job("j");
+  p.set_rank(0);
+  p.set_pid(pid);
+  for (int64_t step = first; step <= last; ++step) {
+    p.add_steps()->set_step(step);
+  }
+  return p;
+}
+
+std::vector<int64_t> StepsOf(const v1::ProcessActivity& p) {
+  std::vector<int64_t> steps;
+  for (const v1::StepTime& s : p.steps()) steps.push_back(s.step());
+  return steps;
+}
+
+TEST(TraceRelayStepsTest, StepsNotDeliveredAreCarriedIntoTheNextSample) {
+  std::vector<v1::ProcessActivity> before = {
+      WithSteps(1, 0, 1), WithSteps(2, 0, 1000), WithSteps(3, 5, 5)};
+  std::vector<v1::ProcessActivity> now = {WithSteps(1, 2, 3),
+                                          WithSteps(2, 1001, 1030)};
+  TraceRelay::CarrySteps(&before, &now);
+  EXPECT_EQ(StepsOf(now[0]), (std::vector<int64_t>{0, 1, 2, 3}));
+  // The newest 1024 of 1,031.
+  ASSERT_EQ(now[1].steps_size(), 1024);
+  EXPECT_EQ(now[1].steps(0).step(), 7);
+  EXPECT_EQ(now[1].steps(1023).step(), 1030);
+  // Process 3 is gone: its steps with it.
+}
+
 TEST_F(TraceRelayTest, EveryLiveAgentAppliesAnOrderAndTheReplyNamesEach) {
   AgentLoop a(channel_, "a", "train", 4);
   AgentLoop b(channel_, "b", "other-job", 2);

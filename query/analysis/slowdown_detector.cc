@@ -40,6 +40,16 @@ void SlowdownDetector::Add(int64_t step, int64_t ns) {
   if (MayBeSlow()) Detect();
 }
 
+int64_t SlowdownDetector::recent_ns() const {
+  if (history_.empty()) return 0;
+  std::vector<int64_t> recent;
+  for (auto it = history_.end() - std::min<size_t>(kRecent, history_.size());
+       it != history_.end(); ++it) {
+    recent.push_back(it->ns);
+  }
+  return Median(std::move(recent));
+}
+
 bool SlowdownDetector::MayBeSlow() {
   const size_t n = history_.size();
   if (n < static_cast<size_t>(kMinReference + kRecent)) return false;

@@ -62,6 +62,8 @@ class SlowdownDetector {
 
   void Add(int64_t step, int64_t ns);
   const std::optional<Slowdown>& slowdown() const { return slowdown_; }
+  // The median of the last kRecent samples (fewer at first); 0 before any.
+  int64_t recent_ns() const;
 
  private:
   struct Sample {
