@@ -424,6 +424,14 @@ def main():
         if slow[0] != "1" or slow[2] != "compute" or \
                 abs(int(slow[3]) - 200) > 3:
             fail("the slow rank: %s" % slow)
+        # ... and marked on the step chart at its first step.
+        marks = browser.eval(
+            "echarts.getInstanceByDom(document.getElementById('step-chart'))"
+            ".getOption().series.find((s) => s.name === 'iteration')"
+            ".markLine.data.map((d) => d.xAxis)")
+        if marks != [slow[3]]:
+            fail("the step chart's marks: %s (the slowdown from %s)" %
+                 (marks, slow[3]))
         browser.screenshot("slowdown.png")
         jobs[-1].wait()
 

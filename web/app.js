@@ -170,6 +170,16 @@ function slowdownsSection(health) {
     ], slow));
 }
 
+// The steps where ranks became slower, on the step chart: a line at each
+// slowdown's first step, naming the rank.
+function markSlowdowns(stepChart, slowdowns) {
+  stepChart.setOption({series: [{name: 'iteration', markLine: {
+    symbol: 'none', silent: true, lineStyle: {color: '#b45309', type: 'dashed'},
+    data: slowdowns.map((s) => ({xAxis: String(s.from_step),
+      label: {formatter: `rank ${s.rank} ${s.metric} ${s.ratio.toFixed(2)}x`}})),
+  }}]});
+}
+
 // A stalled job's diagnosis (docs/health.md), for the top of its page:
 // what each stall is, and where each rank named in it is, with its stacks.
 function healthBanner(health) {
@@ -440,7 +450,9 @@ async function showJob(name, selectedStep) {
   const healthDiv = el('div', {id: 'health-top'});
   const drawHealth = async () => {
     if (!isLive(job)) return;
-    healthDiv.replaceChildren(healthBanner(await api(`/api/health?job=${enc}`)));
+    const health = await api(`/api/health?job=${enc}`);
+    healthDiv.replaceChildren(healthBanner(health));
+    markSlowdowns(stepChart, health.slowdowns || []);
   };
   main.replaceChildren(
     el('h1', {}, name),
