@@ -138,14 +138,12 @@ absl::StatusOr<std::vector<std::string>> PythonStack(pid_t pid, pid_t tid,
   if (!found->has_value()) return std::vector<std::string>{};
   const DumpFile file = **found;
   const off_t size = FileSize(file.fd);
-  absl::StatusOr<off_t> grown = absl::InternalError("");
-  if (size < 0 || syscall(SYS_tgkill, pid, tid, file.signal) != 0) {
-    grown = absl::UnavailableError(absl::StrCat("cannot signal thread ", tid,
+  const absl::StatusOr<off_t> grown =
+      size >= 0 && syscall(SYS_tgkill, pid, tid, file.signal) == 0
+          ? AwaitDump(pid, tid, file, size)
+          : absl::UnavailableError(absl::StrCat("cannot signal thread ", tid,
                                                 " of process ", pid, ": ",
                                                 strerror(errno)));
-  } else {
-    grown = AwaitDump(pid, tid, file, size);
-  }
   std::string dump;
   if (grown.ok()) {
     dump.resize(std::min<size_t>(*grown - size, kMaxDumpBytes));

@@ -36,9 +36,20 @@ void StepTimes::Add(int64_t step, uint8_t category, bool marker, bool gpu,
   }
   const int index = CommunicationIndex(category);
   if (index < 0) return;
-  auto [it, added] = open_.try_emplace(step, Sums{});
-  it->second[index] += dur_ns;
-  if (added && open_.size() > kMaxOpen) open_.erase(open_.begin());
+  if (last_ == nullptr || last_step_ != step) {
+    auto [it, added] = open_.try_emplace(step, Sums{});
+    if (added && open_.size() > kMaxOpen) {
+      const bool oldest = open_.begin() == it;
+      open_.erase(open_.begin());
+      if (oldest) {  // older than every step kept: not counted
+        last_ = nullptr;
+        return;
+      }
+    }
+    last_step_ = step;
+    last_ = &it->second;
+  }
+  (*last_)[index] += dur_ns;
 }
 
 std::vector<StepTimes::Step> StepTimes::Take() {
@@ -52,6 +63,7 @@ std::vector<StepTimes::Step> StepTimes::Take() {
   if (!ended_.empty()) {
     taken_through_ = std::max(taken_through_, ended_.back().step);
     open_.erase(open_.begin(), open_.upper_bound(taken_through_));
+    last_ = nullptr;
   }
   return std::exchange(ended_, {});
 }

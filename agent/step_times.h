@@ -34,8 +34,10 @@ namespace meridian {
 
 class StepTimes {
  public:
-  static constexpr size_t kMaxOpen = 64;
   static constexpr size_t kMaxDone = 1024;
+  // Sums are kept until Take(): those of up to kMaxDone ended steps, and a
+  // few more begun.
+  static constexpr size_t kMaxOpen = kMaxDone + 64;
 
   struct Step {
     int64_t step = 0;
@@ -54,6 +56,10 @@ class StepTimes {
   // Communication per category: MPI, NCCL, c10d.
   using Sums = std::array<int64_t, 3>;
   std::map<int64_t, Sums> open_;
+  // The sums last added to, of step last_step_ (most calls are of the step
+  // the call before them was); null once Take() has erased them.
+  int64_t last_step_ = 0;
+  Sums* last_ = nullptr;
   std::vector<Step> ended_;            // their own spans came, not taken yet
   int64_t taken_through_ = INT64_MIN;  // the last step taken
   uint64_t dropped_ = 0;

@@ -39,6 +39,22 @@ TEST(StepTimesTest, EachStepWithItsCommunication) {
   EXPECT_EQ(t.dropped(), 0u);
 }
 
+// A second's steps of a fast job, each with its calls, some read after the
+// step's own span (another thread's ring): every one keeps its calls.
+TEST(StepTimesTest, AThousandStepsBetweenTwoTakes) {
+  StepTimes t;
+  for (int64_t step = 0; step < 1000; ++step) {
+    t.Add(step, kMpi, false, false, 100);
+    t.Add(step, kUser, true, false, 1000);
+    t.Add(step, kMpi, false, false, 50);
+  }
+  const std::vector<StepTimes::Step> taken = t.Take();
+  ASSERT_EQ(taken.size(), 1000u);
+  for (const StepTimes::Step& s : taken) {
+    ASSERT_EQ(s.comm_ns, 150) << "step " << s.step;
+  }
+}
+
 TEST(StepTimesTest, Bounded) {
   StepTimes t;
   for (int64_t step = 0; step < 5000; ++step) {

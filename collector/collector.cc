@@ -417,6 +417,16 @@ prometheus::MetricFamily CommitFamily(const CommitLatencies& latencies) {
   return commits;
 }
 
+// meridian_job_slow_ranks' samples: each job's slowdowns now.
+std::vector<std::pair<std::string, double>> SlowRanks(
+    const SlowdownWatch& slowdowns) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [job, found] : slowdowns.SlowJobs()) {
+    out.emplace_back(job, static_cast<double>(found.size()));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
@@ -429,7 +439,7 @@ std::vector<prometheus::MetricFamily> Collector::CollectMetrics() const {
   out.push_back(LabeledFamily("meridian_job_slow_ranks",
                               "Ranks of a running job slower than before "
                               "(docs/health.md, Slowdowns).",
-                              false, "job", slowdowns_.SlowJobs()));
+                              false, "job", SlowRanks(slowdowns_)));
   out.push_back(LabeledFamily(
       "meridian_collector_batches_total",
       "Batches answered, by result (stored, duplicate, rejected).", true,

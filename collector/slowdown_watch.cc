@@ -19,19 +19,27 @@ void Report(int32_t rank, const std::string& node, const char* metric,
   r.set_peer(-1);
 }
 
-// Whether now[i] is at least kRatio times the median of the others' (true
-// with no others): a rank slower than its past but no slower than the rest
-// of its job is a change of the whole job, not its own.
-bool AboveOthers(const std::vector<int64_t>& now, size_t i) {
-  std::vector<int64_t> others;
-  for (size_t j = 0; j < now.size(); ++j) {
-    if (j != i) others.push_back(now[j]);
+// Per value of `now`, the median of the others' (0 where there are no
+// others): a rank slower than its past but no slower than the rest of its
+// job is a change of the whole job, not its own. Sorted once: without value
+// i, the middle of the rest is v[m] or v[m + 1].
+std::vector<int64_t> OthersMedians(const std::vector<int64_t>& now) {
+  if (now.size() < 2) return std::vector<int64_t>(now.size(), 0);
+  std::vector<int64_t> sorted = now;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t m = (now.size() - 1) / 2;
+  std::vector<int64_t> out;
+  for (int64_t value : now) {
+    const size_t at = static_cast<size_t>(
+        std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
+    out.push_back(m < at ? sorted[m] : sorted[m + 1]);
   }
-  if (others.empty()) return true;
-  const size_t mid = others.size() / 2;
-  std::nth_element(others.begin(), others.begin() + mid, others.end());
-  return static_cast<double>(now[i]) >=
-         SlowdownDetector::kRatio * static_cast<double>(others[mid]);
+  return out;
+}
+
+bool AboveOthers(int64_t now, int64_t others) {
+  return static_cast<double>(now) >=
+         SlowdownDetector::kRatio * static_cast<double>(others);
 }
 
 }  // namespace
@@ -66,27 +74,28 @@ void SlowdownWatch::Add(const std::string& node,
   }
 }
 
-std::vector<v1::HealthSlowdown> SlowdownWatch::Job(
-    const std::string& job) const {
-  absl::MutexLock lock(&mutex_);
-  const auto first = ranks_.lower_bound({job, INT32_MIN});
-  auto end = first;
-  while (end != ranks_.end() && end->first.first == job) ++end;
+std::vector<v1::HealthSlowdown> SlowdownWatch::JobLocked(
+    Ranks::const_iterator first, Ranks::const_iterator end) const {
   // Each series' recent median, for the other ranks' level.
   std::vector<int64_t> compute_now, communication_now;
   for (auto it = first; it != end; ++it) {
     compute_now.push_back(it->second.compute.recent_ns());
     communication_now.push_back(it->second.communication.recent_ns());
   }
+  const std::vector<int64_t> compute_others = OthersMedians(compute_now);
+  const std::vector<int64_t> communication_others =
+      OthersMedians(communication_now);
   std::vector<v1::HealthSlowdown> compute, communication;
   size_t i = 0;
   for (auto it = first; it != end; ++it, ++i) {
     const Rank& r = it->second;
-    if (r.compute.slowdown() && AboveOthers(compute_now, i)) {
+    if (r.compute.slowdown() &&
+        AboveOthers(compute_now[i], compute_others[i])) {
       Report(it->first.second, r.node, "compute", *r.compute.slowdown(),
              &compute);
     }
-    if (r.communication.slowdown() && AboveOthers(communication_now, i)) {
+    if (r.communication.slowdown() &&
+        AboveOthers(communication_now[i], communication_others[i])) {
       Report(it->first.second, r.node, "communication",
              *r.communication.slowdown(), &communication);
     }
@@ -95,22 +104,32 @@ std::vector<v1::HealthSlowdown> SlowdownWatch::Job(
   return communication;
 }
 
-std::vector<std::pair<std::string, double>> SlowdownWatch::SlowJobs() const {
-  std::vector<std::string> jobs;
-  {
-    absl::MutexLock lock(&mutex_);
-    for (const auto& [key, rank] : ranks_) {
-      const bool slow =
-          rank.compute.slowdown() || rank.communication.slowdown();
-      if (slow && (jobs.empty() || jobs.back() != key.first)) {
-        jobs.push_back(key.first);
-      }
+std::vector<v1::HealthSlowdown> SlowdownWatch::Job(
+    const std::string& job) const {
+  absl::MutexLock lock(&mutex_);
+  const auto first = ranks_.lower_bound({job, INT32_MIN});
+  auto end = first;
+  while (end != ranks_.end() && end->first.first == job) ++end;
+  return JobLocked(first, end);
+}
+
+std::map<std::string, std::vector<v1::HealthSlowdown>> SlowdownWatch::SlowJobs()
+    const {
+  std::map<std::string, std::vector<v1::HealthSlowdown>> out;
+  absl::MutexLock lock(&mutex_);
+  for (auto first = ranks_.begin(); first != ranks_.end();) {
+    auto end = first;
+    bool slow = false;
+    for (; end != ranks_.end() && end->first.first == first->first.first;
+         ++end) {
+      slow |= end->second.compute.slowdown() ||
+              end->second.communication.slowdown();
     }
-  }
-  std::vector<std::pair<std::string, double>> out;
-  for (const std::string& job : jobs) {
-    const size_t slow = Job(job).size();
-    if (slow > 0) out.emplace_back(job, static_cast<double>(slow));
+    if (slow) {
+      std::vector<v1::HealthSlowdown> found = JobLocked(first, end);
+      if (!found.empty()) out[first->first.first] = std::move(found);
+    }
+    first = end;
   }
   return out;
 }

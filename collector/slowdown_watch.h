@@ -17,7 +17,7 @@
 //     the others' communication grew by waiting for it: not their fault).
 //     Every rank slower together (the machine, the input) is the job's
 //     change, not a rank's: not reported.
-//   - SlowJobs() counts them per job.
+//   - SlowJobs() is every job's that has any.
 //   - Thread-safe.
 #ifndef MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_
 #define MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_
@@ -44,9 +44,9 @@ class SlowdownWatch {
   void Add(const std::string& node, const v1::ProcessActivity& process,
            absl::Time now);
   std::vector<v1::HealthSlowdown> Job(const std::string& job) const;
-  // Each job with slowdowns now, and how many (Job()'s): the metric
-  // meridian_job_slow_ranks{job}.
-  std::vector<std::pair<std::string, double>> SlowJobs() const;
+  // Each job with slowdowns now, with them (Job()'s): the metric
+  // meridian_job_slow_ranks{job} counts them, --on-slowdown reports them.
+  std::map<std::string, std::vector<v1::HealthSlowdown>> SlowJobs() const;
   uint64_t refused() const;
 
  private:
@@ -56,9 +56,14 @@ class SlowdownWatch {
     SlowdownDetector compute;
     SlowdownDetector communication;
   };
+  using Ranks = std::map<std::pair<std::string, int32_t>, Rank>;
+  // Job()'s answer over one job's ranks [first, end).
+  std::vector<v1::HealthSlowdown> JobLocked(Ranks::const_iterator first,
+                                            Ranks::const_iterator end) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
   mutable absl::Mutex mutex_;
-  std::map<std::pair<std::string, int32_t>, Rank> ranks_
-      ABSL_GUARDED_BY(mutex_);
+  Ranks ranks_ ABSL_GUARDED_BY(mutex_);
   absl::Time swept_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
   uint64_t refused_ ABSL_GUARDED_BY(mutex_) = 0;
 };

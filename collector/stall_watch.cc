@@ -60,6 +60,10 @@ void StallWatch::Check(absl::Time now) {
     stalled[job] = {static_cast<double>(health.stalled_for_ns()) / 1e9,
                     HealthJson(health)};
   }
+  std::map<std::string, std::vector<v1::HealthSlowdown>> slow;
+  if (slowdowns_ != nullptr && !on_slowdown_.empty()) {
+    slow = slowdowns_->SlowJobs();
+  }
   absl::MutexLock lock(&mutex_);
   Reap();
   std::map<std::string, double> was = std::move(stalled_);
@@ -70,38 +74,39 @@ void StallWatch::Check(absl::Time now) {
       RunHook("--on-stall", "stalled", on_stall_, job, seconds_json.second);
     }
   }
-  if (slowdowns_ != nullptr && !on_slowdown_.empty()) CheckSlowdowns(now);
-}
-
-void StallWatch::CheckSlowdowns(absl::Time now) {
-  std::set<std::string> slow;
-  std::vector<std::pair<std::string, std::string>> fresh;  // job, its JSON
-  for (const auto& [job, count] : slowdowns_->SlowJobs()) {
-    const std::vector<v1::HealthSlowdown> found = slowdowns_->Job(job);
+  // Each slowdown once: a job whose list holds one not there at the last
+  // Check runs the hook with all of them.
+  std::set<std::string> slow_now;
+  for (const auto& [job, found] : slow) {
     bool any_new = false;
     for (const v1::HealthSlowdown& s : found) {
       const std::string key =
           absl::StrCat(job, " ", s.rank(), " ", s.metric(), " ", s.from_step());
       any_new |= !slow_.count(key);
-      slow.insert(key);
+      slow_now.insert(key);
     }
-    if (!any_new) continue;
-    const std::vector<LiveProcess> live = board_->Job(job, now);
-    v1::HealthReply health;
-    if (live.empty()) {
-      health.set_job(job);
-      health.set_state("finished");
-      health.set_stall_after_ns(stall_after_ns_);
-    } else {
-      health = DiagnoseHealth(job, live, stall_after_ns_);
+    if (any_new) {
+      RunHook("--on-slowdown", "slowed down", on_slowdown_, job,
+              SlowdownJson(job, found, now));
     }
-    for (const v1::HealthSlowdown& s : found) *health.add_slowdowns() = s;
-    fresh.emplace_back(job, HealthJson(health));
   }
-  slow_ = std::move(slow);
-  for (const auto& [job, json] : fresh) {
-    RunHook("--on-slowdown", "slowed down", on_slowdown_, job, json);
+  slow_ = std::move(slow_now);
+}
+
+std::string StallWatch::SlowdownJson(
+    const std::string& job, const std::vector<v1::HealthSlowdown>& found,
+    absl::Time now) const {
+  const std::vector<LiveProcess> live = board_->Job(job, now);
+  v1::HealthReply health;
+  if (live.empty()) {
+    health.set_job(job);
+    health.set_state("finished");
+    health.set_stall_after_ns(stall_after_ns_);
+  } else {
+    health = DiagnoseHealth(job, live, stall_after_ns_);
   }
+  for (const v1::HealthSlowdown& s : found) *health.add_slowdowns() = s;
+  return HealthJson(health);
 }
 
 std::vector<std::pair<std::string, double>> StallWatch::Stalled() const {

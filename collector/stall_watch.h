@@ -62,7 +62,10 @@ class StallWatch {
   void RunHook(const char* flag, const char* what, const std::string& command,
                const std::string& job, const std::string& json)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void CheckSlowdowns(absl::Time now);
+  // The job's health JSON with its slowdowns `found`, for the hook.
+  std::string SlowdownJson(const std::string& job,
+                           const std::vector<v1::HealthSlowdown>& found,
+                           absl::Time now) const;
   void Reap() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const ActivityBoard* const board_;

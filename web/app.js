@@ -186,8 +186,9 @@ function healthBanner(health) {
   if (health.state !== 'stalled') return slowdownsSection(health);
   const stallRanks = (health.stalls || []).flatMap((s) => s.ranks || []);
   const stackOf = (r) => {
-    const frames = [...(r.python_stack || []), ...(r.python_stack && r.python_stack.length &&
-      r.stack && r.stack.length ? ['--- native ---'] : []), ...(r.stack || [])];
+    const python = r.python_stack || [], native = r.stack || [];
+    const frames = python.length && native.length ?
+      [...python, '--- native ---', ...native] : [...python, ...native];
     if (!frames.length) return r.stack_error || '';
     // The innermost frame with a source line stands for the stack.
     const headline = frames.find((f) => /:\d+\)$/.test(f)) || frames[0];

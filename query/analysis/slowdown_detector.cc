@@ -21,15 +21,10 @@ void SlowdownDetector::Add(int64_t step, int64_t ns) {
   history_.push_back({step, ns});
   if (history_.size() > static_cast<size_t>(kHistory)) history_.pop_front();
   if (slowdown_) {
-    std::vector<int64_t> recent;
-    for (auto it = history_.end() - std::min<size_t>(kRecent, history_.size());
-         it != history_.end(); ++it) {
-      recent.push_back(it->ns);
-    }
-    slowdown_->now_ns = Median(recent);
+    slowdown_->now_ns = recent_ns();
     slowdown_->ratio = static_cast<double>(slowdown_->now_ns) /
                        static_cast<double>(slowdown_->baseline_ns);
-    if (static_cast<int>(recent.size()) >= kRecent &&
+    if (history_.size() >= static_cast<size_t>(kRecent) &&
         slowdown_->now_ns < kRecoverRatio * slowdown_->baseline_ns) {
       slowdown_.reset();  // recovered: a fresh reference from here
       history_.erase(history_.begin(), history_.end() - kRecent);
