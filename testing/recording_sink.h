@@ -1,8 +1,8 @@
 // RecordingSink: a CaptureSink for tests of the capture libraries. It keeps
 // names and records in memory, reads a clock the test sets, and has a
 // training step the test sets.
-#ifndef MERIDIAN_AGENT_PROBE_RECORDING_SINK_H_
-#define MERIDIAN_AGENT_PROBE_RECORDING_SINK_H_
+#ifndef MERIDIAN_TESTING_RECORDING_SINK_H_
+#define MERIDIAN_TESTING_RECORDING_SINK_H_
 
 #include <mutex>
 #include <string>
@@ -86,4 +86,4 @@ class RecordingSink : public CaptureSink {
 
 }  // namespace meridian
 
-#endif  // MERIDIAN_AGENT_PROBE_RECORDING_SINK_H_
+#endif  // MERIDIAN_TESTING_RECORDING_SINK_H_

@@ -23,24 +23,52 @@ constexpr int64_t kUnknownClockBoundNs = 1000000000;
 bool Before(const EvidenceSpan& a, const EvidenceSpan& b) {
   return std::tie(a.start_ns, a.track_id) < std::tie(b.start_ns, b.track_id);
 }
-// Drops from `fresh` the spans `sorted` (ascending by Before) holds: a span
-// read twice (ClickHouse's write mark rereads the last seconds) counts once.
+// Drops from `fresh` (ascending by Before, as Store::Scan reads) the spans
+// `sorted` (ascending too) holds: a span read twice (ClickHouse's write mark
+// rereads the last seconds) counts once. In place; only the fresh spans
+// not after `sorted`'s last can be in it.
 void DropKnown(const std::vector<EvidenceSpan>& sorted,
                std::vector<EvidenceSpan>* fresh) {
   if (sorted.empty() || fresh->empty()) return;
   const auto same = [](const EvidenceSpan& a, const EvidenceSpan& b) {
     return a.op_id == b.op_id && a.dur_ns == b.dur_ns;
   };
-  std::vector<EvidenceSpan> kept;
-  kept.reserve(fresh->size());
-  for (EvidenceSpan& span : *fresh) {
-    auto run = std::equal_range(sorted.begin(), sorted.end(), span, Before);
-    if (std::none_of(run.first, run.second,
-                     [&](const EvidenceSpan& e) { return same(e, span); })) {
-      kept.push_back(std::move(span));
+  size_t kept = 0;
+  for (size_t i = 0; i < fresh->size(); ++i) {
+    EvidenceSpan& span = (*fresh)[i];
+    if (!Before(sorted.back(), span)) {
+      auto run = std::equal_range(sorted.begin(), sorted.end(), span, Before);
+      if (std::any_of(run.first, run.second,
+                      [&](const EvidenceSpan& e) { return same(e, span); })) {
+        continue;
+      }
     }
+    if (kept != i) (*fresh)[kept] = std::move(span);
+    ++kept;
   }
-  *fresh = std::move(kept);
+  fresh->resize(kept);
+}
+
+// `open` and `fresh`, each ascending by Before, merged as std::merge merges
+// them (of equal spans, `open`'s first); moved whole, not copied span by
+// span, where one is empty or all of `fresh` comes after `open`.
+std::vector<EvidenceSpan> MergeEvidence(std::vector<EvidenceSpan> open,
+                                        std::vector<EvidenceSpan> fresh) {
+  if (fresh.empty()) return open;
+  if (open.empty()) return fresh;
+  if (!Before(fresh.front(), open.back())) {
+    open.insert(open.end(), std::make_move_iterator(fresh.begin()),
+                std::make_move_iterator(fresh.end()));
+    return open;
+  }
+  std::vector<EvidenceSpan> merged;
+  merged.reserve(open.size() + fresh.size());
+  std::merge(std::make_move_iterator(open.begin()),
+             std::make_move_iterator(open.end()),
+             std::make_move_iterator(fresh.begin()),
+             std::make_move_iterator(fresh.end()), std::back_inserter(merged),
+             Before);
+  return merged;
 }
 
 uint64_t Mix(uint64_t h, uint64_t v) {
@@ -284,13 +312,8 @@ absl::StatusOr<bool> JobClocks::UpdateFrom(
     auto [it, added] = state->first_start.try_emplace(track, start);
     if (!added) it->second = std::min(it->second, start);
   }
-  std::vector<EvidenceSpan> evidence;
-  evidence.reserve(state->open.size() + fresh.spans.size());
-  std::merge(std::make_move_iterator(state->open.begin()),
-             std::make_move_iterator(state->open.end()),
-             std::make_move_iterator(fresh.spans.begin()),
-             std::make_move_iterator(fresh.spans.end()),
-             std::back_inserter(evidence), Before);
+  std::vector<EvidenceSpan> evidence =
+      MergeEvidence(std::move(state->open), std::move(fresh.spans));
   state->open.clear();
   evidence_spans_ =
       state->settled_spans + static_cast<int64_t>(evidence.size());
