@@ -231,8 +231,8 @@ void NodeAgent::AddStacks(v1::ProcessActivity* process,
     alive->insert(thread);
     // The episode: what it is stuck in (the same call, or none since the
     // same one).
-    std::optional<StackReader::Stack> stack =
-        stacks_->Get(thread, absl::StrCat(t.calls(), " ", t.call()));
+    std::optional<StackReader::Stack> stack = stacks_->Get(
+        thread, absl::StrCat(t.calls(), " ", t.call()), t.call().empty());
     if (!stack) continue;  // read on the stacks' thread; next sample
     for (const std::string& frame : stack->frames) t.add_stack(frame);
     for (const std::string& frame : stack->python_frames) {

@@ -17,7 +17,8 @@ StackReader::~StackReader() {
 }
 
 std::optional<StackReader::Stack> StackReader::Get(Thread thread,
-                                                   const std::string& episode) {
+                                                   const std::string& episode,
+                                                   bool first) {
   absl::MutexLock lock(&mutex_);
   auto it = entries_.find(thread);
   if (it != entries_.end() && it->second.episode == episode) {
@@ -26,7 +27,11 @@ std::optional<StackReader::Stack> StackReader::Get(Thread thread,
   }
   if (queue_.size() >= kMaxQueued) return std::nullopt;
   entries_[thread] = Entry{episode, false, {}};
-  queue_.emplace_back(thread, episode);
+  if (first) {
+    queue_.emplace_front(thread, episode);
+  } else {
+    queue_.emplace_back(thread, episode);
+  }
   return std::nullopt;
 }
 

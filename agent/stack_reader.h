@@ -6,11 +6,13 @@
 // ms).
 //
 // Contract:
-//   - Get(pid, tid, episode) returns the stack read for that thread in that
-//     episode (what the thread is stuck in: its calls left and its call), if
-//     one was read; else it asks for one (at most kMaxQueued waiting; more
-//     are asked again later) and returns nothing. A thread in a new
-//     episode is read again.
+//   - Get(pid, tid, episode, first) returns the stack read for that thread
+//     in that episode (what the thread is stuck in: its calls left and its
+//     call), if one was read; else it asks for one (at most kMaxQueued
+//     waiting; more are asked again later) and returns nothing. A thread in
+//     a new episode is read again. `first`: read before those asked without
+//     it (the agent asks so for threads in no traced call, a hang's likely
+//     cause, so that theirs come first when many threads wait at once).
 //   - Keep(alive) forgets the threads not in `alive`.
 //   - Thread-safe; the destructor stops the thread after the read under
 //     way.
@@ -47,7 +49,8 @@ class StackReader {
   StackReader();
   ~StackReader();
 
-  std::optional<Stack> Get(Thread thread, const std::string& episode);
+  std::optional<Stack> Get(Thread thread, const std::string& episode,
+                           bool first = false);
   void Keep(const std::set<Thread>& alive);
   // Returns once no read is asked for or under way (for tests).
   void WaitIdle();

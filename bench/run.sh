@@ -70,6 +70,10 @@
 #                             (meridian import of a 1M-event Chrome trace:
 #                              events/s; export as JSON and as Perfetto:
 #                              bytes/s and sizes)
+#   ./bench/run.sh health [--runs N]
+#                             (how soon `meridian health` reports real hung
+#                              MPI jobs and a rank that got slower: runs
+#                              tests/health_test.sh alone, N times)
 #   ./bench/run.sh gpu        (GPU machines only: CUDA + NCCL capture's
 #                              overhead on small kernels and AllReduces,
 #                              after the GPU tests; see tests/gpu/run.sh)
@@ -142,6 +146,12 @@ case "${1:-}" in
     ;;
   gpu)
     exec ./tests/gpu/run.sh --bench
+    ;;
+  health)
+    shift
+    ./deploy/dependencies.sh
+    bazel build //tests:health_test >&2
+    exec ./bench/health_bench.sh "$@"
     ;;
   load)
     shift
