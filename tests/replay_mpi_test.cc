@@ -69,8 +69,10 @@ double MedianStep(const google::protobuf::Struct& replay,
 //   - "delay" with --scale pack=F (F = 1 / 6) predicts "even" the same.
 // Wall-clock step times: the test runs alone (replay_mpi_test, exclusive),
 // but the jobs are three runs on a shared machine, and a few steps of one
-// of them can be descheduled (a CI run saw 7 % over the window); the median
-// step is what a run of the unchanged job would give.
+// of them can be descheduled (CI runs saw a window 7 % and 40 % over its
+// steps' median), which no replay of another run can predict. So the three
+// are run again, at most 5 times in all, until each one's window is within
+// 5 % of 28 of its median steps (an undisturbed run), and that is printed.
 TEST_F(MpiCaptureTest, ReplayPredictsTheJobWithoutTheStragglerOrTheDelay) {
   StartCollector();
   Child agent = StartAgent();
@@ -93,38 +95,57 @@ TEST_F(MpiCaptureTest, ReplayPredictsTheJobWithoutTheStragglerOrTheDelay) {
                                     slow_us,
                                     pack_us};
   };
-  ASSERT_TRUE(Traced("replay-slow", job("8000", "1000")));
-  ASSERT_TRUE(Traced("replay-even", job("0", "1000")));
-  ASSERT_TRUE(Traced("replay-delay", job("0", "6000")));
-  StopAgent(agent);
   const std::vector<std::string> window = {"--steps", "2:29"};
   std::map<std::string, google::protobuf::Struct> same;
-  for (const char* name : {"replay-slow", "replay-even", "replay-delay"}) {
-    same[name] = ReplayOf(address_, env_, name, window);
+  std::map<std::string, std::string> job_of;  // "slow" -> its job's name
+  for (int attempt = 1; attempt <= 5; ++attempt) {
+    const std::string suffix =
+        attempt == 1 ? "" : "-" + std::to_string(attempt);
+    for (const char* name : {"slow", "even", "delay"}) {
+      job_of[name] = std::string("replay-") + name + suffix;
+    }
+    ASSERT_TRUE(Traced(job_of["slow"], job("8000", "1000")));
+    ASSERT_TRUE(Traced(job_of["even"], job("0", "1000")));
+    ASSERT_TRUE(Traced(job_of["delay"], job("0", "6000")));
+    bool undisturbed = true;
+    for (const char* name : {"slow", "even", "delay"}) {
+      same[name] = ReplayOf(address_, env_, job_of[name], window);
+      const double off = Field(same[name], "measured_ns") /
+                         (28 * MedianStep(same[name], "measured_ns"));
+      if (off > 1.05) {
+        printf("attempt %d: %s's window is %.1f%% over its median steps\n",
+               attempt, name, 100 * (off - 1));
+        undisturbed = false;
+      }
+    }
+    if (undisturbed) break;
+  }
+  StopAgent(agent);
+  for (const char* name : {"slow", "even", "delay"}) {
     const double measured = Field(same[name], "measured_ns");
     EXPECT_GT(measured, 28 * 9e6) << name;
     EXPECT_NEAR(Field(same[name], "predicted_ns") / measured, 1.0, 0.01)
         << name;
   }
   for (const auto& step :
-       same["replay-slow"].fields().at("steps").list_value().values()) {
+       same["slow"].fields().at("steps").list_value().values()) {
     const auto& s = step.struct_value();
     EXPECT_NEAR(Field(s, "predicted_ns") / Field(s, "measured_ns"), 1.0, 0.01)
         << "step " << Field(s, "step");
   }
-  const double even = Field(same["replay-even"], "measured_ns");
+  const double even = Field(same["even"], "measured_ns");
   // The straggler is real: "slow" takes 8 ms more a step.
-  EXPECT_GT(Field(same["replay-slow"], "measured_ns"), 1.5 * even);
+  EXPECT_GT(Field(same["slow"], "measured_ns"), 1.5 * even);
 
   std::vector<std::string> flags = window;
   flags.insert(flags.end(), {"--rank-like", "1=0"});
   const google::protobuf::Struct fixed =
-      ReplayOf(address_, env_, "replay-slow", flags);
+      ReplayOf(address_, env_, job_of["slow"], flags);
   flags = window;
   flags.insert(flags.end(), {"--scale", "pack=0.1666667"});
   const google::protobuf::Struct shorter =
-      ReplayOf(address_, env_, "replay-delay", flags);
-  const double even_step = MedianStep(same["replay-even"], "measured_ns");
+      ReplayOf(address_, env_, job_of["delay"], flags);
+  const double even_step = MedianStep(same["even"], "measured_ns");
   EXPECT_GT(even_step, 9e6);
   EXPECT_NEAR(MedianStep(fixed, "predicted_ns") / even_step, 1.0, 0.05);
   EXPECT_NEAR(MedianStep(shorter, "predicted_ns") / even_step, 1.0, 0.05);
@@ -134,12 +155,12 @@ TEST_F(MpiCaptureTest, ReplayPredictsTheJobWithoutTheStragglerOrTheDelay) {
       "replay figures (steps 2..29, ms): even measured %.3f; slow measured "
       "%.3f, unchanged %.3f, --rank-like 1=0 %.3f (%.2f%% off even); delay "
       "measured %.3f, unchanged %.3f, --scale pack %.3f (%.2f%% off even)\n",
-      even / 1e6, Field(same["replay-slow"], "measured_ns") / 1e6,
-      Field(same["replay-slow"], "predicted_ns") / 1e6,
+      even / 1e6, Field(same["slow"], "measured_ns") / 1e6,
+      Field(same["slow"], "predicted_ns") / 1e6,
       Field(fixed, "predicted_ns") / 1e6,
       100 * (Field(fixed, "predicted_ns") / even - 1),
-      Field(same["replay-delay"], "measured_ns") / 1e6,
-      Field(same["replay-delay"], "predicted_ns") / 1e6,
+      Field(same["delay"], "measured_ns") / 1e6,
+      Field(same["delay"], "predicted_ns") / 1e6,
       Field(shorter, "predicted_ns") / 1e6,
       100 * (Field(shorter, "predicted_ns") / even - 1));
 }
