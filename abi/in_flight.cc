@@ -23,6 +23,7 @@ bool ReadInFlight(const InFlightCall* slot, InFlightState* out, int tries) {
     const uint32_t flags_category = v->flags_category;
     s.flags = static_cast<uint16_t>(flags_category & InFlightState::kFlags);
     s.category = static_cast<uint8_t>(flags_category >> 16);
+    if (flags_category & InFlightCall::kWaitsFor) s.waits_for = v->waits_for;
     s.phase = v->phase;
     s.phase_since = v->phase_since;
     s.phase_flags = v->phase_flags & ProbeRecord::kTicks;

@@ -5,7 +5,9 @@
 //
 // The probe writes it at each traced call's entry (EnterCall: the
 // operation, communicator, sequence number, bytes, root or peer, tag and
-// start, from the call's ProbeRecord) and exit (LeaveCall), and at each
+// start, from the call's ProbeRecord; EnterWait for a completion call,
+// MPI_Wait, with those of the request it waits for and that request's
+// operation) and exit (LeaveCall), and at each
 // user phase's begin and end (SetPhase). One writer, the owning thread;
 // what a call writes lies in one cache line that thread alone writes:
 // entering is six plain stores and a release store of `head` (name and
@@ -54,6 +56,9 @@ struct InFlightState {
   int64_t bytes = 0;
   int32_t peer = -1;
   int32_t tag = -1;
+  // The operation of the request a completion call waits for (string id of
+  // e.g. MPI_Irecv, when MPI_Wait waits for one); 0: none.
+  uint32_t waits_for = 0;
   uint64_t calls = 0;  // traced calls the thread has left
   uint32_t phase = 0;  // string id of the innermost user phase open; 0: none
   uint16_t phase_flags = 0;  // kTicks or 0
@@ -61,16 +66,19 @@ struct InFlightState {
 };
 
 struct alignas(64) InFlightCall {
-  // Line 1, written at every traced call: seven stores to enter, two to
-  // leave.
+  // kWaitsFor in flags_category: waits_for holds the call's request's
+  // operation (EnterWait); else it is stale and not read.
+  static constexpr uint32_t kWaitsFor = 1u << 31;
+  // Line 1, written at every traced call: seven stores to enter (eight for
+  // EnterWait), two to leave.
   std::atomic<uint64_t> head;  // name | comm_size << 32; 0: in no call
   int64_t since;
   uint64_t comm;
   uint64_t seq;
   int64_t bytes;
   uint64_t peer_tag;        // peer (low 32 bits) | tag << 32
-  uint32_t flags_category;  // flags | category << 16
-  uint32_t reserved;
+  uint32_t flags_category;  // flags | category << 16 | kWaitsFor
+  uint32_t waits_for;       // a string id, where kWaitsFor says so
   std::atomic<uint64_t> calls;
   // Line 2, written at phase begins and ends.
   alignas(64) std::atomic<uint32_t> phase_generation;  // odd while written
@@ -98,7 +106,9 @@ inline void ClaimInFlight(InFlightCall* slot) {
 
 // The call `record` describes begins (its name, category, flags, start,
 // comm, seq, bytes, peer, tag and comm size; a name of 0 is no call).
-inline void EnterCall(InFlightCall* slot, const ProbeRecord& record) {
+// `mark`: 0, or kWaitsFor from EnterWait.
+inline void EnterCall(InFlightCall* slot, const ProbeRecord& record,
+                      uint32_t mark = 0) {
   // The last LeaveCall's stores before these (free on x86): a reader that
   // sees a field of this call sees `calls` moved.
   std::atomic_thread_fence(std::memory_order_release);
@@ -110,9 +120,18 @@ inline void EnterCall(InFlightCall* slot, const ProbeRecord& record) {
                    static_cast<uint64_t>(static_cast<uint32_t>(record.tag))
                        << 32;
   slot->flags_category = (record.flags & InFlightState::kFlags) |
-                         static_cast<uint32_t>(record.category) << 16;
+                         static_cast<uint32_t>(record.category) << 16 | mark;
   slot->head.store(record.name | static_cast<uint64_t>(record.comm_size) << 32,
                    std::memory_order_release);
+}
+
+// A completion call (`record`: its name, category and start, with the comm,
+// seq, bytes, peer, tag and comm size of the request it waits for) begins,
+// waiting for a request of the operation `waits_for` (a string id).
+inline void EnterWait(InFlightCall* slot, const ProbeRecord& record,
+                      uint32_t waits_for) {
+  slot->waits_for = waits_for;
+  EnterCall(slot, record, InFlightCall::kWaitsFor);
 }
 
 // The call entered last has returned.

@@ -67,6 +67,37 @@ TEST(InFlightTest, EnterLeaveAndPhase) {
   EXPECT_EQ(s.phase_flags, 0);
 }
 
+TEST(InFlightTest, AWaitSaysTheOperationOfItsRequestAndNoOtherCallDoes) {
+  InFlightCall slot{};
+  ClaimInFlight(&slot);
+  EnterCall(&slot, Call(5, 120));
+  InFlightState s;
+  ASSERT_TRUE(ReadInFlight(&slot, &s));
+  EXPECT_EQ(s.waits_for, 0u);
+  LeaveCall(&slot);
+
+  ProbeRecord wait = Call(11, 130);
+  wait.flags = ProbeRecord::kHasPeer | ProbeRecord::kHasTag;
+  EnterWait(&slot, wait, 12);
+  ASSERT_TRUE(ReadInFlight(&slot, &s));
+  EXPECT_EQ(s.name, 11u);
+  EXPECT_EQ(s.waits_for, 12u);
+  EXPECT_EQ(s.flags, ProbeRecord::kHasPeer | ProbeRecord::kHasTag);
+  EXPECT_EQ(s.category, 1);
+  EXPECT_EQ(s.tag, 7);
+  EXPECT_EQ(s.peer, 3);
+  EXPECT_EQ(s.bytes, 64);
+  LeaveCall(&slot);
+
+  // The next call leaves waits_for in the slot, but not marked: not read.
+  EnterCall(&slot, Call(5, 140));
+  ASSERT_TRUE(ReadInFlight(&slot, &s));
+  EXPECT_EQ(s.name, 5u);
+  EXPECT_EQ(s.waits_for, 0u);
+  EXPECT_EQ(s.category, 1);
+  EXPECT_EQ(s.calls, 2u);
+}
+
 TEST(InFlightTest, APhaseWriteUnderWayIsNotRead) {
   InFlightCall slot{};
   ClaimInFlight(&slot);

@@ -47,6 +47,7 @@ void SampleActivity(const void* memory, const ProcessRegionLayout& layout,
     }
     if (s.name == 0) continue;
     t->set_call(Name(memory, layout, s.name));
+    if (s.waits_for != 0) t->set_waits_for(Name(memory, layout, s.waits_for));
     t->set_category(v1::Category_IsValid(s.category)
                         ? static_cast<v1::Category>(s.category)
                         : v1::CATEGORY_UNSPECIFIED);

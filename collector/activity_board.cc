@@ -65,10 +65,12 @@ absl::Status ActivityBoard::Check(
                        p.threads_size(), " threads: at most ", kMaxThreads));
     }
     for (const v1::ThreadActivity& t : p.threads()) {
-      if (t.call().size() > kMaxNameBytes || t.phase().size() > kMaxNameBytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "activity: process ", p.pid(), " names a call or phase over ",
-            kMaxNameBytes, " bytes"));
+      if (t.call().size() > kMaxNameBytes || t.phase().size() > kMaxNameBytes ||
+          t.waits_for().size() > kMaxNameBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("activity: process ", p.pid(),
+                         " names a call, phase or awaited operation over ",
+                         kMaxNameBytes, " bytes"));
       }
       if (absl::Status stacks = CheckStacks(p.pid(), t); !stacks.ok()) {
         return stacks;

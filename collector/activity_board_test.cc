@@ -48,9 +48,17 @@ TEST(ActivityBoardTest, OversizedReportsAreRefused) {
   *report.Add() = Process("j", 0);
   EXPECT_TRUE(ActivityBoard::Check(report).ok());
   report.Mutable(0)->mutable_threads(0)->set_call(std::string(5000, 'x'));
-  EXPECT_EQ(ActivityBoard::Check(report).message(),
-            "activity: process 1000 names a call or phase over 4096 bytes");
+  const std::string names_over =
+      "activity: process 1000 names a call, phase or awaited operation over "
+      "4096 bytes";
+  EXPECT_EQ(ActivityBoard::Check(report).message(), names_over);
+  report.Mutable(0)->mutable_threads(0)->set_call("MPI_Wait");
+  report.Mutable(0)->mutable_threads(0)->set_waits_for(std::string(4097, 'x'));
+  EXPECT_EQ(ActivityBoard::Check(report).message(), names_over);
+  report.Mutable(0)->mutable_threads(0)->set_waits_for("MPI_Isend");
+  EXPECT_TRUE(ActivityBoard::Check(report).ok());
   report.Mutable(0)->mutable_threads(0)->set_call("MPI_Send");
+  report.Mutable(0)->mutable_threads(0)->clear_waits_for();
   const std::string stacks_over =
       "activity: process 1000 sends a stack over 64 frames or a frame or "
       "error over 4096 bytes";

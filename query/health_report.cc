@@ -23,6 +23,8 @@ void AppendRank(std::string* out, const v1::HealthRank& r) {
   AppendJsonString(out, r.node());
   absl::StrAppend(out, ",\"pid\":", r.pid(), ",\"tid\":", r.tid(), ",\"in\":");
   AppendJsonString(out, r.in());
+  out->append(",\"waits_for\":");
+  AppendJsonString(out, r.waits_for());
   absl::StrAppend(out, ",\"in_for_ns\":", r.in_for_ns(), ",\"category\":");
   AppendJsonString(out, r.category());
   if (!r.category().empty()) {
@@ -53,6 +55,7 @@ std::string Seconds(int64_t ns) {
 std::string RankLine(const v1::HealthRank& r) {
   std::string in = r.in().empty() ? "in no traced call or phase"
                                   : absl::StrCat("in ", r.in());
+  if (!r.waits_for().empty()) absl::StrAppend(&in, " for ", r.waits_for());
   std::string what;
   if (!r.category().empty()) {
     if (r.has_seq()) absl::StrAppend(&what, " #", r.seq());

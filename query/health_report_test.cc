@@ -58,19 +58,23 @@ TEST(HealthReportTest, Json) {
       "\"comm\":\"0xab\",\"seq\":9,\"op\":\"MPI_Allreduce\","
       "\"waiting_ranks\":[0],\"suspect_ranks\":[1],\"ranks\":["
       "{\"rank\":0,\"node\":\"n0\",\"pid\":10,\"tid\":10,\"in\":"
-      "\"MPI_Allreduce\",\"in_for_ns\":8000000000,\"category\":\"mpi\","
+      "\"MPI_Allreduce\",\"waits_for\":\"\",\"in_for_ns\":8000000000,"
+      "\"category\":\"mpi\","
       "\"comm\":\"0xab\",\"seq\":9,\"bytes\":8,\"phase\":\"\",\"idle_ns\":-1,"
       "\"sampled_ago_ns\":500000000,\"stack\":[],\"python_stack\":[]},"
-      "{\"rank\":1,\"node\":\"n0\",\"pid\":11,\"tid\":11,\"in\":\"\","
+      "{\"rank\":1,\"node\":\"n0\",\"pid\":11,\"tid\":11,\"in\":\"\",\"waits_"
+      "for\":\"\","
       "\"in_for_ns\":9000000000,\"category\":\"\",\"phase\":\"\","
       "\"idle_ns\":9000000000,\"sampled_ago_ns\":0,"
       "\"stack\":[\"spin (hang_job.c:20)\"],"
       "\"python_stack\":[\"train.py:12 in step\"]}]}],\"ranks\":["
       "{\"rank\":0,\"node\":\"n0\",\"pid\":10,\"tid\":10,\"in\":"
-      "\"MPI_Allreduce\",\"in_for_ns\":8000000000,\"category\":\"mpi\","
+      "\"MPI_Allreduce\",\"waits_for\":\"\",\"in_for_ns\":8000000000,"
+      "\"category\":\"mpi\","
       "\"comm\":\"0xab\",\"seq\":9,\"bytes\":8,\"phase\":\"\",\"idle_ns\":-1,"
       "\"sampled_ago_ns\":500000000,\"stack\":[],\"python_stack\":[]},"
-      "{\"rank\":1,\"node\":\"n0\",\"pid\":11,\"tid\":11,\"in\":\"\","
+      "{\"rank\":1,\"node\":\"n0\",\"pid\":11,\"tid\":11,\"in\":\"\",\"waits_"
+      "for\":\"\","
       "\"in_for_ns\":9000000000,\"category\":\"\",\"phase\":\"\","
       "\"idle_ns\":9000000000,\"sampled_ago_ns\":0,"
       "\"stack\":[\"spin (hang_job.c:20)\"],"
@@ -94,6 +98,31 @@ TEST(HealthReportTest, Text) {
             "  rank 1 (n0 pid 11): in no traced call or phase for 9.0 s\n"
             "      py train.py:12 in step\n"
             "      spin (hang_job.c:20)\n");
+}
+
+TEST(HealthReportTest, AWaitSaysWhatItWaitsFor) {
+  v1::HealthReply h;
+  h.set_job("j");
+  h.set_state("stalled");
+  v1::HealthRank* r = h.add_ranks();
+  r->set_rank(1);
+  r->set_node("n0");
+  r->set_pid(11);
+  r->set_in("MPI_Wait");
+  r->set_waits_for("MPI_Isend");
+  r->set_in_for_ns(3000000000);
+  r->set_category("mpi");
+  r->set_bytes(16);
+  r->set_peer(0);
+  r->set_tag(7);
+  EXPECT_NE(HealthJson(h).find("\"in\":\"MPI_Wait\",\"waits_for\":"
+                               "\"MPI_Isend\",\"in_for_ns\":3000000000,"),
+            std::string::npos)
+      << HealthJson(h);
+  EXPECT_NE(HealthText(h).find("  rank 1 (n0 pid 11): in MPI_Wait for "
+                               "MPI_Isend peer/root 0 16 bytes for 3.0 s\n"),
+            std::string::npos)
+      << HealthText(h);
 }
 
 TEST(HealthReportTest, Slowdowns) {

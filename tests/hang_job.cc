@@ -3,8 +3,9 @@
 //                       MPI_Allreduce; the others wait in it
 //   hang_job mismatch   rank 2 calls MPI_Bcast where the others call their
 //                       10th MPI_Allreduce
-//   hang_job deadlock   ranks 0 and 1 each MPI_Send 16 MiB to the other
-//                       (no receive posted: both block)
+//   hang_job deadlock   ranks 0 and 1 each send 16 MiB to the other, no
+//                       receive posted: rank 0 blocks in MPI_Send, rank 1
+//                       in MPI_Wait for its MPI_Isend
 //   hang_job compute    every rank computes (sleeps) for SECONDS in a
 //                       phase "solve" between two MPI_Allreduces, then ends
 // Each prints "hanging" (rank 0: "computing") once it is about to, so that
@@ -55,9 +56,13 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "deadlock") == 0) {
     std::vector<char> buffer(16 << 20);
     Said(rank, "hanging");
-    if (rank < 2) {
-      MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_CHAR,
-               1 - rank, 7, MPI_COMM_WORLD);
+    const int bytes = static_cast<int>(buffer.size());
+    if (rank == 0) {
+      MPI_Send(buffer.data(), bytes, MPI_CHAR, 1, 7, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+      MPI_Request request;
+      MPI_Isend(buffer.data(), bytes, MPI_CHAR, 0, 7, MPI_COMM_WORLD, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
     }
   } else if (strcmp(mode, "compute") == 0 && argc > 2) {
     MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -6,8 +6,9 @@
 #      native stack at the line it is stuck on;
 #   2. rank 2 in MPI_Bcast where the others are in MPI_Allreduce:
 #      "mismatch", op MPI_Allreduce, rank 2 in MPI_Bcast;
-#   3. two ranks in blocking MPI_Sends to each other: "p2p", both waiting,
-#      both suspect;
+#   3. two ranks sending to each other, rank 0 in MPI_Send and rank 1 in
+#      MPI_Wait for its MPI_Isend: "p2p", both waiting, both suspect, rank
+#      1's wait with its request's peer, tag, bytes and operation;
 #   4. a job computing in a phase for longer than the threshold: running,
 #      no stall, every rank in "solve"; then finished once it ends;
 #   5. a job whose rank 1 computes 1.6 times as long from step 200: its
@@ -165,7 +166,7 @@ assert sorted(ranks) == [0, 1, 2, 3], ranks
 assert (ranks[2]["in"], ranks[2]["category"]) == ("", ""), ranks[2]
 assert ranks[2]["in_for_ns"] >= 2e9, ranks[2]
 # Its stack, read through ptrace, reaches the line it is stuck on.
-assert any("StuckInOwnCode() (" in f and f.endswith("tests/hang_job.cc:27)")
+assert any("StuckInOwnCode() (" in f and f.endswith("tests/hang_job.cc:28)")
            for f in ranks[2]["stack"]), ranks[2]
 for r in (0, 1, 3):
     assert (ranks[r]["in"], ranks[r]["category"], ranks[r]["seq"], ranks[r]["bytes"]) == \
@@ -186,6 +187,8 @@ assert (s["kind"], s["op"], s["waiting_ranks"], s["suspect_ranks"]) == \
 ranks = {r["rank"]: r for r in s["ranks"]}
 assert (ranks[0]["peer"], ranks[0]["tag"], ranks[0]["bytes"]) == (1, 7, 16 << 20), ranks[0]
 assert (ranks[1]["peer"], ranks[1]["tag"], ranks[1]["bytes"]) == (0, 7, 16 << 20), ranks[1]
+assert (ranks[0]["in"], ranks[0]["waits_for"]) == ("MPI_Send", ""), ranks[0]
+assert (ranks[1]["in"], ranks[1]["waits_for"]) == ("MPI_Wait", "MPI_Isend"), ranks[1]
 '
 
 # The collector's own watch: each stalled job ran --on-stall once, with

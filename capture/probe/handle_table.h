@@ -111,6 +111,12 @@ class HandleTable {
     return true;
   }
 
+  // The value of the calling thread's marked entry `ticket` (0: none), or
+  // nullptr. Valid until the ticket is used.
+  const Value* PeekMarked(uint32_t ticket) {
+    return Marked(ticket) == nullptr ? nullptr : &values_[ticket - 1];
+  }
+
   // Unmarks the entry of `ticket` (0: none): its key finds it again.
   void Unmark(uint32_t ticket) {
     if (std::atomic<uint64_t>* slot = Marked(ticket)) {

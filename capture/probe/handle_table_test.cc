@@ -51,6 +51,11 @@ TEST(HandleTableTest, AMarkedEntryIsNotReplacedByTheHandlesNextUse) {
   ASSERT_NE(first, 0u);
   EXPECT_EQ(table.Find(0x1000), nullptr);  // marked: not the handle's now
   ASSERT_TRUE(table.Insert(0x1000, {2, 0}));
+  // The marking thread still reads its own entry (MPI_Wait publishing it).
+  ASSERT_NE(table.PeekMarked(first), nullptr);
+  EXPECT_EQ(table.PeekMarked(first)->a, 1);
+  EXPECT_EQ(table.PeekMarked(0), nullptr);
+  EXPECT_EQ(table.PeekMarked(65), nullptr);
   // The handle's next use is completed too before the first is taken:
   // two marked entries of one key, told apart by their tickets.
   const uint32_t second = table.Mark(0x1000);
@@ -61,6 +66,7 @@ TEST(HandleTableTest, AMarkedEntryIsNotReplacedByTheHandlesNextUse) {
   EXPECT_EQ(out.a, 2);
   ASSERT_TRUE(table.TakeMarked(first, &out));
   EXPECT_EQ(out.a, 1);
+  EXPECT_EQ(table.PeekMarked(first), nullptr);  // taken
   EXPECT_FALSE(table.TakeMarked(first, &out));
   EXPECT_FALSE(table.TakeMarked(0, &out));
   EXPECT_FALSE(table.TakeMarked(65, &out));

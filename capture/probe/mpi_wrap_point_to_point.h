@@ -184,7 +184,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   MPI_Status* s = status == MPI_STATUS_IGNORE ? &own : status;
   const bool recording = probe::Recording();
   const int64_t start = probe::Now();
-  if (recording) probe::EnterCall(OpName(kWait), kCategoryMpi, start);
+  if (recording) EnterWaitFor(ticket, start);
   const int rc = PMPI_Wait(request, s);
   const int64_t end = probe::Now();
   Complete(ticket, end, s);

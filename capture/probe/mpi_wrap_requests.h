@@ -191,6 +191,28 @@ void Complete(uint32_t ticket, int64_t end, const MPI_Status* status) {
   probe::Emit(r);
 }
 
+// MPI_Wait for the request of `ticket` (MarkRequest's) begins at `start`:
+// published as the thread's call in flight with the request's communicator,
+// peer, tag, bytes and sequence number (a persistent collective's) and its
+// operation (waits_for), so that a hang in it is told like one in the
+// blocking call; a request the probe does not hold, by the name alone.
+void EnterWaitFor(uint32_t ticket, int64_t start) {
+  const Pending* pending =
+      ticket == kSharedTicket ? nullptr : g_requests.PeekMarked(ticket);
+  if (pending == nullptr) {
+    probe::EnterCall(OpName(kWait), kCategoryMpi, start);
+    return;
+  }
+  ProbeRecord r = pending->record;
+  const uint32_t op = r.name;
+  r.name = OpName(kWait);
+  r.start_ns = start;
+  r.flags = (r.flags & (ProbeRecord::kHasPeer | ProbeRecord::kHasTag |
+                        ProbeRecord::kHasSeq)) |
+            probe::TimeFlags();
+  probe::EnterWait(r, op);
+}
+
 // The requests of an array completion call (Waitall & co), marked before
 // the call completes and overwrites them (MarkRequest), and the statuses to
 // pass it: the caller's, or ours when the caller ignores them and the count

@@ -153,6 +153,17 @@ inline void EnterCall(const ProbeRecord& record) {
   }
   meridian::EnterCall(slot, record);
 }
+// A completion call (MPI_Wait) waiting for a request of the operation
+// `waits_for` (a string id); `record` has the call's name, category and
+// start, and the request's comm, seq, bytes, peer, tag and comm size.
+inline void EnterWait(const ProbeRecord& record, uint32_t waits_for) {
+  InFlightCall* slot = tls_in_flight;
+  if (__builtin_expect(slot == nullptr, 0)) {
+    if (ClaimRing() == nullptr) return;
+    slot = tls_in_flight;
+  }
+  meridian::EnterWait(slot, record, waits_for);
+}
 // A call known by its name alone (MPI_Wait's family).
 inline void EnterCall(uint32_t name, uint8_t category, int64_t start) {
   ProbeRecord record{};

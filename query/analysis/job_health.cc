@@ -80,6 +80,7 @@ void Describe(const Rank& r, v1::HealthRank* out) {
     return;
   }
   out->set_in(t.call());
+  out->set_waits_for(t.waits_for());
   out->set_category(std::string(CategoryName(t.category())));
   out->set_comm(t.comm());
   out->set_has_seq(t.has_seq());
@@ -89,7 +90,13 @@ void Describe(const Rank& r, v1::HealthRank* out) {
   out->set_tag(t.tag());
 }
 
-// Point-to-point directions, by the MPI call's name.
+// The operation a thread's call stands for: that of the request it waits
+// for (MPI_Wait for an MPI_Irecv: MPI_Irecv), else the call itself.
+const std::string& Operation(const v1::ThreadActivity& t) {
+  return t.waits_for().empty() ? t.call() : t.waits_for();
+}
+
+// Point-to-point directions, by the MPI operation's name.
 bool Sends(const std::string& call) {
   return absl::StrContains(call, "send") || absl::StrContains(call, "Send");
 }
@@ -106,8 +113,8 @@ bool Matches(const Rank& waiting, const Rank& other) {
   if (o.comm() != w.comm()) return false;
   const int32_t me = waiting.process->activity.rank();
   if (o.peer() >= 0 && o.peer() != me) return false;
-  return (Sends(w.call()) && Receives(o.call())) ||
-         (Receives(w.call()) && Sends(o.call()));
+  return (Sends(Operation(w)) && Receives(Operation(o))) ||
+         (Receives(Operation(w)) && Sends(Operation(o)));
 }
 
 class Diagnosis {
@@ -164,7 +171,7 @@ class Diagnosis {
                  std::vector<const Rank*>>
             kinds;
         for (const Rank* r : group) {
-          kinds[{r->thread->call(), r->thread->bytes(), r->thread->peer()}]
+          kinds[{Operation(*r->thread), r->thread->bytes(), r->thread->peer()}]
               .push_back(r);
         }
         if (kinds.size() > 1) {
@@ -202,7 +209,7 @@ class Diagnosis {
       v1::HealthStall* stall = reply_->add_stalls();
       stall->set_kind("p2p");
       stall->set_comm(r.thread->comm());
-      stall->set_op(r.thread->call());
+      stall->set_op(Operation(*r.thread));
       Fill(stall, std::move(waiting), std::move(suspects));
     }
   }
@@ -255,7 +262,7 @@ class Diagnosis {
     stall->set_kind("missing");
     stall->set_comm(comm);
     stall->set_seq(seq);
-    stall->set_op(group.front()->thread->call());
+    stall->set_op(Operation(*group.front()->thread));
     Fill(stall, std::vector<int32_t>(in.begin(), in.end()),
          std::move(suspects));
   }

@@ -22,9 +22,13 @@
 //     members not in it (for a communicator as large as the job, every rank
 //     not in it; for a smaller one, the ranks known to be on it at an
 //     earlier sequence number).
-//   - "p2p": a rank in a blocking send (receive) whose peer is not in a
-//     receive (send) naming it or any source; two such ranks waiting on
-//     each other are one stall, both waiting and both suspect.
+//   - "p2p": a rank in a blocking send (receive), or in MPI_Wait for a
+//     non-blocking one, whose peer is not in a receive (send) naming it or
+//     any source; two such ranks waiting on each other are one stall, both
+//     waiting and both suspect.
+// A rank in MPI_Wait stands for the operation of the request it waits for
+// (its waits_for: MPI_Irecv, MPI_Iallreduce...) throughout, and that is
+// the stall's `op`; its `in` stays MPI_Wait.
 // Ranks listed in a stall: every waiting rank and every suspect, by rank.
 #ifndef MERIDIAN_QUERY_ANALYSIS_JOB_HEALTH_H_
 #define MERIDIAN_QUERY_ANALYSIS_JOB_HEALTH_H_

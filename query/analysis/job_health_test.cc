@@ -124,6 +124,46 @@ TEST(JobHealthTest, AMatchedSendIsNoStall) {
   EXPECT_EQ(h.stalls_size(), 0);    // but nothing unmatched is seen
 }
 
+// MPI_Wait stands for its request's operation: two ranks waiting for their
+// MPI_Isends to each other are a p2p stall of MPI_Isend; a wait for an
+// MPI_Irecv from a rank in MPI_Send to it is matched; waits for different
+// non-blocking collectives at one sequence number are a mismatch.
+TEST(JobHealthTest, AWaitIsItsRequestsOperation) {
+  auto waiting = [](LiveProcess p, const std::string& op) {
+    p.activity.mutable_threads(0)->set_waits_for(op);
+    return p;
+  };
+  std::vector<LiveProcess> job = {
+      waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Isend"),
+      waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 0, 0), "MPI_Isend"),
+  };
+  v1::HealthReply h = DiagnoseHealth("j", job, 5 * kS);
+  ASSERT_EQ(h.stalls_size(), 1);
+  EXPECT_EQ(h.stalls(0).kind(), "p2p");
+  EXPECT_EQ(h.stalls(0).op(), "MPI_Isend");
+  EXPECT_EQ(Of(h.stalls(0).waiting_ranks()), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(Of(h.stalls(0).suspect_ranks()), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(h.stalls(0).ranks(0).in(), "MPI_Wait");
+  EXPECT_EQ(h.stalls(0).ranks(0).waits_for(), "MPI_Isend");
+  EXPECT_EQ(h.stalls(0).ranks(0).peer(), 1);
+
+  job = {waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Irecv"),
+         Rank(1, "MPI_Send", 9 * kS, -1, 0, 0)};
+  EXPECT_EQ(DiagnoseHealth("j", job, 5 * kS).stalls_size(), 0);
+
+  job = {waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+         waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+         waiting(Rank(2, "MPI_Wait", 9 * kS, -1, 4), "MPI_Ibcast"),
+         waiting(Rank(3, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce")};
+  h = DiagnoseHealth("j", job, 5 * kS);
+  ASSERT_EQ(h.stalls_size(), 1);
+  EXPECT_EQ(h.stalls(0).kind(), "mismatch");
+  EXPECT_EQ(h.stalls(0).op(), "MPI_Iallreduce");
+  EXPECT_EQ(Of(h.stalls(0).suspect_ranks()), (std::vector<int32_t>{2}));
+  EXPECT_EQ(h.stalls(0).ranks(2).in(), "MPI_Wait");
+  EXPECT_EQ(h.stalls(0).ranks(2).waits_for(), "MPI_Ibcast");
+}
+
 TEST(JobHealthTest, ComputingLongIsRunning) {
   std::vector<LiveProcess> job = {Rank(0, "", 0, 90 * kS),
                                   Rank(1, "", 0, 90 * kS)};
