@@ -72,6 +72,7 @@ def main():
     parser.add_argument("--groups", action="store_true")
     parser.add_argument("--p2p", action="store_true")
     parser.add_argument("--hang-rank", type=int, default=-1)
+    parser.add_argument("--async-rank", type=int, default=-1)
     args = parser.parse_args()
     meridian.auto_steps()
     meridian.capture_record_functions()
@@ -104,7 +105,10 @@ def main():
         print("hanging", flush=True)
         if rank == args.hang_rank:
             stuck_in_own_code()
-        dist.all_reduce(torch.ones(1000))
+        if rank == args.async_rank:
+            dist.all_reduce(torch.ones(1000), async_op=True).wait()
+        else:
+            dist.all_reduce(torch.ones(1000))
     if args.groups:
         dist.all_to_all_single(torch.empty(8), torch.ones(8))
         group = dist.new_group([0, 1])

@@ -24,9 +24,11 @@
 #      a value out of range: a warning, and none.
 #   6. send/recv and isend/irecv: every message matched, and the
 #      communication matrix exact.
-#   7. Rank 1 stops in its own code where rank 0 calls dist.all_reduce:
-#      `meridian health` says stalled, rank 0 waiting in the allreduce,
-#      rank 1 the suspect, its Python stack at the line it waits on.
+#   7. Of 3 ranks, rank 1 stops in its own code where rank 0 calls
+#      dist.all_reduce and rank 2 waits on its async_op=True work:
+#      `meridian health` says stalled, ranks 0 and 2 waiting in the
+#      allreduce, rank 1 the suspect, its Python stack at the line it
+#      waits on.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -271,21 +273,24 @@ assert matrix == [{"from": 0, "to": 1, "messages": 6, "bytes": 24000},
 PY
 echo "torch_ddp_test: point-to-point matched"
 
-# 7. A hung job: rank 1 stops in its own code where rank 0 calls
-# dist.all_reduce. `meridian health` says stalled: rank 0 waits in the
-# allreduce (c10d, kept in flight through its wait), rank 1 is the suspect.
+# 7. A hung job of 3 ranks: rank 1 stops in its own code where rank 0 calls
+# dist.all_reduce and rank 2 dist.all_reduce(async_op=True).wait().
+# `meridian health` says stalled: ranks 0 and 2 wait in the allreduce (c10d,
+# kept in flight through rank 0's call and again through rank 2's
+# Work.wait), rank 1 is the suspect.
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-for rank in 0 1; do
+for rank in 0 1 2; do
   mkfifo "$work/hang.$rank.fifo"
   MASTER_ADDR=127.0.0.1 MASTER_PORT=$port RANK=$rank LOCAL_RANK=$rank \
-    WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 TORCHELASTIC_RUN_ID=ddp-hang \
+    WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 TORCHELASTIC_RUN_ID=ddp-hang \
     setsid "$meridian_bin" --collector "$addr" run -- "$python" -B "$job_py" \
-    --steps 2 --hang-rank 1 >"$work/hang.$rank.fifo" 2>"$work/hang.$rank.err" &
+    --steps 2 --hang-rank 1 --async-rank 2 >"$work/hang.$rank.fifo" \
+    2>"$work/hang.$rank.err" &
   hung+=("$!")
 done
-# Both FIFOs open first: each worker starts once its output has a reader.
-exec {hang0}<"$work/hang.0.fifo" {hang1}<"$work/hang.1.fifo"
-for fd in "$hang0" "$hang1"; do
+# Every FIFO open first: each worker starts once its output has a reader.
+exec {hang0}<"$work/hang.0.fifo" {hang1}<"$work/hang.1.fifo" {hang2}<"$work/hang.2.fifo"
+for fd in "$hang0" "$hang1" "$hang2"; do
   while :; do
     read -r said <&"$fd" || fail "a rank ended before hanging: $(cat "$work"/hang.*.err)"
     [ "$said" = hanging ] && break
@@ -316,10 +321,13 @@ import json, sys
 h = json.loads(sys.argv[1])
 (s,) = h["stalls"]
 assert (s["kind"], s["op"], s["waiting_ranks"], s["suspect_ranks"]) == \
-    ("missing", "allreduce", [0], [1]), s
+    ("missing", "allreduce", [0, 2], [1]), s
 ranks = {r["rank"]: r for r in s["ranks"]}
-assert (ranks[0]["in"], ranks[0]["category"], ranks[0]["bytes"]) == ("allreduce", "c10d", 4000), ranks[0]
-assert ranks[0]["in_for_ns"] >= 2e9, ranks[0]
+for r in (0, 2):
+    assert (ranks[r]["in"], ranks[r]["category"], ranks[r]["bytes"]) == \
+        ("allreduce", "c10d", 4000), ranks[r]
+    assert ranks[r]["in_for_ns"] >= 2e9, ranks[r]
+assert ranks[0]["seq"] == ranks[2]["seq"], ranks
 assert ranks[1]["in"] != "allreduce", ranks[1]
 # Rank 1's Python stack: in threading's wait, called on the job's line.
 (line,) = [n for n, text in enumerate(open(sys.argv[2]), 1)

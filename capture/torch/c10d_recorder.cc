@@ -203,10 +203,32 @@ namespace {
 // whether it has an operation published in flight.
 thread_local int tls_python_calls = 0;
 thread_local bool tls_in_call = false;
+// The operation this thread's last Begin published, until taken.
+thread_local ProbeRecord tls_last_begun{};
+thread_local bool tls_has_last_begun = false;
 
 }  // namespace
 
-void C10dRecorder::PythonCallBegin() { ++tls_python_calls; }
+void C10dRecorder::PythonCallBegin() {
+  ++tls_python_calls;
+  tls_has_last_begun = false;  // what the function begins, from now
+}
+
+bool C10dRecorder::TakeLastBegun(ProbeRecord* out) {
+  if (!tls_has_last_begun) return false;
+  *out = tls_last_begun;
+  tls_has_last_begun = false;
+  return true;
+}
+
+void C10dRecorder::WaitBegin(const ProbeRecord& record) {
+  ++tls_python_calls;
+  if (sink_ == nullptr) return;
+  ProbeRecord r = record;
+  r.start_ns = sink_->NowNs();
+  sink_->EnterCall(r);
+  tls_in_call = true;
+}
 
 void C10dRecorder::PythonCallEnd() {
   if (tls_python_calls > 0) --tls_python_calls;
@@ -264,6 +286,8 @@ uint64_t C10dRecorder::Begin(const Call& call) {
   }
   sink_->EnterCall(r);
   tls_in_call = true;
+  tls_last_begun = r;
+  tls_has_last_begun = true;
   // The key's entry published last (release): a worker that finds it sees
   // the slot filled. An entry of the same key still there (its operation's
   // work has not begun) is replaced: that operation is left to Retire.

@@ -154,6 +154,16 @@ class C10dRecorder {
   // included. Per thread; nested calls count.
   static void PythonCallBegin();
   void PythonCallEnd();
+  // An asynchronous operation's later wait (`work.wait()` of an
+  // async_op=True call, an isend's): TakeLastBegun hands over the calling
+  // thread's last operation Begin published (false: none since the last
+  // take or PythonCallBegin), as the Python function that made it returns;
+  // WaitBegin publishes that operation again as this thread's call in flight,
+  // from now, until the matching PythonCallEnd (collectives.py keeps the record
+  // with the work and wraps its wait). Thread-local: no slot of another
+  // thread's is read.
+  static bool TakeLastBegun(ProbeRecord* out);
+  void WaitBegin(const ProbeRecord& record);
 
   Counters counters() const;
 

@@ -90,6 +90,48 @@ TEST_F(C10dRecorderTest, AnOperationIsInFlightUntilItsCallOrItsWaiterReturns) {
   EXPECT_EQ(sink_.left(), 2);
 }
 
+// An async_op=True call: its operation is in flight while the call runs;
+// its record, taken as the call returns, is in flight again from when its
+// work's wait begins until it returns.
+TEST_F(C10dRecorderTest, AnAsynchronousOperationIsInFlightWhileWaitedFor) {
+  ProbeRecord last;
+  C10dRecorder::PythonCallBegin();  // the async call's wrapper
+  EXPECT_FALSE(C10dRecorder::TakeLastBegun(&last));
+  sink_.now_ns = 500;
+  const uint64_t op =
+      recorder_.Begin({Op::kAllreduce, &g_world, 4000, -1, 0, 0x4000});
+  recorder_.CallEnd(op);
+  EXPECT_TRUE(sink_.InCall(nullptr));
+  recorder_.PythonCallEnd();
+  EXPECT_FALSE(sink_.InCall(nullptr));
+  ASSERT_TRUE(C10dRecorder::TakeLastBegun(&last));
+  EXPECT_FALSE(C10dRecorder::TakeLastBegun(&last));  // taken once
+  EXPECT_EQ(sink_.NameOf(last.name), "allreduce");
+  EXPECT_EQ(last.bytes, 4000);
+  EXPECT_EQ(last.seq, 0u);
+  // Another operation meanwhile, then the first's wait.
+  recorder_.CallEnd(recorder_.Begin({Op::kBarrier, &g_world, 0, -1, 0, 0}));
+  sink_.now_ns = 900;
+  recorder_.WaitBegin(last);
+  ProbeRecord in;
+  ASSERT_TRUE(sink_.InCall(&in));
+  EXPECT_EQ(sink_.NameOf(in.name), "allreduce");
+  EXPECT_EQ(in.start_ns, 900);  // waiting since
+  EXPECT_EQ(in.bytes, 4000);
+  EXPECT_EQ(in.comm_size, 4u);
+  EXPECT_EQ(in.seq, 0u);
+  EXPECT_EQ(in.flags & ProbeRecord::kHasSeq, ProbeRecord::kHasSeq);
+  recorder_.PythonCallEnd();
+  EXPECT_FALSE(sink_.InCall(nullptr));
+  // Not recorded: nothing to take (the barrier's before was forgotten at
+  // the call's begin).
+  sink_.recording = false;
+  C10dRecorder::PythonCallBegin();
+  EXPECT_EQ(recorder_.Begin({Op::kBarrier, &g_world, 0, -1, 0, 0}), 0u);
+  recorder_.PythonCallEnd();
+  EXPECT_FALSE(C10dRecorder::TakeLastBegun(&last));
+}
+
 TEST_F(C10dRecorderTest, AnAllreduceIsOneSpanFromItsCallToItsWorksEnd) {
   sink_.set_step(7);
   Run({Op::kAllreduce, &g_world, 1597480, -1, 0, 0x1000}, 41, 1000, 1300, 9000);

@@ -3,6 +3,7 @@
 // feeding the probe of libmeridian_probe.so when it is loaded.
 #include <torch/extension.h>
 
+#include <cstring>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <vector>
@@ -57,6 +58,27 @@ uint64_t Begin(const std::string& op,
                             meridian::TensorKey(input)});
 }
 
+// last_begun() -> bytes or None: the record of the operation this thread
+// began last (C10dRecorder::TakeLastBegun), for its later wait.
+pybind11::object LastBegun() {
+  meridian::ProbeRecord record;
+  if (!meridian::C10dRecorder::TakeLastBegun(&record)) return pybind11::none();
+  return pybind11::bytes(reinterpret_cast<const char*>(&record),
+                         sizeof(record));
+}
+
+// wait_begin(record): `record` (last_begun's) in flight again until
+// python_call_end(); anything but last_begun's size is refused.
+void WaitBegin(const pybind11::bytes& record) {
+  const std::string data = record;
+  if (data.size() != sizeof(meridian::ProbeRecord)) {
+    throw pybind11::value_error("wait_begin: not a record of last_begun()");
+  }
+  meridian::ProbeRecord r;
+  memcpy(&r, data.data(), sizeof(r));
+  Recorder()->WaitBegin(r);
+}
+
 pybind11::dict Counters() {
   const auto c = Recorder()->counters();
   pybind11::dict d;
@@ -82,4 +104,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // flight: C10dRecorder::PythonCallBegin).
   m.def("python_call_begin", &meridian::C10dRecorder::PythonCallBegin);
   m.def("python_call_end", [] { Recorder()->PythonCallEnd(); });
+  // An asynchronous operation's wait (C10dRecorder::WaitBegin): its record
+  // taken as its call returns, in flight again while it is waited for.
+  m.def("last_begun", &LastBegun);
+  m.def("wait_begin", &WaitBegin);
 }

@@ -42,6 +42,7 @@ import shutil
 import sys
 import threading
 import warnings
+import weakref
 
 from . import hooks
 from .probe import enabled
@@ -53,6 +54,12 @@ _lock = threading.RLock()
 _capture = hooks.Hook()
 _extension = None
 _registered = set()  # the process groups told to the extension
+# Asynchronous operations' works (async_op=True calls, isend, irecv) -> the
+# record of the operation each began (the extension's last_begun()): while
+# one is waited for (Work.wait) it is its thread's call in flight again.
+# Weak: a work dropped unwaited leaves nothing behind.
+_begun = weakref.WeakKeyDictionary()
+_work_type = None  # c10d's Work, once started
 
 
 def _warn(message, stacklevel=3):
@@ -228,7 +235,7 @@ def _direct(op, argument):
             except Exception:  # the call itself says what is wrong
                 token = 0
             try:
-                return function(*args, **kwargs)
+                return _kept(function(*args, **kwargs), extension)
             finally:
                 if token:
                     extension.call_end(token)
@@ -237,13 +244,49 @@ def _direct(op, argument):
     return wrap
 
 
+def _kept(result, extension):
+    """`result`, a call's; if it is a work (an asynchronous operation's),
+    the record of the operation the call began is kept for its wait."""
+    if _work_type is not None and isinstance(result, _work_type):
+        record = extension.last_begun()
+        if record is not None:
+            try:
+                _begun[result] = record
+            except TypeError:  # a work that takes no weak reference
+                pass
+    return result
+
+
+def _work_wait(wait, c10d):
+    """Work.wait: the operation its work belongs to in flight while it
+    waits (C10dRecorder::WaitBegin), where the call that made the work was
+    recorded."""
+    @functools.wraps(wait)
+    def waiting(work, *args, **kwargs):
+        try:
+            record = _begun.pop(work, None)
+        except TypeError:
+            record = None
+        if record is None:
+            return wait(work, *args, **kwargs)
+        extension = _extension
+        extension.wait_begin(record)
+        try:
+            return wait(work, *args, **kwargs)
+        finally:
+            extension.python_call_end()
+    return waiting
+
+
 # The functions that wait for their operations when not async_op: while one
 # runs, the operation it began stays its thread's call in flight, so that a
-# rank blocked in its wait shows in it (docs/health.md).
+# rank blocked in its wait shows in it (docs/health.md). With async_op=True
+# (and isend, irecv, which never wait) they return a work instead: its
+# operation is in flight again while Work.wait waits for it.
 _WAITING = ("all_reduce", "broadcast", "reduce", "all_gather", "gather",
             "scatter", "reduce_scatter", "all_to_all", "barrier", "send",
             "recv", "all_gather_object", "gather_object",
-            "broadcast_object_list", "scatter_object_list")
+            "broadcast_object_list", "scatter_object_list", "isend", "irecv")
 
 
 def _waiting(function, c10d):
@@ -254,7 +297,7 @@ def _waiting(function, c10d):
         extension = _extension
         extension.python_call_begin()
         try:
-            return function(*args, **kwargs)
+            return _kept(function(*args, **kwargs), extension)
         finally:
             extension.python_call_end()
     return waited
@@ -316,6 +359,11 @@ def _start(c10d):
             patched.append((module, name, original))
 
     patch(c10d, "_new_process_group_helper", _group_helper)
+    global _work_type
+    work = getattr(c10d, "Work", None)
+    if isinstance(work, type) and hasattr(_extension, "last_begun"):
+        _work_type = work
+        patch(work, "wait", _work_wait)
     # torch.distributed copies these from c10d once c10d is imported (`from
     # .distributed_c10d import *`): where it has not yet, patching c10d is
     # enough.
@@ -336,6 +384,8 @@ def _start(c10d):
     def undo():
         atexit.unregister(extension.stop)
         extension.stop()
+        global _work_type
+        _work_type = None
         for module, name, original in patched:
             setattr(module, name, original)
 
