@@ -106,12 +106,13 @@ inline void ClaimInFlight(InFlightCall* slot) {
 
 // The call `record` describes begins (its name, category, flags, start,
 // comm, seq, bytes, peer, tag and comm size; a name of 0 is no call).
-// `mark`: 0, or kWaitsFor from EnterWait.
+// `waits_for`: 0, or EnterWait's (a string id, then stored and marked).
 inline void EnterCall(InFlightCall* slot, const ProbeRecord& record,
-                      uint32_t mark = 0) {
+                      uint32_t waits_for = 0) {
   // The last LeaveCall's stores before these (free on x86): a reader that
   // sees a field of this call sees `calls` moved.
   std::atomic_thread_fence(std::memory_order_release);
+  if (waits_for != 0) slot->waits_for = waits_for;
   slot->since = record.start_ns;
   slot->comm = record.comm;
   slot->seq = record.seq;
@@ -120,7 +121,8 @@ inline void EnterCall(InFlightCall* slot, const ProbeRecord& record,
                    static_cast<uint64_t>(static_cast<uint32_t>(record.tag))
                        << 32;
   slot->flags_category = (record.flags & InFlightState::kFlags) |
-                         static_cast<uint32_t>(record.category) << 16 | mark;
+                         static_cast<uint32_t>(record.category) << 16 |
+                         (waits_for != 0 ? InFlightCall::kWaitsFor : 0);
   slot->head.store(record.name | static_cast<uint64_t>(record.comm_size) << 32,
                    std::memory_order_release);
 }
@@ -130,8 +132,7 @@ inline void EnterCall(InFlightCall* slot, const ProbeRecord& record,
 // waiting for a request of the operation `waits_for` (a string id).
 inline void EnterWait(InFlightCall* slot, const ProbeRecord& record,
                       uint32_t waits_for) {
-  slot->waits_for = waits_for;
-  EnterCall(slot, record, InFlightCall::kWaitsFor);
+  EnterCall(slot, record, waits_for);
 }
 
 // The call entered last has returned.

@@ -30,13 +30,18 @@ for run in $(seq "$runs"); do
   echo "run $run of $runs" >&2
   bash tests/health_test.sh | tee -a "$out" >&2
 done
-python3 - "$out" <<'PY'
+python3 - "$out" "$runs" <<'PY'
 import json, re, sys
 text = open(sys.argv[1]).read()
+runs = int(sys.argv[2])
 cases = {}
 for job, ms in re.findall(r"^health_test: (hang-\S+) reported in (\d+) ms$", text, re.M):
     cases.setdefault(job, []).append(int(ms))
 slow = [int(ms) for ms in re.findall(r"compute slowdown reported (\d+) ms after its step 200", text)]
+expected = ("hang-stuck", "hang-mismatch", "hang-deadlock")
+if sorted(cases) != sorted(expected) or any(len(ms) != runs for ms in cases.values()):
+    sys.exit("health bench: expected %d figures for each of %s, read %s"
+             % (runs, ", ".join(expected), cases))
 worst = {job: max(ms) for job, ms in cases.items()}
 print(json.dumps({"bench": "health", "stall_after_ms": 2000, "target_ms": 7000,
                   "hang_ms": cases, "hang_worst_ms": worst,

@@ -436,7 +436,8 @@ def main():
         jobs[-1].wait()
 
         # A hung job: stalled above the list, and its diagnosis at the top
-        # of its page (both ranks in MPI_Send to the other, both suspect).
+        # of its page (both ranks sending to the other, rank 0 in MPI_Send,
+        # rank 1 in MPI_Wait for its MPI_Isend; both suspect).
         jobs.append(start_mpi_job(collector.work, address, meridian_bin,
                                   "hung", 2, [hang_bin, "deadlock"]))
         browser.open(web)
@@ -460,7 +461,8 @@ def main():
                       "call (suspects: ranks 0, 1)."]:
             fail("the stalls: %s" % stalls)
         ranks = [r[:3] for r in rows(browser, "stall-ranks")]
-        if ranks != [["0", "yes", "MPI_Send"], ["1", "yes", "MPI_Send"]]:
+        if ranks != [["0", "yes", "MPI_Send"],
+                     ["1", "yes", "MPI_Wait for MPI_Isend"]]:
             fail("the stall's ranks: %s" % ranks)
         browser.screenshot("stalled.png")
 

@@ -203,7 +203,8 @@ function healthBanner(health) {
       {title: 'rank', numeric: true, value: (r) => r.rank},
       {title: 'suspect', value: (r) => ((health.stalls || []).some((s) =>
         (s.suspect_ranks || []).includes(r.rank)) ? 'yes' : '')},
-      {title: 'in', value: (r) => r.in || '(no traced call)'},
+      {title: 'in', value: (r) => !r.in ? '(no traced call)' :
+        r.waits_for ? `${r.in} for ${r.waits_for}` : r.in},
       {title: 'for (s)', numeric: true, value: (r) => num(r.in_for_ns), text: (r) => seconds(r.in_for_ns)},
       {title: 'node', value: (r) => r.node},
       {title: 'pid', numeric: true, value: (r) => num(r.pid)},

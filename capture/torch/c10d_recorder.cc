@@ -223,7 +223,7 @@ bool C10dRecorder::TakeLastBegun(ProbeRecord* out) {
 
 void C10dRecorder::WaitBegin(const ProbeRecord& record) {
   ++tls_python_calls;
-  if (sink_ == nullptr) return;
+  if (sink_ == nullptr || !sink_->Recording()) return;
   ProbeRecord r = record;
   r.start_ns = sink_->NowNs();
   sink_->EnterCall(r);

@@ -160,8 +160,8 @@ class C10dRecorder {
   // take or PythonCallBegin), as the Python function that made it returns;
   // WaitBegin publishes that operation again as this thread's call in flight,
   // from now, until the matching PythonCallEnd (collectives.py keeps the record
-  // with the work and wraps its wait). Thread-local: no slot of another
-  // thread's is read.
+  // with the work and wraps its wait), unless recording stopped meanwhile.
+  // Thread-local: no slot of another thread's is read.
   static bool TakeLastBegun(ProbeRecord* out);
   void WaitBegin(const ProbeRecord& record);
 

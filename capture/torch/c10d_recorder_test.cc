@@ -123,9 +123,13 @@ TEST_F(C10dRecorderTest, AnAsynchronousOperationIsInFlightWhileWaitedFor) {
   EXPECT_EQ(in.flags & ProbeRecord::kHasSeq, ProbeRecord::kHasSeq);
   recorder_.PythonCallEnd();
   EXPECT_FALSE(sink_.InCall(nullptr));
+  // Recording stopped before the wait: not published.
+  sink_.recording = false;
+  recorder_.WaitBegin(last);
+  EXPECT_FALSE(sink_.InCall(nullptr));
+  recorder_.PythonCallEnd();
   // Not recorded: nothing to take (the barrier's before was forgotten at
   // the call's begin).
-  sink_.recording = false;
   C10dRecorder::PythonCallBegin();
   EXPECT_EQ(recorder_.Begin({Op::kBarrier, &g_world, 0, -1, 0, 0}), 0u);
   recorder_.PythonCallEnd();

@@ -188,6 +188,10 @@ class Diagnosis {
     std::set<std::pair<int32_t, int32_t>> done;  // (waiting, peer) reported
     for (const Rank& r : ranks_) {
       if (!r.in_call || r.thread->has_seq() || r.thread->peer() < 0) continue;
+      // A send or a receive (blocking, or waited for): not one-sided
+      // communication's calls, whose target takes no part.
+      const std::string& op = Operation(*r.thread);
+      if (!Sends(op) && !Receives(op)) continue;
       const int32_t me = r.process->activity.rank();
       const int32_t peer = r.thread->peer();
       if (done.count({me, peer})) continue;
@@ -247,10 +251,18 @@ class Diagnosis {
                const std::map<uint64_t, std::vector<const Rank*>>& by_seq) {
     std::set<int32_t> in;
     for (const Rank* r : group) in.insert(RankOf(r));
+    // Ranks at a later collective of the communicator issued this one (a
+    // non-blocking one's wait may come in any order): not suspects.
+    std::set<int32_t> past;
+    for (auto it = by_seq.upper_bound(seq); it != by_seq.end(); ++it) {
+      for (const Rank* r : it->second) past.insert(RankOf(r));
+    }
     std::vector<int32_t> suspects;
     if (group.front()->thread->comm_size() >= ranks_.size()) {
       for (const Rank& r : ranks_) {
-        if (!in.count(RankOf(&r))) suspects.push_back(RankOf(&r));
+        if (!in.count(RankOf(&r)) && !past.count(RankOf(&r))) {
+          suspects.push_back(RankOf(&r));
+        }
       }
     } else {
       for (const auto& [other_seq, others] : by_seq) {

@@ -20,12 +20,14 @@
 //   - "missing": fewer ranks in a collective at (comm, seq) than the
 //     communicator holds, all in the same operation: the suspects are the
 //     members not in it (for a communicator as large as the job, every rank
-//     not in it; for a smaller one, the ranks known to be on it at an
+//     not in it and not at a later sequence number of it, which issued
+//     this one; for a smaller one, the ranks known to be on it at an
 //     earlier sequence number).
 //   - "p2p": a rank in a blocking send (receive), or in MPI_Wait for a
 //     non-blocking one, whose peer is not in a receive (send) naming it or
-//     any source; two such ranks waiting on each other are one stall, both
-//     waiting and both suspect.
+//     any source (one-sided operations, MPI_Rput's..., are not: their
+//     target takes no part); two such ranks waiting on each other are one
+//     stall, both waiting and both suspect.
 // A rank in MPI_Wait stands for the operation of the request it waits for
 // (its waits_for: MPI_Irecv, MPI_Iallreduce...) throughout, and that is
 // the stall's `op`; its `in` stays MPI_Wait.

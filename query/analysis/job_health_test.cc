@@ -164,6 +164,34 @@ TEST(JobHealthTest, AWaitIsItsRequestsOperation) {
   EXPECT_EQ(h.stalls(0).ranks(2).waits_for(), "MPI_Ibcast");
 }
 
+// Non-blocking collectives waited for out of order: rank 3 waits at seq 5,
+// so it issued seq 4, where ranks 0 and 1 wait: rank 2 alone is missing.
+// A wait for a one-sided MPI_Rput is no p2p stall.
+TEST(JobHealthTest, ARankAtALaterCollectiveIsNoSuspect) {
+  auto waiting = [](LiveProcess p, const std::string& op) {
+    p.activity.mutable_threads(0)->set_waits_for(op);
+    return p;
+  };
+  std::vector<LiveProcess> job = {
+      waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+      waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+      Rank(2, "", 0, 10 * kS),
+      waiting(Rank(3, "MPI_Wait", 9 * kS, -1, 5), "MPI_Iallreduce"),
+  };
+  v1::HealthReply h = DiagnoseHealth("j", job, 5 * kS);
+  ASSERT_GE(h.stalls_size(), 1);
+  EXPECT_EQ(h.stalls(0).kind(), "missing");
+  EXPECT_EQ(h.stalls(0).seq(), 4u);
+  EXPECT_EQ(Of(h.stalls(0).waiting_ranks()), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(Of(h.stalls(0).suspect_ranks()), (std::vector<int32_t>{2}));
+
+  job = {waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Rput"),
+         Rank(1, "", 0, 10 * kS)};
+  h = DiagnoseHealth("j", job, 5 * kS);
+  EXPECT_EQ(h.state(), "stalled");
+  EXPECT_EQ(h.stalls_size(), 0);
+}
+
 TEST(JobHealthTest, ComputingLongIsRunning) {
   std::vector<LiveProcess> job = {Rank(0, "", 0, 90 * kS),
                                   Rank(1, "", 0, 90 * kS)};

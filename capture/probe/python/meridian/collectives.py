@@ -355,8 +355,11 @@ def _start(c10d):
         if callable(original) and not getattr(original, "_meridian", False):
             wrapped = wrap(original, c10d)
             wrapped._meridian = True  # not wrapped twice
+            # What undo puts back: the attribute as stored (a class's method
+            # as its descriptor; getattr gives pybind11's bare function).
+            stored = inspect.getattr_static(module, name)
             setattr(module, name, wrapped)
-            patched.append((module, name, original))
+            patched.append((module, name, stored))
 
     patch(c10d, "_new_process_group_helper", _group_helper)
     global _work_type
