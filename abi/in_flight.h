@@ -5,14 +5,13 @@
 //
 // The probe writes it at each traced call's entry (EnterCall: the
 // operation, communicator, sequence number, bytes, root or peer, tag and
-// start, from the call's ProbeRecord; EnterWait for a completion call,
-// MPI_Wait, with those of the request it waits for and that request's
-// operation) and exit (LeaveCall), and at each
-// user phase's begin and end (SetPhase). One writer, the owning thread;
-// what a call writes lies in one cache line that thread alone writes:
-// entering is six plain stores and a release store of `head` (name and
-// communicator size), leaving two (head 0, calls + 1); no system call,
-// lock or atomic read-modify-write. The phase (rare) is written under a
+// start, from the call's ProbeRecord; for a completion call, MPI_Wait,
+// those of the request it waits for and that request's operation) and exit
+// (LeaveCall), and at each user phase's begin and end (SetPhase). One writer,
+// the owning thread; what a call writes lies in one cache line that thread
+// alone writes: entering is six plain stores and a release store of `head`
+// (name and communicator size), leaving two (head 0, calls + 1); no system
+// call, lock or atomic read-modify-write. The phase (rare) is written under a
 // sequence number that is odd while it writes.
 //
 // The agent copies a slot with ReadInFlight: calls and head (acquire),
@@ -67,10 +66,10 @@ struct InFlightState {
 
 struct alignas(64) InFlightCall {
   // kWaitsFor in flags_category: waits_for holds the call's request's
-  // operation (EnterWait); else it is stale and not read.
+  // operation (EnterCall's waits_for); else it is stale and not read.
   static constexpr uint32_t kWaitsFor = 1u << 31;
-  // Line 1, written at every traced call: seven stores to enter (eight for
-  // EnterWait), two to leave.
+  // Line 1, written at every traced call: seven stores to enter (eight
+  // with a waits_for), two to leave.
   std::atomic<uint64_t> head;  // name | comm_size << 32; 0: in no call
   int64_t since;
   uint64_t comm;
@@ -106,7 +105,9 @@ inline void ClaimInFlight(InFlightCall* slot) {
 
 // The call `record` describes begins (its name, category, flags, start,
 // comm, seq, bytes, peer, tag and comm size; a name of 0 is no call).
-// `waits_for`: 0, or EnterWait's (a string id, then stored and marked).
+// `waits_for`: 0, or for a completion call (MPI_Wait, `record` then holding
+// the comm, seq, bytes, peer, tag and comm size of the request it waits
+// for) the string id of that request's operation, stored and marked.
 inline void EnterCall(InFlightCall* slot, const ProbeRecord& record,
                       uint32_t waits_for = 0) {
   // The last LeaveCall's stores before these (free on x86): a reader that
@@ -125,14 +126,6 @@ inline void EnterCall(InFlightCall* slot, const ProbeRecord& record,
                          (waits_for != 0 ? InFlightCall::kWaitsFor : 0);
   slot->head.store(record.name | static_cast<uint64_t>(record.comm_size) << 32,
                    std::memory_order_release);
-}
-
-// A completion call (`record`: its name, category and start, with the comm,
-// seq, bytes, peer, tag and comm size of the request it waits for) begins,
-// waiting for a request of the operation `waits_for` (a string id).
-inline void EnterWait(InFlightCall* slot, const ProbeRecord& record,
-                      uint32_t waits_for) {
-  EnterCall(slot, record, waits_for);
 }
 
 // The call entered last has returned.

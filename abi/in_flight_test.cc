@@ -78,7 +78,7 @@ TEST(InFlightTest, AWaitSaysTheOperationOfItsRequestAndNoOtherCallDoes) {
 
   ProbeRecord wait = Call(11, 130);
   wait.flags = ProbeRecord::kHasPeer | ProbeRecord::kHasTag;
-  EnterWait(&slot, wait, 12);
+  EnterCall(&slot, wait, 12);
   ASSERT_TRUE(ReadInFlight(&slot, &s));
   EXPECT_EQ(s.name, 11u);
   EXPECT_EQ(s.waits_for, 12u);

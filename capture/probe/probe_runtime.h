@@ -145,24 +145,24 @@ inline void Emit(const ProbeRecord& record) {
 // published in the thread's in-flight slot for the agent, which
 // reports calls that do not return (docs/health.md). A few stores into one
 // cache line of this thread's; the first call of a thread claims its ring.
-inline void EnterCall(const ProbeRecord& record) {
+inline InFlightCall* InFlightSlot() {
   InFlightCall* slot = tls_in_flight;
   if (__builtin_expect(slot == nullptr, 0)) {
-    if (ClaimRing() == nullptr) return;
+    if (ClaimRing() == nullptr) return nullptr;
     slot = tls_in_flight;
   }
-  meridian::EnterCall(slot, record);
+  return slot;
 }
-// A completion call (MPI_Wait) waiting for a request of the operation
-// `waits_for` (a string id); `record` has the call's name, category and
-// start, and the request's comm, seq, bytes, peer, tag and comm size.
+inline void EnterCall(const ProbeRecord& record) {
+  if (InFlightCall* slot = InFlightSlot()) meridian::EnterCall(slot, record);
+}
+// A completion call (MPI_Wait): `record` with the request's comm, seq,
+// bytes, peer, tag and comm size, `waits_for` its operation (abi/in_flight.h).
+// Apart from EnterCall so that every other call's entry stays as it was.
 inline void EnterWait(const ProbeRecord& record, uint32_t waits_for) {
-  InFlightCall* slot = tls_in_flight;
-  if (__builtin_expect(slot == nullptr, 0)) {
-    if (ClaimRing() == nullptr) return;
-    slot = tls_in_flight;
+  if (InFlightCall* slot = InFlightSlot()) {
+    meridian::EnterCall(slot, record, waits_for);
   }
-  meridian::EnterWait(slot, record, waits_for);
 }
 // A call known by its name alone (MPI_Wait's family).
 inline void EnterCall(uint32_t name, uint8_t category, int64_t start) {

@@ -43,6 +43,12 @@ LiveProcess Rank(int32_t rank, std::string call, int64_t for_ns,
   return p;
 }
 
+// `p`, its thread in MPI_Wait for a request of the operation `op`.
+LiveProcess Waiting(LiveProcess p, const std::string& op) {
+  p.activity.mutable_threads(0)->set_waits_for(op);
+  return p;
+}
+
 std::vector<int32_t> Of(const google::protobuf::RepeatedField<int32_t>& f) {
   return std::vector<int32_t>(f.begin(), f.end());
 }
@@ -129,13 +135,9 @@ TEST(JobHealthTest, AMatchedSendIsNoStall) {
 // MPI_Irecv from a rank in MPI_Send to it is matched; waits for different
 // non-blocking collectives at one sequence number are a mismatch.
 TEST(JobHealthTest, AWaitIsItsRequestsOperation) {
-  auto waiting = [](LiveProcess p, const std::string& op) {
-    p.activity.mutable_threads(0)->set_waits_for(op);
-    return p;
-  };
   std::vector<LiveProcess> job = {
-      waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Isend"),
-      waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 0, 0), "MPI_Isend"),
+      Waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Isend"),
+      Waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 0, 0), "MPI_Isend"),
   };
   v1::HealthReply h = DiagnoseHealth("j", job, 5 * kS);
   ASSERT_EQ(h.stalls_size(), 1);
@@ -147,14 +149,14 @@ TEST(JobHealthTest, AWaitIsItsRequestsOperation) {
   EXPECT_EQ(h.stalls(0).ranks(0).waits_for(), "MPI_Isend");
   EXPECT_EQ(h.stalls(0).ranks(0).peer(), 1);
 
-  job = {waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Irecv"),
+  job = {Waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Irecv"),
          Rank(1, "MPI_Send", 9 * kS, -1, 0, 0)};
   EXPECT_EQ(DiagnoseHealth("j", job, 5 * kS).stalls_size(), 0);
 
-  job = {waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
-         waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
-         waiting(Rank(2, "MPI_Wait", 9 * kS, -1, 4), "MPI_Ibcast"),
-         waiting(Rank(3, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce")};
+  job = {Waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+         Waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+         Waiting(Rank(2, "MPI_Wait", 9 * kS, -1, 4), "MPI_Ibcast"),
+         Waiting(Rank(3, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce")};
   h = DiagnoseHealth("j", job, 5 * kS);
   ASSERT_EQ(h.stalls_size(), 1);
   EXPECT_EQ(h.stalls(0).kind(), "mismatch");
@@ -168,15 +170,11 @@ TEST(JobHealthTest, AWaitIsItsRequestsOperation) {
 // so it issued seq 4, where ranks 0 and 1 wait: rank 2 alone is missing.
 // A wait for a one-sided MPI_Rput is no p2p stall.
 TEST(JobHealthTest, ARankAtALaterCollectiveIsNoSuspect) {
-  auto waiting = [](LiveProcess p, const std::string& op) {
-    p.activity.mutable_threads(0)->set_waits_for(op);
-    return p;
-  };
   std::vector<LiveProcess> job = {
-      waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
-      waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+      Waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
+      Waiting(Rank(1, "MPI_Wait", 9 * kS, -1, 4), "MPI_Iallreduce"),
       Rank(2, "", 0, 10 * kS),
-      waiting(Rank(3, "MPI_Wait", 9 * kS, -1, 5), "MPI_Iallreduce"),
+      Waiting(Rank(3, "MPI_Wait", 9 * kS, -1, 5), "MPI_Iallreduce"),
   };
   v1::HealthReply h = DiagnoseHealth("j", job, 5 * kS);
   ASSERT_GE(h.stalls_size(), 1);
@@ -185,7 +183,7 @@ TEST(JobHealthTest, ARankAtALaterCollectiveIsNoSuspect) {
   EXPECT_EQ(Of(h.stalls(0).waiting_ranks()), (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(Of(h.stalls(0).suspect_ranks()), (std::vector<int32_t>{2}));
 
-  job = {waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Rput"),
+  job = {Waiting(Rank(0, "MPI_Wait", 9 * kS, -1, 0, 1), "MPI_Rput"),
          Rank(1, "", 0, 10 * kS)};
   h = DiagnoseHealth("j", job, 5 * kS);
   EXPECT_EQ(h.state(), "stalled");
