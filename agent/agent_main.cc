@@ -201,6 +201,11 @@ std::string ParseClock(const meridian::CommandLine& flags,
   if (!stack_ms.ok() || *stack_ms < 0 || *stack_ms > 86400000) {
     return "--stack-after-ms must be milliseconds (0: never, to 86400000)";
   }
+  auto counters_ms = flags.GetInt("node-counters-ms", 1000);
+  if (!counters_ms.ok() || *counters_ms < 0 || *counters_ms > 3600000) {
+    return "--node-counters-ms must be milliseconds (0: never, to 3600000)";
+  }
+  options->node_counters_ms = static_cast<int>(*counters_ms);
   options->clock_sync_ms = static_cast<int>(*sync_ms);
   options->control_poll_ms = static_cast<int>(*poll_ms);
   options->stack_after_ms = static_cast<int>(*stack_ms);

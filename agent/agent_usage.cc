@@ -9,7 +9,7 @@ const char kAgentUsage[] =
                       [--ack-timeout-ms N] [--nice N]
                       [--sched-batch] [--exit-when-idle] [--clock-sync-ms N]
                       [--control-poll-ms N] [--stack-after-ms N]
-                      [--max-connections N]
+                      [--node-counters-ms N] [--max-connections N]
                       [--max-connections-per-user N]
                       [--idle-timeout-ms N] [--allow-group GROUP]
                       [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
@@ -73,6 +73,10 @@ collector has not acknowledged in time (docs/agent.md: durability).
   --stack-after-ms   a thread in the same traced call, or in none, this
                      long has its native stack read once, through ptrace
                      (default 10000; 0: never)
+  --node-counters-ms how often the node's CPU, memory, NIC, InfiniBand and
+                     GPU counters are sampled, as counter spans in each
+                     job here and for slowdown reports (default 1000; 0:
+                     never; docs/agent.md)
   --clock-offset-ns, --clock-drift-ppm
                      test options: skew this agent's clock by an offset and
                      a drift, to check that the collector corrects them
@@ -95,7 +99,7 @@ const std::vector<std::string>& AgentValueFlags() {
       "idle-timeout-ms", "allow-group",
       "tls-ca",          "tls-cert",
       "tls-key",         "token-file",
-      "metrics"};
+      "metrics",         "node-counters-ms"};
   return *flags;
 }
 

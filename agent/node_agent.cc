@@ -93,6 +93,10 @@ absl::StatusOr<std::unique_ptr<NodeAgent>> NodeAgent::Start(
   if (agent->options_.stack_after_ms > 0) {
     agent->stacks_ = std::make_unique<StackReader>();
   }
+  if (agent->options_.node_counters_ms > 0) {
+    agent->node_counters_ =
+        std::make_unique<NodeCounterReader>(NodeCounterReader::Options{});
+  }
   agent->relay_ = std::make_unique<TraceRelay>(
       channel, agent->agent_id_, agent->options_.node,
       agent->options_.control_poll_ms, wake);
@@ -218,6 +222,47 @@ void NodeAgent::SampleActivity() {
   }
   if (stacks_ != nullptr) stacks_->Keep(alive);  // threads gone: let go
   relay_->SetActivity(std::move(activity));
+}
+
+void NodeAgent::SampleNode() {
+  const int64_t now = clock_sync_->Now();
+  const int64_t last = std::exchange(last_counters_ns_, now);
+  std::vector<NodeCounter> counters = node_counters_->Sample(now);
+  if (now - last > int64_t{3} * options_.node_counters_ms * 1000000) {
+    // The first since the agent was idle: its rates would average over the
+    // idle spell. It only starts the next sample's.
+    for (const std::string& why : node_counters_->skipped()) {
+      spdlog::info("node counters: {}", why);
+    }
+    counters.clear();
+  }
+  std::vector<v1::NodeCounterValue> values;
+  for (const NodeCounter& c : counters) {
+    v1::NodeCounterValue& v = values.emplace_back();
+    v.set_name(c.name);
+    v.set_value(c.value);
+  }
+  relay_->SetNodeCounters(std::move(values), now);
+  if (counters.empty()) return;
+  // Each job's process of the lowest rank here (unknown ranks last).
+  std::map<std::string, ProbeSession*> owners;
+  const auto before = [](const ProbeSession* a, const ProbeSession* b) {
+    return std::make_tuple(a->rank() < 0, a->rank(), a->pid()) <
+           std::make_tuple(b->rank() < 0, b->rank(), b->pid());
+  };
+  for (const auto& [fd, client] : clients_) {
+    ProbeSession* session = client.session.get();
+    if (session == nullptr) continue;
+    auto [it, inserted] = owners.try_emplace(session->job(), session);
+    if (!inserted && before(session, it->second)) it->second = session;
+  }
+  for (const auto& [job, session] : owners) {
+    if (builder_.spans() + counters.size() > options_.max_batch_spans) {
+      SendBatch();
+    }
+    session->AddNodeCounters(&builder_, now, counters);
+    in_batch_.push_back(session);
+  }
 }
 
 void NodeAgent::AddStacks(v1::ProcessActivity* process,
@@ -533,6 +578,9 @@ int NodeAgent::WaitMs(int64_t next_drain_ms) const {
     }
   }
   if (!clients_.empty()) timeout = std::min(timeout, next_sample_ms_ - NowMs());
+  if (!clients_.empty() && node_counters_ != nullptr) {
+    timeout = std::min(timeout, next_counters_ms_ - NowMs());
+  }
   return static_cast<int>(std::max<int64_t>(timeout, 0));
 }
 
@@ -594,6 +642,11 @@ AgentCounters NodeAgent::Run() {
     if (sample) {
       SampleActivity();
       next_sample_ms_ = NowMs() + options_.control_poll_ms;
+    }
+    if (node_counters_ != nullptr && !clients_.empty() &&
+        NowMs() >= next_counters_ms_) {
+      SampleNode();
+      next_counters_ms_ = NowMs() + options_.node_counters_ms;
     }
     Reconcile();
     AnswerFlushes(false);

@@ -48,6 +48,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/batch_sender.h"
 #include "agent/clock_sync.h"
+#include "agent/node_counters.h"
 #include "agent/node_time_map.h"
 #include "agent/probe_session.h"
 #include "agent/spool.h"
@@ -88,6 +89,10 @@ struct NodeAgentOptions {
   // stack read once (agent/thread_stacks.h) and reported with the
   // activity (docs/health.md); 0: never.
   int stack_after_ms = 10000;
+  // The node's counters (agent/node_counters.h) are sampled this often, as
+  // counter spans in each job on the node and for the collector's
+  // slowdown reports (docs/agent.md, "Node counters"); 0: never.
+  int node_counters_ms = 1000;
   // Exit once every client has gone and nothing is left to send (or the
   // collector is unreachable: the spool keeps it). For agents `meridian run`
   // starts for itself.
@@ -195,6 +200,9 @@ class NodeAgent {
   // Samples what every traced process is in, for the relay's next poll
   // (docs/health.md).
   void SampleActivity();
+  // Samples the node's counters: into the relay's next poll, and as counter
+  // spans into one process (the lowest rank) of each job on the node.
+  void SampleNode();
   void SendBatch();
   // Writes the in-memory batches to the spool and releases their records.
   void SpillMemory();
@@ -257,6 +265,9 @@ class NodeAgent {
   // each drain, whichever drain reads a record.
   std::unique_ptr<NodeTimeMap> time_;
   int64_t next_sample_ms_ = 0;  // SampleActivity's, every control_poll_ms
+  std::unique_ptr<NodeCounterReader> node_counters_;  // null: not sampled
+  int64_t next_counters_ms_ = 0;                      // SampleNode's
+  int64_t last_counters_ns_ = 0;  // the node clock at its last sample
   // Stuck threads' stacks, read on a thread of their own (null:
   // --stack-after-ms 0).
   std::unique_ptr<StackReader> stacks_;

@@ -210,9 +210,25 @@ int ProbeSession::ProcessIn(BatchBuilder* builder) {
     process_.dropped = std::min(dropped(), (uint64_t{1} << 62) - 1);
     process_handle_ = builder->DeclareProcess(process_);
     tracks_.clear();
+    node_track_ = -1;
   }
   declared_ = true;
   return process_handle_;
+}
+
+void ProbeSession::AddNodeCounters(BatchBuilder* builder, int64_t node_ns,
+                                   const std::vector<NodeCounter>& counters) {
+  const int process = ProcessIn(builder);
+  if (node_track_ < 0) {
+    node_track_ = builder->DeclareTrack(process, v1::TRACK_KIND_QUEUE,
+                                        kNodeCountersTrack, "node counters");
+  }
+  for (const NodeCounter& counter : counters) {
+    const BatchBuilder::ColumnSpan span = builder->AddColumnSpan(
+        node_track_, -1, 0, v1::CATEGORY_USER, counter.name, node_ns, 0);
+    span.columns->kind[span.index] = v1::SPAN_KIND_COUNTER;
+    span.columns->value[span.index] = counter.value;
+  }
 }
 
 bool ProbeSession::MarkEnded(BatchBuilder* builder) {

@@ -32,6 +32,7 @@
 #include "abi/span_ring.h"
 #include "absl/status/statusor.h"
 #include "agent/callsite_symbolizer.h"
+#include "agent/node_counters.h"
 #include "agent/node_time_map.h"
 #include "agent/probe_args.h"
 #include "agent/process_activity.h"
@@ -116,6 +117,15 @@ class ProbeSession {
   void SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
                       v1::ProcessActivity* out);
 
+  // The node's counters sampled at `node_ns` (agent/node_counters.h), as
+  // counter spans (category user) on the process's track "node counters"
+  // (a queue, id kNodeCountersTrack): the agent puts them in one process
+  // of each job on the node.
+  static constexpr int64_t kNodeCountersTrack = -1;
+  void AddNodeCounters(BatchBuilder* builder, int64_t node_ns,
+                       const std::vector<NodeCounter>& counters);
+  int32_t rank() const { return process_.rank; }
+
   // Asks the process to record the next `steps` steps, or everything for
   // `seconds` seconds (see ProcessRegionHeader).
   void RequestTrace(uint32_t steps, uint32_t seconds);
@@ -188,6 +198,7 @@ class ProbeSession {
   // (queue, gpu) of a named track, or (0, false) and the thread's id for
   // a thread's own track -> track handle.
   std::map<std::tuple<uint32_t, bool, int32_t>, int> tracks_;
+  int node_track_ = -1;  // "node counters" in the current declarations
   std::map<uint32_t, std::vector<ProbeArg>> args_;  // parsed once per string
   CallsiteSymbolizer* symbolizer_ = nullptr;
   SlotSeen seen_[ProcessRegionHeader::kMaxRings] = {};  // SampleActivity's

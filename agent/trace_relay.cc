@@ -88,6 +88,13 @@ void TraceRelay::SetActivity(std::vector<v1::ProcessActivity> activity) {
   changed_.notify_all();
 }
 
+void TraceRelay::SetNodeCounters(std::vector<v1::NodeCounterValue> counters,
+                                 int64_t node_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  node_counters_ = std::move(counters);
+  node_counters_ns_ = node_ns;
+}
+
 void TraceRelay::Poll() {
   v1::PollRequest request;
   request.set_agent_id(agent_id_);
@@ -104,6 +111,10 @@ void TraceRelay::Poll() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const v1::ProcessActivity& p : activity_) *request.add_activity() = p;
+    for (const v1::NodeCounterValue& c : node_counters_) {
+      *request.add_node_counters() = c;
+    }
+    request.set_node_counters_ns(node_counters_ns_);
     generation = activity_generation_;
   }
   grpc::ClientContext context;

@@ -42,6 +42,10 @@ class TraceRelay {
   // newest kMaxSteps of them.
   void SetActivity(std::vector<v1::ProcessActivity> activity);
   static constexpr int kMaxSteps = 1024;
+  // The node's counters as last sampled: sent with every poll from now on.
+  // `node_ns`: when, on the node's clock.
+  void SetNodeCounters(std::vector<v1::NodeCounterValue> counters,
+                       int64_t node_ns);
   // SetActivity's carrying: each process of `now` (by pid and job) gets the
   // steps `before` holds for it ahead of its own, the newest kMaxSteps;
   // `before`'s are moved out.
@@ -68,6 +72,8 @@ class TraceRelay {
   std::vector<v1::TraceOrder> orders_;
   std::vector<v1::PollRequest::Applied> applied_;
   std::vector<v1::ProcessActivity> activity_;
+  std::vector<v1::NodeCounterValue> node_counters_;
+  int64_t node_counters_ns_ = 0;
   uint64_t activity_generation_ = 0;  // SetActivity calls
   bool steps_delivered_ = true;       // activity_'s steps reached the collector
   std::thread thread_;

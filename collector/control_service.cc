@@ -140,6 +140,15 @@ grpc::Status ControlService::PollTrace(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         std::string(ok.message()));
   }
+  if (absl::Status ok = NodeCounterHistory::Check(request->node_counters());
+      !ok.ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string(ok.message()));
+  }
+  if (slowdowns_ != nullptr) {
+    slowdowns_->AddNodeCounters(request->node(), request->node_counters(),
+                                request->node_counters_ns(), absl::Now());
+  }
   if (board_ != nullptr) {
     std::vector<v1::ProcessActivity> activity;
     const absl::Time now = absl::Now();

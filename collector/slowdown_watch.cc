@@ -5,20 +5,6 @@
 namespace meridian {
 namespace {
 
-void Report(int32_t rank, const std::string& node, const char* metric,
-            const SlowdownDetector::Slowdown& s,
-            std::vector<v1::HealthSlowdown>* out) {
-  v1::HealthSlowdown& r = out->emplace_back();
-  r.set_rank(rank);
-  r.set_node(node);
-  r.set_metric(metric);
-  r.set_from_step(s.from_step);
-  r.set_ratio(s.ratio);
-  r.set_baseline_ns(s.baseline_ns);
-  r.set_now_ns(s.now_ns);
-  r.set_peer(-1);
-}
-
 // Per value of `now`, the median of the others' (0 where there are no
 // others): a rank slower than its past but no slower than the rest of its
 // job is a change of the whole job, not its own. Sorted once: without value
@@ -44,6 +30,31 @@ bool AboveOthers(int64_t now, int64_t others) {
 
 }  // namespace
 
+void SlowdownWatch::Report(int32_t rank, const Rank& r, const char* metric,
+                           const SlowdownDetector::Slowdown& s,
+                           std::vector<v1::HealthSlowdown>* out) const {
+  v1::HealthSlowdown& report = out->emplace_back();
+  report.set_rank(rank);
+  report.set_node(r.node);
+  report.set_metric(metric);
+  report.set_from_step(s.from_step);
+  report.set_ratio(s.ratio);
+  report.set_baseline_ns(s.baseline_ns);
+  report.set_now_ns(s.now_ns);
+  report.set_peer(-1);
+  // When its first slow step came: the report that carried it.
+  auto it = std::upper_bound(
+      r.reports.begin(), r.reports.end(), s.from_step,
+      [](int64_t step, const std::pair<int64_t, absl::Time>& report) {
+        return step < report.first;
+      });
+  if (it == r.reports.begin()) return;  // older than the reports kept
+  for (v1::HealthCounterChange& c :
+       counters_.Changed(r.node, std::prev(it)->second)) {
+    *report.add_counters() = std::move(c);
+  }
+}
+
 void SlowdownWatch::Add(const std::string& node,
                         const v1::ProcessActivity& process, absl::Time now) {
   if (process.rank() < 0 || process.job().empty()) return;
@@ -68,6 +79,12 @@ void SlowdownWatch::Add(const std::string& node,
   Rank& rank = it->second;
   rank.node = node;
   rank.reported = now;
+  if (!process.steps().empty() &&
+      (rank.reports.empty() ||
+       process.steps(0).step() > rank.reports.back().first)) {
+    rank.reports.emplace_back(process.steps(0).step(), now);
+    if (rank.reports.size() > kReports) rank.reports.pop_front();
+  }
   for (const v1::StepTime& s : process.steps()) {
     rank.compute.Add(s.step(), s.dur_ns() - s.comm_ns());
     rank.communication.Add(s.step(), s.comm_ns());
@@ -91,13 +108,12 @@ std::vector<v1::HealthSlowdown> SlowdownWatch::JobLocked(
     const Rank& r = it->second;
     if (r.compute.slowdown() &&
         AboveOthers(compute_now[i], compute_others[i])) {
-      Report(it->first.second, r.node, "compute", *r.compute.slowdown(),
-             &compute);
+      Report(it->first.second, r, "compute", *r.compute.slowdown(), &compute);
     }
     if (r.communication.slowdown() &&
         AboveOthers(communication_now[i], communication_others[i])) {
-      Report(it->first.second, r.node, "communication",
-             *r.communication.slowdown(), &communication);
+      Report(it->first.second, r, "communication", *r.communication.slowdown(),
+             &communication);
     }
   }
   if (!compute.empty()) return compute;

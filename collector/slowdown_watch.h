@@ -17,12 +17,16 @@
 //     the others' communication grew by waiting for it: not their fault).
 //     Every rank slower together (the machine, the input) is the job's
 //     change, not a rank's: not reported.
+//   - Each slowdown names the counters of its rank's node that changed
+//     with it (NodeCounterHistory::Changed, from the time its first slow
+//     step was reported), from the node counters AddNodeCounters keeps.
 //   - SlowJobs() is every job's that has any.
 //   - Thread-safe.
 #ifndef MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_
 #define MERIDIAN_COLLECTOR_SLOWDOWN_WATCH_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <utility>
@@ -30,6 +34,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "collector/node_counter_history.h"
 #include "meridian/v1/control.pb.h"
 #include "meridian/v1/query.pb.h"
 #include "query/analysis/slowdown_detector.h"
@@ -43,6 +48,13 @@ class SlowdownWatch {
 
   void Add(const std::string& node, const v1::ProcessActivity& process,
            absl::Time now);
+  // A node's counters, as its agent's poll carried them (checked with
+  // NodeCounterHistory::Check).
+  void AddNodeCounters(const std::string& node,
+                       const NodeCounterHistory::Counters& counters,
+                       int64_t node_ns, absl::Time at) {
+    counters_.Add(node, counters, node_ns, at);
+  }
   std::vector<v1::HealthSlowdown> Job(const std::string& job) const;
   // Each job with slowdowns now, with them (Job()'s): the metric
   // meridian_job_slow_ranks{job} counts them, --on-slowdown reports them.
@@ -55,7 +67,14 @@ class SlowdownWatch {
     absl::Time reported;
     SlowdownDetector compute;
     SlowdownDetector communication;
+    // The first step of each report and when it came, the last kReports.
+    std::deque<std::pair<int64_t, absl::Time>> reports;
   };
+  static constexpr size_t kReports = 256;
+  // The report of `s` for rank `rank` of `r`, with its node's counters.
+  void Report(int32_t rank, const Rank& r, const char* metric,
+              const SlowdownDetector::Slowdown& s,
+              std::vector<v1::HealthSlowdown>* out) const;
   using Ranks = std::map<std::pair<std::string, int32_t>, Rank>;
   // Job()'s answer over one job's ranks [first, end).
   std::vector<v1::HealthSlowdown> JobLocked(Ranks::const_iterator first,
@@ -66,6 +85,7 @@ class SlowdownWatch {
   Ranks ranks_ ABSL_GUARDED_BY(mutex_);
   absl::Time swept_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
   uint64_t refused_ ABSL_GUARDED_BY(mutex_) = 0;
+  NodeCounterHistory counters_;  // thread-safe itself
 };
 
 }  // namespace meridian

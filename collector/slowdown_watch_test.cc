@@ -102,5 +102,41 @@ TEST(SlowdownWatchTest, BoundedAndForgetful) {
   EXPECT_EQ(watch.refused(), 1u);
 }
 
+TEST(SlowdownWatchTest, NamesTheNodeCountersThatChangedWithIt) {
+  SlowdownWatch watch;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  // A report a second of 10 steps each; rank 0's node has 40 % of its CPU
+  // stolen from second 20 on (step 200), and rank 0 computes 1.6 x from
+  // then; rank 1's node does not change.
+  for (int64_t second = 0; second < 40; ++second) {
+    const absl::Time at = t0 + absl::Seconds(second);
+    const bool late = second >= 20;
+    for (const char* node : {"n0", "n1"}) {
+      NodeCounterHistory::Counters counters;
+      v1::NodeCounterValue* steal = counters.Add();
+      steal->set_name("cpu.steal_percent");
+      steal->set_value(late && node == std::string("n0") ? 40 : 0);
+      v1::NodeCounterValue* used = counters.Add();
+      used->set_name("mem.used_bytes");
+      used->set_value(1e9);
+      watch.AddNodeCounters(node, counters, second * 1000000000, at);
+    }
+    watch.Add("n0",
+              Steps(0, second * 10, second * 10 + 9, late ? 3200000 : 2000000,
+                    500000),
+              at);
+    watch.Add("n1", Steps(1, second * 10, second * 10 + 9, 2000000, 500000),
+              at);
+  }
+  const std::vector<v1::HealthSlowdown> slow = watch.Job("j");
+  ASSERT_EQ(Lines(slow), (std::vector<std::string>{
+                             "n0 rank 0 compute from 200 baseline 2000000 "
+                             "now 3200000 peer -1"}));
+  ASSERT_EQ(slow[0].counters_size(), 1);
+  EXPECT_EQ(slow[0].counters(0).name(), "cpu.steal_percent");
+  EXPECT_EQ(slow[0].counters(0).baseline(), 0);
+  EXPECT_EQ(slow[0].counters(0).now(), 40);
+}
+
 }  // namespace
 }  // namespace meridian

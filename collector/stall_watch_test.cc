@@ -150,7 +150,7 @@ TEST(StallWatchTest, ANewSlowdownRunsItsHookOnce) {
             "\"stall_after_ns\":60000000000,\"stalls\":[],\"ranks\":[],"
             "\"slowdowns\":[{\"rank\":0,\"node\":\"n0\",\"metric\":"
             "\"compute\",\"from_step\":100,\"ratio\":1.500,"
-            "\"baseline_ns\":2000000,\"now_ns\":3000000}]}\n");
+            "\"baseline_ns\":2000000,\"now_ns\":3000000,\"counters\":[]}]}\n");
   slowdowns.Add("n0", Steps(0, 150, 199, 3000000), t0);
   watch.Check(t0);
   EXPECT_EQ(watch.hooks_run(), 1);  // the same slowdown: not again

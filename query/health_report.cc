@@ -125,7 +125,16 @@ std::string HealthJson(const v1::HealthReply& reply) {
                     ",\"baseline_ns\":", s.baseline_ns(),
                     ",\"now_ns\":", s.now_ns());
     if (s.peer() >= 0) absl::StrAppend(&out, ",\"peer\":", s.peer());
-    out.push_back('}');
+    out.append(",\"counters\":[");
+    for (int j = 0; j < s.counters_size(); ++j) {
+      const v1::HealthCounterChange& c = s.counters(j);
+      out.append(j ? ",{\"name\":" : "{\"name\":");
+      AppendJsonString(&out, c.name());
+      absl::StrAppend(&out,
+                      ",\"baseline\":", absl::StrFormat("%.6g", c.baseline()),
+                      ",\"now\":", absl::StrFormat("%.6g", c.now()), "}");
+    }
+    out.append("]}");
   }
   out.append("]}\n");
   return out;
@@ -163,6 +172,10 @@ std::string HealthText(const v1::HealthReply& reply) {
         s.rank(), s.node(), s.metric(), s.ratio(), s.from_step(),
         static_cast<double>(s.now_ns()) / 1e6,
         static_cast<double>(s.baseline_ns()) / 1e6);
+    for (const v1::HealthCounterChange& c : s.counters()) {
+      absl::StrAppendFormat(&out, "    with %s: %.6g, was %.6g\n", c.name(),
+                            c.now(), c.baseline());
+    }
   }
   if (reply.state() != "finished" && reply.ranks_size() > 0) {
     out += "\nEvery rank, as last sampled:\n";

@@ -139,18 +139,31 @@ TEST(HealthReportTest, Slowdowns) {
   s->set_baseline_ns(10000000);
   s->set_now_ns(16012000);
   s->set_peer(-1);
+  v1::HealthCounterChange* c = s->add_counters();
+  c->set_name("cpu.steal_percent");
+  c->set_baseline(0.5);
+  c->set_now(40.25);
+  c = s->add_counters();
+  c->set_name("net.eth0.rx_bytes_per_s");
+  c->set_baseline(5e7);
+  c->set_now(1234567.5);
   EXPECT_EQ(HealthJson(h),
             "{\"job\":\"j\",\"state\":\"running\",\"stalled_for_ns\":0,"
             "\"stall_after_ns\":60000000000,\"stalls\":[],\"ranks\":[],"
             "\"slowdowns\":[{\"rank\":1,\"node\":\"n0\",\"metric\":"
             "\"compute\",\"from_step\":200,\"ratio\":1.601,"
-            "\"baseline_ns\":10000000,\"now_ns\":16012000}]}\n");
+            "\"baseline_ns\":10000000,\"now_ns\":16012000,\"counters\":["
+            "{\"name\":\"cpu.steal_percent\",\"baseline\":0.5,\"now\":40.25},"
+            "{\"name\":\"net.eth0.rx_bytes_per_s\",\"baseline\":5e+07,"
+            "\"now\":1.23457e+06}]}]}\n");
   EXPECT_EQ(HealthText(h),
             "Job j: running\n"
             "\n"
             "Slower than before:\n"
             "  rank 1 (n0): compute 1.60x from step 200 (16.012 ms a step, "
-            "was 10.000)\n");
+            "was 10.000)\n"
+            "    with cpu.steal_percent: 40.25, was 0.5\n"
+            "    with net.eth0.rx_bytes_per_s: 1.23457e+06, was 5e+07\n");
 }
 
 }  // namespace

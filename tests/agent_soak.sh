@@ -22,7 +22,9 @@ coproc COLLECTOR { exec "$root/collector/meridian-collector" --listen 127.0.0.1:
 collector_pid=$COLLECTOR_PID
 read -r line <&"${COLLECTOR[0]}" || { echo "collector did not start" >&2; exit 1; }
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
-coproc AGENT { exec "$root/agent/meridian-agent" --collector "$addr" --socket "$socket" --spool "$work/spool" 2>"$work/agent.log"; }
+# No node counters: every span is counted.
+coproc AGENT { exec "$root/agent/meridian-agent" --collector "$addr" --socket "$socket" --spool "$work/spool" \
+  --node-counters-ms 0 2>"$work/agent.log"; }
 agent_pid=$AGENT_PID
 trap 'kill -9 $agent_pid $collector_pid 2>/dev/null || true' EXIT
 read -r line <&"${AGENT[0]}" || { echo "agent did not start: $(tail -3 "$work/agent.log")" >&2; exit 1; }

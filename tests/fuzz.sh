@@ -13,7 +13,8 @@
 # (any bytes as a process's shared region),
 # agent_protocol (any bytes as a client's message to the agent),
 # probe_args (any bytes as a span's "key=value;..." arguments), python_dump
-# (any bytes as a faulthandler dump a traced process wrote), spool (any
+# (any bytes as a faulthandler dump a traced process wrote), node_counters
+# (any bytes as /proc/stat, /proc/meminfo or a sysfs counter), spool (any
 # bytes as a spool file), chrome_trace (any bytes as a JSON trace for
 # meridian import), framework_timeline (any bytes as a Horovod, BytePS and
 # Bluefog timeline), nsight_sqlite (any bytes as an Nsight Systems SQLite
@@ -49,6 +50,7 @@ declare -A sources=(
   [probe_args]="agent/probe_args_fuzz.cc agent/probe_args.cc common/utf8.cc"
   [callsite]="agent/callsite_symbolizer_fuzz.cc agent/callsite_symbolizer.cc"
   [python_dump]="agent/python_dump_fuzz.cc agent/python_stacks.cc common/utf8.cc"
+  [node_counters]="agent/node_counters_fuzz.cc agent/node_counters.cc"
   [chrome_trace]="import/chrome_trace_fuzz.cc import/chrome_trace_reader.cc import/chrome_trace_events.cc import/paths.cc import/micros.cc common/utf8.cc"
   [framework_timeline]="import/framework_timeline_fuzz.cc import/horovod_timeline_reader.cc import/byteps_trace_reader.cc import/bluefog_timeline_reader.cc import/timeline_events.cc import/timeline_format.cc import/time_base.cc import/framework_ops.cc import/paths.cc import/micros.cc common/utf8.cc"
   [nsight_sqlite]="import/nsight_sqlite_fuzz.cc import/nsight_sqlite_reader.cc import/stranger_sqlite.cc import/nsight_schema.cc import/paths.cc common/utf8.cc"

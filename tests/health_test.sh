@@ -302,6 +302,25 @@ assert all(a["slowdowns"] == [] for a in answers), answers
 PY
 [ ! -e "$work/slow-hook.steady.json" ] || fail "--on-slowdown ran for the unchanged loop"
 echo "health_test: the unchanged loop: no slowdown in $(wc -l <"$work/steady.answers") answers"
+# The node's counters beside its spans: the agent sampled them every second
+# (--node-counters-ms 1000) into the job's lowest rank on the node, as
+# counter tracks of its "node counters" queue.
+"${meridian[@]}" export --job steady -o "$work/steady.json" || fail "export of steady"
+python3 - "$work/steady.json" <<'PY' || fail "steady's node counters"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+samples = {}
+for e in events:
+    if e.get("ph") == "C" and e["name"].startswith(("cpu.", "mem.", "net.")):
+        samples.setdefault(e["name"], []).append(e)
+busy = samples.get("cpu.busy_percent", [])
+assert len(busy) >= 2, sorted(samples)
+assert all(0 <= e["args"]["cpu.busy_percent"] <= 100 for e in busy), busy
+assert len({e["pid"] for es in samples.values() for e in es}) == 1, samples
+assert all(e["args"]["mem.used_bytes"] > 0 for e in samples["mem.used_bytes"]), samples
+print("health_test: node counters of steady:", ", ".join(
+    "%s x%d" % (name, len(es)) for name, es in sorted(samples.items())))
+PY
 
 # Failure paths: a clear error, and the collector still answers.
 if "${meridian[@]}" health --job no-such-job >"$work/none.out" 2>&1; then

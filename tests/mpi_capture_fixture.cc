@@ -200,12 +200,11 @@ void MpiCaptureTest::StartCollector(const std::string& listen) {
 
 Child MpiCaptureTest::StartAgent(const std::vector<std::string>& flags) {
   std::vector<std::string> argv = {Runfile("agent/meridian-agent"),
-                                   "--collector",
-                                   address_,
-                                   "--socket",
-                                   socket_,
-                                   "--spool",
-                                   dir_ + "/spool"};
+                                   "--collector", address_, "--socket", socket_,
+                                   "--spool", dir_ + "/spool",
+                                   // These tests count every span: no node
+                                   // counters (tests/health_test.sh has them).
+                                   "--node-counters-ms", "0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   Child agent = Spawn(argv, env_, /*merge_stderr=*/false);
   EXPECT_TRUE(absl::StartsWith(agent.ReadLine(), "meridian-agent "));

@@ -167,7 +167,16 @@ function slowdownsSection(health) {
       {title: 'ratio', numeric: true, value: (s) => s.ratio, text: (s) => `${s.ratio.toFixed(2)}x`},
       {title: 'was (ms)', numeric: true, value: (s) => num(s.baseline_ns), text: (s) => ms(s.baseline_ns)},
       {title: 'now (ms)', numeric: true, value: (s) => num(s.now_ns), text: (s) => ms(s.now_ns)},
+      {title: 'node counters that changed', value: (s) => counterChanges(s)},
     ], slow));
+}
+
+// A slowdown's node counters that changed with it: "name was -> now".
+function counterChanges(slowdown) {
+  const short = (v) => Number(v.toPrecision(3)).toLocaleString('en-US');
+  return (slowdown.counters || [])
+    .map((c) => `${c.name} ${short(c.baseline)} → ${short(c.now)}`)
+    .join('; ');
 }
 
 // The steps where ranks became slower, on the step chart: a line at each
