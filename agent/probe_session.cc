@@ -150,6 +150,12 @@ void ProbeSession::SampleActivity(const NodeTimeMap& time, int64_t node_now_ns,
     step->set_step(s.step);
     step->set_dur_ns(s.dur_ns);
     step->set_comm_ns(s.comm_ns);
+    for (const StepTimes::Peer& p : s.peers) {
+      v1::PeerTime* peer = step->add_peers();
+      peer->set_peer(p.peer);
+      peer->set_ns(p.ns);
+      peer->set_bytes(p.bytes);
+    }
   }
 }
 
@@ -377,8 +383,13 @@ size_t ProbeSession::Read(BatchBuilder* builder, const NodeTimeMap& time,
           // named so).
           const bool marker = r.category == v1::CATEGORY_USER &&
                               absl::string_view(name, length) == "step";
+          // A point-to-point call's peer: a peer and no collective
+          // sequence number (a collective's peer is its root).
+          const bool p2p = (r.flags & ProbeRecord::kHasPeer) &&
+                           !(r.flags & ProbeRecord::kHasSeq);
           step_times_.Add(r.step, r.category, marker,
-                          (r.flags & ProbeRecord::kGpuTrack) != 0, dur);
+                          (r.flags & ProbeRecord::kGpuTrack) != 0, dur,
+                          p2p ? r.peer : -1, p2p ? r.bytes : 0);
         }
         if ((r.flags & ProbeRecord::kRecvPeer) &&
             !(r.flags & ProbeRecord::kHasSeq)) {

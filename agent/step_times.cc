@@ -24,14 +24,14 @@ int CommunicationIndex(uint8_t category) {
 }  // namespace
 
 void StepTimes::Add(int64_t step, uint8_t category, bool marker, bool gpu,
-                    int64_t dur_ns) {
+                    int64_t dur_ns, int32_t peer, int64_t bytes) {
   if (gpu || step <= taken_through_) return;
   if (marker) {
     if (ended_.size() >= kMaxDone) {
       ended_.erase(ended_.begin());
       ++dropped_;
     }
-    ended_.push_back({step, dur_ns, 0});
+    ended_.push_back({step, dur_ns, 0, {}});
     return;
   }
   const int index = CommunicationIndex(category);
@@ -49,16 +49,27 @@ void StepTimes::Add(int64_t step, uint8_t category, bool marker, bool gpu,
     last_step_ = step;
     last_ = &it->second;
   }
-  (*last_)[index] += dur_ns;
+  last_->by_category[index] += dur_ns;
+  if (peer < 0 || bytes <= 0) return;
+  std::vector<Peer>& peers = last_->peers;
+  auto it = std::find_if(peers.begin(), peers.end(),
+                         [peer](const Peer& p) { return p.peer == peer; });
+  if (it == peers.end()) {
+    if (peers.size() == kMaxPeers) return;
+    it = peers.insert(peers.end(), Peer{peer, 0, 0});
+  }
+  it->ns += dur_ns;
+  it->bytes += bytes;
 }
 
 std::vector<StepTimes::Step> StepTimes::Take() {
   for (Step& s : ended_) {
     auto it = open_.find(s.step);
     if (it == open_.end()) continue;
-    const int64_t comm =
-        *std::max_element(it->second.begin(), it->second.end());
+    const std::array<int64_t, 3>& sums = it->second.by_category;
+    const int64_t comm = *std::max_element(sums.begin(), sums.end());
     s.comm_ns = std::min(comm, s.dur_ns);
+    s.peers = std::move(it->second.peers);
   }
   if (!ended_.empty()) {
     taken_through_ = std::max(taken_through_, ended_.back().step);

@@ -8,6 +8,10 @@
 // Communication is summed per category and the largest sum taken, so that
 // a torch.distributed operation over MPI (c10d around MPI) is not counted
 // twice; GPU tracks are left out (their time overlaps the CPU's).
+// Point-to-point calls (a peer, no collective sequence number, bytes > 0)
+// are also summed per peer, time and bytes, for the links' transfer rates
+// (at most kMaxPeers peers a step, the first met; the calls of others are
+// not summed per peer).
 //
 // Contract: Add() is given every record tagged with a step (cheap: a
 // branch, and a map update for communication and step spans); Take()
@@ -38,23 +42,34 @@ class StepTimes {
   // Sums are kept until Take(): those of up to kMaxDone ended steps, and a
   // few more begun.
   static constexpr size_t kMaxOpen = kMaxDone + 64;
+  static constexpr size_t kMaxPeers = 8;
 
+  struct Peer {
+    int32_t peer = -1;  // a world rank
+    int64_t ns = 0;
+    int64_t bytes = 0;
+  };
   struct Step {
     int64_t step = 0;
     int64_t dur_ns = 0;
     int64_t comm_ns = 0;
+    std::vector<Peer> peers;  // by first call
   };
 
   // A record tagged with `step`: `category` as v1::Category, `marker` if it
-  // is the step's own span, `gpu` if on a GPU track.
+  // is the step's own span, `gpu` if on a GPU track; `peer` (-1: none) and
+  // `bytes` of a point-to-point call.
   void Add(int64_t step, uint8_t category, bool marker, bool gpu,
-           int64_t dur_ns);
+           int64_t dur_ns, int32_t peer = -1, int64_t bytes = 0);
   std::vector<Step> Take();
   uint64_t dropped() const { return dropped_; }
 
  private:
-  // Communication per category: MPI, NCCL, c10d.
-  using Sums = std::array<int64_t, 3>;
+  // Communication per category (MPI, NCCL, c10d), and per peer.
+  struct Sums {
+    std::array<int64_t, 3> by_category{};
+    std::vector<Peer> peers;
+  };
   std::map<int64_t, Sums> open_;
   // The sums last added to, of step last_step_ (most calls are of the step
   // the call before them was); null once Take() has erased them.

@@ -69,5 +69,33 @@ TEST(StepTimesTest, Bounded) {
   EXPECT_EQ(t.dropped(), 2000u - 1024u);
 }
 
+TEST(StepTimesTest, PointToPointCallsSummedPerPeer) {
+  StepTimes t;
+  t.Add(1, kMpi, false, false, 300, 2, 1024);
+  t.Add(1, kMpi, false, false, 100, 0, 64);
+  t.Add(1, kMpi, false, false, 200, 2, 1024);
+  t.Add(1, kMpi, false, false, 50, 2, 0);       // no payload: not a transfer
+  t.Add(1, kMpi, false, false, 70);             // a collective: no peer
+  for (int32_t peer = 10; peer < 20; ++peer) {  // 8 peers at most
+    t.Add(1, kMpi, false, false, 1, peer, 1);
+  }
+  t.Add(1, kUser, true, false, 1000);
+  const std::vector<StepTimes::Step> steps = t.Take();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].comm_ns, 730);
+  std::vector<std::vector<int64_t>> peers;
+  for (const StepTimes::Peer& p : steps[0].peers) {
+    peers.push_back({p.peer, p.ns, p.bytes});
+  }
+  EXPECT_EQ(peers, (std::vector<std::vector<int64_t>>{{2, 500, 2048},
+                                                      {0, 100, 64},
+                                                      {10, 1, 1},
+                                                      {11, 1, 1},
+                                                      {12, 1, 1},
+                                                      {13, 1, 1},
+                                                      {14, 1, 1},
+                                                      {15, 1, 1}}));
+}
+
 }  // namespace
 }  // namespace meridian

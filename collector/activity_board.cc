@@ -40,6 +40,19 @@ absl::Status CheckSteps(const v1::ProcessActivity& p) {
                        " lasts ", s.dur_ns(), " ns with ", s.comm_ns(),
                        " ns of communication (0 <= communication <= step)"));
     }
+    if (s.peers_size() > ActivityBoard::kMaxStepPeers) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "activity: process ", p.pid(), "'s step ", s.step(), " with ",
+          s.peers_size(), " peers: at most ", ActivityBoard::kMaxStepPeers));
+    }
+    for (const v1::PeerTime& peer : s.peers()) {
+      if (peer.peer() < 0 || peer.ns() < 0 || peer.bytes() <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "activity: process ", p.pid(), "'s step ", s.step(), ": peer ",
+            peer.peer(), " with ", peer.ns(), " ns and ", peer.bytes(),
+            " bytes (a rank >= 0, ns >= 0, bytes > 0)"));
+      }
+    }
   }
   return absl::OkStatus();
 }

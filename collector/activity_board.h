@@ -7,7 +7,8 @@
 //   - Check() is the boundary check of a report: at most kMaxProcesses
 //     processes of kMaxThreads threads, names, stack frames and stack
 //     errors at most kMaxNameBytes, stacks at most kMaxFrames frames,
-//     at most kMaxSteps steps a process, each 0 <= comm_ns <= dur_ns;
+//     at most kMaxSteps steps a process, each 0 <= comm_ns <= dur_ns
+//     with at most kMaxStepPeers peers (rank >= 0, ns >= 0, bytes > 0);
 //     INVALID_ARGUMENT saying what is over otherwise.
 //   - Report() replaces everything agent `agent_id` reported before; an
 //     agent not heard from for kForget is forgotten at the next report.
@@ -36,8 +37,9 @@ class ActivityBoard {
   static constexpr int kMaxProcesses = 4096;
   static constexpr int kMaxThreads = 64;
   static constexpr size_t kMaxNameBytes = 4096;
-  static constexpr int kMaxFrames = 64;   // a stack's, native or Python
-  static constexpr int kMaxSteps = 1024;  // ended steps a process reports
+  static constexpr int kMaxFrames = 64;    // a stack's, native or Python
+  static constexpr int kMaxSteps = 1024;   // ended steps a process reports
+  static constexpr int kMaxStepPeers = 8;  // agent/step_times.h's kMaxPeers
   static constexpr size_t kMaxAgents = 10000;
   static constexpr absl::Duration kForget = absl::Minutes(10);
 

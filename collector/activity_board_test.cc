@@ -83,6 +83,22 @@ TEST(ActivityBoardTest, OversizedReportsAreRefused) {
             "communication (0 <= communication <= step)");
   step->set_comm_ns(100);
   EXPECT_TRUE(ActivityBoard::Check(report).ok());
+  v1::PeerTime* peer = step->add_peers();
+  peer->set_peer(3);
+  peer->set_ns(10);
+  peer->set_bytes(0);
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity: process 1000's step 7: peer 3 with 10 ns and 0 bytes "
+            "(a rank >= 0, ns >= 0, bytes > 0)");
+  peer->set_bytes(8);
+  peer->set_peer(-1);
+  EXPECT_FALSE(ActivityBoard::Check(report).ok());
+  peer->set_peer(3);
+  EXPECT_TRUE(ActivityBoard::Check(report).ok());
+  for (int i = 0; i < 8; ++i) *step->add_peers() = *peer;
+  EXPECT_EQ(ActivityBoard::Check(report).message(),
+            "activity: process 1000's step 7 with 9 peers: at most 8");
+  step->clear_peers();
   for (int i = 0; i < 1024; ++i) *report.Mutable(0)->add_steps() = *step;
   EXPECT_EQ(ActivityBoard::Check(report).message(),
             "activity: process 1000 with 1025 steps: at most 1024");

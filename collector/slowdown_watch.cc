@@ -1,6 +1,7 @@
 #include "collector/slowdown_watch.h"
 
 #include <algorithm>
+#include <set>
 
 namespace meridian {
 namespace {
@@ -62,8 +63,12 @@ void SlowdownWatch::Add(const std::string& node,
   if (now - swept_ > absl::Minutes(1)) {  // forget the silent, now and then
     swept_ = now;
     for (auto it = ranks_.begin(); it != ranks_.end();) {
-      it = now - it->second.reported > kForget ? ranks_.erase(it)
-                                               : std::next(it);
+      if (now - it->second.reported > kForget) {
+        links_ -= it->second.links.size();
+        it = ranks_.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
   const std::pair<std::string, int32_t> key(process.job(), process.rank());
@@ -88,6 +93,27 @@ void SlowdownWatch::Add(const std::string& node,
   for (const v1::StepTime& s : process.steps()) {
     rank.compute.Add(s.step(), s.dur_ns() - s.comm_ns());
     rank.communication.Add(s.step(), s.comm_ns());
+  }
+  AddLinks(process, &rank);
+}
+
+void SlowdownWatch::AddLinks(const v1::ProcessActivity& process, Rank* rank) {
+  for (const v1::StepTime& s : process.steps()) {
+    for (const v1::PeerTime& p : s.peers()) {
+      if (p.bytes() <= 0 || p.ns() < 0 || p.peer() == process.rank()) continue;
+      auto it = rank->links.find(p.peer());
+      if (it == rank->links.end()) {
+        if (links_ >= kMaxLinks) {
+          ++refused_;
+          continue;
+        }
+        it = rank->links.emplace(p.peer(), SlowdownDetector{}).first;
+        ++links_;
+      }
+      const double per_mib = static_cast<double>(p.ns()) * (1 << 20) /
+                             static_cast<double>(p.bytes());
+      it->second.Add(s.step(), static_cast<int64_t>(std::min(per_mib, 1e18)));
+    }
   }
 }
 
@@ -116,8 +142,63 @@ std::vector<v1::HealthSlowdown> SlowdownWatch::JobLocked(
              &communication);
     }
   }
-  if (!compute.empty()) return compute;
-  return communication;
+  // Links: both ends slower with each other, neither slower in compute,
+  // and now slower than the job's other links (all slower together: the
+  // machine's change, not a link's).
+  std::set<int32_t> computing, linked;
+  for (const v1::HealthSlowdown& c : compute) computing.insert(c.rank());
+  std::vector<int64_t> links_now;  // each pair's (from its lower rank)
+  for (auto it = first; it != end; ++it) {
+    for (const auto& [b, series] : it->second.links) {
+      if (b > it->first.second) links_now.push_back(series.recent_ns());
+    }
+  }
+  const std::vector<int64_t> links_others = OthersMedians(links_now);
+  std::vector<v1::HealthSlowdown> links;
+  size_t pair = 0;
+  for (auto it = first; it != end; ++it) {
+    const int32_t a = it->first.second;
+    for (const auto& [b, series] : it->second.links) {
+      if (b <= a) continue;
+      const size_t at = pair++;
+      if (!series.slowdown() || computing.count(a) > 0 ||
+          computing.count(b) > 0 ||
+          !AboveOthers(links_now[at], links_others[at])) {
+        continue;
+      }
+      auto other = ranks_.find({it->first.first, b});
+      if (other == ranks_.end()) continue;
+      auto back = other->second.links.find(a);
+      if (back == other->second.links.end() || !back->second.slowdown()) {
+        continue;
+      }
+      SlowdownDetector::Slowdown s = *series.slowdown();
+      // Slow from when both ends are: an end's earlier estimate is its
+      // own noise.
+      s.from_step = std::max(s.from_step, back->second.slowdown()->from_step);
+      Report(a, it->second, "link", s, &links);
+      links.back().set_peer(b);
+      linked.insert(a);
+      linked.insert(b);
+    }
+  }
+  const bool any_compute = !compute.empty();
+  std::vector<v1::HealthSlowdown> out =
+      any_compute ? std::move(compute) : std::move(communication);
+  if (!any_compute) {  // the ends of a slow link: the link's
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const v1::HealthSlowdown& c) {
+                               return linked.count(c.rank()) > 0;
+                             }),
+              out.end());
+  }
+  out.insert(out.end(), links.begin(), links.end());
+  std::stable_sort(
+      out.begin(), out.end(),
+      [](const v1::HealthSlowdown& x, const v1::HealthSlowdown& y) {
+        return x.rank() < y.rank();
+      });
+  return out;
 }
 
 std::vector<v1::HealthSlowdown> SlowdownWatch::Job(

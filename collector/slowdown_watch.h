@@ -17,6 +17,19 @@
 //     the others' communication grew by waiting for it: not their fault).
 //     Every rank slower together (the machine, the input) is the job's
 //     change, not a rank's: not reported.
+//   - Links: per rank and peer, the time its point-to-point calls with
+//     that peer took per MiB they moved (v1::StepTime.peers), a third
+//     series tested the same way. A pair whose both ends became slower
+//     with each other (a's series for b and b's for a), neither of them
+//     slower in compute, and now at least kRatio times the median of the
+//     job's other pairs (where it has others; each pair's series of its
+//     lower rank), is reported once as metric "link" (rank the
+//     lower, peer the other; baseline_ns and now_ns are ns a MiB, the
+//     lower rank's; from_step the later of the two ends'), and
+//     neither end's communication slowdown is then reported: a late
+//     sender or receiver makes only the other end wait longer. At most
+//     kMaxLinks series over all jobs (more are not followed, counted in
+//     refused()).
 //   - Each slowdown names the counters of its rank's node that changed
 //     with it (NodeCounterHistory::Changed, from the time its first slow
 //     step was reported), from the node counters AddNodeCounters keeps.
@@ -44,6 +57,7 @@ namespace meridian {
 class SlowdownWatch {
  public:
   static constexpr size_t kMaxRanks = 16384;
+  static constexpr size_t kMaxLinks = 32768;
   static constexpr absl::Duration kForget = absl::Minutes(10);
 
   void Add(const std::string& node, const v1::ProcessActivity& process,
@@ -67,6 +81,8 @@ class SlowdownWatch {
     absl::Time reported;
     SlowdownDetector compute;
     SlowdownDetector communication;
+    // Per peer: ns a MiB of its point-to-point calls with that peer.
+    std::map<int32_t, SlowdownDetector> links;
     // The first step of each report and when it came, the last kReports.
     std::deque<std::pair<int64_t, absl::Time>> reports;
   };
@@ -75,6 +91,9 @@ class SlowdownWatch {
   void Report(int32_t rank, const Rank& r, const char* metric,
               const SlowdownDetector::Slowdown& s,
               std::vector<v1::HealthSlowdown>* out) const;
+  // Adds `steps`' peers to `rank`'s link series.
+  void AddLinks(const v1::ProcessActivity& process, Rank* rank)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   using Ranks = std::map<std::pair<std::string, int32_t>, Rank>;
   // Job()'s answer over one job's ranks [first, end).
   std::vector<v1::HealthSlowdown> JobLocked(Ranks::const_iterator first,
@@ -85,7 +104,8 @@ class SlowdownWatch {
   Ranks ranks_ ABSL_GUARDED_BY(mutex_);
   absl::Time swept_ ABSL_GUARDED_BY(mutex_) = absl::InfinitePast();
   uint64_t refused_ ABSL_GUARDED_BY(mutex_) = 0;
-  NodeCounterHistory counters_;  // thread-safe itself
+  size_t links_ ABSL_GUARDED_BY(mutex_) = 0;  // link series in ranks_
+  NodeCounterHistory counters_;               // thread-safe itself
 };
 
 }  // namespace meridian

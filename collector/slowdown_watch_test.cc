@@ -1,5 +1,6 @@
 #include "collector/slowdown_watch.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,58 @@ TEST(SlowdownWatchTest, NamesTheNodeCountersThatChangedWithIt) {
   EXPECT_EQ(slow[0].counters(0).name(), "cpu.steal_percent");
   EXPECT_EQ(slow[0].counters(0).baseline(), 0);
   EXPECT_EQ(slow[0].counters(0).now(), 40);
+}
+
+// Steps first..last of rank `rank`: 2 ms computing, then 256 KiB with
+// `peer` in `p2p_ns`, plus 400 us in a collective.
+v1::ProcessActivity Exchanging(int32_t rank, int64_t first, int64_t last,
+                               int32_t peer, int64_t p2p_ns) {
+  v1::ProcessActivity p = Steps(rank, first, last, 2000000, 400000 + p2p_ns);
+  for (v1::StepTime& s : *p.mutable_steps()) {
+    v1::PeerTime* t = s.add_peers();
+    t->set_peer(peer);
+    t->set_ns(p2p_ns);
+    t->set_bytes(256 << 10);
+  }
+  return p;
+}
+
+// Four ranks: pairs (0, 1) and (2, 3) exchange 256 KiB a step in 100 us;
+// from step 200 the ranks `slow` picks take 400 us.
+std::vector<std::string> Pairs(const std::function<bool(int32_t)>& slow) {
+  SlowdownWatch watch;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  for (int64_t from = 0; from < 400; from += 50) {
+    for (int32_t rank = 0; rank < 4; ++rank) {
+      watch.Add("n" + std::to_string(rank / 2),
+                Exchanging(rank, from, from + 49, rank ^ 1,
+                           from >= 200 && slow(rank) ? 400000 : 100000),
+                t0);
+    }
+  }
+  return Lines(watch.Job("j"));
+}
+
+TEST(SlowdownWatchTest, ASlowLinkIsTheLinksNotItsRanks) {
+  // Both ends of the pair (0, 1), nothing else.
+  EXPECT_EQ(Pairs([](int32_t rank) { return rank < 2; }),
+            (std::vector<std::string>{
+                "n0 rank 0 link from 200 baseline 400000 now 1600000 "
+                "peer 1"}));
+}
+
+TEST(SlowdownWatchTest, OneEndWaitingLongerIsNotALink) {
+  // Rank 0's calls with rank 1 (it waits for a late sender); not rank 1's.
+  EXPECT_EQ(Pairs([](int32_t rank) { return rank == 0; }),
+            (std::vector<std::string>{
+                "n0 rank 0 communication from 200 baseline 500000 now 800000 "
+                "peer -1"}));
+}
+
+TEST(SlowdownWatchTest, EveryLinkSlowerTogetherIsNotALinks) {
+  // Every pair (the machine): each rank and pair is slower than its past,
+  // none than the others.
+  EXPECT_TRUE(Pairs([](int32_t) { return true; }).empty());
 }
 
 }  // namespace

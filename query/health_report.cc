@@ -166,12 +166,23 @@ std::string HealthText(const v1::HealthReply& reply) {
   }
   if (reply.slowdowns_size() > 0) out += "\nSlower than before:\n";
   for (const v1::HealthSlowdown& s : reply.slowdowns()) {
-    absl::StrAppendFormat(
-        &out,
-        "  rank %d (%s): %s %.2fx from step %d (%.3f ms a step, was %.3f)\n",
-        s.rank(), s.node(), s.metric(), s.ratio(), s.from_step(),
-        static_cast<double>(s.now_ns()) / 1e6,
-        static_cast<double>(s.baseline_ns()) / 1e6);
+    if (s.metric() == "link") {
+      absl::StrAppendFormat(&out,
+                            "  link rank %d (%s) - rank %d: %.2fx from step "
+                            "%d (%.3f ms a MiB, was %.3f)\n",
+                            s.rank(), s.node(), s.peer(), s.ratio(),
+                            s.from_step(),
+                            static_cast<double>(s.now_ns()) / 1e6,
+                            static_cast<double>(s.baseline_ns()) / 1e6);
+    } else {
+      absl::StrAppendFormat(
+          &out,
+          "  rank %d (%s): %s %.2fx from step %d (%.3f ms a step, was "
+          "%.3f)\n",
+          s.rank(), s.node(), s.metric(), s.ratio(), s.from_step(),
+          static_cast<double>(s.now_ns()) / 1e6,
+          static_cast<double>(s.baseline_ns()) / 1e6);
+    }
     for (const v1::HealthCounterChange& c : s.counters()) {
       absl::StrAppendFormat(&out, "    with %s: %.6g, was %.6g\n", c.name(),
                             c.now(), c.baseline());

@@ -166,5 +166,33 @@ TEST(HealthReportTest, Slowdowns) {
             "    with net.eth0.rx_bytes_per_s: 1.23457e+06, was 5e+07\n");
 }
 
+TEST(HealthReportTest, ALink) {
+  v1::HealthReply h;
+  h.set_job("j");
+  h.set_state("running");
+  v1::HealthSlowdown* s = h.add_slowdowns();
+  s->set_rank(0);
+  s->set_node("n0");
+  s->set_metric("link");
+  s->set_from_step(200);
+  s->set_ratio(4);
+  s->set_baseline_ns(400000);
+  s->set_now_ns(1600000);
+  s->set_peer(1);
+  EXPECT_EQ(HealthJson(h),
+            "{\"job\":\"j\",\"state\":\"running\",\"stalled_for_ns\":0,"
+            "\"stall_after_ns\":0,\"stalls\":[],\"ranks\":[],"
+            "\"slowdowns\":[{\"rank\":0,\"node\":\"n0\",\"metric\":"
+            "\"link\",\"from_step\":200,\"ratio\":4.000,"
+            "\"baseline_ns\":400000,\"now_ns\":1600000,\"peer\":1,"
+            "\"counters\":[]}]}\n");
+  EXPECT_EQ(HealthText(h),
+            "Job j: running\n"
+            "\n"
+            "Slower than before:\n"
+            "  link rank 0 (n0) - rank 1: 4.00x from step 200 (1.600 ms a MiB, "
+            "was 0.400)\n");
+}
+
 }  // namespace
 }  // namespace meridian

@@ -421,17 +421,18 @@ def main():
                      "document.querySelectorAll('#slowdown-ranks tbody tr')"
                      ".length === 1")
         slow = rows(browser, "slowdown-ranks")[0]
-        if slow[0] != "1" or slow[2] != "compute" or \
-                abs(int(slow[3]) - 200) > 3:
+        # rank, node, metric, peer (links only), from step, ...
+        if slow[0] != "1" or slow[2] != "compute" or slow[3] != "" or \
+                abs(int(slow[4]) - 200) > 3:
             fail("the slow rank: %s" % slow)
         # ... and marked on the step chart at its first step.
         marks = browser.eval(
             "echarts.getInstanceByDom(document.getElementById('step-chart'))"
             ".getOption().series.find((s) => s.name === 'iteration')"
             ".markLine.data.map((d) => d.xAxis)")
-        if marks != [slow[3]]:
+        if marks != [slow[4]]:
             fail("the step chart's marks: %s (the slowdown from %s)" %
-                 (marks, slow[3]))
+                 (marks, slow[4]))
         browser.screenshot("slowdown.png")
         jobs[-1].wait()
 

@@ -163,8 +163,10 @@ function slowdownsSection(health) {
       {title: 'rank', numeric: true, value: (s) => s.rank},
       {title: 'node', value: (s) => s.node},
       {title: 'metric', value: (s) => s.metric},
+      {title: 'peer', value: (s) => (s.peer === undefined || s.peer < 0 ? '' : String(s.peer))},
       {title: 'from step', numeric: true, value: (s) => num(s.from_step)},
       {title: 'ratio', numeric: true, value: (s) => s.ratio, text: (s) => `${s.ratio.toFixed(2)}x`},
+      // A step's ms; a link's ms a MiB.
       {title: 'was (ms)', numeric: true, value: (s) => num(s.baseline_ns), text: (s) => ms(s.baseline_ns)},
       {title: 'now (ms)', numeric: true, value: (s) => num(s.now_ns), text: (s) => ms(s.now_ns)},
       {title: 'node counters that changed', value: (s) => counterChanges(s)},
@@ -185,7 +187,9 @@ function markSlowdowns(stepChart, slowdowns) {
   stepChart.setOption({series: [{name: 'iteration', markLine: {
     symbol: 'none', silent: true, lineStyle: {color: '#b45309', type: 'dashed'},
     data: slowdowns.map((s) => ({xAxis: String(s.from_step),
-      label: {formatter: `rank ${s.rank} ${s.metric} ${s.ratio.toFixed(2)}x`}})),
+      label: {formatter: s.metric === 'link' ?
+        `link ${s.rank}-${s.peer} ${s.ratio.toFixed(2)}x` :
+        `rank ${s.rank} ${s.metric} ${s.ratio.toFixed(2)}x`}})),
   }}]});
 }
 
