@@ -60,7 +60,7 @@ declare -A sources=(
 )
 json=""
 failed=0
-for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite python_dump spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile chunk_rows; do
+for name in span_chunk batch_validator batch_shape process_region agent_protocol probe_args callsite python_dump node_counters spool chrome_trace framework_timeline nsight_sqlite mpitrace_profile chunk_rows; do
   # shellcheck disable=SC2086
   clang++ "${flags[@]}" ${sources[$name]} $libs -o "$out/$name"
   corpus="$out/corpus-$name"
