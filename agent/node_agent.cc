@@ -194,6 +194,7 @@ double NodeAgent::Drain(const std::vector<ProbeSession*>& ending) {
   for (ProbeSession* session : ending) {
     if (emptied && session->MarkEnded(&builder_)) in_batch_.push_back(session);
   }
+  AddNodeCounters(!ending.empty() || stopping_);
   SendBatch();
   // What was read is in memory now (sent or spooled). A ring still over
   // half full is not left waiting for the collector's acknowledgement of
@@ -244,6 +245,20 @@ void NodeAgent::SampleNode() {
   }
   relay_->SetNodeCounters(std::move(values), now);
   if (counters.empty()) return;
+  pending_counters_.push_back({now, std::move(counters)});
+  if (pending_counters_.size() > kMaxPendingSamples) {
+    pending_counters_.pop_front();
+  }
+}
+
+void NodeAgent::AddNodeCounters(bool force) {
+  if (pending_counters_.empty()) return;
+  const int64_t held_ns = clock_sync_->Now() - pending_counters_.front().ns;
+  if (!force && in_batch_.empty() &&
+      held_ns <
+          int64_t{kMaxPendingSamples} * options_.node_counters_ms * 1000000) {
+    return;  // ride along with the next batch of records
+  }
   // Each job's process of the lowest rank here (unknown ranks last).
   std::map<std::string, ProbeSession*> owners;
   const auto before = [](const ProbeSession* a, const ProbeSession* b) {
@@ -257,12 +272,12 @@ void NodeAgent::SampleNode() {
     if (!inserted && before(session, it->second)) it->second = session;
   }
   for (const auto& [job, session] : owners) {
-    if (builder_.spans() + counters.size() > options_.max_batch_spans) {
-      SendBatch();
+    for (const PendingCounters& sample : pending_counters_) {
+      session->AddNodeCounters(&builder_, sample.ns, sample.counters);
     }
-    session->AddNodeCounters(&builder_, now, counters);
     in_batch_.push_back(session);
   }
+  pending_counters_.clear();
 }
 
 void NodeAgent::AddStacks(v1::ProcessActivity* process,

@@ -200,9 +200,16 @@ class NodeAgent {
   // Samples what every traced process is in, for the relay's next poll
   // (docs/health.md).
   void SampleActivity();
-  // Samples the node's counters: into the relay's next poll, and as counter
-  // spans into one process (the lowest rank) of each job on the node.
+  // Samples the node's counters: into the relay's next poll, and into
+  // pending_counters_ for the trace.
   void SampleNode();
+  // Puts the pending samples, as counter spans, into one process (the
+  // lowest rank) of each job on the node: with a batch that carries
+  // records anyway, or once the oldest has waited kMaxPendingSamples
+  // periods, or when `force` (a process ended, the agent stops). So an
+  // idle or hung job costs a batch every kMaxPendingSamples seconds, not
+  // every second.
+  void AddNodeCounters(bool force);
   void SendBatch();
   // Writes the in-memory batches to the spool and releases their records.
   void SpillMemory();
@@ -268,6 +275,12 @@ class NodeAgent {
   std::unique_ptr<NodeCounterReader> node_counters_;  // null: not sampled
   int64_t next_counters_ms_ = 0;                      // SampleNode's
   int64_t last_counters_ns_ = 0;  // the node clock at its last sample
+  struct PendingCounters {
+    int64_t ns;
+    std::vector<NodeCounter> counters;
+  };
+  static constexpr size_t kMaxPendingSamples = 10;
+  std::deque<PendingCounters> pending_counters_;
   // Stuck threads' stacks, read on a thread of their own (null:
   // --stack-after-ms 0).
   std::unique_ptr<StackReader> stacks_;
