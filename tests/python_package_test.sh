@@ -113,7 +113,9 @@ start() {
 start collector "$collector_bin" --listen 127.0.0.1:0 --db "$work/m.db"
 addr=$(sed -E 's/.* on ([^,]+),.*/\1/' <<<"$line")
 socket="$work/agent.sock"
-start agent "$agent_bin" --collector "$addr" --socket "$socket" --spool "$work/spool"
+# No node counters: the jobs' spans are compared whole.
+start agent "$agent_bin" --collector "$addr" --socket "$socket" --spool "$work/spool" \
+  --node-counters-ms 0
 export MERIDIAN_AGENT_SOCKET="$socket"
 unset MERIDIAN_PROBE_LIB LD_PRELOAD
 
