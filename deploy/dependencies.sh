@@ -52,6 +52,9 @@ packages=(
   # PyTorch 1.13 (CPU, gloo) and its C++ headers; the extension is built
   # with torch's cpp_extension, which needs pybind11's and Python's headers.
   python3-torch libtorch-dev pybind11-dev python3-dev
+  # SQL over the store (docs/sql.md): the sqlite3 shell that loads
+  # libmeridian_sqlite.so; tests/sql_test.sh traces an mpi4py job.
+  sqlite3 python3-mpi4py
 )
 
 # A current ClickHouse for the tests (not a Debian package; Debian 12 ships

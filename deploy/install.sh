@@ -18,7 +18,7 @@ programs=(//collector:meridian-collector //cli:meridian //agent:meridian-agent
 # injections where the CUDA toolkit is (the patterns skip them otherwise).
 bazel build "${programs[@]}" //capture/probe:libmeridian_probe.so \
   //capture/nccl:libnccl-profiler-meridian.so //capture/cupti/... \
-  //capture/nvtx/... >&2
+  //capture/nvtx/... //query/sql:libmeridian_sqlite.so >&2
 bin=$(bazel info bazel-bin 2>/dev/null)
 mkdir -p "$prefix/bin" "$prefix/lib"
 for target in "${programs[@]}"; do
@@ -62,6 +62,10 @@ for library in capture/nccl/libnccl-profiler-meridian.so \
     echo "not built (no CUDA toolkit): ${library##*/}"
   fi
 done
+# SQL over a store in any SQLite client (docs/sql.md): `.load
+# PREFIX/lib/libmeridian_sqlite.so` in the sqlite3 shell.
+install -m 0755 "$bin/query/sql/libmeridian_sqlite.so" "$prefix/lib/"
+echo "installed $prefix/lib/libmeridian_sqlite.so"
 mkdir -p "$prefix/include/meridian"
 install -m 0644 capture/probe/include/meridian/probe.h "$prefix/include/meridian/"
 echo "installed $prefix/include/meridian/probe.h"

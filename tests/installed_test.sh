@@ -10,6 +10,8 @@
 #      against PREFIX/include and PREFIX/lib both ways docs/agent.md gives
 #      (linked with an rpath; MERIDIAN_PROBE_OPTIONAL without linking), run
 #      untraced and under PREFIX/bin/meridian run: exact spans exported.
+#   2a. The same job's spans read with SQL: the sqlite3 shell with
+#      PREFIX/lib/libmeridian_sqlite.so loaded.
 #   2b/2c. torch.distributed through the extension install.sh built, and
 #      through the one pip builds from the source archive.
 #   3. The man pages of meridian and of both daemons.
@@ -114,6 +116,17 @@ C loss 2 0.125
 EOF
 done
 echo "installed_test: examples/annotated.c built both ways against the prefix, traced"
+# The same job read with SQL (docs/sql.md): the installed extension in the
+# sqlite3 shell, on the collector's store while it runs.
+got=$(sqlite3 -readonly "$work/m.db" ".load $prefix/lib/libmeridian_sqlite.so" \
+  "SELECT group_concat(name || ' ' || step, ', ') FROM (SELECT name, step FROM spans
+   WHERE job = 'c-linked' AND name IN ('step', 'compute') ORDER BY step, name)" \
+  "SELECT group_concat(value, ' ') FROM (SELECT value FROM counters
+   WHERE job = 'c-linked' AND name = 'loss' ORDER BY time_ns)") ||
+  fail "sqlite3 with PREFIX/lib/libmeridian_sqlite.so"
+[ "$got" = "compute 0, step 0, compute 1, step 1, compute 2, step 2
+0.5 0.25 0.125" ] || fail "SQL over c-linked gave: $got"
+echo "installed_test: PREFIX/lib/libmeridian_sqlite.so read the job in the sqlite3 shell"
 
 # 2b. torch.distributed from Debian's torch, captured with the extension
 # install.sh built: a one-rank gloo job's all_reduce of 1,000 floats, run

@@ -1,0 +1,138 @@
+#include "query/sql/sql_session.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "query/analysis/step_summaries.h"
+
+namespace meridian {
+namespace {
+
+// Views kept at once: a query over every job of a large store holds a few.
+constexpr size_t kMaxViews = 16;
+// What a step summary may take to make (StepSummaries::Update's budget).
+constexpr uint64_t kStepBudgetBytes = uint64_t{1} << 30;
+
+// A statement of the connection, finalized when it goes.
+class HostStatement {
+ public:
+  HostStatement(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~HostStatement() { sqlite3_finalize(stmt_); }
+  HostStatement(const HostStatement&) = delete;
+  HostStatement& operator=(const HostStatement&) = delete;
+  bool ok() const { return rc_ == SQLITE_OK; }
+  sqlite3_stmt* get() { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+absl::Status HostError(sqlite3* db, absl::string_view what) {
+  return absl::InternalError(
+      absl::StrCat(what, " failed: ", sqlite3_errmsg(db),
+                   " (is this a Meridian store, schema 8?)"));
+}
+
+}  // namespace
+
+absl::StatusOr<Store*> SqlSession::OpenStore() {
+  if (store_ != nullptr) return store_.get();
+  if (path_.empty()) {
+    return absl::FailedPreconditionError(
+        "the Meridian tables read a store file: this connection's main "
+        "database is not a file");
+  }
+  StoreOptions options;
+  options.read_only = true;
+  auto store = Store::Open(path_, options);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  return store_.get();
+}
+
+absl::StatusOr<std::vector<std::string>> SqlSession::JobNames(
+    const std::optional<std::string>& name) {
+  HostStatement select(db_, name ? "SELECT name FROM main.jobs WHERE name=?1"
+                                 : "SELECT name FROM main.jobs ORDER BY id");
+  if (!select.ok()) return HostError(db_, "listing the jobs");
+  if (name) {
+    sqlite3_bind_text(select.get(), 1, name->data(),
+                      static_cast<int>(name->size()), SQLITE_TRANSIENT);
+  }
+  std::vector<std::string> names;
+  int rc;
+  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(select.get(), 0);
+    names.emplace_back(reinterpret_cast<const char*>(text),
+                       sqlite3_column_bytes(select.get(), 0));
+  }
+  if (rc != SQLITE_DONE) return HostError(db_, "listing the jobs");
+  return names;
+}
+
+bool SqlSession::Current(const JobView& view) {
+  HostStatement select(db_,
+                       "SELECT spans, written_ns FROM main.jobs WHERE id=?1");
+  if (!select.ok()) return false;
+  sqlite3_bind_int64(select.get(), 1, view.job().id);
+  return sqlite3_step(select.get()) == SQLITE_ROW &&
+         sqlite3_column_int64(select.get(), 0) == view.job().spans &&
+         sqlite3_column_int64(select.get(), 1) == view.job().written_ns;
+}
+
+absl::StatusOr<JobView*> SqlSession::View(const std::string& name) {
+  auto found = views_.find(name);
+  if (found != views_.end() && Current(*found->second)) {
+    return found->second.get();
+  }
+  auto store = OpenStore();
+  if (!store.ok()) return store.status();
+  auto catalog = (*store)->LoadCatalog(name);
+  if (absl::IsNotFound(catalog.status())) return nullptr;
+  if (!catalog.ok()) return catalog.status();
+  auto view = std::make_unique<JobView>();
+  view->catalog = std::move(*catalog);
+  const JobCatalog& c = view->catalog;
+  for (size_t i = 0; i < c.tracks.size(); ++i)
+    view->track_at[c.tracks[i].id] = i;
+  for (size_t i = 0; i < c.processes.size(); ++i) {
+    view->process_at[c.processes[i].id] = i;
+  }
+  for (size_t i = 0; i < c.ops.size(); ++i) view->op_at[c.ops[i].id] = i;
+  if (views_.size() >= kMaxViews && found == views_.end()) views_.clear();
+  JobView* kept = view.get();
+  views_[name] = std::move(view);
+  return kept;
+}
+
+absl::StatusOr<const JobClocks*> SqlSession::Clocks(JobView* view) {
+  if (view->clocks) return &*view->clocks;
+  auto store = OpenStore();
+  if (!store.ok()) return store.status();
+  auto stored = (*store)->LoadClockSolution(view->job().id);
+  if (!stored.ok()) return stored.status();
+  auto clocks =
+      JobClocks::Load(**store, view->catalog, nullptr, JobRead{}, &*stored);
+  if (!clocks.ok()) return clocks.status();
+  view->clocks.emplace(std::move(*clocks));
+  return &*view->clocks;
+}
+
+absl::StatusOr<v1::StepsReply> SqlSession::Steps(const std::string& name) {
+  auto view = View(name);
+  if (!view.ok()) return view.status();
+  if (*view == nullptr) return v1::StepsReply();
+  auto store = OpenStore();
+  if (!store.ok()) return store.status();
+  auto made =
+      StepSummaries::Update(**store, (*view)->catalog, kStepBudgetBytes);
+  if (absl::IsNotFound(made.status())) return v1::StepsReply();
+  if (!made.ok()) return made.status();
+  return StepSummaries::Steps(**store, (*view)->catalog, *made, std::nullopt,
+                              false);
+}
+
+}  // namespace meridian

@@ -1,0 +1,89 @@
+// SqlSession: what the extension's tables of one SQLite connection share
+// (docs/sql.md): the Meridian store they read (the connection's own file,
+// opened again read-only through store/, so that the catalog, clock
+// solutions and step summaries are read as every query reads them), each
+// job's catalog and clocks once loaded, and what the last scan of `spans`
+// read.
+//
+// A job's view is kept while the job is unchanged (its span count and last
+// write, read from the store each time a view is asked for), so a join
+// that filters `spans` once per outer row loads the catalog once. Not
+// thread-safe: SQLite calls a connection's virtual tables from one thread
+// at a time.
+#ifndef MERIDIAN_QUERY_SQL_SQL_SESSION_H_
+#define MERIDIAN_QUERY_SQL_SQL_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "meridian/v1/query.pb.h"
+#include "query/clocks/job_clocks.h"
+#include "query/sql/sqlite_api.h"
+#include "store/store.h"
+
+namespace meridian {
+
+// One job as the tables show it: its catalog, indexed, and its clocks once
+// a query needed corrected times.
+struct JobView {
+  JobCatalog catalog;
+  absl::flat_hash_map<int64_t, size_t> track_at;    // track id: tracks[i]
+  absl::flat_hash_map<int64_t, size_t> process_at;  // process id
+  absl::flat_hash_map<int64_t, size_t> op_at;       // operation id
+  std::optional<JobClocks> clocks;
+
+  const JobInfo& job() const { return catalog.job; }
+};
+
+// What one scan of `spans` read (meridian_scan_stats()).
+struct SpanScanCount {
+  int64_t chunks = 0;       // stored chunks of the jobs it read
+  int64_t chunks_read = 0;  // of them, decoded
+  int64_t spans_decoded = 0;
+  int64_t rows = 0;  // spans it gave SQLite
+};
+
+class SqlSession {
+ public:
+  // `db`: the connection (its main database is the store file, `path`).
+  SqlSession(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+  // The jobs a scan reads: the one named (none if there is no such job),
+  // or every job, by ascending id.
+  absl::StatusOr<std::vector<std::string>> JobNames(
+      const std::optional<std::string>& name);
+
+  // The view of job `name` as it is now; nullptr if there is no such job.
+  absl::StatusOr<JobView*> View(const std::string& name);
+
+  // The job's clocks, as `meridian export` places spans: the stored
+  // solution where it is current, else solved now (one scan of the job).
+  absl::StatusOr<const JobClocks*> Clocks(JobView* view);
+
+  // The step summaries of job `name`, per step and rank, as `meridian
+  // steps` gives them; an empty reply if no span carries a step.
+  absl::StatusOr<v1::StepsReply> Steps(const std::string& name);
+
+  SpanScanCount& last_scan() { return last_scan_; }
+
+ private:
+  absl::StatusOr<Store*> OpenStore();
+
+  // Whether the job's view is of it as it is now (its spans, last write).
+  bool Current(const JobView& view);
+
+  sqlite3* db_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+  absl::flat_hash_map<std::string, std::unique_ptr<JobView>> views_;
+  SpanScanCount last_scan_;
+};
+
+}  // namespace meridian
+
+#endif  // MERIDIAN_QUERY_SQL_SQL_SESSION_H_
