@@ -35,6 +35,10 @@
 #                              collector: its background refresh, then
 #                              whole-job steps and stragglers, one step's
 #                              critical path; the collector's memory)
+#   ./bench/run.sh sql [--spans N] [--dir DIR] [--rounds R]
+#                             (SQL over big's job with libmeridian_sqlite.so:
+#                              a whole-job aggregate against Store::Scan,
+#                              one rank's steps and the chunks it decoded)
 #   ./bench/run.sh path [--spans N] [--ranks R] [--layers L] [--budget-mib M]
 #                             (a whole job's critical path loaded whole
 #                              against walked a block of steps at a time:
@@ -200,6 +204,11 @@ case "${1:-}" in
       //cli:meridian //capture/probe:libmeridian_probe.so >&2
     exec ./bench/torch_bench.sh "$@"
     ;;
+  sql)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/sql_bench.sh "$@"
+    ;;
   colocated)
     shift
     ./deploy/dependencies.sh
@@ -210,7 +219,7 @@ case "${1:-}" in
     ;;
   *)
     sed -n '2,25p' "$0" >&2
-    echo "benchmarks: scale, big, ingest, analysis, replay, slowdown, ring, probe, colocated, ended, load, fuzz, import, gpu" >&2
+    echo "benchmarks: scale, big, sql, ingest, analysis, replay, slowdown, ring, probe, colocated, ended, load, fuzz, import, gpu" >&2
     exit 2
     ;;
 esac
