@@ -160,7 +160,7 @@ TEST_F(CommandParseTest, AFlagOfAnotherCommandIsRefusedSayingWhoseItIs) {
   EXPECT_EQ(Refusal({"jobs", "--job", "j"}),
             "jobs|jobs: unknown flag --job (a flag of run, import, trace, "
             "delete, export, stats, clocks, critical-path, stragglers, "
-            "health, steps, compare, graph, replay)");
+            "health, steps, compare, graph, replay, sql)");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "--bogus=1"}),
             "stats|stats: unknown flag --bogus");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "-x"}),

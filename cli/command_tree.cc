@@ -284,6 +284,22 @@ void AddAnalyses(CLI::App& tree) {
   Value(graph, "--format", "dot|graphml", "the format (default: from FILE)");
 }
 
+void AddSql(CLI::App& tree) {
+  CLI::App* sql = Command(
+      tree, "sql", "one read-only SQL query over the stored spans",
+      "The tables of docs/sql.md (spans, steps, jobs, processes, tracks, "
+      "counters) over the jobs you may read, on the collector's SQLite store. "
+      "One SELECT; anything that writes, ATTACH, PRAGMA and load_extension are "
+      "refused; the collector stops a query past 30 s or 512 MiB.");
+  Value(sql, "--job", "J",
+        "only this job is visible (default: every job you may read)");
+  Value(sql, "--max-rows", "N",
+        "at most N rows (default 10000, at most 1000000); more is an error");
+  Switch(sql, "--csv", "print the rows as CSV, with a header line");
+  Json(sql);
+  Positionals(sql, "query", "QUERY", "the SQL statement (quote it)");
+}
+
 void AddReplay(CLI::App& tree) {
   CLI::App* replay = Command(
       tree, "replay", "predict the effect of a change before making it",
@@ -373,6 +389,7 @@ std::unique_ptr<CLI::App> MeridianCommandTree() {
   AddStats(*tree);
   AddAnalyses(*tree);
   AddReplay(*tree);
+  AddSql(*tree);
   AddHelpers(*tree);
   return tree;
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/analysis_report.h"
 #include "cli/bash_completion.h"
@@ -29,6 +30,7 @@
 #include "cli/mpitrace_profile_writer.h"
 #include "cli/replay_command.h"
 #include "cli/run_command.h"
+#include "cli/sql_report.h"
 #include "cli/stats_report.h"
 #include "cli/trace_report.h"
 #include "common/command_line.h"
@@ -585,6 +587,32 @@ int ClocksCommand(const Invocation& in) {
                 in.line.Has("json"), in.line.Has("resolve"));
 }
 
+int SqlCommand(const Invocation& in) {
+  if (in.line.Has("json") && in.line.Has("csv")) {
+    return Usage("sql takes --json or --csv, not both");
+  }
+  meridian::v1::SqlRequest request;
+  request.set_query(absl::StrJoin(in.line.positional(), " "));
+  request.set_job(in.line.Get("job"));
+  if (in.line.Has("max-rows")) {
+    auto rows = in.line.GetInt("max-rows", 0);
+    if (!rows.ok() || *rows < 1 || *rows > 1000000) {
+      return Usage("--max-rows must be 1 to 1000000");
+    }
+    request.set_max_rows(*rows);
+  }
+  meridian::v1::SqlReply reply;
+  if (int failed =
+          Call("sql", *QueryStub(in.collector), &meridian::v1::Query::Stub::Sql,
+               request, in.collector, &reply)) {
+    return failed;
+  }
+  Print(in.line.Has("json")  ? meridian::SqlJson(reply)
+        : in.line.Has("csv") ? meridian::SqlCsv(reply)
+                             : meridian::SqlText(reply));
+  return 0;
+}
+
 template <int (*Analysis)(meridian::v1::Query::Stub&,
                           const meridian::CollectorTarget&,
                           const meridian::CommandLine&)>
@@ -713,6 +741,7 @@ constexpr Command kCommands[] = {
     {"compare", AnalysisCommand<Compare>},
     {"graph", AnalysisCommand<Graph>},
     {"replay", AnalysisCommand<Replay>},
+    {"sql", SqlCommand},
     {"completion", CompletionCommand},
     {"man", ManCommand},
 };

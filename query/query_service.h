@@ -12,9 +12,9 @@
 // The handlers: query_service.cc (jobs, clocks, stats, critical paths,
 // steps, stragglers, comparisons, the background refresh),
 // query_service_export.cc (traces and graphs), query_service_replay.cc
-// (replays). What they share: job_query.h (a job opened for a query),
-// job_analysis.h (a job loaded for the analyses), trace_chunks.h (streamed
-// answers).
+// (replays), query_service_sql.cc (SQL). What they share: job_query.h (a
+// job opened for a query), job_analysis.h (a job loaded for the analyses),
+// trace_chunks.h (streamed answers).
 #ifndef MERIDIAN_QUERY_QUERY_SERVICE_H_
 #define MERIDIAN_QUERY_QUERY_SERVICE_H_
 
@@ -158,6 +158,9 @@ class QueryService final : public v1::Query::Service {
   grpc::Status ExportReplayTrace(
       grpc::ServerContext* context, const v1::ReplayRequest* request,
       grpc::ServerWriter<v1::TraceChunk>* writer) override;
+  // query_service_sql.cc: one SQL statement (query/sql/sql_query.h).
+  grpc::Status Sql(grpc::ServerContext* context, const v1::SqlRequest* request,
+                   v1::SqlReply* reply) override;
 
   // Clock solutions made since the service started: `incremental` by an
   // update from a job's kept state, `whole` from all its chunks (the first

@@ -10,7 +10,13 @@
 #   3. hostile or mistaken use: writing through the tables, loading into a
 #      database that is not a store, a query of a job that does not exist:
 #      a clear error or nothing, and the collector still serves with every
-#      span it had.
+#      span it had;
+#   4. `meridian sql` over the collector: the same figures (text, --json,
+#      --csv), a second job invisible under --job; ATTACH, writes, PRAGMA,
+#      load_extension, reads of main.chunks and two statements refused, a
+#      cross join of every span with every span stopped at --max-rows, and
+#      while a recursive query that never ends runs (until the collector's
+#      30 s), other queries are answered.
 set -euo pipefail
 
 runfiles="${TEST_SRCDIR}/meridian"
@@ -120,4 +126,47 @@ print([j for j in json.load(sys.stdin)["jobs"] if j["job"] == "sqljob"][0]["span
   fail "the job had $spans_before spans, now $spans_after"
 [ "$(sql "SELECT count(*) FROM spans WHERE job = 'sqljob'")" = "$spans_after" ] ||
   fail "spans: $(sql "SELECT count(*) FROM spans WHERE job = 'sqljob'") rows, the job has $spans_after"
+# 4. meridian sql.
+"${meridian[@]}" run --job otherjob -- "$mpirun" --allow-run-as-root \
+  --oversubscribe -np 2 /usr/bin/python3 -B "$job_py" >"$work/job2.out" 2>&1 ||
+  { cat "$work/job2.out" >&2; fail "the second job"; }
+got=$("${meridian[@]}" sql --job sqljob "SELECT rank, count(*) AS calls, sum(bytes)
+  FROM spans WHERE name = 'MPI_Allreduce' GROUP BY rank ORDER BY rank")
+[ "$got" = "rank|calls|sum(bytes)
+0|16|16480
+1|16|16480
+2|16|16480
+3|16|16480" ] || fail "meridian sql: $got"
+[ "$("${meridian[@]}" sql --job sqljob --json "SELECT DISTINCT job FROM spans")" = \
+  '{"columns":["job"],"rows":[["sqljob"]]}' ] || fail "meridian sql --job sees other jobs"
+[ "$("${meridian[@]}" sql --csv "SELECT job, ranks FROM jobs ORDER BY job")" = "job,ranks
+otherjob,2
+sqljob,4" ] || fail "meridian sql --csv: $("${meridian[@]}" sql --csv "SELECT job, ranks FROM jobs")"
+# refused QUERY SAID: the query fails, saying SAID.
+refused() {
+  if out=$("${meridian[@]}" sql "$1" 2>&1); then fail "meridian sql ran: $1"; fi
+  grep -qF "$2" <<<"$out" || fail "meridian sql \"$1\" said: $out"
+}
+refused "ATTACH DATABASE '$work/x.db' AS x" "ATTACH is refused"
+refused "DELETE FROM spans" "table spans may not be modified"
+refused "DELETE FROM main.jobs" "anything but a SELECT"
+refused "PRAGMA journal_mode = DELETE" "PRAGMA journal_mode is refused"
+refused "SELECT load_extension('$extension')" "load_extension() is refused"
+refused "SELECT count(*) FROM main.chunks" "reading the store's table chunks"
+refused "SELECT 1; DELETE FROM main.jobs" "one statement at a time"
+if out=$("${meridian[@]}" sql --max-rows 1000 "SELECT a.name, b.name FROM spans a, spans b" 2>&1); then
+  fail "a cross join of every span with every span returned"
+fi
+grep -q "more than 1000 rows" <<<"$out" || fail "the cross join said: $out"
+# A query that never ends, beside others that are answered.
+"${meridian[@]}" --request-timeout 60 sql "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL
+  SELECT x + 1 FROM c) SELECT count(*) FROM c" >"$work/endless.out" 2>&1 &
+endless=$!
+[ "$("${meridian[@]}" sql "SELECT count(*) FROM processes WHERE job = 'sqljob'")" = "count(*)
+4" ] || fail "a query beside the endless one"
+"${meridian[@]}" jobs >/dev/null || fail "meridian jobs beside the endless query"
+if wait "$endless"; then fail "the endless query returned: $(cat "$work/endless.out")"; fi
+grep -q "ran past its 30s" "$work/endless.out" || fail "the endless query said: $(cat "$work/endless.out")"
+[ "$(sql "SELECT count(*) FROM spans WHERE job = 'sqljob'")" = "$spans_after" ] ||
+  fail "spans changed after meridian sql"
 echo "sql_test: passed"

@@ -191,6 +191,34 @@ TEST_F(ExtensionTest, ConstraintsLeaveOtherChunksUnread) {
             "0");
 }
 
+// SQLite scans once per branch of an OR and drops repeats by rowid: each
+// span's is unique.
+TEST_F(ExtensionTest, OrCollateAndTheInt64Limits) {
+  EXPECT_EQ(One(db_,
+                "SELECT count(*) FROM spans WHERE (job = 'train' AND "
+                "rank = 0) OR (job = 'other' AND rank = 0)"),
+            "11");
+  EXPECT_EQ(One(db_,
+                "SELECT count(*) FROM spans WHERE rank = 0 OR "
+                "name = 'loss'"),
+            "11");
+  EXPECT_EQ(One(db_,
+                "SELECT count(*) FROM spans WHERE "
+                "name = 'mpi_allreduce' COLLATE NOCASE"),
+            "6");
+  EXPECT_EQ(One(db_,
+                "SELECT count(*) FROM spans WHERE "
+                "raw_start_ns > -9223372036854775808"),
+            "20");
+  EXPECT_EQ(One(db_,
+                "SELECT count(*) FROM spans WHERE "
+                "start_ns < 9223372036854775807 AND "
+                "start_ns > -9223372036854775807"),
+            "20");
+  EXPECT_EQ(One(db_, "SELECT count(*) FROM steps WHERE rank = 0 OR step = 2"),
+            "4");
+}
+
 TEST_F(ExtensionTest, JoinsDriveTheScanByTheOuterRows) {
   EXPECT_EQ(Rows(db_,
                  "SELECT p.rank, count(s.name) FROM processes p JOIN spans s "
@@ -259,6 +287,32 @@ TEST(ExtensionLoadTest, RefusesWhatIsNotAStore) {
             "database is not a Meridian store (open the collector's --db "
             "file, then load the extension)");
   EXPECT_EQ(One(db, "SELECT count(*) FROM t"), "0");
+  sqlite3_close(db);
+}
+
+// A temp table of the connection's own with a name the tables take: the
+// load fails, adding nothing, and says which.
+TEST(ExtensionLoadTest, RefusesToHideTheConnectionsOwnTables) {
+  const std::string path = TempPath("taken.db");
+  WriteJobs(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TEMP VIEW jobs AS SELECT 1 AS x", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_enable_load_extension(db, 1);
+  char* message = nullptr;
+  const std::string lib = Runfile("query/sql/libmeridian_sqlite.so");
+  EXPECT_NE(sqlite3_load_extension(db, lib.c_str(), nullptr, &message),
+            SQLITE_OK);
+  EXPECT_NE(std::string(message ? message : "").find("named jobs already"),
+            std::string::npos)
+      << (message ? message : "");
+  sqlite3_free(message);
+  EXPECT_EQ(One(db, "SELECT x FROM jobs"), "1");
+  std::string error;
+  Rows(db, "SELECT meridian_scan_stats()", &error);
+  EXPECT_NE(error.find("no such function"), std::string::npos) << error;
   sqlite3_close(db);
 }
 

@@ -1,6 +1,7 @@
 #include "query/sql/span_table.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -31,7 +32,6 @@ constexpr double kWholeTableRows = 1e9;
 
 struct SpanTable {
   sqlite3_vtab base;  // first: SQLite sees a sqlite3_vtab*
-  sqlite3* db;
   SqlSession* session;
 };
 
@@ -42,10 +42,10 @@ struct SpanCursor {
   std::vector<std::string> jobs;
   size_t next_job = 0;
   bool eof = false;
-  int64_t rowid = 0;
+  int64_t chunk_id = 0;  // the stored chunk being read (rowids)
 
   // The job being read, and what of it the constraints leave.
-  JobView* view = nullptr;
+  std::shared_ptr<JobView> view;  // kept alive while read
   const JobClocks* clocks = nullptr;
   bool all_tracks = true;
   absl::flat_hash_set<int64_t> tracks;
@@ -85,10 +85,11 @@ StoredSpan ToStored(const SpanColumns& spans, size_t i, int64_t track) {
 
 int Connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out,
             char** error) {
+  // The tables' own statement, whatever authorizer the connection has.
+  SqlSession::Internal internal(static_cast<SqlSession*>(aux));
   int rc = sqlite3_declare_vtab(db, kDeclaration);
   if (rc != SQLITE_OK) return rc;
   auto* table = new SpanTable();
-  table->db = db;
   table->session = static_cast<SqlSession*>(aux);
   *out = &table->base;
   (void)error;
@@ -132,6 +133,10 @@ int BestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
     if (!c.usable || !Handled(c.op)) continue;
     const SpanOp op = ToOp(c.op);
     if (!SpanConstraints::Usable(c.iColumn, op)) continue;
+    // `name = 'x' COLLATE NOCASE` matches what a byte-for-byte comparison
+    // would not: left to SQLite.
+    const char* collation = sqlite3_vtab_collation(info, i);
+    if (collation != nullptr && strcmp(collation, "BINARY") != 0) continue;
     info->aConstraintUsage[i].argvIndex = ++argv;
     info->aConstraintUsage[i].omit = 0;
     plan.push_back(static_cast<char>('a' + c.iColumn));
@@ -218,6 +223,12 @@ IntRange RawStarts(SpanCursor* c) {
   return raw;
 }
 
+// a - b, held at the int64 limits (b >= 0: an epoch, a chunk's length).
+int64_t Minus(int64_t a, int64_t b) {
+  if (a == kMax) return kMax;
+  return a < kMin + b ? kMin : a - b;
+}
+
 // Prepares the scan of the job's chunks that can hold a span that meets
 // the constraints: of its time range and step range (tracks are checked
 // before a chunk is decoded). Stored times are relative to the job's epoch;
@@ -227,15 +238,15 @@ int PrepareChunks(SpanCursor* c) {
   const JobInfo& job = c->view->job();
   const IntRange raw = RawStarts(c);
   if (raw.empty()) return SQLITE_OK;
-  const int64_t end_lo = raw.lo == kMin ? kMin : raw.lo - job.epoch_ns;
-  const int64_t first_lo = end_lo == kMin ? kMin : end_lo - job.max_chunk_ns;
-  const int64_t first_hi = raw.hi == kMax ? kMax : raw.hi - job.epoch_ns;
+  const int64_t end_lo = Minus(raw.lo, job.epoch_ns);
+  const int64_t first_lo = Minus(end_lo, job.max_chunk_ns);
+  const int64_t first_hi = Minus(raw.hi, job.epoch_ns);
   const char* sql =
       "SELECT id, track, data FROM main.chunks WHERE job=?1 AND "
       "first_start>=?2 AND first_start<=?3 AND max_end>=?4 AND (?5=0 OR "
       "(min_step IS NOT NULL AND max_step>=?6 AND min_step<=?7)) "
       "ORDER BY first_start, id";
-  int rc = sqlite3_prepare_v2(c->table->db, sql, -1, &c->chunks, nullptr);
+  int rc = c->table->session->PrepareInternal(sql, &c->chunks);
   if (rc != SQLITE_OK) return rc;
   const IntRange& step = c->where.step;
   sqlite3_bind_int64(c->chunks, 1, job.id);
@@ -255,14 +266,14 @@ int StartJob(SpanCursor* c, const std::string& name) {
   SqlSession* session = c->table->session;
   auto view = session->View(name);
   if (!view.ok()) return Fail(&c->table->base, view.status());
-  c->view = *view;
+  c->view = std::move(*view);
   c->clocks = nullptr;
   if (c->view == nullptr) return SQLITE_OK;  // deleted since it was listed
   Select(c);
   if (!c->all_tracks && c->tracks.empty()) return SQLITE_OK;
   if (!c->all_ops && c->ops.empty()) return SQLITE_OK;
   if (!c->where.start.whole()) {
-    auto clocks = session->Clocks(c->view);
+    auto clocks = session->Clocks(c->view.get());
     if (!clocks.ok()) return Fail(&c->table->base, clocks.status());
     c->clocks = *clocks;
   }
@@ -298,6 +309,7 @@ int TakeChunk(SpanCursor* c, bool* taken) {
         absl::StrCat("chunk ", sqlite3_column_int64(c->chunks, 0), " of job ",
                      view.job().name, " does not decode: ", decoded.message()));
   }
+  c->chunk_id = sqlite3_column_int64(c->chunks, 0);
   SpanScanCount& count = c->table->session->last_scan();
   ++count.chunks_read;
   count.spans_decoded += static_cast<int64_t>(c->spans.size());
@@ -321,7 +333,7 @@ bool Meets(const SpanCursor& c, size_t i) {
 int Place(SpanCursor* c) {
   if (c->placed) return SQLITE_OK;
   if (c->clocks == nullptr) {
-    auto clocks = c->table->session->Clocks(c->view);
+    auto clocks = c->table->session->Clocks(c->view.get());
     if (!clocks.ok()) return Fail(&c->table->base, clocks.status());
     c->clocks = *clocks;
   }
@@ -336,9 +348,12 @@ int Advance(SpanCursor* c) {
     while (c->track != nullptr && ++c->at < c->spans.size()) {
       if (!Meets(*c, c->at)) continue;
       c->placed = false;
-      if (c->where.start.whole()) return SQLITE_OK;
-      if (int rc = Place(c); rc != SQLITE_OK) return rc;
-      if (c->where.start.Contains(c->shown.start_ns)) return SQLITE_OK;
+      if (!c->where.start.whole()) {
+        if (int rc = Place(c); rc != SQLITE_OK) return rc;
+        if (!c->where.start.Contains(c->shown.start_ns)) continue;
+      }
+      ++c->table->session->last_scan().rows;
+      return SQLITE_OK;
     }
     c->track = nullptr;
     if (c->chunks != nullptr) {
@@ -386,7 +401,6 @@ int Filter(sqlite3_vtab_cursor* cur, int, const char* plan, int argc,
                  TextValue(argv[k]), IntegerValue(argv[k]));
   }
   c->eof = false;
-  c->rowid = 0;
   c->track = nullptr;
   c->view = nullptr;
   c->jobs.clear();
@@ -401,18 +415,18 @@ int Filter(sqlite3_vtab_cursor* cur, int, const char* plan, int argc,
 }
 
 int Next(sqlite3_vtab_cursor* cur) {
-  auto* c = reinterpret_cast<SpanCursor*>(cur);
-  ++c->rowid;
-  ++c->table->session->last_scan().rows;
-  return Advance(c);
+  return Advance(reinterpret_cast<SpanCursor*>(cur));
 }
 
 int Eof(sqlite3_vtab_cursor* cur) {
   return reinterpret_cast<SpanCursor*>(cur)->eof ? 1 : 0;
 }
 
+// Unique and stable across scans (SQLite's OR plans drop repeats by rowid):
+// the stored chunk's id and the span's place in it (< kMaxChunkSpans).
 int Rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* out) {
-  *out = reinterpret_cast<SpanCursor*>(cur)->rowid;
+  auto* c = reinterpret_cast<SpanCursor*>(cur);
+  *out = (c->chunk_id << 16) | static_cast<int64_t>(c->at);
   return SQLITE_OK;
 }
 
@@ -435,11 +449,11 @@ absl::string_view KindName(uint32_t kind) {
 }
 
 // The string a stored string id names (the connection's strings table).
-std::string LookupString(sqlite3* db, int64_t id) {
+std::string LookupString(SqlSession* session, int64_t id) {
   std::string out;
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT s FROM main.strings WHERE id=?1", -1,
-                         &stmt, nullptr) == SQLITE_OK) {
+  if (session->PrepareInternal("SELECT s FROM main.strings WHERE id=?1",
+                               &stmt) == SQLITE_OK) {
     sqlite3_bind_int64(stmt, 1, id);
     if (sqlite3_step(stmt) == SQLITE_ROW) {
       out.assign(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)),
@@ -463,7 +477,7 @@ void ResultArgs(SpanCursor* c, sqlite3_context* ctx) {
   for (uint32_t a = begin; a < end; ++a) {
     const ChunkArg& arg = s.args[a];
     if (a > begin) json += ",";
-    AppendJsonString(&json, LookupString(c->table->db, arg.key));
+    AppendJsonString(&json, LookupString(c->table->session, arg.key));
     json += ":";
     switch (arg.type) {
       case ChunkArg::Type::kInt:
@@ -473,7 +487,7 @@ void ResultArgs(SpanCursor* c, sqlite3_context* ctx) {
         AppendJsonDouble(&json, arg.real);
         break;
       case ChunkArg::Type::kString:
-        AppendJsonString(&json, LookupString(c->table->db, arg.value));
+        AppendJsonString(&json, LookupString(c->table->session, arg.value));
         break;
     }
   }

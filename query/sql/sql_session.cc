@@ -13,11 +13,11 @@ constexpr size_t kMaxViews = 16;
 // What a step summary may take to make (StepSummaries::Update's budget).
 constexpr uint64_t kStepBudgetBytes = uint64_t{1} << 30;
 
-// A statement of the connection, finalized when it goes.
+// A statement the session runs on the connection, finalized when it goes.
 class HostStatement {
  public:
-  HostStatement(sqlite3* db, const char* sql) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  HostStatement(SqlSession* session, const char* sql) {
+    rc_ = session->PrepareInternal(sql, &stmt_);
   }
   ~HostStatement() { sqlite3_finalize(stmt_); }
   HostStatement(const HostStatement&) = delete;
@@ -38,6 +38,11 @@ absl::Status HostError(sqlite3* db, absl::string_view what) {
 
 }  // namespace
 
+int SqlSession::PrepareInternal(const char* sql, sqlite3_stmt** stmt) {
+  Internal internal(this);
+  return sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr);
+}
+
 absl::StatusOr<Store*> SqlSession::OpenStore() {
   if (store_ != nullptr) return store_.get();
   if (path_.empty()) {
@@ -55,8 +60,8 @@ absl::StatusOr<Store*> SqlSession::OpenStore() {
 
 absl::StatusOr<std::vector<std::string>> SqlSession::JobNames(
     const std::optional<std::string>& name) {
-  HostStatement select(db_, name ? "SELECT name FROM main.jobs WHERE name=?1"
-                                 : "SELECT name FROM main.jobs ORDER BY id");
+  HostStatement select(this, name ? "SELECT name FROM main.jobs WHERE name=?1"
+                                  : "SELECT name FROM main.jobs ORDER BY id");
   if (!select.ok()) return HostError(db_, "listing the jobs");
   if (name) {
     sqlite3_bind_text(select.get(), 1, name->data(),
@@ -66,15 +71,16 @@ absl::StatusOr<std::vector<std::string>> SqlSession::JobNames(
   int rc;
   while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
     const unsigned char* text = sqlite3_column_text(select.get(), 0);
-    names.emplace_back(reinterpret_cast<const char*>(text),
-                       sqlite3_column_bytes(select.get(), 0));
+    std::string job(reinterpret_cast<const char*>(text),
+                    sqlite3_column_bytes(select.get(), 0));
+    if (MayRead(job)) names.push_back(std::move(job));
   }
   if (rc != SQLITE_DONE) return HostError(db_, "listing the jobs");
   return names;
 }
 
 bool SqlSession::Current(const JobView& view) {
-  HostStatement select(db_,
+  HostStatement select(this,
                        "SELECT spans, written_ns FROM main.jobs WHERE id=?1");
   if (!select.ok()) return false;
   sqlite3_bind_int64(select.get(), 1, view.job().id);
@@ -83,17 +89,17 @@ bool SqlSession::Current(const JobView& view) {
          sqlite3_column_int64(select.get(), 1) == view.job().written_ns;
 }
 
-absl::StatusOr<JobView*> SqlSession::View(const std::string& name) {
+absl::StatusOr<std::shared_ptr<JobView>> SqlSession::View(
+    const std::string& name) {
+  if (!MayRead(name)) return nullptr;
   auto found = views_.find(name);
-  if (found != views_.end() && Current(*found->second)) {
-    return found->second.get();
-  }
+  if (found != views_.end() && Current(*found->second)) return found->second;
   auto store = OpenStore();
   if (!store.ok()) return store.status();
   auto catalog = (*store)->LoadCatalog(name);
   if (absl::IsNotFound(catalog.status())) return nullptr;
   if (!catalog.ok()) return catalog.status();
-  auto view = std::make_unique<JobView>();
+  auto view = std::make_shared<JobView>();
   view->catalog = std::move(*catalog);
   const JobCatalog& c = view->catalog;
   for (size_t i = 0; i < c.tracks.size(); ++i)
@@ -103,9 +109,8 @@ absl::StatusOr<JobView*> SqlSession::View(const std::string& name) {
   }
   for (size_t i = 0; i < c.ops.size(); ++i) view->op_at[c.ops[i].id] = i;
   if (views_.size() >= kMaxViews && found == views_.end()) views_.clear();
-  JobView* kept = view.get();
-  views_[name] = std::move(view);
-  return kept;
+  views_[name] = view;
+  return view;
 }
 
 absl::StatusOr<const JobClocks*> SqlSession::Clocks(JobView* view) {

@@ -6,14 +6,18 @@
 // read.
 //
 // A job's view is kept while the job is unchanged (its span count and last
-// write, read from the store each time a view is asked for), so a join
-// that filters `spans` once per outer row loads the catalog once. Not
+// write, read through the connection each time a view is asked for), so a
+// join that filters `spans` once per outer row loads the catalog once. The
+// spans are read through the connection (its snapshot: the query's); the
+// catalog, clocks and step summaries through the store's own connection,
+// as they are when a scan of the job starts. Not
 // thread-safe: SQLite calls a connection's virtual tables from one thread
 // at a time.
 #ifndef MERIDIAN_QUERY_SQL_SQL_SESSION_H_
 #define MERIDIAN_QUERY_SQL_SQL_SESSION_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,13 +57,43 @@ class SqlSession {
   // `db`: the connection (its main database is the store file, `path`).
   SqlSession(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 
-  // The jobs a scan reads: the one named (none if there is no such job),
-  // or every job, by ascending id.
+  // Which jobs the tables show (`meridian sql`: those the caller may read,
+  // and the one it named); by default, every job.
+  void set_may_read(std::function<bool(const std::string&)> may_read) {
+    may_read_ = std::move(may_read);
+  }
+  bool MayRead(const std::string& job) const {
+    return !may_read_ || may_read_(job);
+  }
+
+  // While one is held, statements the tables prepare for themselves are
+  // being prepared: an authorizer lets those read the store's tables
+  // (sql_query.h refuses a user's own reads of them).
+  class Internal {
+   public:
+    explicit Internal(SqlSession* session) : session_(session) {
+      ++session_->internal_;
+    }
+    ~Internal() { --session_->internal_; }
+    Internal(const Internal&) = delete;
+    Internal& operator=(const Internal&) = delete;
+
+   private:
+    SqlSession* session_;
+  };
+  bool internal() const { return internal_ > 0; }
+  // sqlite3_prepare_v2 of a statement the tables run for themselves.
+  int PrepareInternal(const char* sql, sqlite3_stmt** stmt);
+
+  // The jobs a scan reads, of those the session shows: the one named (none
+  // if there is no such job), or every job, by ascending id.
   absl::StatusOr<std::vector<std::string>> JobNames(
       const std::optional<std::string>& name);
 
   // The view of job `name` as it is now; nullptr if there is no such job.
-  absl::StatusOr<JobView*> View(const std::string& name);
+  // Shared: a cursor keeps the view it reads alive while the session moves
+  // on to a newer one or lets it go.
+  absl::StatusOr<std::shared_ptr<JobView>> View(const std::string& name);
 
   // The job's clocks, as `meridian export` places spans: the stored
   // solution where it is current, else solved now (one scan of the job).
@@ -79,8 +113,10 @@ class SqlSession {
 
   sqlite3* db_;
   std::string path_;
+  std::function<bool(const std::string&)> may_read_;
+  int internal_ = 0;
   std::unique_ptr<Store> store_;
-  absl::flat_hash_map<std::string, std::unique_ptr<JobView>> views_;
+  absl::flat_hash_map<std::string, std::shared_ptr<JobView>> views_;
   SpanScanCount last_scan_;
 };
 

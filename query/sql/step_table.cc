@@ -46,6 +46,8 @@ struct StepCursor {
 
 int Connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out,
             char**) {
+  // The tables' own statement, whatever authorizer the connection has.
+  SqlSession::Internal internal(static_cast<SqlSession*>(aux));
   int rc = sqlite3_declare_vtab(db, kDeclaration);
   if (rc != SQLITE_OK) return rc;
   auto* table = new StepTable();
@@ -150,8 +152,11 @@ int Eof(sqlite3_vtab_cursor* cur) {
   return reinterpret_cast<StepCursor*>(cur)->eof ? 1 : 0;
 }
 
+// Unique across the scan's jobs (SQLite's OR plans drop repeats by rowid).
 int Rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* out) {
-  *out = static_cast<sqlite3_int64>(reinterpret_cast<StepCursor*>(cur)->at);
+  auto* c = reinterpret_cast<StepCursor*>(cur);
+  *out =
+      (static_cast<int64_t>(c->next_job) << 32) | static_cast<int64_t>(c->at);
   return SQLITE_OK;
 }
 
