@@ -18,8 +18,13 @@ grpc::Status QueryService::Sql(grpc::ServerContext* context,
                         "store is ClickHouse (query it with clickhouse-client: "
                         "docs/clickhouse.md)");
   }
+  // Its SQLite memory bound, held of the queries' budget while it runs.
+  const SqlLimits limits;
+  auto lease = memory_->Reserve(static_cast<uint64_t>(limits.max_memory_bytes),
+                                "an SQL query");
+  if (!lease.ok()) return ToGrpc(lease.status());
   auto answer = RunSql(
-      db_path_, *request, SqlLimits(),
+      db_path_, *request, limits,
       [this, context](const std::string& job) {
         return MayReadJob(context, job).ok();
       },

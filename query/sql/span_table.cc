@@ -62,14 +62,25 @@ struct SpanCursor {
   JobClocks::Interval shown{0, 0};
 };
 
-int Fail(sqlite3_vtab* vtab, absl::string_view message) {
+// Fails the statement with `status`, kept for a caller that answers with
+// it (SqlSession::error).
+int Fail(sqlite3_vtab* vtab, const absl::Status& status) {
+  reinterpret_cast<SpanTable*>(vtab)->session->set_error(status);
   sqlite3_free(vtab->zErrMsg);
   vtab->zErrMsg =
-      sqlite3_mprintf("%.*s", static_cast<int>(message.size()), message.data());
+      sqlite3_mprintf("%.*s", static_cast<int>(status.message().size()),
+                      status.message().data());
   return SQLITE_ERROR;
 }
-int Fail(sqlite3_vtab* vtab, const absl::Status& status) {
-  return Fail(vtab, status.message());
+int Fail(sqlite3_vtab* vtab, absl::string_view message) {
+  return Fail(vtab, absl::DataLossError(message));
+}
+
+// The statement's bounds were reached (SqlSession::ShouldStop).
+int Interrupted(sqlite3_vtab* vtab) {
+  sqlite3_free(vtab->zErrMsg);
+  vtab->zErrMsg = sqlite3_mprintf("interrupted");
+  return SQLITE_INTERRUPT;
 }
 
 StoredSpan ToStored(const SpanColumns& spans, size_t i, int64_t track) {
@@ -356,6 +367,7 @@ int Advance(SpanCursor* c) {
       return SQLITE_OK;
     }
     c->track = nullptr;
+    if (c->table->session->ShouldStop()) return Interrupted(&c->table->base);
     if (c->chunks != nullptr) {
       const int rc = sqlite3_step(c->chunks);
       if (rc == SQLITE_ROW) {

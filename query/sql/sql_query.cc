@@ -39,8 +39,12 @@ int Authorize(void* data, int action, const char* a, const char* b,
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
     case SQLITE_FUNCTION:
-      if (b != nullptr && strcasecmp(b, "load_extension") == 0) {
-        return Refuse(guard, "load_extension()");
+      // load_extension loads code; fts3_tokenizer hands out a pointer into
+      // SQLite (and, given two arguments, installs one).
+      for (const char* refused : {"load_extension", "fts3_tokenizer"}) {
+        if (b != nullptr && strcasecmp(b, refused) == 0) {
+          return Refuse(guard, absl::StrCat(refused, "()"));
+        }
       }
       return SQLITE_OK;
     case SQLITE_READ:
@@ -55,6 +59,12 @@ int Authorize(void* data, int action, const char* a, const char* b,
       return Refuse(guard, "ATTACH");
     case SQLITE_PRAGMA:
       return Refuse(guard, absl::StrCat("PRAGMA ", a ? a : ""));
+    case SQLITE_UPDATE:
+      // What SQLite asks before it makes an eponymous virtual table.
+      if (a != nullptr && strcmp(a, "sqlite_master") == 0) {
+        return Refuse(guard, "a table-valued function (pragma_*, json_each)");
+      }
+      return Refuse(guard, "UPDATE");
     default:
       return Refuse(guard,
                     "anything but a SELECT (writes, schema changes, "
@@ -101,6 +111,9 @@ absl::Status Stopped(const Guard& guard, const SqlLimits& limits, sqlite3* db) {
     case Guard::Stop::kNone:
       break;
   }
+  // A table's own failure (a chunk that does not decode, the store gone)
+  // keeps its status; the rest is the statement's (a bad argument).
+  if (!guard.session->error().ok()) return guard.session->error();
   return absl::InvalidArgumentError(sqlite3_errmsg(db));
 }
 
@@ -118,6 +131,10 @@ absl::Status Open(const std::string& path, const v1::SqlRequest& request,
     return absl::FailedPreconditionError(
         "the collector's store is not of the schema the SQL tables read");
   }
+  // Sorts, groups and the tables' copies in memory, where the memory bound
+  // sees them (a temp file would grow unseen). First: changing it later
+  // drops the temp schema.
+  sqlite3_exec(c->db, "PRAGMA temp_store = MEMORY", nullptr, nullptr, nullptr);
   auto session = std::make_unique<SqlSession>(c->db, path);
   const std::string only = request.job();
   session->set_may_read([only, may_read](const std::string& job) {
@@ -139,7 +156,12 @@ absl::Status Open(const std::string& path, const v1::SqlRequest& request,
     sqlite3_free(error);
     return absl::InternalError(absl::StrCat("the SQL tables: ", message));
   }
+  guard->session->set_should_stop([guard] { return Progress(guard) != 0; });
+  // Nothing may be written, and nothing in the schema is trusted to run
+  // functions.
   sqlite3_exec(c->db, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
+  sqlite3_db_config(c->db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(c->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   sqlite3_limit(c->db, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_limit(c->db, SQLITE_LIMIT_SQL_LENGTH, 100000);
   sqlite3_limit(c->db, SQLITE_LIMIT_LENGTH, 16 << 20);
@@ -158,18 +180,26 @@ absl::Status Prepare(const std::string& query, Connection* c, Guard* guard) {
                        "tables of docs/sql.md: ",
                        guard->refused, " is refused"));
     }
-    return absl::InvalidArgumentError(sqlite3_errmsg(c->db));
+    const std::string message = sqlite3_errmsg(c->db);
+    if (message.find("may not be modified") != std::string::npos) {
+      return absl::PermissionDeniedError(message);
+    }
+    return absl::InvalidArgumentError(message);
   }
   if (c->stmt == nullptr) {
     return absl::InvalidArgumentError("the query holds no SQL statement");
   }
-  std::string rest(tail == nullptr ? "" : tail);
-  absl::StripAsciiWhitespace(&rest);
-  while (!rest.empty() && rest.front() == ';') {
-    rest.erase(0, 1);
-    absl::StripAsciiWhitespace(&rest);
-  }
-  if (!rest.empty()) {
+  // What follows must hold no statement (whitespace, ';', comments): the
+  // rest is prepared, never run, to tell.
+  sqlite3_stmt* next = nullptr;
+  const std::string refused = guard->refused;
+  const int rest = tail == nullptr
+                       ? SQLITE_OK
+                       : sqlite3_prepare_v2(c->db, tail, -1, &next, nullptr);
+  const bool more = rest != SQLITE_OK || next != nullptr;
+  sqlite3_finalize(next);
+  guard->refused = refused;
+  if (more) {
     return absl::InvalidArgumentError(
         "meridian sql runs one statement at a time: remove what follows the "
         "first");
@@ -221,12 +251,12 @@ absl::StatusOr<v1::SqlReply> RunSql(
   Guard guard;
   guard.cancelled = std::move(cancelled);
   guard.memory_limit = limits.max_memory_bytes;
+  guard.deadline = absl::Now() + limits.timeout;
+  guard.memory_start = sqlite3_memory_used();
   if (absl::Status opened = Open(store_path, request, may_read, &c, &guard);
       !opened.ok()) {
     return opened;
   }
-  guard.deadline = absl::Now() + limits.timeout;
-  guard.memory_start = sqlite3_memory_used();
   if (absl::Status prepared = Prepare(request.query(), &c, &guard);
       !prepared.ok()) {
     return prepared;
@@ -247,7 +277,9 @@ absl::StatusOr<v1::SqlReply> RunSql(
     }
     v1::SqlRow* row = reply.add_rows();
     for (int i = 0; i < columns; ++i) AddValue(c.stmt, i, row->add_values());
-    bytes += static_cast<int64_t>(row->ByteSizeLong());
+    // What the row takes in memory: about 40 bytes a value besides its
+    // own (a NULL is 2 bytes on the wire).
+    bytes += static_cast<int64_t>(row->ByteSizeLong()) + 40 * columns;
     if (bytes > limits.max_reply_bytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "the query's rows take more than ", limits.max_reply_bytes >> 20,

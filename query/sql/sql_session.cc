@@ -79,21 +79,29 @@ absl::StatusOr<std::vector<std::string>> SqlSession::JobNames(
   return names;
 }
 
-bool SqlSession::Current(const JobView& view) {
+std::optional<std::pair<int64_t, int64_t>> SqlSession::Seen(int64_t job_id) {
   HostStatement select(this,
                        "SELECT spans, written_ns FROM main.jobs WHERE id=?1");
-  if (!select.ok()) return false;
-  sqlite3_bind_int64(select.get(), 1, view.job().id);
-  return sqlite3_step(select.get()) == SQLITE_ROW &&
-         sqlite3_column_int64(select.get(), 0) == view.job().spans &&
-         sqlite3_column_int64(select.get(), 1) == view.job().written_ns;
+  if (!select.ok()) return std::nullopt;
+  sqlite3_bind_int64(select.get(), 1, job_id);
+  if (sqlite3_step(select.get()) != SQLITE_ROW) return std::nullopt;
+  return std::make_pair(sqlite3_column_int64(select.get(), 0),
+                        sqlite3_column_int64(select.get(), 1));
 }
 
 absl::StatusOr<std::shared_ptr<JobView>> SqlSession::View(
     const std::string& name) {
   if (!MayRead(name)) return nullptr;
   auto found = views_.find(name);
-  if (found != views_.end() && Current(*found->second)) return found->second;
+  if (found != views_.end()) {
+    // Current while the job is as this connection saw it when the view was
+    // made: a job still being written keeps its view for the query.
+    auto seen = Seen(found->second->job().id);
+    if (seen && seen->first == found->second->seen_spans &&
+        seen->second == found->second->seen_written_ns) {
+      return found->second;
+    }
+  }
   auto store = OpenStore();
   if (!store.ok()) return store.status();
   auto catalog = (*store)->LoadCatalog(name);
@@ -101,6 +109,10 @@ absl::StatusOr<std::shared_ptr<JobView>> SqlSession::View(
   if (!catalog.ok()) return catalog.status();
   auto view = std::make_shared<JobView>();
   view->catalog = std::move(*catalog);
+  if (auto seen = Seen(view->job().id)) {
+    view->seen_spans = seen->first;
+    view->seen_written_ns = seen->second;
+  }
   const JobCatalog& c = view->catalog;
   for (size_t i = 0; i < c.tracks.size(); ++i)
     view->track_at[c.tracks[i].id] = i;
@@ -130,13 +142,21 @@ absl::StatusOr<v1::StepsReply> SqlSession::Steps(const std::string& name) {
   auto view = View(name);
   if (!view.ok()) return view.status();
   if (*view == nullptr) return v1::StepsReply();
+  if (!(*view)->steps) {
+    auto steps = MakeSteps(**view);
+    if (!steps.ok()) return steps.status();
+    (*view)->steps = std::move(*steps);
+  }
+  return *(*view)->steps;
+}
+
+absl::StatusOr<v1::StepsReply> SqlSession::MakeSteps(const JobView& view) {
   auto store = OpenStore();
   if (!store.ok()) return store.status();
-  auto made =
-      StepSummaries::Update(**store, (*view)->catalog, kStepBudgetBytes);
+  auto made = StepSummaries::Update(**store, view.catalog, kStepBudgetBytes);
   if (absl::IsNotFound(made.status())) return v1::StepsReply();
   if (!made.ok()) return made.status();
-  return StepSummaries::Steps(**store, (*view)->catalog, *made, std::nullopt,
+  return StepSummaries::Steps(**store, view.catalog, *made, std::nullopt,
                               false);
 }
 

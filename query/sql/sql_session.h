@@ -40,6 +40,12 @@ struct JobView {
   absl::flat_hash_map<int64_t, size_t> process_at;  // process id
   absl::flat_hash_map<int64_t, size_t> op_at;       // operation id
   std::optional<JobClocks> clocks;
+  std::optional<v1::StepsReply> steps;  // once a query read `steps`
+  // The job's span count and last write as this connection saw them when
+  // the view was made (its catalog may be newer: it is read through the
+  // store's own connection).
+  int64_t seen_spans = -1;
+  int64_t seen_written_ns = -1;
 
   const JobInfo& job() const { return catalog.job; }
 };
@@ -105,15 +111,34 @@ class SqlSession {
 
   SpanScanCount& last_scan() { return last_scan_; }
 
+  // Whether the statement the tables serve must stop (`meridian sql`'s
+  // bounds: time, memory, a client gone): checked where a table starts to
+  // read a job, a chunk or a job's steps, work SQLite's own progress
+  // handler does not see. Unset: never.
+  void set_should_stop(std::function<bool()> should_stop) {
+    should_stop_ = std::move(should_stop);
+  }
+  bool ShouldStop() const { return should_stop_ && should_stop_(); }
+
+  // The last error a table met (a store it could not read, a chunk that
+  // does not decode), for a caller that answers with a status rather than
+  // SQLite's message.
+  void set_error(const absl::Status& status) { error_ = status; }
+  const absl::Status& error() const { return error_; }
+
  private:
   absl::StatusOr<Store*> OpenStore();
+  absl::StatusOr<v1::StepsReply> MakeSteps(const JobView& view);
 
-  // Whether the job's view is of it as it is now (its spans, last write).
-  bool Current(const JobView& view);
+  // The job's span count and last write as this connection sees them;
+  // nullopt if it has no such job.
+  std::optional<std::pair<int64_t, int64_t>> Seen(int64_t job_id);
 
   sqlite3* db_;
   std::string path_;
   std::function<bool(const std::string&)> may_read_;
+  std::function<bool()> should_stop_;
+  absl::Status error_;
   int internal_ = 0;
   std::unique_ptr<Store> store_;
   absl::flat_hash_map<std::string, std::shared_ptr<JobView>> views_;

@@ -92,6 +92,7 @@ int Close(sqlite3_vtab_cursor* cur) {
 }
 
 int Fail(StepCursor* c, const absl::Status& status) {
+  c->table->session->set_error(status);
   sqlite3_vtab* vtab = &c->table->base;
   sqlite3_free(vtab->zErrMsg);
   vtab->zErrMsg =
@@ -106,6 +107,11 @@ int Advance(StepCursor* c) {
     if (c->next_job >= c->jobs.size()) {
       c->eof = true;
       return SQLITE_OK;
+    }
+    if (c->table->session->ShouldStop()) {
+      sqlite3_free(c->table->base.zErrMsg);
+      c->table->base.zErrMsg = sqlite3_mprintf("interrupted");
+      return SQLITE_INTERRUPT;
     }
     c->job = c->jobs[c->next_job++];
     auto reply = c->table->session->Steps(c->job);
