@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "query/ops/category.h"
 #include "query/sql/span_constraints.h"
+#include "query/sql/vtab_module.h"
 #include "wire/span_chunk.h"
 
 namespace meridian {
@@ -62,25 +63,11 @@ struct SpanCursor {
   JobClocks::Interval shown{0, 0};
 };
 
-// Fails the statement with `status`, kept for a caller that answers with
-// it (SqlSession::error).
 int Fail(sqlite3_vtab* vtab, const absl::Status& status) {
-  reinterpret_cast<SpanTable*>(vtab)->session->set_error(status);
-  sqlite3_free(vtab->zErrMsg);
-  vtab->zErrMsg =
-      sqlite3_mprintf("%.*s", static_cast<int>(status.message().size()),
-                      status.message().data());
-  return SQLITE_ERROR;
+  return FailTable(vtab, reinterpret_cast<SpanTable*>(vtab)->session, status);
 }
 int Fail(sqlite3_vtab* vtab, absl::string_view message) {
   return Fail(vtab, absl::DataLossError(message));
-}
-
-// The statement's bounds were reached (SqlSession::ShouldStop).
-int Interrupted(sqlite3_vtab* vtab) {
-  sqlite3_free(vtab->zErrMsg);
-  vtab->zErrMsg = sqlite3_mprintf("interrupted");
-  return SQLITE_INTERRUPT;
 }
 
 StoredSpan ToStored(const SpanColumns& spans, size_t i, int64_t track) {
@@ -367,7 +354,7 @@ int Advance(SpanCursor* c) {
       return SQLITE_OK;
     }
     c->track = nullptr;
-    if (c->table->session->ShouldStop()) return Interrupted(&c->table->base);
+    if (c->table->session->ShouldStop()) return InterruptTable(&c->table->base);
     if (c->chunks != nullptr) {
       const int rc = sqlite3_step(c->chunks);
       if (rc == SQLITE_ROW) {
@@ -605,25 +592,9 @@ int ColumnValue(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int column) {
   return SQLITE_OK;
 }
 
-sqlite3_module SpanModule() {
-  sqlite3_module m{};
-  m.iVersion = 1;
-  m.xCreate = Connect;  // a table in temp, made by the extension
-  m.xConnect = Connect;
-  m.xBestIndex = BestIndex;
-  m.xDisconnect = Disconnect;
-  m.xDestroy = Disconnect;
-  m.xOpen = Open;
-  m.xClose = Close;
-  m.xFilter = Filter;
-  m.xNext = Next;
-  m.xEof = Eof;
-  m.xColumn = ColumnValue;
-  m.xRowid = Rowid;
-  return m;
-}
-
-const sqlite3_module kSpanModule = SpanModule();
+const sqlite3_module kSpanModule =
+    ReadOnlyModule({Connect, BestIndex, Disconnect, Open, Close, Filter, Next,
+                    Eof, ColumnValue, Rowid});
 
 }  // namespace
 

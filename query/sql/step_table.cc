@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "query/sql/vtab_module.h"
+
 namespace meridian {
 namespace {
 
@@ -92,13 +94,7 @@ int Close(sqlite3_vtab_cursor* cur) {
 }
 
 int Fail(StepCursor* c, const absl::Status& status) {
-  c->table->session->set_error(status);
-  sqlite3_vtab* vtab = &c->table->base;
-  sqlite3_free(vtab->zErrMsg);
-  vtab->zErrMsg =
-      sqlite3_mprintf("%.*s", static_cast<int>(status.message().size()),
-                      status.message().data());
-  return SQLITE_ERROR;
+  return FailTable(&c->table->base, c->table->session, status);
 }
 
 // Moves to the next row, loading the next job's steps where one runs out.
@@ -109,9 +105,7 @@ int Advance(StepCursor* c) {
       return SQLITE_OK;
     }
     if (c->table->session->ShouldStop()) {
-      sqlite3_free(c->table->base.zErrMsg);
-      c->table->base.zErrMsg = sqlite3_mprintf("interrupted");
-      return SQLITE_INTERRUPT;
+      return InterruptTable(&c->table->base);
     }
     c->job = c->jobs[c->next_job++];
     auto reply = c->table->session->Steps(c->job);
@@ -211,25 +205,9 @@ int ColumnValue(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int column) {
   return SQLITE_OK;
 }
 
-sqlite3_module StepModule() {
-  sqlite3_module m{};
-  m.iVersion = 1;
-  m.xCreate = Connect;
-  m.xConnect = Connect;
-  m.xBestIndex = BestIndex;
-  m.xDisconnect = Disconnect;
-  m.xDestroy = Disconnect;
-  m.xOpen = Open;
-  m.xClose = Close;
-  m.xFilter = Filter;
-  m.xNext = Next;
-  m.xEof = Eof;
-  m.xColumn = ColumnValue;
-  m.xRowid = Rowid;
-  return m;
-}
-
-const sqlite3_module kStepModule = StepModule();
+const sqlite3_module kStepModule =
+    ReadOnlyModule({Connect, BestIndex, Disconnect, Open, Close, Filter, Next,
+                    Eof, ColumnValue, Rowid});
 
 }  // namespace
 
