@@ -242,7 +242,7 @@ expect_completion "import" meridian help im
 mkdir -p "$work/man1"
 "$meridian_bin" man --dir "$work/man1"
 pages=$(cd "$work/man1" && echo *.1)
-[ "$pages" = "meridian-clocks.1 meridian-compare.1 meridian-completion.1 meridian-critical-path.1 meridian-delete.1 meridian-export.1 meridian-graph.1 meridian-health.1 meridian-help.1 meridian-import.1 meridian-jobs.1 meridian-man.1 meridian-replay.1 meridian-run.1 meridian-stats.1 meridian-steps.1 meridian-stragglers.1 meridian-trace.1 meridian.1" ] ||
+[ "$pages" = "meridian-clocks.1 meridian-compare.1 meridian-completion.1 meridian-critical-path.1 meridian-delete.1 meridian-export.1 meridian-graph.1 meridian-health.1 meridian-help.1 meridian-import.1 meridian-jobs.1 meridian-man.1 meridian-replay.1 meridian-run.1 meridian-sql.1 meridian-stats.1 meridian-steps.1 meridian-stragglers.1 meridian-trace.1 meridian.1" ] ||
   fail "man pages: $pages"
 "$meridian_bin" man export | cmp -s - "$work/man1/meridian-export.1" || fail "man export differs"
 if command -v groff >/dev/null; then

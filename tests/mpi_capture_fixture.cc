@@ -99,7 +99,10 @@ std::vector<Row> ReadJob(const std::string& db, const std::string& job,
       (*store)->Scan(catalog->job, ScanRange{}, [&](const StoredSpan& span) {
         const TrackInfo* track = tracks[span.track_id];
         const OpInfo* op = ops[span.op_id];
-        if (!with_accounting && IsAccounting(op->name)) return true;
+        if (!with_accounting &&
+            (IsAccounting(op->name) || track->name == "node counters")) {
+          return true;
+        }
         rows.push_back({rank_of_process[track->process_id], op->name,
                         op->category, span.kind, track->name, track->kind,
                         span});

@@ -71,8 +71,10 @@ struct Row {
 bool IsAccounting(const std::string& name);
 
 // The spans of `job` in the SQLite store `db`, in the store's scan order;
-// the IsAccounting ones only `with_accounting`. A store or job that cannot
-// be read fails the test and gives none.
+// the IsAccounting ones, and the node counters an agent samples beside a
+// job of over a second (its "node counters" track: an agent that `meridian
+// run` starts samples them), only `with_accounting`. A store or job that
+// cannot be read fails the test and gives none.
 std::vector<Row> ReadJob(const std::string& db, const std::string& job,
                          bool with_accounting = false);
 
