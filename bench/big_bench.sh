@@ -22,6 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/collector_metrics.sh
+source bench/big_job.sh
 spans=100000000
 dir=/var/tmp/meridian-big
 whole_path=0
@@ -35,18 +36,7 @@ while [ $# -gt 0 ]; do
 done
 bazel build //collector:meridian-collector //cli:meridian //testing:meridian-synth >&2
 bin="$(bazel info bazel-bin 2>/dev/null)"
-ranks=256 nodes=64 layers=500
-steps=$(( (spans + ranks * 1006 - 1) / (ranks * 1006) ))
-mkdir -p "$dir"
-built="$dir/big-$spans.db"
-if [ ! -e "$built.done" ]; then
-  rm -f "$built"*
-  t=$(date +%s%N)
-  "$bin/testing/meridian-synth" --store "$built" --job big --ranks $ranks \
-    --nodes $nodes --steps $steps --layers $layers --jitter-ns 50000 >&2
-  echo "big_bench: built $built in $(( ($(date +%s%N) - t) / 1000000000 )) s" >&2
-  touch "$built.done"
-fi
+build_big_job "$dir" "$spans"
 work=$(mktemp -d /tmp/meridian-big-XXXXXX)
 collector_pid=""
 cleanup() {

@@ -18,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/collector_metrics.sh
+source bench/big_job.sh
 spans=100000000
 dir=/var/tmp/meridian-big
 rounds=3
@@ -32,17 +33,8 @@ done
 bazel build //collector:meridian-collector //testing:meridian-synth \
   //query/sql:libmeridian_sqlite.so //bench:store_scan >&2
 bin="$(bazel info bazel-bin 2>/dev/null)"
-ranks=256 nodes=64 layers=500
-steps=$(( (spans + ranks * 1006 - 1) / (ranks * 1006) ))
-mkdir -p "$dir"
-built="$dir/big-$spans.db"
+build_big_job "$dir" "$spans"
 solved="$dir/big-$spans.solved.db"
-if [ ! -e "$built.done" ]; then
-  rm -f "$built"*
-  "$bin/testing/meridian-synth" --store "$built" --job big --ranks $ranks \
-    --nodes $nodes --steps $steps --layers $layers --jitter-ns 50000 >&2
-  touch "$built.done"
-fi
 if [ ! -e "$solved.done" ]; then
   rm -f "$solved"*
   cp "$built" "$solved"
