@@ -271,7 +271,12 @@ void NodeAgent::AddNodeCounters(bool force) {
     auto [it, inserted] = owners.try_emplace(session->job(), session);
     if (!inserted && before(session, it->second)) it->second = session;
   }
+  size_t spans = 0;  // the pending samples' spans for one process
+  for (const PendingCounters& sample : pending_counters_) {
+    spans += sample.counters.size();
+  }
   for (const auto& [job, session] : owners) {
+    if (builder_.spans() + spans > options_.max_batch_spans) SendBatch();
     for (const PendingCounters& sample : pending_counters_) {
       session->AddNodeCounters(&builder_, sample.ns, sample.counters);
     }

@@ -201,20 +201,23 @@ void Select(SpanCursor* c) {
 
 // The raw start times a span that meets the constraints can have: the
 // raw range, and the corrected range taken to each track's raw clock.
+// A corrected bound this far out (past the year 2116) bounds nothing: the
+// clock arithmetic near the int64 limits would overflow.
+constexpr int64_t kFar = int64_t{1} << 62;
+
 IntRange RawStarts(SpanCursor* c) {
   IntRange raw = c->where.raw_start;
   const IntRange& shown = c->where.start;
   if (shown.whole() || c->clocks == nullptr) return raw;
+  const bool below = shown.lo > -kFar, above = shown.hi < kFar;
   int64_t lo = kMax, hi = kMin;
   for (const TrackInfo& t : c->view->catalog.tracks) {
     if (!c->all_tracks && !c->tracks.contains(t.id)) continue;
-    lo = std::min(lo, shown.lo == kMin
-                          ? kMin
-                          : c->clocks->FirstRawAtOrAfter(t.id, shown.lo));
-    hi = std::max(hi,
-                  shown.hi == kMax
-                      ? kMax
-                      : c->clocks->FirstRawAtOrAfter(t.id, shown.hi + 1) - 1);
+    lo = std::min(lo,
+                  below ? c->clocks->FirstRawAtOrAfter(t.id, shown.lo) : kMin);
+    hi = std::max(hi, above
+                          ? c->clocks->FirstRawAtOrAfter(t.id, shown.hi + 1) - 1
+                          : kMax);
   }
   raw.lo = std::max(raw.lo, lo);
   raw.hi = std::min(raw.hi, hi);
@@ -316,7 +319,7 @@ int TakeChunk(SpanCursor* c, bool* taken) {
 }
 
 // Whether span `i` of the chunk meets the constraints handed down (all but
-// the corrected start, which Keep checks).
+// the corrected start, which Advance checks once the span is placed).
 bool Meets(const SpanCursor& c, size_t i) {
   const SpanColumns& s = c.spans;
   const SpanConstraints& w = c.where;

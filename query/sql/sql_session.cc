@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "query/analysis/step_summaries.h"
+#include "query/sql/tables.h"
 
 namespace meridian {
 namespace {
@@ -31,9 +32,9 @@ class HostStatement {
 };
 
 absl::Status HostError(sqlite3* db, absl::string_view what) {
-  return absl::InternalError(
-      absl::StrCat(what, " failed: ", sqlite3_errmsg(db),
-                   " (is this a Meridian store, schema 8?)"));
+  return absl::InternalError(absl::StrCat(what, " failed: ", sqlite3_errmsg(db),
+                                          " (is this a Meridian store, schema ",
+                                          kSqlStoreSchema, "?)"));
 }
 
 }  // namespace
