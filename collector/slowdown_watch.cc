@@ -1,6 +1,7 @@
 #include "collector/slowdown_watch.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace meridian {
@@ -27,6 +28,15 @@ std::vector<int64_t> OthersMedians(const std::vector<int64_t>& now) {
 bool AboveOthers(int64_t now, int64_t others) {
   return static_cast<double>(now) >=
          SlowdownDetector::kRatio * static_cast<double>(others);
+}
+
+// Whether `added` ns a step is at least kStepShare of a step of `step_ns`.
+bool BoundsTheStep(double added, int64_t step_ns) {
+  return added >= SlowdownWatch::kStepShare * static_cast<double>(step_ns);
+}
+
+double Added(const SlowdownDetector::Slowdown& s) {
+  return static_cast<double>(s.now_ns) - static_cast<double>(s.baseline_ns);
 }
 
 }  // namespace
@@ -107,12 +117,14 @@ void SlowdownWatch::AddLinks(const v1::ProcessActivity& process, Rank* rank) {
           ++refused_;
           continue;
         }
-        it = rank->links.emplace(p.peer(), SlowdownDetector{}).first;
+        it = rank->links.emplace(p.peer(), Rank::Link{}).first;
         ++links_;
       }
       const double per_mib = static_cast<double>(p.ns()) * (1 << 20) /
                              static_cast<double>(p.bytes());
-      it->second.Add(s.step(), static_cast<int64_t>(std::min(per_mib, 1e18)));
+      it->second.per_mib.Add(s.step(),
+                             static_cast<int64_t>(std::min(per_mib, 1e18)));
+      it->second.bytes = p.bytes();
     }
   }
 }
@@ -129,15 +141,20 @@ std::vector<v1::HealthSlowdown> SlowdownWatch::JobLocked(
   const std::vector<int64_t> communication_others =
       OthersMedians(communication_now);
   std::vector<v1::HealthSlowdown> compute, communication;
+  std::map<int32_t, int64_t> step_ns;  // per rank, its step now
   size_t i = 0;
   for (auto it = first; it != end; ++it, ++i) {
     const Rank& r = it->second;
+    const int64_t step = compute_now[i] + communication_now[i];
+    step_ns[it->first.second] = step;
     if (r.compute.slowdown() &&
-        AboveOthers(compute_now[i], compute_others[i])) {
+        AboveOthers(compute_now[i], compute_others[i]) &&
+        BoundsTheStep(Added(*r.compute.slowdown()), step)) {
       Report(it->first.second, r, "compute", *r.compute.slowdown(), &compute);
     }
     if (r.communication.slowdown() &&
-        AboveOthers(communication_now[i], communication_others[i])) {
+        AboveOthers(communication_now[i], communication_others[i]) &&
+        BoundsTheStep(Added(*r.communication.slowdown()), step)) {
       Report(it->first.second, r, "communication", *r.communication.slowdown(),
              &communication);
     }
@@ -149,8 +166,8 @@ std::vector<v1::HealthSlowdown> SlowdownWatch::JobLocked(
   for (const v1::HealthSlowdown& c : compute) computing.insert(c.rank());
   std::vector<int64_t> links_now;  // each pair's (from its lower rank)
   for (auto it = first; it != end; ++it) {
-    for (const auto& [b, series] : it->second.links) {
-      if (b > it->first.second) links_now.push_back(series.recent_ns());
+    for (const auto& [b, link] : it->second.links) {
+      if (b > it->first.second) links_now.push_back(link.per_mib.recent_ns());
     }
   }
   const std::vector<int64_t> links_others = OthersMedians(links_now);
@@ -158,24 +175,31 @@ std::vector<v1::HealthSlowdown> SlowdownWatch::JobLocked(
   size_t pair = 0;
   for (auto it = first; it != end; ++it) {
     const int32_t a = it->first.second;
-    for (const auto& [b, series] : it->second.links) {
+    for (const auto& [b, link] : it->second.links) {
       if (b <= a) continue;
       const size_t at = pair++;
-      if (!series.slowdown() || computing.count(a) > 0 ||
-          computing.count(b) > 0 ||
+      const std::optional<SlowdownDetector::Slowdown>& slow =
+          link.per_mib.slowdown();
+      if (!slow || computing.count(a) > 0 || computing.count(b) > 0 ||
           !AboveOthers(links_now[at], links_others[at])) {
         continue;
       }
       auto other = ranks_.find({it->first.first, b});
       if (other == ranks_.end()) continue;
       auto back = other->second.links.find(a);
-      if (back == other->second.links.end() || !back->second.slowdown()) {
+      if (back == other->second.links.end() ||
+          !back->second.per_mib.slowdown()) {
         continue;
       }
-      SlowdownDetector::Slowdown s = *series.slowdown();
+      // The time it adds to a step of a (bytes of its last step).
+      const double added =
+          Added(*slow) * static_cast<double>(link.bytes) / (1 << 20);
+      if (!BoundsTheStep(added, step_ns[a])) continue;
+      SlowdownDetector::Slowdown s = *slow;
       // Slow from when both ends are: an end's earlier estimate is its
       // own noise.
-      s.from_step = std::max(s.from_step, back->second.slowdown()->from_step);
+      s.from_step =
+          std::max(s.from_step, back->second.per_mib.slowdown()->from_step);
       Report(a, it->second, "link", s, &links);
       links.back().set_peer(b);
       linked.insert(a);
@@ -221,6 +245,9 @@ std::map<std::string, std::vector<v1::HealthSlowdown>> SlowdownWatch::SlowJobs()
          ++end) {
       slow |= end->second.compute.slowdown() ||
               end->second.communication.slowdown();
+      for (const auto& [peer, link] : end->second.links) {
+        slow |= link.per_mib.slowdown().has_value();
+      }
     }
     if (slow) {
       std::vector<v1::HealthSlowdown> found = JobLocked(first, end);

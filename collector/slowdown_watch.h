@@ -30,6 +30,13 @@
 //     sender or receiver makes only the other end wait longer. At most
 //     kMaxLinks series over all jobs (more are not followed, counted in
 //     refused()).
+//   - Every slowdown reported costs its rank at least kStepShare of its
+//     step now (the recent medians of compute plus communication): the
+//     time it adds a step (now - baseline; for a link, times the MiB its
+//     last step moved with the peer). A series slower than its past by a
+//     part of the step that does not bound it (a link carrying 1 % of the
+//     step, now twice as slow, on a busy shared machine) is not a
+//     fail-slow.
 //   - Each slowdown names the counters of its rank's node that changed
 //     with it (NodeCounterHistory::Changed, from the time its first slow
 //     step was reported), from the node counters AddNodeCounters keeps.
@@ -59,6 +66,7 @@ class SlowdownWatch {
   static constexpr size_t kMaxRanks = 16384;
   static constexpr size_t kMaxLinks = 32768;
   static constexpr absl::Duration kForget = absl::Minutes(10);
+  static constexpr double kStepShare = 0.05;
 
   void Add(const std::string& node, const v1::ProcessActivity& process,
            absl::Time now);
@@ -81,8 +89,13 @@ class SlowdownWatch {
     absl::Time reported;
     SlowdownDetector compute;
     SlowdownDetector communication;
-    // Per peer: ns a MiB of its point-to-point calls with that peer.
-    std::map<int32_t, SlowdownDetector> links;
+    // Per peer: ns a MiB of its point-to-point calls with that peer, and
+    // the bytes of the last step that had any.
+    struct Link {
+      SlowdownDetector per_mib;
+      int64_t bytes = 0;
+    };
+    std::map<int32_t, Link> links;
     // The first step of each report and when it came, the last kReports.
     std::deque<std::pair<int64_t, absl::Time>> reports;
   };

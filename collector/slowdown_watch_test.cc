@@ -153,16 +153,17 @@ v1::ProcessActivity Exchanging(int32_t rank, int64_t first, int64_t last,
   return p;
 }
 
-// Four ranks: pairs (0, 1) and (2, 3) exchange 256 KiB a step in 100 us;
-// from step 200 the ranks `slow` picks take 400 us.
-std::vector<std::string> Pairs(const std::function<bool(int32_t)>& slow) {
+// Four ranks: pairs (0, 1) and (2, 3) exchange 256 KiB a step in `fast_ns`
+// (100 us); from step 200 the ranks `slow` picks take four times as long.
+std::vector<std::string> Pairs(const std::function<bool(int32_t)>& slow,
+                               int64_t fast_ns = 100000) {
   SlowdownWatch watch;
   const absl::Time t0 = absl::FromUnixSeconds(1000);
   for (int64_t from = 0; from < 400; from += 50) {
     for (int32_t rank = 0; rank < 4; ++rank) {
       watch.Add("n" + std::to_string(rank / 2),
                 Exchanging(rank, from, from + 49, rank ^ 1,
-                           from >= 200 && slow(rank) ? 400000 : 100000),
+                           from >= 200 && slow(rank) ? 4 * fast_ns : fast_ns),
                 t0);
     }
   }
@@ -189,6 +190,31 @@ TEST(SlowdownWatchTest, EveryLinkSlowerTogetherIsNotALinks) {
   // Every pair (the machine): each rank and pair is slower than its past,
   // none than the others.
   EXPECT_TRUE(Pairs([](int32_t) { return true; }).empty());
+}
+
+TEST(SlowdownWatchTest, ALinkThatDoesNotBoundTheStepIsNotReported) {
+  // The pair (0, 1) four times as slow (40 us a step, 160 us a MiB), and
+  // twice as slow as its past by more than the floor, but 30 us more in a
+  // step of 2.43 ms (1.2 %, under kStepShare): no fail-slow.
+  EXPECT_TRUE(Pairs([](int32_t rank) { return rank < 2; }, 10000).empty());
+  // The same at 100 us (300 us more a step, 12 %) is one: above.
+}
+
+TEST(SlowdownWatchTest, ACommunicationChangeThatDoesNotBoundTheStepIsNot) {
+  // Rank 0's communication from 100 us to 160 us a step (1.6 times, above
+  // the floor) in a step of 10 ms: 0.6 % more, not reported; its compute
+  // from 10 ms to 12.5 ms (25 %) is.
+  SlowdownWatch watch;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  watch.Add("n0", Steps(0, 0, 99, 10000000, 100000), t0);
+  watch.Add("n0", Steps(0, 100, 199, 10000000, 160000), t0);
+  EXPECT_TRUE(watch.Job("j").empty());
+  EXPECT_TRUE(watch.SlowJobs().empty());
+  watch.Add("n0", Steps(0, 200, 299, 12500000, 160000), t0);
+  EXPECT_EQ(Lines(watch.Job("j")),
+            (std::vector<std::string>{
+                "n0 rank 0 compute from 200 baseline 10000000 now 12500000 "
+                "peer -1"}));
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 //   hang_job deadlock   ranks 0 and 1 each send 16 MiB to the other, no
 //                       receive posted: rank 0 blocks in MPI_Send, rank 1
 //                       in MPI_Wait for its MPI_Isend
-//   hang_job compute    every rank computes (sleeps) for SECONDS in a
-//                       phase "solve" between two MPI_Allreduces, then ends
+//   hang_job compute FILE  every rank computes (sleeps) in a phase "solve"
+//                       between two MPI_Allreduces until FILE exists
 // Each prints "hanging" (rank 0: "computing") once it is about to, so that
 // the test knows the job got that far; the hangs last until killed.
 #include <mpi.h>
@@ -68,12 +68,11 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MERIDIAN_CALL(meridian_phase_begin, "solve");
     Said(rank, "computing");
-    sleep(static_cast<unsigned>(atoi(argv[2])));
+    while (access(argv[2], F_OK) != 0) usleep(100000);
     MERIDIAN_CALL(meridian_phase_end);
     MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   } else {
-    fprintf(stderr,
-            "usage: hang_job stuck|mismatch|deadlock|compute SECONDS\n");
+    fprintf(stderr, "usage: hang_job stuck|mismatch|deadlock|compute FILE\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();

@@ -16,7 +16,7 @@
 #      collector's --on-slowdown run for it; the same loop unchanged: no
 #      slowdown;
 #   6. a pair of ranks whose exchange becomes slower from step 200 (the
-#      same bytes in 64 pieces): reported as the link, not as its ranks;
+#      same bytes in 256 pieces): reported as the link, not as its ranks;
 #      the same exchange unchanged: no slowdown; and the node counters
 #      the agent stored beside a job's spans;
 # each reported while it hangs, read from `meridian health --watch --json`
@@ -227,9 +227,10 @@ PY
   fail "meridian jobs' text: $("${meridian[@]}" jobs)"
 echo "health_test: --on-stall ran once for each stalled job; meridian_job_stalled_seconds and meridian jobs name them"
 
-# 4. While they hang: a job computing for 6 s in a phase is running, not
-# stalled, then finished; it is stored like any other.
-launch compute 2 compute 6
+# 4. While they hang: a job computing in a phase (until the test makes
+# its file, after these checks) is running, not stalled, then finished; it
+# is stored like any other.
+launch compute 2 compute "$work/compute.done"
 until_said "$job_fd" "rank 0 computing"
 watch_until compute '[r["in"] for r in h["ranks"]] == ["solve", "solve"] and min(r["in_for_ns"] for r in h["ranks"]) >= 3e9'
 python3 - "$work/compute.health" <<'PY' || fail "compute: $(cat "$work/compute.health")"
@@ -239,6 +240,7 @@ assert (h["state"], h["stalls"], h["stalled_for_ns"]) == ("running", [], 0), h
 PY
 "${meridian[@]}" jobs --json | grep -q '{"job":"compute",.*"health":"running"}' ||
   fail "compute's health in meridian jobs: $("${meridian[@]}" jobs --json)"
+touch "$work/compute.done"
 "${meridian[@]}" health --job compute --watch --json >"$work/compute.watch.all" ||
   fail "health --watch of compute"
 # Asked with no --stall-after: the collector's (2 s).
@@ -314,10 +316,10 @@ PY
 # The same loop unchanged.
 steady steady 400 -1 200 1 10
 # 6. A slower link: pairs (0, 1) and (2, 3) exchange 1 MiB a step; from
-# step 200 the pair (0, 1) does it in 64 pieces (the same bytes at a lower
+# step 200 the pair (0, 1) does it in 256 pieces (the same bytes at a lower
 # rate). Reported as the link 0 - 1, not as either rank; and the same loop
 # unchanged reports nothing.
-prog=$slow_bin launch link 4 400 0 200 64 10 link
+prog=$slow_bin launch link 4 400 0 200 256 10 link
 until_said "$job_fd" "step 200"
 since=$(now_ms)
 watch_until link 'h["state"] == "running" and h["slowdowns"]'
