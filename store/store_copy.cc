@@ -73,8 +73,11 @@ class Writer {
 // the writer, in that order.
 class JobCopy {
  public:
-  JobCopy(const JobInfo& job, Writer* writer)
-      : job_(job), writer_(writer), builder_(CopyAgent(job.name)) {}
+  JobCopy(const JobInfo& job, Writer* writer, const CopyBounds& bounds)
+      : job_(job),
+        writer_(writer),
+        bounds_(bounds),
+        builder_(CopyAgent(job.name)) {}
 
   absl::Status Run(Store& from) {
     auto catalog = from.LoadCatalog(job_.name);
@@ -128,9 +131,16 @@ class JobCopy {
   absl::Status CopySpans(Store& from, const JobInfo& stored) {
     absl::Status failed;
     absl::Status scanned = from.Scan(stored, {}, [&](const StoredSpan& s) {
+      // A job that grew since it was listed (ClickHouse reads no snapshot).
+      if (bounds_.max_spans > 0 && ++scanned_ > bounds_.max_spans) {
+        failed = absl::ResourceExhaustedError(absl::StrCat(
+            "it has more spans than the copy's bound of ", bounds_.max_spans));
+        return false;
+      }
       failed = AddSpan(s);
       if (failed.ok() && builder_.spans() >= kBatchSpans) {
         failed = writer_->Add(builder_.Take());
+        if (failed.ok() && bounds_.check) failed = bounds_.check();
       }
       return failed.ok();
     });
@@ -226,6 +236,8 @@ class JobCopy {
 
   const JobInfo& job_;
   Writer* writer_;
+  const CopyBounds& bounds_;
+  int64_t scanned_ = 0;
   BatchBuilder builder_;
   absl::flat_hash_map<int64_t, int> process_handle_, track_handle_;
   absl::flat_hash_map<int64_t, OpInfo> ops_;
@@ -236,8 +248,8 @@ class JobCopy {
 
 absl::StatusOr<CopyReport> CopyStore(
     Store& from, Store& to,
-    const std::function<void(const std::string& job, int64_t spans)>&
-        progress) {
+    const std::function<void(const std::string& job, int64_t spans)>& progress,
+    const CopyBounds& bounds) {
   absl::Status snapshot = from.BeginSnapshot();
   if (!snapshot.ok()) return snapshot;
   auto jobs = from.ListJobs();
@@ -245,8 +257,18 @@ absl::StatusOr<CopyReport> CopyStore(
   CopyReport report;
   Writer writer(&to, &report);
   for (const JobInfo& job : *jobs) {
+    if (bounds.which && !bounds.which(job.name)) continue;
+    if (bounds.max_spans > 0 && job.spans > bounds.max_spans) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "job ", job.name, " has ", job.spans,
+          " spans, more than the copy's bound of ", bounds.max_spans));
+    }
+    if (bounds.check) {
+      absl::Status go_on = bounds.check();
+      if (!go_on.ok()) return go_on;
+    }
     const int64_t before = report.spans;
-    absl::Status copied = JobCopy(job, &writer).Run(from);
+    absl::Status copied = JobCopy(job, &writer, bounds).Run(from);
     if (copied.ok()) copied = writer.Flush();
     if (!copied.ok()) {
       return absl::Status(copied.code(), absl::StrCat("copying job ", job.name,

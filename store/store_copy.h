@@ -30,12 +30,27 @@ struct CopyReport {
   int64_t duplicates = 0;
 };
 
+// Which jobs a copy takes and when it stops (`meridian sql` on a ClickHouse
+// store copies one job: query/sql/sql_copy.h). By default every job, with
+// no bound.
+struct CopyBounds {
+  // The jobs copied; unset: every job.
+  std::function<bool(const std::string& job)> which;
+  // A job of more spans than this is not copied: RESOURCE_EXHAUSTED naming
+  // the job and the bound, before any of it is written (0: no bound).
+  int64_t max_spans = 0;
+  // Called before each job and each batch of spans (kBatchSpans); a status
+  // other than OK stops the copy, which returns it.
+  std::function<absl::Status()> check;
+};
+
 // Copies `from` (read in one snapshot) into `to`; `progress`, if given, is
 // called after each job with its name and spans.
 absl::StatusOr<CopyReport> CopyStore(
     Store& from, Store& to,
     const std::function<void(const std::string& job, int64_t spans)>& progress =
-        nullptr);
+        nullptr,
+    const CopyBounds& bounds = {});
 
 }  // namespace meridian
 

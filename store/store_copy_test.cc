@@ -230,6 +230,51 @@ TEST_P(StoreCopyTest, CopiesEverythingOnceFromSqlite) {
   EXPECT_EQ(Dump(**later), source);
 }
 
+// A copy of the jobs `which` picks, refused whole above max_spans, and
+// stopped where `check` says.
+TEST(StoreCopyBoundsTest, CopiesWhatItsBoundsLet) {
+  const auto from_location = NewStoreLocation(StoreKind::kSqlite, "b-from.db");
+  auto from = Store::Open(*from_location);
+  ASSERT_TRUE(from.ok()) << from.status();
+  Fill(**from);
+  auto to = Store::Open(*NewStoreLocation(StoreKind::kSqlite, "b-to.db"));
+  ASSERT_TRUE(to.ok()) << to.status();
+
+  CopyBounds bounds;
+  bounds.which = [](const std::string& job) { return job == "job-t"; };
+  auto report = CopyStore(**from, **to, nullptr, bounds);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->jobs, 1);
+  EXPECT_EQ(report->spans, 0);
+
+  bounds.which = nullptr;
+  bounds.max_spans = 30002;
+  from = Store::Open(*from_location);  // a copy reads in a snapshot of its own
+  report = CopyStore(**from, **to, nullptr, bounds);
+  EXPECT_EQ(report.status(),
+            absl::ResourceExhaustedError("job job-a has 30003 spans, more "
+                                         "than the copy's bound of 30002"));
+  int checks = 0;
+  bounds.max_spans = 30003;
+  bounds.check = [&checks] {
+    return ++checks == 2 ? absl::CancelledError("enough") : absl::OkStatus();
+  };
+  from = Store::Open(*from_location);
+  report = CopyStore(**from, **to, nullptr, bounds);
+  // Before the job, then after its first batch of spans.
+  EXPECT_EQ(report.status(), absl::CancelledError("copying job job-a: enough"));
+  EXPECT_EQ(checks, 2);
+
+  ASSERT_TRUE((*to)->BeginSnapshot().ok());
+  auto jobs = (*to)->ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  std::vector<std::string> names;
+  for (const JobInfo& j : *jobs) names.push_back(j.name);
+  // The stopped job's batches were still held (written 8 at a time): none
+  // of job-a went in.
+  EXPECT_EQ(names, (std::vector<std::string>{"job-t"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, StoreCopyTest, AllStoreKinds(), StoreKindName);
 
 }  // namespace

@@ -49,6 +49,26 @@ assert s["spans_dropped"] == 0, s
 assert s["ops"][0]["name"] == "MPI_Allreduce" and s["ops"][0]["dur_ns"] == 2062000
 PY
 
+# meridian sql: the same figures as stats, on either store (ClickHouse's
+# on a copy of the job: docs/sql.md), and the steps beside them.
+m sql --job cli --json "SELECT rank, count(*) AS calls, sum(dur_ns) AS ns
+  FROM spans WHERE name = 'MPI_Allreduce' GROUP BY rank ORDER BY rank" >"$work/sql.json"
+python3 - "$work/sql.json" "$work/stats.json" <<'PY'
+import json, sys
+sql, stats = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert sql == {"columns": ["rank", "calls", "ns"],
+               "rows": [[0, 4, 2040000], [1, 4, 2062000]]}, sql
+ops = {o["name"]: o for o in stats["ops"]}
+assert sql["rows"][1] == [1, ops["MPI_Allreduce"]["calls"],
+                          ops["MPI_Allreduce"]["dur_ns"]], (sql, ops)
+PY
+m sql --job cli --csv "SELECT count(*) AS spans, count(DISTINCT step) AS steps FROM spans" >"$work/sql.csv"
+[ "$(cat "$work/sql.csv")" = $'spans,steps\n26,2' ] || fail "sql count: $(cat "$work/sql.csv")"
+if [ "${MERIDIAN_TEST_STORE:-}" = clickhouse ]; then
+  m sql "SELECT count(*) FROM jobs" 2>"$work/err.txt" && fail "sql without --job on ClickHouse"
+  expect_line "$work/err.txt" "meridian: sql: meridian sql over this collector's store (ClickHouse) reads one job: name it (--job J)"
+fi
+
 # --mpitrace: mpitrace's per-rank profiles, which `meridian import` reads
 # back to the same statistics (to the files' millisecond).
 m stats --job cli --mpitrace "$work/profiles" >/dev/null 2>"$work/mpitrace.txt"
