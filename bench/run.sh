@@ -39,6 +39,9 @@
 #                             (SQL over big's job with libmeridian_sqlite.so:
 #                              a whole-job aggregate against Store::Scan,
 #                              one rank's steps and the chunks it decoded)
+#   ./bench/run.sh sql-clickhouse [--spans N] [--rounds R]
+#                             (meridian sql on a ClickHouse collector, on a
+#                              copy of the job, against a SQLite one)
 #   ./bench/run.sh path [--spans N] [--ranks R] [--layers L] [--budget-mib M]
 #                             (a whole job's critical path loaded whole
 #                              against walked a block of steps at a time:
@@ -208,6 +211,11 @@ case "${1:-}" in
     shift
     ./deploy/dependencies.sh
     exec ./bench/sql_bench.sh "$@"
+    ;;
+  sql-clickhouse)
+    shift
+    ./deploy/dependencies.sh
+    exec ./bench/sql_clickhouse_bench.sh "$@"
     ;;
   colocated)
     shift

@@ -39,7 +39,7 @@ struct SqlLimits {
   int64_t max_memory_bytes = int64_t{512} << 20;
   // A store that is not a SQLite file (ClickHouse) is queried on a copy of
   // the job (sql_copy.h): a job of more spans is refused.
-  int64_t max_copy_spans = 20000000;
+  int64_t max_copy_spans = 10000000;
 };
 
 absl::StatusOr<v1::SqlReply> RunSql(
