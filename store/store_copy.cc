@@ -110,6 +110,10 @@ class JobCopy {
   // same agent, tie them to the job).
   absl::Status CopyClockModels(Store& from) {
     for (const std::string& node : nodes_) {
+      if (bounds_.check) {
+        absl::Status go_on = bounds_.check();
+        if (!go_on.ok()) return go_on;
+      }
       auto models = from.LoadClockModels(node, job_.id);
       if (!models.ok()) return models.status();
       for (const NodeClockModel& m : *models) {
@@ -131,7 +135,7 @@ class JobCopy {
   absl::Status CopySpans(Store& from, const JobInfo& stored) {
     absl::Status failed;
     absl::Status scanned = from.Scan(stored, {}, [&](const StoredSpan& s) {
-      // A job that grew since it was listed (ClickHouse reads no snapshot).
+      // A job that grew since it was listed (a write the snapshot lets in).
       if (bounds_.max_spans > 0 && ++scanned_ > bounds_.max_spans) {
         failed = absl::ResourceExhaustedError(absl::StrCat(
             "it has more spans than the copy's bound of ", bounds_.max_spans));
@@ -252,7 +256,15 @@ absl::StatusOr<CopyReport> CopyStore(
     const CopyBounds& bounds) {
   absl::Status snapshot = from.BeginSnapshot();
   if (!snapshot.ok()) return snapshot;
-  auto jobs = from.ListJobs();
+  absl::StatusOr<std::vector<JobInfo>> jobs;
+  if (bounds.only) {
+    auto catalog = from.LoadCatalog(*bounds.only);
+    if (absl::IsNotFound(catalog.status())) return CopyReport{};
+    if (!catalog.ok()) return catalog.status();
+    jobs = std::vector<JobInfo>{catalog->job};
+  } else {
+    jobs = from.ListJobs();
+  }
   if (!jobs.ok()) return jobs.status();
   CopyReport report;
   Writer writer(&to, &report);

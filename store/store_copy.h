@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -34,13 +35,16 @@ struct CopyReport {
 // store copies one job: query/sql/sql_copy.h). By default every job, with
 // no bound.
 struct CopyBounds {
+  // Only this job (read by name: the others are not listed), if set.
+  std::optional<std::string> only;
   // The jobs copied; unset: every job.
   std::function<bool(const std::string& job)> which;
   // A job of more spans than this is not copied: RESOURCE_EXHAUSTED naming
   // the job and the bound, before any of it is written (0: no bound).
   int64_t max_spans = 0;
-  // Called before each job and each batch of spans (kBatchSpans); a status
-  // other than OK stops the copy, which returns it.
+  // Called before each job, each node's clock models and each batch of
+  // spans (kBatchSpans); a status other than OK stops the copy, which
+  // returns it. (A request to the source in progress is not interrupted.)
   std::function<absl::Status()> check;
 };
 

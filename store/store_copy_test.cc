@@ -247,7 +247,22 @@ TEST(StoreCopyBoundsTest, CopiesWhatItsBoundsLet) {
   EXPECT_EQ(report->jobs, 1);
   EXPECT_EQ(report->spans, 0);
 
+  // One job by name, not listed with the others; one that is not there:
+  // nothing.
   bounds.which = nullptr;
+  bounds.only = "job-t";
+  from = Store::Open(*from_location);
+  report = CopyStore(**from, **to, nullptr, bounds);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->jobs, 1);
+  EXPECT_EQ(report->duplicates, report->batches);  // copied above
+  bounds.only = "absent";
+  from = Store::Open(*from_location);
+  report = CopyStore(**from, **to, nullptr, bounds);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->jobs, 0);
+
+  bounds.only.reset();
   bounds.max_spans = 30002;
   from = Store::Open(*from_location);  // a copy reads in a snapshot of its own
   report = CopyStore(**from, **to, nullptr, bounds);
@@ -261,7 +276,7 @@ TEST(StoreCopyBoundsTest, CopiesWhatItsBoundsLet) {
   };
   from = Store::Open(*from_location);
   report = CopyStore(**from, **to, nullptr, bounds);
-  // Before the job, then after its first batch of spans.
+  // Before the job, then before its first node's clock models.
   EXPECT_EQ(report.status(), absl::CancelledError("copying job job-a: enough"));
   EXPECT_EQ(checks, 2);
 

@@ -1,7 +1,12 @@
 #include "query/sql/sql_copy.h"
 
+#include <dirent.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -22,7 +27,9 @@ class TempDir {
     name.push_back('\0');
     if (mkdtemp(name.data()) == nullptr) {
       return absl::InternalError(
-          "could not make a temporary directory for the job's copy");
+          absl::StrCat("could not make a temporary directory for the job's "
+                       "copy: ",
+                       strerror(errno)));
     }
     return TempDir(name.data());
   }
@@ -43,6 +50,27 @@ class TempDir {
   std::string path_;
 };
 
+// Removes the copies of this user left in `dir` by a collector that died
+// while it copied (a copy lasts at most a statement's time: one an hour old
+// is no query's): directories named as TempDir names them, not links.
+void SweepStaleCopies(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  const time_t stale = time(nullptr) - 3600;
+  while (const dirent* entry = readdir(d)) {
+    if (strncmp(entry->d_name, "meridian-sql-", 13) != 0) continue;
+    const std::string path = dir + "/" + entry->d_name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || st.st_mtime > stale) {
+      continue;
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  closedir(d);
+}
+
 }  // namespace
 
 absl::StatusOr<v1::SqlReply> RunSqlOnCopy(
@@ -56,6 +84,7 @@ absl::StatusOr<v1::SqlReply> RunSqlOnCopy(
         "job: name it (--job J)");
   }
   const absl::Time deadline = absl::Now() + limits.timeout;
+  SweepStaleCopies(tmp_dir);
   auto dir = TempDir::Make(tmp_dir);
   if (!dir.ok()) return dir.status();
   const std::string path = dir->path() + "/copy.db";
@@ -66,6 +95,7 @@ absl::StatusOr<v1::SqlReply> RunSqlOnCopy(
     auto to = Store::Open(path, options);
     if (!to.ok()) return to.status();
     CopyBounds bounds;
+    bounds.only = request.job();
     bounds.which = [&](const std::string& job) {
       return job == request.job() && (!may_read || may_read(job));
     };
@@ -92,8 +122,8 @@ absl::StatusOr<v1::SqlReply> RunSqlOnCopy(
     }
   }  // the copy's store closed: every write is in the file
   SqlLimits left = limits;
-  left.timeout = deadline - absl::Now();
-  if (left.timeout <= absl::ZeroDuration()) {
+  left.deadline = deadline;
+  if (absl::Now() >= deadline) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the query ran past its ", absl::FormatDuration(limits.timeout),
         " while its job was copied out of the store and was "

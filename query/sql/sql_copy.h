@@ -13,9 +13,13 @@
 //     shows a job it may not read.
 //   - Bounds: a job of more than limits.max_copy_spans spans is refused
 //     before anything is copied (RESOURCE_EXHAUSTED naming the bound); the
-//     copy counts against limits.timeout (checked every 20,000 spans), and
-//     RunSql gets the time left; `cancelled` stops either. Every other
-//     bound, refusal and answer is RunSql's.
+//     copy counts against limits.timeout (checked before each node's clock
+//     models and every 20,000 spans; a request to the store in progress
+//     runs to its end), and RunSql gets the time left; `cancelled` stops
+//     either. Every other bound, refusal and answer is RunSql's.
+//   - Copies a collector left behind (it died while copying: nothing else
+//     removes them) are removed by the next call: `tmp_dir`'s
+//     meridian-sql-* directories of this user an hour old.
 //   - The copy's own ids and sizes are what `jobs.job_id`, `chunks` and
 //     `stored_bytes` show; every span, its corrected time (the same clock
 //     models, solved the same way), and every step are the job's.

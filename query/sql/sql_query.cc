@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -251,7 +252,7 @@ absl::StatusOr<v1::SqlReply> RunSql(
   Guard guard;
   guard.cancelled = std::move(cancelled);
   guard.memory_limit = limits.max_memory_bytes;
-  guard.deadline = absl::Now() + limits.timeout;
+  guard.deadline = std::min(absl::Now() + limits.timeout, limits.deadline);
   guard.memory_start = sqlite3_memory_used();
   if (absl::Status opened = Open(store_path, request, may_read, &c, &guard);
       !opened.ok()) {

@@ -34,6 +34,9 @@ struct SqlLimits {
   int64_t max_rows_cap = 1000000;
   int64_t max_reply_bytes = int64_t{64} << 20;
   absl::Duration timeout = absl::Seconds(30);
+  // Stops the statement earlier than `timeout` from its start, if set
+  // (RunSqlOnCopy: the time its copy left); errors still name `timeout`.
+  absl::Time deadline = absl::InfiniteFuture();
   // SQLite's heap (all of the process's connections) may grow this much
   // while the statement runs: sorts and groups of a hostile query.
   int64_t max_memory_bytes = int64_t{512} << 20;
