@@ -152,14 +152,14 @@ TEST_F(CommandParseTest, ImportTakesPathsEvenWhenTheyNameCommands) {
 TEST_F(CommandParseTest, AFlagOfAnotherCommandIsRefusedSayingWhoseItIs) {
   EXPECT_EQ(Refusal({"critical-path", "--job", "j", "--steps", "10"}),
             "critical-path|critical-path: unknown flag --steps (a flag of "
-            "trace, export, stats, replay)");
+            "trace, export, stats, waits, replay)");
   // Even with --job missing: the unknown flag is said first.
   EXPECT_EQ(Refusal({"critical-path", "--steps", "10"}),
             "critical-path|critical-path: unknown flag --steps (a flag of "
-            "trace, export, stats, replay)");
+            "trace, export, stats, waits, replay)");
   EXPECT_EQ(Refusal({"jobs", "--job", "j"}),
             "jobs|jobs: unknown flag --job (a flag of run, import, trace, "
-            "delete, export, stats, clocks, critical-path, stragglers, "
+            "delete, export, stats, clocks, critical-path, stragglers, waits, "
             "health, steps, compare, graph, replay, sql)");
   EXPECT_EQ(Refusal({"stats", "--job", "j", "--bogus=1"}),
             "stats|stats: unknown flag --bogus");

@@ -231,6 +231,20 @@ void AddAnalyses(CLI::App& tree) {
         "how many collective instances to list (default 20, 0: all)");
   Json(stragglers);
 
+  CLI::App* waits = Command(
+      tree, "waits", "where ranks waited, by pattern, and what caused it",
+      "Wait states by Scalasca's patterns (late_sender, late_receiver, "
+      "wait_at_nxn, wait_at_barrier, late_broadcast, early_reduce): per "
+      "pattern and rank over the whole job, or per step of --step N or "
+      "--steps A:B; each with the ranks whose activity caused it, through "
+      "chains of waits, and per rank the waiting it caused (short- and "
+      "long-term delay costs). See docs/analysis.md.");
+  StoredJob(waits);
+  Value(waits, "--step", "N", "step N alone");
+  Value(waits, "--steps", "A:B", "per step of A to B");
+  Value(waits, "--ranks", "R", "only these ranks' waits: 0,2-5");
+  Json(waits);
+
   CLI::App* health = Command(
       tree, "health", "whether a running job is stalled, on what and whom",
       "While a job runs: what each rank is in now, as its agent sampled it "

@@ -26,12 +26,12 @@ std::vector<std::string> Flags(const CLI::App& command) {
 TEST(CommandTreeTest, EveryCommandListedInOrder) {
   auto tree = MeridianCommandTree();
   // completion and man too: a user who installed by hand finds them.
-  EXPECT_EQ(
-      Names(VisibleCommands(*tree)),
-      (std::vector<std::string>{
-          "run", "import", "trace", "jobs", "delete", "export", "stats",
-          "clocks", "critical-path", "stragglers", "health", "steps", "compare",
-          "graph", "replay", "sql", "help", "completion", "man"}));
+  EXPECT_EQ(Names(VisibleCommands(*tree)),
+            (std::vector<std::string>{
+                "run",    "import", "trace",  "jobs",          "delete",
+                "export", "stats",  "clocks", "critical-path", "stragglers",
+                "waits",  "health", "steps",  "compare",       "graph",
+                "replay", "sql",    "help",   "completion",    "man"}));
   ASSERT_NE(FindCommand(*tree, "man"), nullptr);
   ASSERT_NE(FindCommand(*tree, "completion"), nullptr);
   EXPECT_EQ(FindCommand(*tree, ""), tree.get());

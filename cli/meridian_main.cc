@@ -33,6 +33,7 @@
 #include "cli/sql_report.h"
 #include "cli/stats_report.h"
 #include "cli/trace_report.h"
+#include "cli/waits_report.h"
 #include "common/command_line.h"
 #include "grpcpp/grpcpp.h"
 #include "import/paths.h"
@@ -326,6 +327,16 @@ int Stragglers(meridian::v1::Query::Stub& stub,
                       &meridian::v1::Query::Stub::GetStragglers, request,
                       collector, line.Has("json"), meridian::StragglersJson,
                       meridian::StragglersText);
+}
+
+int Waits(meridian::v1::Query::Stub& stub,
+          const meridian::CollectorTarget& collector,
+          const meridian::CommandLine& line) {
+  auto request = meridian::WaitsRequestOf(line);
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  return CallAndPrint("waits", stub, &meridian::v1::Query::Stub::Waits,
+                      *request, collector, line.Has("json"),
+                      meridian::WaitsJson, meridian::WaitsText);
 }
 
 // `meridian health`; --watch asks every second until the job finishes.
@@ -736,6 +747,7 @@ constexpr Command kCommands[] = {
     {"clocks", ClocksCommand},
     {"critical-path", AnalysisCommand<CriticalPath>},
     {"stragglers", AnalysisCommand<Stragglers>},
+    {"waits", AnalysisCommand<Waits>},
     {"health", AnalysisCommand<Health>},
     {"steps", AnalysisCommand<Steps>},
     {"compare", AnalysisCommand<Compare>},

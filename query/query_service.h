@@ -161,6 +161,10 @@ class QueryService final : public v1::Query::Service {
   // query_service_sql.cc: one SQL statement (query/sql/sql_query.h).
   grpc::Status Sql(grpc::ServerContext* context, const v1::SqlRequest* request,
                    v1::SqlReply* reply) override;
+  // query_service_waits.cc: wait states (query/analysis/wait_states.h).
+  grpc::Status Waits(grpc::ServerContext* context,
+                     const v1::WaitsRequest* request,
+                     v1::WaitsReply* reply) override;
 
   // Clock solutions made since the service started: `incremental` by an
   // update from a job's kept state, `whole` from all its chunks (the first

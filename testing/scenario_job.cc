@@ -141,6 +141,57 @@ void P2pChain(RankWriter& w) {
   }
 }
 
+// One wait of each pattern (wait_states.h), each rank's "compute" the cause.
+void Waits(RankWriter& w) {
+  const int r = w.rank();
+  auto mpi = [&w](const char* name, int64_t start, int64_t end, int peer) {
+    v1::Span* span = w.Mpi(name, start, end, 0);
+    if (peer >= 0) span->set_peer(peer);
+    span->set_bytes(8);
+    return span;
+  };
+  // Late sender: rank 1 computes 2 ms before its send to rank 0. Late
+  // receiver: rank 3 computes 1.5 ms before the receive of rank 2's Ssend.
+  if (r == 0) mpi("MPI_Recv", 0, 2050 * kUs, 1);
+  if (r == 1) {
+    w.User("compute", 0, 2 * kMs, 0);
+    mpi("MPI_Send", 2 * kMs, 2050 * kUs, 0);
+  }
+  if (r == 2) mpi("MPI_Ssend", 0, 1550 * kUs, 3);
+  if (r == 3) {
+    w.User("compute", 0, 1500 * kUs, 0);
+    mpi("MPI_Recv", 1500 * kUs, 1550 * kUs, 2);
+  }
+  if (r >= 2) w.User("compute", 1550 * kUs, 2050 * kUs, 0);
+  // Then four collectives, each with one rank computing 1 ms before it:
+  // Allreduce (rank 2), Bcast from rank 1 (rank 1), Reduce to rank 0
+  // (rank 3; ranks 1 and 2 return at once and compute), Barrier (rank 0).
+  struct Collective {
+    const char* name;
+    int late;
+    int root;
+  };
+  const Collective collectives[] = {{"MPI_Allreduce", 2, -1},
+                                    {"MPI_Bcast", 1, 1},
+                                    {"MPI_Reduce", 3, 0},
+                                    {"MPI_Barrier", 0, -1}};
+  int64_t t = 2050 * kUs;
+  for (int seq = 1; seq <= 4; ++seq) {
+    const Collective& c = collectives[seq - 1];
+    const int64_t done = t + 1050 * kUs;
+    int64_t start = t, end = done;
+    if (r == c.late) {
+      w.User("compute", t, t + kMs, 0);
+      start = t + kMs;
+    } else if (c.root == 0 && r != 0) {  // a reduce's member: at once
+      end = t + 50 * kUs;
+      w.User("compute", end, done, 0);
+    }
+    mpi(c.name, start, end, c.root)->set_seq(seq);
+    t = done;
+  }
+}
+
 const std::map<std::string, std::function<void(RankWriter&)>>& Scenarios() {
   static const auto* const scenarios =
       new std::map<std::string, std::function<void(RankWriter&)>>{
@@ -149,6 +200,7 @@ const std::map<std::string, std::function<void(RankWriter&)>>& Scenarios() {
           {"late-every-other-step", LateEveryOtherStep},
           {"p2p-chain", P2pChain},
           {"setup-in-step", SetupInStep},
+          {"waits", Waits},
       };
   return *scenarios;
 }

@@ -29,6 +29,16 @@
 //                   span: as auto_steps() leaves the step after the last
 //                   optimizer.step()); then, in no step, MPI_Finalize
 //                   [6.3, 6.8 ms).
+//   waits           1 step, one wait of each pattern (wait_states.h), each
+//                   caused by a "compute" of 1 ms or more: rank 0 receives
+//                   from rank 1 from 0, which computes 2 ms before sending
+//                   (late sender, 2 ms); rank 2 Ssends to rank 3 from 0,
+//                   which computes 1.5 ms before receiving (late receiver,
+//                   1.5 ms); from 2.05 ms, four collectives of 1.05 ms
+//                   each, one rank computing 1 ms before it: Allreduce
+//                   (rank 2), Bcast rooted at rank 1 (rank 1), Reduce
+//                   rooted at rank 0 (rank 3; ranks 1 and 2 leave it at
+//                   once and compute), Barrier (rank 0).
 #ifndef MERIDIAN_AGENT_SCENARIO_JOB_H_
 #define MERIDIAN_AGENT_SCENARIO_JOB_H_
 

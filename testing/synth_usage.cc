@@ -30,7 +30,8 @@ too large to send from memory (benchmarks of 100M spans).
 
 --scenario sends instead a small job whose analyses have known answers
 (testing/scenario_job.h, docs/analysis.md): slow-rank, slow-link,
-late-every-other-step, p2p-chain or setup-in-step. The job id defaults to
+late-every-other-step, p2p-chain, setup-in-step or waits. The job id
+defaults to
 the name. With
 --node1-offset-ns, node-1's clock reads that much ahead, and each node's
 batch carries the clock model that undoes it.

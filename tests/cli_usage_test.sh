@@ -69,12 +69,12 @@ done
 #    usage on stderr, exit 2.
 expect_status 2 "$meridian_bin" critical-path --job j --steps 10
 [ "$(head -1 "$work/err")" = \
-  "meridian: critical-path: unknown flag --steps (a flag of trace, export, stats, replay)" ] ||
+  "meridian: critical-path: unknown flag --steps (a flag of trace, export, stats, waits, replay)" ] ||
   fail "critical-path --steps: $(head -1 "$work/err")"
 tail -n +3 "$work/err" | cmp -s - "$work/cp-help.txt" || fail "critical-path's usage not printed"
 [ ! -s "$work/out" ] || fail "a usage error printed on stdout"
 expect_status 2 "$meridian_bin" jobs --steps 3
-expect_line "$work/err" "meridian: jobs: unknown flag --steps (a flag of trace, export, stats, replay)"
+expect_line "$work/err" "meridian: jobs: unknown flag --steps (a flag of trace, export, stats, waits, replay)"
 expect_line "$work/err" "usage: meridian jobs [flags]"
 expect_status 2 "$meridian_bin" stats --job j --bogus
 expect_line "$work/err" "meridian: stats: unknown flag --bogus"
@@ -242,7 +242,7 @@ expect_completion "import" meridian help im
 mkdir -p "$work/man1"
 "$meridian_bin" man --dir "$work/man1"
 pages=$(cd "$work/man1" && echo *.1)
-[ "$pages" = "meridian-clocks.1 meridian-compare.1 meridian-completion.1 meridian-critical-path.1 meridian-delete.1 meridian-export.1 meridian-graph.1 meridian-health.1 meridian-help.1 meridian-import.1 meridian-jobs.1 meridian-man.1 meridian-replay.1 meridian-run.1 meridian-sql.1 meridian-stats.1 meridian-steps.1 meridian-stragglers.1 meridian-trace.1 meridian.1" ] ||
+[ "$pages" = "meridian-clocks.1 meridian-compare.1 meridian-completion.1 meridian-critical-path.1 meridian-delete.1 meridian-export.1 meridian-graph.1 meridian-health.1 meridian-help.1 meridian-import.1 meridian-jobs.1 meridian-man.1 meridian-replay.1 meridian-run.1 meridian-sql.1 meridian-stats.1 meridian-steps.1 meridian-stragglers.1 meridian-trace.1 meridian-waits.1 meridian.1" ] ||
   fail "man pages: $pages"
 "$meridian_bin" man export | cmp -s - "$work/man1/meridian-export.1" || fail "man export differs"
 if command -v groff >/dev/null; then

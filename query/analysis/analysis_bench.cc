@@ -9,7 +9,7 @@
 //             collector's clock and sorts them by track
 //   graph     DependencyGraph: pieces, collectives, messages
 //   path      CriticalPath over the whole job
-//   also      stragglers and steps over the whole job
+//   also      stragglers, steps and wait states over the whole job
 //   one step  JobSpans::LoadStep + graph + path of the middle step: only
 //             the chunks that hold it (checked against the whole job's
 //             path of that step)
@@ -44,6 +44,7 @@
 #include "query/analysis/replay_report.h"
 #include "query/analysis/step_breakdown.h"
 #include "query/analysis/stragglers.h"
+#include "query/analysis/wait_states.h"
 #include "query/clocks/job_clocks.h"
 #include "store/store.h"
 #include "testing/synthetic_job.h"
@@ -298,6 +299,9 @@ int Run(int argc, char** argv) {
   t = Clock::now();
   v1::StepsReply steps = StepBreakdown(graph);
   const double steps_s = Seconds(t);
+  t = Clock::now();
+  const WaitStatesResult waits = WaitStates(graph, /*by_step=*/false);
+  const double waits_s = Seconds(t);
 
   const int64_t step = job.steps / 2;
   t = Clock::now();
@@ -342,6 +346,8 @@ int Run(int argc, char** argv) {
       "%d steps)\n",
       stragglers_s, steps_s, static_cast<long long>(stragglers.instances()),
       steps.steps_size());
+  printf("waits (whole job):           %8.3f s  (%zu pattern entries)\n",
+         waits_s, waits.patterns.size());
   printf(
       "critical path (step %lld):  %8.3f s  read %zu of the job's %lld "
       "chunks (%lld decodes)\n",
@@ -356,11 +362,11 @@ int Run(int argc, char** argv) {
   printf(
       "{\"spans\":%lld,\"read_s\":%.3f,\"load_s\":%.3f,"
       "\"graph_s\":%.3f,\"path_s\":%.3f,\"stragglers_s\":%.3f,"
-      "\"steps_s\":%.3f,\"analysis_over_read\":%.3f,"
+      "\"steps_s\":%.3f,\"waits_s\":%.3f,\"analysis_over_read\":%.3f,"
       "\"query_over_read\":%.3f,\"bytes_per_span\":%.1f,\"max_rss_mb\":%.0f,"
       "\"step_path_s\":%.4f,\"step_chunks_read\":%zu,\"chunks\":%lld}\n",
       static_cast<long long>(spans), read_s, load_s, graph_s, path_s,
-      stragglers_s, steps_s, analysis_s / read_s,
+      stragglers_s, steps_s, waits_s, analysis_s / read_s,
       (load_s + analysis_s) / read_s, bytes_per_span, usage.ru_maxrss / 1024.0,
       step_path_s, step_read.chunk_ids.size(),
       static_cast<long long>(catalog->job.chunks));
