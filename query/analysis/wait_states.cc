@@ -1,10 +1,12 @@
 #include "query/analysis/wait_states.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 
@@ -40,11 +42,37 @@ struct Wait {
   const char* pattern = nullptr;
 };
 
+// A part of a wait, charged to a rank and what it did: the operation index
+// of its span (kUntraced: none).
 struct Charge {
   int32_t rank;
-  std::string in;
+  int32_t op;
   int64_t ns;
   bool direct;
+};
+constexpr int32_t kUntraced = -1;
+
+// One (pattern, rank, step) being tallied, its causes merged as they come
+// (few per entry: a linear search).
+struct Tallied {
+  int64_t wait_ns = 0;
+  int64_t instances = 0;
+  std::vector<Charge> causes;  // direct unused
+
+  void Add(int64_t ns, const std::vector<Charge>& charges) {
+    wait_ns += ns;
+    ++instances;
+    for (const Charge& c : charges) {
+      auto it = std::find_if(
+          causes.begin(), causes.end(),
+          [&c](const Charge& x) { return x.rank == c.rank && x.op == c.op; });
+      if (it == causes.end()) {
+        causes.push_back({c.rank, c.op, c.ns, false});
+      } else {
+        it->ns += c.ns;
+      }
+    }
+  }
 };
 
 class Analysis {
@@ -54,8 +82,7 @@ class Analysis {
         spans_(graph.spans()),
         all_(spans_.spans()),
         is_waiter_(all_.size(), false),
-        by_track_(spans_.tracks().size()),
-        longest_(spans_.tracks().size(), 0) {}
+        by_track_(spans_.tracks().size()) {}
 
   void FindWaits() {
     for (size_t i = 0; i < all_.size(); ++i) {
@@ -84,36 +111,33 @@ class Analysis {
         Add(send, recv, "late_receiver");
       }
     }
-    for (std::vector<int32_t>& waits : by_track_) {
+    by_track_waiter_.resize(by_track_.size());
+    for (size_t t = 0; t < by_track_.size(); ++t) {
+      std::vector<int32_t>& waits = by_track_[t];
       std::sort(waits.begin(), waits.end(), [this](int32_t x, int32_t y) {
-        return waits_[x].start < waits_[y].start;
+        return waits_[x].waiter < waits_[y].waiter;
       });
+      for (int32_t w : waits) by_track_waiter_[t].push_back(waits_[w].waiter);
     }
   }
 
   WaitStatesResult Tally(bool by_step) {
-    using Key = std::tuple<std::string, int32_t, std::optional<int64_t>>;
-    std::map<Key, WaitPatternEntry> entries;
-    std::map<Key, std::map<std::pair<int32_t, std::string>, int64_t>> causes;
+    // (pattern, rank, step or kNoStep): patterns are the string constants
+    // above, compared by address here, by name once sorted.
+    constexpr int64_t kNoStep = INT64_MIN;
+    using Key = std::tuple<const char*, int32_t, int64_t>;
+    absl::flat_hash_map<Key, Tallied> entries;
     std::map<int32_t, RankWaits> ranks;
     for (int32_t rank : spans_.Ranks()) ranks[rank].rank = rank;
+    std::vector<Charge> charges;
     for (const Wait& w : waits_) {
       const JobSpan& waiter = all_[w.waiter];
       const int64_t ns = w.end - w.start;
-      std::vector<Charge> charges;
+      charges.clear();
       Attribute(w.awaited, w.start, w.end, 0, &charges);
-      std::vector<Key> keys = {Key(w.pattern, waiter.rank, std::nullopt)};
+      entries[Key(w.pattern, waiter.rank, kNoStep)].Add(ns, charges);
       if (by_step && waiter.has_step) {
-        keys.emplace_back(w.pattern, waiter.rank, waiter.step);
-      }
-      for (const Key& key : keys) {
-        WaitPatternEntry& e = entries[key];
-        e.pattern = w.pattern;
-        e.rank = waiter.rank;
-        e.step = std::get<2>(key);
-        e.wait_ns += ns;
-        ++e.instances;
-        for (const Charge& c : charges) causes[key][{c.rank, c.in}] += c.ns;
+        entries[Key(w.pattern, waiter.rank, waiter.step)].Add(ns, charges);
       }
       RankWaits& r = ranks[waiter.rank];
       r.rank = waiter.rank;
@@ -125,24 +149,35 @@ class Analysis {
       }
     }
     WaitStatesResult result;
-    for (auto& [key, entry] : entries) {
-      for (const auto& [who, ns] : causes[key]) {
-        entry.caused_by.push_back({who.first, who.second, ns});
+    for (auto& [key, t] : entries) {
+      WaitPatternEntry& e = result.patterns.emplace_back();
+      e.pattern = std::get<0>(key);
+      e.rank = std::get<1>(key);
+      if (std::get<2>(key) != kNoStep) e.step = std::get<2>(key);
+      e.wait_ns = t.wait_ns;
+      e.instances = t.instances;
+      std::sort(t.causes.begin(), t.causes.end(),
+                [](const Charge& x, const Charge& y) {
+                  return std::tie(y.ns, x.rank, x.op) <
+                         std::tie(x.ns, y.rank, y.op);
+                });
+      for (size_t i = 0; i < t.causes.size() && i < kMaxCauses; ++i) {
+        const Charge& c = t.causes[i];
+        e.caused_by.push_back(
+            {c.rank,
+             c.op == kUntraced ? "untraced" : spans_.catalog().ops[c.op].name,
+             c.ns});
       }
-      std::stable_sort(
-          entry.caused_by.begin(), entry.caused_by.end(),
-          [](const WaitCause& x, const WaitCause& y) { return x.ns > y.ns; });
-      if (entry.caused_by.size() > kMaxCauses) {
-        entry.caused_by.resize(kMaxCauses);
-      }
-      result.patterns.push_back(std::move(entry));
     }
-    // `entries` is ordered by (pattern, rank, step): a stable sort by wait
-    // keeps that order among equals.
-    std::stable_sort(result.patterns.begin(), result.patterns.end(),
-                     [](const WaitPatternEntry& x, const WaitPatternEntry& y) {
-                       return x.wait_ns > y.wait_ns;
-                     });
+    // Most waiting first; then by pattern, rank, step (the job's total
+    // before its steps).
+    std::sort(result.patterns.begin(), result.patterns.end(),
+              [](const WaitPatternEntry& x, const WaitPatternEntry& y) {
+                if (x.wait_ns != y.wait_ns) return x.wait_ns > y.wait_ns;
+                if (x.pattern != y.pattern) return x.pattern < y.pattern;
+                if (x.rank != y.rank) return x.rank < y.rank;
+                return x.step < y.step;
+              });
     for (auto& [rank, r] : ranks) result.ranks.push_back(r);
     return result;
   }
@@ -155,7 +190,6 @@ class Analysis {
     waits_.push_back({waiter, awaited, w.start, end, pattern});
     is_waiter_[waiter] = true;
     by_track_[w.track].push_back(static_cast<int32_t>(waits_.size() - 1));
-    longest_[w.track] = std::max(longest_[w.track], end - w.start);
   }
 
   // Charges [s, e] of a wait for span `awaited`: where the awaited span's
@@ -167,13 +201,19 @@ class Analysis {
     int64_t covered = 0;
     if (depth < kMaxChain) {
       const std::vector<int32_t>& waits = by_track_[a.track];
-      // The first wait that can reach s: none starts before s - longest.
-      auto it = std::lower_bound(
-          waits.begin(), waits.end(), s - longest_[a.track],
-          [this](int32_t w, int64_t t) { return waits_[w].start < t; });
+      const std::vector<int32_t>& waiters = by_track_waiter_[a.track];
+      // A track's waits are its blocking calls': one at a time, so sorted
+      // by start (their spans' order) they are by end too. Those before
+      // the awaited span (no later one can reach e <= its start), back
+      // while they end after s:
+      size_t hi = static_cast<size_t>(
+          std::lower_bound(waiters.begin(), waiters.end(), awaited) -
+          waiters.begin());
+      size_t lo = hi;
+      while (lo > 0 && waits_[waits[lo - 1]].end > s) --lo;
       int64_t cursor = s;
-      for (; it != waits.end() && waits_[*it].start < e; ++it) {
-        const Wait& w = waits_[*it];
+      for (size_t i = lo; i < hi && waits_[waits[i]].start < e; ++i) {
+        const Wait& w = waits_[waits[i]];
         const int64_t from = std::max(w.start, cursor);
         const int64_t to = std::min(w.end, e);
         if (to <= from) continue;
@@ -188,9 +228,10 @@ class Analysis {
     }
   }
 
-  // What the awaited span's track did in [s, e] before it: the span ending
-  // by the awaited start, not a wait, that overlaps [s, e] most.
-  std::string Activity(int32_t awaited, int64_t s, int64_t e) const {
+  // What the awaited span's track did in [s, e] before it: the operation of
+  // the span ending by the awaited start, not a wait, that overlaps [s, e]
+  // most (kUntraced if none).
+  int32_t Activity(int32_t awaited, int64_t s, int64_t e) const {
     const JobSpan& a = all_[awaited];
     const JobTrack& track = spans_.tracks()[a.track];
     int64_t best = 0;
@@ -207,7 +248,7 @@ class Analysis {
         best_at = static_cast<int32_t>(i);
       }
     }
-    return best_at < 0 ? "untraced" : spans_.name(all_[best_at]);
+    return best_at < 0 ? kUntraced : all_[best_at].op;
   }
 
   const DependencyGraph& graph_;
@@ -215,8 +256,8 @@ class Analysis {
   const std::vector<JobSpan>& all_;
   std::vector<Wait> waits_;
   std::vector<bool> is_waiter_;
-  std::vector<std::vector<int32_t>> by_track_;  // waits, by start
-  std::vector<int64_t> longest_;                // per track, its longest wait
+  std::vector<std::vector<int32_t>> by_track_;         // waits, by start
+  std::vector<std::vector<int32_t>> by_track_waiter_;  // their waiting spans
 };
 
 }  // namespace

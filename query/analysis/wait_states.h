@@ -66,7 +66,7 @@ struct WaitPatternEntry {
   std::optional<int64_t> step;  // none: the job's total (or untagged)
   int64_t wait_ns = 0;
   int64_t instances = 0;
-  // Most first (ties: rank, then in); at most kMaxCauses.
+  // Most first (ties: by rank); at most kMaxCauses.
   std::vector<WaitCause> caused_by;
 };
 
