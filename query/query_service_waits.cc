@@ -2,6 +2,7 @@
 // the job's wait states by pattern over the whole job, or per step of a
 // range of steps (only those steps loaded), optionally of some ranks.
 #include <algorithm>
+#include <utility>
 
 #include "query/analysis/wait_states.h"
 #include "query/job_analysis.h"
@@ -71,17 +72,11 @@ grpc::Status QueryService::Waits(grpc::ServerContext* context,
   const StepRange steps{request->first_step(), request->last_step()};
   auto analysis = LoadAnalysis(*memory_, db_path_, request->job(), steps);
   if (!analysis.ok()) return ToGrpc(analysis.status());
-  WaitStatesResult result = WaitStates(*(*analysis)->graph, true);
-  // Per step of the range only: the totals of a load of some steps are of
-  // whatever else its window held.
-  result.patterns.erase(
-      std::remove_if(result.patterns.begin(), result.patterns.end(),
-                     [&steps](const WaitPatternEntry& e) {
-                       return !e.step || *e.step < steps.first ||
-                              *e.step > steps.last;
-                     }),
-      result.patterns.end());
-  *reply = WaitsReplyOf(result, ranks);
+  // Per step of the range only: a load of some steps holds spans of
+  // others in its window.
+  *reply = WaitsReplyOf(WaitStates(*(*analysis)->graph, true,
+                                   std::make_pair(steps.first, steps.last)),
+                        ranks);
   reply->set_job(request->job());
   return grpc::Status::OK;
 }

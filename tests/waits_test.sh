@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `meridian waits` on a real Open MPI job whose waits are known
-# (tests/waits_job.cc: 4 ranks, 5 steps of 61 ms, one wait of each
+# (tests/waits_job.cc: 4 ranks, 10 steps of 61 ms, one wait of each
 # pattern a step), under `meridian run`, through a real agent and
 # collector: each pattern's waiting rank and time within 15 % or 15 ms of
-# what the job builds in, caused by the rank that computed meanwhile, in
+# what the job builds in (its late ranks' computes, as it measured them), caused by the rank that computed meanwhile, in
 # its "compute" phase; no other wait over 15 ms; per step and per rank;
 # a bad range refused.
 set -euo pipefail
@@ -42,15 +42,22 @@ mpirun=$(command -v mpirun.openmpi || command -v mpirun)
 
 # `meridian run` returns once the agent has delivered the job's spans.
 "${meridian[@]}" run --job waits -- "$mpirun" --allow-run-as-root \
-  --oversubscribe -np 4 "$job_bin" 5 >"$work/job.out" 2>&1 ||
+  --oversubscribe -np 4 "$job_bin" 10 >"$work/job.out" 2>&1 ||
   { cat "$work/job.out" >&2; fail "the job"; }
 grep -qx done "$work/job.out" || fail "the job did not end: $(cat "$work/job.out")"
 
 "${meridian[@]}" waits --job waits --json >"$work/waits.json" || fail "meridian waits"
-python3 - "$work/waits.json" <<'PY' || fail "waits: $(cat "$work/waits.json")"
+python3 - "$work/waits.json" "$work/job.out" <<'PY' || fail "waits: $(cat "$work/waits.json")"
 import json, sys
 w = json.load(open(sys.argv[1]))
 MS = 1000000
+# What each late rank's computes took as the machine ran them (a sleep on
+# these 2 shared cores overruns by a few ms): the waits the job built in.
+took = {}
+for line in open(sys.argv[2]):
+    if line.startswith("measured "):
+        _, label, ns = line.split()
+        took[label] = int(ns)
 # (pattern, waiting rank): (ms a step, the rank that computed meanwhile)
 built = {("late_sender", 0): (20, 1), ("late_receiver", 2): (15, 3)}
 for r in (0, 1, 3): built[("wait_at_nxn", r)] = (10, 2)
@@ -59,24 +66,30 @@ built[("early_reduce", 0)] = (11, 3)
 for r in (1, 2, 3): built[("wait_at_barrier", r)] = (10, 0)
 got = {(p["pattern"], p["rank"]): p for p in w["patterns"]}
 assert all("step" not in p for p in w["patterns"]), w
+assert sorted(took) == sorted({k[0] for k in built}), took
 for key, (ms, by) in sorted(built.items()):
-    want = 5 * ms * MS
+    want = took[key[0]]
+    assert abs(want - 10 * ms * MS) <= 0.5 * 10 * ms * MS, (key, want)
     p = got.get(key)
     assert p is not None, ("missing", key)
     assert abs(p["wait_ns"] - want) <= max(0.15 * want, 15 * MS), (key, p)
-    assert p["instances"] == 5, (key, p)
+    # One a step; on these 2 shared cores a rank is now and then
+    # descheduled long enough to arrive after the late one (a step in a
+    # run or two of six): then that step has not the wait built in.
+    assert 8 <= p["instances"] <= 10, (key, p)
     cause = p["caused_by"][0]
     assert (cause["rank"], cause["in"]) == (by, "compute"), (key, p)
-    print("waits_test: %s of rank %d: %.1f ms in 5 steps (built: %d), by rank %d in %s"
-          % (key[0], key[1], p["wait_ns"] / MS, 5 * ms, cause["rank"], cause["in"]))
+    print("waits_test: %s of rank %d: %.1f ms in 10 steps (built: %d, measured %.1f), by rank %d in %s"
+          % (key[0], key[1], p["wait_ns"] / MS, 10 * ms, want / MS, cause["rank"], cause["in"]))
 others = [p for k, p in got.items() if k not in built and p["wait_ns"] > 15 * MS]
 assert not others, others
 # Every rank's costs: rank 1 made the late send (20 ms) and the late root
-# (3 x 10 ms) a step, 5 steps.
+# (3 x 10 ms) a step.
 ranks = {r["rank"]: r for r in w["ranks"]}
 assert sorted(ranks) == [0, 1, 2, 3], w["ranks"]
 cost1 = ranks[1]["short_term_ns"] + ranks[1]["long_term_ns"]
-assert abs(cost1 - 250 * MS) <= 0.15 * 250 * MS, ranks[1]
+want1 = took["late_sender"] + 3 * took["late_broadcast"]
+assert abs(cost1 - want1) <= 0.15 * want1, (ranks[1], want1)
 PY
 
 # Per step, and one rank's.

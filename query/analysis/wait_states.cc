@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/types/span.h"
 
 namespace meridian {
 namespace {
@@ -52,27 +53,11 @@ struct Charge {
 };
 constexpr int32_t kUntraced = -1;
 
-// One (pattern, rank, step) being tallied, its causes merged as they come
-// (few per entry: a linear search).
+// One (pattern, rank, step) being tallied.
 struct Tallied {
   int64_t wait_ns = 0;
   int64_t instances = 0;
-  std::vector<Charge> causes;  // direct unused
-
-  void Add(int64_t ns, const std::vector<Charge>& charges) {
-    wait_ns += ns;
-    ++instances;
-    for (const Charge& c : charges) {
-      auto it = std::find_if(
-          causes.begin(), causes.end(),
-          [&c](const Charge& x) { return x.rank == c.rank && x.op == c.op; });
-      if (it == causes.end()) {
-        causes.push_back({c.rank, c.op, c.ns, false});
-      } else {
-        it->ns += c.ns;
-      }
-    }
-  }
+  std::vector<WaitCause> causes;  // filled at the end
 };
 
 class Analysis {
@@ -88,9 +73,10 @@ class Analysis {
     for (size_t i = 0; i < all_.size(); ++i) {
       const JobSpan& w = all_[i];
       const int32_t j = graph_.end_binding(static_cast<int64_t>(i));
-      if (j < 0 || w.async || w.rank < 0) continue;
+      if (j < 0 || w.async || w.rank < 0 || !OnThread(w)) continue;
       const JobSpan& a = all_[j];
       if (a.rank < 0 || a.rank == w.rank) continue;
+      if (absl::StartsWith(spans_.name(w), "MPI_Win_")) continue;  // epochs
       const char* pattern = nullptr;
       if (IsCollective(w.role)) {
         pattern = CollectivePattern(w.role, spans_.name(w));
@@ -106,7 +92,11 @@ class Analysis {
     for (const auto& [send, recv] : graph_.mpi().messages()) {
       const JobSpan& s = all_[send];
       const JobSpan& r = all_[recv];
-      if (s.async || s.role != SpanRole::kSend || r.rank == s.rank) continue;
+      if (s.async || s.role != SpanRole::kSend || r.rank == s.rank ||
+          s.category != v1::CATEGORY_MPI || !OnThread(s) ||
+          spans_.name(s) == "MPI_Bsend") {  // buffered: never waits
+        continue;
+      }
       if (r.start > s.start && s.end >= r.start) {
         Add(send, recv, "late_receiver");
       }
@@ -121,23 +111,46 @@ class Analysis {
     }
   }
 
-  WaitStatesResult Tally(bool by_step) {
+  WaitStatesResult Tally(
+      bool by_step, const std::optional<std::pair<int64_t, int64_t>>& steps) {
     // (pattern, rank, step or kNoStep): patterns are the string constants
     // above, compared by address here, by name once sorted.
     constexpr int64_t kNoStep = INT64_MIN;
     using Key = std::tuple<const char*, int32_t, int64_t>;
-    absl::flat_hash_map<Key, Tallied> entries;
+    absl::flat_hash_map<Key, uint32_t> entry_of;
+    std::vector<Key> keys;
+    std::vector<Tallied> entries;
+    // (entry, rank, op): ns.
+    absl::flat_hash_map<std::tuple<uint32_t, int32_t, int32_t>, int64_t> causes;
     std::map<int32_t, RankWaits> ranks;
     for (int32_t rank : spans_.Ranks()) ranks[rank].rank = rank;
     std::vector<Charge> charges;
+    auto add = [&](const Key& key, int64_t ns) {
+      auto [it, added] =
+          entry_of.try_emplace(key, static_cast<uint32_t>(entries.size()));
+      if (added) {
+        keys.push_back(key);
+        entries.emplace_back();
+      }
+      Tallied& t = entries[it->second];
+      t.wait_ns += ns;
+      ++t.instances;
+      for (const Charge& c : charges) {
+        causes[std::make_tuple(it->second, c.rank, c.op)] += c.ns;
+      }
+    };
     for (const Wait& w : waits_) {
       const JobSpan& waiter = all_[w.waiter];
+      if (steps && (!waiter.has_step || waiter.step < steps->first ||
+                    waiter.step > steps->second)) {
+        continue;  // a load of some steps holds others' spans too
+      }
       const int64_t ns = w.end - w.start;
       charges.clear();
       Attribute(w.awaited, w.start, w.end, 0, &charges);
-      entries[Key(w.pattern, waiter.rank, kNoStep)].Add(ns, charges);
-      if (by_step && waiter.has_step) {
-        entries[Key(w.pattern, waiter.rank, waiter.step)].Add(ns, charges);
+      if (!steps) add(Key(w.pattern, waiter.rank, kNoStep), ns);
+      if ((by_step || steps) && waiter.has_step) {
+        add(Key(w.pattern, waiter.rank, waiter.step), ns);
       }
       RankWaits& r = ranks[waiter.rank];
       r.rank = waiter.rank;
@@ -148,26 +161,28 @@ class Analysis {
         (c.direct ? by.short_term_ns : by.long_term_ns) += c.ns;
       }
     }
+    for (const auto& [at, ns] : causes) {
+      const int32_t op = std::get<2>(at);
+      entries[std::get<0>(at)].causes.push_back(
+          {std::get<1>(at),
+           op == kUntraced ? "untraced" : spans_.catalog().ops[op].name, ns});
+    }
     WaitStatesResult result;
-    for (auto& [key, t] : entries) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      Tallied& t = entries[i];
       WaitPatternEntry& e = result.patterns.emplace_back();
-      e.pattern = std::get<0>(key);
-      e.rank = std::get<1>(key);
-      if (std::get<2>(key) != kNoStep) e.step = std::get<2>(key);
+      e.pattern = std::get<0>(keys[i]);
+      e.rank = std::get<1>(keys[i]);
+      if (std::get<2>(keys[i]) != kNoStep) e.step = std::get<2>(keys[i]);
       e.wait_ns = t.wait_ns;
       e.instances = t.instances;
       std::sort(t.causes.begin(), t.causes.end(),
-                [](const Charge& x, const Charge& y) {
-                  return std::tie(y.ns, x.rank, x.op) <
-                         std::tie(x.ns, y.rank, y.op);
+                [](const WaitCause& x, const WaitCause& y) {
+                  return std::tie(y.ns, x.rank, x.in) <
+                         std::tie(x.ns, y.rank, y.in);
                 });
-      for (size_t i = 0; i < t.causes.size() && i < kMaxCauses; ++i) {
-        const Charge& c = t.causes[i];
-        e.caused_by.push_back(
-            {c.rank,
-             c.op == kUntraced ? "untraced" : spans_.catalog().ops[c.op].name,
-             c.ns});
-      }
+      if (t.causes.size() > kMaxCauses) t.causes.resize(kMaxCauses);
+      e.caused_by = std::move(t.causes);
     }
     // Most waiting first; then by pattern, rank, step (the job's total
     // before its steps).
@@ -228,27 +243,45 @@ class Analysis {
     }
   }
 
-  // What the awaited span's track did in [s, e] before it: the operation of
-  // the span ending by the awaited start, not a wait, that overlaps [s, e]
-  // most (kUntraced if none).
+  // What the awaited span's track did in [s, e]: of the graph's pieces
+  // (the innermost span owning each instant), the operation owning most of
+  // it, the pieces of its waits left out (their time went down the chain);
+  // kUntraced if untraced time owns most, or nothing else is there. At
+  // most kPieces pieces are looked at.
   int32_t Activity(int32_t awaited, int64_t s, int64_t e) const {
-    const JobSpan& a = all_[awaited];
-    const JobTrack& track = spans_.tracks()[a.track];
-    int64_t best = 0;
-    int32_t best_at = -1;
-    constexpr int kLookBack = 64;
-    for (int64_t i = awaited - 1, n = 0; i >= track.first && n < kLookBack;
-         --i, ++n) {
-      const JobSpan& x = all_[i];
-      if (x.end <= s) break;  // and every sibling before it
-      if (x.end > a.start || is_waiter_[i] || x.async) continue;
-      const int64_t overlap = std::min(x.end, e) - std::max(x.start, s);
-      if (overlap > best) {
-        best = overlap;
-        best_at = static_cast<int32_t>(i);
+    constexpr int kPieces = 256;
+    absl::Span<const DependencyGraph::Piece> pieces =
+        graph_.pieces(all_[awaited].track);
+    auto it = std::partition_point(
+        pieces.begin(), pieces.end(),
+        [s](const DependencyGraph::Piece& p) { return p.t1 <= s; });
+    std::vector<std::pair<int32_t, int64_t>> ops;  // (op, ns)
+    for (int n = 0; it != pieces.end() && it->t0 < e && n < kPieces;
+         ++it, ++n) {
+      if (it->span >= 0 && is_waiter_[it->span]) continue;
+      const int32_t op = it->span < 0 ? kUntraced : all_[it->span].op;
+      const int64_t ns = std::min(it->t1, e) - std::max(it->t0, s);
+      auto at = std::find_if(ops.begin(), ops.end(),
+                             [op](const auto& o) { return o.first == op; });
+      if (at == ops.end()) {
+        ops.emplace_back(op, ns);
+      } else {
+        at->second += ns;
       }
     }
-    return best_at < 0 ? kUntraced : all_[best_at].op;
+    int32_t best = kUntraced;
+    int64_t most = 0;
+    for (const auto& [op, ns] : ops) {
+      if (ns > most) most = ns, best = op;
+    }
+    return best;
+  }
+
+  // Whether a span is on a CPU thread: the calls a rank blocks in. (c10d's
+  // queue spans run beside its threads, from a call until the backend's
+  // work is done; GPU spans are the device's.)
+  bool OnThread(const JobSpan& span) const {
+    return spans_.tracks()[span.track].kind == v1::TRACK_KIND_THREAD;
   }
 
   const DependencyGraph& graph_;
@@ -262,10 +295,12 @@ class Analysis {
 
 }  // namespace
 
-WaitStatesResult WaitStates(const DependencyGraph& graph, bool by_step) {
+WaitStatesResult WaitStates(
+    const DependencyGraph& graph, bool by_step,
+    const std::optional<std::pair<int64_t, int64_t>>& steps) {
   Analysis analysis(graph);
   analysis.FindWaits();
-  return analysis.Tally(by_step);
+  return analysis.Tally(by_step, steps);
 }
 
 }  // namespace meridian

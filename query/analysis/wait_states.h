@@ -23,16 +23,21 @@
 //   early_reduce     the root of an N-to-1 collective (reduce, gather)
 //                    waiting for the last member;
 //   other_collective a prefix (scan) or neighbor collective's member.
-// One-sided epochs and GPU edges are not wait states here.
+// Waiting spans are those of CPU threads (c10d's queue spans and GPU spans
+// run beside them: NCCL and torch.distributed collectives count where a
+// thread blocks in them, e.g. MPI under c10d's MPI backend). One-sided
+// epochs (MPI_Win_*) and GPU edges are not wait states here. A late
+// receiver is an MPI send (not MPI_Bsend, which never waits).
 //
 // Causes. The delaying rank is the one waited for; the delaying interval is
 // the wait's own [start, end]. Where the delaying rank was itself waiting
 // during part of it, that part is charged, the same way, to whom it waited
 // for (a chain: rank 3 waits for rank 2, which waited for rank 1, which
 // waited for rank 0's compute), up to kMaxChain links; the rest is the
-// delaying rank's own: "in" names what it did then, the span of the
-// awaited span's track (ending by the awaited start, not one of its waits)
-// that overlaps the interval most ("untraced" if none). As Scalasca: the
+// delaying rank's own: "in" names what it did then, the operation owning
+// most of the interval on the awaited span's track (the graph's pieces:
+// the innermost span at each instant), its waits left out ("untraced" if
+// untraced time owns most). As Scalasca: the
 // short-term cost of a rank is the wait it caused by its own activity
 // directly (it was the rank waited for), the long-term cost what it caused
 // through others' waits. Every ns of every wait is charged to exactly one
@@ -47,6 +52,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "query/analysis/dependency_graph.h"
@@ -90,7 +96,12 @@ inline constexpr size_t kMaxCauses = 5;
 // The job's waits: per pattern and rank over the whole job (entries
 // without a step) and, with `by_step`, per pattern, rank and step as well
 // (a wait's step: its waiting span's; untagged waits only in the totals).
-WaitStatesResult WaitStates(const DependencyGraph& graph, bool by_step);
+// With `steps` (first, last): only the waits of those steps, per step (no
+// totals), and the ranks' figures of those waits alone (a load of some
+// steps holds spans of others).
+WaitStatesResult WaitStates(
+    const DependencyGraph& graph, bool by_step,
+    const std::optional<std::pair<int64_t, int64_t>>& steps = std::nullopt);
 
 }  // namespace meridian
 
