@@ -113,4 +113,26 @@ absl::StatusOr<v1::SpanFilter> ParseFilter(const CommandLine& line) {
   return filter;
 }
 
+absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> ParseStepFlags(
+    const CommandLine& line) {
+  if (line.Has("step") && line.Has("steps")) {
+    return absl::InvalidArgumentError("give --step N or --steps A:B, not both");
+  }
+  if (line.Has("step")) {
+    auto step = line.GetInt("step", 0);
+    if (!step.ok()) return step.status();
+    return std::make_pair(*step, *step);
+  }
+  if (!line.Has("steps")) return std::nullopt;
+  const std::string text = line.Get("steps");
+  const std::vector<std::string> parts = absl::StrSplit(text, ':');
+  int64_t first = 0, last = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &first) ||
+      !absl::SimpleAtoi(parts[1], &last) || first > last) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--steps \"", text, "\": write FIRST:LAST, FIRST <= LAST"));
+  }
+  return std::make_pair(first, last);
+}
+
 }  // namespace meridian

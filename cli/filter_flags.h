@@ -14,7 +14,9 @@
 #define MERIDIAN_CLI_FILTER_FLAGS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,6 +32,12 @@ inline const std::vector<std::string> kFilterFlags = {
 absl::StatusOr<std::vector<int32_t>> ParseRanks(absl::string_view text);
 absl::StatusOr<int64_t> ParseDurationNs(absl::string_view text);
 absl::StatusOr<v1::SpanFilter> ParseFilter(const CommandLine& line);
+
+// The steps of an analysis command's --step N or --steps A:B (replay,
+// waits): (first, last), nullopt if neither is given; INVALID_ARGUMENT
+// naming the flag when both are, or when a value is not one.
+absl::StatusOr<std::optional<std::pair<int64_t, int64_t>>> ParseStepFlags(
+    const CommandLine& line);
 
 }  // namespace meridian
 

@@ -86,25 +86,11 @@ absl::StatusOr<double> ParseBandwidth(absl::string_view text) {
 absl::StatusOr<v1::ReplayRequest> ReplayRequestOf(const CommandLine& line) {
   v1::ReplayRequest request;
   request.set_job(line.Get("job"));
-  if (line.Has("step") && line.Has("steps")) {
-    return absl::InvalidArgumentError("give --step N or --steps A:B, not both");
-  }
-  if (line.Has("step")) {
-    auto step = line.GetInt("step", 0);
-    if (!step.ok()) return step.status();
-    request.set_first_step(*step);
-    request.set_last_step(*step);
-  }
-  if (line.Has("steps")) {
-    const std::string text = line.Get("steps");
-    const std::vector<std::string> parts = absl::StrSplit(text, ':');
-    int64_t first = 0, last = 0;
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &first) ||
-        !absl::SimpleAtoi(parts[1], &last) || first > last) {
-      return Invalid("steps", text, "write FIRST:LAST, FIRST <= LAST");
-    }
-    request.set_first_step(first);
-    request.set_last_step(last);
+  auto steps = ParseStepFlags(line);
+  if (!steps.ok()) return steps.status();
+  if (*steps) {
+    request.set_first_step((*steps)->first);
+    request.set_last_step((*steps)->second);
   }
   for (const std::string& text : line.GetAll("scale")) {
     absl::string_view pattern, factor_text;

@@ -2,10 +2,8 @@
 
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "cli/analysis_report.h"
 #include "cli/filter_flags.h"
 #include "common/json.h"
@@ -15,26 +13,11 @@ namespace meridian {
 absl::StatusOr<v1::WaitsRequest> WaitsRequestOf(const CommandLine& line) {
   v1::WaitsRequest request;
   request.set_job(line.Get("job"));
-  if (line.Has("step") && line.Has("steps")) {
-    return absl::InvalidArgumentError("give --step N or --steps A:B, not both");
-  }
-  if (line.Has("step")) {
-    auto step = line.GetInt("step", 0);
-    if (!step.ok()) return step.status();
-    request.set_first_step(*step);
-    request.set_last_step(*step);
-  }
-  if (line.Has("steps")) {
-    const std::string text = line.Get("steps");
-    const std::vector<std::string> parts = absl::StrSplit(text, ':');
-    int64_t first = 0, last = 0;
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &first) ||
-        !absl::SimpleAtoi(parts[1], &last) || first > last) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--steps \"", text, "\": write FIRST:LAST, FIRST <= LAST"));
-    }
-    request.set_first_step(first);
-    request.set_last_step(last);
+  auto steps = ParseStepFlags(line);
+  if (!steps.ok()) return steps.status();
+  if (*steps) {
+    request.set_first_step((*steps)->first);
+    request.set_last_step((*steps)->second);
   }
   if (line.Has("ranks")) {
     auto ranks = ParseRanks(line.Get("ranks"));
